@@ -1,0 +1,3 @@
+//! (in progress)
+/// Live block.
+pub struct LiveBlock;

@@ -1,0 +1,160 @@
+//! The trait `#[derive(Document)]` implements, and the operations it provides.
+
+use std::future::Future;
+
+use mongodb::Database;
+use serde::Serialize;
+
+use crate::{Error, IdField, InsertOptions, Sequence, Stats};
+
+/// The integer id of a [`Document`] type: `i64` for an `i64` or `Option<i64>` field.
+pub type IdValue<T> = <<T as Document>::Id as IdField>::Value;
+
+/// A struct whose `_id` is taken from a sequence. Implement it with `#[derive(Document)]`.
+///
+/// The derive reads `#[seq_id("name", key = value, ...)]` and the field serialized as
+/// `_id`; everything else (reserving ids, inserting, retrying) is ordinary code in this
+/// crate. Every future returned here is `Send`, so it can be awaited in `tokio::spawn`.
+///
+/// # Ids already set
+///
+/// Only an *unset* id (`0`, or `None` for an `Option`) is filled. A document whose id is
+/// already set is refused with [`Error::IdAlreadySet`] before anything is reserved or
+/// written: inserting a copy of a stored document must not quietly give it a second life.
+/// When an insert fails, the id field is put back to unset, so the same value can be
+/// inserted again.
+///
+/// ```no_run
+/// use seqid::Document;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Debug, Serialize, Deserialize, Document)]
+/// #[seq_id("userid", collection = "users")]
+/// struct User {
+///     #[serde(rename = "_id")]
+///     id: i64,
+///     name: String,
+/// }
+///
+/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+/// let mut sarah = User { id: 0, name: "Sarah C.".into() };
+/// let id = sarah.insert(&db).await?;
+/// assert_eq!(id, sarah.id);
+/// # Ok(()) }
+/// ```
+pub trait Document: Serialize + Send + Sync + Sized {
+    /// The sequence and strategy declared by `#[seq_id(...)]`.
+    const SEQUENCE: Sequence;
+
+    /// The type of the field serialized as `_id`.
+    type Id: IdField;
+
+    /// The id field.
+    fn sequence_id(&self) -> &Self::Id;
+
+    /// The id field, to fill it.
+    fn sequence_id_mut(&mut self) -> &mut Self::Id;
+
+    /// Takes the next id, stores it in the id field, inserts the document into
+    /// [`Sequence::collection`], and returns the id.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let mut bob = User { id: 0, name: "Bob D.".into() };
+    /// let id: i64 = bob.insert(&db).await?;
+    /// # Ok(()) }
+    /// ```
+    fn insert(&mut self, db: &Database) -> impl Future<Output = Result<IdValue<Self>, Error>> + Send {
+        crate::insert::one(self, db, InsertOptions::new())
+    }
+
+    /// [`insert`](Document::insert) with options that override the attribute for this call.
+    ///
+    /// ```no_run
+    /// # use seqid::{Document, InsertOptions};
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("ticket", strategy = "optimistic")]
+    /// # struct Ticket { _id: Option<i64> }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let mut ticket = Ticket { _id: None };
+    /// ticket.insert_with(&db, InsertOptions::new().max_attempts(3)).await?;
+    /// # Ok(()) }
+    /// ```
+    fn insert_with(
+        &mut self,
+        db: &Database,
+        options: InsertOptions,
+    ) -> impl Future<Output = Result<IdValue<Self>, Error>> + Send {
+        crate::insert::one(self, db, options)
+    }
+
+    /// Inserts many documents with one reservation of ids and one `insert_many`, and
+    /// returns their ids in order.
+    ///
+    /// If the server refuses some documents, the others stay inserted and
+    /// [`Error::Bulk`] says which is which; the refused ones get their id field back
+    /// unset.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let mut users: Vec<User> = ["Ada", "Grace"]
+    ///     .into_iter()
+    ///     .map(|name| User { id: 0, name: name.into() })
+    ///     .collect();
+    /// let ids = User::insert_many(&mut users, &db).await?;
+    /// assert_eq!(ids.len(), 2);
+    /// # Ok(()) }
+    /// ```
+    fn insert_many(
+        docs: &mut [Self],
+        db: &Database,
+    ) -> impl Future<Output = Result<Vec<IdValue<Self>>, Error>> + Send {
+        crate::insert::many(docs, db, InsertOptions::new())
+    }
+
+    /// [`insert_many`](Document::insert_many) with options for this call.
+    ///
+    /// ```no_run
+    /// # use seqid::{Document, InsertOptions};
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("ticket", strategy = "optimistic")]
+    /// # struct Ticket { _id: Option<i64> }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let mut tickets: Vec<Ticket> = (0..10).map(|_| Ticket { _id: None }).collect();
+    /// Ticket::insert_many_with(&mut tickets, &db, InsertOptions::new().max_attempts(5)).await?;
+    /// # Ok(()) }
+    /// ```
+    fn insert_many_with(
+        docs: &mut [Self],
+        db: &Database,
+        options: InsertOptions,
+    ) -> impl Future<Output = Result<Vec<IdValue<Self>>, Error>> + Send {
+        crate::insert::many(docs, db, options)
+    }
+
+    /// What this process has done for the sequence in `db` so far: round trips that
+    /// reserved ids, ids handed out, and retries.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("ticket", strategy = "optimistic")]
+    /// # struct Ticket { _id: Option<i64> }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// Ticket { _id: None }.insert(&db).await?;
+    /// let stats = Ticket::stats(&db);
+    /// println!("{} retries so far", stats.retries);
+    /// # Ok(()) }
+    /// ```
+    fn stats(db: &Database) -> Stats {
+        crate::registry::stats(db, &Self::SEQUENCE)
+    }
+}

@@ -1,0 +1,239 @@
+//! `seqid::Error`: every way taking an id or inserting can fail.
+
+use std::fmt;
+
+use mongodb::bson::Bson;
+
+/// Everything that can go wrong while taking an id or inserting a document.
+///
+/// Each message names the sequence and the offending value, so a log line alone tells
+/// what to fix.
+///
+/// ```
+/// let error = seqid::Error::Overflow {
+///     sequence: "userid".into(),
+///     value: 2_147_483_648,
+///     target: "i32",
+/// };
+/// assert_eq!(
+///     error.to_string(),
+///     "sequence `userid`: id 2147483648 does not fit the id field's type i32; nothing was inserted",
+/// );
+/// assert_eq!(error.sequence(), "userid");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The driver or the server failed (network, authentication, write concern, ...).
+    #[error("sequence `{sequence}`: {action} failed: {source}")]
+    Driver {
+        /// The sequence being served.
+        sequence: String,
+        /// What seqid was doing, e.g. "reserving ids in `counters`".
+        action: String,
+        /// The driver's error.
+        #[source]
+        source: mongodb::error::Error,
+    },
+
+    /// The counter document holds a `seq` that is not an integral number.
+    #[error(
+        "sequence `{sequence}`: the counter {{ _id: {sequence:?} }} in `{counters}` holds seq: {value}, \
+         which is not an integral number (Int32, Int64 or a whole Double)"
+    )]
+    CounterNotNumeric {
+        /// The sequence, which is also the `_id` of the counter document.
+        sequence: String,
+        /// The counters collection.
+        counters: String,
+        /// The value found in `seq`.
+        value: Bson,
+    },
+
+    /// An id does not fit the Rust type of the id field (or the `i64` range of a sequence).
+    #[error(
+        "sequence `{sequence}`: id {value} does not fit the id field's type {target}; nothing was inserted"
+    )]
+    Overflow {
+        /// The sequence.
+        sequence: String,
+        /// The id that did not fit.
+        value: i128,
+        /// The Rust type of the id field.
+        target: &'static str,
+    },
+
+    /// The insert broke a unique index. Never retried for the counters and block strategies;
+    /// the optimistic strategy retries a duplicate `_id` and returns this for any other index.
+    #[error(
+        "sequence `{sequence}`: inserting _id {id} into `{collection}` violates unique index {}: {message}",
+        index.as_deref().unwrap_or("(unnamed)")
+    )]
+    DuplicateKey {
+        /// The sequence.
+        sequence: String,
+        /// The target collection.
+        collection: String,
+        /// The id the document was given.
+        id: i64,
+        /// The index named by the server, when it says.
+        index: Option<String>,
+        /// The server's message.
+        message: String,
+    },
+
+    /// The document already carries an id; see [`Document`](crate::Document#ids-already-set).
+    #[error(
+        "sequence `{sequence}`: the document already has _id {value}; insert fills only unset ids (0 or None)"
+    )]
+    IdAlreadySet {
+        /// The sequence.
+        sequence: String,
+        /// The id found in the document.
+        value: i128,
+    },
+
+    /// The optimistic loop found every id it tried already taken.
+    #[error(
+        "sequence `{sequence}`: gave up after {attempts} attempts to insert into `{collection}`: \
+         every id tried was taken by another writer (last: {last_id})"
+    )]
+    RetriesExhausted {
+        /// The sequence.
+        sequence: String,
+        /// The target collection.
+        collection: String,
+        /// How many inserts were tried.
+        attempts: u32,
+        /// The last id tried.
+        last_id: i64,
+    },
+
+    /// An option given at run time is out of range.
+    #[error("sequence `{sequence}`: {option} = {value} is invalid: {reason}")]
+    InvalidOption {
+        /// The sequence.
+        sequence: String,
+        /// The option's name.
+        option: &'static str,
+        /// The value given.
+        value: String,
+        /// What is allowed.
+        reason: &'static str,
+    },
+
+    /// `insert_many` stored some documents and not others.
+    #[error(transparent)]
+    Bulk(Box<BulkError>),
+}
+
+impl Error {
+    /// The sequence the failed operation was serving.
+    ///
+    /// ```
+    /// let error = seqid::Error::IdAlreadySet { sequence: "userid".into(), value: 7 };
+    /// assert_eq!(error.sequence(), "userid");
+    /// ```
+    pub fn sequence(&self) -> &str {
+        match self {
+            Error::Driver { sequence, .. }
+            | Error::CounterNotNumeric { sequence, .. }
+            | Error::Overflow { sequence, .. }
+            | Error::DuplicateKey { sequence, .. }
+            | Error::IdAlreadySet { sequence, .. }
+            | Error::RetriesExhausted { sequence, .. }
+            | Error::InvalidOption { sequence, .. } => sequence,
+            Error::Bulk(bulk) => &bulk.sequence,
+        }
+    }
+
+    pub(crate) fn driver(sequence: &str, action: impl Into<String>, source: mongodb::error::Error) -> Self {
+        Error::Driver {
+            sequence: sequence.to_owned(),
+            action: action.into(),
+            source,
+        }
+    }
+}
+
+/// What `insert_many` did with each document when it did not store them all.
+///
+/// Every index of the input slice appears in exactly one of the three lists. Documents in
+/// `inserted` keep their ids; documents in `failed` get their id field back unset and can
+/// be inserted again; documents in `unknown` keep their ids, so that inserting them again
+/// is refused with [`Error::IdAlreadySet`] instead of storing them twice.
+///
+/// ```
+/// let bulk = seqid::BulkError {
+///     sequence: "userid".into(),
+///     collection: "users".into(),
+///     inserted: vec![0, 2],
+///     failed: vec![seqid::FailedInsert { index: 1, id: 12, code: Some(11000), message: "E11000 ...".into() }],
+///     unknown: vec![],
+/// };
+/// assert!(bulk.to_string().contains("2 of 3 documents"));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct BulkError {
+    /// The sequence.
+    pub sequence: String,
+    /// The target collection.
+    pub collection: String,
+    /// Indices (into the input slice) of the documents that are stored.
+    pub inserted: Vec<usize>,
+    /// Documents the server refused.
+    pub failed: Vec<FailedInsert>,
+    /// Documents whose fate could not be learned (the connection failed, and so did the
+    /// check that followed).
+    pub unknown: Vec<usize>,
+}
+
+/// One document `insert_many` could not store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FailedInsert {
+    /// Its index in the input slice.
+    pub index: usize,
+    /// The id it was given (its id field is unset again).
+    pub id: i64,
+    /// The server's error code, when there is one (11000 for a duplicate key).
+    pub code: Option<i32>,
+    /// Why it failed.
+    pub message: String,
+}
+
+impl std::error::Error for BulkError {}
+
+impl fmt::Display for BulkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const SHOWN: usize = 3;
+        let total = self.inserted.len() + self.failed.len() + self.unknown.len();
+        write!(
+            f,
+            "sequence `{}`: insert_many into `{}` stored {} of {} documents",
+            self.sequence,
+            self.collection,
+            self.inserted.len(),
+            total
+        )?;
+        if !self.failed.is_empty() {
+            write!(f, "; {} failed:", self.failed.len())?;
+            for failed in self.failed.iter().take(SHOWN) {
+                write!(f, " [#{} _id {}: {}]", failed.index, failed.id, failed.message)?;
+            }
+            if self.failed.len() > SHOWN {
+                write!(f, " and {} more", self.failed.len() - SHOWN)?;
+            }
+        }
+        if !self.unknown.is_empty() {
+            write!(
+                f,
+                "; {} unknown (their ids are kept so they are not stored twice): {:?}",
+                self.unknown.len(),
+                self.unknown
+            )?;
+        }
+        Ok(())
+    }
+}

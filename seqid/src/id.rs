@@ -1,0 +1,83 @@
+//! The Rust types an id field may have, and the checked conversions into them.
+
+/// A type that can hold a sequence id: `i32`, `i64`, `u32`, `u64`, or an `Option` of one.
+///
+/// A value is *unset* when it is `None` or zero; [`Document::insert`](crate::Document::insert)
+/// fills only unset ids. Conversions are checked: a counter value the type cannot hold
+/// becomes [`Error::Overflow`](crate::Error::Overflow), never a wrapped number.
+///
+/// ```
+/// use seqid::IdField;
+///
+/// assert_eq!(<i32 as IdField>::from_seq(7), Some(7));
+/// assert_eq!(<i32 as IdField>::from_seq(i64::from(i32::MAX) + 1), None);
+/// assert_eq!(<Option<u32> as IdField>::from_seq(-1), None);
+/// assert!(<Option<i64> as IdField>::is_unset(&None));
+/// assert_eq!(Some(5_i64).get(), Some(5));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot hold a sequence id",
+    label = "the `_id` field must be `i32`, `i64`, `u32`, `u64`, or an `Option` of one",
+    note = "seqid stores integer ids; use one of the supported types for the `_id` field"
+)]
+pub trait IdField: Send + Sync + Sized {
+    /// The integer inside: `i64` for both `i64` and `Option<i64>`.
+    type Value: Copy + Into<i128> + std::fmt::Debug + std::fmt::Display + Send + Sync + 'static;
+
+    /// The Rust name of [`Self::Value`], for error messages.
+    const TYPE_NAME: &'static str;
+
+    /// Converts a sequence value, or `None` if this type cannot hold it.
+    fn from_seq(seq: i64) -> Option<Self>;
+
+    /// The integer held, or `None` when unset.
+    fn get(&self) -> Option<Self::Value>;
+
+    /// Whether the field still waits for an id (`None` or zero).
+    fn is_unset(&self) -> bool {
+        self.get().is_none()
+    }
+
+    /// The unset value (`None` or zero), restored when an insert fails.
+    fn unset() -> Self;
+}
+
+macro_rules! integer_id {
+    ($($t:ty),*) => {$(
+        impl IdField for $t {
+            type Value = $t;
+            const TYPE_NAME: &'static str = stringify!($t);
+
+            fn from_seq(seq: i64) -> Option<Self> {
+                <$t>::try_from(seq).ok()
+            }
+
+            fn get(&self) -> Option<$t> {
+                (*self != 0).then_some(*self)
+            }
+
+            fn unset() -> Self {
+                0
+            }
+        }
+
+        impl IdField for Option<$t> {
+            type Value = $t;
+            const TYPE_NAME: &'static str = stringify!($t);
+
+            fn from_seq(seq: i64) -> Option<Self> {
+                <$t>::try_from(seq).ok().map(Some)
+            }
+
+            fn get(&self) -> Option<$t> {
+                *self
+            }
+
+            fn unset() -> Self {
+                None
+            }
+        }
+    )*};
+}
+
+integer_id!(i32, i64, u32, u64);

@@ -1,0 +1,129 @@
+//! What a `#[seq_id(...)]` attribute says about a type: the sequence and how ids are taken.
+
+/// The name of the counters collection when `counters = "..."` is not given.
+pub const DEFAULT_COUNTERS: &str = "counters";
+/// Attempts the optimistic loop makes when `max_attempts` is not given.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 16;
+/// Ids reserved per round trip by the block strategy when `block_size` is not given.
+pub const DEFAULT_BLOCK_SIZE: u32 = 100;
+
+/// The sequence a [`Document`](crate::Document) type draws its ids from, as declared by
+/// `#[seq_id(...)]`.
+///
+/// ```
+/// use seqid::{Document, Strategy};
+/// # use serde::Serialize;
+///
+/// #[derive(Serialize, Document)]
+/// #[seq_id("userid", collection = "users")]
+/// struct User {
+///     #[serde(rename = "_id")]
+///     id: i64,
+///     name: String,
+/// }
+///
+/// assert_eq!(User::SEQUENCE.name, "userid");
+/// assert_eq!(User::SEQUENCE.collection, "users");
+/// assert_eq!(User::SEQUENCE.counters, "counters");
+/// assert_eq!(User::SEQUENCE.strategy, Strategy::Counters);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Sequence {
+    /// The sequence name: the `_id` of its document in the counters collection.
+    pub name: &'static str,
+    /// The collection the documents are inserted into.
+    pub collection: &'static str,
+    /// The collection holding one `{ _id: name, seq: last }` document per sequence.
+    /// The optimistic strategy does not use it.
+    pub counters: &'static str,
+    /// How ids are taken.
+    pub strategy: Strategy,
+}
+
+/// How a sequence takes its ids. Chosen per type with `strategy = "..."`.
+///
+/// ```
+/// use seqid::{Document, Strategy};
+/// # use serde::Serialize;
+///
+/// #[derive(Serialize, Document)]
+/// #[seq_id("orderid", strategy = "block", block_size = 50)]
+/// struct Order {
+///     #[serde(rename = "_id")]
+///     id: Option<u32>,
+/// }
+///
+/// assert_eq!(Order::SEQUENCE.strategy, Strategy::Block { block_size: 50 });
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Strategy {
+    /// `findAndModify` with `$inc` on the counters document, one id per insert (the default).
+    Counters,
+    /// The largest numeric `_id` in the collection plus one, retried on a duplicate `_id`.
+    #[non_exhaustive]
+    Optimistic {
+        /// How many inserts are tried before [`Error::RetriesExhausted`](crate::Error).
+        max_attempts: u32,
+    },
+    /// Blocks of `block_size` ids reserved with one `$inc` and handed out in this process.
+    #[non_exhaustive]
+    Block {
+        /// How many ids one round trip to the counters document reserves.
+        block_size: u32,
+    },
+}
+
+impl Sequence {
+    /// The name of the strategy as written in the attribute.
+    ///
+    /// ```
+    /// # use seqid::{Document, Strategy};
+    /// # use serde::Serialize;
+    /// #[derive(Serialize, Document)]
+    /// #[seq_id("ticket", strategy = "optimistic")]
+    /// struct Ticket { _id: i64 }
+    ///
+    /// assert_eq!(Ticket::SEQUENCE.strategy_name(), "optimistic");
+    /// ```
+    pub const fn strategy_name(&self) -> &'static str {
+        match self.strategy {
+            Strategy::Counters => "counters",
+            Strategy::Optimistic { .. } => "optimistic",
+            Strategy::Block { .. } => "block",
+        }
+    }
+}
+
+/// Constructors for the derive: the types above are `#[non_exhaustive]`.
+#[doc(hidden)]
+pub mod construct {
+    use super::{Sequence, Strategy};
+
+    pub const fn sequence(
+        name: &'static str,
+        collection: &'static str,
+        counters: &'static str,
+        strategy: Strategy,
+    ) -> Sequence {
+        Sequence {
+            name,
+            collection,
+            counters,
+            strategy,
+        }
+    }
+
+    pub const fn counters() -> Strategy {
+        Strategy::Counters
+    }
+
+    pub const fn optimistic(max_attempts: u32) -> Strategy {
+        Strategy::Optimistic { max_attempts }
+    }
+
+    pub const fn block(block_size: u32) -> Strategy {
+        Strategy::Block { block_size }
+    }
+}
