@@ -1,3 +1,363 @@
-//! (in progress)
-/// Live block.
-pub struct LiveBlock;
+//! Hands out ids reserved from the database, sharing round trips between callers.
+//!
+//! Callers that need ids while a reservation is already in flight queue up; when it
+//! returns, the next caller in line reserves for *everyone* queued with one round trip
+//! (group commit). The counters strategy reserves exactly what is queued; the block
+//! strategy rounds up to whole blocks and keeps the rest in a [`LiveBlock`] that later
+//! callers take from without any round trip. No lock is held across a database call
+//! except the async flush lock, which only callers that found no ids wait on.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use tokio::sync::oneshot;
+
+use crate::Error;
+
+/// One round trip that takes ids from the database.
+pub(crate) trait Source: Sync {
+    /// Takes `amount` ids, `first ..= first + amount - 1`, and returns `first`.
+    fn reserve(
+        &self,
+        amount: u64,
+        tally: &Tally,
+    ) -> impl Future<Output = Result<i64, Error>> + Send;
+}
+
+/// What an allocator has done, for [`Stats`](crate::Stats).
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    pub reservations: AtomicU64,
+    pub ids: AtomicU64,
+    pub retries: AtomicU64,
+}
+
+impl Tally {
+    pub(crate) fn retried(&self) {
+        self.retries.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A run of ids reserved and not yet handed out: `next`, `next + 1`, ... (`left` of them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    next: i64,
+    left: u64,
+}
+
+impl Span {
+    fn new(first: i64, count: u64) -> Self {
+        Span {
+            next: first,
+            left: count,
+        }
+    }
+
+    /// Takes up to `n` ids off the front.
+    fn split_front(&mut self, n: u64) -> Span {
+        let taken = Span::new(self.next, n.min(self.left));
+        self.left -= taken.left;
+        // Wrapping: once the last id (possibly i64::MAX) is taken, `next` is never read.
+        self.next = self.next.wrapping_add(taken.left as i64);
+        taken
+    }
+
+    fn ids(self) -> impl Iterator<Item = i64> {
+        (0..self.left).map(move |i| self.next + i as i64)
+    }
+}
+
+/// Ids reserved by this process and not handed out yet; taking one is a short critical
+/// section (no await, no allocation).
+///
+/// ```
+/// use seqid::__private::LiveBlock;
+///
+/// let block = LiveBlock::new();
+/// assert_eq!(block.take_one(), None);
+/// block.refill(101, 3);
+/// assert_eq!(block.take_one(), Some(101));
+/// assert_eq!(block.take_one(), Some(102));
+/// assert_eq!(block.remaining(), 1);
+/// ```
+#[derive(Debug, Default)]
+pub struct LiveBlock {
+    span: Mutex<Span>,
+}
+
+impl LiveBlock {
+    /// An empty block.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The next id, if any is left.
+    pub fn take_one(&self) -> Option<i64> {
+        let mut span = self.lock();
+        (span.left > 0).then(|| span.split_front(1).next)
+    }
+
+    /// Replaces the (used up) block with `first ..= first + count - 1`.
+    pub fn refill(&self, first: i64, count: u64) {
+        *self.lock() = Span::new(first, count);
+    }
+
+    /// How many ids are left.
+    pub fn remaining(&self) -> u64 {
+        self.lock().left
+    }
+
+    /// `n` ids if that many are left, else none (so a bulk insert is not split).
+    fn take(&self, n: u64) -> Option<Span> {
+        let mut span = self.lock();
+        (span.left >= n).then(|| span.split_front(n))
+    }
+
+    fn take_all(&self) -> Span {
+        std::mem::take(&mut *self.lock())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Span> {
+        // A panic cannot leave a Span half-written, so a poisoned lock is still sound.
+        self.span.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+struct Request {
+    count: u64,
+    reply: oneshot::Sender<Result<Vec<i64>, Error>>,
+}
+
+/// Process-wide id allocator for one sequence (see the module docs).
+pub(crate) struct Allocator {
+    /// Reservations are rounded up to a multiple of this: 1 reserves only what is asked.
+    chunk: u64,
+    live: LiveBlock,
+    queue: Mutex<Vec<Request>>,
+    flush: tokio::sync::Mutex<()>,
+    pub(crate) tally: Tally,
+}
+
+impl Allocator {
+    pub(crate) fn new(chunk: u64) -> Self {
+        Allocator {
+            chunk: chunk.max(1),
+            live: LiveBlock::new(),
+            queue: Mutex::new(Vec::new()),
+            flush: tokio::sync::Mutex::new(()),
+            tally: Tally::default(),
+        }
+    }
+
+    /// `count` distinct ids, increasing, never handed out before by this process.
+    pub(crate) async fn allocate<S: Source>(
+        &self,
+        count: u64,
+        source: &S,
+    ) -> Result<Vec<i64>, Error> {
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        if let Some(span) = self.live.take(count) {
+            self.tally.ids.fetch_add(count, Ordering::Relaxed);
+            return Ok(span.ids().collect());
+        }
+        loop {
+            let (reply, mut answer) = oneshot::channel();
+            self.queue_lock().push(Request { count, reply });
+            loop {
+                let guard = tokio::select! {
+                    biased;
+                    answer = &mut answer => match answer {
+                        Ok(result) => return result,
+                        // The caller that flushed our request was cancelled: ask again.
+                        Err(_) => break,
+                    },
+                    guard = self.flush.lock() => guard,
+                };
+                // Whoever flushed before us answered before letting go of the lock.
+                match answer.try_recv() {
+                    Ok(result) => return result,
+                    Err(oneshot::error::TryRecvError::Closed) => break,
+                    Err(oneshot::error::TryRecvError::Empty) => {}
+                }
+                self.flush_queue(source).await;
+                drop(guard);
+            }
+        }
+    }
+
+    /// Serves every queued request: from the live block if it is enough, else with one
+    /// reservation for all of them. Runs under the flush lock.
+    async fn flush_queue<S: Source>(&self, source: &S) {
+        let batch = std::mem::take(&mut *self.queue_lock());
+        if batch.is_empty() {
+            return;
+        }
+        let demand: u64 = batch.iter().map(|r| r.count).sum();
+        // Put back on drop, so a cancelled flush loses no ids it did not hand out.
+        let mut held = Held {
+            live: &self.live,
+            span: self.live.take_all(),
+        };
+        let mut fresh = Span::default();
+        if held.span.left < demand {
+            let amount = (demand - held.span.left).div_ceil(self.chunk) * self.chunk;
+            self.tally.reservations.fetch_add(1, Ordering::Relaxed);
+            match source.reserve(amount, &self.tally).await {
+                Ok(first) => fresh = Span::new(first, amount),
+                Err(error) => {
+                    for request in batch {
+                        let _ = request.reply.send(Err(error.clone()));
+                    }
+                    return;
+                }
+            }
+        }
+        self.tally.ids.fetch_add(demand, Ordering::Relaxed);
+        for request in batch {
+            let mut ids = Vec::with_capacity(request.count as usize);
+            let from_held = held.span.split_front(request.count);
+            ids.extend(from_held.ids());
+            ids.extend(fresh.split_front(request.count - from_held.left).ids());
+            // A caller that gave up leaves a gap, never a duplicate.
+            let _ = request.reply.send(Ok(ids));
+        }
+        if fresh.left > 0 {
+            debug_assert_eq!(
+                held.span.left, 0,
+                "a reservation is made only when the block is used up"
+            );
+            held.span = fresh;
+        }
+    }
+
+    fn queue_lock(&self) -> MutexGuard<'_, Vec<Request>> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Ids taken out of the live block by a flush; what is left goes back when it ends.
+struct Held<'a> {
+    live: &'a LiveBlock,
+    span: Span,
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if self.span.left > 0 {
+            *self.live.lock() = self.span;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicI64;
+    use std::time::Duration;
+
+    use super::*;
+
+    /// A counter in memory, with a delay standing in for the round trip.
+    #[derive(Default)]
+    struct FakeCounter {
+        seq: AtomicI64,
+        calls: AtomicU64,
+    }
+
+    impl Source for FakeCounter {
+        async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            Ok(self.seq.fetch_add(amount as i64, Ordering::SeqCst) + 1)
+        }
+    }
+
+    #[tokio::test]
+    async fn exact_reservations_hand_out_consecutive_ids() {
+        let allocator = Allocator::new(1);
+        let counter = FakeCounter::default();
+        assert_eq!(allocator.allocate(1, &counter).await.unwrap(), vec![1]);
+        assert_eq!(
+            allocator.allocate(3, &counter).await.unwrap(),
+            vec![2, 3, 4]
+        );
+        assert_eq!(counter.calls.load(Ordering::SeqCst), 2);
+        assert_eq!(allocator.live.remaining(), 0, "chunk 1 keeps nothing back");
+    }
+
+    #[tokio::test]
+    async fn blocks_serve_from_memory_until_used_up() {
+        let allocator = Allocator::new(10);
+        let counter = FakeCounter::default();
+        let mut ids = Vec::new();
+        for _ in 0..25 {
+            ids.extend(allocator.allocate(1, &counter).await.unwrap());
+        }
+        assert_eq!(ids, (1..=25).collect::<Vec<_>>());
+        assert_eq!(counter.calls.load(Ordering::SeqCst), 3);
+        // A bulk request larger than what is left takes the rest, then whole blocks.
+        let bulk = allocator.allocate(12, &counter).await.unwrap();
+        assert_eq!(bulk, (26..=37).collect::<Vec<_>>());
+        assert_eq!(counter.seq.load(Ordering::SeqCst), 40);
+        assert_eq!(allocator.live.remaining(), 3);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_callers_share_round_trips_and_get_distinct_ids() {
+        let allocator = Arc::new(Allocator::new(1));
+        let counter = Arc::new(FakeCounter::default());
+        let tasks: Vec<_> = (0..64)
+            .map(|_| {
+                let (allocator, counter) = (allocator.clone(), counter.clone());
+                tokio::spawn(async move {
+                    let mut ids = Vec::new();
+                    for _ in 0..20 {
+                        ids.extend(allocator.allocate(1, &*counter).await.unwrap());
+                    }
+                    ids
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for task in tasks {
+            all.extend(task.await.unwrap());
+        }
+        all.sort_unstable();
+        assert_eq!(all, (1..=1280).collect::<Vec<_>>(), "no gap, no duplicate");
+        let calls = counter.calls.load(Ordering::SeqCst);
+        assert!(
+            calls < 1280 / 4,
+            "requests waiting together share a round trip ({calls} trips)"
+        );
+    }
+
+    struct Failing;
+
+    impl Source for Failing {
+        async fn reserve(&self, _: u64, _: &Tally) -> Result<i64, Error> {
+            Err(Error::InvalidOption {
+                sequence: "s".into(),
+                option: "test",
+                value: "x".into(),
+                reason: "always fails",
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_failed_reservation_keeps_the_live_block() {
+        let allocator = Allocator::new(10);
+        allocator.live.refill(5, 2);
+        let error = allocator.allocate(3, &Failing).await.unwrap_err();
+        assert!(matches!(error, Error::InvalidOption { .. }));
+        assert_eq!(
+            allocator.live.remaining(),
+            2,
+            "ids held during the failed flush are put back"
+        );
+        assert_eq!(allocator.allocate(2, &Failing).await.unwrap(), vec![5, 6]);
+    }
+}

@@ -1,1 +1,114 @@
-//! (in progress)
+//! The counters document: `{ _id: <sequence>, seq: <last id handed out> }`, advanced with
+//! one `findAndModify` + `$inc` (upsert), as in the MongoDB tutorial.
+
+use mongodb::Database;
+use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use mongodb::options::ReturnDocument;
+
+use crate::allocator::{Source, Tally};
+use crate::error::{Error, server_code};
+use crate::{Sequence, numeric};
+
+/// Upserts that race on a new counter fail with E11000; the manual says a retry cannot
+/// fail again absent a delete, so a few attempts are plenty.
+const UPSERT_ATTEMPTS: u32 = 4;
+const DUPLICATE_KEY: i32 = 11000;
+const TYPE_MISMATCH: i32 = 14;
+
+/// Reserves ids by adding to the counter: `$inc: amount` returning `hi` owns
+/// `hi - amount + 1 ..= hi` (pooled semantics, so plain `$inc: 1` writers never collide).
+pub(crate) struct CounterSource<'a> {
+    pub db: &'a Database,
+    pub sequence: &'a Sequence,
+}
+
+impl Source for CounterSource<'_> {
+    async fn reserve(&self, amount: u64, tally: &Tally) -> Result<i64, Error> {
+        let seq = self.sequence;
+        let overflow = || Error::Overflow {
+            sequence: seq.name.to_owned(),
+            value: amount.into(),
+            target: "i64 (the ids reserved at once)",
+        };
+        let step = i64::try_from(amount).map_err(|_| overflow())?;
+        let hi = increment(self.db, seq, step, tally).await?;
+        hi.checked_sub(step - 1).ok_or_else(|| Error::Overflow {
+            sequence: seq.name.to_owned(),
+            value: i128::from(hi) - i128::from(step) + 1,
+            target: "i64",
+        })
+    }
+}
+
+/// Adds `step` to the counter (creating it at `step` if missing) and returns the new value.
+async fn increment(db: &Database, seq: &Sequence, step: i64, tally: &Tally) -> Result<i64, Error> {
+    let counters = db.collection::<BsonDocument>(seq.counters);
+    // An Int32 step keeps an Int32 counter Int32 (MongoDB widens it itself on overflow),
+    // so other tools reading the counter see the type they wrote.
+    let step = i32::try_from(step).map_or(Bson::Int64(step), Bson::Int32);
+    let mut attempt = 1;
+    loop {
+        let reply = counters
+            .find_one_and_update(
+                doc! { "_id": seq.name },
+                doc! { "$inc": { "seq": step.clone() } },
+            )
+            .upsert(true)
+            .return_document(ReturnDocument::After)
+            .projection(doc! { "seq": 1 })
+            .await;
+        match reply {
+            Ok(Some(counter)) => {
+                let value = counter.get("seq").cloned().unwrap_or(Bson::Null);
+                return numeric::integral(&value).ok_or_else(|| not_numeric(seq, value));
+            }
+            // Impossible with upsert on MongoDB; some servers answer so when `$inc`
+            // cannot apply. Say what the counter holds.
+            Ok(None) => return Err(explain(&counters, seq).await),
+            Err(error) => match server_code(&error) {
+                Some(DUPLICATE_KEY) if attempt < UPSERT_ATTEMPTS => {
+                    tracing::debug!(
+                        sequence = seq.name,
+                        attempt,
+                        "counter upsert raced; retrying"
+                    );
+                    tally.retried();
+                    attempt += 1;
+                }
+                Some(TYPE_MISMATCH) => return Err(explain(&counters, seq).await),
+                _ => {
+                    return Err(Error::driver(
+                        seq.name,
+                        format!("reserving ids in `{}`", seq.counters),
+                        error,
+                    ));
+                }
+            },
+        }
+    }
+}
+
+/// Reads the counter to report why `$inc` could not apply to it.
+async fn explain(counters: &mongodb::Collection<BsonDocument>, seq: &Sequence) -> Error {
+    match counters.find_one(doc! { "_id": seq.name }).await {
+        Ok(counter) => {
+            let value = counter
+                .and_then(|c| c.get("seq").cloned())
+                .unwrap_or(Bson::Null);
+            not_numeric(seq, value)
+        }
+        Err(error) => Error::driver(
+            seq.name,
+            format!("reading the counter in `{}`", seq.counters),
+            error,
+        ),
+    }
+}
+
+fn not_numeric(seq: &Sequence, value: Bson) -> Error {
+    Error::CounterNotNumeric {
+        sequence: seq.name.to_owned(),
+        counters: seq.counters.to_owned(),
+        value,
+    }
+}

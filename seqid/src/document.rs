@@ -68,7 +68,10 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// let id: i64 = bob.insert(&db).await?;
     /// # Ok(()) }
     /// ```
-    fn insert(&mut self, db: &Database) -> impl Future<Output = Result<IdValue<Self>, Error>> + Send {
+    fn insert(
+        &mut self,
+        db: &Database,
+    ) -> impl Future<Output = Result<IdValue<Self>, Error>> + Send {
         crate::insert::one(self, db, InsertOptions::new())
     }
 

@@ -21,7 +21,7 @@ use mongodb::bson::Bson;
 /// );
 /// assert_eq!(error.sequence(), "userid");
 /// ```
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The driver or the server failed (network, authentication, write concern, ...).
@@ -147,7 +147,11 @@ impl Error {
         }
     }
 
-    pub(crate) fn driver(sequence: &str, action: impl Into<String>, source: mongodb::error::Error) -> Self {
+    pub(crate) fn driver(
+        sequence: &str,
+        action: impl Into<String>,
+        source: mongodb::error::Error,
+    ) -> Self {
         Error::Driver {
             sequence: sequence.to_owned(),
             action: action.into(),
@@ -220,7 +224,11 @@ impl fmt::Display for BulkError {
         if !self.failed.is_empty() {
             write!(f, "; {} failed:", self.failed.len())?;
             for failed in self.failed.iter().take(SHOWN) {
-                write!(f, " [#{} _id {}: {}]", failed.index, failed.id, failed.message)?;
+                write!(
+                    f,
+                    " [#{} _id {}: {}]",
+                    failed.index, failed.id, failed.message
+                )?;
             }
             if self.failed.len() > SHOWN {
                 write!(f, " and {} more", self.failed.len() - SHOWN)?;
@@ -235,5 +243,57 @@ impl fmt::Display for BulkError {
             )?;
         }
         Ok(())
+    }
+}
+
+/// The server's error code, whichever way the driver reports it.
+pub(crate) fn server_code(error: &mongodb::error::Error) -> Option<i32> {
+    use mongodb::error::{ErrorKind, WriteFailure};
+    match &*error.kind {
+        ErrorKind::Command(command) => Some(command.code),
+        ErrorKind::Write(WriteFailure::WriteError(write)) => Some(write.code),
+        ErrorKind::Write(WriteFailure::WriteConcernError(concern)) => Some(concern.code),
+        _ => None,
+    }
+}
+
+/// The index a duplicate key message names, in MongoDB's format
+/// `E11000 duplicate key error collection: db.users index: email_1 dup key: { ... }`.
+pub(crate) fn duplicate_index(message: &str) -> Option<&str> {
+    let rest = &message[message.find(" index: ")? + " index: ".len()..];
+    rest.split_whitespace().next()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicate_index_reads_mongodb_messages() {
+        let id = "E11000 duplicate key error collection: app.users index: _id_ dup key: { _id: 5 }";
+        assert_eq!(duplicate_index(id), Some("_id_"));
+        let email = "E11000 duplicate key error collection: app.users index: email_1 dup key: { email: \"a\" }";
+        assert_eq!(duplicate_index(email), Some("email_1"));
+        assert_eq!(duplicate_index("UNIQUE constraint failed: users._id"), None);
+    }
+
+    #[test]
+    fn bulk_error_lists_what_failed() {
+        let bulk = BulkError {
+            sequence: "userid".into(),
+            collection: "users".into(),
+            inserted: vec![0, 2],
+            failed: vec![FailedInsert {
+                index: 1,
+                id: 12,
+                code: Some(11000),
+                message: "dup".into(),
+            }],
+            unknown: vec![],
+        };
+        assert_eq!(
+            Error::Bulk(Box::new(bulk)).to_string(),
+            "sequence `userid`: insert_many into `users` stored 2 of 3 documents; 1 failed: [#1 _id 12: dup]"
+        );
     }
 }

@@ -8,6 +8,7 @@ mod document;
 mod error;
 mod id;
 mod insert;
+mod numeric;
 mod optimistic;
 mod options;
 mod registry;

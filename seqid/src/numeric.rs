@@ -1,0 +1,64 @@
+//! Reading numbers that other tools wrote: Int32, Int64 or Double (the mongo shell's default).
+
+use mongodb::bson::Bson;
+
+/// Doubles are exact integers only up to 2^53.
+const MAX_EXACT_DOUBLE: f64 = 9_007_199_254_740_992.0;
+
+/// The integer a counter holds: an Int32, an Int64, or a Double with no fraction.
+pub(crate) fn integral(value: &Bson) -> Option<i64> {
+    match *value {
+        Bson::Int32(v) => Some(v.into()),
+        Bson::Int64(v) => Some(v),
+        Bson::Double(v) if v.fract() == 0.0 && v.abs() <= MAX_EXACT_DOUBLE => Some(v as i64),
+        _ => None,
+    }
+}
+
+/// The largest integer not above a numeric `_id` (`3.5` counts as `3`), or `None` for
+/// anything that is not a number: such ids take no part in the optimistic sequence.
+pub(crate) fn floor(value: &Bson) -> Option<i64> {
+    match *value {
+        Bson::Double(v) if v.is_finite() => {
+            let v = v.floor();
+            (v.abs() <= MAX_EXACT_DOUBLE)
+                .then_some(v as i64)
+                .or(Some(if v > 0.0 { i64::MAX } else { i64::MIN }))
+        }
+        Bson::Double(_) => None,
+        _ => integral(value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integral_accepts_every_type_other_tools_write() {
+        assert_eq!(integral(&Bson::Int32(7)), Some(7));
+        assert_eq!(integral(&Bson::Int64(1 << 40)), Some(1 << 40));
+        assert_eq!(integral(&Bson::Double(2.0)), Some(2));
+        assert_eq!(integral(&Bson::Double(-3.0)), Some(-3));
+    }
+
+    #[test]
+    fn integral_refuses_what_is_not_a_whole_number() {
+        assert_eq!(integral(&Bson::Double(2.5)), None);
+        assert_eq!(integral(&Bson::Double(f64::NAN)), None);
+        assert_eq!(integral(&Bson::Double(1e300)), None);
+        assert_eq!(integral(&Bson::String("1".into())), None);
+        assert_eq!(integral(&Bson::Null), None);
+    }
+
+    #[test]
+    fn floor_rounds_doubles_down_and_ignores_other_types() {
+        assert_eq!(floor(&Bson::Double(3.5)), Some(3));
+        assert_eq!(floor(&Bson::Double(-0.5)), Some(-1));
+        assert_eq!(floor(&Bson::Int64(9)), Some(9));
+        assert_eq!(floor(&Bson::Double(1e300)), Some(i64::MAX));
+        assert_eq!(floor(&Bson::Double(f64::INFINITY)), None);
+        assert_eq!(floor(&Bson::String("zzz".into())), None);
+        assert_eq!(floor(&Bson::ObjectId(Default::default())), None);
+    }
+}
