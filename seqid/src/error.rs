@@ -39,7 +39,7 @@ pub enum Error {
     /// The counter document holds a `seq` that is not an integral number.
     #[error(
         "sequence `{sequence}`: the counter {{ _id: {sequence:?} }} in `{counters}` holds seq: {value}, \
-         which is not an integral number (Int32, Int64 or a whole Double)"
+         which is not an integral number (Int32, Int64, or a whole Double or Decimal128)"
     )]
     CounterNotNumeric {
         /// The sequence, which is also the `_id` of the counter document.

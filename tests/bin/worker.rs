@@ -1,1 +1,80 @@
-fn main() {}
+//! A separate OS process for the multi-process tests: inserts documents with one
+//! strategy from many tasks and prints `<id> <writer> <n>` for each.
+//!
+//! Usage: `seqid-worker <counters|optimistic|block> <database> <writer> <tasks> <per-task>`
+//! with `MONGODB_URI` set. It prints `ready` once connected and starts when it reads a
+//! line on stdin, so that the parent can start every writer at the same moment.
+
+#[path = "../common/models.rs"]
+mod models;
+
+use std::io::{BufRead, Write};
+use std::time::Duration;
+
+use models::{BlockDoc, CountedDoc, OptimisticDoc, Written};
+
+const DEADLINE: Duration = Duration::from_secs(300);
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [strategy, database, writer, tasks, per_task] = &args[..] else {
+        fail("usage: seqid-worker <counters|optimistic|block> <database> <writer> <tasks> <per-task>");
+    };
+    let tasks: usize = tasks.parse().unwrap_or_else(|_| fail("tasks must be a number"));
+    let per_task: u32 = per_task.parse().unwrap_or_else(|_| fail("per-task must be a number"));
+    let uri = std::env::var("MONGODB_URI").unwrap_or_else(|_| fail("MONGODB_URI is not set"));
+    let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| fail(&e.to_string()));
+    let result = runtime.block_on(async {
+        let client = mongodb::Client::with_uri_str(&uri).await?;
+        let db = client.database(database);
+        db.run_command(mongodb::bson::doc! { "ping": 1 }).await?;
+        println!("ready");
+        std::io::stdout().flush()?;
+        std::io::stdin().lock().read_line(&mut String::new())?;
+        let run = async {
+            match strategy.as_str() {
+                "counters" => insert::<CountedDoc>(&db, writer, tasks, per_task).await,
+                "optimistic" => insert::<OptimisticDoc>(&db, writer, tasks, per_task).await,
+                "block" => insert::<BlockDoc>(&db, writer, tasks, per_task).await,
+                other => fail(&format!("unknown strategy {other}")),
+            }
+        };
+        tokio::time::timeout(DEADLINE, run).await.map_err(|_| "deadline passed")?
+    });
+    if let Err(error) = result {
+        fail(&error.to_string());
+    }
+}
+
+async fn insert<T: Written>(
+    db: &mongodb::Database,
+    writer: &str,
+    tasks: usize,
+    per_task: u32,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let mut handles = Vec::new();
+    for task in 0..tasks {
+        let (db, writer) = (db.clone(), format!("{writer}-{task}"));
+        handles.push(tokio::spawn(async move {
+            let mut lines = Vec::new();
+            for n in 0..per_task {
+                let mut doc = T::written(&writer, n);
+                let id = doc.insert(&db).await?;
+                lines.push(format!("{id} {writer} {n}"));
+            }
+            Ok::<_, seqid::Error>(lines)
+        }));
+    }
+    let mut out = std::io::stdout().lock();
+    for handle in handles {
+        for line in handle.await?? {
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(())
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("seqid-worker: {message}");
+    std::process::exit(1)
+}

@@ -1,0 +1,215 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)] // each test file uses its own subset
+
+pub mod models;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+
+use futures_util::TryStreamExt;
+use mongodb::Database;
+use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use seqid::IdValue;
+
+use models::Written;
+
+/// Who wrote each id: `(writer, n)`.
+pub type Writes = BTreeMap<i64, (String, u32)>;
+
+/// Converts an id returned by `insert` to `i64`.
+pub fn id_of<T: seqid::Document>(value: IdValue<T>) -> i64 {
+    i64::try_from(value.into()).expect("ids fit i64")
+}
+
+/// Inserts `per_task` documents from each of `tasks` tokio tasks; returns who got which
+/// id, failing on any duplicate.
+pub async fn insert_concurrently<T: Written>(db: &Database, label: &str, tasks: usize, per_task: u32) -> Writes {
+    let handles: Vec<_> = (0..tasks)
+        .map(|task| {
+            let (db, writer) = (db.clone(), format!("{label}-{task}"));
+            tokio::spawn(async move {
+                let mut ids = Vec::new();
+                for n in 0..per_task {
+                    let mut doc = T::written(&writer, n);
+                    let id = doc.insert(&db).await.unwrap_or_else(|e| panic!("{writer} #{n}: {e}"));
+                    ids.push((id_of::<T>(id), (writer.clone(), n)));
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut writes = Writes::new();
+    for handle in handles {
+        for (id, who) in handle.await.expect("task panicked") {
+            if let Some(first) = writes.insert(id, who.clone()) {
+                panic!("id {id} handed out twice: to {first:?} and {who:?}");
+            }
+        }
+    }
+    writes
+}
+
+/// Reads every document of `collection` as `_id -> (writer, n)`, failing on any `_id`
+/// that is not an integer.
+pub async fn stored_writes(db: &Database, collection: &str) -> Writes {
+    let docs: Vec<BsonDocument> = db.collection(collection).find(doc! {}).await.unwrap().try_collect().await.unwrap();
+    docs.iter()
+        .map(|d| {
+            let id = match d.get("_id") {
+                Some(Bson::Int32(v)) => i64::from(*v),
+                Some(Bson::Int64(v)) => *v,
+                other => panic!("unexpected _id {other:?}"),
+            };
+            (id, (d.get_str("writer").unwrap().to_owned(), d.get_i32("n").unwrap() as u32))
+        })
+        .collect()
+}
+
+/// Merges `more` into `all`, failing on an id handed out twice.
+pub fn merge(all: &mut Writes, more: Writes) {
+    for (id, who) in more {
+        if let Some(first) = all.insert(id, who.clone()) {
+            panic!("id {id} handed out twice: to {first:?} and {who:?}");
+        }
+    }
+}
+
+/// Worker processes (`seqid-worker`) connected to this test's server and database, held
+/// at the start line until [`Workers::go`].
+pub struct Workers {
+    children: Vec<(Child, Option<ChildStdin>)>,
+}
+
+impl Workers {
+    pub fn spawn(strategy: &str, db: &Database, processes: usize, tasks: usize, per_task: u32) -> Self {
+        let uri = seqid_harness::server_uri().unwrap_or_else(|e| panic!("{e}"));
+        let children = (0..processes)
+            .map(|p| {
+                let mut child = Command::new(env!("CARGO_BIN_EXE_seqid-worker"))
+                    .args([strategy, db.name(), &format!("process{p}"), &tasks.to_string(), &per_task.to_string()])
+                    .env("MONGODB_URI", &uri)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .spawn()
+                    .expect("start seqid-worker");
+                let stdin = child.stdin.take();
+                let mut ready = String::new();
+                BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut ready).unwrap();
+                assert_eq!(ready.trim(), "ready", "worker {p} did not connect");
+                (child, stdin)
+            })
+            .collect();
+        Workers { children }
+    }
+
+    /// Lets every worker start.
+    pub fn go(&mut self) {
+        for (_, stdin) in &mut self.children {
+            let mut stdin = stdin.take().unwrap();
+            writeln!(stdin, "go").unwrap();
+        }
+    }
+
+    /// Waits for the workers (on a blocking thread) and returns who got which id.
+    pub async fn finish(self) -> Writes {
+        tokio::task::spawn_blocking(move || {
+            let mut writes = Writes::new();
+            for (child, _) in self.children {
+                let output = child.wait_with_output().unwrap();
+                assert!(output.status.success(), "a worker failed: {:?}", output.status);
+                for line in String::from_utf8(output.stdout).unwrap().lines() {
+                    let mut fields = line.split(' ');
+                    let id: i64 = fields.next().unwrap().parse().unwrap();
+                    let writer = fields.next().unwrap().to_owned();
+                    let n: u32 = fields.next().unwrap().parse().unwrap();
+                    merge(&mut writes, Writes::from([(id, (writer, n))]));
+                }
+            }
+            writes
+        })
+        .await
+        .unwrap()
+    }
+}
+
+/// The ids `1..=n`.
+pub fn one_to(n: usize) -> BTreeSet<i64> {
+    (1..=n as i64).collect()
+}
+
+/// Another writer that takes `_id`s just before seqid inserts them: from the driver's
+/// command monitoring it sees an `insert` about to be sent and, for its first `steals`
+/// documents, inserts a document with the same `_id` first, through its own client. This
+/// makes "another process took the id between the maximum query and the insert"
+/// deterministic.
+pub struct Thief {
+    collection: String,
+    inserts: std::sync::atomic::AtomicUsize,
+    steals: std::sync::atomic::AtomicUsize,
+    stolen: std::sync::Mutex<Vec<i64>>,
+}
+
+impl Thief {
+    pub fn new(collection: &str, steals: usize) -> std::sync::Arc<Self> {
+        std::sync::Arc::new(Thief {
+            collection: collection.to_owned(),
+            inserts: 0.into(),
+            steals: steals.into(),
+            stolen: Default::default(),
+        })
+    }
+
+    pub fn handler(self: &std::sync::Arc<Self>) -> mongodb::event::EventHandler<mongodb::event::command::CommandEvent> {
+        let thief = self.clone();
+        mongodb::event::EventHandler::callback(move |event| {
+            if let mongodb::event::command::CommandEvent::Started(started) = event {
+                thief.on_started(&started);
+            }
+        })
+    }
+
+    /// How many `insert` commands were sent to the collection.
+    pub fn inserts(&self) -> usize {
+        self.inserts.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The ids taken so far.
+    pub fn stolen(&self) -> Vec<i64> {
+        self.stolen.lock().unwrap().clone()
+    }
+
+    fn on_started(&self, started: &mongodb::event::command::CommandStartedEvent) {
+        use std::sync::atomic::Ordering;
+        if started.command_name != "insert" || started.command.get_str("insert") != Ok(self.collection.as_str()) {
+            return;
+        }
+        self.inserts.fetch_add(1, Ordering::SeqCst);
+        let Ok(documents) = started.command.get_array("documents") else { return };
+        for document in documents {
+            let Some(id) = document.as_document().and_then(|d| d.get("_id")).cloned() else { continue };
+            if self.steals.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_err() {
+                return;
+            }
+            let (db, collection) = (started.db.clone(), self.collection.clone());
+            let uri = seqid_harness::server_uri().unwrap();
+            // Blocking here holds the driver's insert back until the thief's is stored.
+            std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                runtime.block_on(async {
+                    let client = mongodb::Client::with_uri_str(&uri).await.unwrap();
+                    let coll = client.database(&db).collection::<BsonDocument>(&collection);
+                    coll.insert_one(doc! { "_id": id, "thief": true }).await.unwrap();
+                })
+            })
+            .join()
+            .unwrap();
+            let id = match document.as_document().unwrap().get("_id") {
+                Some(Bson::Int32(v)) => i64::from(*v),
+                Some(Bson::Int64(v)) => *v,
+                other => panic!("unexpected _id {other:?}"),
+            };
+            self.stolen.lock().unwrap().push(id);
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! The counters strategy against a real server process (issue: core).
+
+mod common;
+
+use common::models::CountedDoc;
+use common::{Workers, insert_concurrently, merge, one_to, stored_writes};
+use mongodb::IndexModel;
+use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use mongodb::options::IndexOptions;
+use seqid::{Document, Error};
+use seqid_harness::{CommandCounter, test_db, test_db_with};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Document)]
+#[seq_id("userid", collection = "users")]
+struct User {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+fn user(name: &str) -> User {
+    User { id: 0, name: name.into() }
+}
+
+async fn counter(db: &mongodb::Database, name: &str) -> Option<Bson> {
+    let counters = db.collection::<BsonDocument>("counters");
+    counters.find_one(doc! { "_id": name }).await.unwrap().map(|c| c.get("seq").unwrap().clone())
+}
+
+async fn count(db: &mongodb::Database, collection: &str) -> u64 {
+    db.collection::<BsonDocument>(collection).count_documents(doc! {}).await.unwrap()
+}
+
+#[tokio::test]
+async fn first_use_starts_at_one_and_stores_the_tutorial_layout() {
+    let db = test_db("counters_first_use").await;
+    let mut sarah = user("Sarah C.");
+    assert_eq!(sarah.insert(&db).await.unwrap(), 1);
+    assert_eq!(sarah.id, 1);
+    let mut bob = user("Bob D.");
+    assert_eq!(bob.insert(&db).await.unwrap(), 2);
+
+    let stored: Vec<User> = {
+        use futures_util::TryStreamExt;
+        let users = db.collection::<User>("users");
+        users.find(doc! {}).sort(doc! { "_id": 1 }).await.unwrap().try_collect().await.unwrap()
+    };
+    assert_eq!(stored, vec![sarah, bob]);
+    assert_eq!(counter(&db, "userid").await.as_ref().and_then(Bson::as_i64_like), Some(2));
+}
+
+/// Reads Int32 and Int64 alike (nx-27017 returns small Int64 values as Int32).
+trait AsI64Like {
+    fn as_i64_like(&self) -> Option<i64>;
+}
+
+impl AsI64Like for Bson {
+    fn as_i64_like(&self) -> Option<i64> {
+        match self {
+            Bson::Int32(v) => Some((*v).into()),
+            Bson::Int64(v) => Some(*v),
+            Bson::Double(v) => Some(*v as i64),
+            _ => None,
+        }
+    }
+}
+
+#[tokio::test]
+async fn counters_written_by_other_tools_work() {
+    let db = test_db("counters_other_tools").await;
+    // The mongo shell writes Doubles: db.counters.insert({_id: "userid", seq: 0}).
+    for (seq, start) in [(Bson::Double(0.0), 0), (Bson::Int32(41), 41), (Bson::Int64(5_000_000_000), 5_000_000_000)] {
+        db.collection::<BsonDocument>("counters").delete_many(doc! {}).await.unwrap();
+        db.collection::<BsonDocument>("users").delete_many(doc! {}).await.unwrap();
+        db.collection::<BsonDocument>("counters")
+            .insert_one(doc! { "_id": "userid", "seq": seq.clone() })
+            .await
+            .unwrap();
+        assert_eq!(user("a").insert(&db).await.unwrap(), start + 1, "counter written as {seq:?}");
+        assert_eq!(user("b").insert(&db).await.unwrap(), start + 2, "counter written as {seq:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_counter_above_the_field_type_is_an_overflow_and_inserts_nothing() {
+    #[derive(Serialize, Document)]
+    #[seq_id("small", collection = "small")]
+    struct Small {
+        #[serde(rename = "_id")]
+        id: i32,
+    }
+    let db = test_db("counters_overflow").await;
+    db.collection::<BsonDocument>("counters")
+        .insert_one(doc! { "_id": "small", "seq": i32::MAX })
+        .await
+        .unwrap();
+    let mut small = Small { id: 0 };
+    let error = small.insert(&db).await.unwrap_err();
+    assert!(
+        matches!(&error, Error::Overflow { sequence, value, target: "i32" } if sequence == "small" && *value == i128::from(i32::MAX) + 1),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("2147483648"), "{error}");
+    assert_eq!(small.id, 0, "the field is left unset");
+    assert_eq!(count(&db, "small").await, 0, "nothing inserted");
+    // Bulk: every id is checked before anything is written.
+    let mut many = vec![Small { id: 0 }, Small { id: 0 }];
+    assert!(matches!(Small::insert_many(&mut many, &db).await, Err(Error::Overflow { .. })));
+    assert_eq!(count(&db, "small").await, 0, "nothing inserted");
+}
+
+#[tokio::test]
+async fn a_counter_that_is_not_a_number_is_reported_with_its_value() {
+    let db = test_db("counters_not_numeric").await;
+    db.collection::<BsonDocument>("counters")
+        .insert_one(doc! { "_id": "userid", "seq": "twelve" })
+        .await
+        .unwrap();
+    let mut u = user("a");
+    let error = u.insert(&db).await.unwrap_err();
+    match &error {
+        Error::CounterNotNumeric { sequence, counters, value } => {
+            assert_eq!((sequence.as_str(), counters.as_str()), ("userid", "counters"));
+            assert_eq!(value, &Bson::String("twelve".into()));
+        }
+        other => panic!("expected CounterNotNumeric, got {other:?}"),
+    }
+    assert!(error.to_string().contains("\"twelve\""), "{error}");
+    assert_eq!(count(&db, "users").await, 0, "nothing inserted");
+
+    // A fractional Double cannot be an id either.
+    db.collection::<BsonDocument>("counters")
+        .update_one(doc! { "_id": "userid" }, doc! { "$set": { "seq": 2.5 } })
+        .await
+        .unwrap();
+    assert!(matches!(u.insert(&db).await, Err(Error::CounterNotNumeric { value: Bson::Double(_), .. })));
+    assert_eq!(count(&db, "users").await, 0, "nothing inserted");
+}
+
+#[tokio::test]
+async fn a_document_that_already_has_an_id_is_refused_before_any_id_is_taken() {
+    let db = test_db("counters_id_set").await;
+    let mut explicit = User { id: 77, name: "explicit".into() };
+    let error = explicit.insert(&db).await.unwrap_err();
+    assert!(matches!(error, Error::IdAlreadySet { value: 77, .. }), "{error:?}");
+    assert_eq!(counter(&db, "userid").await, None, "no id was taken");
+    let mut many = vec![user("a"), User { id: 5, name: "b".into() }];
+    assert!(matches!(User::insert_many(&mut many, &db).await, Err(Error::IdAlreadySet { value: 5, .. })));
+    assert_eq!(counter(&db, "userid").await, None, "no id was taken");
+    assert_eq!(count(&db, "users").await, 0);
+}
+
+#[tokio::test]
+async fn a_duplicate_on_another_unique_index_is_an_error_not_a_retry() {
+    let counter = CommandCounter::new();
+    let handler = counter.handler();
+    let db = test_db_with("counters_unique", move |o| o.command_event_handler = Some(handler)).await;
+    let users = db.collection::<BsonDocument>("users");
+    users
+        .create_index(IndexModel::builder().keys(doc! { "name": 1 }).options(IndexOptions::builder().unique(true).build()).build())
+        .await
+        .unwrap();
+    user("Ada").insert(&db).await.unwrap();
+    counter.reset();
+    let mut again = user("Ada");
+    let error = again.insert(&db).await.unwrap_err();
+    match &error {
+        Error::DuplicateKey { sequence, collection, id, .. } => {
+            assert_eq!((sequence.as_str(), collection.as_str(), *id), ("userid", "users", 2));
+        }
+        other => panic!("expected DuplicateKey, got {other:?}"),
+    }
+    assert_eq!(again.id, 0, "the id field is unset again after a failed insert");
+    assert_eq!(counter.count("insert"), 1, "not retried");
+    assert_eq!(count(&db, "users").await, 1);
+}
+
+#[tokio::test]
+async fn insert_many_takes_all_ids_with_one_increment() {
+    let counter = CommandCounter::new();
+    let handler = counter.handler();
+    let db = test_db_with("counters_bulk", move |o| o.command_event_handler = Some(handler)).await;
+    user("first").insert(&db).await.unwrap();
+    counter.reset();
+    let mut users: Vec<User> = (0..50).map(|i| user(&format!("u{i}"))).collect();
+    let ids = User::insert_many(&mut users, &db).await.unwrap();
+    assert_eq!(ids, (2..=51).collect::<Vec<i64>>());
+    assert!(users.iter().zip(&ids).all(|(u, id)| u.id == *id));
+    assert_eq!(counter.count("findAndModify"), 1, "one $inc for all ids");
+    assert_eq!(counter.count("insert"), 1, "one insert_many");
+    assert_eq!(count(&db, "users").await, 51);
+    assert_eq!(User::insert_many(&mut [], &db).await.unwrap(), Vec::<i64>::new());
+}
+
+#[tokio::test]
+async fn insert_many_says_which_documents_were_stored() {
+    let db = test_db("counters_bulk_partial").await;
+    let users = db.collection::<BsonDocument>("users");
+    users
+        .create_index(IndexModel::builder().keys(doc! { "name": 1 }).options(IndexOptions::builder().unique(true).build()).build())
+        .await
+        .unwrap();
+    user("taken").insert(&db).await.unwrap();
+    let mut batch = vec![user("a"), user("taken"), user("b"), user("taken"), user("c")];
+    let error = User::insert_many(&mut batch, &db).await.unwrap_err();
+    let Error::Bulk(bulk) = &error else { panic!("expected Bulk, got {error:?}") };
+    assert_eq!(bulk.inserted, vec![0, 2, 4]);
+    assert_eq!(bulk.failed.iter().map(|f| (f.index, f.id, f.code)).collect::<Vec<_>>(), vec![(1, 3, Some(11000)), (3, 5, Some(11000))]);
+    assert!(bulk.unknown.is_empty());
+    assert!(error.to_string().contains("stored 3 of 5"), "{error}");
+    // Stored documents keep their ids; refused ones are unset so they can be fixed and retried.
+    assert_eq!(batch.iter().map(|u| u.id).collect::<Vec<_>>(), vec![2, 0, 4, 0, 6]);
+    let stored = stored_names(&db).await;
+    assert_eq!(stored, vec![(1, "taken".into()), (2, "a".into()), (4, "b".into()), (6, "c".into())]);
+}
+
+async fn stored_names(db: &mongodb::Database) -> Vec<(i64, String)> {
+    use futures_util::TryStreamExt;
+    let users: Vec<User> = db.collection::<User>("users").find(doc! {}).sort(doc! { "_id": 1 }).await.unwrap().try_collect().await.unwrap();
+    users.into_iter().map(|u| (u.id, u.name)).collect()
+}
+
+#[tokio::test]
+async fn every_supported_id_type_is_filled() {
+    #[derive(Serialize, Document)]
+    #[seq_id("types", collection = "types_i32")]
+    struct I32 { #[serde(rename = "_id")] id: i32 }
+    #[derive(Serialize, Document)]
+    #[seq_id("types", collection = "types_u32")]
+    struct U32 { #[serde(rename = "_id")] id: u32 }
+    #[derive(Serialize, Document)]
+    #[seq_id("types", collection = "types_opt_i64")]
+    struct OptI64 { #[serde(rename = "_id", skip_serializing_if = "Option::is_none")] id: Option<i64> }
+    #[derive(Serialize, Document)]
+    #[seq_id("types", collection = "types_opt_u32")]
+    struct OptU32 { _id: Option<u32> }
+
+    let db = test_db("counters_types").await;
+    let mut a = I32 { id: 0 };
+    assert_eq!(a.insert(&db).await.unwrap(), 1_i32);
+    let mut b = U32 { id: 0 };
+    assert_eq!(b.insert(&db).await.unwrap(), 2_u32);
+    let mut c = OptI64 { id: None };
+    assert_eq!(c.insert(&db).await.unwrap(), 3_i64);
+    assert_eq!(c.id, Some(3));
+    let mut d = OptU32 { _id: None };
+    assert_eq!(d.insert(&db).await.unwrap(), 4_u32);
+    assert_eq!(d._id, Some(4));
+    let mut set = OptU32 { _id: Some(9) };
+    assert!(matches!(set.insert(&db).await, Err(Error::IdAlreadySet { value: 9, .. })));
+    for (collection, id) in [("types_i32", 1), ("types_u32", 2), ("types_opt_i64", 3), ("types_opt_u32", 4)] {
+        let stored = db.collection::<BsonDocument>(collection).find_one(doc! {}).await.unwrap().unwrap();
+        assert_eq!(stored.get("_id").and_then(Bson::as_i64_like), Some(id), "{collection}");
+    }
+}
+
+#[tokio::test]
+async fn the_insert_future_is_send_and_runs_in_spawned_tasks() {
+    let db = test_db("counters_send").await;
+    let handle = tokio::spawn({
+        let db = db.clone();
+        async move { user("spawned").insert(&db).await }
+    });
+    assert_eq!(handle.await.unwrap().unwrap(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixty_four_tasks_get_exactly_one_to_3200() {
+    let db = test_db("counters_concurrent").await;
+    let writes = insert_concurrently::<CountedDoc>(&db, "task", 64, 50).await;
+    assert_eq!(writes.keys().copied().collect::<std::collections::BTreeSet<_>>(), one_to(3200), "no gap, no duplicate");
+    assert_eq!(stored_writes(&db, "multi_counters").await, writes, "every document stored under the id it was given");
+    let stats = CountedDoc::stats(&db);
+    assert_eq!(stats.ids, 3200);
+    assert!(stats.reservations <= 3200, "{stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_processes_share_one_counter() {
+    let db = test_db("counters_processes").await;
+    let mut workers = Workers::spawn("counters", &db, 2, 16, 40);
+    workers.go();
+    let mut writes = insert_concurrently::<CountedDoc>(&db, "parent", 16, 40).await;
+    merge(&mut writes, workers.finish().await);
+    assert_eq!(writes.keys().copied().collect::<std::collections::BTreeSet<_>>(), one_to(3 * 16 * 40));
+    assert_eq!(stored_writes(&db, "multi_counters").await, writes);
+}
