@@ -19,9 +19,15 @@ struct User {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let db = seqid_harness::fresh_database("seqid_quickstart").await?;
 
-    let mut sarah = User { id: 0, name: "Sarah C.".into() };
+    let mut sarah = User {
+        id: 0,
+        name: "Sarah C.".into(),
+    };
     sarah.insert(&db).await?;
-    let mut bob = User { id: 0, name: "Bob D.".into() };
+    let mut bob = User {
+        id: 0,
+        name: "Bob D.".into(),
+    };
     bob.insert(&db).await?;
 
     // db.users.find()
@@ -31,8 +37,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("{}", cursor.deserialize_current()?);
     }
     // db.counters.find()
-    let counter = db.collection::<BsonDocument>("counters").find_one(doc! { "_id": "userid" }).await?;
-    println!("counter: {}", counter.ok_or("the counter document is missing")?);
+    let counter = db
+        .collection::<BsonDocument>("counters")
+        .find_one(doc! { "_id": "userid" })
+        .await?;
+    println!(
+        "counter: {}",
+        counter.ok_or("the counter document is missing")?
+    );
 
     db.drop().await?;
     Ok(())

@@ -30,7 +30,12 @@ struct PlainDoc {
 }
 
 async fn counter_value(db: &mongodb::Database, name: &str) -> i64 {
-    let counter = db.collection::<BsonDocument>("counters").find_one(doc! { "_id": name }).await.unwrap().unwrap();
+    let counter = db
+        .collection::<BsonDocument>("counters")
+        .find_one(doc! { "_id": name })
+        .await
+        .unwrap()
+        .unwrap();
     match counter.get("seq") {
         Some(Bson::Int32(v)) => (*v).into(),
         Some(Bson::Int64(v)) => *v,
@@ -59,16 +64,27 @@ async fn plain_increment(db: &mongodb::Database, name: &str) -> i64 {
 async fn one_increment_per_block() {
     let counter = CommandCounter::new();
     let handler = counter.handler();
-    let db = test_db_with("block_round_trips", move |o| o.command_event_handler = Some(handler)).await;
+    let db = test_db_with("block_round_trips", move |o| {
+        o.command_event_handler = Some(handler)
+    })
+    .await;
     let mut ids = Vec::new();
     for n in 0..95 {
-        let mut doc = BlockDoc { id: 0, writer: "one".into(), n };
+        let mut doc = BlockDoc {
+            id: 0,
+            writer: "one".into(),
+            n,
+        };
         ids.push(doc.insert(&db).await.unwrap());
     }
     assert_eq!(ids, (1..=95).collect::<Vec<_>>());
     assert_eq!(counter.count("findAndModify"), 10, "95 ids in blocks of 10");
     assert_eq!(counter.count("insert"), 95);
-    assert_eq!(counter_value(&db, "multi_block").await, 100, "the counter holds the highest id reserved");
+    assert_eq!(
+        counter_value(&db, "multi_block").await,
+        100,
+        "the counter holds the highest id reserved"
+    );
     let stats = BlockDoc::stats(&db);
     assert_eq!((stats.reservations, stats.ids), (10, 95));
 }
@@ -77,27 +93,44 @@ async fn one_increment_per_block() {
 async fn waiting_tasks_share_one_refill() {
     let counter = CommandCounter::new();
     let handler = counter.handler();
-    let db = test_db_with("block_refills", move |o| o.command_event_handler = Some(handler)).await;
+    let db = test_db_with("block_refills", move |o| {
+        o.command_event_handler = Some(handler)
+    })
+    .await;
     let writes = insert_concurrently::<BlockDoc>(&db, "task", 64, 10).await;
     assert_eq!(writes.len(), 640);
     let trips = counter.count("findAndModify");
     let reserved = counter_value(&db, "multi_block").await;
     assert!(trips <= 64, "at most one $inc per 10 ids: {trips}");
-    assert!(reserved - 640 < 10, "no block wasted: {reserved} reserved for 640 ids");
+    assert!(
+        reserved - 640 < 10,
+        "no block wasted: {reserved} reserved for 640 ids"
+    );
 }
 
 #[tokio::test]
 async fn bulk_inserts_take_the_rest_of_the_block_then_whole_blocks_in_one_trip() {
     let counter = CommandCounter::new();
     let handler = counter.handler();
-    let db = test_db_with("block_bulk", move |o| o.command_event_handler = Some(handler)).await;
+    let db = test_db_with("block_bulk", move |o| {
+        o.command_event_handler = Some(handler)
+    })
+    .await;
     Order { id: None }.insert(&db).await.unwrap();
     let mut orders: Vec<Order> = (0..250).map(|_| Order { id: None }).collect();
     let ids = Order::insert_many(&mut orders, &db).await.unwrap();
     assert_eq!(ids, (2..=251).collect::<Vec<_>>());
-    assert_eq!(counter.count("findAndModify"), 2, "one for the first block, one for the 151 ids past it");
+    assert_eq!(
+        counter.count("findAndModify"),
+        2,
+        "one for the first block, one for the 151 ids past it"
+    );
     assert_eq!(counter_value(&db, "orders").await, 300);
-    assert_eq!(Order { id: None }.insert(&db).await.unwrap(), 252, "the rest stays in the live block");
+    assert_eq!(
+        Order { id: None }.insert(&db).await.unwrap(),
+        252,
+        "the rest stays in the live block"
+    );
     assert_eq!(counter.count("findAndModify"), 2);
 }
 
@@ -116,17 +149,43 @@ async fn plain_writers_share_the_sequence_and_ids_increase_in_a_process() {
     let db = test_db("block_pooled").await;
     let mut seen = Vec::new();
     for n in 0..30 {
-        seen.push(BlockDoc { id: 0, writer: "block".into(), n }.insert(&db).await.unwrap());
+        seen.push(
+            BlockDoc {
+                id: 0,
+                writer: "block".into(),
+                n,
+            }
+            .insert(&db)
+            .await
+            .unwrap(),
+        );
         if n % 4 == 0 {
             // The tutorial's getNextSequence and seqid's counters strategy.
             seen.push(plain_increment(&db, "multi_block").await);
-            seen.push(PlainDoc { id: 0, writer: "plain".into(), n }.insert(&db).await.unwrap());
+            seen.push(
+                PlainDoc {
+                    id: 0,
+                    writer: "plain".into(),
+                    n,
+                }
+                .insert(&db)
+                .await
+                .unwrap(),
+            );
         }
     }
     let unique: BTreeSet<i64> = seen.iter().copied().collect();
     assert_eq!(unique.len(), seen.len(), "no collision: {seen:?}");
-    let block_ids: Vec<i64> = stored_writes(&db, "multi_block").await.into_iter().filter(|(_, (w, _))| w == "block").map(|(id, _)| id).collect();
-    assert!(block_ids.windows(2).all(|w| w[0] < w[1]), "increasing within the process");
+    let block_ids: Vec<i64> = stored_writes(&db, "multi_block")
+        .await
+        .into_iter()
+        .filter(|(_, (w, _))| w == "block")
+        .map(|(id, _)| id)
+        .collect();
+    assert!(
+        block_ids.windows(2).all(|w| w[0] < w[1]),
+        "increasing within the process"
+    );
 }
 
 #[tokio::test]
@@ -135,10 +194,24 @@ async fn a_restart_leaves_a_gap_smaller_than_a_block() {
     let mut worker = Workers::spawn("block", &db, 1, 1, 3);
     worker.go();
     let from_worker = worker.finish().await;
-    assert_eq!(from_worker.keys().copied().collect::<Vec<_>>(), vec![1, 2, 3]);
-    assert_eq!(counter_value(&db, "multi_block").await, 10, "the worker reserved one block");
+    assert_eq!(
+        from_worker.keys().copied().collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
+    assert_eq!(
+        counter_value(&db, "multi_block").await,
+        10,
+        "the worker reserved one block"
+    );
     // This process starts its own block after the worker's, which ended with the worker.
-    let next = BlockDoc { id: 0, writer: "parent".into(), n: 0 }.insert(&db).await.unwrap();
+    let next = BlockDoc {
+        id: 0,
+        writer: "parent".into(),
+        n: 0,
+    }
+    .insert(&db)
+    .await
+    .unwrap();
     assert_eq!(next, 11);
     assert!(next - 3 - 1 < 10, "gap of at most block_size - 1 ids");
 }
@@ -162,9 +235,20 @@ async fn ids_are_unique_across_tasks_processes_and_a_plain_writer() {
     merge(&mut writes, workers.finish().await);
     let plain = plain.await.unwrap();
     assert_eq!(writes.len(), 640 + 3 * 16 * 25);
-    assert_eq!(stored_writes(&db, "multi_block").await, writes, "every document stored under its id");
+    assert_eq!(
+        stored_writes(&db, "multi_block").await,
+        writes,
+        "every document stored under its id"
+    );
     let plain_set: BTreeSet<i64> = plain.iter().copied().collect();
-    assert_eq!(plain_set.len(), plain.len(), "the plain writer's values are distinct");
+    assert_eq!(
+        plain_set.len(),
+        plain.len(),
+        "the plain writer's values are distinct"
+    );
     let overlap: Vec<&i64> = writes.keys().filter(|id| plain_set.contains(id)).collect();
-    assert!(overlap.is_empty(), "block ids handed out to the plain writer too: {overlap:?}");
+    assert!(
+        overlap.is_empty(),
+        "block ids handed out to the plain writer too: {overlap:?}"
+    );
 }

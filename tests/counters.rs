@@ -20,16 +20,26 @@ struct User {
 }
 
 fn user(name: &str) -> User {
-    User { id: 0, name: name.into() }
+    User {
+        id: 0,
+        name: name.into(),
+    }
 }
 
 async fn counter(db: &mongodb::Database, name: &str) -> Option<Bson> {
     let counters = db.collection::<BsonDocument>("counters");
-    counters.find_one(doc! { "_id": name }).await.unwrap().map(|c| c.get("seq").unwrap().clone())
+    counters
+        .find_one(doc! { "_id": name })
+        .await
+        .unwrap()
+        .map(|c| c.get("seq").unwrap().clone())
 }
 
 async fn count(db: &mongodb::Database, collection: &str) -> u64 {
-    db.collection::<BsonDocument>(collection).count_documents(doc! {}).await.unwrap()
+    db.collection::<BsonDocument>(collection)
+        .count_documents(doc! {})
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -44,10 +54,23 @@ async fn first_use_starts_at_one_and_stores_the_tutorial_layout() {
     let stored: Vec<User> = {
         use futures_util::TryStreamExt;
         let users = db.collection::<User>("users");
-        users.find(doc! {}).sort(doc! { "_id": 1 }).await.unwrap().try_collect().await.unwrap()
+        users
+            .find(doc! {})
+            .sort(doc! { "_id": 1 })
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap()
     };
     assert_eq!(stored, vec![sarah, bob]);
-    assert_eq!(counter(&db, "userid").await.as_ref().and_then(Bson::as_i64_like), Some(2));
+    assert_eq!(
+        counter(&db, "userid")
+            .await
+            .as_ref()
+            .and_then(Bson::as_i64_like),
+        Some(2)
+    );
 }
 
 /// Reads Int32 and Int64 alike (nx-27017 returns small Int64 values as Int32).
@@ -70,15 +93,33 @@ impl AsI64Like for Bson {
 async fn counters_written_by_other_tools_work() {
     let db = test_db("counters_other_tools").await;
     // The mongo shell writes Doubles: db.counters.insert({_id: "userid", seq: 0}).
-    for (seq, start) in [(Bson::Double(0.0), 0), (Bson::Int32(41), 41), (Bson::Int64(5_000_000_000), 5_000_000_000)] {
-        db.collection::<BsonDocument>("counters").delete_many(doc! {}).await.unwrap();
-        db.collection::<BsonDocument>("users").delete_many(doc! {}).await.unwrap();
+    for (seq, start) in [
+        (Bson::Double(0.0), 0),
+        (Bson::Int32(41), 41),
+        (Bson::Int64(5_000_000_000), 5_000_000_000),
+    ] {
+        db.collection::<BsonDocument>("counters")
+            .delete_many(doc! {})
+            .await
+            .unwrap();
+        db.collection::<BsonDocument>("users")
+            .delete_many(doc! {})
+            .await
+            .unwrap();
         db.collection::<BsonDocument>("counters")
             .insert_one(doc! { "_id": "userid", "seq": seq.clone() })
             .await
             .unwrap();
-        assert_eq!(user("a").insert(&db).await.unwrap(), start + 1, "counter written as {seq:?}");
-        assert_eq!(user("b").insert(&db).await.unwrap(), start + 2, "counter written as {seq:?}");
+        assert_eq!(
+            user("a").insert(&db).await.unwrap(),
+            start + 1,
+            "counter written as {seq:?}"
+        );
+        assert_eq!(
+            user("b").insert(&db).await.unwrap(),
+            start + 2,
+            "counter written as {seq:?}"
+        );
     }
 }
 
@@ -106,7 +147,10 @@ async fn a_counter_above_the_field_type_is_an_overflow_and_inserts_nothing() {
     assert_eq!(count(&db, "small").await, 0, "nothing inserted");
     // Bulk: every id is checked before anything is written.
     let mut many = vec![Small { id: 0 }, Small { id: 0 }];
-    assert!(matches!(Small::insert_many(&mut many, &db).await, Err(Error::Overflow { .. })));
+    assert!(matches!(
+        Small::insert_many(&mut many, &db).await,
+        Err(Error::Overflow { .. })
+    ));
     assert_eq!(count(&db, "small").await, 0, "nothing inserted");
 }
 
@@ -120,8 +164,15 @@ async fn a_counter_that_is_not_a_number_is_reported_with_its_value() {
     let mut u = user("a");
     let error = u.insert(&db).await.unwrap_err();
     match &error {
-        Error::CounterNotNumeric { sequence, counters, value } => {
-            assert_eq!((sequence.as_str(), counters.as_str()), ("userid", "counters"));
+        Error::CounterNotNumeric {
+            sequence,
+            counters,
+            value,
+        } => {
+            assert_eq!(
+                (sequence.as_str(), counters.as_str()),
+                ("userid", "counters")
+            );
             assert_eq!(value, &Bson::String("twelve".into()));
         }
         other => panic!("expected CounterNotNumeric, got {other:?}"),
@@ -134,19 +185,40 @@ async fn a_counter_that_is_not_a_number_is_reported_with_its_value() {
         .update_one(doc! { "_id": "userid" }, doc! { "$set": { "seq": 2.5 } })
         .await
         .unwrap();
-    assert!(matches!(u.insert(&db).await, Err(Error::CounterNotNumeric { value: Bson::Double(_), .. })));
+    assert!(matches!(
+        u.insert(&db).await,
+        Err(Error::CounterNotNumeric {
+            value: Bson::Double(_),
+            ..
+        })
+    ));
     assert_eq!(count(&db, "users").await, 0, "nothing inserted");
 }
 
 #[tokio::test]
 async fn a_document_that_already_has_an_id_is_refused_before_any_id_is_taken() {
     let db = test_db("counters_id_set").await;
-    let mut explicit = User { id: 77, name: "explicit".into() };
+    let mut explicit = User {
+        id: 77,
+        name: "explicit".into(),
+    };
     let error = explicit.insert(&db).await.unwrap_err();
-    assert!(matches!(error, Error::IdAlreadySet { value: 77, .. }), "{error:?}");
+    assert!(
+        matches!(error, Error::IdAlreadySet { value: 77, .. }),
+        "{error:?}"
+    );
     assert_eq!(counter(&db, "userid").await, None, "no id was taken");
-    let mut many = vec![user("a"), User { id: 5, name: "b".into() }];
-    assert!(matches!(User::insert_many(&mut many, &db).await, Err(Error::IdAlreadySet { value: 5, .. })));
+    let mut many = vec![
+        user("a"),
+        User {
+            id: 5,
+            name: "b".into(),
+        },
+    ];
+    assert!(matches!(
+        User::insert_many(&mut many, &db).await,
+        Err(Error::IdAlreadySet { value: 5, .. })
+    ));
     assert_eq!(counter(&db, "userid").await, None, "no id was taken");
     assert_eq!(count(&db, "users").await, 0);
 }
@@ -155,10 +227,18 @@ async fn a_document_that_already_has_an_id_is_refused_before_any_id_is_taken() {
 async fn a_duplicate_on_another_unique_index_is_an_error_not_a_retry() {
     let counter = CommandCounter::new();
     let handler = counter.handler();
-    let db = test_db_with("counters_unique", move |o| o.command_event_handler = Some(handler)).await;
+    let db = test_db_with("counters_unique", move |o| {
+        o.command_event_handler = Some(handler)
+    })
+    .await;
     let users = db.collection::<BsonDocument>("users");
     users
-        .create_index(IndexModel::builder().keys(doc! { "name": 1 }).options(IndexOptions::builder().unique(true).build()).build())
+        .create_index(
+            IndexModel::builder()
+                .keys(doc! { "name": 1 })
+                .options(IndexOptions::builder().unique(true).build())
+                .build(),
+        )
         .await
         .unwrap();
     user("Ada").insert(&db).await.unwrap();
@@ -166,12 +246,23 @@ async fn a_duplicate_on_another_unique_index_is_an_error_not_a_retry() {
     let mut again = user("Ada");
     let error = again.insert(&db).await.unwrap_err();
     match &error {
-        Error::DuplicateKey { sequence, collection, id, .. } => {
-            assert_eq!((sequence.as_str(), collection.as_str(), *id), ("userid", "users", 2));
+        Error::DuplicateKey {
+            sequence,
+            collection,
+            id,
+            ..
+        } => {
+            assert_eq!(
+                (sequence.as_str(), collection.as_str(), *id),
+                ("userid", "users", 2)
+            );
         }
         other => panic!("expected DuplicateKey, got {other:?}"),
     }
-    assert_eq!(again.id, 0, "the id field is unset again after a failed insert");
+    assert_eq!(
+        again.id, 0,
+        "the id field is unset again after a failed insert"
+    );
     assert_eq!(counter.count("insert"), 1, "not retried");
     assert_eq!(count(&db, "users").await, 1);
 }
@@ -180,7 +271,10 @@ async fn a_duplicate_on_another_unique_index_is_an_error_not_a_retry() {
 async fn insert_many_takes_all_ids_with_one_increment() {
     let counter = CommandCounter::new();
     let handler = counter.handler();
-    let db = test_db_with("counters_bulk", move |o| o.command_event_handler = Some(handler)).await;
+    let db = test_db_with("counters_bulk", move |o| {
+        o.command_event_handler = Some(handler)
+    })
+    .await;
     user("first").insert(&db).await.unwrap();
     counter.reset();
     let mut users: Vec<User> = (0..50).map(|i| user(&format!("u{i}"))).collect();
@@ -190,7 +284,10 @@ async fn insert_many_takes_all_ids_with_one_increment() {
     assert_eq!(counter.count("findAndModify"), 1, "one $inc for all ids");
     assert_eq!(counter.count("insert"), 1, "one insert_many");
     assert_eq!(count(&db, "users").await, 51);
-    assert_eq!(User::insert_many(&mut [], &db).await.unwrap(), Vec::<i64>::new());
+    assert_eq!(
+        User::insert_many(&mut [], &db).await.unwrap(),
+        Vec::<i64>::new()
+    );
 }
 
 #[tokio::test]
@@ -198,26 +295,64 @@ async fn insert_many_says_which_documents_were_stored() {
     let db = test_db("counters_bulk_partial").await;
     let users = db.collection::<BsonDocument>("users");
     users
-        .create_index(IndexModel::builder().keys(doc! { "name": 1 }).options(IndexOptions::builder().unique(true).build()).build())
+        .create_index(
+            IndexModel::builder()
+                .keys(doc! { "name": 1 })
+                .options(IndexOptions::builder().unique(true).build())
+                .build(),
+        )
         .await
         .unwrap();
     user("taken").insert(&db).await.unwrap();
-    let mut batch = vec![user("a"), user("taken"), user("b"), user("taken"), user("c")];
+    let mut batch = vec![
+        user("a"),
+        user("taken"),
+        user("b"),
+        user("taken"),
+        user("c"),
+    ];
     let error = User::insert_many(&mut batch, &db).await.unwrap_err();
-    let Error::Bulk(bulk) = &error else { panic!("expected Bulk, got {error:?}") };
+    let Error::Bulk(bulk) = &error else {
+        panic!("expected Bulk, got {error:?}")
+    };
     assert_eq!(bulk.inserted, vec![0, 2, 4]);
-    assert_eq!(bulk.failed.iter().map(|f| (f.index, f.id, f.code)).collect::<Vec<_>>(), vec![(1, 3, Some(11000)), (3, 5, Some(11000))]);
+    assert_eq!(
+        bulk.failed
+            .iter()
+            .map(|f| (f.index, f.id, f.code))
+            .collect::<Vec<_>>(),
+        vec![(1, 3, Some(11000)), (3, 5, Some(11000))]
+    );
     assert!(bulk.unknown.is_empty());
     assert!(error.to_string().contains("stored 3 of 5"), "{error}");
     // Stored documents keep their ids; refused ones are unset so they can be fixed and retried.
-    assert_eq!(batch.iter().map(|u| u.id).collect::<Vec<_>>(), vec![2, 0, 4, 0, 6]);
+    assert_eq!(
+        batch.iter().map(|u| u.id).collect::<Vec<_>>(),
+        vec![2, 0, 4, 0, 6]
+    );
     let stored = stored_names(&db).await;
-    assert_eq!(stored, vec![(1, "taken".into()), (2, "a".into()), (4, "b".into()), (6, "c".into())]);
+    assert_eq!(
+        stored,
+        vec![
+            (1, "taken".into()),
+            (2, "a".into()),
+            (4, "b".into()),
+            (6, "c".into())
+        ]
+    );
 }
 
 async fn stored_names(db: &mongodb::Database) -> Vec<(i64, String)> {
     use futures_util::TryStreamExt;
-    let users: Vec<User> = db.collection::<User>("users").find(doc! {}).sort(doc! { "_id": 1 }).await.unwrap().try_collect().await.unwrap();
+    let users: Vec<User> = db
+        .collection::<User>("users")
+        .find(doc! {})
+        .sort(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
     users.into_iter().map(|u| (u.id, u.name)).collect()
 }
 
@@ -225,16 +360,27 @@ async fn stored_names(db: &mongodb::Database) -> Vec<(i64, String)> {
 async fn every_supported_id_type_is_filled() {
     #[derive(Serialize, Document)]
     #[seq_id("types", collection = "types_i32")]
-    struct I32 { #[serde(rename = "_id")] id: i32 }
+    struct I32 {
+        #[serde(rename = "_id")]
+        id: i32,
+    }
     #[derive(Serialize, Document)]
     #[seq_id("types", collection = "types_u32")]
-    struct U32 { #[serde(rename = "_id")] id: u32 }
+    struct U32 {
+        #[serde(rename = "_id")]
+        id: u32,
+    }
     #[derive(Serialize, Document)]
     #[seq_id("types", collection = "types_opt_i64")]
-    struct OptI64 { #[serde(rename = "_id", skip_serializing_if = "Option::is_none")] id: Option<i64> }
+    struct OptI64 {
+        #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+        id: Option<i64>,
+    }
     #[derive(Serialize, Document)]
     #[seq_id("types", collection = "types_opt_u32")]
-    struct OptU32 { _id: Option<u32> }
+    struct OptU32 {
+        _id: Option<u32>,
+    }
 
     let db = test_db("counters_types").await;
     let mut a = I32 { id: 0 };
@@ -248,10 +394,27 @@ async fn every_supported_id_type_is_filled() {
     assert_eq!(d.insert(&db).await.unwrap(), 4_u32);
     assert_eq!(d._id, Some(4));
     let mut set = OptU32 { _id: Some(9) };
-    assert!(matches!(set.insert(&db).await, Err(Error::IdAlreadySet { value: 9, .. })));
-    for (collection, id) in [("types_i32", 1), ("types_u32", 2), ("types_opt_i64", 3), ("types_opt_u32", 4)] {
-        let stored = db.collection::<BsonDocument>(collection).find_one(doc! {}).await.unwrap().unwrap();
-        assert_eq!(stored.get("_id").and_then(Bson::as_i64_like), Some(id), "{collection}");
+    assert!(matches!(
+        set.insert(&db).await,
+        Err(Error::IdAlreadySet { value: 9, .. })
+    ));
+    for (collection, id) in [
+        ("types_i32", 1),
+        ("types_u32", 2),
+        ("types_opt_i64", 3),
+        ("types_opt_u32", 4),
+    ] {
+        let stored = db
+            .collection::<BsonDocument>(collection)
+            .find_one(doc! {})
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            stored.get("_id").and_then(Bson::as_i64_like),
+            Some(id),
+            "{collection}"
+        );
     }
 }
 
@@ -269,8 +432,19 @@ async fn the_insert_future_is_send_and_runs_in_spawned_tasks() {
 async fn sixty_four_tasks_get_exactly_one_to_3200() {
     let db = test_db("counters_concurrent").await;
     let writes = insert_concurrently::<CountedDoc>(&db, "task", 64, 50).await;
-    assert_eq!(writes.keys().copied().collect::<std::collections::BTreeSet<_>>(), one_to(3200), "no gap, no duplicate");
-    assert_eq!(stored_writes(&db, "multi_counters").await, writes, "every document stored under the id it was given");
+    assert_eq!(
+        writes
+            .keys()
+            .copied()
+            .collect::<std::collections::BTreeSet<_>>(),
+        one_to(3200),
+        "no gap, no duplicate"
+    );
+    assert_eq!(
+        stored_writes(&db, "multi_counters").await,
+        writes,
+        "every document stored under the id it was given"
+    );
     let stats = CountedDoc::stats(&db);
     assert_eq!(stats.ids, 3200);
     assert!(stats.reservations <= 3200, "{stats:?}");
@@ -283,6 +457,12 @@ async fn several_processes_share_one_counter() {
     workers.go();
     let mut writes = insert_concurrently::<CountedDoc>(&db, "parent", 16, 40).await;
     merge(&mut writes, workers.finish().await);
-    assert_eq!(writes.keys().copied().collect::<std::collections::BTreeSet<_>>(), one_to(3 * 16 * 40));
+    assert_eq!(
+        writes
+            .keys()
+            .copied()
+            .collect::<std::collections::BTreeSet<_>>(),
+        one_to(3 * 16 * 40)
+    );
     assert_eq!(stored_writes(&db, "multi_counters").await, writes);
 }

@@ -22,7 +22,12 @@ struct Ticket {
 }
 
 #[derive(Debug, Clone, Serialize, Document)]
-#[seq_id("ticket", collection = "tickets", strategy = "optimistic", max_attempts = 2)]
+#[seq_id(
+    "ticket",
+    collection = "tickets",
+    strategy = "optimistic",
+    max_attempts = 2
+)]
 struct ImpatientTicket {
     #[serde(rename = "_id")]
     id: i64,
@@ -30,7 +35,10 @@ struct ImpatientTicket {
 }
 
 fn ticket(title: &str) -> Ticket {
-    Ticket { id: 0, title: title.into() }
+    Ticket {
+        id: 0,
+        title: title.into(),
+    }
 }
 
 fn raw(db: &mongodb::Database) -> mongodb::Collection<BsonDocument> {
@@ -43,7 +51,10 @@ async fn an_empty_collection_starts_at_one_and_ids_follow_the_largest() {
     assert_eq!(ticket("a").insert(&db).await.unwrap(), 1);
     assert_eq!(ticket("b").insert(&db).await.unwrap(), 2);
     let names: Vec<String> = db.list_collection_names().await.unwrap();
-    assert!(!names.iter().any(|n| n == "counters"), "no counters collection: {names:?}");
+    assert!(
+        !names.iter().any(|n| n == "counters"),
+        "no counters collection: {names:?}"
+    );
 }
 
 #[tokio::test]
@@ -62,7 +73,11 @@ async fn non_numeric_and_mixed_numeric_ids_are_handled() {
     // Strings and ObjectIds sort above numbers, and are ignored.
     assert_eq!(ticket("a").insert(&db).await.unwrap(), 8);
     raw(&db).insert_one(doc! { "_id": 20.5 }).await.unwrap();
-    assert_eq!(ticket("b").insert(&db).await.unwrap(), 21, "a Double id counts by its floor");
+    assert_eq!(
+        ticket("b").insert(&db).await.unwrap(),
+        21,
+        "a Double id counts by its floor"
+    );
     assert_eq!(raw(&db).count_documents(doc! {}).await.unwrap(), 8);
 }
 
@@ -70,36 +85,84 @@ async fn non_numeric_and_mixed_numeric_ids_are_handled() {
 async fn a_taken_id_is_retried_with_a_fresh_maximum() {
     let thief = Thief::new("tickets", 1);
     let handler = thief.handler();
-    let db = test_db_with("optimistic_retry", move |o| o.command_event_handler = Some(handler)).await;
+    let db = test_db_with("optimistic_retry", move |o| {
+        o.command_event_handler = Some(handler)
+    })
+    .await;
     let mut t = ticket("mine");
     let id = t.insert(&db).await.unwrap();
     assert_eq!(thief.stolen(), vec![1], "the first candidate was taken");
     assert_eq!(id, 2, "retried with the next id");
     assert_eq!(Ticket::stats(&db).retries, 1);
     let stolen = raw(&db).find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
-    assert_eq!(stolen.get_bool("thief"), Ok(true), "the other writer's document is untouched");
+    assert_eq!(
+        stolen.get_bool("thief"),
+        Ok(true),
+        "the other writer's document is untouched"
+    );
 }
 
 #[tokio::test]
 async fn retries_are_bounded_by_the_attribute_and_the_option() {
     let thief = Thief::new("tickets", usize::MAX);
     let handler = thief.handler();
-    let db = test_db_with("optimistic_bounded", move |o| o.command_event_handler = Some(handler)).await;
+    let db = test_db_with("optimistic_bounded", move |o| {
+        o.command_event_handler = Some(handler)
+    })
+    .await;
 
-    let mut impatient = ImpatientTicket { id: 0, title: "x".into() };
+    let mut impatient = ImpatientTicket {
+        id: 0,
+        title: "x".into(),
+    };
     let error = impatient.insert(&db).await.unwrap_err();
-    assert!(matches!(&error, Error::RetriesExhausted { attempts: 2, last_id: 2, .. }), "{error:?}");
+    assert!(
+        matches!(
+            &error,
+            Error::RetriesExhausted {
+                attempts: 2,
+                last_id: 2,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("after 2 attempts"), "{error}");
     assert_eq!(impatient.id, 0);
     assert_eq!(thief.inserts(), 2, "max_attempts = 2 in the attribute");
 
     let mut t = ticket("y");
-    let error = t.insert_with(&db, InsertOptions::new().max_attempts(3)).await.unwrap_err();
-    assert!(matches!(&error, Error::RetriesExhausted { attempts: 3, last_id: 5, .. }), "{error:?}");
+    let error = t
+        .insert_with(&db, InsertOptions::new().max_attempts(3))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            Error::RetriesExhausted {
+                attempts: 3,
+                last_id: 5,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
     assert_eq!(thief.inserts(), 5, "max_attempts = 3 given at run time");
 
-    let error = t.insert_with(&db, InsertOptions::new().max_attempts(0)).await.unwrap_err();
-    assert!(matches!(&error, Error::InvalidOption { option: "max_attempts", .. }), "{error:?}");
+    let error = t
+        .insert_with(&db, InsertOptions::new().max_attempts(0))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            Error::InvalidOption {
+                option: "max_attempts",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
     assert_eq!(thief.inserts(), 5);
 }
 
@@ -107,16 +170,27 @@ async fn retries_are_bounded_by_the_attribute_and_the_option() {
 async fn a_duplicate_on_another_unique_index_is_returned_at_once() {
     let counter = CommandCounter::new();
     let handler = counter.handler();
-    let db = test_db_with("optimistic_unique", move |o| o.command_event_handler = Some(handler)).await;
+    let db = test_db_with("optimistic_unique", move |o| {
+        o.command_event_handler = Some(handler)
+    })
+    .await;
     raw(&db)
-        .create_index(IndexModel::builder().keys(doc! { "title": 1 }).options(IndexOptions::builder().unique(true).build()).build())
+        .create_index(
+            IndexModel::builder()
+                .keys(doc! { "title": 1 })
+                .options(IndexOptions::builder().unique(true).build())
+                .build(),
+        )
         .await
         .unwrap();
     ticket("same").insert(&db).await.unwrap();
     counter.reset();
     let mut again = ticket("same");
     let error = again.insert(&db).await.unwrap_err();
-    assert!(matches!(&error, Error::DuplicateKey { id: 2, .. }), "{error:?}");
+    assert!(
+        matches!(&error, Error::DuplicateKey { id: 2, .. }),
+        "{error:?}"
+    );
     assert_eq!(counter.count("insert"), 1, "not retried");
     assert_eq!(Ticket::stats(&db).retries, 0);
 }
@@ -127,7 +201,10 @@ async fn other_errors_are_returned_not_swallowed() {
     // Larger than the 16 MiB BSON limit: refused, and not a duplicate.
     let mut huge = ticket(&"x".repeat(17 * 1024 * 1024));
     let error = huge.insert(&db).await.unwrap_err();
-    assert!(matches!(&error, Error::Driver { sequence, .. } if sequence == "ticket"), "{error:?}");
+    assert!(
+        matches!(&error, Error::Driver { sequence, .. } if sequence == "ticket"),
+        "{error:?}"
+    );
     assert_eq!(huge.id, 0);
     assert_eq!(raw(&db).count_documents(doc! {}).await.unwrap(), 0);
     // The failed id is free again: ids stay dense.
@@ -138,7 +215,10 @@ async fn other_errors_are_returned_not_swallowed() {
 async fn insert_many_keeps_what_was_stored_and_retries_only_taken_ids() {
     let thief = Thief::new("tickets", 2);
     let handler = thief.handler();
-    let db = test_db_with("optimistic_bulk", move |o| o.command_event_handler = Some(handler)).await;
+    let db = test_db_with("optimistic_bulk", move |o| {
+        o.command_event_handler = Some(handler)
+    })
+    .await;
     ticket("first").insert(&db).await.unwrap();
     let mut batch: Vec<Ticket> = (0..5).map(|i| ticket(&format!("t{i}"))).collect();
     let ids = Ticket::insert_many(&mut batch, &db).await.unwrap();
@@ -161,7 +241,9 @@ async fn other_writers_with_explicit_ids_are_stepped_over() {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             for id in 10..20_i64 {
                 // Some of these ids may already be taken by seqid: that is fine.
-                let _ = coll.insert_one(doc! { "_id": id, "writer": "script", "n": id as i32 }).await;
+                let _ = coll
+                    .insert_one(doc! { "_id": id, "writer": "script", "n": id as i32 })
+                    .await;
             }
         }
     });
@@ -171,10 +253,21 @@ async fn other_writers_with_explicit_ids_are_stepped_over() {
     for (id, who) in &writes {
         assert_eq!(stored.get(id), Some(who), "id {id}");
     }
-    let script: Vec<i64> = stored.iter().filter(|(_, (w, _))| w == "script").map(|(id, _)| *id).collect();
-    assert!(script.iter().all(|id| (10..20).contains(id)) && !writes.keys().any(|id| script.contains(id)));
+    let script: Vec<i64> = stored
+        .iter()
+        .filter(|(_, (w, _))| w == "script")
+        .map(|(id, _)| *id)
+        .collect();
+    assert!(
+        script.iter().all(|id| (10..20).contains(id))
+            && !writes.keys().any(|id| script.contains(id))
+    );
     assert_eq!(writes.len(), 320, "every insert succeeded");
-    assert_eq!(stored.len(), 320 + script.len(), "no document lost or stored twice");
+    assert_eq!(
+        stored.len(),
+        320 + script.len(),
+        "no document lost or stored twice"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -186,7 +279,11 @@ async fn tasks_and_processes_get_exactly_one_to_n() {
     let in_process = OptimisticDoc::stats(&db);
     merge(&mut writes, workers.finish().await);
     let n = 32 * 25 + 2 * 8 * 25;
-    assert_eq!(writes.keys().copied().collect::<BTreeSet<_>>(), one_to(n), "dense, no duplicate");
+    assert_eq!(
+        writes.keys().copied().collect::<BTreeSet<_>>(),
+        one_to(n),
+        "dense, no duplicate"
+    );
     assert_eq!(stored_writes(&db, "multi_optimistic").await, writes);
     println!("optimistic, 32 tasks + 2 processes: {in_process:?}");
 }
@@ -197,6 +294,12 @@ async fn tasks_of_one_process_do_not_collide() {
     let writes = insert_concurrently::<OptimisticDoc>(&db, "task", 32, 20).await;
     assert_eq!(writes.keys().copied().collect::<BTreeSet<_>>(), one_to(640));
     let stats = OptimisticDoc::stats(&db);
-    assert_eq!(stats.retries, 0, "in-process candidates are distinct: {stats:?}");
-    assert!(stats.reservations < 640, "waiting tasks share maximum queries: {stats:?}");
+    assert_eq!(
+        stats.retries, 0,
+        "in-process candidates are distinct: {stats:?}"
+    );
+    assert!(
+        stats.reservations < 640,
+        "waiting tasks share maximum queries: {stats:?}"
+    );
 }

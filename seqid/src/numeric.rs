@@ -15,7 +15,9 @@ pub(crate) fn integral(value: &Bson) -> Option<i64> {
         Bson::Double(v) => exact(*v),
         Bson::Decimal128(v) => {
             let text = v.to_string();
-            text.parse::<i64>().ok().or_else(|| text.parse::<f64>().ok().and_then(exact))
+            text.parse::<i64>()
+                .ok()
+                .or_else(|| text.parse::<f64>().ok().and_then(exact))
         }
         _ => None,
     }

@@ -18,10 +18,16 @@ const DEADLINE: Duration = Duration::from_secs(300);
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [strategy, database, writer, tasks, per_task] = &args[..] else {
-        fail("usage: seqid-worker <counters|optimistic|block> <database> <writer> <tasks> <per-task>");
+        fail(
+            "usage: seqid-worker <counters|optimistic|block> <database> <writer> <tasks> <per-task>",
+        );
     };
-    let tasks: usize = tasks.parse().unwrap_or_else(|_| fail("tasks must be a number"));
-    let per_task: u32 = per_task.parse().unwrap_or_else(|_| fail("per-task must be a number"));
+    let tasks: usize = tasks
+        .parse()
+        .unwrap_or_else(|_| fail("tasks must be a number"));
+    let per_task: u32 = per_task
+        .parse()
+        .unwrap_or_else(|_| fail("per-task must be a number"));
     let uri = std::env::var("MONGODB_URI").unwrap_or_else(|_| fail("MONGODB_URI is not set"));
     let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| fail(&e.to_string()));
     let result = runtime.block_on(async {
@@ -39,7 +45,9 @@ fn main() {
                 other => fail(&format!("unknown strategy {other}")),
             }
         };
-        tokio::time::timeout(DEADLINE, run).await.map_err(|_| "deadline passed")?
+        tokio::time::timeout(DEADLINE, run)
+            .await
+            .map_err(|_| "deadline passed")?
     });
     if let Err(error) = result {
         fail(&error.to_string());

@@ -24,7 +24,12 @@ pub fn id_of<T: seqid::Document>(value: IdValue<T>) -> i64 {
 
 /// Inserts `per_task` documents from each of `tasks` tokio tasks; returns who got which
 /// id, failing on any duplicate.
-pub async fn insert_concurrently<T: Written>(db: &Database, label: &str, tasks: usize, per_task: u32) -> Writes {
+pub async fn insert_concurrently<T: Written>(
+    db: &Database,
+    label: &str,
+    tasks: usize,
+    per_task: u32,
+) -> Writes {
     let handles: Vec<_> = (0..tasks)
         .map(|task| {
             let (db, writer) = (db.clone(), format!("{label}-{task}"));
@@ -32,7 +37,10 @@ pub async fn insert_concurrently<T: Written>(db: &Database, label: &str, tasks: 
                 let mut ids = Vec::new();
                 for n in 0..per_task {
                     let mut doc = T::written(&writer, n);
-                    let id = doc.insert(&db).await.unwrap_or_else(|e| panic!("{writer} #{n}: {e}"));
+                    let id = doc
+                        .insert(&db)
+                        .await
+                        .unwrap_or_else(|e| panic!("{writer} #{n}: {e}"));
                     ids.push((id_of::<T>(id), (writer.clone(), n)));
                 }
                 ids
@@ -53,7 +61,14 @@ pub async fn insert_concurrently<T: Written>(db: &Database, label: &str, tasks: 
 /// Reads every document of `collection` as `_id -> (writer, n)`, failing on any `_id`
 /// that is not an integer.
 pub async fn stored_writes(db: &Database, collection: &str) -> Writes {
-    let docs: Vec<BsonDocument> = db.collection(collection).find(doc! {}).await.unwrap().try_collect().await.unwrap();
+    let docs: Vec<BsonDocument> = db
+        .collection(collection)
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
     docs.iter()
         .map(|d| {
             let id = match d.get("_id") {
@@ -61,7 +76,13 @@ pub async fn stored_writes(db: &Database, collection: &str) -> Writes {
                 Some(Bson::Int64(v)) => *v,
                 other => panic!("unexpected _id {other:?}"),
             };
-            (id, (d.get_str("writer").unwrap().to_owned(), d.get_i32("n").unwrap() as u32))
+            (
+                id,
+                (
+                    d.get_str("writer").unwrap().to_owned(),
+                    d.get_i32("n").unwrap() as u32,
+                ),
+            )
         })
         .collect()
 }
@@ -82,12 +103,24 @@ pub struct Workers {
 }
 
 impl Workers {
-    pub fn spawn(strategy: &str, db: &Database, processes: usize, tasks: usize, per_task: u32) -> Self {
+    pub fn spawn(
+        strategy: &str,
+        db: &Database,
+        processes: usize,
+        tasks: usize,
+        per_task: u32,
+    ) -> Self {
         let uri = seqid_harness::server_uri().unwrap_or_else(|e| panic!("{e}"));
         let children = (0..processes)
             .map(|p| {
                 let mut child = Command::new(env!("CARGO_BIN_EXE_seqid-worker"))
-                    .args([strategy, db.name(), &format!("process{p}"), &tasks.to_string(), &per_task.to_string()])
+                    .args([
+                        strategy,
+                        db.name(),
+                        &format!("process{p}"),
+                        &tasks.to_string(),
+                        &per_task.to_string(),
+                    ])
                     .env("MONGODB_URI", &uri)
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
@@ -95,7 +128,9 @@ impl Workers {
                     .expect("start seqid-worker");
                 let stdin = child.stdin.take();
                 let mut ready = String::new();
-                BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut ready).unwrap();
+                BufReader::new(child.stdout.as_mut().unwrap())
+                    .read_line(&mut ready)
+                    .unwrap();
                 assert_eq!(ready.trim(), "ready", "worker {p} did not connect");
                 (child, stdin)
             })
@@ -117,7 +152,11 @@ impl Workers {
             let mut writes = Writes::new();
             for (child, _) in self.children {
                 let output = child.wait_with_output().unwrap();
-                assert!(output.status.success(), "a worker failed: {:?}", output.status);
+                assert!(
+                    output.status.success(),
+                    "a worker failed: {:?}",
+                    output.status
+                );
                 for line in String::from_utf8(output.stdout).unwrap().lines() {
                     let mut fields = line.split(' ');
                     let id: i64 = fields.next().unwrap().parse().unwrap();
@@ -160,7 +199,9 @@ impl Thief {
         })
     }
 
-    pub fn handler(self: &std::sync::Arc<Self>) -> mongodb::event::EventHandler<mongodb::event::command::CommandEvent> {
+    pub fn handler(
+        self: &std::sync::Arc<Self>,
+    ) -> mongodb::event::EventHandler<mongodb::event::command::CommandEvent> {
         let thief = self.clone();
         mongodb::event::EventHandler::callback(move |event| {
             if let mongodb::event::command::CommandEvent::Started(started) = event {
@@ -181,25 +222,40 @@ impl Thief {
 
     fn on_started(&self, started: &mongodb::event::command::CommandStartedEvent) {
         use std::sync::atomic::Ordering;
-        if started.command_name != "insert" || started.command.get_str("insert") != Ok(self.collection.as_str()) {
+        if started.command_name != "insert"
+            || started.command.get_str("insert") != Ok(self.collection.as_str())
+        {
             return;
         }
         self.inserts.fetch_add(1, Ordering::SeqCst);
-        let Ok(documents) = started.command.get_array("documents") else { return };
+        let Ok(documents) = started.command.get_array("documents") else {
+            return;
+        };
         for document in documents {
-            let Some(id) = document.as_document().and_then(|d| d.get("_id")).cloned() else { continue };
-            if self.steals.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_err() {
+            let Some(id) = document.as_document().and_then(|d| d.get("_id")).cloned() else {
+                continue;
+            };
+            if self
+                .steals
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_err()
+            {
                 return;
             }
             let (db, collection) = (started.db.clone(), self.collection.clone());
             let uri = seqid_harness::server_uri().unwrap();
             // Blocking here holds the driver's insert back until the thief's is stored.
             std::thread::spawn(move || {
-                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
                 runtime.block_on(async {
                     let client = mongodb::Client::with_uri_str(&uri).await.unwrap();
                     let coll = client.database(&db).collection::<BsonDocument>(&collection);
-                    coll.insert_one(doc! { "_id": id, "thief": true }).await.unwrap();
+                    coll.insert_one(doc! { "_id": id, "thief": true })
+                        .await
+                        .unwrap();
                 })
             })
             .join()

@@ -14,7 +14,12 @@ pub struct CountedDoc {
 
 /// Written by several processes at once with the optimistic loop.
 #[derive(Debug, Clone, Serialize, Deserialize, seqid::Document)]
-#[seq_id("multi_optimistic", collection = "multi_optimistic", strategy = "optimistic", max_attempts = 64)]
+#[seq_id(
+    "multi_optimistic",
+    collection = "multi_optimistic",
+    strategy = "optimistic",
+    max_attempts = 64
+)]
 pub struct OptimisticDoc {
     #[serde(rename = "_id")]
     pub id: i64,
@@ -24,7 +29,12 @@ pub struct OptimisticDoc {
 
 /// Written by several processes at once with blocks of 10 ids.
 #[derive(Debug, Clone, Serialize, Deserialize, seqid::Document)]
-#[seq_id("multi_block", collection = "multi_block", strategy = "block", block_size = 10)]
+#[seq_id(
+    "multi_block",
+    collection = "multi_block",
+    strategy = "block",
+    block_size = 10
+)]
 pub struct BlockDoc {
     #[serde(rename = "_id")]
     pub id: i64,
