@@ -1,0 +1,117 @@
+//! The derive input as seqid sees it: the container, its fields, and the `_id` field.
+
+use proc_macro2::Span;
+use syn::ext::IdentExt;
+use syn::{DeriveInput, Generics, Ident, Type};
+
+use crate::attr::{SeqId, SerdeContainer, SerdeField};
+use crate::ctxt::Ctxt;
+
+pub struct Container<'a> {
+    pub ident: &'a Ident,
+    pub generics: &'a Generics,
+    /// `None` when the attribute is missing (already reported).
+    pub seq_id: Option<SeqId>,
+    pub data: Data<'a>,
+}
+
+pub enum Data<'a> {
+    /// A struct with named fields, the only shape a document can have.
+    Struct(Vec<Field<'a>>),
+    /// A tuple or unit struct: rejected, but it can still carry a stand-in impl.
+    OtherStruct,
+    /// An enum or a union: rejected, and no impl is emitted at all.
+    NotStruct,
+}
+
+pub struct Field<'a> {
+    pub ident: &'a Ident,
+    pub ty: &'a Type,
+    pub serde: SerdeField,
+    /// The key serde writes the field under.
+    pub ser_name: String,
+    /// What decides that key: the `rename` literal if any, else the field name.
+    pub ser_name_span: Span,
+}
+
+impl<'a> Container<'a> {
+    /// Reads the input, reporting the errors found on the way to `cx`.
+    pub fn from_ast(cx: &Ctxt, input: &'a DeriveInput) -> Container<'a> {
+        let seq_id = SeqId::from_attrs(cx, &input.attrs, &input.ident);
+        let serde = SerdeContainer::from_attrs(&input.attrs);
+        let data = match &input.data {
+            syn::Data::Struct(data) => match &data.fields {
+                syn::Fields::Named(fields) => Data::Struct(
+                    fields
+                        .named
+                        .iter()
+                        .filter_map(|field| Field::from_ast(field, &serde))
+                        .collect(),
+                ),
+                syn::Fields::Unnamed(fields) => {
+                    cx.error_spanned_by(fields, NAMED_FIELDS);
+                    Data::OtherStruct
+                }
+                syn::Fields::Unit => {
+                    cx.error_spanned_by(&input.ident, NAMED_FIELDS);
+                    Data::OtherStruct
+                }
+            },
+            syn::Data::Enum(data) => {
+                cx.error_spanned_by(data.enum_token, NAMED_FIELDS);
+                Data::NotStruct
+            }
+            syn::Data::Union(data) => {
+                cx.error_spanned_by(data.union_token, NAMED_FIELDS);
+                Data::NotStruct
+            }
+        };
+        Container {
+            ident: &input.ident,
+            generics: &input.generics,
+            seq_id,
+            data,
+        }
+    }
+
+    /// The field serialized as `_id`: the first one, if several claim it (an error).
+    pub fn id_field(&self) -> Option<&Field<'a>> {
+        match &self.data {
+            Data::Struct(fields) => fields.iter().find(|field| field.is_id()),
+            Data::OtherStruct | Data::NotStruct => None,
+        }
+    }
+}
+
+const NAMED_FIELDS: &str = "`Document` can only be derived for a struct with named fields, \
+                            one of them serialized as `_id`";
+
+impl<'a> Field<'a> {
+    fn from_ast(field: &'a syn::Field, container: &SerdeContainer) -> Option<Field<'a>> {
+        // Named fields always have an ident; the filter only keeps this total.
+        let ident = field.ident.as_ref()?;
+        let serde = SerdeField::from_attrs(&field.attrs);
+        let (ser_name, ser_name_span) = match &serde.rename {
+            Some(lit) => (lit.value(), lit.span()),
+            None => {
+                let name = ident.unraw().to_string();
+                let name = match container.rename_all {
+                    Some(rule) => rule.apply_to_field(&name),
+                    None => name,
+                };
+                (name, ident.span())
+            }
+        };
+        Some(Field {
+            ident,
+            ty: &field.ty,
+            serde,
+            ser_name,
+            ser_name_span,
+        })
+    }
+
+    pub fn is_id(&self) -> bool {
+        self.ser_name == "_id"
+    }
+}

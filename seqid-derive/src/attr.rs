@@ -1,0 +1,353 @@
+//! Reading `#[seq_id(...)]` and the few `#[serde(...)]` keys that decide the `_id` field,
+//! into typed values that keep their spans for error messages.
+
+use proc_macro2::TokenTree;
+use syn::ext::IdentExt;
+use syn::parse::ParseStream;
+use syn::{Attribute, Expr, Ident, Lit, LitStr, Meta, Token, UnOp};
+
+use crate::case::RenameRule;
+use crate::ctxt::Ctxt;
+
+/// The keys `#[seq_id]` accepts after the name, for the "unknown key" message.
+const KEYS: &str = "`collection`, `counters`, `strategy`, `max_attempts`, `block_size`";
+
+/// A `key = value` setting. `value` is `None` when the value was invalid: that error is
+/// already reported, and checks that depend on the value are skipped rather than piled on.
+pub struct Setting<T> {
+    pub key: Ident,
+    pub value: Option<T>,
+}
+
+/// The `strategy = "..."` names.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum StrategyKind {
+    Counters,
+    Optimistic,
+    Block,
+}
+
+impl StrategyKind {
+    const ALL: [StrategyKind; 3] = [Self::Counters, Self::Optimistic, Self::Block];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Counters => "counters",
+            Self::Optimistic => "optimistic",
+            Self::Block => "block",
+        }
+    }
+}
+
+/// `#[seq_id("name", key = value, ...)]`, each part as written. Absent keys take their
+/// defaults at expansion.
+#[derive(Default)]
+pub struct SeqId {
+    pub name: Option<LitStr>,
+    pub collection: Option<Setting<LitStr>>,
+    pub counters: Option<Setting<LitStr>>,
+    pub strategy: Option<Setting<StrategyKind>>,
+    pub max_attempts: Option<Setting<u32>>,
+    pub block_size: Option<Setting<u32>>,
+}
+
+impl SeqId {
+    /// Reads the single `#[seq_id]` of a container; `None` (with an error) when it has none.
+    pub fn from_attrs(cx: &Ctxt, attrs: &[Attribute], ident: &Ident) -> Option<SeqId> {
+        let mut found = attrs.iter().filter(|attr| attr.path().is_ident("seq_id"));
+        let Some(first) = found.next() else {
+            cx.error_spanned_by(
+                ident,
+                format!(
+                    "missing #[seq_id(...)] on `{ident}`: add #[seq_id(\"name\")] to name the \
+                     sequence its ids are taken from"
+                ),
+            );
+            return None;
+        };
+        for repeated in found {
+            cx.error_spanned_by(
+                repeated,
+                "duplicate #[seq_id] attribute: a type draws its ids from one sequence",
+            );
+        }
+        let mut seq_id = SeqId::default();
+        seq_id.parse(cx, first);
+        Some(seq_id)
+    }
+
+    fn parse(&mut self, cx: &Ctxt, attr: &Attribute) {
+        let list = match &attr.meta {
+            Meta::List(list) => list,
+            Meta::Path(path) => {
+                cx.error_spanned_by(path, MISSING_NAME);
+                return;
+            }
+            Meta::NameValue(meta) => {
+                cx.error_spanned_by(
+                    meta,
+                    "the arguments of #[seq_id] go in parentheses: #[seq_id(\"name\", ...)]",
+                );
+                return;
+            }
+        };
+        let parsed = list.parse_args_with(|input: ParseStream| self.parse_args(cx, input));
+        match parsed {
+            Ok(true) => {}
+            Ok(false) => cx.error_spanned_by(list, MISSING_NAME),
+            Err(err) => cx.syn_error(err),
+        }
+    }
+
+    /// Parses `"name", key = value, ...`; returns whether a name came first.
+    fn parse_args(&mut self, cx: &Ctxt, input: ParseStream) -> syn::Result<bool> {
+        let mut first = true;
+        let mut has_name = false;
+        while !input.is_empty() {
+            if input.peek(Ident::peek_any) && input.peek2(Token![=]) {
+                let key = input.call(Ident::parse_any)?;
+                input.parse::<Token![=]>()?;
+                let value: Expr = input.parse()?;
+                self.set(cx, key, &value);
+            } else {
+                let value: Expr = input.parse()?;
+                if first {
+                    has_name = true;
+                    self.name = string(cx, &value, "the sequence name", "\"users\"");
+                } else {
+                    cx.error_spanned_by(
+                        &value,
+                        "unexpected argument: after the sequence name, write `key = value`",
+                    );
+                }
+            }
+            first = false;
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+        }
+        Ok(has_name)
+    }
+
+    fn set(&mut self, cx: &Ctxt, key: Ident, value: &Expr) {
+        let name = key.unraw().to_string();
+        match name.as_str() {
+            "collection" => {
+                let parsed = string(cx, value, "`collection`", "\"users\"");
+                put(cx, &mut self.collection, key, parsed);
+            }
+            "counters" => {
+                let parsed = string(cx, value, "`counters`", "\"counters\"");
+                put(cx, &mut self.counters, key, parsed);
+            }
+            "strategy" => {
+                let parsed = string(cx, value, "`strategy`", "\"block\"").and_then(|lit| {
+                    let kind = StrategyKind::ALL
+                        .into_iter()
+                        .find(|kind| kind.name() == lit.value());
+                    if kind.is_none() {
+                        cx.error_spanned_by(
+                            &lit,
+                            format!(
+                                "unknown strategy {:?}: expected \"counters\", \"optimistic\" \
+                                 or \"block\"",
+                                lit.value()
+                            ),
+                        );
+                    }
+                    kind
+                });
+                put(cx, &mut self.strategy, key, parsed);
+            }
+            "max_attempts" => {
+                let parsed = positive_u32(cx, value, &name);
+                put(cx, &mut self.max_attempts, key, parsed);
+            }
+            "block_size" => {
+                let parsed = positive_u32(cx, value, &name);
+                put(cx, &mut self.block_size, key, parsed);
+            }
+            _ => cx.error_spanned_by(
+                &key,
+                format!("unknown key `{name}` in #[seq_id]: expected one of {KEYS}"),
+            ),
+        }
+    }
+}
+
+const MISSING_NAME: &str = "missing sequence name: write #[seq_id(\"name\", ...)], \
+                            the name first, as a string literal";
+
+/// Stores a setting, refusing a key given twice (the error points at the second).
+fn put<T>(cx: &Ctxt, slot: &mut Option<Setting<T>>, key: Ident, value: Option<T>) {
+    if slot.is_some() {
+        cx.error_spanned_by(
+            &key,
+            format!("duplicate key `{}` in #[seq_id]", key.unraw()),
+        );
+    } else {
+        *slot = Some(Setting { key, value });
+    }
+}
+
+/// Strips the invisible groups `macro_rules!` wraps around fragments.
+fn ungroup(mut expr: &Expr) -> &Expr {
+    while let Expr::Group(group) = expr {
+        expr = &group.expr;
+    }
+    expr
+}
+
+fn string(cx: &Ctxt, value: &Expr, what: &str, example: &str) -> Option<LitStr> {
+    if let Expr::Lit(lit) = ungroup(value)
+        && let Lit::Str(s) = &lit.lit
+    {
+        return Some(s.clone());
+    }
+    cx.error_spanned_by(
+        value,
+        format!("{what} must be a string literal, e.g. {example}"),
+    );
+    None
+}
+
+/// An integer literal from 1 to `u32::MAX`, the range of `max_attempts` and `block_size`.
+fn positive_u32(cx: &Ctxt, value: &Expr, key: &str) -> Option<u32> {
+    match ungroup(value) {
+        Expr::Lit(lit) => {
+            if let Lit::Int(int) = &lit.lit {
+                if !matches!(int.suffix(), "" | "u32") {
+                    cx.error_spanned_by(int, format!("`{key}` is a u32: drop the suffix"));
+                    return None;
+                }
+                return match int.base10_parse::<u32>() {
+                    Ok(0) => {
+                        cx.error_spanned_by(int, format!("`{key}` must be at least 1"));
+                        None
+                    }
+                    Ok(n) => Some(n),
+                    Err(_) => {
+                        cx.error_spanned_by(
+                            int,
+                            format!("`{key}` must fit in a u32 (at most {})", u32::MAX),
+                        );
+                        None
+                    }
+                };
+            }
+        }
+        Expr::Unary(unary) if matches!(unary.op, UnOp::Neg(_)) => {
+            if let Expr::Lit(lit) = ungroup(&unary.expr)
+                && let Lit::Int(_) = lit.lit
+            {
+                cx.error_spanned_by(value, format!("`{key}` must be at least 1"));
+                return None;
+            }
+        }
+        _ => {}
+    }
+    cx.error_spanned_by(
+        value,
+        format!("`{key}` must be an integer literal, e.g. {key} = 100"),
+    );
+    None
+}
+
+/// The container-level `#[serde(...)]` keys that change field names.
+#[derive(Default)]
+pub struct SerdeContainer {
+    /// `rename_all`, or its `serialize` half: the rule for field names on the way out.
+    pub rename_all: Option<RenameRule>,
+}
+
+impl SerdeContainer {
+    /// Tolerant: anything malformed or unknown is left for serde_derive to report.
+    pub fn from_attrs(attrs: &[Attribute]) -> Self {
+        let mut this = SerdeContainer::default();
+        for attr in attrs.iter().filter(|attr| attr.path().is_ident("serde")) {
+            let _ = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident("rename_all") {
+                    if let Some(rule) = serialize_name(&meta)? {
+                        this.rename_all = RenameRule::from_str(&rule.value());
+                    }
+                } else {
+                    skip_value(meta.input)?;
+                }
+                Ok(())
+            });
+        }
+        this
+    }
+}
+
+/// The field-level `#[serde(...)]` keys that decide whether a field is the `_id`.
+#[derive(Default)]
+pub struct SerdeField {
+    /// `rename = "..."` or `rename(serialize = "...")`.
+    pub rename: Option<LitStr>,
+    /// The words that keep the field out of the document as itself:
+    /// `skip`, `skip_serializing`, `flatten`.
+    pub not_serialized: Vec<Ident>,
+}
+
+impl SerdeField {
+    /// Tolerant: anything malformed or unknown is left for serde_derive to report.
+    pub fn from_attrs(attrs: &[Attribute]) -> Self {
+        let mut this = SerdeField::default();
+        for attr in attrs.iter().filter(|attr| attr.path().is_ident("serde")) {
+            let _ = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident("rename") {
+                    if let Some(name) = serialize_name(&meta)? {
+                        this.rename = Some(name);
+                    }
+                } else if ["skip", "skip_serializing", "flatten"]
+                    .iter()
+                    .any(|word| meta.path.is_ident(word))
+                {
+                    if let Some(word) = meta.path.get_ident() {
+                        this.not_serialized.push(word.clone());
+                    }
+                    skip_value(meta.input)?;
+                } else {
+                    skip_value(meta.input)?;
+                }
+                Ok(())
+            });
+        }
+        this
+    }
+}
+
+/// The serialize-side string of `key = "..."` or `key(serialize = "...", ...)`.
+fn serialize_name(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Option<LitStr>> {
+    if meta.input.peek(Token![=]) {
+        let value = meta.value()?;
+        if value.peek(LitStr) {
+            return Ok(Some(value.parse()?));
+        }
+        skip_value(value)?;
+        return Ok(None);
+    }
+    let mut name = None;
+    if meta.input.peek(syn::token::Paren) {
+        meta.parse_nested_meta(|inner| {
+            if inner.path.is_ident("serialize") && inner.input.peek(Token![=]) {
+                let value = inner.value()?;
+                if value.peek(LitStr) {
+                    name = Some(value.parse()?);
+                }
+            }
+            skip_value(inner.input)
+        })?;
+    }
+    Ok(name)
+}
+
+/// Skips whatever follows a key, `= value` or `(...)`, up to the next comma.
+fn skip_value(input: ParseStream) -> syn::Result<()> {
+    while !input.is_empty() && !input.peek(Token![,]) {
+        input.parse::<TokenTree>()?;
+    }
+    Ok(())
+}

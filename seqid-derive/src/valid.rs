@@ -1,0 +1,131 @@
+//! Checks across the parsed input: names MongoDB would refuse, keys that belong to
+//! another strategy, and the `_id` field.
+
+use syn::Error;
+use syn::LitStr;
+use syn::ext::IdentExt;
+
+use crate::ast::{Container, Data, Field};
+use crate::attr::{SeqId, Setting, StrategyKind};
+use crate::ctxt::Ctxt;
+
+pub fn check(cx: &Ctxt, cont: &Container) {
+    if let Some(seq_id) = &cont.seq_id {
+        check_names(cx, seq_id);
+        check_strategy_keys(cx, seq_id);
+    }
+    if let Data::Struct(fields) = &cont.data {
+        check_id_field(cx, cont, fields);
+    }
+}
+
+fn check_names(cx: &Ctxt, seq_id: &SeqId) {
+    if let Some(name) = &seq_id.name
+        && name.value().is_empty()
+    {
+        cx.error_spanned_by(name, "the sequence name must not be empty");
+    }
+    for setting in [&seq_id.collection, &seq_id.counters].into_iter().flatten() {
+        if let Some(lit) = &setting.value {
+            check_collection_name(cx, &setting.key, lit);
+        }
+    }
+}
+
+/// The rules MongoDB applies to collection names, caught at compile time.
+fn check_collection_name(cx: &Ctxt, key: &syn::Ident, lit: &LitStr) {
+    let name = lit.value();
+    let problem = if name.is_empty() {
+        "must not be empty"
+    } else if name.contains('$') {
+        "must not contain `$`: MongoDB collection names cannot"
+    } else if name.contains('\0') {
+        "must not contain a NUL character: MongoDB collection names cannot"
+    } else if name.starts_with("system.") {
+        "must not start with `system.`: MongoDB reserves that prefix"
+    } else {
+        return;
+    };
+    cx.error_spanned_by(lit, format!("`{}` {problem}", key.unraw()));
+}
+
+/// `max_attempts` and `block_size` tune one strategy each; given with another strategy
+/// they would be silently ignored, so they are refused.
+fn check_strategy_keys(cx: &Ctxt, seq_id: &SeqId) {
+    let (strategy, how) = match &seq_id.strategy {
+        None => (StrategyKind::Counters, " (the default)"),
+        Some(Setting {
+            value: Some(kind), ..
+        }) => (*kind, ""),
+        // An unknown strategy is already reported; guessing further would mislead.
+        Some(Setting { value: None, .. }) => return,
+    };
+    let owned = [
+        (&seq_id.max_attempts, StrategyKind::Optimistic),
+        (&seq_id.block_size, StrategyKind::Block),
+    ];
+    for (setting, owner) in owned {
+        let Some(setting) = setting else { continue };
+        if owner != strategy {
+            cx.error_spanned_by(
+                &setting.key,
+                format!(
+                    "`{key}` belongs to strategy = \"{owner}\", but this sequence uses \
+                     strategy = \"{used}\"{how}: set strategy = \"{owner}\" or remove `{key}`",
+                    key = setting.key.unraw(),
+                    owner = owner.name(),
+                    used = strategy.name(),
+                ),
+            );
+        }
+    }
+}
+
+fn check_id_field(cx: &Ctxt, cont: &Container, fields: &[Field]) {
+    let mut ids = fields.iter().filter(|field| field.is_id());
+    let Some(id) = ids.next() else {
+        report_missing_id(cx, cont, fields);
+        return;
+    };
+    for word in &id.serde.not_serialized {
+        cx.error_spanned_by(
+            word,
+            format!(
+                "the `_id` field cannot be #[serde({word})]: seqid writes the id into the \
+                 document as `_id`"
+            ),
+        );
+    }
+    for other in ids {
+        cx.syn_error(Error::new(
+            other.ser_name_span,
+            format!(
+                "two fields are serialized as `_id`: `{}` and `{}`; keep one",
+                id.ident.unraw(),
+                other.ident.unraw()
+            ),
+        ));
+    }
+}
+
+fn report_missing_id(cx: &Ctxt, cont: &Container, fields: &[Field]) {
+    // A field named `_id` that serde renames through `rename_all`: point at it.
+    let renamed = fields
+        .iter()
+        .find(|field| field.ident.unraw() == "_id" && field.serde.rename.is_none());
+    match renamed {
+        Some(field) => cx.error_spanned_by(
+            field.ident,
+            format!(
+                "this field is serialized as `{}` because of #[serde(rename_all)] on the \
+                 struct: add #[serde(rename = \"_id\")] to it",
+                field.ser_name
+            ),
+        ),
+        None => cx.error_spanned_by(
+            cont.ident,
+            "no field is serialized as `_id`: mark the id field with \
+             #[serde(rename = \"_id\")], or name it `_id`",
+        ),
+    }
+}

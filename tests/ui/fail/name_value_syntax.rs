@@ -1,0 +1,11 @@
+// The arguments go in parentheses, not after `=`.
+use serde::Serialize;
+
+#[derive(Serialize, seqid::Document)]
+#[seq_id = "userid"]
+struct User {
+    #[serde(rename = "_id")]
+    id: i64,
+}
+
+fn main() {}

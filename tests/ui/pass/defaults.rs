@@ -1,0 +1,29 @@
+// Only the name: collection from the struct name, default counters and strategy.
+use seqid::{Document, Strategy};
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Document)]
+#[seq_id("postid")]
+struct BlogPost {
+    #[serde(rename = "_id")]
+    id: i64,
+    title: String,
+}
+
+fn main() {
+    let s = BlogPost::SEQUENCE;
+    assert_eq!(s.name, "postid");
+    assert_eq!(s.collection, "blog_post");
+    assert_eq!(s.counters, seqid::DEFAULT_COUNTERS);
+    assert!(matches!(s.strategy, Strategy::Counters));
+    assert_eq!(s.strategy_name(), "counters");
+
+    let mut post = BlogPost {
+        id: 7,
+        title: "t".into(),
+    };
+    assert_eq!(*post.sequence_id(), 7);
+    *post.sequence_id_mut() = 8;
+    assert_eq!(post.id, 8);
+    let _ = post.title;
+}
