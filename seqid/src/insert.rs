@@ -109,12 +109,12 @@ async fn optimistic_one<T: Document>(
             Err(error) => error,
         };
         unset(doc);
-        drop(flight);
         let Some((code, message)) = write::write_error(&error) else {
             return Err(write::failure(seq, id, error));
         };
         match write::classify(&raw, id, code, message).await {
             Ok(Refusal::DuplicateId) => {
+                flight.finish([id]);
                 state.allocator.tally.retried();
                 tracing::debug!(
                     sequence = seq.name,
@@ -186,18 +186,20 @@ async fn optimistic_many<T: Document>(
             .map(|p| p.position)
             .chain(outcome.unknown.iter().copied())
             .collect();
-        let stored: Vec<i64> = waiting
+        let mut used: Vec<i64> = waiting
             .iter()
             .zip(&flight.ids)
             .filter(|(p, _)| !not_stored.contains(p))
             .map(|(_, &id)| id)
             .collect();
-        flight.finish(stored);
         // Retry the documents whose `_id` another writer took; the others have failed.
         waiting.clear();
         for pending in refused {
             match write::classify(&raw, pending.id, pending.code, &pending.message).await {
-                Ok(Refusal::DuplicateId) => waiting.push(pending.position),
+                Ok(Refusal::DuplicateId) => {
+                    used.push(pending.id);
+                    waiting.push(pending.position);
+                }
                 Ok(_) => outcome.failed.push(pending.fail()),
                 Err(probe) => outcome.failed.push(FailedInsert {
                     message: probe.to_string(),
@@ -205,6 +207,7 @@ async fn optimistic_many<T: Document>(
                 }),
             }
         }
+        flight.finish(used);
         state
             .allocator
             .tally

@@ -5,6 +5,10 @@
 //! share one maximum query (through the [`Allocator`]) and get distinct candidates, and
 //! a new candidate is always above every candidate of this process still in flight. So
 //! duplicates arise only against other processes or writers, and each costs a retry.
+//!
+//! Candidates also stay above every id this process stored or found taken, so the loop
+//! makes progress even when the maximum query lags behind the writes that beat it (a
+//! lagging read, or a server whose `_id` order is not MongoDB's).
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -14,7 +18,7 @@ use mongodb::Collection;
 use mongodb::bson::{Document as BsonDocument, doc};
 
 use crate::allocator::{Allocator, Source, Tally};
-use crate::{Error, Sequence, numeric};
+use crate::{Error, Sequence, numeric, write};
 
 /// Backoff between attempts: random in `0 ..= min(MAX, BASE * 2^attempt)` ("full jitter").
 const BACKOFF_BASE: Duration = Duration::from_millis(1);
@@ -30,11 +34,10 @@ pub(crate) struct Optimistic {
 struct Frontier {
     /// Candidates handed out whose insert has not finished.
     in_flight: BTreeSet<i64>,
-    /// The largest id this process stored since the last maximum query that saw it.
-    stored_max: Option<i64>,
-    /// How many inserts this process has finished storing: a query that started after the
-    /// last of them has seen them all.
-    stores: u64,
+    /// The largest id this process stored or found taken by another writer.
+    floor: Option<i64>,
+    /// Bumped whenever `floor` rises: a query that started after that has seen its id.
+    epoch: u64,
     /// The collection holds non-numeric `_id`s, which sort above numbers.
     mixed_ids: bool,
 }
@@ -83,6 +86,7 @@ impl Optimistic {
                 .find_one(doc! {})
                 .sort(doc! { "_id": -1 })
                 .projection(doc! { "_id": 1 })
+                .selection_criteria(write::PRIMARY)
                 .await?;
             let Some(top) = top else { return Ok(None) };
             if let Some(id) = top.get("_id").and_then(numeric::floor) {
@@ -94,6 +98,7 @@ impl Optimistic {
             .find_one(doc! { "_id": { "$lte": f64::INFINITY } })
             .sort(doc! { "_id": -1 })
             .projection(doc! { "_id": 1 })
+            .selection_criteria(write::PRIMARY)
             .await?;
         Ok(top.and_then(|d| d.get("_id").and_then(numeric::floor)))
     }
@@ -108,7 +113,7 @@ struct MaxSource<'a> {
 
 impl Source for MaxSource<'_> {
     async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
-        let stores_before = self.state.frontier().stores;
+        let epoch_before = self.state.frontier().epoch;
         let largest = self
             .state
             .largest_id(self.collection)
@@ -121,20 +126,15 @@ impl Source for MaxSource<'_> {
                 )
             })?;
         let mut frontier = self.state.frontier();
-        if frontier.stores == stores_before {
-            // The query saw every id this process stored: the collection is the truth,
-            // so ids freed by failed inserts or deletes at the top are used again.
-            frontier.stored_max = None;
+        if largest.is_none() && frontier.epoch == epoch_before {
+            // Emptied (say, dropped) since the floor was raised: start again at 1.
+            frontier.floor = None;
         }
-        let base = [
-            largest,
-            frontier.stored_max,
-            frontier.in_flight.last().copied(),
-        ]
-        .into_iter()
-        .flatten()
-        .max()
-        .unwrap_or(0);
+        let base = [largest, frontier.floor, frontier.in_flight.last().copied()]
+            .into_iter()
+            .flatten()
+            .max()
+            .unwrap_or(0);
         let overflow = || Error::Overflow {
             sequence: self.seq.name.to_owned(),
             value: i128::from(base) + i128::from(amount),
@@ -157,12 +157,13 @@ pub(crate) struct InFlight<'a> {
 }
 
 impl InFlight<'_> {
-    /// Records which candidates were stored, and releases all of them.
-    pub(crate) fn finish(self, stored: impl IntoIterator<Item = i64>) {
-        if let Some(max) = stored.into_iter().max() {
+    /// Records the candidates that were stored, or taken by another writer, and releases
+    /// all of them.
+    pub(crate) fn finish(self, used: impl IntoIterator<Item = i64>) {
+        if let Some(max) = used.into_iter().max() {
             let mut frontier = self.state.frontier();
-            frontier.stored_max = frontier.stored_max.max(Some(max));
-            frontier.stores += 1;
+            frontier.floor = frontier.floor.max(Some(max));
+            frontier.epoch += 1;
         }
     }
 }

@@ -5,12 +5,18 @@ use std::collections::HashSet;
 use mongodb::Collection;
 use mongodb::bson::{Document as BsonDocument, doc};
 use mongodb::error::{ErrorKind, WriteFailure};
+use mongodb::options::{ReadPreference, SelectionCriteria};
 use serde::Serialize;
 
 use crate::error::{Error, duplicate_index};
 use crate::{Sequence, numeric};
 
 pub(crate) const DUPLICATE_KEY: i32 = 11000;
+
+/// Reads that decide ids go to the primary, whatever the database's read preference:
+/// a secondary may not have the latest writes yet.
+pub(crate) const PRIMARY: SelectionCriteria =
+    SelectionCriteria::ReadPreference(ReadPreference::Primary);
 
 /// A document the server refused, by its position in the list that was written.
 #[derive(Debug)]
@@ -114,6 +120,7 @@ pub(crate) async fn stored_ids(
     let found: Vec<BsonDocument> = collection
         .find(doc! { "_id": { "$in": ids } })
         .projection(doc! { "_id": 1 })
+        .selection_criteria(PRIMARY)
         .await?
         .try_collect()
         .await?;

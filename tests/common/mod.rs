@@ -59,7 +59,7 @@ pub async fn insert_concurrently<T: Written>(
 }
 
 /// Reads every document of `collection` as `_id -> (writer, n)`, failing on any `_id`
-/// that is not an integer.
+/// that is not an integer (string ids, which the optimistic strategy ignores, are skipped).
 pub async fn stored_writes(db: &Database, collection: &str) -> Writes {
     let docs: Vec<BsonDocument> = db
         .collection(collection)
@@ -70,6 +70,7 @@ pub async fn stored_writes(db: &Database, collection: &str) -> Writes {
         .await
         .unwrap();
     docs.iter()
+        .filter(|d| !matches!(d.get("_id"), Some(Bson::String(_))))
         .map(|d| {
             let id = match d.get("_id") {
                 Some(Bson::Int32(v)) => i64::from(*v),
@@ -208,6 +209,12 @@ impl Thief {
                 thief.on_started(&started);
             }
         })
+    }
+
+    /// Takes the next `steals` ids sent to the collection.
+    pub fn arm(&self, steals: usize) {
+        self.steals
+            .store(steals, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// How many `insert` commands were sent to the collection.
