@@ -109,6 +109,6 @@ fn not_numeric(seq: &Sequence, value: Bson) -> Error {
     Error::CounterNotNumeric {
         sequence: seq.name.to_owned(),
         counters: seq.counters.to_owned(),
-        value,
+        value: Box::new(value),
     }
 }

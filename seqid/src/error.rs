@@ -33,7 +33,7 @@ pub enum Error {
         action: String,
         /// The driver's error.
         #[source]
-        source: mongodb::error::Error,
+        source: Box<mongodb::error::Error>,
     },
 
     /// The counter document holds a `seq` that is not an integral number.
@@ -47,7 +47,7 @@ pub enum Error {
         /// The counters collection.
         counters: String,
         /// The value found in `seq`.
-        value: Bson,
+        value: Box<Bson>,
     },
 
     /// An id does not fit the Rust type of the id field (or the `i64` range of a sequence).
@@ -155,7 +155,7 @@ impl Error {
         Error::Driver {
             sequence: sequence.to_owned(),
             action: action.into(),
-            source,
+            source: Box::new(source),
         }
     }
 }
@@ -167,15 +167,23 @@ impl Error {
 /// be inserted again; documents in `unknown` keep their ids, so that inserting them again
 /// is refused with [`Error::IdAlreadySet`] instead of storing them twice.
 ///
-/// ```
-/// let bulk = seqid::BulkError {
-///     sequence: "userid".into(),
-///     collection: "users".into(),
-///     inserted: vec![0, 2],
-///     failed: vec![seqid::FailedInsert { index: 1, id: 12, code: Some(11000), message: "E11000 ...".into() }],
-///     unknown: vec![],
-/// };
-/// assert!(bulk.to_string().contains("2 of 3 documents"));
+/// ```no_run
+/// # use seqid::Document;
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("userid", collection = "users")]
+/// # struct User { #[serde(rename = "_id")] id: i64, email: String }
+/// # async fn run(db: mongodb::Database, mut users: Vec<User>) -> Result<(), seqid::Error> {
+/// match User::insert_many(&mut users, &db).await {
+///     Ok(ids) => println!("stored {ids:?}"),
+///     Err(seqid::Error::Bulk(bulk)) => {
+///         for failed in &bulk.failed {
+///             // users[failed.index].id is unset again: fix the document, insert it again.
+///             eprintln!("{} not stored: {}", users[failed.index].email, failed.message);
+///         }
+///     }
+///     Err(other) => return Err(other),
+/// }
+/// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

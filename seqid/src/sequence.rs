@@ -54,7 +54,7 @@ pub struct Sequence {
 ///     id: Option<u32>,
 /// }
 ///
-/// assert_eq!(Order::SEQUENCE.strategy, Strategy::Block { block_size: 50 });
+/// assert!(matches!(Order::SEQUENCE.strategy, Strategy::Block { block_size: 50, .. }));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
