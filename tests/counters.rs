@@ -463,3 +463,93 @@ async fn several_processes_share_one_counter() {
     );
     assert_eq!(stored_writes(&db, "multi_counters").await, writes);
 }
+
+#[tokio::test]
+async fn a_counter_upsert_that_keeps_failing_is_retried_a_bounded_number_of_times() {
+    // E11000 on the counter's upsert is the race of concurrent first use, retried. A
+    // unique index on `seq` makes every upsert of a new counter fail that way, so the
+    // retries must stop and report, never loop.
+    let counter = CommandCounter::new();
+    let handler = counter.handler();
+    let db = test_db_with("counters_upsert_retry", move |o| {
+        o.command_event_handler = Some(handler)
+    })
+    .await;
+    let counters = db.collection::<BsonDocument>("counters");
+    counters
+        .create_index(
+            IndexModel::builder()
+                .keys(doc! { "seq": 1 })
+                .options(IndexOptions::builder().unique(true).build())
+                .build(),
+        )
+        .await
+        .unwrap();
+    counters
+        .insert_one(doc! { "_id": "other", "seq": 1 })
+        .await
+        .unwrap();
+    counter.reset();
+    let error = user("a").insert(&db).await.unwrap_err();
+    let attempts = counter.count("findAndModify");
+    match &error {
+        Error::Driver { sequence, .. } => {
+            assert_eq!(sequence, "userid");
+            assert!(
+                (2..=4).contains(&attempts),
+                "retried, but boundedly: {attempts} attempts"
+            );
+            assert_eq!(User::stats(&db).retries, attempts - 1);
+        }
+        // nx-27017 answers this upsert with no document, and stores `{ _id: "userid" }`
+        // without `seq`, instead of raising E11000: nothing to retry, and seqid reports
+        // what the counter holds.
+        Error::CounterNotNumeric {
+            sequence, value, ..
+        } => {
+            assert_eq!((sequence.as_str(), &**value), ("userid", &Bson::Null));
+            assert_eq!(attempts, 1);
+        }
+        other => panic!("expected a typed error about the counter, got {other:?}"),
+    }
+    assert_eq!(count(&db, "users").await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_inserts_never_wedge_the_sequence() {
+    let db = test_db("counters_cancelled").await;
+    let tasks: Vec<_> = (0..32_u64)
+        .map(|task| {
+            let db = db.clone();
+            tokio::spawn(async move {
+                let mut stored = Vec::new();
+                for n in 0..20_u64 {
+                    // Some inserts are cancelled while waiting for, or holding, a reservation.
+                    let budget = std::time::Duration::from_micros((task * 37 + n * 101) % 3000);
+                    let mut doc = user(&format!("{task}-{n}"));
+                    if let Ok(result) = tokio::time::timeout(budget, doc.insert(&db)).await {
+                        stored.push(result.unwrap());
+                    }
+                }
+                stored
+            })
+        })
+        .collect();
+    let mut returned = Vec::new();
+    for task in tasks {
+        returned.extend(task.await.unwrap());
+    }
+    // Every insert that returned is stored under its id; the sequence still serves.
+    let last = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        user("after").insert(&db),
+    )
+    .await
+    .expect("the sequence is not wedged")
+    .unwrap();
+    let stored = stored_names(&db).await;
+    let stored_ids: std::collections::BTreeSet<i64> = stored.iter().map(|(id, _)| *id).collect();
+    assert!(returned.iter().all(|id| stored_ids.contains(id)));
+    assert!(returned.iter().all(|id| *id < last), "ids keep increasing");
+    assert_eq!(stored_ids.len(), stored.len());
+}

@@ -7,6 +7,7 @@ use mongodb::options::ReturnDocument;
 
 use crate::allocator::{Source, Tally};
 use crate::error::{Error, server_code};
+use crate::write::PRIMARY;
 use crate::{Sequence, numeric};
 
 /// Upserts that race on a new counter fail with E11000; the manual says a retry cannot
@@ -90,13 +91,16 @@ async fn increment(db: &Database, seq: &Sequence, step: i64, tally: &Tally) -> R
 
 /// Reads the counter to report why `$inc` could not apply to it.
 async fn explain(counters: &mongodb::Collection<BsonDocument>, seq: &Sequence) -> Error {
-    match counters.find_one(doc! { "_id": seq.name }).await {
-        Ok(counter) => {
-            let value = counter
-                .and_then(|c| c.get("seq").cloned())
-                .unwrap_or(Bson::Null);
-            not_numeric(seq, value)
-        }
+    match counters
+        .find_one(doc! { "_id": seq.name })
+        .selection_criteria(PRIMARY)
+        .await
+    {
+        Ok(Some(counter)) => not_numeric(seq, counter.get("seq").cloned().unwrap_or(Bson::Null)),
+        Ok(None) => Error::NoCounter {
+            sequence: seq.name.to_owned(),
+            counters: seq.counters.to_owned(),
+        },
         Err(error) => Error::driver(
             seq.name,
             format!("reading the counter in `{}`", seq.counters),

@@ -50,6 +50,20 @@ pub enum Error {
         value: Box<Bson>,
     },
 
+    /// The server answered the counter's upsert with no document, and there is no counter
+    /// to explain why. MongoDB never does this; some compatible servers do when the
+    /// upsert fails.
+    #[error(
+        "sequence `{sequence}`: the upsert on the counter {{ _id: {sequence:?} }} in `{counters}` \
+         returned no document, and no such counter exists"
+    )]
+    NoCounter {
+        /// The sequence.
+        sequence: String,
+        /// The counters collection.
+        counters: String,
+    },
+
     /// An id does not fit the Rust type of the id field (or the `i64` range of a sequence).
     #[error(
         "sequence `{sequence}`: id {value} does not fit the id field's type {target}; nothing was inserted"
@@ -138,6 +152,7 @@ impl Error {
         match self {
             Error::Driver { sequence, .. }
             | Error::CounterNotNumeric { sequence, .. }
+            | Error::NoCounter { sequence, .. }
             | Error::Overflow { sequence, .. }
             | Error::DuplicateKey { sequence, .. }
             | Error::IdAlreadySet { sequence, .. }

@@ -1,4 +1,58 @@
-//! seqid: auto-incrementing sequence ids for MongoDB documents.
+//! Auto-incrementing sequence ids for MongoDB documents.
+//!
+//! Derive [`Document`] on a struct, name its sequence with `#[seq_id("name", ...)]`, and
+//! [`insert`](Document::insert) fills the field serialized as `_id` with the next number
+//! of the sequence and inserts the document:
+//!
+//! ```no_run
+//! use seqid::Document;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Debug, Serialize, Deserialize, Document)]
+//! #[seq_id("userid", collection = "users")]
+//! struct User {
+//!     #[serde(rename = "_id")]
+//!     id: i64,
+//!     name: String,
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let client = mongodb::Client::with_uri_str("mongodb://localhost:27017").await?;
+//! let db = client.database("app");
+//!
+//! let mut sarah = User { id: 0, name: "Sarah C.".into() };
+//! sarah.insert(&db).await?; // { _id: 1, name: "Sarah C." }
+//!
+//! let mut team: Vec<User> = ["Bob D.", "Ada L."]
+//!     .into_iter()
+//!     .map(|name| User { id: 0, name: name.into() })
+//!     .collect();
+//! let ids = User::insert_many(&mut team, &db).await?; // [2, 3]
+//! # Ok(()) }
+//! ```
+//!
+//! # Strategies
+//!
+//! Chosen per type with `strategy = "..."` (see [`Strategy`]):
+//!
+//! - **`counters`** (default): `findAndModify` with `$inc` and upsert on
+//!   `counters.{ _id: name, seq }`, as in MongoDB's tutorial. Tasks of one process that
+//!   wait at the same moment share one `$inc: k`.
+//! - **`optimistic`**: the largest numeric `_id` plus one, retried on a duplicate `_id`
+//!   (`max_attempts`, jittered backoff); no counters collection, no gaps.
+//! - **`block`**: `block_size` ids reserved with one `$inc` and handed out in memory by
+//!   every task of the process.
+//!
+//! Every strategy hands out unique ids under concurrency, across processes and next to
+//! other writers of the same counter or collection. The README of the repository spells
+//! out the guarantees (ordering, gaps) of each, and the attribute reference.
+//!
+//! # Errors
+//!
+//! Every failure is an [`Error`] naming the sequence and the offending value; nothing is
+//! inserted when an id cannot be taken or does not fit the field, and a failed
+//! [`insert_many`](Document::insert_many) says which documents were stored
+//! ([`BulkError`]).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
