@@ -5,11 +5,13 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::models::BlockDoc;
-use common::{Workers, insert_concurrently, merge, stored_writes};
-use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use common::{
+    Workers, counted_db, counter_value, insert_concurrently, integer, merge, stored_writes,
+};
+use mongodb::bson::{Document as BsonDocument, doc};
 use mongodb::options::ReturnDocument;
 use seqid::Document;
-use seqid_harness::{CommandCounter, test_db, test_db_with};
+use seqid_harness::test_db;
 use serde::Serialize;
 
 #[derive(Debug, Serialize, Document)]
@@ -29,20 +31,6 @@ struct PlainDoc {
     n: u32,
 }
 
-async fn counter_value(db: &mongodb::Database, name: &str) -> i64 {
-    let counter = db
-        .collection::<BsonDocument>("counters")
-        .find_one(doc! { "_id": name })
-        .await
-        .unwrap()
-        .unwrap();
-    match counter.get("seq") {
-        Some(Bson::Int32(v)) => (*v).into(),
-        Some(Bson::Int64(v)) => *v,
-        other => panic!("counter {other:?}"),
-    }
-}
-
 /// The tutorial's getNextSequence: `$inc: 1`, written without seqid.
 async fn plain_increment(db: &mongodb::Database, name: &str) -> i64 {
     let counter = db
@@ -53,21 +41,15 @@ async fn plain_increment(db: &mongodb::Database, name: &str) -> i64 {
         .await
         .unwrap()
         .unwrap();
-    match counter.get("seq") {
-        Some(Bson::Int32(v)) => (*v).into(),
-        Some(Bson::Int64(v)) => *v,
-        other => panic!("counter {other:?}"),
-    }
+    counter
+        .get("seq")
+        .and_then(integer)
+        .expect("a numeric counter")
 }
 
 #[tokio::test]
 async fn one_increment_per_block() {
-    let counter = CommandCounter::new();
-    let handler = counter.handler();
-    let db = test_db_with("block_round_trips", move |o| {
-        o.command_event_handler = Some(handler)
-    })
-    .await;
+    let (db, counter) = counted_db("block_round_trips").await;
     let mut ids = Vec::new();
     for n in 0..95 {
         let mut doc = BlockDoc {
@@ -81,7 +63,7 @@ async fn one_increment_per_block() {
     assert_eq!(counter.count("findAndModify"), 10, "95 ids in blocks of 10");
     assert_eq!(counter.count("insert"), 95);
     assert_eq!(
-        counter_value(&db, "multi_block").await,
+        counter_value(&db, "multi_block").await.unwrap(),
         100,
         "the counter holds the highest id reserved"
     );
@@ -91,16 +73,11 @@ async fn one_increment_per_block() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiting_tasks_share_one_refill() {
-    let counter = CommandCounter::new();
-    let handler = counter.handler();
-    let db = test_db_with("block_refills", move |o| {
-        o.command_event_handler = Some(handler)
-    })
-    .await;
+    let (db, counter) = counted_db("block_refills").await;
     let writes = insert_concurrently::<BlockDoc>(&db, "task", 64, 10).await;
     assert_eq!(writes.len(), 640);
     let trips = counter.count("findAndModify");
-    let reserved = counter_value(&db, "multi_block").await;
+    let reserved = counter_value(&db, "multi_block").await.unwrap();
     assert!(trips <= 64, "at most one $inc per 10 ids: {trips}");
     assert!(
         reserved - 640 < 10,
@@ -110,12 +87,7 @@ async fn waiting_tasks_share_one_refill() {
 
 #[tokio::test]
 async fn bulk_inserts_take_the_rest_of_the_block_then_whole_blocks_in_one_trip() {
-    let counter = CommandCounter::new();
-    let handler = counter.handler();
-    let db = test_db_with("block_bulk", move |o| {
-        o.command_event_handler = Some(handler)
-    })
-    .await;
+    let (db, counter) = counted_db("block_bulk").await;
     Order { id: None }.insert(&db).await.unwrap();
     let mut orders: Vec<Order> = (0..250).map(|_| Order { id: None }).collect();
     let ids = Order::insert_many(&mut orders, &db).await.unwrap();
@@ -125,7 +97,7 @@ async fn bulk_inserts_take_the_rest_of_the_block_then_whole_blocks_in_one_trip()
         2,
         "one for the first block, one for the 151 ids past it"
     );
-    assert_eq!(counter_value(&db, "orders").await, 300);
+    assert_eq!(counter_value(&db, "orders").await.unwrap(), 300);
     assert_eq!(
         Order { id: None }.insert(&db).await.unwrap(),
         252,
@@ -199,7 +171,7 @@ async fn a_restart_leaves_a_gap_smaller_than_a_block() {
         vec![1, 2, 3]
     );
     assert_eq!(
-        counter_value(&db, "multi_block").await,
+        counter_value(&db, "multi_block").await.unwrap(),
         10,
         "the worker reserved one block"
     );

@@ -3,12 +3,13 @@
 mod common;
 
 use common::models::CountedDoc;
-use common::{Workers, insert_concurrently, merge, one_to, stored_writes};
-use mongodb::IndexModel;
+use common::{
+    Workers, counted_db, counter_value, insert_concurrently, integer, merge, one_to, stored_writes,
+    unique_index,
+};
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use mongodb::options::IndexOptions;
 use seqid::{Document, Error};
-use seqid_harness::{CommandCounter, test_db, test_db_with};
+use seqid_harness::test_db;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Document)]
@@ -24,15 +25,6 @@ fn user(name: &str) -> User {
         id: 0,
         name: name.into(),
     }
-}
-
-async fn counter(db: &mongodb::Database, name: &str) -> Option<Bson> {
-    let counters = db.collection::<BsonDocument>("counters");
-    counters
-        .find_one(doc! { "_id": name })
-        .await
-        .unwrap()
-        .map(|c| c.get("seq").unwrap().clone())
 }
 
 async fn count(db: &mongodb::Database, collection: &str) -> u64 {
@@ -64,29 +56,7 @@ async fn first_use_starts_at_one_and_stores_the_tutorial_layout() {
             .unwrap()
     };
     assert_eq!(stored, vec![sarah, bob]);
-    assert_eq!(
-        counter(&db, "userid")
-            .await
-            .as_ref()
-            .and_then(Bson::as_i64_like),
-        Some(2)
-    );
-}
-
-/// Reads Int32 and Int64 alike (nx-27017 returns small Int64 values as Int32).
-trait AsI64Like {
-    fn as_i64_like(&self) -> Option<i64>;
-}
-
-impl AsI64Like for Bson {
-    fn as_i64_like(&self) -> Option<i64> {
-        match self {
-            Bson::Int32(v) => Some((*v).into()),
-            Bson::Int64(v) => Some(*v),
-            Bson::Double(v) => Some(*v as i64),
-            _ => None,
-        }
-    }
+    assert_eq!(counter_value(&db, "userid").await, Some(2));
 }
 
 #[tokio::test]
@@ -186,7 +156,8 @@ async fn a_counter_that_is_not_a_number_is_reported_with_its_value() {
         .await
         .unwrap();
     match u.insert(&db).await {
-        Err(Error::CounterNotNumeric { value, .. }) => assert_eq!(*value, Bson::Double(2.5)),
+        // The value after this `$inc`: 2.5 + 1.
+        Err(Error::CounterNotNumeric { value, .. }) => assert_eq!(*value, Bson::Double(3.5)),
         other => panic!("expected CounterNotNumeric, got {other:?}"),
     }
     assert_eq!(count(&db, "users").await, 0, "nothing inserted");
@@ -204,7 +175,7 @@ async fn a_document_that_already_has_an_id_is_refused_before_any_id_is_taken() {
         matches!(error, Error::IdAlreadySet { value: 77, .. }),
         "{error:?}"
     );
-    assert_eq!(counter(&db, "userid").await, None, "no id was taken");
+    assert_eq!(counter_value(&db, "userid").await, None, "no id was taken");
     let mut many = vec![
         user("a"),
         User {
@@ -216,28 +187,14 @@ async fn a_document_that_already_has_an_id_is_refused_before_any_id_is_taken() {
         User::insert_many(&mut many, &db).await,
         Err(Error::IdAlreadySet { value: 5, .. })
     ));
-    assert_eq!(counter(&db, "userid").await, None, "no id was taken");
+    assert_eq!(counter_value(&db, "userid").await, None, "no id was taken");
     assert_eq!(count(&db, "users").await, 0);
 }
 
 #[tokio::test]
 async fn a_duplicate_on_another_unique_index_is_an_error_not_a_retry() {
-    let counter = CommandCounter::new();
-    let handler = counter.handler();
-    let db = test_db_with("counters_unique", move |o| {
-        o.command_event_handler = Some(handler)
-    })
-    .await;
-    let users = db.collection::<BsonDocument>("users");
-    users
-        .create_index(
-            IndexModel::builder()
-                .keys(doc! { "name": 1 })
-                .options(IndexOptions::builder().unique(true).build())
-                .build(),
-        )
-        .await
-        .unwrap();
+    let (db, counter) = counted_db("counters_unique").await;
+    unique_index(&db, "users", "name").await;
     user("Ada").insert(&db).await.unwrap();
     counter.reset();
     let mut again = user("Ada");
@@ -266,12 +223,7 @@ async fn a_duplicate_on_another_unique_index_is_an_error_not_a_retry() {
 
 #[tokio::test]
 async fn insert_many_takes_all_ids_with_one_increment() {
-    let counter = CommandCounter::new();
-    let handler = counter.handler();
-    let db = test_db_with("counters_bulk", move |o| {
-        o.command_event_handler = Some(handler)
-    })
-    .await;
+    let (db, counter) = counted_db("counters_bulk").await;
     user("first").insert(&db).await.unwrap();
     counter.reset();
     let mut users: Vec<User> = (0..50).map(|i| user(&format!("u{i}"))).collect();
@@ -290,16 +242,7 @@ async fn insert_many_takes_all_ids_with_one_increment() {
 #[tokio::test]
 async fn insert_many_says_which_documents_were_stored() {
     let db = test_db("counters_bulk_partial").await;
-    let users = db.collection::<BsonDocument>("users");
-    users
-        .create_index(
-            IndexModel::builder()
-                .keys(doc! { "name": 1 })
-                .options(IndexOptions::builder().unique(true).build())
-                .build(),
-        )
-        .await
-        .unwrap();
+    unique_index(&db, "users", "name").await;
     user("taken").insert(&db).await.unwrap();
     let mut batch = vec![
         user("a"),
@@ -408,7 +351,7 @@ async fn every_supported_id_type_is_filled() {
             .unwrap()
             .unwrap();
         assert_eq!(
-            stored.get("_id").and_then(Bson::as_i64_like),
+            stored.get("_id").and_then(integer),
             Some(id),
             "{collection}"
         );
@@ -469,22 +412,9 @@ async fn a_counter_upsert_that_keeps_failing_is_retried_a_bounded_number_of_time
     // E11000 on the counter's upsert is the race of concurrent first use, retried. A
     // unique index on `seq` makes every upsert of a new counter fail that way, so the
     // retries must stop and report, never loop.
-    let counter = CommandCounter::new();
-    let handler = counter.handler();
-    let db = test_db_with("counters_upsert_retry", move |o| {
-        o.command_event_handler = Some(handler)
-    })
-    .await;
+    let (db, counter) = counted_db("counters_upsert_retry").await;
     let counters = db.collection::<BsonDocument>("counters");
-    counters
-        .create_index(
-            IndexModel::builder()
-                .keys(doc! { "seq": 1 })
-                .options(IndexOptions::builder().unique(true).build())
-                .build(),
-        )
-        .await
-        .unwrap();
+    unique_index(&db, "counters", "seq").await;
     counters
         .insert_one(doc! { "_id": "other", "seq": 1 })
         .await

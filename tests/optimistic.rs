@@ -5,12 +5,12 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::models::OptimisticDoc;
-use common::{Thief, Workers, insert_concurrently, merge, one_to, stored_writes};
-use mongodb::IndexModel;
+use common::{
+    Thief, Workers, counted_db, insert_concurrently, merge, one_to, stored_writes, unique_index,
+};
 use mongodb::bson::{Document as BsonDocument, doc, oid::ObjectId};
-use mongodb::options::IndexOptions;
 use seqid::{Document, Error, InsertOptions};
-use seqid_harness::{CommandCounter, test_db, test_db_with};
+use seqid_harness::{test_db, test_db_with};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Document)]
@@ -168,21 +168,8 @@ async fn retries_are_bounded_by_the_attribute_and_the_option() {
 
 #[tokio::test]
 async fn a_duplicate_on_another_unique_index_is_returned_at_once() {
-    let counter = CommandCounter::new();
-    let handler = counter.handler();
-    let db = test_db_with("optimistic_unique", move |o| {
-        o.command_event_handler = Some(handler)
-    })
-    .await;
-    raw(&db)
-        .create_index(
-            IndexModel::builder()
-                .keys(doc! { "title": 1 })
-                .options(IndexOptions::builder().unique(true).build())
-                .build(),
-        )
-        .await
-        .unwrap();
+    let (db, counter) = counted_db("optimistic_unique").await;
+    unique_index(&db, "tickets", "title").await;
     ticket("same").insert(&db).await.unwrap();
     counter.reset();
     let mut again = ticket("same");

@@ -276,3 +276,58 @@ impl Thief {
         }
     }
 }
+
+/// A test database whose client counts the commands it sends.
+pub async fn counted_db(
+    label: &str,
+) -> (
+    seqid_harness::TestDb,
+    std::sync::Arc<seqid_harness::CommandCounter>,
+) {
+    let counter = seqid_harness::CommandCounter::new();
+    let handler = counter.handler();
+    let db =
+        seqid_harness::test_db_with(label, move |o| o.command_event_handler = Some(handler)).await;
+    (db, counter)
+}
+
+/// Creates a unique index on `field`.
+pub async fn unique_index(db: &Database, collection: &str, field: &str) {
+    let index = mongodb::IndexModel::builder()
+        .keys(doc! { field: 1 })
+        .options(
+            mongodb::options::IndexOptions::builder()
+                .unique(true)
+                .build(),
+        )
+        .build();
+    db.collection::<BsonDocument>(collection)
+        .create_index(index)
+        .await
+        .unwrap();
+}
+
+/// The `seq` of a counter document as an integer (nx-27017 returns small Int64 values as
+/// Int32; the mongo shell writes Doubles), or `None` when there is no counter.
+pub async fn counter_value(db: &Database, name: &str) -> Option<i64> {
+    let counter = db
+        .collection::<BsonDocument>("counters")
+        .find_one(doc! { "_id": name })
+        .await
+        .unwrap()?;
+    let seq = counter.get("seq");
+    Some(
+        seq.and_then(integer)
+            .unwrap_or_else(|| panic!("counter {name} holds {seq:?}")),
+    )
+}
+
+/// An Int32, Int64 or whole Double as `i64`.
+pub fn integer(value: &Bson) -> Option<i64> {
+    match value {
+        Bson::Int32(v) => Some((*v).into()),
+        Bson::Int64(v) => Some(*v),
+        Bson::Double(v) if v.fract() == 0.0 => Some(*v as i64),
+        _ => None,
+    }
+}
