@@ -300,3 +300,51 @@ async fn tasks_of_one_process_do_not_collide() {
         "waiting tasks share maximum queries: {stats:?}"
     );
 }
+
+#[tokio::test]
+async fn insert_many_reports_documents_whose_every_id_was_taken() {
+    let thief = Thief::new("tickets", 0);
+    let handler = thief.handler();
+    let db = test_db_with("optimistic_bulk_exhausted", move |o| {
+        o.command_event_handler = Some(handler)
+    })
+    .await;
+    let mut batch: Vec<Ticket> = (0..3).map(|i| ticket(&format!("t{i}"))).collect();
+    // The first write loses ids 1 and 2; their retry (4 and 5) loses again.
+    thief.arm(2);
+    let options = InsertOptions::new().max_attempts(2);
+    let first = Ticket::insert_many_with(&mut batch[..], &db, options.clone());
+    let stolen_again = async {
+        while thief.inserts() < 1 {
+            tokio::task::yield_now().await;
+        }
+        thief.arm(2);
+    };
+    let (result, ()) = tokio::join!(first, stolen_again);
+    let error = result.unwrap_err();
+    let seqid::Error::Bulk(bulk) = &error else {
+        panic!("expected Bulk, got {error:?}")
+    };
+    assert_eq!(
+        bulk.inserted,
+        vec![2],
+        "the document whose id was free stays stored"
+    );
+    assert_eq!(
+        bulk.failed
+            .iter()
+            .map(|f| (f.index, f.id))
+            .collect::<Vec<_>>(),
+        vec![(0, 4), (1, 5)],
+        "each failure names the last id tried"
+    );
+    assert!(
+        error.to_string().contains("every id tried in 2 attempts"),
+        "{error}"
+    );
+    assert_eq!(thief.stolen(), vec![1, 2, 4, 5]);
+    assert_eq!(
+        batch.iter().map(|t| t.id).collect::<Vec<_>>(),
+        vec![0, 0, 3]
+    );
+}

@@ -161,6 +161,8 @@ async fn optimistic_many<T: Document>(
     let raw = collection.clone_with_type::<BsonDocument>();
     let mut outcome = Outcome::default();
     let mut values = vec![None; docs.len()];
+    // The last id each document was given, for the report of those never stored.
+    let mut tried = vec![0; docs.len()];
     let mut waiting: Vec<usize> = (0..docs.len()).collect();
     let mut attempt = 0;
     while !waiting.is_empty() && attempt < attempts {
@@ -170,15 +172,16 @@ async fn optimistic_many<T: Document>(
         }
         let flight = match state.candidates(&raw, seq, waiting.len()).await {
             Ok(flight) => flight,
-            Err(error) => return outcome.abandon(seq, &waiting, error, docs.len()),
+            Err(error) => return outcome.abandon(seq, &waiting, &tried, error),
         };
         match fill_positions(seq, docs, &waiting, &flight.ids) {
             Ok(filled) => {
-                for (&position, value) in waiting.iter().zip(filled) {
+                for ((&position, value), &id) in waiting.iter().zip(filled).zip(&flight.ids) {
                     values[position] = Some(value);
+                    tried[position] = id;
                 }
             }
-            Err(error) => return outcome.abandon(seq, &waiting, error, docs.len()),
+            Err(error) => return outcome.abandon(seq, &waiting, &tried, error),
         }
         let refused = write_batch(collection, docs, &waiting, &flight.ids, &mut outcome).await;
         let not_stored: HashSet<usize> = refused
@@ -218,7 +221,7 @@ async fn optimistic_many<T: Document>(
         .failed
         .extend(waiting.iter().map(|&position| FailedInsert {
             index: position,
-            id: 0,
+            id: tried[position],
             code: Some(write::DUPLICATE_KEY),
             message: format!("every id tried in {attempts} attempts was taken by another writer"),
         }));
@@ -333,21 +336,23 @@ impl Outcome {
         })))
     }
 
-    /// Stops on `error` with the documents still `waiting` unwritten (their ids unset).
+    /// Stops on `error` with the documents still `waiting` unwritten (their ids unset);
+    /// `tried` holds the last id each document was given.
     fn abandon<V>(
         mut self,
         seq: &Sequence,
         waiting: &[usize],
+        tried: &[i64],
         error: Error,
-        total: usize,
     ) -> Result<Vec<V>, Error> {
+        let total = tried.len();
         if waiting.len() == total {
             return Err(error);
         }
         self.failed
             .extend(waiting.iter().map(|&index| FailedInsert {
                 index,
-                id: 0,
+                id: tried[index],
                 code: None,
                 message: error.to_string(),
             }));
