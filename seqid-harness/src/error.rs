@@ -1,0 +1,59 @@
+//! [`HarnessError`]: no server could be had, or reached.
+
+use std::fmt;
+
+use crate::PYTHON;
+use crate::nx::{self, NX_VERSION};
+use crate::util::display_path;
+
+/// No MongoDB-compatible server could be had (or reached).
+///
+/// Its [`Display`](fmt::Display) text says what went wrong, what to do about
+/// it, and ends with the relevant tail of the server log or pip output.
+///
+/// ```no_run
+/// match seqid_harness::server_uri() {
+///     Ok(uri) => println!("using {uri}"),
+///     Err(e) => eprintln!("{e}"),
+/// }
+/// ```
+#[derive(Clone, Debug)]
+pub struct HarnessError {
+    message: String,
+}
+
+impl HarnessError {
+    /// An error about getting a server at all, with the three ways out.
+    pub(crate) fn no_server(problem: impl fmt::Display, details: &str) -> Self {
+        let mut message = format!(
+            "seqid-harness: no MongoDB-compatible server for seqid's tests, examples and benchmarks: {problem}\n\
+             Do one of these:\n\
+             \x20 - set MONGODB_URI=mongodb://host:port to use your own MongoDB (databases are created and dropped there);\n\
+             \x20 - or put `mongod` on PATH (it is started on a free 127.0.0.1 port with a temporary --dbpath);\n\
+             \x20 - or make `{PYTHON} -m pip install nx-27017=={NX_VERSION}` work (Python >= 3.11 with pip, and access to PyPI \
+             or your pip index), so that the nx-27017 fallback can be installed into {}.\n",
+            display_path(&nx::install_dir()),
+        );
+        let details = details.trim();
+        if !details.is_empty() {
+            message.push_str(details);
+            message.push('\n');
+        }
+        HarnessError { message }
+    }
+
+    /// Any other failure (e.g. a driver error after the server was found).
+    pub(crate) fn other(message: impl Into<String>) -> Self {
+        HarnessError {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for HarnessError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message.trim_end())
+    }
+}
+
+impl std::error::Error for HarnessError {}

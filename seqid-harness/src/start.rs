@@ -1,0 +1,223 @@
+//! Starting a local server (steps 2 and 3) under the watchdog on a free port,
+//! and waiting until it answers.
+
+use std::fs;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::probe::{ServerInfo, probe_blocking};
+use crate::util::{display_path, nanos, tail_of};
+use crate::watchdog::Watchdog;
+use crate::{HarnessError, PYTHON, Server, mongod, nx};
+
+/// How long a local server may take to answer a `ping` after being started.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+/// How many free ports are tried when a local server exits during startup.
+const START_ATTEMPTS: u32 = 3;
+
+/// Which local server to start.
+pub(crate) enum LocalKind {
+    /// Path of the `mongod` binary.
+    Mongod(PathBuf),
+    /// The nx-27017 install directory (pip `--target`).
+    Nx(PathBuf),
+}
+
+impl LocalKind {
+    fn command(&self, port: u16, temp: &Path) -> Vec<String> {
+        match self {
+            LocalKind::Mongod(bin) => mongod::command(bin, port, temp),
+            LocalKind::Nx(install) => nx::command(install, port, temp),
+        }
+    }
+
+    fn describe(&self, port: u16, info: &ServerInfo) -> String {
+        match self {
+            LocalKind::Mongod(bin) => mongod::describe(bin, port, info),
+            LocalKind::Nx(_) => nx::describe(port),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            LocalKind::Mongod(_) => "mongod",
+            LocalKind::Nx(_) => "nx-27017",
+        }
+    }
+
+    fn log_files(&self) -> &'static [&'static str] {
+        match self {
+            LocalKind::Mongod(_) => mongod::LOG_FILES,
+            LocalKind::Nx(_) => nx::LOG_FILES,
+        }
+    }
+}
+
+/// Why one attempt to start a local server failed.
+enum StartFailure {
+    /// The server (or watchdog) exited; worth another port.
+    Exited(String),
+    /// It never answered, or could not be launched at all.
+    Fatal(String),
+}
+
+/// Steps 2 and 3: start a server under the watchdog and wait until it answers.
+pub(crate) fn start_local(kind: &LocalKind) -> Result<Server, HarnessError> {
+    let mut failures = Vec::new();
+    for attempt in 1..=START_ATTEMPTS {
+        let started = Instant::now();
+        match start_once(kind, attempt) {
+            Ok(server) => {
+                if std::env::var_os("SEQID_HARNESS_DEBUG").is_some() {
+                    eprintln!(
+                        "seqid-harness: started {} in {:?}",
+                        server.kind,
+                        started.elapsed()
+                    );
+                }
+                return Ok(server);
+            }
+            Err(StartFailure::Exited(details)) => failures.push(details),
+            Err(StartFailure::Fatal(details)) => {
+                failures.push(details);
+                break;
+            }
+        }
+    }
+    let mut last = failures.pop().unwrap_or_default();
+    if let LocalKind::Mongod(bin) = kind {
+        last.push_str(&format!(
+            "(`mongod` was found at {}; set SEQID_TEST_SERVER=nx to use nx-27017 instead.)\n",
+            display_path(bin)
+        ));
+    }
+    Err(HarnessError::no_server(
+        format_args!(
+            "{} could not be started ({} attempt(s))",
+            kind.name(),
+            failures.len() + 1
+        ),
+        &last,
+    ))
+}
+
+fn start_once(kind: &LocalKind, attempt: u32) -> Result<Server, StartFailure> {
+    let temp = std::env::temp_dir().join(format!(
+        "seqid-harness-{}-{attempt}-{}",
+        std::process::id(),
+        nanos()
+    ));
+    fs::create_dir_all(&temp)
+        .map_err(|e| StartFailure::Fatal(format!("cannot create {}: {e}", display_path(&temp))))?;
+    let port = match free_port() {
+        Ok(port) => port,
+        Err(e) => {
+            let _ = fs::remove_dir_all(&temp);
+            return Err(StartFailure::Fatal(format!("cannot find a free port: {e}")));
+        }
+    };
+    let command = kind.command(port, &temp);
+    let mut watchdog = match Watchdog::spawn(&temp, &command) {
+        Ok(watchdog) => watchdog,
+        Err(msg) => {
+            let _ = fs::remove_dir_all(&temp);
+            return Err(StartFailure::Fatal(msg));
+        }
+    };
+    let uri = format!("mongodb://127.0.0.1:{port}/?directConnection=true");
+
+    match wait_ready(&uri, port, &mut watchdog) {
+        Ok(info) => {
+            watchdog.ready();
+            Ok(Server {
+                uri,
+                kind: kind.describe(port, &info),
+                _watchdog: Some(watchdog),
+            })
+        }
+        Err(failure) => {
+            // Read the logs before the watchdog removes them.
+            let mut logs = String::new();
+            for file in kind.log_files() {
+                let tail = tail_of(&temp.join(file), 4000);
+                if !tail.trim().is_empty() {
+                    logs.push_str(&format!("--- end of {} ---\n{}\n", file, tail.trim_end()));
+                }
+            }
+            watchdog.stop();
+            let with_logs =
+                |msg: String| format!("{} on 127.0.0.1:{port}: {msg}\n{logs}", kind.name());
+            Err(match failure {
+                StartFailure::Exited(msg) => StartFailure::Exited(with_logs(msg)),
+                StartFailure::Fatal(msg) => StartFailure::Fatal(with_logs(msg)),
+            })
+        }
+    }
+}
+
+/// Polls until the server we started answers `ping` on `port`.
+fn wait_ready(uri: &str, port: u16, watchdog: &mut Watchdog) -> Result<ServerInfo, StartFailure> {
+    let deadline = Instant::now() + STARTUP_TIMEOUT;
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let mut last_error = String::from("nothing listens on the port");
+    let mut foreign_since: Option<Instant> = None;
+    loop {
+        if let Some(exit) = watchdog.server_exit() {
+            return Err(StartFailure::Exited(format!(
+                "the server exited during startup ({})",
+                exit.trim()
+            )));
+        }
+        match watchdog.try_wait() {
+            Ok(Some(status)) => {
+                return Err(StartFailure::Exited(format!(
+                    "the watchdog ({PYTHON}) exited during startup with {status}"
+                )));
+            }
+            Ok(None) => {}
+            Err(e) => {
+                return Err(StartFailure::Fatal(format!(
+                    "cannot watch the watchdog: {e}"
+                )));
+            }
+        }
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(250)).is_ok() {
+            match probe_blocking(uri, Duration::from_secs(5)) {
+                Ok(info) => {
+                    // Make sure it is our server, not another one that got the
+                    // port between our probe for a free port and our server's
+                    // bind. Should the pid not be comparable (e.g. a launcher
+                    // that forks), a server that is still alive after two
+                    // seconds is taken to be ours: a failed bind exits at once.
+                    let ours = watchdog.server_pid();
+                    if info.pid.is_none() || info.pid == ours {
+                        return Ok(info);
+                    }
+                    let since = *foreign_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() > Duration::from_secs(2) {
+                        return Ok(info);
+                    }
+                    last_error = format!(
+                        "the server on the port has pid {:?}, ours has {ours:?}",
+                        info.pid
+                    );
+                }
+                Err(e) => last_error = e,
+            }
+        }
+        if Instant::now() >= deadline {
+            return Err(StartFailure::Fatal(format!(
+                "the server did not answer within {} s (last error: {last_error})",
+                STARTUP_TIMEOUT.as_secs()
+            )));
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn free_port() -> std::io::Result<u16> {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+    Ok(listener.local_addr()?.port())
+}

@@ -1,0 +1,214 @@
+//! [`TestDb`]: a uniquely named database per test, dropped afterwards.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use mongodb::options::ClientOptions;
+use mongodb::{Client, Database};
+
+use crate::runtime::on_own_runtime;
+use crate::{client_with, emptied, server_uri};
+
+/// A uniquely named database for one test, dropped again when this is dropped.
+///
+/// Derefs to [`Database`]; [`client`](TestDb::client) is the client it was made
+/// with (e.g. carrying a [`CommandCounter`](crate::CommandCounter) when made by
+/// [`test_db_with`]).
+///
+/// ```no_run
+/// # async fn f() {
+/// let db = seqid_harness::test_db("counters").await;
+/// let coll = db.collection::<mongodb::bson::Document>("c");
+/// println!("database {} on {}", db.name(), seqid_harness::server_kind().unwrap());
+/// let other_db = db.client().database("unrelated");
+/// # }
+/// ```
+pub struct TestDb {
+    client: Client,
+    db: Database,
+    name: String,
+}
+
+impl TestDb {
+    /// The client the database was obtained from.
+    ///
+    /// ```no_run
+    /// # async fn f() {
+    /// let db = seqid_harness::test_db("x").await;
+    /// let session = db.client().start_session().await.unwrap();
+    /// # }
+    /// ```
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The database itself (also reachable through `Deref`).
+    ///
+    /// ```no_run
+    /// # async fn f() {
+    /// let db = seqid_harness::test_db("x").await;
+    /// let database: mongodb::Database = db.db().clone();
+    /// # }
+    /// ```
+    pub fn db(&self) -> &Database {
+        &self.db
+    }
+
+    /// The database's name: the label, the process id and a counter.
+    ///
+    /// ```no_run
+    /// # async fn f() {
+    /// let db = seqid_harness::test_db("my test").await;
+    /// assert!(db.name().starts_with("my_test_"));
+    /// # }
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Deref for TestDb {
+    type Target = Database;
+
+    fn deref(&self) -> &Database {
+        &self.db
+    }
+}
+
+impl fmt::Debug for TestDb {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TestDb").field("name", &self.name).finish()
+    }
+}
+
+impl Drop for TestDb {
+    /// Drops the database, through a fresh client on a separate thread with its
+    /// own runtime (the test's runtime may be shutting down or blocked here).
+    /// Errors are reported on stderr, never as a panic.
+    fn drop(&mut self) {
+        let Ok(uri) = server_uri() else { return };
+        let name = self.name.clone();
+        let outcome = on_own_runtime(async move {
+            let drop = async {
+                let client = Client::with_uri_str(&uri).await?;
+                client.database(&name).drop().await?;
+                client.shutdown().await;
+                Ok::<(), mongodb::error::Error>(())
+            };
+            match tokio::time::timeout(Duration::from_secs(20), drop).await {
+                Ok(result) => result.map_err(|e| e.to_string()),
+                Err(_) => Err("timed out".into()),
+            }
+        });
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!(
+                "seqid-harness: could not drop test database {}: {e}",
+                self.name
+            ),
+            Err(_) => eprintln!(
+                "seqid-harness: dropping test database {} panicked",
+                self.name
+            ),
+        }
+    }
+}
+
+/// A fresh, empty, uniquely named database for a test.
+///
+/// The name is `label` (reduced to ASCII letters, digits, `_` and `-`), the
+/// process id and a per-process counter, at most 63 bytes. Any leftover
+/// database of that name is dropped first. Panics with the
+/// [`HarnessError`](crate::HarnessError) message when no server can be had:
+/// tests fail, they never skip.
+///
+/// ```no_run
+/// #[tokio::test]
+/// async fn inserts() {
+///     let db = seqid_harness::test_db("inserts").await;
+///     db.collection::<mongodb::bson::Document>("c")
+///         .insert_one(mongodb::bson::doc! { "x": 1 })
+///         .await
+///         .unwrap();
+/// }
+/// ```
+pub async fn test_db(label: &str) -> TestDb {
+    test_db_with(label, |_| {}).await
+}
+
+/// Like [`test_db`], but `configure` adjusts the client's options first,
+/// e.g. to count commands with a [`CommandCounter`](crate::CommandCounter).
+///
+/// ```no_run
+/// # async fn f() {
+/// let counter = seqid_harness::CommandCounter::new();
+/// let db = seqid_harness::test_db_with("counted", |o| {
+///     o.command_event_handler = Some(counter.handler())
+/// })
+/// .await;
+/// db.collection::<mongodb::bson::Document>("c")
+///     .insert_one(mongodb::bson::doc! {})
+///     .await
+///     .unwrap();
+/// assert_eq!(counter.count("insert"), 1);
+/// # }
+/// ```
+pub async fn test_db_with(label: &str, configure: impl FnOnce(&mut ClientOptions)) -> TestDb {
+    let client = client_with(configure)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let name = unique_db_name(label);
+    // Drop and recreate through a plain client so that a counting handler
+    // attached by `configure` does not see these commands.
+    let plain = crate::client().await.unwrap_or_else(|e| panic!("{e}"));
+    if let Err(e) = emptied(&plain, &name).await {
+        panic!("{e}");
+    }
+    let db = client.database(&name);
+    TestDb { client, db, name }
+}
+
+fn unique_db_name(label: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let suffix = format!("_{}_{n}", std::process::id());
+    let mut label: String = label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if label.is_empty() {
+        label.push_str("test");
+    }
+    label.truncate(63 - suffix.len());
+    label + &suffix
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn db_names_are_valid_and_unique() {
+        let long = "x".repeat(200);
+        let a = unique_db_name(&long);
+        let b = unique_db_name(&long);
+        assert_ne!(a, b);
+        assert!(a.len() <= 63, "{a}");
+        let weird = unique_db_name("a.b/c d$é\"");
+        assert!(
+            weird
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+            "{weird}"
+        );
+        assert!(unique_db_name("").starts_with("test_"));
+    }
+}
