@@ -57,15 +57,18 @@
 #![warn(missing_docs)]
 
 mod allocator;
+mod bulk;
 mod counter;
 mod document;
 mod error;
+mod fields;
 mod id;
 mod insert;
 mod numeric;
 mod optimistic;
 mod options;
 mod registry;
+mod retry;
 mod sequence;
 mod write;
 

@@ -1,0 +1,58 @@
+//! Reading and writing a document's id field: unset checks, checked conversions.
+
+use crate::{Document, Error, IdField, IdValue, Sequence};
+
+pub(crate) fn ensure_unset<T: Document>(seq: &Sequence, doc: &T) -> Result<(), Error> {
+    match doc.sequence_id().get() {
+        None => Ok(()),
+        Some(value) => Err(Error::IdAlreadySet {
+            sequence: seq.name.to_owned(),
+            value: value.into(),
+        }),
+    }
+}
+
+/// The id field holding `id`, and its integer, or an overflow error.
+pub(crate) fn field<T: Document>(seq: &Sequence, id: i64) -> Result<(T::Id, IdValue<T>), Error> {
+    let field = T::Id::from_seq(id);
+    // Zero reads as "unset" in a plain integer field, so it cannot be stored in one.
+    match field.as_ref().and_then(IdField::get) {
+        Some(value) => Ok((field.expect("checked above"), value)),
+        None => Err(Error::Overflow {
+            sequence: seq.name.to_owned(),
+            value: id.into(),
+            target: T::Id::TYPE_NAME,
+        }),
+    }
+}
+
+/// Fills the ids of `docs[positions]`; converts them all first, so an overflow fills none.
+pub(crate) fn fill_positions<T: Document>(
+    seq: &Sequence,
+    docs: &mut [T],
+    positions: &[usize],
+    ids: &[i64],
+) -> Result<Vec<IdValue<T>>, Error> {
+    let fields = ids
+        .iter()
+        .map(|&id| field::<T>(seq, id))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(positions
+        .iter()
+        .zip(fields)
+        .map(|(&position, (field, value))| {
+            *docs[position].sequence_id_mut() = field;
+            value
+        })
+        .collect())
+}
+
+pub(crate) fn fill<T: Document>(seq: &Sequence, doc: &mut T, id: i64) -> Result<IdValue<T>, Error> {
+    let (field, value) = field::<T>(seq, id)?;
+    *doc.sequence_id_mut() = field;
+    Ok(value)
+}
+
+pub(crate) fn unset<T: Document>(doc: &mut T) {
+    *doc.sequence_id_mut() = T::Id::unset();
+}
