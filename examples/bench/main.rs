@@ -1,0 +1,244 @@
+//! seqid's benchmark: every strategy side by side with a plain insert and with the
+//! hand-written tutorial code, in one run, on one server, through one client.
+//!
+//! ```sh
+//! cargo run --release --example bench             # the full run (about 2 minutes)
+//! cargo run --release --example bench -- --quick  # a smoke run (about 20 s)
+//! cargo run --release --example bench -- --help
+//! ```
+//!
+//! The server is the one the tests use (`seqid-harness`: `MONGODB_URI`, else `mongod` on
+//! PATH, else nx-27017). Round trips are the commands counted by the harness's
+//! `CommandCounter` from the driver's command monitoring. The output is Markdown, to be
+//! pasted into BENCHMARKS.md as is.
+
+mod bulk;
+mod ceiling;
+mod maxq;
+mod model;
+mod probe;
+mod single;
+mod stats;
+
+use std::time::{Duration, Instant};
+
+use model::BoxError;
+use probe::Monitor;
+
+const USAGE: &str = "\
+usage: cargo run --release --example bench -- [options]
+
+  --quick            short smoke run: 1 round of 0.15 s trials, 1 bulk round, 10 query runs
+  --rounds N         interleaved rounds of single-insert trials (default 7; env SEQID_BENCH_ROUNDS)
+  --secs S           seconds per single-insert trial (default 0.6; env SEQID_BENCH_SECS)
+  --bulk-rounds N    interleaved rounds of bulk trials (default 5)
+  --bulk-docs N      documents per bulk call (default 10000)
+  --query-runs N     runs of each maximum query (default 100, fewer if slow)
+  --only LIST        comma-separated parts to run: single,ceiling,bulk,maxq (default all)
+";
+
+/// What to run, and how long.
+pub struct Config {
+    pub rounds: usize,
+    pub trial: Duration,
+    pub bulk_rounds: usize,
+    pub bulk_docs: usize,
+    pub maxq_runs: usize,
+    pub maxq_inserts: usize,
+    pub parts: Vec<String>,
+}
+
+impl Config {
+    fn from_args() -> Result<Config, BoxError> {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let mut config = Config {
+            rounds: env("SEQID_BENCH_ROUNDS").map_or(Ok(7), |v| v.parse())?,
+            trial: Duration::from_secs_f64(env("SEQID_BENCH_SECS").map_or(Ok(0.6), |v| v.parse())?),
+            bulk_rounds: 5,
+            bulk_docs: 10_000,
+            maxq_runs: 100,
+            maxq_inserts: 50,
+            parts: ["single", "ceiling", "bulk", "maxq"]
+                .map(String::from)
+                .to_vec(),
+        };
+        let mut args = std::env::args().skip(1);
+        while let Some(arg) = args.next() {
+            let mut value = || args.next().ok_or(format!("{arg} needs a value\n{USAGE}"));
+            match arg.as_str() {
+                "--quick" => {
+                    config.rounds = 1;
+                    config.trial = Duration::from_millis(150);
+                    config.bulk_rounds = 1;
+                    config.maxq_runs = 10;
+                    config.maxq_inserts = 10;
+                }
+                "--rounds" => config.rounds = value()?.parse()?,
+                "--secs" => config.trial = Duration::from_secs_f64(value()?.parse()?),
+                "--bulk-rounds" => config.bulk_rounds = value()?.parse()?,
+                "--bulk-docs" => config.bulk_docs = value()?.parse()?,
+                "--query-runs" => config.maxq_runs = value()?.parse()?,
+                "--only" => config.parts = value()?.split(',').map(String::from).collect(),
+                "-h" | "--help" => {
+                    print!("{USAGE}");
+                    std::process::exit(0);
+                }
+                other => return Err(format!("unknown argument {other:?}\n{USAGE}").into()),
+            }
+        }
+        if config.rounds == 0 || config.bulk_rounds == 0 || config.bulk_docs == 0 {
+            return Err("rounds and documents must be at least 1".into());
+        }
+        Ok(config)
+    }
+
+    fn runs(&self, part: &str) -> bool {
+        self.parts.iter().any(|p| p == part)
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), BoxError> {
+    let config = Config::from_args()?;
+    let began = Instant::now();
+    let load_before = probe::load_average();
+
+    // One server, one database, one client with command monitoring, for everything.
+    let name = "seqid_bench";
+    seqid_harness::fresh_database(name).await?;
+    let monitor = Monitor::new();
+    let client = seqid_harness::client_with(|o| {
+        o.command_event_handler = Some(monitor.handler());
+        o.app_name = Some("seqid-bench".into());
+    })
+    .await?;
+    let db = client.database(name);
+    let server_pid = probe::server_pid(&db).await;
+    let usage_before = monitor.snapshot(server_pid);
+
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    println!("# seqid benchmark\n");
+    println!(
+        "- command: `cargo run --release --example bench{}`",
+        if args.is_empty() {
+            String::new()
+        } else {
+            format!(" -- {}", args.join(" "))
+        }
+    );
+    println!("- machine: {}", probe::machine());
+    println!(
+        "- server: {} (pid {}; {})",
+        seqid_harness::server_kind()?,
+        server_pid.map_or("unknown".into(), |p| p.to_string()),
+        if server_pid.is_some() {
+            "its CPU time is read from /proc"
+        } else {
+            "its CPU time is not available"
+        }
+    );
+    println!(
+        "- driver: mongodb crate, default pool (max 10 connections), one client for all trials; \
+         tokio multi-thread runtime, {} worker threads",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    println!(
+        "- single inserts: {} interleaved rounds × 3 concurrencies × 7 contenders (6 + a reference), {:.2} s per trial; \
+         bulk: {} rounds of {} documents",
+        config.rounds,
+        config.trial.as_secs_f64(),
+        config.bulk_rounds,
+        config.bulk_docs
+    );
+
+    let single = if config.runs("single") {
+        eprintln!("single inserts ...");
+        Some(single::run(&db, &monitor, server_pid, &config).await?)
+    } else {
+        None
+    };
+    let ceiling = if config.runs("ceiling") {
+        eprintln!("server ceiling (ping) ...");
+        Some((
+            ceiling::run(&db, server_pid, &config).await?,
+            ceiling::command_costs(&db, server_pid, &config).await?,
+        ))
+    } else {
+        None
+    };
+    let bulk = if config.runs("bulk") {
+        eprintln!("bulk ...");
+        Some(bulk::run(&db, &monitor, server_pid, &config).await?)
+    } else {
+        None
+    };
+    let maxq = if config.runs("maxq") {
+        eprintln!("optimistic maximum query ...");
+        Some(maxq::run(&db, &monitor, &config).await?)
+    } else {
+        None
+    };
+
+    let usage = usage_before.delta(&monitor.snapshot(server_pid));
+    let wall = began.elapsed().as_secs_f64();
+    let share = |d: Option<Duration>| {
+        d.map_or("?".into(), |d| {
+            format!("{:.0} %", d.as_secs_f64() / wall * 100.0)
+        })
+    };
+    println!(
+        "- CPU during the run (100 % = one core): server {}, benchmark {}, other processes {}; \
+         load average {load_before} before, {} after",
+        share(usage.server_cpu),
+        share(usage.client_cpu),
+        share(usage.others_cpu()),
+        probe::load_average()
+    );
+    println!();
+
+    if let Some(results) = &single {
+        println!("## Single inserts\n");
+        println!(
+            "Inserts/s and round trips/insert are medians over rounds; `× plain` and `× tutorial` \
+             are medians of the per-round ratios (min–max over rounds in parentheses), each ratio \
+             taken between trials of the same round and concurrency.\n"
+        );
+        single::print(results);
+    }
+    if let Some((rows, costs)) = &ceiling {
+        println!("## Server ceiling: a trivial command\n");
+        ceiling::print(rows);
+        println!("## What one command costs on this server\n");
+        println!(
+            "Medians over interleaved rounds of {} calls, one task.\n",
+            if config.rounds > 1 { 300 } else { 50 }
+        );
+        ceiling::print_costs(costs);
+    }
+    if let Some(results) = &single {
+        println!("## Where the time goes (single inserts)\n");
+        println!(
+            "Medians over rounds. `Σ command time` is the sum of the driver's command durations \
+             (send to reply, summed over concurrent commands) per insert; server and client CPU \
+             are the CPU time of the server process and of this process per insert; `busy` is \
+             server CPU time / wall time (100 % = one core).\n"
+        );
+        single::print_profile(results);
+    }
+    if let Some(results) = &bulk {
+        println!("## Bulk: {} documents in one call\n", config.bulk_docs);
+        println!("Medians over rounds; every trial starts with an empty collection.\n");
+        bulk::print(results, &config);
+    }
+    if let Some(results) = &maxq {
+        println!("## The optimistic loop's maximum query\n");
+        maxq::print(results);
+    }
+    println!(
+        "Absolute figures depend on the server; the ratios are what this run shows. \
+         Whole run: {:.0} s.",
+        began.elapsed().as_secs_f64()
+    );
+    db.drop().await?;
+    Ok(())
+}
