@@ -56,7 +56,6 @@ async fn increment(db: &Database, seq: &Sequence, step: i64, tally: &Tally) -> R
             )
             .upsert(true)
             .return_document(ReturnDocument::After)
-            .projection(doc! { "seq": 1 })
             .await;
         match reply {
             Ok(Some(counter)) => {
