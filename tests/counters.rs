@@ -470,14 +470,19 @@ async fn cancelled_inserts_never_wedge_the_sequence() {
         returned.extend(task.await.unwrap());
     }
     // Every insert that returned is stored under its id; the sequence still serves.
+    // Through a new client: after many cancelled operations the cancelling client's
+    // connection pool can take seconds to recover (a plain `insert_one` on it stalls as
+    // well), which is the driver's business. seqid's allocator is process-wide, shared
+    // by every client, and that is what must not be wedged.
+    let fresh = seqid_harness::client().await.unwrap().database(db.name());
     let last = tokio::time::timeout(
         std::time::Duration::from_secs(10),
-        user("after").insert(&db),
+        user("after").insert(&fresh),
     )
     .await
     .expect("the sequence is not wedged")
     .unwrap();
-    let stored = stored_names(&db).await;
+    let stored = stored_names(&fresh).await;
     let stored_ids: std::collections::BTreeSet<i64> = stored.iter().map(|(id, _)| *id).collect();
     assert!(returned.iter().all(|id| stored_ids.contains(id)));
     assert!(returned.iter().all(|id| *id < last), "ids keep increasing");
