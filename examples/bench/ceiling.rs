@@ -83,7 +83,8 @@ pub fn print(rows: &[(usize, f64, f64)]) {
     table.print();
 }
 
-/// One command, as seqid or the tutorial sends it, for [`command_costs`].
+/// One command, as seqid or the tutorial sends it (and the counter's `findAndModify` with
+/// the projection seqid sent until d3eb10d, for comparison), for [`command_costs`].
 #[derive(Clone, Copy)]
 enum Probe {
     Ping,
@@ -108,10 +109,10 @@ impl Probe {
         match self {
             Probe::Ping => "`ping`",
             Probe::IncNoProjection => {
-                "`findAndModify` `$inc: {seq: 1}`, upsert, new (the tutorial's)"
+                "`findAndModify` `$inc: {seq: 1}`, upsert, new (the tutorial's and seqid's)"
             }
             Probe::IncProjection => {
-                "`findAndModify` `$inc: {seq: 1}`, upsert, new, `fields: {seq: 1}` (seqid's)"
+                "`findAndModify` `$inc: {seq: 1}`, upsert, new, with a projection `fields: {seq: 1}`"
             }
             Probe::TopNoProjection => "`find({}).sort({_id: -1}).limit(1)`, 1,000 docs",
             Probe::TopProjection => {
