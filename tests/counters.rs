@@ -43,19 +43,7 @@ async fn first_use_starts_at_one_and_stores_the_tutorial_layout() {
     let mut bob = user("Bob D.");
     assert_eq!(bob.insert(&db).await.unwrap(), 2);
 
-    let stored: Vec<User> = {
-        use futures_util::TryStreamExt;
-        let users = db.collection::<User>("users");
-        users
-            .find(doc! {})
-            .sort(doc! { "_id": 1 })
-            .await
-            .unwrap()
-            .try_collect()
-            .await
-            .unwrap()
-    };
-    assert_eq!(stored, vec![sarah, bob]);
+    assert_eq!(stored_users(&db).await, vec![sarah, bob]);
     assert_eq!(counter_value(&db, "userid").await, Some(2));
 }
 
@@ -282,17 +270,16 @@ async fn insert_many_says_which_documents_were_stored() {
     );
 }
 
-async fn stored_names(db: &mongodb::Database) -> Vec<(i64, String)> {
+/// The users stored, in `_id` order.
+async fn stored_users(db: &mongodb::Database) -> Vec<User> {
     use futures_util::TryStreamExt;
-    let users: Vec<User> = db
-        .collection::<User>("users")
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let users = db.collection::<User>("users");
+    let cursor = users.find(doc! {}).sort(doc! { "_id": 1 }).await.unwrap();
+    cursor.try_collect().await.unwrap()
+}
+
+async fn stored_names(db: &mongodb::Database) -> Vec<(i64, String)> {
+    let users = stored_users(db).await;
     users.into_iter().map(|u| (u.id, u.name)).collect()
 }
 

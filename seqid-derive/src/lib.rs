@@ -1,8 +1,8 @@
 //! The `#[derive(Document)]` macro of [seqid](https://docs.rs/seqid). Use it through the
 //! `seqid` crate, which re-exports it next to the `Document` trait.
 //!
-//! `lib.rs` only dispatches: [`ast`] models the input, [`attr`] reads the attributes,
-//! [`valid`] checks them against each other, [`expand`] writes the impl, and [`ctxt`]
+//! `lib.rs` only dispatches: `ast` models the input, `attr` reads the attributes,
+//! `valid` checks them against each other, `expand` writes the impl, and `ctxt`
 //! gathers every error so one build reports them all.
 
 mod ast;
