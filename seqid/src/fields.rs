@@ -14,10 +14,9 @@ pub(crate) fn ensure_unset<T: Document>(seq: &Sequence, doc: &T) -> Result<(), E
 
 /// The id field holding `id`, and its integer, or an overflow error.
 pub(crate) fn field<T: Document>(seq: &Sequence, id: i64) -> Result<(T::Id, IdValue<T>), Error> {
-    let field = T::Id::from_seq(id);
     // Zero reads as "unset" in a plain integer field, so it cannot be stored in one.
-    match field.as_ref().and_then(IdField::get) {
-        Some(value) => Ok((field.expect("checked above"), value)),
+    match T::Id::from_seq(id).and_then(|field| Some((field.get()?, field))) {
+        Some((value, field)) => Ok((field, value)),
         None => Err(Error::Overflow {
             sequence: seq.name.to_owned(),
             value: id.into(),
