@@ -10,7 +10,7 @@ use common::{
 };
 use mongodb::bson::{Document as BsonDocument, doc, oid::ObjectId};
 use seqid::{Document, Error, InsertOptions};
-use seqid_harness::{test_db, test_db_with};
+use seqid_harness::test_db;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Document)]
@@ -84,11 +84,7 @@ async fn non_numeric_and_mixed_numeric_ids_are_handled() {
 #[tokio::test]
 async fn a_taken_id_is_retried_with_a_fresh_maximum() {
     let thief = Thief::new("tickets", 1);
-    let handler = thief.handler();
-    let db = test_db_with("optimistic_retry", move |o| {
-        o.command_event_handler = Some(handler)
-    })
-    .await;
+    let db = thief.watch("optimistic_retry").await;
     let mut t = ticket("mine");
     let id = t.insert(&db).await.unwrap();
     assert_eq!(thief.stolen(), vec![1], "the first candidate was taken");
@@ -105,11 +101,7 @@ async fn a_taken_id_is_retried_with_a_fresh_maximum() {
 #[tokio::test]
 async fn retries_are_bounded_by_the_attribute_and_the_option() {
     let thief = Thief::new("tickets", usize::MAX);
-    let handler = thief.handler();
-    let db = test_db_with("optimistic_bounded", move |o| {
-        o.command_event_handler = Some(handler)
-    })
-    .await;
+    let db = thief.watch("optimistic_bounded").await;
 
     let mut impatient = ImpatientTicket {
         id: 0,
@@ -201,11 +193,7 @@ async fn other_errors_are_returned_not_swallowed() {
 #[tokio::test]
 async fn insert_many_keeps_what_was_stored_and_retries_only_taken_ids() {
     let thief = Thief::new("tickets", 0);
-    let handler = thief.handler();
-    let db = test_db_with("optimistic_bulk", move |o| {
-        o.command_event_handler = Some(handler)
-    })
-    .await;
+    let db = thief.watch("optimistic_bulk").await;
     ticket("first").insert(&db).await.unwrap();
     thief.arm(2);
     let mut batch: Vec<Ticket> = (0..5).map(|i| ticket(&format!("t{i}"))).collect();
@@ -304,11 +292,7 @@ async fn tasks_of_one_process_do_not_collide() {
 #[tokio::test]
 async fn insert_many_reports_documents_whose_every_id_was_taken() {
     let thief = Thief::new("tickets", 0);
-    let handler = thief.handler();
-    let db = test_db_with("optimistic_bulk_exhausted", move |o| {
-        o.command_event_handler = Some(handler)
-    })
-    .await;
+    let db = thief.watch("optimistic_bulk_exhausted").await;
     let mut batch: Vec<Ticket> = (0..3).map(|i| ticket(&format!("t{i}"))).collect();
     // The first write loses ids 1 and 2; their retry (4 and 5) loses again.
     thief.arm(2);

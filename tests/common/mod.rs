@@ -211,6 +211,12 @@ impl Thief {
         })
     }
 
+    /// A test database whose inserts this thief watches.
+    pub async fn watch(self: &std::sync::Arc<Self>, label: &str) -> seqid_harness::TestDb {
+        let handler = self.handler();
+        seqid_harness::test_db_with(label, move |o| o.command_event_handler = Some(handler)).await
+    }
+
     /// Takes the next `steals` ids sent to the collection.
     pub fn arm(&self, steals: usize) {
         self.steals
