@@ -475,3 +475,54 @@ async fn cancelled_inserts_never_wedge_the_sequence() {
     assert!(returned.iter().all(|id| *id < last), "ids keep increasing");
     assert_eq!(stored_ids.len(), stored.len());
 }
+
+#[tokio::test]
+async fn sync_counter_continues_after_ids_written_by_other_means() {
+    #[derive(Serialize, Document)]
+    #[seq_id(
+        "imported",
+        collection = "imported",
+        strategy = "block",
+        block_size = 10
+    )]
+    struct Imported {
+        #[serde(rename = "_id")]
+        id: i64,
+    }
+    #[derive(Serialize, Document)]
+    #[seq_id("imported", collection = "imported", strategy = "optimistic")]
+    struct ImportedOptimistic {
+        #[serde(rename = "_id")]
+        id: i64,
+    }
+    let db = test_db("counters_sync").await;
+    // An import with ids of every numeric type, and one that is not a number.
+    db.collection::<BsonDocument>("imported")
+        .insert_many([
+            doc! { "_id": 3_i32 },
+            doc! { "_id": 150_i64 },
+            doc! { "_id": 42.0 },
+            doc! { "_id": "legacy-7" },
+        ])
+        .await
+        .unwrap();
+    assert_eq!(Imported::sync_counter(&db).await.unwrap(), 150);
+    assert_eq!(counter_value(&db, "imported").await, Some(150));
+    assert_eq!(Imported { id: 0 }.insert(&db).await.unwrap(), 151);
+    // Never lowers the counter: the block above reserved up to 160.
+    assert_eq!(Imported::sync_counter(&db).await.unwrap(), 160);
+    let error = ImportedOptimistic::sync_counter(&db).await.unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            Error::InvalidOption {
+                option: "strategy",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    // An empty collection and no counter: the counter starts at 0.
+    assert_eq!(User::sync_counter(&db).await.unwrap(), 0);
+    assert_eq!(user("first").insert(&db).await.unwrap(), 1);
+}

@@ -7,7 +7,7 @@ use mongodb::options::ReturnDocument;
 
 use crate::allocator::{Source, Tally};
 use crate::error::{Error, server_code};
-use crate::write::PRIMARY;
+use crate::write::{self, PRIMARY};
 use crate::{Sequence, numeric};
 
 /// Upserts that race on a new counter fail with E11000; the manual says a retry cannot
@@ -43,16 +43,44 @@ impl Source for CounterSource<'_> {
 
 /// Adds `step` to the counter (creating it at `step` if missing) and returns the new value.
 async fn increment(db: &Database, seq: &Sequence, step: i64, tally: &Tally) -> Result<i64, Error> {
+    update(db, seq, "$inc", step, tally).await
+}
+
+/// Raises the counter to the largest numeric `_id` of the sequence's collection (never
+/// lowers it), and returns its value.
+pub(crate) async fn sync(db: &Database, seq: &Sequence, tally: &Tally) -> Result<i64, Error> {
+    let collection = db.collection::<BsonDocument>(seq.collection);
+    let largest = write::largest_numeric_id(&collection)
+        .await
+        .map_err(|error| {
+            Error::driver(
+                seq.name,
+                format!("finding the largest _id in `{}`", seq.collection),
+                error,
+            )
+        })?;
+    update(db, seq, "$max", largest.unwrap_or(0), tally).await
+}
+
+/// Applies `{ operator: { seq: operand } }` to the counter with an upsert, retrying the
+/// upsert race, and returns the counter's new value.
+async fn update(
+    db: &Database,
+    seq: &Sequence,
+    operator: &str,
+    operand: i64,
+    tally: &Tally,
+) -> Result<i64, Error> {
     let counters = db.collection::<BsonDocument>(seq.counters);
-    // An Int32 step keeps an Int32 counter Int32 (MongoDB widens it itself on overflow),
-    // so other tools reading the counter see the type they wrote.
-    let step = i32::try_from(step).map_or(Bson::Int64(step), Bson::Int32);
+    // An Int32 operand keeps an Int32 counter Int32 (MongoDB widens it itself on
+    // overflow), so other tools reading the counter see the type they wrote.
+    let operand = i32::try_from(operand).map_or(Bson::Int64(operand), Bson::Int32);
     let mut attempt = 1;
     loop {
         let reply = counters
             .find_one_and_update(
                 doc! { "_id": seq.name },
-                doc! { "$inc": { "seq": step.clone() } },
+                doc! { operator: { "seq": operand.clone() } },
             )
             .upsert(true)
             .return_document(ReturnDocument::After)
@@ -62,7 +90,7 @@ async fn increment(db: &Database, seq: &Sequence, step: i64, tally: &Tally) -> R
                 let value = counter.get("seq").cloned().unwrap_or(Bson::Null);
                 return numeric::integral(&value).ok_or_else(|| not_numeric(seq, value));
             }
-            // Impossible with upsert on MongoDB; some servers answer so when `$inc`
+            // Impossible with upsert on MongoDB; some servers answer so when the update
             // cannot apply. Say what the counter holds.
             Ok(None) => return Err(explain(&counters, seq).await),
             Err(error) => match server_code(&error) {
@@ -79,7 +107,7 @@ async fn increment(db: &Database, seq: &Sequence, step: i64, tally: &Tally) -> R
                 _ => {
                     return Err(Error::driver(
                         seq.name,
-                        format!("reserving ids in `{}`", seq.counters),
+                        format!("updating the counter in `{}`", seq.counters),
                         error,
                     ));
                 }

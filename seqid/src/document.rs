@@ -143,6 +143,29 @@ pub trait Document: Serialize + Send + Sync + Sized {
         crate::insert::many(docs, db, options)
     }
 
+    /// Raises the counter to the largest numeric `_id` already in the collection, and
+    /// returns the counter's value: adopt seqid on a collection that holds ids written by
+    /// other means (an import, explicit ids, the optimistic strategy), so that the next id
+    /// is free. It never lowers the counter, so it is safe to run at every start. It does
+    /// not touch ids this process already reserved: call it before inserting. The
+    /// optimistic strategy has no counter ([`Error::InvalidOption`]).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// // `users` was imported with _id 1..=5000 and no counter.
+    /// assert_eq!(User::sync_counter(&db).await?, 5000);
+    /// let mut next = User { id: 0, name: "first after the import".into() };
+    /// assert_eq!(next.insert(&db).await?, 5001);
+    /// # Ok(()) }
+    /// ```
+    fn sync_counter(db: &Database) -> impl Future<Output = Result<i64, Error>> + Send {
+        crate::insert::sync_counter::<Self>(db)
+    }
+
     /// What this process has done for the sequence in `db` so far: round trips that
     /// reserved ids, ids handed out, and retries.
     ///

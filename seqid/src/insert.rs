@@ -4,7 +4,7 @@
 use mongodb::Database;
 
 use crate::bulk::{Outcome, Pending, write_batch};
-use crate::counter::CounterSource;
+use crate::counter::{self, CounterSource};
 use crate::fields::{ensure_unset, fill, fill_positions, unset};
 use crate::{Document, Error, IdValue, InsertOptions, Sequence, Strategy, registry, retry, write};
 
@@ -67,6 +67,22 @@ pub(crate) async fn many<T: Document>(
             let refused = write_batch(&collection, docs, &positions, &ids, &mut outcome).await;
             outcome.failed.extend(refused.iter().map(Pending::fail));
             outcome.conclude(&seq, docs.len(), values)
+        }
+    }
+}
+
+pub(crate) async fn sync_counter<T: Document>(db: &Database) -> Result<i64, Error> {
+    let seq = T::SEQUENCE;
+    match seq.strategy {
+        Strategy::Optimistic { .. } => Err(Error::InvalidOption {
+            sequence: seq.name.to_owned(),
+            option: "strategy",
+            value: "optimistic".into(),
+            reason: "the optimistic strategy keeps no counter to bring up to date",
+        }),
+        strategy => {
+            let allocator = registry::counter(db, &seq, chunk(strategy));
+            counter::sync(db, &seq, &allocator.tally).await
         }
     }
 }

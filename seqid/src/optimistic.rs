@@ -94,13 +94,7 @@ impl Optimistic {
             }
             self.frontier().mixed_ids = true;
         }
-        let top = collection
-            .find_one(doc! { "_id": { "$lte": f64::INFINITY } })
-            .sort(doc! { "_id": -1 })
-            .projection(doc! { "_id": 1 })
-            .selection_criteria(write::PRIMARY)
-            .await?;
-        Ok(top.and_then(|d| d.get("_id").and_then(numeric::floor)))
+        write::largest_numeric_id(collection).await
     }
 }
 

@@ -130,6 +130,20 @@ pub(crate) async fn stored_ids(
         .collect())
 }
 
+/// The largest numeric `_id` (floored), or `None` if there is none. `$lte: Infinity` is
+/// type-bracketed: it matches numbers only, so MongoDB reads one entry of the `_id` index.
+pub(crate) async fn largest_numeric_id(
+    collection: &Collection<BsonDocument>,
+) -> Result<Option<i64>, mongodb::error::Error> {
+    let top = collection
+        .find_one(doc! { "_id": { "$lte": f64::INFINITY } })
+        .sort(doc! { "_id": -1 })
+        .projection(doc! { "_id": 1 })
+        .selection_criteria(PRIMARY)
+        .await?;
+    Ok(top.and_then(|d| d.get("_id").and_then(numeric::floor)))
+}
+
 /// Tells a duplicate `_id` from a duplicate on another unique index. MongoDB names the
 /// index in its message; a server that does not is asked whether `id` is taken.
 pub(crate) async fn classify(
