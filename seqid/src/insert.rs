@@ -21,8 +21,8 @@ pub(crate) async fn one<T: Document>(
             let attempts = attempts(&seq, max_attempts, &options)?;
             retry::insert_one(doc, db, &seq, &collection, attempts).await
         }
-        strategy => {
-            let allocator = registry::counter(db, &seq, chunk(strategy));
+        _ => {
+            let allocator = registry::counter(db, &seq);
             let id = allocator
                 .allocate(1, &CounterSource { db, sequence: &seq })
                 .await?[0];
@@ -56,8 +56,8 @@ pub(crate) async fn many<T: Document>(
             let attempts = attempts(&seq, max_attempts, &options)?;
             retry::insert_many(docs, db, &seq, &collection, attempts).await
         }
-        strategy => {
-            let allocator = registry::counter(db, &seq, chunk(strategy));
+        _ => {
+            let allocator = registry::counter(db, &seq);
             let ids = allocator
                 .allocate(docs.len() as u64, &CounterSource { db, sequence: &seq })
                 .await?;
@@ -80,17 +80,10 @@ pub(crate) async fn sync_counter<T: Document>(db: &Database) -> Result<i64, Erro
             value: "optimistic".into(),
             reason: "the optimistic strategy keeps no counter to bring up to date",
         }),
-        strategy => {
-            let allocator = registry::counter(db, &seq, chunk(strategy));
+        _ => {
+            let allocator = registry::counter(db, &seq);
             counter::sync(db, &seq, &allocator.tally).await
         }
-    }
-}
-
-fn chunk(strategy: Strategy) -> u64 {
-    match strategy {
-        Strategy::Block { block_size } => block_size.into(),
-        _ => 1,
     }
 }
 

@@ -47,82 +47,93 @@ impl From<&Tally> for Stats {
 }
 
 /// A counter document, and how many ids one round trip reserves at least.
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct CounterKey {
-    database: String,
     counters: &'static str,
     sequence: &'static str,
     chunk: u64,
 }
 
 /// A target collection served by the optimistic loop.
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct CollectionKey {
-    database: String,
     collection: &'static str,
 }
 
-struct Registry<K, V>(LazyLock<Mutex<HashMap<K, Arc<V>>>>);
+/// Entries by database name, then by a key of `'static` parts: a lookup on the insert
+/// path borrows the name and allocates nothing.
+struct Registry<K, V>(LazyLock<Mutex<ByDatabase<K, V>>>);
+
+type ByDatabase<K, V> = HashMap<String, HashMap<K, Arc<V>>>;
 
 impl<K: Eq + Hash, V> Registry<K, V> {
     const fn new() -> Self {
         Registry(LazyLock::new(Default::default))
     }
 
-    fn get_or_insert(&self, key: K, make: impl FnOnce() -> V) -> Arc<V> {
+    fn get_or_insert(&self, db: &Database, key: K, make: impl FnOnce() -> V) -> Arc<V> {
         let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        map.entry(key).or_insert_with(|| Arc::new(make())).clone()
+        if let Some(entry) = map.get(db.name()).and_then(|entries| entries.get(&key)) {
+            return entry.clone();
+        }
+        let entries = map.entry(db.name().to_owned()).or_default();
+        entries
+            .entry(key)
+            .or_insert_with(|| Arc::new(make()))
+            .clone()
     }
 
-    fn get(&self, key: &K) -> Option<Arc<V>> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(key)
-            .cloned()
+    fn get(&self, db: &Database, key: &K) -> Option<Arc<V>> {
+        let map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        map.get(db.name())?.get(key).cloned()
     }
 }
 
 static COUNTERS: Registry<CounterKey, Allocator> = Registry::new();
 static COLLECTIONS: Registry<CollectionKey, Optimistic> = Registry::new();
 
-fn counter_key(db: &Database, seq: &Sequence, chunk: u64) -> CounterKey {
-    CounterKey {
-        database: db.name().to_owned(),
-        counters: seq.counters,
-        sequence: seq.name,
-        chunk,
+/// How many ids one reservation takes at least: the block size for the block strategy,
+/// 1 (exactly what is asked) otherwise.
+pub(crate) fn chunk(strategy: Strategy) -> u64 {
+    match strategy {
+        Strategy::Block { block_size } => block_size.into(),
+        _ => 1,
     }
 }
 
-fn collection_key(db: &Database, seq: &Sequence) -> CollectionKey {
+fn counter_key(seq: &Sequence) -> CounterKey {
+    CounterKey {
+        counters: seq.counters,
+        sequence: seq.name,
+        chunk: chunk(seq.strategy),
+    }
+}
+
+fn collection_key(seq: &Sequence) -> CollectionKey {
     CollectionKey {
-        database: db.name().to_owned(),
         collection: seq.collection,
     }
 }
 
-/// The allocator of a counters document; `chunk` is 1 for the counters strategy and the
-/// block size for the block strategy.
-pub(crate) fn counter(db: &Database, seq: &Sequence, chunk: u64) -> Arc<Allocator> {
-    COUNTERS.get_or_insert(counter_key(db, seq, chunk), || Allocator::new(chunk))
+/// The allocator of the sequence's counter document (counters and block strategies).
+pub(crate) fn counter(db: &Database, seq: &Sequence) -> Arc<Allocator> {
+    let key = counter_key(seq);
+    COUNTERS.get_or_insert(db, key, || Allocator::new(key.chunk))
 }
 
 /// The optimistic loop's state for the sequence's target collection.
 pub(crate) fn collection(db: &Database, seq: &Sequence) -> Arc<Optimistic> {
-    COLLECTIONS.get_or_insert(collection_key(db, seq), Optimistic::new)
+    COLLECTIONS.get_or_insert(db, collection_key(seq), Optimistic::new)
 }
 
 pub(crate) fn stats(db: &Database, seq: &Sequence) -> Stats {
-    let tally = |allocator: &Allocator| Stats::from(&allocator.tally);
-    match seq.strategy {
-        Strategy::Counters => COUNTERS.get(&counter_key(db, seq, 1)).map(|a| tally(&a)),
-        Strategy::Block { block_size } => COUNTERS
-            .get(&counter_key(db, seq, block_size.into()))
-            .map(|a| tally(&a)),
+    let tally = match seq.strategy {
         Strategy::Optimistic { .. } => COLLECTIONS
-            .get(&collection_key(db, seq))
-            .map(|o| tally(&o.allocator)),
-    }
-    .unwrap_or_default()
+            .get(db, &collection_key(seq))
+            .map(|state| Stats::from(&state.allocator.tally)),
+        _ => COUNTERS
+            .get(db, &counter_key(seq))
+            .map(|allocator| Stats::from(&allocator.tally)),
+    };
+    tally.unwrap_or_default()
 }
