@@ -1,144 +1,185 @@
-//! The bookkeeping of `insert_many`: which documents were stored, refused, or are of
-//! unknown fate, turned into [`Error::Bulk`] when not all were stored.
-
-use std::collections::HashSet;
+//! The bookkeeping of `insert_many`: one state per document, from waiting for an id to
+//! stored, failed or of unknown fate, turned into [`Error::Bulk`] when not all were stored.
 
 use mongodb::Collection;
-use mongodb::bson::Document as BsonDocument;
 
 use crate::error::{BulkError, FailedInsert};
 use crate::fields::unset;
-use crate::write::{self, Refused};
-use crate::{Document, Error, Sequence};
+use crate::write::{self, Fate, Rejection};
+use crate::{Document, Error, IdField, IdValue, Sequence};
 
-/// A document the server refused, by its position in the caller's slice.
-pub(crate) struct Pending {
-    pub position: usize,
-    pub id: i64,
-    pub code: i32,
-    pub message: String,
+/// Where one document of the batch stands.
+enum State<V> {
+    /// Needs an id (a first one, or a new one after its id was taken).
+    Waiting,
+    /// Stored with this id value.
+    Stored(V),
+    /// Not stored; its id field is unset again.
+    Failed(FailedInsert),
+    /// Maybe stored; it keeps its id.
+    Unknown,
 }
 
-impl Pending {
-    pub(crate) fn fail(&self) -> FailedInsert {
-        FailedInsert {
-            index: self.position,
-            id: self.id,
-            code: (self.code != 0).then_some(self.code),
-            message: self.message.clone(),
+/// The states of the documents of one `insert_many`, by position in the caller's slice.
+pub(crate) struct Batch<V> {
+    states: Vec<State<V>>,
+    /// The last id each document was sent with (0: none yet), for the report.
+    tried: Vec<i64>,
+}
+
+/// A document whose `_id` another document holds (its id field is unset again).
+pub(crate) struct Taken {
+    pub position: usize,
+    pub rejection: Rejection,
+}
+
+impl<V: Copy> Batch<V> {
+    pub(crate) fn new(len: usize) -> Self {
+        Batch {
+            states: (0..len).map(|_| State::Waiting).collect(),
+            tried: vec![0; len],
         }
     }
-}
 
-/// Writes `docs[positions]` (which carry `ids`) with one `insert_many` and returns the
-/// refused documents, their id fields unset again. Documents whose fate cannot be
-/// learned go to `outcome.unknown` and keep their ids.
-pub(crate) async fn write_batch<T: Document>(
-    collection: &Collection<T>,
-    docs: &mut [T],
-    positions: &[usize],
-    ids: &[i64],
-    outcome: &mut Outcome,
-) -> Vec<Pending> {
-    let refused: Vec<Pending> =
-        match write::insert_many(collection, positions.iter().map(|&p| &docs[p])).await {
-            Ok(refused) => refused
-                .into_iter()
-                .map(
-                    |Refused {
-                         position,
-                         code,
-                         message,
-                     }| Pending {
-                        position: positions[position],
-                        id: ids[position],
-                        code,
-                        message,
-                    },
-                )
-                .collect(),
-            Err(error) => {
-                // The answer did not say which were stored: ask the collection.
-                match write::stored_ids(&collection.clone_with_type::<BsonDocument>(), ids).await {
-                    Ok(stored) => positions
-                        .iter()
-                        .zip(ids)
-                        .filter(|(_, id)| !stored.contains(id))
-                        .map(|(&position, &id)| Pending {
-                            position,
-                            id,
-                            code: 0,
-                            message: error.to_string(),
-                        })
-                        .collect(),
-                    Err(_) => {
-                        outcome.unknown.extend_from_slice(positions);
-                        return Vec::new();
-                    }
+    /// The positions that still need an id, in order.
+    pub(crate) fn waiting(&self) -> Vec<usize> {
+        self.states
+            .iter()
+            .enumerate()
+            .filter(|(_, state)| matches!(state, State::Waiting))
+            .map(|(position, _)| position)
+            .collect()
+    }
+
+    /// Whether no document has been settled yet.
+    fn untouched(&self) -> bool {
+        self.states
+            .iter()
+            .all(|state| matches!(state, State::Waiting))
+    }
+
+    /// Records a document that could not be stored (its id field is already unset).
+    pub(crate) fn fail(&mut self, position: usize, rejection: Rejection) {
+        self.states[position] = State::Failed(FailedInsert {
+            index: position,
+            id: self.tried[position],
+            code: rejection.code,
+            message: rejection.message,
+        });
+    }
+
+    /// Whether the document at `position` was refused.
+    pub(crate) fn failed(&self, position: usize) -> bool {
+        matches!(self.states[position], State::Failed(_))
+    }
+
+    /// Writes `docs[positions]`, which carry `ids` (and `values`), with one
+    /// `insert_many`, and records their fates. Documents whose id is taken get their id
+    /// field unset and are returned, for the caller's strategy to decide.
+    pub(crate) async fn write<T: Document<Id: IdField<Value = V>>>(
+        &mut self,
+        collection: &Collection<T>,
+        docs: &mut [T],
+        positions: &[usize],
+        ids: &[i64],
+        values: &[V],
+    ) -> Vec<Taken> {
+        let sent: Vec<&T> = positions.iter().map(|&p| &docs[p]).collect();
+        let fates = write::insert_many(collection, &sent, ids).await;
+        let mut taken = Vec::new();
+        for (((&position, &id), &value), fate) in positions.iter().zip(ids).zip(values).zip(fates) {
+            self.tried[position] = id;
+            match fate {
+                Fate::Stored => self.states[position] = State::Stored(value),
+                Fate::Unknown(_) => self.states[position] = State::Unknown,
+                Fate::Refused(rejection) => {
+                    unset(&mut docs[position]);
+                    self.fail(position, rejection);
+                }
+                Fate::Taken(rejection) => {
+                    unset(&mut docs[position]);
+                    self.states[position] = State::Waiting;
+                    taken.push(Taken {
+                        position,
+                        rejection,
+                    });
                 }
             }
-        };
-    for pending in &refused {
-        unset(&mut docs[pending.position]);
-    }
-    refused
-}
-
-/// The fate of the documents of one `insert_many` that were not stored.
-#[derive(Default)]
-pub(crate) struct Outcome {
-    pub failed: Vec<FailedInsert>,
-    pub unknown: Vec<usize>,
-}
-
-impl Outcome {
-    /// `Ok` with every id if all documents are stored, else what happened to each.
-    pub(crate) fn conclude<V>(
-        mut self,
-        seq: &Sequence,
-        total: usize,
-        values: Vec<V>,
-    ) -> Result<Vec<V>, Error> {
-        if self.failed.is_empty() && self.unknown.is_empty() {
-            return Ok(values);
         }
-        self.failed.sort_by_key(|f| f.index);
-        self.unknown.sort_unstable();
-        let settled: HashSet<usize> = self
-            .failed
-            .iter()
-            .map(|f| f.index)
-            .chain(self.unknown.iter().copied())
-            .collect();
-        Err(Error::Bulk(Box::new(BulkError {
-            sequence: seq.name.to_owned(),
-            collection: seq.collection.to_owned(),
-            inserted: (0..total).filter(|i| !settled.contains(i)).collect(),
-            failed: self.failed,
-            unknown: self.unknown,
-        })))
+        taken
     }
 
-    /// Stops on `error` with the documents still `waiting` unwritten (their ids unset);
-    /// `tried` holds the last id each document was given.
-    pub(crate) fn abandon<V>(
-        mut self,
-        seq: &Sequence,
-        waiting: &[usize],
-        tried: &[i64],
-        error: Error,
-    ) -> Result<Vec<V>, Error> {
-        let total = tried.len();
-        if waiting.len() == total {
+    /// Stops on `error` (no id could be had for the waiting documents): the plain error
+    /// if nothing was settled yet, else [`Error::Bulk`] with the waiting documents failed.
+    pub(crate) fn abandon(mut self, seq: &Sequence, error: Error) -> Result<Vec<V>, Error> {
+        if self.untouched() {
             return Err(error);
         }
-        self.failed
-            .extend(waiting.iter().map(|&index| FailedInsert {
-                index,
-                id: tried[index],
-                code: None,
-                message: error.to_string(),
-            }));
-        self.conclude(seq, total, Vec::new())
+        let message = error.to_string();
+        for position in self.waiting() {
+            self.fail(
+                position,
+                Rejection {
+                    code: None,
+                    message: message.clone(),
+                    index: None,
+                    source: None,
+                },
+            );
+        }
+        self.conclude(seq)
     }
+
+    /// `Ok` with every id if every document is stored, else what happened to each.
+    pub(crate) fn conclude(self, seq: &Sequence) -> Result<Vec<V>, Error> {
+        if self.states.iter().all(|s| matches!(s, State::Stored(_))) {
+            return Ok(self
+                .states
+                .into_iter()
+                .filter_map(|s| match s {
+                    State::Stored(value) => Some(value),
+                    _ => None,
+                })
+                .collect());
+        }
+        let mut bulk = BulkError {
+            sequence: seq.name.to_owned(),
+            collection: seq.collection.to_owned(),
+            inserted: Vec::new(),
+            failed: Vec::new(),
+            unknown: Vec::new(),
+        };
+        for (position, state) in self.states.into_iter().enumerate() {
+            match state {
+                State::Stored(_) => bulk.inserted.push(position),
+                State::Failed(failed) => bulk.failed.push(failed),
+                State::Unknown => bulk.unknown.push(position),
+                State::Waiting => unreachable!("every document is settled before concluding"),
+            }
+        }
+        Err(Error::Bulk(Box::new(bulk)))
+    }
+}
+
+/// The ids of `docs[positions]`, which all carry one, as `i64` and as id values. An id
+/// beyond `i64` cannot have come from a sequence: [`Error::Overflow`].
+pub(crate) fn carried<T: Document>(
+    seq: &Sequence,
+    docs: &[T],
+    positions: &[usize],
+) -> Result<(Vec<i64>, Vec<IdValue<T>>), Error> {
+    positions
+        .iter()
+        .filter_map(|&p| docs[p].sequence_id().get())
+        .map(|value| {
+            let wide: i128 = value.into();
+            i64::try_from(wide)
+                .map(|id| (id, value))
+                .map_err(|_| Error::Overflow {
+                    sequence: seq.name.to_owned(),
+                    value: wide,
+                    target: "i64 (the range of a sequence)",
+                })
+        })
+        .collect()
 }

@@ -7,13 +7,14 @@ use mongodb::options::ReturnDocument;
 
 use crate::allocator::{Source, Tally};
 use crate::error::{Error, server_code};
-use crate::write::{self, PRIMARY};
+use crate::optimistic::backoff;
+use crate::write::{self, DUPLICATE_KEY, PRIMARY};
 use crate::{Sequence, numeric};
 
 /// Upserts that race on a new counter fail with E11000; the manual says a retry cannot
-/// fail again absent a delete, so a few attempts are plenty.
-const UPSERT_ATTEMPTS: u32 = 4;
-const DUPLICATE_KEY: i32 = 11000;
+/// fail again absent a delete, so a few attempts are plenty. The same bound holds for a
+/// server that answers an upsert with no document.
+const UPSERT_ATTEMPTS: u32 = 5;
 const TYPE_MISMATCH: i32 = 14;
 
 /// Reserves ids by adding to the counter: `$inc: amount` returning `hi` owns
@@ -85,55 +86,70 @@ async fn update(
             .upsert(true)
             .return_document(ReturnDocument::After)
             .await;
-        match reply {
+        let error = match reply {
             Ok(Some(counter)) => {
                 let value = counter.get("seq").cloned().unwrap_or(Bson::Null);
                 return numeric::integral(&value).ok_or_else(|| not_numeric(seq, value));
             }
-            // Impossible with upsert on MongoDB; some servers answer so when the update
-            // cannot apply. Say what the counter holds.
-            Ok(None) => return Err(explain(&counters, seq).await),
-            Err(error) => match server_code(&error) {
-                Some(DUPLICATE_KEY) if attempt < UPSERT_ATTEMPTS => {
-                    tracing::debug!(
-                        sequence = seq.name,
-                        attempt,
-                        "counter upsert raced; retrying"
-                    );
-                    tally.retried();
-                    attempt += 1;
-                }
-                Some(TYPE_MISMATCH) => return Err(explain(&counters, seq).await),
-                _ => {
-                    return Err(Error::driver(
-                        seq.name,
-                        format!("updating the counter in `{}`", seq.counters),
-                        error,
-                    ));
-                }
-            },
+            Ok(None) => None,
+            Err(error) => Some(error),
+        };
+        // `None`: the server answered with no document; else the error's code.
+        let code = error.as_ref().map(server_code);
+        // `$inc` met a value that is not a number (MongoDB: error 14). A server that
+        // answers the upsert with no document may mean the same, or may have lost a race
+        // of first use: the counter as stored tells which.
+        if matches!(code, None | Some(Some(TYPE_MISMATCH)))
+            && let Some(value) = stored_seq(&counters, seq).await?
+            && numeric::integral(&value).is_none()
+        {
+            return Err(not_numeric(seq, value));
         }
+        // The upsert race of a counter's first use is retried, as the manual says.
+        let retry = matches!(code, None | Some(Some(DUPLICATE_KEY | TYPE_MISMATCH)));
+        if !retry || attempt >= UPSERT_ATTEMPTS {
+            return Err(match error {
+                None => Error::NoCounter {
+                    sequence: seq.name.to_owned(),
+                    counters: seq.counters.to_owned(),
+                    attempts: attempt,
+                },
+                Some(error) => Error::driver(
+                    seq.name,
+                    format!("updating the counter in `{}`", seq.counters),
+                    error,
+                ),
+            });
+        }
+        tracing::debug!(
+            sequence = seq.name,
+            attempt,
+            answer = ?error,
+            "counter upsert raced with another first use; retrying"
+        );
+        tally.retried();
+        attempt += 1;
+        backoff(attempt).await;
     }
 }
 
-/// Reads the counter to report why `$inc` could not apply to it.
-async fn explain(counters: &mongodb::Collection<BsonDocument>, seq: &Sequence) -> Error {
-    match counters
+/// The `seq` the counter holds (`Null` if it has none), or `None` if there is no counter.
+async fn stored_seq(
+    counters: &mongodb::Collection<BsonDocument>,
+    seq: &Sequence,
+) -> Result<Option<Bson>, Error> {
+    counters
         .find_one(doc! { "_id": seq.name })
         .selection_criteria(PRIMARY)
         .await
-    {
-        Ok(Some(counter)) => not_numeric(seq, counter.get("seq").cloned().unwrap_or(Bson::Null)),
-        Ok(None) => Error::NoCounter {
-            sequence: seq.name.to_owned(),
-            counters: seq.counters.to_owned(),
-        },
-        Err(error) => Error::driver(
-            seq.name,
-            format!("reading the counter in `{}`", seq.counters),
-            error,
-        ),
-    }
+        .map(|counter| counter.map(|c| c.get("seq").cloned().unwrap_or(Bson::Null)))
+        .map_err(|error| {
+            Error::driver(
+                seq.name,
+                format!("reading the counter in `{}`", seq.counters),
+                error,
+            )
+        })
 }
 
 fn not_numeric(seq: &Sequence, value: Bson) -> Error {

@@ -21,8 +21,25 @@ pub type IdValue<T> = <<T as Document>::Id as IdField>::Value;
 /// Only an *unset* id (`0`, or `None` for an `Option`) is filled. A document whose id is
 /// already set is refused with [`Error::IdAlreadySet`] before anything is reserved or
 /// written: inserting a copy of a stored document must not quietly give it a second life.
-/// When an insert fails, the id field is put back to unset, so the same value can be
-/// inserted again.
+///
+/// # Failures, lost answers and cancellation
+///
+/// A document is only ever written under the id it was given, so the `_id` index refuses
+/// any second copy of it: no retry can store it twice. What a failed insert leaves in the
+/// id field says what is known:
+///
+/// - **unset** (`0` or `None`): the document is not stored, and never will be under the
+///   id it had. The server refused it ([`Error::DuplicateKey`], [`Error::Refused`]), it
+///   was never sent ([`Error::Driver`] before any request), or no id could be taken. Fix
+///   it if needed and insert it again.
+/// - **still set**: it may be stored. The connection or the server went away after the
+///   request was sent ([`Error::OutcomeUnknown`]), or the insert's future was dropped
+///   (cancelled, timed out) after the id was filled in. [`insert`](Document::insert)
+///   refuses it ([`Error::IdAlreadySet`]); [`resume_insert`](Document::resume_insert)
+///   finishes the job without storing it twice.
+///
+/// On a replica set the driver itself retries a write once after a network error, with
+/// the same transaction number, so a single dropped connection usually costs nothing.
 ///
 /// ```no_run
 /// use seqid::Document;
@@ -98,9 +115,10 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// Inserts many documents with one reservation of ids and one `insert_many`, and
     /// returns their ids in order.
     ///
-    /// If the server refuses some documents, the others stay inserted and
-    /// [`Error::Bulk`] says which is which; the refused ones get their id field back
-    /// unset.
+    /// If not every document is stored, the others stay inserted and [`Error::Bulk`]
+    /// says which is which: refused ones get their id field back unset; ones whose answer
+    /// was lost keep their ids ([`BulkError::unknown`](crate::BulkError::unknown)), and
+    /// [`resume_insert_many`](Document::resume_insert_many) finishes the job.
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -141,6 +159,69 @@ pub trait Document: Serialize + Send + Sync + Sized {
         options: InsertOptions,
     ) -> impl Future<Output = Result<Vec<IdValue<Self>>, Error>> + Send {
         crate::insert::many(docs, db, options)
+    }
+
+    /// Finishes an insert whose outcome is unknown ([`Error::OutcomeUnknown`], or a
+    /// cancelled [`insert`](Document::insert)), and returns the id: makes sure the
+    /// document is stored exactly once.
+    ///
+    /// A document that carries an id is sent again under that same id. If the server
+    /// already holds it (an earlier attempt landed), the `_id` index refuses the copy and
+    /// seqid finds the stored document identical to this one (field by field, numbers by
+    /// value): it is stored, once. If another document holds the id, this one was never
+    /// stored under it, and it is inserted under a new id. A document with an unset id is
+    /// simply inserted. If the outcome is still unknown (the server is still out of
+    /// reach), the error is [`Error::OutcomeUnknown`] again and the id stays: call it
+    /// again later.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let mut ada = User { id: 0, name: "Ada".into() };
+    /// let id = match ada.insert(&db).await {
+    ///     Err(seqid::Error::OutcomeUnknown { .. }) => ada.resume_insert(&db).await?,
+    ///     other => other?,
+    /// };
+    /// # Ok(()) }
+    /// ```
+    fn resume_insert(
+        &mut self,
+        db: &Database,
+    ) -> impl Future<Output = Result<IdValue<Self>, Error>> + Send {
+        crate::insert::resume(self, db, InsertOptions::new())
+    }
+
+    /// Finishes an [`insert_many`](Document::insert_many) that did not store every
+    /// document, on the same slice, and returns every id in order: documents that carry an
+    /// id (stored, or of unknown fate) are sent again under it, as in
+    /// [`resume_insert`](Document::resume_insert), and documents with an unset id (the
+    /// failed ones, perhaps fixed since) are inserted with new ids. Nothing is stored
+    /// twice.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+    /// # async fn run(db: mongodb::Database, mut users: Vec<User>) -> Result<(), seqid::Error> {
+    /// let ids = match User::insert_many(&mut users, &db).await {
+    ///     Err(seqid::Error::Bulk(bulk)) if bulk.failed.is_empty() => {
+    ///         // Only documents of unknown fate: the connection was lost.
+    ///         User::resume_insert_many(&mut users, &db).await?
+    ///     }
+    ///     other => other?,
+    /// };
+    /// assert_eq!(ids.len(), users.len());
+    /// # Ok(()) }
+    /// ```
+    fn resume_insert_many(
+        docs: &mut [Self],
+        db: &Database,
+    ) -> impl Future<Output = Result<Vec<IdValue<Self>>, Error>> + Send {
+        crate::insert::resume_many(docs, db, InsertOptions::new())
     }
 
     /// Raises the counter to the largest numeric `_id` already in the collection, and

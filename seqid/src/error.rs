@@ -50,18 +50,43 @@ pub enum Error {
         value: Box<Bson>,
     },
 
-    /// The server answered the counter's upsert with no document, and there is no counter
-    /// to explain why. MongoDB never does this; some compatible servers do when the
-    /// upsert fails.
+    /// The server answered the counter's upsert (`findAndModify` with `upsert: true`) with
+    /// no document, every time it was asked. MongoDB never answers an upsert so; some
+    /// compatible servers do, now and then, during the concurrent first use of a counter.
+    /// No id was taken from this answer.
     #[error(
-        "sequence `{sequence}`: the upsert on the counter {{ _id: {sequence:?} }} in `{counters}` \
-         returned no document, and no such counter exists"
+        "sequence `{sequence}`: the server answered the upsert on the counter {{ _id: {sequence:?} }} \
+         in `{counters}` with no document (null), {attempts} times in a row; a MongoDB server \
+         returns the counter or an error"
     )]
     NoCounter {
         /// The sequence.
         sequence: String,
         /// The counters collection.
         counters: String,
+        /// How many times the upsert was sent.
+        attempts: u32,
+    },
+
+    /// The insert was sent, but its outcome could not be learned: the connection or the
+    /// server went away before the answer came (or a write concern was not satisfied). The
+    /// document may be stored, or may still be. It keeps its id, so inserting it again
+    /// with [`insert`](crate::Document::insert) is refused rather than storing it twice;
+    /// [`resume_insert`](crate::Document::resume_insert) finishes the job safely.
+    #[error(
+        "sequence `{sequence}`: the outcome of inserting _id {id} into `{collection}` is unknown \
+         ({source}); the document keeps _id {id}: call resume_insert to finish without storing it twice"
+    )]
+    OutcomeUnknown {
+        /// The sequence.
+        sequence: String,
+        /// The target collection.
+        collection: String,
+        /// The id the document was given, and keeps.
+        id: i64,
+        /// The driver's error.
+        #[source]
+        source: Box<mongodb::error::Error>,
     },
 
     /// An id does not fit the Rust type of the id field (or the `i64` range of a sequence).
@@ -96,9 +121,29 @@ pub enum Error {
         message: String,
     },
 
+    /// The server refused the document for a reason other than a duplicate key (document
+    /// validation, for example). Nothing was stored; the id field is unset again.
+    #[error(
+        "sequence `{sequence}`: the server refused _id {id} in `{collection}`{}: {message}",
+        code.map(|c| format!(" (code {c})")).unwrap_or_default()
+    )]
+    Refused {
+        /// The sequence.
+        sequence: String,
+        /// The target collection.
+        collection: String,
+        /// The id the document was given.
+        id: i64,
+        /// The server's error code.
+        code: Option<i32>,
+        /// The server's message.
+        message: String,
+    },
+
     /// The document already carries an id; see [`Document`](crate::Document#ids-already-set).
     #[error(
-        "sequence `{sequence}`: the document already has _id {value}; insert fills only unset ids (0 or None)"
+        "sequence `{sequence}`: the document already has _id {value}; insert fills only unset ids \
+         (0 or None); resume_insert finishes an insert whose outcome was unknown"
     )]
     IdAlreadySet {
         /// The sequence.
@@ -157,6 +202,8 @@ impl Error {
             | Error::DuplicateKey { sequence, .. }
             | Error::IdAlreadySet { sequence, .. }
             | Error::RetriesExhausted { sequence, .. }
+            | Error::OutcomeUnknown { sequence, .. }
+            | Error::Refused { sequence, .. }
             | Error::InvalidOption { sequence, .. } => sequence,
             Error::Bulk(bulk) => &bulk.sequence,
         }
@@ -178,9 +225,14 @@ impl Error {
 /// What `insert_many` did with each document when it did not store them all.
 ///
 /// Every index of the input slice appears in exactly one of the three lists. Documents in
-/// `inserted` keep their ids; documents in `failed` get their id field back unset and can
-/// be inserted again; documents in `unknown` keep their ids, so that inserting them again
-/// is refused with [`Error::IdAlreadySet`] instead of storing them twice.
+/// `inserted` keep their ids; documents in `failed` were refused by the server (or never
+/// sent) and get their id field back unset, so they can be fixed and inserted again;
+/// documents in `unknown` may be stored (the answer was lost and seqid found no proof
+/// either way) and keep their ids, so that inserting them again is refused with
+/// [`Error::IdAlreadySet`] instead of storing them twice.
+/// [`resume_insert_many`](crate::Document::resume_insert_many) on the same slice finishes
+/// the job: it sends the unknown ones again under their own ids (a copy already stored is
+/// refused by the `_id` index and recognised) and inserts the failed ones anew.
 ///
 /// ```no_run
 /// # use seqid::Document;
@@ -211,8 +263,8 @@ pub struct BulkError {
     pub inserted: Vec<usize>,
     /// Documents the server refused.
     pub failed: Vec<FailedInsert>,
-    /// Documents whose fate could not be learned (the connection failed, and so did the
-    /// check that followed).
+    /// Documents whose fate could not be learned: the answer was lost and the document
+    /// was not found stored (a request may still be on its way, so absence proves nothing).
     pub unknown: Vec<usize>,
 }
 
@@ -222,9 +274,10 @@ pub struct BulkError {
 pub struct FailedInsert {
     /// Its index in the input slice.
     pub index: usize,
-    /// The id it was given (its id field is unset again).
+    /// The id it was given (its id field is unset again); 0 if it was never given one.
     pub id: i64,
-    /// The server's error code, when there is one (11000 for a duplicate key).
+    /// The server's error code (11000 for a duplicate key); `None` when the request was
+    /// never sent (the driver refused it, or no server could be reached).
     pub code: Option<i32>,
     /// Why it failed.
     pub message: String,

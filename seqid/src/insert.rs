@@ -1,12 +1,16 @@
-//! `insert` and `insert_many`: check the id fields, then either take ids from the
-//! counter (counters and block strategies) and write, or run the optimistic loop.
+//! `insert`, `insert_many` and their `resume_*` counterparts: check the id fields, then
+//! either take ids from the counter (counters and block strategies) and write, or run
+//! the optimistic loop.
 
 use mongodb::Database;
 
-use crate::bulk::{Outcome, Pending, write_batch};
+use crate::bulk::{Batch, carried};
 use crate::counter::{self, CounterSource};
 use crate::fields::{ensure_unset, fill, fill_positions, unset};
-use crate::{Document, Error, IdValue, InsertOptions, Sequence, Strategy, registry, retry, write};
+use crate::write::{self, Fate};
+use crate::{
+    Document, Error, IdField, IdValue, InsertOptions, Sequence, Strategy, registry, retry,
+};
 
 pub(crate) async fn one<T: Document>(
     doc: &mut T,
@@ -15,26 +19,76 @@ pub(crate) async fn one<T: Document>(
 ) -> Result<IdValue<T>, Error> {
     let seq = T::SEQUENCE;
     ensure_unset(&seq, doc)?;
+    fresh(doc, db, &seq, &options).await
+}
+
+/// Inserts a document whose id field is unset under a new id.
+async fn fresh<T: Document>(
+    doc: &mut T,
+    db: &Database,
+    seq: &Sequence,
+    options: &InsertOptions,
+) -> Result<IdValue<T>, Error> {
     let collection = db.collection::<T>(seq.collection);
     match seq.strategy {
         Strategy::Optimistic { max_attempts } => {
-            let attempts = attempts(&seq, max_attempts, &options)?;
-            retry::insert_one(doc, db, &seq, &collection, attempts).await
+            let attempts = attempts(seq, max_attempts, options)?;
+            retry::insert_one(doc, db, seq, &collection, attempts).await
         }
         _ => {
-            let allocator = registry::counter(db, &seq);
+            let allocator = registry::counter(db, seq);
             let id = allocator
-                .allocate(1, &CounterSource { db, sequence: &seq })
+                .allocate(1, &CounterSource { db, sequence: seq })
                 .await?[0];
-            let value = fill(&seq, doc, id)?;
-            write::insert_one(&collection, doc)
-                .await
-                .map(|()| value)
-                .map_err(|error| {
-                    unset(doc);
-                    write::failure(&seq, id, error)
-                })
+            let value = fill(seq, doc, id)?;
+            let fate = write::insert_one(&collection, doc, id).await;
+            conclude(seq, doc, id, value, fate)
         }
+    }
+}
+
+/// The answer for a single document written with `id`: a refused document gets its id
+/// field unset; one of unknown fate keeps it.
+pub(crate) fn conclude<T: Document>(
+    seq: &Sequence,
+    doc: &mut T,
+    id: i64,
+    value: IdValue<T>,
+    fate: Fate,
+) -> Result<IdValue<T>, Error> {
+    match fate {
+        Fate::Stored => Ok(value),
+        Fate::Unknown(source) => Err(Error::OutcomeUnknown {
+            sequence: seq.name.to_owned(),
+            collection: seq.collection.to_owned(),
+            id,
+            source: Box::new(source),
+        }),
+        Fate::Taken(rejection) | Fate::Refused(rejection) => {
+            unset(doc);
+            Err(rejection.into_error(seq, id))
+        }
+    }
+}
+
+pub(crate) async fn resume<T: Document>(
+    doc: &mut T,
+    db: &Database,
+    options: InsertOptions,
+) -> Result<IdValue<T>, Error> {
+    let seq = T::SEQUENCE;
+    let (ids, values) = carried(&seq, std::slice::from_ref(doc), &[0])?;
+    let (Some(&id), Some(&value)) = (ids.first(), values.first()) else {
+        return fresh(doc, db, &seq, &options).await;
+    };
+    let collection = db.collection::<T>(seq.collection);
+    match write::insert_one(&collection, doc, id).await {
+        // Not stored under this id, and never will be: it needs a new one.
+        Fate::Taken(_) => {
+            unset(doc);
+            fresh(doc, db, &seq, &options).await
+        }
+        fate => conclude(&seq, doc, id, value, fate),
     }
 }
 
@@ -47,26 +101,68 @@ pub(crate) async fn many<T: Document>(
     for doc in docs.iter() {
         ensure_unset(&seq, doc)?;
     }
-    if docs.is_empty() {
-        return Ok(Vec::new());
+    fill_waiting(docs, db, &seq, &options, Batch::new(docs.len())).await
+}
+
+pub(crate) async fn resume_many<T: Document>(
+    docs: &mut [T],
+    db: &Database,
+    options: InsertOptions,
+) -> Result<Vec<IdValue<T>>, Error> {
+    let seq = T::SEQUENCE;
+    let carrying: Vec<usize> = (0..docs.len())
+        .filter(|&p| !docs[p].sequence_id().is_unset())
+        .collect();
+    let (ids, values) = carried(&seq, docs, &carrying)?;
+    let mut batch = Batch::new(docs.len());
+    if !carrying.is_empty() {
+        // Documents whose id another document holds wait for a new one, below.
+        let collection = db.collection::<T>(seq.collection);
+        batch
+            .write(&collection, docs, &carrying, &ids, &values)
+            .await;
+    }
+    fill_waiting(docs, db, &seq, &options, batch).await
+}
+
+/// Gives every document still waiting in `batch` an id and writes it.
+async fn fill_waiting<T: Document>(
+    docs: &mut [T],
+    db: &Database,
+    seq: &Sequence,
+    options: &InsertOptions,
+    mut batch: Batch<IdValue<T>>,
+) -> Result<Vec<IdValue<T>>, Error> {
+    let waiting = batch.waiting();
+    if waiting.is_empty() {
+        return batch.conclude(seq);
     }
     let collection = db.collection::<T>(seq.collection);
     match seq.strategy {
         Strategy::Optimistic { max_attempts } => {
-            let attempts = attempts(&seq, max_attempts, &options)?;
-            retry::insert_many(docs, db, &seq, &collection, attempts).await
+            let attempts = attempts(seq, max_attempts, options)?;
+            retry::insert_many(docs, db, seq, &collection, attempts, batch).await
         }
         _ => {
-            let allocator = registry::counter(db, &seq);
-            let ids = allocator
-                .allocate(docs.len() as u64, &CounterSource { db, sequence: &seq })
-                .await?;
-            let positions: Vec<usize> = (0..docs.len()).collect();
-            let values = fill_positions(&seq, docs, &positions, &ids)?;
-            let mut outcome = Outcome::default();
-            let refused = write_batch(&collection, docs, &positions, &ids, &mut outcome).await;
-            outcome.failed.extend(refused.iter().map(Pending::fail));
-            outcome.conclude(&seq, docs.len(), values)
+            let allocator = registry::counter(db, seq);
+            let source = CounterSource { db, sequence: seq };
+            let ids = match allocator.allocate(waiting.len() as u64, &source).await {
+                Ok(ids) => ids,
+                Err(error) => return batch.abandon(seq, error),
+            };
+            let values = match fill_positions(seq, docs, &waiting, &ids) {
+                Ok(values) => values,
+                Err(error) => return batch.abandon(seq, error),
+            };
+            let taken = batch
+                .write(&collection, docs, &waiting, &ids, &values)
+                .await;
+            // A counter's id held by another document was written by other means (see
+            // `sync_counter`): a failure, not a retry.
+            for taken in taken {
+                batch.fail(taken.position, taken.rejection);
+            }
+            batch.conclude(seq)
         }
     }
 }

@@ -1,9 +1,14 @@
-//! The writes to the target collection, and what their failures mean.
+//! The writes to the target collection, and what became of each document written.
+//!
+//! A document is only ever written with the id it was given, so the `_id` index makes a
+//! repeated write of it harmless: the second copy is refused, never stored. That is what
+//! lets seqid settle an error whose outcome the driver could not learn: it asks the
+//! collection whether the id holds this very document.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use mongodb::Collection;
-use mongodb::bson::{Document as BsonDocument, doc};
+use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{ReadPreference, SelectionCriteria};
 use serde::Serialize;
@@ -18,116 +23,290 @@ pub(crate) const DUPLICATE_KEY: i32 = 11000;
 pub(crate) const PRIMARY: SelectionCriteria =
     SelectionCriteria::ReadPreference(ReadPreference::Primary);
 
-/// A document the server refused, by its position in the list that was written.
-#[derive(Debug)]
-pub(crate) struct Refused {
-    pub position: usize,
-    pub code: i32,
+/// What became of one document sent to the server with a given id.
+#[derive(Debug, Clone)]
+pub(crate) enum Fate {
+    /// Stored under its id: acknowledged, or found stored, identical, after an error.
+    Stored,
+    /// Another document holds its `_id`: it is not stored, and never will be under it.
+    Taken(Rejection),
+    /// The server refused it, or it was never sent; it is not stored.
+    Refused(Rejection),
+    /// Not known: the request may have been applied, or may still be.
+    Unknown(mongodb::error::Error),
+}
+
+/// The server's (or the driver's) reason for not storing a document.
+#[derive(Debug, Clone)]
+pub(crate) struct Rejection {
+    /// The server's error code; `None` when the request was never sent.
+    pub code: Option<i32>,
     pub message: String,
+    /// For a duplicate key, the unique index the server named.
+    pub index: Option<String>,
+    /// The driver's error, when the driver failed before sending.
+    pub source: Option<mongodb::error::Error>,
 }
 
-/// Why a write with a given `_id` was refused.
-pub(crate) enum Refusal {
-    /// Another document holds the `_id`.
-    DuplicateId,
-    /// Another unique index: retrying with a new `_id` cannot help.
-    DuplicateOther {
-        index: Option<String>,
-        message: String,
-    },
-    /// Anything else.
-    Other,
+impl Rejection {
+    fn write(code: i32, message: &str) -> Self {
+        Rejection {
+            code: Some(code),
+            message: message.to_owned(),
+            index: (code == DUPLICATE_KEY)
+                .then(|| duplicate_index(message).map(str::to_owned))
+                .flatten(),
+            source: None,
+        }
+    }
+
+    fn not_sent(error: &mongodb::error::Error) -> Self {
+        Rejection {
+            code: None,
+            message: error.to_string(),
+            index: None,
+            source: Some(error.clone()),
+        }
+    }
+
+    pub(crate) fn is_duplicate_key(&self) -> bool {
+        self.code == Some(DUPLICATE_KEY)
+    }
+
+    /// The error for a single document sent with `id`.
+    pub(crate) fn into_error(self, seq: &Sequence, id: i64) -> Error {
+        match self.source {
+            _ if self.is_duplicate_key() => Error::DuplicateKey {
+                sequence: seq.name.to_owned(),
+                collection: seq.collection.to_owned(),
+                id,
+                index: self.index,
+                message: self.message,
+            },
+            Some(source) => Error::driver(
+                seq.name,
+                format!("inserting _id {id} into `{}`", seq.collection),
+                source,
+            ),
+            None => Error::Refused {
+                sequence: seq.name.to_owned(),
+                collection: seq.collection.to_owned(),
+                id,
+                code: self.code,
+                message: self.message,
+            },
+        }
+    }
 }
 
-/// Inserts one document. `Err` is the driver's error, for [`Refusal`] or [`failure`].
+/// Inserts one document that carries `id`, and says what became of it.
 pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
     document: &T,
-) -> Result<(), mongodb::error::Error> {
-    collection.insert_one(document).await.map(drop)
-}
-
-/// The write error of a failed `insert_one`, if the server refused the document itself.
-pub(crate) fn write_error(error: &mongodb::error::Error) -> Option<(i32, &str)> {
-    match &*error.kind {
-        ErrorKind::Write(WriteFailure::WriteError(write)) => Some((write.code, &write.message)),
-        _ => None,
-    }
-}
-
-/// The seqid error for a failed insert of `_id` `id` (no retry).
-pub(crate) fn failure(seq: &Sequence, id: i64, error: mongodb::error::Error) -> Error {
-    match write_error(&error) {
-        Some((DUPLICATE_KEY, message)) => duplicate(
-            seq,
-            id,
-            duplicate_index(message).map(str::to_owned),
-            message,
-        ),
-        _ => Error::driver(
-            seq.name,
-            format!("inserting _id {id} into `{}`", seq.collection),
-            error,
-        ),
-    }
-}
-
-pub(crate) fn duplicate(seq: &Sequence, id: i64, index: Option<String>, message: &str) -> Error {
-    Error::DuplicateKey {
-        sequence: seq.name.to_owned(),
-        collection: seq.collection.to_owned(),
-        id,
-        index,
-        message: message.to_owned(),
-    }
-}
-
-/// Inserts documents unordered, so one refusal does not hold back the others.
-///
-/// `Ok` lists the refused documents (empty when all were stored). `Err` means the server's
-/// answer did not say which were stored (network failure, write concern error).
-pub(crate) async fn insert_many<'a, T: Serialize + Send + Sync + 'a>(
-    collection: &Collection<T>,
-    documents: impl IntoIterator<Item = &'a T>,
-) -> Result<Vec<Refused>, mongodb::error::Error> {
-    let error = match collection.insert_many(documents).ordered(false).await {
-        Ok(_) => return Ok(Vec::new()),
+    id: i64,
+) -> Fate {
+    let error = match collection.insert_one(document).await {
+        Ok(_) => return Fate::Stored,
         Err(error) => error,
     };
-    match &*error.kind {
-        ErrorKind::InsertMany(bulk) if bulk.write_concern_error.is_none() => Ok(bulk
-            .write_errors
-            .iter()
-            .flatten()
-            .map(|e| Refused {
-                position: e.index,
-                code: e.code,
-                message: e.message.clone(),
-            })
-            .collect()),
-        _ => Err(error),
-    }
+    let fate = match &*error.kind {
+        ErrorKind::Write(WriteFailure::WriteError(write)) => {
+            Some(Rejection::write(write.code, &write.message))
+        }
+        _ if never_sent(&error) => Some(Rejection::not_sent(&error)),
+        _ => None,
+    };
+    let fates = match fate {
+        Some(rejection) => classify(collection, &[(document, id, rejection)]).await,
+        None => settle(collection, &[document], &[id], error.clone()).await,
+    };
+    fates.into_iter().next().unwrap_or(Fate::Unknown(error))
 }
 
-/// Which of `ids` are stored in the collection: how seqid learns the truth after an
-/// answer that did not tell.
-pub(crate) async fn stored_ids(
-    collection: &Collection<BsonDocument>,
+/// Inserts documents (each carrying its id in `ids`) unordered, so that one refusal does
+/// not hold back the others, and says what became of each.
+pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
+    collection: &Collection<T>,
+    documents: &[&T],
     ids: &[i64],
-) -> Result<HashSet<i64>, mongodb::error::Error> {
+) -> Vec<Fate> {
+    let error = match collection
+        .insert_many(documents.iter().copied())
+        .ordered(false)
+        .await
+    {
+        Ok(_) => return vec![Fate::Stored; documents.len()],
+        Err(error) => error,
+    };
+    let bulk = match &*error.kind {
+        ErrorKind::InsertMany(bulk) => bulk,
+        _ if never_sent(&error) => {
+            return vec![Fate::Refused(Rejection::not_sent(&error)); documents.len()];
+        }
+        _ => return settle(collection, documents, ids, error).await,
+    };
+    let refusals: Vec<(usize, Rejection)> = bulk
+        .write_errors
+        .iter()
+        .flatten()
+        .filter(|e| e.index < documents.len())
+        .map(|e| (e.index, Rejection::write(e.code, &e.message)))
+        .collect();
+    let rejected: Vec<_> = refusals
+        .iter()
+        .map(|(i, rejection)| (documents[*i], ids[*i], rejection.clone()))
+        .collect();
+    // Without a write concern error, every document not refused was stored; with one,
+    // they were written but may yet be rolled back.
+    let others = match bulk.write_concern_error {
+        None => Fate::Stored,
+        Some(_) => Fate::Unknown(error.clone()),
+    };
+    let mut fates = vec![others; documents.len()];
+    for ((index, _), fate) in refusals.iter().zip(classify(collection, &rejected).await) {
+        fates[*index] = fate;
+    }
+    fates
+}
+
+/// Whether the driver failed before the request could reach the server (a retry that
+/// fails so reports the first attempt's error instead).
+fn never_sent(error: &mongodb::error::Error) -> bool {
+    matches!(
+        &*error.kind,
+        ErrorKind::InvalidArgument { .. }
+            | ErrorKind::BsonSerialization(_)
+            | ErrorKind::ServerSelection { .. }
+            | ErrorKind::Authentication { .. }
+            | ErrorKind::DnsResolve { .. }
+            | ErrorKind::ConnectionPoolCleared { .. }
+            | ErrorKind::SessionsNotSupported
+            | ErrorKind::InvalidTlsConfig { .. }
+            | ErrorKind::IncompatibleServer { .. }
+            | ErrorKind::Shutdown
+    )
+}
+
+/// After an error that does not say whether the documents were stored: those found
+/// stored, identical, are; the rest are unknown (a request may still be on its way, so
+/// absence proves nothing).
+async fn settle<T: Serialize + Send + Sync>(
+    collection: &Collection<T>,
+    documents: &[&T],
+    ids: &[i64],
+    error: mongodb::error::Error,
+) -> Vec<Fate> {
+    let stored = stored_documents(collection, ids).await.unwrap_or_default();
+    documents
+        .iter()
+        .zip(ids)
+        .map(|(document, id)| match stored.get(id) {
+            Some(found) if same_document(*document, found) => Fate::Stored,
+            _ => Fate::Unknown(error.clone()),
+        })
+        .collect()
+}
+
+/// Turns refusals into fates. A duplicate key may be this very document, stored by an
+/// earlier attempt whose answer was lost (a driver's retry after a restart that lost the
+/// server's record of the first attempt): the id is looked up, and a document identical
+/// to ours there means it is stored. Another document there means the id is taken.
+async fn classify<T: Serialize + Send + Sync>(
+    collection: &Collection<T>,
+    rejected: &[(&T, i64, Rejection)],
+) -> Vec<Fate> {
+    let duplicates: Vec<i64> = rejected
+        .iter()
+        .filter(|(_, _, r)| r.is_duplicate_key())
+        .map(|(_, id, _)| *id)
+        .collect();
+    let stored = match duplicates.is_empty() {
+        true => Ok(HashMap::new()),
+        false => stored_documents(collection, &duplicates).await,
+    };
+    rejected
+        .iter()
+        .map(|(document, id, rejection)| {
+            let rejection = rejection.clone();
+            if !rejection.is_duplicate_key() {
+                return Fate::Refused(rejection);
+            }
+            let stored = match &stored {
+                Ok(stored) => stored,
+                Err(error) => return Fate::Unknown(error.clone()),
+            };
+            match stored.get(id) {
+                Some(found) if same_document(*document, found) => Fate::Stored,
+                Some(_) => Fate::Taken(rejection),
+                // A duplicate on another unique index (MongoDB names it; a server that
+                // does not is answered by the lookup).
+                None if rejection.index.as_deref() == Some("_id_") => Fate::Taken(rejection),
+                None => Fate::Refused(rejection),
+            }
+        })
+        .collect()
+}
+
+/// The documents stored under `ids`, by id.
+async fn stored_documents<T: Send + Sync>(
+    collection: &Collection<T>,
+    ids: &[i64],
+) -> Result<HashMap<i64, BsonDocument>, mongodb::error::Error> {
     use futures_util::TryStreamExt;
 
     let found: Vec<BsonDocument> = collection
+        .clone_with_type::<BsonDocument>()
         .find(doc! { "_id": { "$in": ids } })
-        .projection(doc! { "_id": 1 })
         .selection_criteria(PRIMARY)
         .await?
         .try_collect()
         .await?;
     Ok(found
-        .iter()
-        .filter_map(|d| d.get("_id").and_then(numeric::integral))
+        .into_iter()
+        .filter_map(|d| Some((d.get("_id").and_then(numeric::integral)?, d)))
         .collect())
+}
+
+/// Whether `stored` is `ours` as the server keeps it: the same fields with the same
+/// values, numbers compared by value (servers may widen or narrow integer types).
+fn same_document<T: Serialize>(ours: &T, stored: &BsonDocument) -> bool {
+    mongodb::bson::to_document(ours).is_ok_and(|ours| same_fields(&ours, stored))
+}
+
+fn same_fields(a: &BsonDocument, b: &BsonDocument) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .all(|(key, value)| b.get(key).is_some_and(|other| same_value(value, other)))
+}
+
+fn same_value(a: &Bson, b: &Bson) -> bool {
+    match (a, b) {
+        (Bson::Document(a), Bson::Document(b)) => same_fields(a, b),
+        (Bson::Array(a), Bson::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_value(a, b))
+        }
+        _ => match (number(a), number(b)) {
+            (Some(a), Some(b)) => a == b,
+            _ => a == b,
+        },
+    }
+}
+
+/// Int32, Int64 and Double as one comparable value (`i128` keeps Int64 exact).
+fn number(value: &Bson) -> Option<Number> {
+    match value {
+        Bson::Int32(v) => Some(Number::Int((*v).into())),
+        Bson::Int64(v) => Some(Number::Int((*v).into())),
+        Bson::Double(v) if v.fract() == 0.0 && v.abs() < 1e38 => Some(Number::Int(*v as i128)),
+        Bson::Double(v) => Some(Number::Float(*v)),
+        _ => None,
+    }
+}
+
+#[derive(PartialEq)]
+enum Number {
+    Int(i128),
+    Float(f64),
 }
 
 /// The largest numeric `_id` (floored), or `None` if there is none. `$lte: Infinity` is
@@ -144,25 +323,22 @@ pub(crate) async fn largest_numeric_id(
     Ok(top.and_then(|d| d.get("_id").and_then(numeric::floor)))
 }
 
-/// Tells a duplicate `_id` from a duplicate on another unique index. MongoDB names the
-/// index in its message; a server that does not is asked whether `id` is taken.
-pub(crate) async fn classify(
-    collection: &Collection<BsonDocument>,
-    id: i64,
-    code: i32,
-    message: &str,
-) -> Result<Refusal, mongodb::error::Error> {
-    if code != DUPLICATE_KEY {
-        return Ok(Refusal::Other);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_compare_by_value_across_integer_types() {
+        let ours = doc! { "_id": 7_i64, "n": 3_i64, "tags": ["a", 1_i64], "sub": { "x": 2.0 } };
+        let narrowed =
+            doc! { "sub": { "x": 2_i32 }, "_id": 7_i32, "n": 3_i32, "tags": ["a", 1_i32] };
+        assert!(same_fields(&ours, &narrowed));
+        let other = doc! { "_id": 7_i64, "n": 4_i64, "tags": ["a", 1_i64], "sub": { "x": 2.0 } };
+        assert!(!same_fields(&ours, &other));
+        let extra =
+            doc! { "_id": 7_i64, "n": 3_i64, "tags": ["a", 1_i64], "sub": { "x": 2.0 }, "y": 1 };
+        assert!(!same_fields(&ours, &extra));
+        assert!(!same_value(&Bson::Double(2.5), &Bson::Int32(2)));
+        assert!(!same_value(&Bson::String("1".into()), &Bson::Int32(1)));
     }
-    let other = |index: Option<&str>| Refusal::DuplicateOther {
-        index: index.map(str::to_owned),
-        message: message.to_owned(),
-    };
-    Ok(match duplicate_index(message) {
-        Some("_id_") => Refusal::DuplicateId,
-        Some(index) => other(Some(index)),
-        None if stored_ids(collection, &[id]).await?.contains(&id) => Refusal::DuplicateId,
-        None => other(None),
-    })
 }

@@ -1,0 +1,231 @@
+//! Finishing an insert whose outcome was unknown (`resume_insert`, `resume_insert_many`),
+//! for every strategy, against a real server process. The fault suite (`faults.rs`)
+//! produces the unknown outcomes for real; here each situation a lost answer can leave
+//! behind is set up directly, so that every branch runs on every server.
+
+mod common;
+
+use common::integer;
+use mongodb::Database;
+use mongodb::bson::{Document as BsonDocument, doc};
+use seqid::{Document, Error};
+use seqid_harness::test_db;
+use serde::{Deserialize, Serialize};
+
+macro_rules! model {
+    ($name:ident, $($attr:tt)*) => {
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Document)]
+        #[seq_id($($attr)*)]
+        struct $name {
+            #[serde(rename = "_id")]
+            id: i64,
+            payload: String,
+            n: i64,
+        }
+
+        impl Model for $name {
+            fn new(payload: &str) -> Self {
+                $name { id: 0, payload: payload.into(), n: 1 << 40 }
+            }
+            fn id(&self) -> i64 {
+                self.id
+            }
+            fn set_id(&mut self, id: i64) {
+                self.id = id;
+            }
+        }
+    };
+}
+
+trait Model: Document<Id = i64> + Clone + std::fmt::Debug {
+    fn new(payload: &str) -> Self;
+    fn id(&self) -> i64;
+    fn set_id(&mut self, id: i64);
+}
+
+model!(Counted, "resume_c", collection = "items");
+model!(
+    Blocked,
+    "resume_b",
+    collection = "items",
+    strategy = "block",
+    block_size = 10
+);
+model!(
+    Optimistic,
+    "resume_o",
+    collection = "items",
+    strategy = "optimistic"
+);
+
+/// `_id -> payload` of every stored document.
+async fn stored(db: &Database) -> Vec<(i64, String)> {
+    use futures_util::TryStreamExt;
+    let docs: Vec<BsonDocument> = db
+        .collection("items")
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let mut all: Vec<(i64, String)> = docs
+        .iter()
+        .map(|d| {
+            let id = d.get("_id").and_then(integer).expect("an integer _id");
+            (id, d.get_str("payload").unwrap().to_owned())
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// Makes the stored document at `id` another writer's.
+async fn replace_by_another(db: &Database, id: i64) {
+    let replaced = db
+        .collection::<BsonDocument>("items")
+        .replace_one(
+            doc! { "_id": id },
+            doc! { "payload": "someone else", "n": 0 },
+        )
+        .await
+        .unwrap();
+    assert_eq!(replaced.matched_count, 1);
+}
+
+/// Removes the stored document at `id`, as if its insert had never arrived.
+async fn never_arrived(db: &Database, id: i64) {
+    let deleted = db
+        .collection::<BsonDocument>("items")
+        .delete_one(doc! { "_id": id })
+        .await
+        .unwrap();
+    assert_eq!(deleted.deleted_count, 1);
+}
+
+/// A document already stored (the first attempt landed, its answer was lost), one not
+/// stored under the id it was given (the request never arrived), and one whose id
+/// another document holds: each is finished exactly once.
+async fn resume_single<T: Model>(label: &str) {
+    let db = test_db(label).await;
+    let mut landed = T::new("landed");
+    let id = landed.insert(&db).await.unwrap();
+    assert_eq!(landed.id(), id);
+    // Inserting it again is refused before anything is written...
+    let error = landed.insert(&db).await.unwrap_err();
+    assert!(matches!(error, Error::IdAlreadySet { .. }), "{error:?}");
+    assert!(error.to_string().contains("resume_insert"), "{error}");
+    // ...and resuming recognises the stored copy.
+    assert_eq!(landed.resume_insert(&db).await.unwrap(), id);
+    assert_eq!(stored(&db).await, vec![(id, "landed".into())]);
+
+    // Given an id whose request never arrived: stored under that id.
+    let mut lost = T::new("lost");
+    let lost_id = lost.insert(&db).await.unwrap();
+    never_arrived(&db, lost_id).await;
+    assert_eq!(lost.resume_insert(&db).await.unwrap(), lost_id);
+
+    // The id is held by another document: this one gets a new id.
+    let mut other = T::new("other");
+    let other_id = other.insert(&db).await.unwrap();
+    replace_by_another(&db, other_id).await;
+    let new_id = other.resume_insert(&db).await.unwrap();
+    assert_ne!(new_id, other_id);
+    assert_eq!(other.id(), new_id);
+
+    // An unset id: a plain insert.
+    let mut plain = T::new("plain");
+    let plain_id = plain.resume_insert(&db).await.unwrap();
+
+    let mut expected = vec![
+        (id, "landed".to_owned()),
+        (lost_id, "lost".into()),
+        (other_id, "someone else".into()),
+        (new_id, "other".into()),
+        (plain_id, "plain".into()),
+    ];
+    expected.sort();
+    assert_eq!(stored(&db).await, expected, "every document once, no other");
+}
+
+#[tokio::test]
+async fn resume_insert_counters() {
+    resume_single::<Counted>("resume_counters").await;
+}
+
+#[tokio::test]
+async fn resume_insert_block() {
+    resume_single::<Blocked>("resume_block").await;
+}
+
+#[tokio::test]
+async fn resume_insert_optimistic() {
+    resume_single::<Optimistic>("resume_optimistic").await;
+}
+
+/// A batch in every state an interrupted `insert_many` leaves: stored, never arrived,
+/// id taken by another document, and unset (refused earlier): one call stores each once.
+async fn resume_batch<T: Model>(label: &str) {
+    let db = test_db(label).await;
+    let mut batch: Vec<T> = (0..6).map(|i| T::new(&format!("doc{i}"))).collect();
+    let ids: Vec<i64> = T::insert_many(&mut batch, &db).await.unwrap();
+    never_arrived(&db, ids[3]).await;
+    replace_by_another(&db, ids[4]).await;
+    never_arrived(&db, ids[5]).await;
+    batch[5].set_id(0);
+
+    let resumed = T::resume_insert_many(&mut batch, &db).await.unwrap();
+    assert_eq!(
+        &resumed[..4],
+        &ids[..4],
+        "stored and lost documents keep their ids"
+    );
+    assert!(!ids.contains(&resumed[4]), "a taken id is replaced");
+    assert!(!ids[..5].contains(&resumed[5]) && resumed[5] != resumed[4]);
+    for (doc, id) in batch.iter().zip(&resumed) {
+        assert_eq!(doc.id(), *id);
+    }
+    let mut expected: Vec<(i64, String)> = resumed
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (*id, format!("doc{i}")))
+        .chain([(ids[4], "someone else".to_owned())])
+        .collect();
+    expected.sort();
+    assert_eq!(stored(&db).await, expected, "every document once, no other");
+    // Resuming again stores nothing twice.
+    assert_eq!(
+        T::resume_insert_many(&mut batch, &db).await.unwrap(),
+        resumed
+    );
+    assert_eq!(stored(&db).await, expected);
+}
+
+#[tokio::test]
+async fn resume_insert_many_counters() {
+    resume_batch::<Counted>("resume_many_counters").await;
+}
+
+#[tokio::test]
+async fn resume_insert_many_block() {
+    resume_batch::<Blocked>("resume_many_block").await;
+}
+
+#[tokio::test]
+async fn resume_insert_many_optimistic() {
+    resume_batch::<Optimistic>("resume_many_optimistic").await;
+}
+
+/// A document that differs from the stored one under its id is not taken for it: the
+/// comparison is field by field, so a changed field means "another document".
+#[tokio::test]
+async fn a_changed_document_is_not_mistaken_for_the_stored_one() {
+    let db = test_db("resume_changed").await;
+    let mut first = Counted::new("same payload");
+    let id = first.insert(&db).await.unwrap();
+    let mut changed = first.clone();
+    changed.n += 1;
+    let new_id = changed.resume_insert(&db).await.unwrap();
+    assert_ne!(new_id, id);
+    assert_eq!(stored(&db).await.len(), 2);
+}
