@@ -60,6 +60,7 @@ mod find;
 mod mongod;
 mod nx;
 mod probe;
+mod proxy;
 mod runtime;
 mod start;
 mod test_db;
@@ -75,6 +76,7 @@ use mongodb::{Client, Database};
 pub use commands::CommandCounter;
 pub use error::HarnessError;
 pub use nx::NX_VERSION;
+pub use proxy::{Fault, FaultProxy, server_addr};
 pub use test_db::{TestDb, test_db, test_db_with};
 
 use watchdog::Watchdog;
