@@ -133,7 +133,8 @@ async fn update(
     }
 }
 
-/// The `seq` the counter holds (`Null` if it has none), or `None` if there is no counter.
+/// The `seq` the counter holds, or `None` if there is no counter or it has no `seq` (which
+/// `$inc` creates).
 async fn stored_seq(
     counters: &mongodb::Collection<BsonDocument>,
     seq: &Sequence,
@@ -142,7 +143,7 @@ async fn stored_seq(
         .find_one(doc! { "_id": seq.name })
         .selection_criteria(PRIMARY)
         .await
-        .map(|counter| counter.map(|c| c.get("seq").cloned().unwrap_or(Bson::Null)))
+        .map(|counter| counter.and_then(|c| c.get("seq").cloned()))
         .map_err(|error| {
             Error::driver(
                 seq.name,

@@ -53,6 +53,33 @@
 //! inserted when an id cannot be taken or does not fit the field, and a failed
 //! [`insert_many`](Document::insert_many) says which documents were stored
 //! ([`BulkError`]).
+//!
+//! # Faults and lost answers
+//!
+//! No retry, by the driver, by seqid or by the caller, stores a document twice: a
+//! document is only ever written under the id it was given, and the `_id` index refuses
+//! a second copy. When the outcome of an insert cannot be known (the connection or the
+//! server went away after the request was sent), the error is
+//! [`Error::OutcomeUnknown`] and the document keeps its id;
+//! [`resume_insert`](Document::resume_insert) (or
+//! [`resume_insert_many`](Document::resume_insert_many)) finishes the job. See
+//! [`Document`'s notes on failures](Document#failures-lost-answers-and-cancellation).
+//!
+//! ```no_run
+//! # use seqid::Document;
+//! # #[derive(serde::Serialize, Document)]
+//! # #[seq_id("userid", collection = "users")]
+//! # struct User { #[serde(rename = "_id")] id: i64, name: String }
+//! # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+//! let mut ada = User { id: 0, name: "Ada".into() };
+//! let id = match ada.insert(&db).await {
+//!     Ok(id) => id,
+//!     // Maybe stored: send it again under the same id; never stored twice.
+//!     Err(seqid::Error::OutcomeUnknown { .. }) => ada.resume_insert(&db).await?,
+//!     Err(other) => return Err(other),
+//! };
+//! # Ok(()) }
+//! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -1,0 +1,709 @@
+//! The fault suite: no fault may store a document twice or lose an acknowledged one.
+//!
+//! Always against SecantusDB servers of its own (`RestartableServer`), whatever the
+//! per-process server is: it is a single-node replica set, so the driver uses sessions
+//! and retryable writes as on a real deployment, and it implements MongoDB's
+//! `failCommand` fault injection. Three kinds of fault:
+//!
+//! - `failCommand` on the command each strategy sends (the counter's `findAndModify`,
+//!   the optimistic maximum query's `find`, the `insert`): closed connections, retryable
+//!   error codes once (the driver's own retry absorbs them) and twice (seqid sees them),
+//!   a non-retryable code, WriteConflict, and a blocked connection that the caller gives
+//!   up on (cancellation);
+//! - a TCP proxy that loses the server's reply after the server executed the command, or
+//!   delivers the request late, after the client has given up;
+//! - the server killed and restarted (same port, same data) while 32 tasks insert.
+//!
+//! After each: every document (each with a unique payload) is stored exactly once, under
+//! the id its insert returned; no id twice; every error was typed and named the sequence;
+//! the process goes on inserting; gaps are counted and bounded. Each test prints a table
+//! of what it did (`cargo test --test faults -- --nocapture`).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use common::integer;
+use futures_util::TryStreamExt;
+use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use mongodb::event::EventHandler;
+use mongodb::event::command::CommandEvent;
+use mongodb::options::{ClientOptions, DatabaseOptions, WriteConcern};
+use mongodb::{Client, Database};
+use seqid::{Document, Error};
+use seqid_harness::{FaultProxy, RestartableServer};
+use serde::{Deserialize, Serialize};
+
+/// The application name the fault points match, so that the checking client is spared.
+const APP: &str = "seqid-faults";
+/// Calls one document (or batch) may take before the workload gives up on it.
+const TRIES: u32 = 200;
+
+macro_rules! model {
+    ($name:ident, $($attr:tt)*) => {
+        #[derive(Debug, Clone, Serialize, Deserialize, Document)]
+        #[seq_id($($attr)*)]
+        struct $name {
+            #[serde(rename = "_id")]
+            id: i64,
+            payload: String,
+        }
+
+        impl Payload for $name {
+            fn new(payload: String) -> Self {
+                $name { id: 0, payload }
+            }
+            fn id(&self) -> i64 {
+                self.id
+            }
+            fn payload(&self) -> &str {
+                &self.payload
+            }
+        }
+    };
+}
+
+/// A document with a unique payload, so that a copy stored twice under two ids shows.
+trait Payload: Document<Id = i64> + Clone + Send + Sync + 'static {
+    fn new(payload: String) -> Self;
+    fn id(&self) -> i64;
+    fn payload(&self) -> &str;
+}
+
+model!(Counted, "faults_counters", collection = "docs");
+model!(Blocked, "faults_block", collection = "docs", strategy = "block", block_size = 10);
+model!(Optimistic, "faults_optimistic", collection = "docs", strategy = "optimistic", max_attempts = 64);
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Op {
+    One,
+    Many,
+}
+
+/// How the workload was run.
+#[derive(Clone, Copy)]
+struct Shape {
+    tasks: usize,
+    per_task: usize,
+    op: Op,
+    /// A call taking longer is abandoned (its future dropped): a cancellation.
+    call_timeout: Duration,
+}
+
+impl Shape {
+    const SMALL: Shape = Shape {
+        tasks: 6,
+        per_task: 6,
+        op: Op::One,
+        call_timeout: Duration::from_secs(30),
+    };
+
+    fn with(self, op: Op) -> Shape {
+        Shape { op, ..self }
+    }
+
+    fn documents(&self) -> usize {
+        self.tasks * self.per_task
+    }
+}
+
+/// What the application saw.
+#[derive(Default, Debug)]
+struct Seen {
+    /// `payload -> id` of every document whose insert (or resume) returned Ok.
+    acknowledged: BTreeMap<String, i64>,
+    /// Errors returned, by variant.
+    errors: BTreeMap<&'static str, usize>,
+    /// Calls abandoned by the caller's timeout.
+    cancelled: usize,
+}
+
+fn variant(error: &Error) -> &'static str {
+    match error {
+        Error::Driver { .. } => "Driver",
+        Error::OutcomeUnknown { .. } => "OutcomeUnknown",
+        Error::Bulk(_) => "Bulk",
+        Error::DuplicateKey { .. } => "DuplicateKey",
+        Error::Refused { .. } => "Refused",
+        Error::NoCounter { .. } => "NoCounter",
+        Error::RetriesExhausted { .. } => "RetriesExhausted",
+        other => panic!("an error no fault should cause: {other}"),
+    }
+}
+
+/// Inserts `shape.documents()` documents from `shape.tasks` tasks and finishes every one
+/// of them the way the README says: an unknown outcome (or a cancelled call) is finished
+/// with `resume_*`, a failure without an id is inserted again. Every loop is bounded.
+async fn workload<T: Payload>(db: &Database, label: &str, shape: Shape) -> Seen {
+    let seen = Arc::new(std::sync::Mutex::new(Seen::default()));
+    let tasks: Vec<_> = (0..shape.tasks)
+        .map(|task| {
+            let (db, seen, label) = (db.clone(), seen.clone(), label.to_owned());
+            tokio::spawn(async move {
+                let mut docs: Vec<T> = (0..shape.per_task)
+                    .map(|n| T::new(format!("{label}/{task}/{n}")))
+                    .collect();
+                match shape.op {
+                    Op::One => {
+                        for doc in &mut docs {
+                            finish_one(doc, &db, shape, &seen).await;
+                        }
+                    }
+                    Op::Many => {
+                        for chunk in docs.chunks_mut(3) {
+                            finish_many(chunk, &db, shape, &seen).await;
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("a workload task panicked");
+    }
+    Arc::try_unwrap(seen).unwrap().into_inner().unwrap()
+}
+
+fn record_error<T: Payload>(seen: &std::sync::Mutex<Seen>, error: &Error) {
+    assert_eq!(error.sequence(), T::SEQUENCE.name, "{error}");
+    assert!(error.to_string().contains(T::SEQUENCE.name), "{error}");
+    *seen.lock().unwrap().errors.entry(variant(error)).or_default() += 1;
+}
+
+async fn finish_one<T: Payload>(doc: &mut T, db: &Database, shape: Shape, seen: &std::sync::Mutex<Seen>) {
+    for attempt in 0..TRIES {
+        // A document that carries an id may be stored: only resume may touch it.
+        let call = async {
+            if doc.id() == 0 {
+                doc.insert(db).await
+            } else {
+                doc.resume_insert(db).await
+            }
+        };
+        match tokio::time::timeout(shape.call_timeout, call).await {
+            Ok(Ok(id)) => {
+                assert_eq!(doc.id(), id);
+                let previous = seen.lock().unwrap().acknowledged.insert(doc.payload().to_owned(), id);
+                assert_eq!(previous, None, "acknowledged twice");
+                return;
+            }
+            Ok(Err(error)) => {
+                record_error::<T>(seen, &error);
+                if let Error::OutcomeUnknown { id, .. } = &error {
+                    assert_eq!(doc.id(), *id, "an unknown outcome keeps the id");
+                }
+            }
+            Err(_) => seen.lock().unwrap().cancelled += 1,
+        }
+        tokio::time::sleep(pause(attempt)).await;
+    }
+    panic!("{} not stored after {TRIES} calls", doc.payload());
+}
+
+async fn finish_many<T: Payload>(
+    docs: &mut [T],
+    db: &Database,
+    shape: Shape,
+    seen: &std::sync::Mutex<Seen>,
+) {
+    for attempt in 0..TRIES {
+        let call = async {
+            if docs.iter().all(|d| d.id() == 0) {
+                T::insert_many(docs, db).await
+            } else {
+                T::resume_insert_many(docs, db).await
+            }
+        };
+        match tokio::time::timeout(shape.call_timeout, call).await {
+            Ok(Ok(ids)) => {
+                let mut seen = seen.lock().unwrap();
+                for (doc, id) in docs.iter().zip(ids) {
+                    assert_eq!(doc.id(), id);
+                    let previous = seen.acknowledged.insert(doc.payload().to_owned(), id);
+                    assert_eq!(previous, None, "acknowledged twice");
+                }
+                return;
+            }
+            Ok(Err(error)) => {
+                record_error::<T>(seen, &error);
+                if let Error::Bulk(bulk) = &error {
+                    for failed in &bulk.failed {
+                        assert_eq!(docs[failed.index].id(), 0, "a failed document is unset");
+                    }
+                    for &unknown in &bulk.unknown {
+                        assert_ne!(docs[unknown].id(), 0, "an unknown document keeps its id");
+                    }
+                }
+            }
+            Err(_) => seen.lock().unwrap().cancelled += 1,
+        }
+        tokio::time::sleep(pause(attempt)).await;
+    }
+    panic!("a batch was not stored after {TRIES} calls");
+}
+
+/// Backoff between the application's own attempts: 20 ms, growing to 500 ms.
+fn pause(attempt: u32) -> Duration {
+    Duration::from_millis((20 << attempt.min(5)).min(500))
+}
+
+/// What the check found.
+struct Checked {
+    documents: usize,
+    gaps: i64,
+}
+
+/// Reads the collection through `checker` and holds it to the invariants.
+async fn check<T: Payload>(checker: &Database, seen: &Seen, expected: usize) -> Checked {
+    let stored: Vec<BsonDocument> = checker
+        .collection::<BsonDocument>("docs")
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let mut by_payload: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    let mut ids = std::collections::BTreeSet::new();
+    for d in &stored {
+        let id = d.get("_id").and_then(integer).unwrap_or_else(|| panic!("bad _id in {d}"));
+        assert!(ids.insert(id), "id {id} stored twice");
+        let payload = d.get_str("payload").unwrap().to_owned();
+        by_payload.entry(payload).or_default().push(id);
+    }
+    for (payload, ids) in &by_payload {
+        assert_eq!(ids.len(), 1, "{payload} stored {} times, under ids {ids:?}", ids.len());
+    }
+    assert_eq!(seen.acknowledged.len(), expected, "every document was acknowledged");
+    for (payload, id) in &seen.acknowledged {
+        assert_eq!(
+            by_payload.get(payload),
+            Some(&vec![*id]),
+            "{payload} acknowledged with id {id} must be stored under it"
+        );
+    }
+    assert_eq!(stored.len(), expected, "nothing stored but what was acknowledged");
+    // Every sequence here starts at 1 in a fresh database.
+    Checked {
+        documents: stored.len(),
+        gaps: ids.last().copied().unwrap_or(0) - stored.len() as i64,
+    }
+}
+
+/// Counts, per command name, the commands that failed as the workload client saw them.
+#[derive(Default)]
+struct Failures(std::sync::Mutex<BTreeMap<String, usize>>);
+
+impl Failures {
+    fn handler(self: &Arc<Self>) -> EventHandler<CommandEvent> {
+        let this = self.clone();
+        EventHandler::callback(move |event| {
+            if let CommandEvent::Failed(failed) = event {
+                *this.0.lock().unwrap().entry(failed.command_name).or_default() += 1;
+            }
+        })
+    }
+
+    fn total(&self, command: &str) -> usize {
+        self.0.lock().unwrap().get(command).copied().unwrap_or(0)
+    }
+
+    fn reset(&self) {
+        self.0.lock().unwrap().clear();
+    }
+}
+
+/// The application's client: retryable writes as by default, quick rediscovery after a
+/// "shutting down" error, and short timeouts so that an outage fails calls quickly.
+async fn app_client(uri: &str, failures: &Arc<Failures>) -> Client {
+    let mut options = ClientOptions::parse(uri).await.unwrap();
+    options.app_name = Some(APP.into());
+    options.heartbeat_freq = Some(Duration::from_millis(500));
+    options.server_selection_timeout = Some(Duration::from_secs(2));
+    options.connect_timeout = Some(Duration::from_secs(2));
+    options.command_event_handler = Some(failures.handler());
+    Client::with_options(options).unwrap()
+}
+
+/// A `failCommand` fault.
+#[derive(Clone, Debug)]
+struct FailCommand {
+    name: String,
+    times: u32,
+    data: BsonDocument,
+    /// The driver's own retry absorbs it: the application sees no error.
+    absorbed: bool,
+    call_timeout: Option<Duration>,
+}
+
+fn fail_commands(command: &str) -> Vec<FailCommand> {
+    let fault = |name: &str, times: u32, data: BsonDocument, absorbed: bool| FailCommand {
+        name: format!("{name} x{times}"),
+        times,
+        data,
+        absorbed,
+        call_timeout: None,
+    };
+    let mut all = vec![
+        fault("closeConnection", 1, doc! { "closeConnection": true }, true),
+        fault("closeConnection", 2, doc! { "closeConnection": true }, false),
+    ];
+    for code in [91, 189, 11600] {
+        all.push(fault(&format!("error {code}"), 1, doc! { "errorCode": code }, true));
+        all.push(fault(&format!("error {code}"), 2, doc! { "errorCode": code }, false));
+    }
+    all.push(fault("error 50 (not retryable)", 1, doc! { "errorCode": 50 }, false));
+    all.push(fault("error 112 WriteConflict", 1, doc! { "errorCode": 112 }, false));
+    all.push(FailCommand {
+        call_timeout: Some(Duration::from_millis(150)),
+        ..fault(
+            "blockConnection 600 ms, caller gives up at 150 ms",
+            1,
+            doc! { "blockConnection": true, "blockTimeMS": 600 },
+            false,
+        )
+    });
+    // `find` is a read: the driver retries reads too, and `absorbed` holds for it.
+    let _ = command;
+    all
+}
+
+async fn configure(checker: &Client, command: &str, fault: Option<&FailCommand>) {
+    let admin = checker.database("admin");
+    let command = match fault {
+        Some(fault) => {
+            let mut data = fault.data.clone();
+            data.insert("failCommands", vec![Bson::from(command)]);
+            data.insert("appName", APP);
+            doc! {
+                "configureFailPoint": "failCommand",
+                "mode": { "times": fault.times as i32 },
+                "data": data,
+            }
+        }
+        None => doc! { "configureFailPoint": "failCommand", "mode": "off" },
+    };
+    admin.run_command(command).await.unwrap();
+}
+
+/// One row of a test's report.
+struct Row {
+    fault: String,
+    strategy: &'static str,
+    op: Op,
+    documents: usize,
+    faults: usize,
+    errors: usize,
+    cancelled: usize,
+    gaps: i64,
+}
+
+fn print_rows(title: &str, rows: &[Row]) {
+    eprintln!("\n{title}");
+    eprintln!(
+        "| fault | strategy | op | documents checked | faults hit | errors returned | cancelled | gaps | stored twice | lost |"
+    );
+    eprintln!("|---|---|---|---|---|---|---|---|---|---|");
+    for r in rows {
+        eprintln!(
+            "| {} | {} | {:?} | {} | {} | {} | {} | {} | 0 | 0 |",
+            r.fault, r.strategy, r.op, r.documents, r.faults, r.errors, r.cancelled, r.gaps
+        );
+    }
+    let documents: usize = rows.iter().map(|r| r.documents).sum();
+    eprintln!("{} runs, {documents} documents checked, 0 stored twice, 0 lost", rows.len());
+}
+
+/// Every `failCommand` fault on each command the strategy sends, for `insert` and
+/// `insert_many`.
+async fn fail_command_matrix<T: Payload>(commands: [&str; 2]) -> Vec<Row> {
+    let server = RestartableServer::start_async().await.unwrap_or_else(|e| panic!("{e}"));
+    let checker = server.client().await.unwrap();
+    let failures = Arc::new(Failures::default());
+    let app = app_client(&server.uri(), &failures).await;
+    let mut rows = Vec::new();
+    let mut run = 0;
+    for command in commands {
+        for fault in fail_commands(command) {
+            for op in [Op::One, Op::Many] {
+                run += 1;
+                let name = format!("f{run}");
+                let mut shape = Shape::SMALL.with(op);
+                if let Some(timeout) = fault.call_timeout {
+                    shape.call_timeout = timeout;
+                }
+                failures.reset();
+                configure(&checker, command, Some(&fault)).await;
+                let seen = workload::<T>(&app.database(&name), &name, shape).await;
+                configure(&checker, command, None).await;
+                let checked = check::<T>(&checker.database(&name), &seen, shape.documents()).await;
+                let hit = failures.total(command);
+                let errors: usize = seen.errors.values().sum();
+                let label = format!("{} on {command}: {}, {op:?}", T::SEQUENCE.strategy_name(), fault.name);
+                assert!(hit >= 1 || seen.cancelled >= 1, "{label}: the fault was never hit");
+                if fault.absorbed {
+                    assert_eq!(errors, 0, "{label}: the driver's retry absorbs it: {:?}", seen.errors);
+                    if T::SEQUENCE.strategy_name() == "counters" {
+                        assert_eq!(checked.gaps, 0, "{label}: a retried command costs no id");
+                    }
+                } else {
+                    assert!(errors + seen.cancelled >= 1, "{label}: the application saw the fault");
+                }
+                // Gaps: a failed or cancelled reservation of k ids costs at most k (at
+                // most every task's), plus the rest of a block.
+                let bound = (hit.max(seen.cancelled) * shape.tasks * 3 + 10) as i64;
+                assert!(checked.gaps <= bound, "{label}: {} gaps", checked.gaps);
+                // The process goes on inserting.
+                let mut after = T::new(format!("{name}/after"));
+                after.insert(&app.database(&name)).await.unwrap();
+                rows.push(Row {
+                    fault: format!("{command}: {}", fault.name),
+                    strategy: T::SEQUENCE.strategy_name(),
+                    op,
+                    documents: checked.documents,
+                    faults: hit,
+                    errors,
+                    cancelled: seen.cancelled,
+                    gaps: checked.gaps,
+                });
+            }
+        }
+    }
+    rows
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fail_command_counters() {
+    let rows = fail_command_matrix::<Counted>(["findAndModify", "insert"]).await;
+    print_rows("failCommand, counters", &rows);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fail_command_block() {
+    let rows = fail_command_matrix::<Blocked>(["findAndModify", "insert"]).await;
+    print_rows("failCommand, block", &rows);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fail_command_optimistic() {
+    let rows = fail_command_matrix::<Optimistic>(["find", "insert"]).await;
+    print_rows("failCommand, optimistic", &rows);
+}
+
+/// The lost-reply proof: on a replica set the driver retries a `findAndModify` or an
+/// `insert` once, with the same transaction number, and the server answers the retry
+/// from its record of the first attempt. A reply lost once costs no id and stores
+/// nothing twice: the counter ends at exactly the number of documents.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_single_lost_reply_costs_no_id_and_no_duplicate() {
+    let server = RestartableServer::start_async().await.unwrap_or_else(|e| panic!("{e}"));
+    let checker = server.client().await.unwrap();
+    let proxy = proxy_for(&server).await;
+    let failures = Arc::new(Failures::default());
+    let app = app_client(&proxy.uri(), &failures).await;
+    let mut rows = Vec::new();
+    for (run, command) in ["findAndModify", "insert"].into_iter().enumerate() {
+        let name = format!("lost{run}");
+        let db = app.database(&name);
+        // A reply lost now and then: one at a time, so that each retry gets through.
+        let shape = Shape { tasks: 1, per_task: 30, ..Shape::SMALL };
+        let before = proxy.fired();
+        let lose = async {
+            for _ in 0..5 {
+                proxy.lose_reply(command, None, 1);
+                while proxy.armed() > 0 {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                tokio::time::sleep(Duration::from_millis(30)).await;
+            }
+        };
+        let (seen, ()) = tokio::join!(workload::<Counted>(&db, &name, shape), lose);
+        let lost = proxy.fired() - before;
+        assert!(lost >= 1, "no reply was lost");
+        assert!(seen.errors.is_empty(), "the driver's retry absorbed every loss: {:?}", seen.errors);
+        let checked = check::<Counted>(&checker.database(&name), &seen, shape.documents()).await;
+        assert_eq!(checked.gaps, 0, "no id was lost");
+        let counter = checker
+            .database(&name)
+            .collection::<BsonDocument>("counters")
+            .find_one(doc! { "_id": Counted::SEQUENCE.name })
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(counter.get("seq").and_then(integer), Some(30), "the counter was advanced once per id");
+        rows.push(Row {
+            fault: format!("reply to {command} lost once (proxy)"),
+            strategy: "counters",
+            op: Op::One,
+            documents: checked.documents,
+            faults: lost,
+            errors: 0,
+            cancelled: 0,
+            gaps: 0,
+        });
+    }
+    print_rows("A reply lost once", &rows);
+}
+
+async fn proxy_for(server: &RestartableServer) -> FaultProxy {
+    let upstream = std::net::SocketAddr::from(([127, 0, 0, 1], server.port()));
+    FaultProxy::start(upstream).await.unwrap()
+}
+
+/// Replies lost twice in a row (the driver's retry too), and requests delivered to the
+/// server 3 s after the client gave up: seqid must report what it cannot know, and the
+/// application's resume must store each document once.
+async fn proxy_faults<T: Payload>(commands: [&str; 2]) -> Vec<Row> {
+    let server = RestartableServer::start_async().await.unwrap_or_else(|e| panic!("{e}"));
+    let checker = server.client().await.unwrap();
+    let proxy = proxy_for(&server).await;
+    let failures = Arc::new(Failures::default());
+    let app = app_client(&proxy.uri(), &failures).await;
+    let mut rows = Vec::new();
+    let mut run = 0;
+    for command in commands {
+        for late in [false, true] {
+            for op in [Op::One, Op::Many] {
+                run += 1;
+                let name = format!("p{run}");
+                let shape = Shape { tasks: 8, per_task: 6, ..Shape::SMALL }.with(op);
+                let before = proxy.fired();
+                // Armed while the workload runs: consecutive matching requests, whoever
+                // sends them, so that some attempt and its retry are both lost.
+                let inject = async {
+                    for _ in 0..3 {
+                        if late {
+                            proxy.deliver_late(command, None, 2, Duration::from_secs(3));
+                        } else {
+                            proxy.lose_reply(command, None, 2);
+                        }
+                        for _ in 0..400 {
+                            if proxy.armed() == 0 {
+                                break;
+                            }
+                            tokio::time::sleep(Duration::from_millis(5)).await;
+                        }
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    proxy.disarm_all();
+                };
+                let (seen, ()) = tokio::join!(workload::<T>(&app.database(&name), &name, shape), inject);
+                // Late requests may still be on their way: wait for them, then check.
+                tokio::time::sleep(Duration::from_secs(if late { 4 } else { 0 })).await;
+                let checked = check::<T>(&checker.database(&name), &seen, shape.documents()).await;
+                let faults = proxy.fired() - before;
+                assert!(faults >= 1, "no fault was injected");
+                let label = format!("{} {command} late={late} {op:?}", T::SEQUENCE.strategy_name());
+                let bound = (faults * shape.tasks * 3 + 10) as i64;
+                assert!(checked.gaps <= bound, "{label}: {} gaps", checked.gaps);
+                let mut after = T::new(format!("{name}/after"));
+                after.insert(&app.database(&name)).await.unwrap();
+                rows.push(Row {
+                    fault: if late {
+                        format!("{command} delivered 3 s late, twice in a row (proxy)")
+                    } else {
+                        format!("reply to {command} lost twice in a row (proxy)")
+                    },
+                    strategy: T::SEQUENCE.strategy_name(),
+                    op,
+                    documents: checked.documents,
+                    faults,
+                    errors: seen.errors.values().sum(),
+                    cancelled: seen.cancelled,
+                    gaps: checked.gaps,
+                });
+            }
+        }
+    }
+    rows
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn proxy_counters() {
+    print_rows("Proxy, counters", &proxy_faults::<Counted>(["findAndModify", "insert"]).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn proxy_block() {
+    print_rows("Proxy, block", &proxy_faults::<Blocked>(["findAndModify", "insert"]).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn proxy_optimistic() {
+    print_rows("Proxy, optimistic", &proxy_faults::<Optimistic>(["find", "insert"]).await);
+}
+
+/// The server killed (SIGKILL) and restarted on the same port and data while 32 tasks
+/// insert. Writes ask for `journal: true`: SecantusDB, like a single mongod, may lose a
+/// write acknowledged before it reached the journal, and a counter that went back
+/// would hand its ids out again. (`w: "majority"` implies the journal on MongoDB.)
+async fn kill_and_restart<T: Payload>() -> Vec<Row> {
+    let server = RestartableServer::start_async().await.unwrap_or_else(|e| panic!("{e}"));
+    let checker = server.client().await.unwrap();
+    let failures = Arc::new(Failures::default());
+    let app = app_client(&server.uri(), &failures).await;
+    let durable = DatabaseOptions::builder()
+        .write_concern(WriteConcern::builder().journal(true).build())
+        .build();
+    let mut rows = Vec::new();
+    for (run, op) in [Op::One, Op::Many].into_iter().enumerate() {
+        let name = format!("k{run}");
+        let db = app.database_with_options(&name, durable.clone());
+        let shape = Shape { tasks: 32, per_task: 12, ..Shape::SMALL }.with(op);
+        let stored = Arc::new(AtomicUsize::new(0));
+        let crash = async {
+            // Once a third of the documents are in, crash; restart half a second later.
+            for _ in 0..600 {
+                let count = checker.database(&name).collection::<BsonDocument>("docs").estimated_document_count().await.unwrap_or(0);
+                stored.store(count as usize, Ordering::SeqCst);
+                if count as usize >= shape.documents() / 3 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            server.kill().unwrap();
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            server.restart_async().await.unwrap();
+        };
+        let (seen, ()) = tokio::join!(workload::<T>(&db, &name, shape), crash);
+        assert!(stored.load(Ordering::SeqCst) < shape.documents(), "the crash came mid-run");
+        let checked = check::<T>(&checker.database(&name), &seen, shape.documents()).await;
+        let errors: usize = seen.errors.values().sum();
+        assert!(errors + seen.cancelled >= 1, "the application saw the crash");
+        // What a crash can cost: the reservations in flight (each at most every task's
+        // ids, rounded up to whole blocks), applied once more by a retry that the
+        // restarted server no longer recognises.
+        assert!(checked.gaps <= 4 * shape.tasks as i64 * 10, "{} gaps", checked.gaps);
+        let mut after = T::new(format!("{name}/after"));
+        after.insert(&db).await.unwrap();
+        rows.push(Row {
+            fault: "server killed and restarted, 32 tasks inserting".into(),
+            strategy: T::SEQUENCE.strategy_name(),
+            op,
+            documents: checked.documents,
+            faults: 1,
+            errors,
+            cancelled: seen.cancelled,
+            gaps: checked.gaps,
+        });
+    }
+    rows
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn kill_and_restart_counters() {
+    print_rows("Kill and restart, counters", &kill_and_restart::<Counted>().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn kill_and_restart_block() {
+    print_rows("Kill and restart, block", &kill_and_restart::<Blocked>().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn kill_and_restart_optimistic() {
+    print_rows("Kill and restart, optimistic", &kill_and_restart::<Optimistic>().await);
+}
