@@ -424,6 +424,11 @@ async fn a_counter_upsert_that_keeps_failing_is_retried_a_bounded_number_of_time
         Error::CounterNotNumeric {
             sequence, value, ..
         } => {
+            assert_eq!(
+                seqid_harness::server_flavor().unwrap(),
+                seqid_harness::ServerFlavor::Nx,
+                "only nx-27017 answers a unique-index violation without E11000: {error}"
+            );
             assert_eq!((sequence.as_str(), &**value), ("userid", &Bson::Null));
             assert_eq!(attempts, 1);
         }
