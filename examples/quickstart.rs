@@ -1,7 +1,7 @@
 //! The MongoDB tutorial "Create an Auto-Incrementing Sequence Field", with seqid.
 //!
 //! Run it with `cargo run --example quickstart`. It uses `MONGODB_URI` if set, else a
-//! `mongod` on PATH, else a local nx-27017 server that it installs on first use.
+//! `mongod` on PATH, else a local SecantusDB server that it installs on first use.
 
 use mongodb::bson::{Document as BsonDocument, doc};
 use seqid::Document;

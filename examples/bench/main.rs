@@ -8,9 +8,9 @@
 //! ```
 //!
 //! The server is the one the tests use (`seqid-harness`: `MONGODB_URI`, else `mongod` on
-//! PATH, else nx-27017). Round trips are the commands counted by the harness's
-//! `CommandCounter` from the driver's command monitoring. The output is Markdown, to be
-//! pasted into BENCHMARKS.md as is.
+//! PATH, else SecantusDB; `SEQID_TEST_SERVER=nx` for nx-27017). Round trips are the
+//! commands counted by the harness's `CommandCounter` from the driver's command
+//! monitoring. The output is Markdown, to be pasted into BENCHMARKS.md as is.
 
 mod bulk;
 mod ceiling;

@@ -5,7 +5,7 @@ Usage: python3 -c <this file's text> TEMP_DIR COMMAND [ARGS...]
 Starts COMMAND (with TEMP_DIR as its working directory, its output appended to
 TEMP_DIR/console.log) and then blocks reading stdin. The parent (a process using
 seqid-harness) holds the write end of that pipe open for as long as it lives and
-never writes more than the line "ready". End of file therefore means the parent
+writes only the requests below. End of file therefore means the parent
 has exited, however it exited (normally, panic, abort, SIGKILL): the watchdog
 then sends SIGTERM to the server, SIGKILL a few seconds later if it is still
 running, removes TEMP_DIR and exits.
@@ -16,9 +16,23 @@ server to come up), and keeps TEMP_DIR until stdin is closed so that the parent
 can read the logs. After "ready", an unexpected exit is also reported on stderr.
 The server's pid is written to TEMP_DIR/server-pid (the parent compares it with
 the pid the server on the port reports, to be sure it talks to its own server).
+
+Requests, one per line on stdin ("kill" and "start" are answered with one line
+on stdout):
+  ready  the server answers; from now on an unexpected exit is reported on
+         stderr;
+  kill   SIGKILL the server (its whole process group) at once, like a crash,
+         and wait until it is gone; answers "killed";
+  start  start COMMAND again (after "kill", or after the server exited), in the
+         same TEMP_DIR, so a server that keeps its data there finds it again;
+         answers "started PID" or "failed: REASON".
+After "kill" and "start", an exit is no longer reported on stderr until the
+next "ready"; TEMP_DIR/server-exit is removed before the server is started
+again, and TEMP_DIR/server-pid names the new server.
 """
 
 import os
+import queue
 import shutil
 import signal
 import subprocess
@@ -55,6 +69,21 @@ def write_exit(temp_dir, text):
     os.replace(tmp, os.path.join(temp_dir, "server-exit"))
 
 
+def reply(text):
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except OSError:
+        pass
+
+
+def remove(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
 def main():
     temp_dir = sys.argv[1]
     command = sys.argv[2:]
@@ -63,47 +92,86 @@ def main():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     stop = threading.Event()
-    ready = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    requests = queue.Queue()
 
     def read_stdin():
         try:
             for line in sys.stdin.buffer:
-                if line.strip() == b"ready":
-                    ready.set()
+                requests.put(line.strip())
         except Exception:
             pass
-        stop.set()
+        requests.put(None)
 
     console = open(os.path.join(temp_dir, "console.log"), "ab")
     kwargs = {}
     if sys.platform.startswith("linux"):
         kwargs["preexec_fn"] = die_with_parent
-    try:
-        server = subprocess.Popen(
-            command,
-            cwd=temp_dir,
-            stdin=subprocess.DEVNULL,
-            stdout=console,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            **kwargs,
-        )
-    except OSError as e:
-        write_exit(temp_dir, f"could not start {command[0]}: {e}")
-        server = None
-    else:
-        with open(os.path.join(temp_dir, "server-pid"), "w") as f:
-            f.write(str(server.pid))
 
+    def start():
+        """Starts the server; returns it (None on failure) and the answer."""
+        remove(os.path.join(temp_dir, "server-exit"))
+        try:
+            server = subprocess.Popen(
+                command,
+                cwd=temp_dir,
+                stdin=subprocess.DEVNULL,
+                stdout=console,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                **kwargs,
+            )
+        except OSError as e:
+            write_exit(temp_dir, f"could not start {command[0]}: {e}")
+            return None, f"failed: could not start {command[0]}: {e}"
+        tmp = os.path.join(temp_dir, "server-pid.tmp")
+        with open(tmp, "w") as f:
+            f.write(str(server.pid))
+        os.replace(tmp, os.path.join(temp_dir, "server-pid"))
+        return server, f"started {server.pid}"
+
+    def kill(server):
+        if server is None or server.poll() is not None:
+            return
+        try:
+            # start_new_session made the server a process group leader.
+            os.killpg(server.pid, signal.SIGKILL)
+        except OSError:
+            server.kill()
+        server.wait()
+
+    server, _ = start()
     threading.Thread(target=read_stdin, daemon=True).start()
 
+    ready = False
     reported = server is None
-    while not stop.wait(0.1):
+    while not stop.is_set():
+        try:
+            request = requests.get(timeout=0.1)
+        except queue.Empty:
+            request = b""
+        if request is None:
+            break
+        if request == b"ready":
+            ready = True
+        elif request == b"kill":
+            ready = False
+            kill(server)
+            reported = True
+            remove(os.path.join(temp_dir, "server-exit"))
+            reply("killed")
+        elif request == b"start":
+            ready = False
+            if server is not None and server.poll() is None:
+                reply("failed: the server is still running")
+            else:
+                server, answer = start()
+                reported = server is None
+                reply(answer)
         if not reported and server.poll() is not None:
             reported = True
             write_exit(temp_dir, f"exit status {server.returncode}")
-            if ready.is_set():
+            if ready:
                 sys.stderr.write(
                     f"seqid-harness: the test database server (pid {server.pid}) "
                     f"exited unexpectedly with status {server.returncode}; "
@@ -116,8 +184,7 @@ def main():
             server.terminate()
             server.wait(STOP_GRACE_SECONDS)
         except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+            kill(server)
         except OSError:
             pass
     shutil.rmtree(temp_dir, ignore_errors=True)

@@ -2,9 +2,8 @@
 
 use std::fmt;
 
-use crate::PYTHON;
-use crate::nx::{self, NX_VERSION};
 use crate::util::display_path;
+use crate::{nx, secantus};
 
 /// No MongoDB-compatible server could be had (or reached).
 ///
@@ -23,16 +22,21 @@ pub struct HarnessError {
 }
 
 impl HarnessError {
-    /// An error about getting a server at all, with the three ways out.
+    /// An error about getting a server at all, with the ways out.
     pub(crate) fn no_server(problem: impl fmt::Display, details: &str) -> Self {
         let mut message = format!(
             "seqid-harness: no MongoDB-compatible server for seqid's tests, examples and benchmarks: {problem}\n\
              Do one of these:\n\
              \x20 - set MONGODB_URI=mongodb://host:port to use your own MongoDB (databases are created and dropped there);\n\
              \x20 - or put `mongod` on PATH (it is started on a free 127.0.0.1 port with a temporary --dbpath);\n\
-             \x20 - or make `{PYTHON} -m pip install nx-27017=={NX_VERSION}` work (Python >= 3.11 with pip, and access to PyPI \
-             or your pip index), so that the nx-27017 fallback can be installed into {}.\n",
-            display_path(&nx::install_dir()),
+             \x20 - or make `{}` work (Python >= 3.10 with pip, and access to PyPI or your pip index), \
+             so that the default embedded server, SecantusDB, can be installed into {};\n\
+             \x20 - or set SEQID_TEST_SERVER=nx and make `{}` work (Python >= 3.11), so that nx-27017 \
+             can be installed into {} instead.\n",
+            secantus::PACKAGE.pip_install(),
+            display_path(&secantus::PACKAGE.install_dir()),
+            nx::PACKAGE.pip_install(),
+            display_path(&nx::PACKAGE.install_dir()),
         );
         let details = details.trim();
         if !details.is_empty() {

@@ -1,11 +1,65 @@
-//! Choosing the server: `MONGODB_URI`, else `mongod` on `PATH`, else nx-27017.
+//! Choosing the server: `MONGODB_URI`, else `mongod` on `PATH`, else
+//! SecantusDB (or nx-27017 when asked for).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::probe::probe_blocking;
 use crate::start::{LocalKind, start_local};
-use crate::{HarnessError, Server, nx};
+use crate::{HarnessError, Server, nx, secantus};
+
+/// Which kind of server this process's tests run against, see
+/// [`server_flavor`](crate::server_flavor).
+///
+/// Meant for documenting (and, where unavoidable, working around) a
+/// server-specific quirk in a test, with a comment naming the server and the
+/// quirk; never for skipping a test.
+///
+/// ```no_run
+/// use seqid_harness::ServerFlavor;
+///
+/// // nx-27017 returns small Int64 values as Int32.
+/// let ints_may_shrink = seqid_harness::server_flavor()? == ServerFlavor::Nx;
+/// # Ok::<(), seqid_harness::HarnessError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ServerFlavor {
+    /// The server named by `MONGODB_URI` (step 1), presumably a real MongoDB.
+    External,
+    /// `mongod` from `PATH` (step 2).
+    Mongod,
+    /// SecantusDB, the default embedded server (step 3).
+    Secantus,
+    /// nx-27017, the alternative embedded server (`SEQID_TEST_SERVER=nx`).
+    Nx,
+}
+
+/// What `SEQID_TEST_SERVER` asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Choice {
+    /// Unset, empty or `auto`: `mongod` if on `PATH`, else SecantusDB.
+    Auto,
+    /// `mongod`: only `mongod` from `PATH`.
+    Mongod,
+    /// `secantus`: only SecantusDB.
+    Secantus,
+    /// `nx`: only nx-27017.
+    Nx,
+}
+
+/// Parses the value of `SEQID_TEST_SERVER`.
+pub(crate) fn parse_choice(value: &str) -> Result<Choice, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "" | "auto" => Ok(Choice::Auto),
+        "mongod" => Ok(Choice::Mongod),
+        "secantus" | "secantusdb" => Ok(Choice::Secantus),
+        "nx" | "nx-27017" => Ok(Choice::Nx),
+        _ => Err(format!(
+            "SEQID_TEST_SERVER={value:?} is not understood (use `secantus`, `nx`, `mongod` or `auto`, or unset it)"
+        )),
+    }
+}
 
 /// Finds (and, for steps 2 and 3, starts) this process's server.
 pub(crate) fn find_server() -> Result<Server, HarnessError> {
@@ -15,32 +69,38 @@ pub(crate) fn find_server() -> Result<Server, HarnessError> {
         return external_server(uri.trim());
     }
     let choice = std::env::var("SEQID_TEST_SERVER").unwrap_or_default();
-    let (try_mongod, try_nx) = match choice.trim() {
-        "" | "auto" => (true, true),
-        "nx" | "nx-27017" => (false, true),
-        "mongod" => (true, false),
-        other => {
-            return Err(HarnessError::no_server(
-                format_args!(
-                    "SEQID_TEST_SERVER={other:?} is not understood (use `nx`, `mongod` or `auto`, or unset it)"
-                ),
-                "",
-            ));
-        }
-    };
-    if try_mongod {
+    let choice = parse_choice(&choice).map_err(|msg| HarnessError::no_server(msg, ""))?;
+    if matches!(choice, Choice::Auto | Choice::Mongod) {
         if let Some(mongod) = find_on_path("mongod") {
-            return start_local(&LocalKind::Mongod(mongod));
+            return local_server(LocalKind::Mongod(mongod));
         }
-        if !try_nx {
+        if choice == Choice::Mongod {
             return Err(HarnessError::no_server(
                 "SEQID_TEST_SERVER=mongod is set but there is no `mongod` on PATH",
                 "",
             ));
         }
     }
-    let install = nx::ensure_installed()?;
-    start_local(&LocalKind::Nx(install))
+    let kind = if choice == Choice::Nx {
+        LocalKind::Nx(nx::PACKAGE.ensure_installed()?)
+    } else {
+        LocalKind::Secantus {
+            install: secantus::PACKAGE.ensure_installed()?,
+            persistent: false,
+        }
+    };
+    local_server(kind)
+}
+
+/// Steps 2 and 3: start `kind` for the life of this process.
+fn local_server(kind: LocalKind) -> Result<Server, HarnessError> {
+    let started = start_local(&kind)?;
+    Ok(Server {
+        uri: started.uri,
+        kind: started.kind,
+        flavor: kind.flavor(),
+        _watchdog: Some(started.watchdog),
+    })
 }
 
 /// Step 1: check that `MONGODB_URI` answers, and describe it.
@@ -54,6 +114,7 @@ fn external_server(uri: &str) -> Result<Server, HarnessError> {
                     "MongoDB {} from MONGODB_URI ({hosts})",
                     info.version_or_unknown()
                 ),
+                flavor: ServerFlavor::External,
                 _watchdog: None,
             })
         }
@@ -93,6 +154,23 @@ fn is_executable(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seqid_test_server_values() {
+        assert_eq!(parse_choice(""), Ok(Choice::Auto));
+        assert_eq!(parse_choice(" auto "), Ok(Choice::Auto));
+        assert_eq!(parse_choice("mongod"), Ok(Choice::Mongod));
+        assert_eq!(parse_choice("secantus"), Ok(Choice::Secantus));
+        assert_eq!(parse_choice("SecantusDB"), Ok(Choice::Secantus));
+        assert_eq!(parse_choice("nx"), Ok(Choice::Nx));
+        assert_eq!(parse_choice("nx-27017"), Ok(Choice::Nx));
+        let err = parse_choice("mongo").unwrap_err();
+        assert!(err.contains("\"mongo\" is not understood"), "{err}");
+        assert!(
+            err.contains("`secantus`, `nx`, `mongod` or `auto`"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn hosts_hide_credentials() {

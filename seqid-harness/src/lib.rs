@@ -8,14 +8,23 @@
 //! 2. **`mongod` on `PATH`**: started on a free loopback port
 //!    (`--bind_ip 127.0.0.1`) with a temporary `--dbpath` that is removed
 //!    afterwards.
-//! 3. **[nx-27017]** 0.8.1, a MongoDB wire-protocol server backed by SQLite
-//!    (PyPI, MIT): installed on first use with `python3 -m pip` into
-//!    `<workspace>/target/seqid-harness/nx-27017-0.8.1` (versions pinned in
-//!    `seqid-harness/python/nx-27017-requirements.txt`), then started on a free
-//!    loopback port with in-memory databases (`--data-dir memory`).
+//! 3. **[SecantusDB]** 0.7.0b3 (the default), a MongoDB-compatible server on
+//!    WiredTiger (PyPI, GPL-2.0, so only ever run as a separate process,
+//!    never linked): installed on first use with `python3 -m pip` into
+//!    `<workspace>/target/seqid-harness/secantusdb-0.7.0b3` (versions pinned
+//!    in `seqid-harness/python/secantusdb-requirements.txt`), then started on
+//!    a free loopback port with in-memory storage (`--storage-path :memory:`)
+//!    and test commands (`configureFailPoint`) enabled. It presents itself as
+//!    a single-node replica set, so sessions and transactions work; the URI
+//!    keeps `directConnection=true`.
 //!
-//! Set `SEQID_TEST_SERVER=nx` to skip step 2 (use nx-27017 even though `mongod`
-//! is on `PATH`), or `SEQID_TEST_SERVER=mongod` to require step 2.
+//! `SEQID_TEST_SERVER` chooses among the local servers: `secantus` requires
+//! SecantusDB and `nx` requires **[nx-27017]** 0.8.1 (a MongoDB wire-protocol
+//! server backed by SQLite, PyPI, MIT; installed like SecantusDB into
+//! `<workspace>/target/seqid-harness/nx-27017-0.8.1` from
+//! `seqid-harness/python/nx-27017-requirements.txt`, started with in-memory
+//! databases); both skip step 2. `mongod` requires step 2; `auto` or unset
+//! means the order above. [`server_flavor`] tells which one a process uses.
 //! `SEQID_NX_VERBOSE=1` keeps nx-27017's per-command log lines (two per
 //! command; off by default so that long benchmarks do not fill the log and the
 //! log tail shown on failure holds the warnings and errors). The log lives in a
@@ -23,13 +32,17 @@
 //! `SEQID_HARNESS_DEBUG=1` prints which local server was started and how long
 //! that took.
 //!
-//! A local server (step 2 or 3) is started lazily, once per OS process, the
-//! first time one is asked for, and is shared by everything in that process.
-//! It is stopped when the process exits, however it exits (normally, by panic,
-//! abort or `SIGKILL`): a small Python watchdog (`python/watchdog.py`) starts
-//! the server and stops it, and removes its temporary files, as soon as the
-//! pipe to its standard input is closed, which the kernel does when this
-//! process dies. Steps 2 and 3 therefore both need `python3`.
+//! A local server is started lazily, once per OS process, the first time one
+//! is asked for, and is shared by everything in that process. It is stopped
+//! when the process exits, however it exits (normally, by panic, abort or
+//! `SIGKILL`): a small Python watchdog (`python/watchdog.py`) starts the
+//! server and stops it, and removes its temporary files, as soon as the pipe
+//! to its standard input is closed, which the kernel does when this process
+//! dies. Local servers therefore all need `python3`.
+//!
+//! Fault tests get a server of their own, which they may crash and restart
+//! without disturbing other tests: [`RestartableServer`] (SecantusDB, with
+//! its data in a temporary directory that survives the crash).
 //!
 //! Tests that start worker processes should pass them
 //! `MONGODB_URI=`[`server_uri()`] so that they reuse this process's server.
@@ -50,6 +63,7 @@
 //! } // the database is dropped here
 //! ```
 //!
+//! [SecantusDB]: https://pypi.org/project/secantusdb/
 //! [nx-27017]: https://pypi.org/project/nx-27017/
 
 #![warn(missing_docs)]
@@ -59,9 +73,12 @@ mod error;
 mod find;
 mod mongod;
 mod nx;
+mod pip;
 mod probe;
 mod proxy;
+mod restartable;
 mod runtime;
+mod secantus;
 mod start;
 mod test_db;
 mod util;
@@ -75,13 +92,16 @@ use mongodb::{Client, Database};
 
 pub use commands::CommandCounter;
 pub use error::HarnessError;
+pub use find::ServerFlavor;
 pub use nx::NX_VERSION;
 pub use proxy::{Fault, FaultProxy, server_addr};
+pub use restartable::RestartableServer;
+pub use secantus::SECANTUS_VERSION;
 pub use test_db::{TestDb, test_db, test_db_with};
 
 use watchdog::Watchdog;
 
-/// The python interpreter used for pip, the watchdog and nx-27017.
+/// The python interpreter used for pip, the watchdog, SecantusDB and nx-27017.
 const PYTHON: &str = "python3";
 
 // ---------------------------------------------------------------------------
@@ -92,6 +112,8 @@ struct Server {
     uri: String,
     /// Human-readable description, see [`server_kind`].
     kind: String,
+    /// Which kind of server it is, see [`server_flavor`].
+    flavor: ServerFlavor,
     /// For local servers: the watchdog; its stdin is never closed by us.
     _watchdog: Option<Watchdog>,
 }
@@ -116,9 +138,10 @@ fn server() -> Result<&'static Server, HarnessError> {
 /// The connection string of this process's server, starting it on first use.
 ///
 /// This blocks while a local server is installed and started (typically well
-/// under a second for nx-27017, plus the pip install on first use ever). The
-/// result, success or failure, is cached for the life of the process. Pass the
-/// URI to worker processes as `MONGODB_URI` so that they use the same server.
+/// under a second for SecantusDB and nx-27017, plus the pip install on first
+/// use ever). The result, success or failure, is cached for the life of the
+/// process. Pass the URI to worker processes as `MONGODB_URI` so that they
+/// use the same server.
 ///
 /// ```no_run
 /// let uri = seqid_harness::server_uri()?;
@@ -131,8 +154,8 @@ pub fn server_uri() -> Result<String, HarnessError> {
     server().map(|s| s.uri.clone())
 }
 
-/// Which server is used, e.g. `"nx-27017 0.8.1 on 127.0.0.1:40123"`, starting it
-/// on first use. Meant for printing, e.g. at the top of benchmark output; the
+/// Which server is used, e.g. `"SecantusDB 0.7.0b3 on 127.0.0.1:40123"`,
+/// starting it on first use. Meant for printing, e.g. at the top of benchmark output; the
 /// hosts of a `MONGODB_URI` are shown, never its credentials.
 ///
 /// ```no_run
@@ -141,6 +164,25 @@ pub fn server_uri() -> Result<String, HarnessError> {
 /// ```
 pub fn server_kind() -> Result<String, HarnessError> {
     server().map(|s| s.kind.clone())
+}
+
+/// Which kind of server this process uses, starting it on first use.
+///
+/// For tests that must document a server-specific workaround; see
+/// [`ServerFlavor`].
+///
+/// ```no_run
+/// use seqid_harness::ServerFlavor;
+///
+/// match seqid_harness::server_flavor()? {
+///     ServerFlavor::Secantus => println!("SecantusDB {}", seqid_harness::SECANTUS_VERSION),
+///     ServerFlavor::Nx => println!("nx-27017 {}", seqid_harness::NX_VERSION),
+///     other => println!("{other:?}"),
+/// }
+/// # Ok::<(), seqid_harness::HarnessError>(())
+/// ```
+pub fn server_flavor() -> Result<ServerFlavor, HarnessError> {
+    server().map(|s| s.flavor)
 }
 
 /// A new [`Client`] of this process's server, starting the server on first use.

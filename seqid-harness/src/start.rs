@@ -1,5 +1,5 @@
-//! Starting a local server (steps 2 and 3) under the watchdog on a free port,
-//! and waiting until it answers.
+//! Starting a local server (mongod, SecantusDB or nx-27017) under the
+//! watchdog on a free port, and waiting until it answers; restarting one.
 
 use std::fs;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -10,17 +10,28 @@ use std::time::{Duration, Instant};
 use crate::probe::{ServerInfo, probe_blocking};
 use crate::util::{display_path, nanos, tail_of};
 use crate::watchdog::Watchdog;
-use crate::{HarnessError, PYTHON, Server, mongod, nx};
+use crate::{HarnessError, PYTHON, ServerFlavor, mongod, nx, secantus};
 
 /// How long a local server may take to answer a `ping` after being started.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// How many free ports are tried when a local server exits during startup.
 const START_ATTEMPTS: u32 = 3;
+/// How many times a restart on the same port is tried when the server exits
+/// during startup (e.g. because the port is briefly unavailable).
+const RESTART_ATTEMPTS: u32 = 5;
 
 /// Which local server to start.
 pub(crate) enum LocalKind {
     /// Path of the `mongod` binary.
     Mongod(PathBuf),
+    /// SecantusDB's install directory (pip `--target`); in memory unless
+    /// `persistent`, then in the temporary directory, across restarts.
+    Secantus {
+        /// The install directory.
+        install: PathBuf,
+        /// Whether the data lives in a directory rather than in memory.
+        persistent: bool,
+    },
     /// The nx-27017 install directory (pip `--target`).
     Nx(PathBuf),
 }
@@ -29,6 +40,10 @@ impl LocalKind {
     fn command(&self, port: u16, temp: &Path) -> Vec<String> {
         match self {
             LocalKind::Mongod(bin) => mongod::command(bin, port, temp),
+            LocalKind::Secantus {
+                install,
+                persistent,
+            } => secantus::command(install, port, temp, *persistent),
             LocalKind::Nx(install) => nx::command(install, port, temp),
         }
     }
@@ -36,6 +51,7 @@ impl LocalKind {
     fn describe(&self, port: u16, info: &ServerInfo) -> String {
         match self {
             LocalKind::Mongod(bin) => mongod::describe(bin, port, info),
+            LocalKind::Secantus { .. } => secantus::describe(port),
             LocalKind::Nx(_) => nx::describe(port),
         }
     }
@@ -43,16 +59,50 @@ impl LocalKind {
     fn name(&self) -> &'static str {
         match self {
             LocalKind::Mongod(_) => "mongod",
+            LocalKind::Secantus { .. } => "SecantusDB",
             LocalKind::Nx(_) => "nx-27017",
+        }
+    }
+
+    pub(crate) fn flavor(&self) -> ServerFlavor {
+        match self {
+            LocalKind::Mongod(_) => ServerFlavor::Mongod,
+            LocalKind::Secantus { .. } => ServerFlavor::Secantus,
+            LocalKind::Nx(_) => ServerFlavor::Nx,
         }
     }
 
     fn log_files(&self) -> &'static [&'static str] {
         match self {
             LocalKind::Mongod(_) => mongod::LOG_FILES,
+            LocalKind::Secantus { .. } => secantus::LOG_FILES,
             LocalKind::Nx(_) => nx::LOG_FILES,
         }
     }
+
+    /// The tails of the log files in `temp`, for error messages.
+    fn logs(&self, temp: &Path) -> String {
+        let mut logs = String::new();
+        for file in self.log_files() {
+            let tail = tail_of(&temp.join(file), 4000);
+            if !tail.trim().is_empty() {
+                logs.push_str(&format!("--- end of {} ---\n{}\n", file, tail.trim_end()));
+            }
+        }
+        logs
+    }
+}
+
+/// A local server that answers, run by its watchdog.
+pub(crate) struct Started {
+    /// The connection string (`directConnection=true`).
+    pub(crate) uri: String,
+    /// The loopback port it listens on.
+    pub(crate) port: u16,
+    /// Its description, see [`server_kind`](crate::server_kind).
+    pub(crate) kind: String,
+    /// Runs the server; the server stops when this is stopped or dropped.
+    pub(crate) watchdog: Watchdog,
 }
 
 /// Why one attempt to start a local server failed.
@@ -63,8 +113,8 @@ enum StartFailure {
     Fatal(String),
 }
 
-/// Steps 2 and 3: start a server under the watchdog and wait until it answers.
-pub(crate) fn start_local(kind: &LocalKind) -> Result<Server, HarnessError> {
+/// Starts a server under the watchdog and waits until it answers.
+pub(crate) fn start_local(kind: &LocalKind) -> Result<Started, HarnessError> {
     let mut failures = Vec::new();
     for attempt in 1..=START_ATTEMPTS {
         let started = Instant::now();
@@ -89,7 +139,8 @@ pub(crate) fn start_local(kind: &LocalKind) -> Result<Server, HarnessError> {
     let mut last = failures.pop().unwrap_or_default();
     if let LocalKind::Mongod(bin) = kind {
         last.push_str(&format!(
-            "(`mongod` was found at {}; set SEQID_TEST_SERVER=nx to use nx-27017 instead.)\n",
+            "(`mongod` was found at {}; set SEQID_TEST_SERVER=secantus to use SecantusDB, \
+             or SEQID_TEST_SERVER=nx to use nx-27017, instead.)\n",
             display_path(bin)
         ));
     }
@@ -103,7 +154,7 @@ pub(crate) fn start_local(kind: &LocalKind) -> Result<Server, HarnessError> {
     ))
 }
 
-fn start_once(kind: &LocalKind, attempt: u32) -> Result<Server, StartFailure> {
+fn start_once(kind: &LocalKind, attempt: u32) -> Result<Started, StartFailure> {
     let temp = std::env::temp_dir().join(format!(
         "seqid-harness-{}-{attempt}-{}",
         std::process::id(),
@@ -131,21 +182,16 @@ fn start_once(kind: &LocalKind, attempt: u32) -> Result<Server, StartFailure> {
     match wait_ready(&uri, port, &mut watchdog) {
         Ok(info) => {
             watchdog.ready();
-            Ok(Server {
+            Ok(Started {
                 uri,
+                port,
                 kind: kind.describe(port, &info),
-                _watchdog: Some(watchdog),
+                watchdog,
             })
         }
         Err(failure) => {
             // Read the logs before the watchdog removes them.
-            let mut logs = String::new();
-            for file in kind.log_files() {
-                let tail = tail_of(&temp.join(file), 4000);
-                if !tail.trim().is_empty() {
-                    logs.push_str(&format!("--- end of {} ---\n{}\n", file, tail.trim_end()));
-                }
-            }
+            let logs = kind.logs(&temp);
             watchdog.stop();
             let with_logs =
                 |msg: String| format!("{} on 127.0.0.1:{port}: {msg}\n{logs}", kind.name());
@@ -155,6 +201,43 @@ fn start_once(kind: &LocalKind, attempt: u32) -> Result<Server, StartFailure> {
             })
         }
     }
+}
+
+/// Starts the server of `started` again, on the same port and in the same
+/// temporary directory, after it was killed, and waits until it answers.
+pub(crate) fn restart(kind: &LocalKind, started: &mut Started) -> Result<(), HarnessError> {
+    let mut last = String::new();
+    for attempt in 1..=RESTART_ATTEMPTS {
+        if attempt > 1 {
+            thread::sleep(Duration::from_millis(200 * u64::from(attempt)));
+        }
+        let watchdog = &mut started.watchdog;
+        let answer = watchdog.request("start").map_err(HarnessError::other)?;
+        if !answer.starts_with("started") {
+            return Err(HarnessError::other(format!(
+                "seqid-harness: cannot restart {}: {answer}",
+                kind.name()
+            )));
+        }
+        match wait_ready(&started.uri, started.port, watchdog) {
+            Ok(_) => {
+                watchdog.ready();
+                return Ok(());
+            }
+            Err(StartFailure::Exited(msg)) => last = msg,
+            Err(StartFailure::Fatal(msg)) => {
+                last = msg;
+                let _ = watchdog.request("kill");
+                break;
+            }
+        }
+    }
+    Err(HarnessError::other(format!(
+        "seqid-harness: {} could not be restarted on 127.0.0.1:{}: {last}\n{}",
+        kind.name(),
+        started.port,
+        kind.logs(started.watchdog.temp()).trim_end()
+    )))
 }
 
 /// Polls until the server we started answers `ping` on `port`.

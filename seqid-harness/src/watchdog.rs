@@ -4,12 +4,14 @@
 //! The watchdog starts the server in a temporary directory and stops it, and
 //! removes that directory, as soon as the pipe to its standard input is
 //! closed, which the kernel does when this process dies, however it dies.
-//! While the server starts, it reports through files in that directory.
+//! While the server starts, it reports through files in that directory. It
+//! also kills and restarts the server on request (for [`RestartableServer`](crate::RestartableServer)),
+//! answering on its standard output.
 
 use std::fs;
-use std::io::{self, ErrorKind, Write};
+use std::io::{self, BufRead, BufReader, ErrorKind, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -23,6 +25,8 @@ const WATCHDOG_PY: &str = include_str!("../python/watchdog.py");
 pub(crate) struct Watchdog {
     child: Child,
     stdin: ChildStdin,
+    /// Answers to `kill` and `start`.
+    stdout: BufReader<ChildStdout>,
     /// The server's temporary directory, owned by the watchdog from now on.
     temp: PathBuf,
 }
@@ -38,7 +42,7 @@ impl Watchdog {
             .arg(temp)
             .args(command)
             .stdin(Stdio::piped())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn();
         let mut child = match spawned {
@@ -55,9 +59,11 @@ impl Watchdog {
             }
         };
         let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
         Ok(Watchdog {
             child,
             stdin,
+            stdout,
             temp: temp.to_owned(),
         })
     }
@@ -88,6 +94,24 @@ impl Watchdog {
             .and_then(|()| self.stdin.flush());
     }
 
+    /// The server's temporary directory (its working directory).
+    pub(crate) fn temp(&self) -> &Path {
+        &self.temp
+    }
+
+    /// Sends `request` (`kill` or `start`) and returns the watchdog's answer.
+    pub(crate) fn request(&mut self, request: &str) -> Result<String, String> {
+        let mut answer = String::new();
+        writeln!(self.stdin, "{request}")
+            .and_then(|()| self.stdin.flush())
+            .and_then(|()| self.stdout.read_line(&mut answer))
+            .map_err(|e| format!("cannot talk to the watchdog: {e}"))?;
+        if answer.is_empty() {
+            return Err("the watchdog has exited".into());
+        }
+        Ok(answer.trim().to_owned())
+    }
+
     /// Stops the server and the watchdog (killing it after 10 s) and removes
     /// the temporary directory.
     pub(crate) fn stop(self) {
@@ -95,6 +119,7 @@ impl Watchdog {
             mut child,
             stdin,
             temp,
+            ..
         } = self;
         drop(stdin);
         wait_with_timeout(&mut child, Duration::from_secs(10));

@@ -1,8 +1,14 @@
 //! Tests of seqid-harness against whichever server it finds (see the crate docs).
 
+use std::net::TcpStream;
+use std::path::PathBuf;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use mongodb::bson::{Document, doc};
+use mongodb::error::{ErrorKind, WriteFailure};
+use mongodb::options::{ClientOptions, CollectionOptions, WriteConcern};
+use seqid_harness::{RestartableServer, ServerFlavor};
 
 #[tokio::test]
 async fn insert_and_read_back() {
@@ -215,6 +221,8 @@ fn without_a_server_tests_fail_with_instructions() {
     for needle in [
         "set MONGODB_URI=mongodb://host:port",
         "`mongod` on PATH",
+        "python3 -m pip install secantusdb==0.7.0b3",
+        "SEQID_TEST_SERVER=nx",
         "python3 -m pip install nx-27017==0.8.1",
     ] {
         assert!(stderr.contains(needle), "{needle:?} missing in:\n{stderr}");
@@ -225,4 +233,308 @@ fn without_a_server_tests_fail_with_instructions() {
 #[ignore = "run by without_a_server_tests_fail_with_instructions"]
 async fn no_server_side() {
     let _db = seqid_harness::test_db("never").await;
+}
+
+/// A directory holding only a `python3` link: a `PATH` without `mongod`.
+fn path_with_only_python() -> PathBuf {
+    // The interpreter itself: python3 on PATH may be a wrapper (e.g. pyenv's
+    // shim) that needs the rest of PATH.
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let python = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+    let dir = std::env::temp_dir().join(format!("seqid-harness-path-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join("python3");
+    if !link.exists() {
+        std::os::unix::fs::symlink(python, &link).unwrap();
+    }
+    dir
+}
+
+/// Runs `flavor_side` in a child process with `SEQID_TEST_SERVER=choice` and
+/// returns its output.
+fn flavor_in_child(choice: &str, configure: impl FnOnce(&mut Command)) -> std::process::Output {
+    run_self("flavor_side", |c| {
+        c.env_remove("MONGODB_URI").env("SEQID_TEST_SERVER", choice);
+        configure(c);
+    })
+}
+
+fn assert_child_says(out: &std::process::Output, success: bool, needles: &[&str]) {
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.success(), success, "{text}");
+    for needle in needles {
+        assert!(text.contains(needle), "{needle:?} missing in:\n{text}");
+    }
+}
+
+/// `SEQID_TEST_SERVER` picks the server; `MONGODB_URI` beats it; without
+/// `mongod` on `PATH`, `auto` means SecantusDB.
+#[test]
+fn seqid_test_server_picks_the_server() {
+    let only_python = path_with_only_python();
+
+    let out = flavor_in_child("secantus", |_| {});
+    assert_child_says(
+        &out,
+        true,
+        &["flavor: Secantus", "kind: SecantusDB 0.7.0b3 on 127.0.0.1:"],
+    );
+
+    let out = flavor_in_child("nx", |_| {});
+    assert_child_says(
+        &out,
+        true,
+        &["flavor: Nx", "kind: nx-27017 0.8.1 on 127.0.0.1:"],
+    );
+
+    let out = flavor_in_child("auto", |c| {
+        c.env("PATH", &only_python);
+    });
+    assert_child_says(
+        &out,
+        true,
+        &["flavor: Secantus", "kind: SecantusDB 0.7.0b3 on"],
+    );
+
+    let out = flavor_in_child("", |c| {
+        c.env("PATH", &only_python);
+    });
+    assert_child_says(&out, true, &["flavor: Secantus"]);
+
+    let out = flavor_in_child("mongod", |c| {
+        c.env("PATH", &only_python);
+    });
+    assert_child_says(
+        &out,
+        false,
+        &["SEQID_TEST_SERVER=mongod is set but there is no `mongod` on PATH"],
+    );
+
+    let out = flavor_in_child("mongo", |_| {});
+    assert_child_says(
+        &out,
+        false,
+        &[
+            "SEQID_TEST_SERVER=\"mongo\" is not understood",
+            "Do one of these",
+        ],
+    );
+
+    // Worker processes inherit SEQID_TEST_SERVER; MONGODB_URI wins.
+    let uri = seqid_harness::server_uri().unwrap();
+    let out = flavor_in_child("nx", |c| {
+        c.env("MONGODB_URI", &uri);
+    });
+    assert_child_says(&out, true, &["flavor: External", "from MONGODB_URI"]);
+    let _ = std::fs::remove_dir_all(&only_python);
+}
+
+#[test]
+#[ignore = "run by seqid_test_server_picks_the_server"]
+fn flavor_side() {
+    let flavor = seqid_harness::server_flavor();
+    let kind = seqid_harness::server_kind();
+    match (flavor, kind) {
+        (Ok(flavor), Ok(kind)) => println!("flavor: {flavor:?}\nkind: {kind}"),
+        (Err(e), _) | (_, Err(e)) => panic!("{e}"),
+    }
+}
+
+/// The per-process server's flavor matches its description.
+#[test]
+fn server_flavor_matches_server_kind() {
+    let kind = seqid_harness::server_kind().unwrap();
+    let expected = match seqid_harness::server_flavor().unwrap() {
+        ServerFlavor::External => "from MONGODB_URI",
+        ServerFlavor::Mongod => "mongod ",
+        ServerFlavor::Secantus => "SecantusDB 0.7.0b3 on 127.0.0.1:",
+        ServerFlavor::Nx => "nx-27017 0.8.1 on 127.0.0.1:",
+        other => panic!("unknown flavor {other:?}"),
+    };
+    assert!(kind.contains(expected), "{kind:?} vs {expected:?}");
+}
+
+fn journaled() -> CollectionOptions {
+    CollectionOptions::builder()
+        .write_concern(WriteConcern::builder().journal(true).build())
+        .build()
+}
+
+/// The driver sees SecantusDB as a replica set that supports sessions and
+/// transactions.
+#[tokio::test]
+async fn secantus_supports_sessions_and_transactions() {
+    let server = RestartableServer::start_async().await.unwrap();
+    let client = server.client().await.unwrap();
+    let coll = client.database("txn").collection::<Document>("c");
+    coll.insert_one(doc! { "_id": 0 }).await.unwrap();
+
+    let mut session = client.start_session().await.unwrap();
+    coll.find_one(doc! {}).session(&mut session).await.unwrap();
+    assert!(session.cluster_time().is_some(), "no $clusterTime gossiped");
+
+    session.start_transaction().await.unwrap();
+    coll.insert_one(doc! { "_id": 1 })
+        .session(&mut session)
+        .await
+        .unwrap();
+    // Not visible outside the transaction before the commit.
+    assert_eq!(coll.count_documents(doc! { "_id": 1 }).await.unwrap(), 0);
+    session.commit_transaction().await.unwrap();
+    assert_eq!(coll.count_documents(doc! { "_id": 1 }).await.unwrap(), 1);
+
+    session.start_transaction().await.unwrap();
+    coll.insert_one(doc! { "_id": 2 })
+        .session(&mut session)
+        .await
+        .unwrap();
+    session.abort_transaction().await.unwrap();
+    assert_eq!(coll.count_documents(doc! {}).await.unwrap(), 2);
+}
+
+/// `configureFailPoint` with `failCommand` works through the driver.
+#[tokio::test]
+async fn secantus_fail_command_fails_the_named_command() {
+    let server = RestartableServer::start_async().await.unwrap();
+    let client = server.client().await.unwrap();
+    let coll = client.database("fail").collection::<Document>("c");
+    client
+        .database("admin")
+        .run_command(doc! {
+            "configureFailPoint": "failCommand",
+            "mode": { "times": 1 },
+            "data": { "failCommands": ["insert"], "errorCode": 2 },
+        })
+        .await
+        .unwrap();
+    let err = coll.insert_one(doc! { "_id": 1 }).await.unwrap_err();
+    let code = match *err.kind {
+        ErrorKind::Command(ref e) => e.code,
+        ErrorKind::Write(WriteFailure::WriteError(ref e)) => e.code,
+        ref other => panic!("unexpected error {other:?}"),
+    };
+    assert_eq!(code, 2, "{err}");
+    // Only once.
+    coll.insert_one(doc! { "_id": 1 }).await.unwrap();
+    assert_eq!(coll.count_documents(doc! {}).await.unwrap(), 1);
+}
+
+/// Journaled writes survive a crash; the server comes back on the same port
+/// with the same data, and the old client reconnects.
+#[tokio::test]
+async fn restartable_server_keeps_journaled_data_across_kill() {
+    const N: i64 = 200;
+    let server = RestartableServer::start_async().await.unwrap();
+    let uri = server.uri();
+    let port = server.port();
+    assert!(uri.contains(&format!("127.0.0.1:{port}")), "{uri}");
+    assert!(uri.contains("directConnection=true"), "{uri}");
+    let data_dir = server.data_dir();
+    assert!(data_dir.is_dir(), "{}", data_dir.display());
+
+    let client = server.client().await.unwrap();
+    let db = client.database("durable");
+    let coll = db.collection_with_options::<Document>("c", journaled());
+    for i in 0..N {
+        coll.insert_one(doc! { "_id": i }).await.unwrap();
+    }
+    let counter = coll
+        .find_one_and_update(doc! { "_id": "counter" }, doc! { "$inc": { "seq": 5_i64 } })
+        .upsert(true)
+        .return_document(mongodb::options::ReturnDocument::After)
+        .await
+        .unwrap();
+    assert_eq!(counter.unwrap().get_i64("seq").unwrap(), 5);
+
+    let killed = Instant::now();
+    server.kill().unwrap();
+    assert!(killed.elapsed() < Duration::from_secs(5));
+    assert!(
+        TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "still listening after kill"
+    );
+    let mut quick = ClientOptions::parse(&uri).await.unwrap();
+    quick.server_selection_timeout = Some(Duration::from_millis(500));
+    let quick = mongodb::Client::with_options(quick).unwrap();
+    assert!(
+        quick
+            .database("admin")
+            .run_command(doc! { "ping": 1 })
+            .await
+            .is_err(),
+        "a killed server answered"
+    );
+
+    server.restart_async().await.unwrap();
+    assert_eq!(server.uri(), uri);
+    assert_eq!(server.port(), port);
+    assert_eq!(
+        coll.count_documents(doc! { "_id": { "$type": "number" } })
+            .await
+            .unwrap(),
+        N as u64
+    );
+    let counter = coll.find_one(doc! { "_id": "counter" }).await.unwrap();
+    assert_eq!(counter.unwrap().get_i64("seq").unwrap(), 5);
+
+    // Twice in a row, and restart also kills a running server first.
+    coll.insert_one(doc! { "_id": N }).await.unwrap();
+    server.restart_async().await.unwrap();
+    server.kill().unwrap();
+    server.kill().unwrap();
+    server.restart_async().await.unwrap();
+    assert_eq!(coll.count_documents(doc! {}).await.unwrap(), N as u64 + 2);
+
+    drop(server);
+    assert!(!data_dir.exists(), "{} not removed", data_dir.display());
+    assert!(TcpStream::connect(("127.0.0.1", port)).is_err());
+}
+
+/// A restartable server dies with the test process, however it dies.
+#[test]
+fn restartable_server_dies_with_its_process() {
+    let out = run_self("restartable_orphan_side", |_| {});
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !out.status.success(),
+        "the child should have aborted:\n{stdout}"
+    );
+    let field = |name: &str| {
+        stdout
+            .lines()
+            .find_map(|l| l.split_once(name).map(|(_, value)| value))
+            .unwrap_or_else(|| panic!("no {name} in:\n{stdout}"))
+            .to_owned()
+    };
+    let port: u16 = field("port=").parse().unwrap();
+    let data_dir = PathBuf::from(field("data_dir="));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", port)).is_ok() || data_dir.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "port {port} still open or {} still there",
+            data_dir.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+#[ignore = "run by restartable_server_dies_with_its_process"]
+fn restartable_orphan_side() {
+    let server = RestartableServer::start().unwrap();
+    server.kill().unwrap();
+    server.restart().unwrap();
+    println!("port={}", server.port());
+    println!("data_dir={}", server.data_dir().display());
+    assert!(server.data_dir().is_dir());
+    std::process::abort();
 }

@@ -77,13 +77,13 @@ pub async fn stored_writes(db: &Database, collection: &str) -> Writes {
                 Some(Bson::Int64(v)) => *v,
                 other => panic!("unexpected _id {other:?}"),
             };
-            (
-                id,
-                (
-                    d.get_str("writer").unwrap().to_owned(),
-                    d.get_i32("n").unwrap() as u32,
-                ),
-            )
+            // `n` is a u32, which serde stores as an Int64; nx-27017 hands small
+            // Int64 values back as Int32, so either type is read.
+            let n = d.get("n").and_then(integer);
+            let n = n
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or_else(|| panic!("unexpected n in {d:?}"));
+            (id, (d.get_str("writer").unwrap().to_owned(), n))
         })
         .collect()
 }
