@@ -424,7 +424,10 @@ async fn a_counter_upsert_that_keeps_failing_is_retried_a_bounded_number_of_time
             attempts: reported,
             ..
         } if seqid_harness::server_flavor().unwrap() == seqid_harness::ServerFlavor::Nx => {
-            assert_eq!((sequence.as_str(), u64::from(*reported)), ("userid", attempts));
+            assert_eq!(
+                (sequence.as_str(), u64::from(*reported)),
+                ("userid", attempts)
+            );
             assert!(error.to_string().contains("no document"), "{error}");
         }
         other => panic!("expected a typed error about the counter, got {other:?}"),
