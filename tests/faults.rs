@@ -26,8 +26,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::integer;
-use futures_util::TryStreamExt;
+use common::{Payload, all_documents, integer};
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::event::EventHandler;
 use mongodb::event::command::CommandEvent;
@@ -35,53 +34,21 @@ use mongodb::options::{ClientOptions, DatabaseOptions, WriteConcern};
 use mongodb::{Client, Database};
 use seqid::{Document, Error};
 use seqid_harness::{FaultProxy, RestartableServer};
-use serde::{Deserialize, Serialize};
 
 /// The application name the fault points match, so that the checking client is spared.
 const APP: &str = "seqid-faults";
 /// Calls one document (or batch) may take before the workload gives up on it.
 const TRIES: u32 = 200;
 
-macro_rules! model {
-    ($name:ident, $($attr:tt)*) => {
-        #[derive(Debug, Clone, Serialize, Deserialize, Document)]
-        #[seq_id($($attr)*)]
-        struct $name {
-            #[serde(rename = "_id")]
-            id: i64,
-            payload: String,
-        }
-
-        impl Payload for $name {
-            fn new(payload: String) -> Self {
-                $name { id: 0, payload }
-            }
-            fn id(&self) -> i64 {
-                self.id
-            }
-            fn payload(&self) -> &str {
-                &self.payload
-            }
-        }
-    };
-}
-
-/// A document with a unique payload, so that a copy stored twice under two ids shows.
-trait Payload: Document<Id = i64> + Clone + Send + Sync + 'static {
-    fn new(payload: String) -> Self;
-    fn id(&self) -> i64;
-    fn payload(&self) -> &str;
-}
-
-model!(Counted, "faults_counters", collection = "docs");
-model!(
+payload_model!(Counted, "faults_counters", collection = "docs");
+payload_model!(
     Blocked,
     "faults_block",
     collection = "docs",
     strategy = "block",
     block_size = 10
 );
-model!(
+payload_model!(
     Optimistic,
     "faults_optimistic",
     collection = "docs",
@@ -287,14 +254,7 @@ struct Checked {
 
 /// Reads the collection through `checker` and holds it to the invariants.
 async fn check<T: Payload>(checker: &Database, seen: &Seen, expected: usize) -> Checked {
-    let stored: Vec<BsonDocument> = checker
-        .collection::<BsonDocument>("docs")
-        .find(doc! {})
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let stored = all_documents(checker, "docs").await;
     let mut by_payload: BTreeMap<String, Vec<i64>> = BTreeMap::new();
     let mut ids = std::collections::BTreeSet::new();
     for d in &stored {
@@ -367,6 +327,46 @@ impl Failures {
 
     fn reset(&self) {
         self.0.lock().unwrap().clear();
+    }
+}
+
+/// A SecantusDB of the test's own, a client that checks it directly, and the
+/// application's client, through a fault proxy or not.
+struct Rig {
+    server: RestartableServer,
+    checker: Client,
+    proxy: Option<FaultProxy>,
+    failures: Arc<Failures>,
+    app: Client,
+}
+
+impl Rig {
+    async fn start(through_proxy: bool) -> Rig {
+        let server = RestartableServer::start_async()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let checker = server.client().await.unwrap();
+        let proxy = match through_proxy {
+            true => {
+                let upstream = std::net::SocketAddr::from(([127, 0, 0, 1], server.port()));
+                Some(FaultProxy::start(upstream).await.unwrap())
+            }
+            false => None,
+        };
+        let uri = proxy.as_ref().map_or_else(|| server.uri(), FaultProxy::uri);
+        let failures = Arc::new(Failures::default());
+        let app = app_client(&uri, &failures).await;
+        Rig {
+            server,
+            checker,
+            proxy,
+            failures,
+            app,
+        }
+    }
+
+    fn proxy(&self) -> &FaultProxy {
+        self.proxy.as_ref().expect("a rig with a proxy")
     }
 }
 
@@ -502,12 +502,13 @@ fn print_rows(title: &str, rows: &[Row]) {
 /// Every `failCommand` fault on each command the strategy sends, for `insert` and
 /// `insert_many`.
 async fn fail_command_matrix<T: Payload>(commands: [&str; 2]) -> Vec<Row> {
-    let server = RestartableServer::start_async()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let checker = server.client().await.unwrap();
-    let failures = Arc::new(Failures::default());
-    let app = app_client(&server.uri(), &failures).await;
+    let rig = Rig::start(false).await;
+    let Rig {
+        checker,
+        failures,
+        app,
+        ..
+    } = &rig;
     let mut rows = Vec::new();
     let mut run = 0;
     for command in commands {
@@ -606,13 +607,8 @@ async fn fail_command_optimistic() {
 /// nothing twice: the counter ends at exactly the number of documents.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_single_lost_reply_costs_no_id_and_no_duplicate() {
-    let server = RestartableServer::start_async()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let checker = server.client().await.unwrap();
-    let proxy = proxy_for(&server).await;
-    let failures = Arc::new(Failures::default());
-    let app = app_client(&proxy.uri(), &failures).await;
+    let rig = Rig::start(true).await;
+    let (Rig { checker, app, .. }, proxy) = (&rig, rig.proxy());
     let mut rows = Vec::new();
     for (run, command) in ["findAndModify", "insert"].into_iter().enumerate() {
         let name = format!("lost{run}");
@@ -680,13 +676,8 @@ async fn a_single_lost_reply_costs_no_id_and_no_duplicate() {
 /// requests that land afterwards are refused by the `_id` index.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn lost_answers_are_settled_or_reported_unknown() {
-    let server = RestartableServer::start_async()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let checker = server.client().await.unwrap();
-    let proxy = proxy_for(&server).await;
-    let failures = Arc::new(Failures::default());
-    let app = app_client(&proxy.uri(), &failures).await;
+    let rig = Rig::start(true).await;
+    let (Rig { checker, app, .. }, proxy) = (&rig, rig.proxy());
     let stored = |name: &'static str| {
         let coll = checker.database(name).collection::<BsonDocument>("docs");
         async move { coll.count_documents(doc! {}).await.unwrap() }
@@ -757,22 +748,12 @@ async fn lost_answers_are_settled_or_reported_unknown() {
     assert_eq!(stored("unknown_many").await, 5);
 }
 
-async fn proxy_for(server: &RestartableServer) -> FaultProxy {
-    let upstream = std::net::SocketAddr::from(([127, 0, 0, 1], server.port()));
-    FaultProxy::start(upstream).await.unwrap()
-}
-
 /// Replies lost twice in a row (the driver's retry too), and requests delivered to the
 /// server 3 s after the client gave up: seqid must report what it cannot know, and the
 /// application's resume must store each document once.
 async fn proxy_faults<T: Payload>(commands: [&str; 2]) -> Vec<Row> {
-    let server = RestartableServer::start_async()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let checker = server.client().await.unwrap();
-    let proxy = proxy_for(&server).await;
-    let failures = Arc::new(Failures::default());
-    let app = app_client(&proxy.uri(), &failures).await;
+    let rig = Rig::start(true).await;
+    let (Rig { checker, app, .. }, proxy) = (&rig, rig.proxy());
     let mut rows = Vec::new();
     let mut run = 0;
     for command in commands {
@@ -870,12 +851,14 @@ async fn proxy_optimistic() {
 /// write acknowledged before it reached the journal, and a counter that went back
 /// would hand its ids out again. (`w: "majority"` implies the journal on MongoDB.)
 async fn kill_and_restart<T: Payload>() -> Vec<Row> {
-    let server = RestartableServer::start_async()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let checker = server.client().await.unwrap();
-    let failures = Arc::new(Failures::default());
-    let app = app_client(&server.uri(), &failures).await;
+    let rig = Rig::start(false).await;
+    let Rig {
+        server,
+        checker,
+        failures,
+        app,
+        ..
+    } = &rig;
     let durable = DatabaseOptions::builder()
         .write_concern(WriteConcern::builder().journal(true).build())
         .build();

@@ -27,7 +27,7 @@ pub(crate) struct Batch<V> {
     tried: Vec<i64>,
 }
 
-/// A document whose `_id` another document holds (its id field is unset again).
+/// A document whose `_id` another document holds.
 pub(crate) struct Taken {
     pub position: usize,
     pub rejection: Rejection,
@@ -73,9 +73,14 @@ impl<V: Copy> Batch<V> {
         matches!(self.states[position], State::Failed(_))
     }
 
+    /// Records a document that may be stored; it keeps its id.
+    pub(crate) fn unknown(&mut self, position: usize) {
+        self.states[position] = State::Unknown;
+    }
+
     /// Writes `docs[positions]`, which carry `ids` (and `values`), with one
-    /// `insert_many`, and records their fates. Documents whose id is taken get their id
-    /// field unset and are returned, for the caller's strategy to decide.
+    /// `insert_many`, and records their fates. Documents whose id another document holds
+    /// are left waiting, their ids untouched, and returned, for the caller to decide.
     pub(crate) async fn write<T: Document<Id: IdField<Value = V>>>(
         &mut self,
         collection: &Collection<T>,
@@ -97,8 +102,6 @@ impl<V: Copy> Batch<V> {
                     self.fail(position, rejection);
                 }
                 Fate::Taken(rejection) => {
-                    unset(&mut docs[position]);
-                    self.states[position] = State::Waiting;
                     taken.push(Taken {
                         position,
                         rejection,

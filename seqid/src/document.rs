@@ -168,11 +168,16 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// A document that carries an id is sent again under that same id. If the server
     /// already holds it (an earlier attempt landed), the `_id` index refuses the copy and
     /// seqid finds the stored document identical to this one (field by field, numbers by
-    /// value): it is stored, once. If another document holds the id, this one was never
-    /// stored under it, and it is inserted under a new id. A document with an unset id is
-    /// simply inserted. If the outcome is still unknown (the server is still out of
-    /// reach), the error is [`Error::OutcomeUnknown`] again and the id stays: call it
-    /// again later.
+    /// value): it is stored, once. A document with an unset id is simply inserted. If the
+    /// outcome is still unknown (the server is still out of reach), the error is
+    /// [`Error::OutcomeUnknown`] again and the id stays: call it again later.
+    ///
+    /// If a *different* document holds the id: with the optimistic strategy another
+    /// writer took it after this insert was lost, and the document is inserted under a
+    /// new id. A counter's id, though, is handed out once, so the document there is this
+    /// one changed since it landed, or one written by other means: seqid cannot tell,
+    /// stores nothing and returns [`Error::DuplicateKey`] with the id left in place, so
+    /// that the document is not stored twice by mistake (look at the stored one).
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -199,7 +204,8 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// id (stored, or of unknown fate) are sent again under it, as in
     /// [`resume_insert`](Document::resume_insert), and documents with an unset id (the
     /// failed ones, perhaps fixed since) are inserted with new ids. Nothing is stored
-    /// twice.
+    /// twice. A counter's id held by a different document is reported in
+    /// [`BulkError::unknown`](crate::BulkError::unknown), its id left in place.
     ///
     /// ```no_run
     /// # use seqid::Document;

@@ -83,11 +83,16 @@ pub(crate) async fn resume<T: Document>(
     };
     let collection = db.collection::<T>(seq.collection);
     match write::insert_one(&collection, doc, id).await {
-        // Not stored under this id, and never will be: it needs a new one.
-        Fate::Taken(_) => {
+        // Another document holds the id: with the optimistic strategy, another writer
+        // took it after this insert was lost, and it needs a new one.
+        Fate::Taken(_) if matches!(seq.strategy, Strategy::Optimistic { .. }) => {
             unset(doc);
             fresh(doc, db, &seq, &options).await
         }
+        // A counter's id is handed out once: the document there is this one, changed
+        // since it landed, or one written by other means. Nothing is stored, and the
+        // id stays, so that this document is not stored a second time by mistake.
+        Fate::Taken(rejection) => Err(rejection.into_error(&seq, id)),
         fate => conclude(&seq, doc, id, value, fate),
     }
 }
@@ -116,11 +121,18 @@ pub(crate) async fn resume_many<T: Document>(
     let (ids, values) = carried(&seq, docs, &carrying)?;
     let mut batch = Batch::new(docs.len());
     if !carrying.is_empty() {
-        // Documents whose id another document holds wait for a new one, below.
         let collection = db.collection::<T>(seq.collection);
-        batch
+        let taken = batch
             .write(&collection, docs, &carrying, &ids, &values)
             .await;
+        // As in `resume`: an optimistic id taken by another writer is replaced below; a
+        // counter's id held by another document leaves the fate unknown.
+        for taken in taken {
+            match seq.strategy {
+                Strategy::Optimistic { .. } => unset(&mut docs[taken.position]),
+                _ => batch.unknown(taken.position),
+            }
+        }
     }
     fill_waiting(docs, db, &seq, &options, batch).await
 }
@@ -160,6 +172,7 @@ async fn fill_waiting<T: Document>(
             // A counter's id held by another document was written by other means (see
             // `sync_counter`): a failure, not a retry.
             for taken in taken {
+                unset(&mut docs[taken.position]);
                 batch.fail(taken.position, taken.rejection);
             }
             batch.conclude(seq)

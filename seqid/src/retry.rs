@@ -96,6 +96,10 @@ pub(crate) async fn insert_many<T: Document>(
         let taken = batch
             .write(collection, docs, &waiting, &flight.ids, &values)
             .await;
+        // Another writer took these ids: the documents wait for new ones.
+        for taken in &taken {
+            crate::fields::unset(&mut docs[taken.position]);
+        }
         // Every candidate not refused is stored, taken or maybe stored: above it next time.
         let used: Vec<i64> = waiting
             .iter()

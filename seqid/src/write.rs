@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use mongodb::Collection;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::error::{ErrorKind, WriteFailure};
-use mongodb::options::{ReadPreference, SelectionCriteria};
+use mongodb::options::{Acknowledgment, ReadConcern, ReadPreference, SelectionCriteria};
 use serde::Serialize;
 
 use crate::error::{Error, duplicate_index};
@@ -189,14 +189,18 @@ fn never_sent(error: &mongodb::error::Error) -> bool {
 
 /// After an error that does not say whether the documents were stored: those found
 /// stored, identical, are; the rest are unknown (a request may still be on its way, so
-/// absence proves nothing).
+/// absence proves nothing). A write concern error is not settled by looking: the write is
+/// there, but not as durable as asked, and may yet be rolled back.
 async fn settle<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
     documents: &[&T],
     ids: &[i64],
     error: mongodb::error::Error,
 ) -> Vec<Fate> {
-    let stored = stored_documents(collection, ids).await.unwrap_or_default();
+    let stored = match &*error.kind {
+        ErrorKind::Write(WriteFailure::WriteConcernError(_)) => HashMap::new(),
+        _ => stored_documents(collection, ids).await.unwrap_or_default(),
+    };
     documents
         .iter()
         .zip(ids)
@@ -247,20 +251,26 @@ async fn classify<T: Serialize + Send + Sync>(
         .collect()
 }
 
-/// The documents stored under `ids`, by id.
+/// The documents stored under `ids`, by id, read from the primary. When the collection
+/// writes with `w: "majority"`, only what a majority holds counts as stored (read concern
+/// `majority`): a write seen on the primary alone may yet be rolled back.
 async fn stored_documents<T: Send + Sync>(
     collection: &Collection<T>,
     ids: &[i64],
 ) -> Result<HashMap<i64, BsonDocument>, mongodb::error::Error> {
     use futures_util::TryStreamExt;
 
-    let found: Vec<BsonDocument> = collection
-        .clone_with_type::<BsonDocument>()
+    let majority = collection
+        .write_concern()
+        .is_some_and(|concern| concern.w == Some(Acknowledgment::Majority));
+    let raw = collection.clone_with_type::<BsonDocument>();
+    let mut find = raw
         .find(doc! { "_id": { "$in": ids } })
-        .selection_criteria(PRIMARY)
-        .await?
-        .try_collect()
-        .await?;
+        .selection_criteria(PRIMARY);
+    if majority {
+        find = find.read_concern(ReadConcern::majority());
+    }
+    let found: Vec<BsonDocument> = find.await?.try_collect().await?;
     Ok(found
         .into_iter()
         .filter_map(|d| Some((d.get("_id").and_then(numeric::integral)?, d)))

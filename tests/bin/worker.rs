@@ -79,6 +79,9 @@ async fn insert<T: Written>(
             writeln!(out, "{line}")?;
         }
     }
+    // Counter upserts retried (each may leave a gap on a server that applies an upsert
+    // and answers it with no document), for the parent's check.
+    writeln!(out, "retries {}", T::stats(db).retries)?;
     Ok(())
 }
 
