@@ -530,9 +530,9 @@ async fn fail_command_matrix<T: Payload>(commands: [&str; 2]) -> Vec<Row> {
                     shape.call_timeout = timeout;
                 }
                 failures.reset();
-                configure(&checker, command, Some(&fault)).await;
+                configure(checker, command, Some(&fault)).await;
                 let seen = workload::<T>(&app.database(&name), &name, shape).await;
-                configure(&checker, command, None).await;
+                configure(checker, command, None).await;
                 let checked = check::<T>(&checker.database(&name), &seen, shape.documents()).await;
                 let hit = failures.total(command);
                 let errors: usize = seen.errors.values().sum();
