@@ -7,6 +7,7 @@
 //! callers take from without any round trip. No lock is held across a database call
 //! except the async flush lock, which only callers that found no ids wait on.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -68,6 +69,46 @@ impl Span {
     }
 }
 
+/// Runs of ids reserved and not handed out, ascending. Usually one run; ids given back by
+/// callers that were cancelled before they received them add more.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Spans(VecDeque<Span>);
+
+impl Spans {
+    fn left(&self) -> u64 {
+        self.0.iter().map(|span| span.left).sum()
+    }
+
+    /// Takes up to `n` ids off the front, in order.
+    fn take(&mut self, mut n: u64, into: &mut Vec<i64>) {
+        while n > 0 {
+            let Some(front) = self.0.front_mut() else {
+                return;
+            };
+            let taken = front.split_front(n);
+            n -= taken.left;
+            into.extend(taken.ids());
+            if front.left == 0 {
+                self.0.pop_front();
+            }
+        }
+    }
+
+    /// Adds `ids` (ascending) back, keeping the runs ascending.
+    fn give_back(&mut self, ids: &[i64]) {
+        for &id in ids {
+            let at = self.0.partition_point(|span| span.next < id);
+            self.0.insert(at, Span::new(id, 1));
+        }
+    }
+
+    fn append(&mut self, mut other: Spans) {
+        self.0.append(&mut other.0);
+        self.0.retain(|span| span.left > 0);
+        self.0.make_contiguous().sort_by_key(|span| span.next);
+    }
+}
+
 /// Ids reserved by this process and not handed out yet; taking one is a short critical
 /// section (no await, no allocation).
 ///
@@ -83,7 +124,7 @@ impl Span {
 /// ```
 #[derive(Debug, Default)]
 pub struct LiveBlock {
-    span: Mutex<Span>,
+    spans: Mutex<Spans>,
 }
 
 impl LiveBlock {
@@ -94,33 +135,43 @@ impl LiveBlock {
 
     /// The next id, if any is left.
     pub fn take_one(&self) -> Option<i64> {
-        let mut span = self.lock();
-        (span.left > 0).then(|| span.split_front(1).next)
+        let mut spans = self.lock();
+        let front = spans.0.front_mut()?;
+        let id = front.split_front(1).next;
+        if front.left == 0 {
+            spans.0.pop_front();
+        }
+        Some(id)
     }
 
     /// Replaces the (used up) block with `first ..= first + count - 1`.
     pub fn refill(&self, first: i64, count: u64) {
-        *self.lock() = Span::new(first, count);
+        *self.lock() = Spans(VecDeque::from([Span::new(first, count)]));
     }
 
     /// How many ids are left.
     pub fn remaining(&self) -> u64 {
-        self.lock().left
+        self.lock().left()
     }
 
     /// `n` ids if that many are left, else none (so a bulk insert is not split).
-    fn take(&self, n: u64) -> Option<Span> {
-        let mut span = self.lock();
-        (span.left >= n).then(|| span.split_front(n))
+    fn take(&self, n: u64) -> Option<Vec<i64>> {
+        let mut spans = self.lock();
+        if spans.left() < n {
+            return None;
+        }
+        let mut ids = Vec::with_capacity(n as usize);
+        spans.take(n, &mut ids);
+        Some(ids)
     }
 
-    fn take_all(&self) -> Span {
+    fn take_all(&self) -> Spans {
         std::mem::take(&mut *self.lock())
     }
 
-    fn lock(&self) -> MutexGuard<'_, Span> {
-        // A panic cannot leave a Span half-written, so a poisoned lock is still sound.
-        self.span.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, Spans> {
+        // A panic cannot leave the runs half-written, so a poisoned lock is still sound.
+        self.spans.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -159,9 +210,9 @@ impl Allocator {
         if count == 0 {
             return Ok(Vec::new());
         }
-        if let Some(span) = self.live.take(count) {
+        if let Some(ids) = self.live.take(count) {
             self.tally.ids.fetch_add(count, Ordering::Relaxed);
-            return Ok(span.ids().collect());
+            return Ok(ids);
         }
         loop {
             let (reply, mut answer) = oneshot::channel();
@@ -190,23 +241,31 @@ impl Allocator {
 
     /// Serves every queued request: from the live block if it is enough, else with one
     /// reservation for all of them. Runs under the flush lock.
+    ///
+    /// A request whose caller has gone (cancelled while it waited) gets nothing, and the
+    /// ids it would have had stay in the live block for the next callers: no gap. (The
+    /// optimistic loop's candidates stay registered in flight until a caller takes them
+    /// from there, so no other reservation hands them out meanwhile.)
     async fn flush_queue<S: Source>(&self, source: &S) {
         let batch = std::mem::take(&mut *self.queue_lock());
         if batch.is_empty() {
             return;
         }
-        let demand: u64 = batch.iter().map(|r| r.count).sum();
+        let demand: u64 = batch
+            .iter()
+            .filter(|r| !r.reply.is_closed())
+            .map(|r| r.count)
+            .sum();
         // Put back on drop, so a cancelled flush loses no ids it did not hand out.
         let mut held = Held {
             live: &self.live,
-            span: self.live.take_all(),
+            spans: self.live.take_all(),
         };
-        let mut fresh = Span::default();
-        if held.span.left < demand {
-            let amount = (demand - held.span.left).div_ceil(self.chunk) * self.chunk;
+        if held.spans.left() < demand {
+            let amount = (demand - held.spans.left()).div_ceil(self.chunk) * self.chunk;
             self.tally.reservations.fetch_add(1, Ordering::Relaxed);
             match source.reserve(amount, &self.tally).await {
-                Ok(first) => fresh = Span::new(first, amount),
+                Ok(first) => held.spans.0.push_back(Span::new(first, amount)),
                 Err(error) => {
                     for request in batch {
                         let _ = request.reply.send(Err(error.clone()));
@@ -215,21 +274,20 @@ impl Allocator {
                 }
             }
         }
-        self.tally.ids.fetch_add(demand, Ordering::Relaxed);
         for request in batch {
+            if request.reply.is_closed() {
+                continue;
+            }
             let mut ids = Vec::with_capacity(request.count as usize);
-            let from_held = held.span.split_front(request.count);
-            ids.extend(from_held.ids());
-            ids.extend(fresh.split_front(request.count - from_held.left).ids());
-            // A caller that gave up leaves a gap, never a duplicate.
-            let _ = request.reply.send(Ok(ids));
-        }
-        if fresh.left > 0 {
-            debug_assert_eq!(
-                held.span.left, 0,
-                "a reservation is made only when the block is used up"
-            );
-            held.span = fresh;
+            held.spans.take(request.count, &mut ids);
+            match request.reply.send(Ok(ids)) {
+                Ok(()) => {
+                    self.tally.ids.fetch_add(request.count, Ordering::Relaxed);
+                }
+                // Cancelled just now: the ids go back to the next callers.
+                Err(Ok(ids)) => held.spans.give_back(&ids),
+                Err(Err(_)) => {}
+            }
         }
     }
 
@@ -241,14 +299,13 @@ impl Allocator {
 /// Ids taken out of the live block by a flush; what is left goes back when it ends.
 struct Held<'a> {
     live: &'a LiveBlock,
-    span: Span,
+    spans: Spans,
 }
 
 impl Drop for Held<'_> {
     fn drop(&mut self) {
-        if self.span.left > 0 {
-            *self.live.lock() = self.span;
-        }
+        let spans = std::mem::take(&mut self.spans);
+        self.live.lock().append(spans);
     }
 }
 
@@ -332,6 +389,116 @@ mod tests {
             calls < 1280 / 4,
             "requests waiting together share a round trip ({calls} trips)"
         );
+    }
+
+    /// A counter whose round trips wait for the test to let them through.
+    struct GatedCounter {
+        seq: AtomicI64,
+        entered: AtomicU64,
+        gate: tokio::sync::Semaphore,
+    }
+
+    impl Default for GatedCounter {
+        fn default() -> Self {
+            GatedCounter {
+                seq: AtomicI64::new(0),
+                entered: AtomicU64::new(0),
+                gate: tokio::sync::Semaphore::new(0),
+            }
+        }
+    }
+
+    impl Source for GatedCounter {
+        async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
+            self.entered.fetch_add(1, Ordering::SeqCst);
+            self.gate.acquire().await.unwrap().forget();
+            Ok(self.seq.fetch_add(amount as i64, Ordering::SeqCst) + 1)
+        }
+    }
+
+    async fn until(what: &str, condition: impl Fn() -> bool) {
+        for _ in 0..2000 {
+            if condition() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        panic!("timed out waiting for {what}");
+    }
+
+    /// Callers cancelled while queued, and while the round trip that serves them is in
+    /// flight, by the thousand: their ids go to the next callers, none is lost.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cancelled_callers_give_their_ids_back() {
+        for chunk in [1, 10] {
+            let allocator = Arc::new(Allocator::new(chunk));
+            let counter = Arc::new(GatedCounter::default());
+            let mut handed = Vec::new();
+            let mut cancelled = 0;
+            for round in 0..100_u64 {
+                let spawn = |count: u64| {
+                    let (allocator, counter) = (allocator.clone(), counter.clone());
+                    tokio::spawn(async move { allocator.allocate(count, &*counter).await })
+                };
+                // Ids left from the round before are handed out first, without a round trip.
+                let left = allocator.live.remaining();
+                handed.extend(allocator.live.take(left).unwrap());
+                // The first caller flushes, held at the gate; the others queue behind it.
+                let entered = counter.entered.load(Ordering::SeqCst);
+                let first = spawn(1);
+                until("the first round trip", || {
+                    counter.entered.load(Ordering::SeqCst) > entered
+                })
+                .await;
+                let waiting: Vec<_> = (0..12).map(|i| spawn(1 + i % 3)).collect();
+                until("the queue", || allocator.queue_lock().len() == 12).await;
+                // Ten more are cancelled while queued: they never get anything.
+                for _ in 0..10 {
+                    let queued = allocator.allocate(2, &*counter);
+                    assert!(futures_util::FutureExt::now_or_never(queued).is_none());
+                }
+                counter.gate.add_permits(1);
+                handed.extend(first.await.unwrap().unwrap());
+                // The queue's round trip is in flight: cancel a third of its callers.
+                until("the second round trip", || {
+                    counter.entered.load(Ordering::SeqCst) > entered + 1
+                })
+                .await;
+                let mut survivors = Vec::new();
+                for (i, task) in waiting.into_iter().enumerate() {
+                    if (i as u64 + round) % 3 == 0 {
+                        task.abort();
+                        assert!(task.await.unwrap_err().is_cancelled());
+                        cancelled += 1;
+                    } else {
+                        survivors.push(task);
+                    }
+                }
+                counter.gate.add_permits(1);
+                for task in survivors {
+                    handed.extend(task.await.unwrap().unwrap());
+                }
+            }
+            let reserved = counter.seq.load(Ordering::SeqCst);
+            let left = allocator.live.remaining();
+            let mut distinct = handed.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(distinct.len(), handed.len(), "an id handed out twice");
+            assert!(cancelled >= 400, "{cancelled} cancellations");
+            assert_eq!(
+                handed.len() as u64 + left,
+                reserved as u64,
+                "chunk {chunk}: every reserved id is handed out or still live"
+            );
+            // The next caller takes the lowest id left, without a round trip.
+            let trips = counter.entered.load(Ordering::SeqCst);
+            if left > 0 {
+                let next = allocator.allocate(1, &*counter).await.unwrap()[0];
+                assert_eq!(counter.entered.load(Ordering::SeqCst), trips);
+                assert!(!handed.contains(&next) && next <= reserved);
+            }
+        }
     }
 
     struct Failing;
