@@ -466,7 +466,7 @@ mod tests {
                 .await;
                 let mut survivors = Vec::new();
                 for (i, task) in waiting.into_iter().enumerate() {
-                    if (i as u64 + round) % 3 == 0 {
+                    if (i as u64 + round).is_multiple_of(3) {
                         task.abort();
                         assert!(task.await.unwrap_err().is_cancelled());
                         cancelled += 1;
