@@ -97,7 +97,7 @@ async fn a_counter_above_the_field_type_is_an_overflow_and_inserts_nothing() {
     let mut small = Small { id: 0 };
     let error = small.insert(&db).await.unwrap_err();
     assert!(
-        matches!(&error, Error::Overflow { sequence, value, target: "i32" } if sequence == "small" && *value == i128::from(i32::MAX) + 1),
+        matches!(&error, Error::Overflow { sequence, value, target: "the id field's type i32", .. } if sequence == "small" && *value == i128::from(i32::MAX) + 1),
         "{error:?}"
     );
     assert!(error.to_string().contains("2147483648"), "{error}");

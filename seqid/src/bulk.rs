@@ -181,7 +181,8 @@ pub(crate) fn carried<T: Document>(
                 .map_err(|_| Error::Overflow {
                     sequence: seq.name.to_owned(),
                     value: wide,
-                    target: "i64 (the range of a sequence)",
+                    target: "i64, the range of a sequence",
+                    origin: "the id the document carries".into(),
                 })
         })
         .collect()

@@ -30,7 +30,8 @@ impl Source for CounterSource<'_> {
         let overflow = || Error::Overflow {
             sequence: seq.name.to_owned(),
             value: amount.into(),
-            target: "i64 (the ids reserved at once)",
+            target: "i64",
+            origin: "the number of ids reserved at once".into(),
         };
         let step = i64::try_from(amount).map_err(|_| overflow())?;
         let hi = increment(self.db, seq, step, tally).await?;
@@ -38,6 +39,7 @@ impl Source for CounterSource<'_> {
             sequence: seq.name.to_owned(),
             value: i128::from(hi) - i128::from(step) + 1,
             target: "i64",
+            origin: format!("the counter answered {hi} to $inc: {step}"),
         })
     }
 }
@@ -59,7 +61,9 @@ pub(crate) async fn sync(db: &Database, seq: &Sequence, tally: &Tally) -> Result
                 format!("finding the largest _id in `{}`", seq.collection),
                 error,
             )
-        })?;
+        })?
+        .as_ref()
+        .and_then(numeric::floor);
     update(db, seq, "$max", largest.unwrap_or(0), tally).await
 }
 

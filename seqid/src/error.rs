@@ -13,11 +13,13 @@ use mongodb::bson::Bson;
 /// let error = seqid::Error::Overflow {
 ///     sequence: "userid".into(),
 ///     value: 2_147_483_648,
-///     target: "i32",
+///     target: "the id field's type i32",
+///     origin: "taken from the counter { _id: \"userid\" } in `counters`".into(),
 /// };
 /// assert_eq!(
 ///     error.to_string(),
-///     "sequence `userid`: id 2147483648 does not fit the id field's type i32; nothing was inserted",
+///     "sequence `userid`: id 2147483648 does not fit the id field's type i32 \
+///      (taken from the counter { _id: \"userid\" } in `counters`); nothing was inserted",
 /// );
 /// assert_eq!(error.sequence(), "userid");
 /// ```
@@ -36,10 +38,12 @@ pub enum Error {
         source: Box<mongodb::error::Error>,
     },
 
-    /// The counter document holds a `seq` that is not an integral number.
+    /// The counter document holds a `seq` seqid cannot count from: not a number, a number
+    /// with a fraction, or a Double from 2^53 on, where a Double can no longer hold every
+    /// integer.
     #[error(
-        "sequence `{sequence}`: the counter {{ _id: {sequence:?} }} in `{counters}` holds seq: {value}, \
-         which is not an integral number (Int32, Int64, or a whole Double or Decimal128)"
+        "sequence `{sequence}`: the counter {{ _id: {sequence:?} }} in `{counters}` holds seq: {value}, {}",
+        not_countable(value)
     )]
     CounterNotNumeric {
         /// The sequence, which is also the `_id` of the counter document.
@@ -91,15 +95,33 @@ pub enum Error {
 
     /// An id does not fit the Rust type of the id field (or the `i64` range of a sequence).
     #[error(
-        "sequence `{sequence}`: id {value} does not fit the id field's type {target}; nothing was inserted"
+        "sequence `{sequence}`: id {value} does not fit {target} ({origin}); nothing was inserted"
     )]
     Overflow {
         /// The sequence.
         sequence: String,
         /// The id that did not fit.
         value: i128,
+        /// What it must fit: the id field's Rust type, or `i64`.
+        target: &'static str,
+        /// Where the number came from, e.g. the counter or the largest `_id` found.
+        origin: String,
+    },
+
+    /// The sequence handed out 0, which a plain integer id field reads as unset (an
+    /// `Option` field holds it as `Some(0)`). Nothing was inserted.
+    #[error(
+        "sequence `{sequence}`: the sequence handed out id 0 ({origin}), but a plain {target} id \
+         field reads 0 as unset; nothing was inserted (move the sequence above 0, or make the \
+         field an Option<{target}>)"
+    )]
+    ZeroId {
+        /// The sequence.
+        sequence: String,
         /// The Rust type of the id field.
         target: &'static str,
+        /// Where the 0 came from.
+        origin: String,
     },
 
     /// The insert broke a unique index. Never retried for the counters and block strategies;
@@ -140,16 +162,19 @@ pub enum Error {
         message: String,
     },
 
-    /// The document already carries an id; see [`Document`](crate::Document#ids-already-set).
+    /// The document already carries an id;
+    /// see [`Document`](crate::Document#ids-already-set).
     #[error(
-        "sequence `{sequence}`: the document already has _id {value}; insert fills only unset ids \
-         (0 or None); resume_insert finishes an insert whose outcome was unknown"
+        "sequence `{sequence}`: the document already has _id {value}; insert fills only an unset \
+         id ({unset}); resume_insert finishes an insert whose outcome was unknown"
     )]
     IdAlreadySet {
         /// The sequence.
         sequence: String,
         /// The id found in the document.
         value: i128,
+        /// What an unset id looks like in this field: `0` or `None`.
+        unset: &'static str,
     },
 
     /// The optimistic loop found every id it tried already taken.
@@ -190,7 +215,7 @@ impl Error {
     /// The sequence the failed operation was serving.
     ///
     /// ```
-    /// let error = seqid::Error::IdAlreadySet { sequence: "userid".into(), value: 7 };
+    /// let error = seqid::Error::IdAlreadySet { sequence: "userid".into(), value: 7, unset: "0" };
     /// assert_eq!(error.sequence(), "userid");
     /// ```
     pub fn sequence(&self) -> &str {
@@ -204,6 +229,7 @@ impl Error {
             | Error::RetriesExhausted { sequence, .. }
             | Error::OutcomeUnknown { sequence, .. }
             | Error::Refused { sequence, .. }
+            | Error::ZeroId { sequence, .. }
             | Error::InvalidOption { sequence, .. } => sequence,
             Error::Bulk(bulk) => &bulk.sequence,
         }
@@ -322,6 +348,25 @@ impl fmt::Display for BulkError {
     }
 }
 
+/// Why seqid cannot count from a counter's value, for [`Error::CounterNotNumeric`].
+fn not_countable(value: &Bson) -> &'static str {
+    match value {
+        Bson::Double(v) if v.fract() == 0.0 && v.abs() >= crate::numeric::DOUBLE_LIMIT => {
+            "a Double from 2^53 on, where it can no longer hold every integer (2^53 + 1 rounds \
+             back to 2^53): store it as a long (NumberLong) to go on"
+        }
+        Bson::Decimal128(d) if d.to_string().parse::<f64>().is_ok_and(|v| v.fract() == 0.0) => {
+            "which is beyond the range of an i64 id"
+        }
+        Bson::Double(_) | Bson::Decimal128(_) => {
+            "which is not a whole number: an id cannot come from it"
+        }
+        _ => {
+            "which is not a number (seqid counts from an Int32, Int64, or a whole Double or Decimal128)"
+        }
+    }
+}
+
 /// The server's error code, whichever way the driver reports it.
 pub(crate) fn server_code(error: &mongodb::error::Error) -> Option<i32> {
     use mongodb::error::{ErrorKind, WriteFailure};
@@ -351,6 +396,25 @@ mod tests {
         let email = "E11000 duplicate key error collection: app.users index: email_1 dup key: { email: \"a\" }";
         assert_eq!(duplicate_index(email), Some("email_1"));
         assert_eq!(duplicate_index("UNIQUE constraint failed: users._id"), None);
+    }
+
+    #[test]
+    fn a_counter_value_seqid_cannot_count_from_is_named_for_what_it_is() {
+        let message = |value: Bson| {
+            Error::CounterNotNumeric {
+                sequence: "s".into(),
+                counters: "counters".into(),
+                value: Box::new(value),
+            }
+            .to_string()
+        };
+        let precision = message(Bson::Double(9_007_199_254_740_992.0));
+        assert!(precision.contains("2^53"), "{precision}");
+        assert!(!precision.contains("not a whole number"), "{precision}");
+        assert!(message(Bson::Double(2.5)).contains("not a whole number"));
+        assert!(message(Bson::String("x".into())).contains("not a number"));
+        let huge: mongodb::bson::Decimal128 = "1E+30".parse().unwrap();
+        assert!(message(Bson::Decimal128(huge)).contains("beyond the range"));
     }
 
     #[test]

@@ -8,20 +8,43 @@ pub(crate) fn ensure_unset<T: Document>(seq: &Sequence, doc: &T) -> Result<(), E
         Some(value) => Err(Error::IdAlreadySet {
             sequence: seq.name.to_owned(),
             value: value.into(),
+            unset: T::Id::UNSET,
         }),
     }
 }
 
-/// The id field holding `id`, and its integer, or an overflow error.
+/// The id field holding `id`, and its integer; an error if the field's type cannot hold
+/// it, or reads it as unset (0 in a plain integer field).
 pub(crate) fn field<T: Document>(seq: &Sequence, id: i64) -> Result<(T::Id, IdValue<T>), Error> {
-    // Zero reads as "unset" in a plain integer field, so it cannot be stored in one.
-    match T::Id::from_seq(id).and_then(|field| Some((field.get()?, field))) {
-        Some((value, field)) => Ok((field, value)),
-        None => Err(Error::Overflow {
+    let Some(field) = T::Id::from_seq(id) else {
+        return Err(Error::Overflow {
             sequence: seq.name.to_owned(),
             value: id.into(),
+            target: T::Id::FIELD_TYPE,
+            origin: origin(seq),
+        });
+    };
+    match field.get() {
+        Some(value) => Ok((field, value)),
+        None => Err(Error::ZeroId {
+            sequence: seq.name.to_owned(),
             target: T::Id::TYPE_NAME,
+            origin: origin(seq),
         }),
+    }
+}
+
+/// Where a sequence's ids come from, for error messages.
+pub(crate) fn origin(seq: &Sequence) -> String {
+    match seq.strategy {
+        crate::Strategy::Optimistic { .. } => format!(
+            "one above the largest numeric _id in `{}` and every id in flight",
+            seq.collection
+        ),
+        _ => format!(
+            "taken from the counter {{ _id: {:?} }} in `{}`",
+            seq.name, seq.counters
+        ),
     }
 }
 

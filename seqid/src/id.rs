@@ -27,6 +27,12 @@ pub trait IdField: Send + Sync + Sized {
     /// The Rust name of [`Self::Value`], for error messages.
     const TYPE_NAME: &'static str;
 
+    /// "the id field's type `TYPE_NAME`", for error messages.
+    const FIELD_TYPE: &'static str;
+
+    /// How an unset value of this type is written, for error messages: `0` or `None`.
+    const UNSET: &'static str = "0";
+
     /// Converts a sequence value, or `None` if this type cannot hold it.
     fn from_seq(seq: i64) -> Option<Self>;
 
@@ -47,6 +53,7 @@ macro_rules! integer_id {
         impl IdField for $t {
             type Value = $t;
             const TYPE_NAME: &'static str = stringify!($t);
+            const FIELD_TYPE: &'static str = concat!("the id field's type ", stringify!($t));
 
             fn from_seq(seq: i64) -> Option<Self> {
                 <$t>::try_from(seq).ok()
@@ -64,6 +71,9 @@ macro_rules! integer_id {
         impl IdField for Option<$t> {
             type Value = $t;
             const TYPE_NAME: &'static str = stringify!($t);
+            const FIELD_TYPE: &'static str =
+                concat!("the id field's type Option<", stringify!($t), ">");
+            const UNSET: &'static str = "None";
 
             fn from_seq(seq: i64) -> Option<Self> {
                 <$t>::try_from(seq).ok().map(Some)

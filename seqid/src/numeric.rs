@@ -3,8 +3,9 @@
 
 use mongodb::bson::Bson;
 
-/// Doubles are exact integers only up to 2^53.
-const MAX_EXACT_DOUBLE: f64 = 9_007_199_254_740_992.0;
+/// 2^53: below it a Double holds every integer; from it on, neighbours collapse
+/// (2^53 + 1 rounds back to 2^53), so a Double counter there cannot count by one.
+pub(crate) const DOUBLE_LIMIT: f64 = 9_007_199_254_740_992.0;
 
 /// The integer a counter holds: an Int32, an Int64, or a Double or Decimal128 with no
 /// fraction.
@@ -24,7 +25,7 @@ pub(crate) fn integral(value: &Bson) -> Option<i64> {
 }
 
 fn exact(v: f64) -> Option<i64> {
-    (v.fract() == 0.0 && v.abs() <= MAX_EXACT_DOUBLE).then_some(v as i64)
+    (v.fract() == 0.0 && v.abs() < DOUBLE_LIMIT).then_some(v as i64)
 }
 
 /// The largest integer not above a numeric `_id` (`3.5` counts as `3`), or `None` for
@@ -40,6 +41,14 @@ pub(crate) fn floor(value: &Bson) -> Option<i64> {
     };
     // `as` saturates: a huge id yields i64::MAX, whose successor is an overflow error.
     double.is_finite().then(|| double.floor() as i64)
+}
+
+/// A number as a person reads it: `1e300`, not three hundred digits.
+pub(crate) fn shown(value: &Bson) -> String {
+    match value {
+        Bson::Double(v) => format!("{v:?}"),
+        other => other.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -65,6 +74,12 @@ mod tests {
         assert_eq!(integral(&Bson::Double(2.5)), None);
         assert_eq!(integral(&Bson::Double(f64::NAN)), None);
         assert_eq!(integral(&Bson::Double(1e300)), None);
+        // 2^53 itself: 2^53 + 1 would round back to it.
+        assert_eq!(integral(&Bson::Double(9_007_199_254_740_992.0)), None);
+        assert_eq!(
+            integral(&Bson::Double(9_007_199_254_740_991.0)),
+            Some(9_007_199_254_740_991)
+        );
         assert_eq!(integral(&Bson::String("1".into())), None);
         assert_eq!(integral(&Bson::Null), None);
         assert_eq!(integral(&decimal("4.5")), None);

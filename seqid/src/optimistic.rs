@@ -15,7 +15,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use mongodb::Collection;
-use mongodb::bson::{Document as BsonDocument, doc};
+use mongodb::bson::{Bson, Document as BsonDocument, doc};
 
 use crate::allocator::{Allocator, Source, Tally};
 use crate::{Error, Sequence, numeric, write};
@@ -80,7 +80,7 @@ impl Optimistic {
     async fn largest_id(
         &self,
         collection: &Collection<BsonDocument>,
-    ) -> mongodb::error::Result<Option<i64>> {
+    ) -> mongodb::error::Result<Option<Bson>> {
         if !self.frontier().mixed_ids {
             let top = collection
                 .find_one(doc! {})
@@ -88,8 +88,10 @@ impl Optimistic {
                 .projection(doc! { "_id": 1 })
                 .selection_criteria(write::PRIMARY)
                 .await?;
-            let Some(top) = top else { return Ok(None) };
-            if let Some(id) = top.get("_id").and_then(numeric::floor) {
+            let Some(id) = top.and_then(|mut top| top.remove("_id")) else {
+                return Ok(None);
+            };
+            if numeric::floor(&id).is_some() {
                 return Ok(Some(id));
             }
             self.frontier().mixed_ids = true;
@@ -108,7 +110,7 @@ struct MaxSource<'a> {
 impl Source for MaxSource<'_> {
     async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
         let epoch_before = self.state.frontier().epoch;
-        let largest = self
+        let stored = self
             .state
             .largest_id(self.collection)
             .await
@@ -119,6 +121,7 @@ impl Source for MaxSource<'_> {
                     error,
                 )
             })?;
+        let largest = stored.as_ref().and_then(numeric::floor);
         let mut frontier = self.state.frontier();
         if largest.is_none() && frontier.epoch == epoch_before {
             // Emptied (say, dropped) since the floor was raised: start again at 1.
@@ -133,6 +136,14 @@ impl Source for MaxSource<'_> {
             sequence: self.seq.name.to_owned(),
             value: i128::from(base) + i128::from(amount),
             target: "i64",
+            origin: match &stored {
+                Some(id) if largest == Some(base) => format!(
+                    "one above the largest numeric _id in `{}`, which is {}",
+                    self.seq.collection,
+                    numeric::shown(id)
+                ),
+                _ => "one above the ids this process stored or holds in flight".into(),
+            },
         };
         let last = i64::try_from(amount)
             .ok()

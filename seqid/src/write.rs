@@ -140,6 +140,7 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     };
     let bulk = match &*error.kind {
         ErrorKind::InsertMany(bulk) => bulk,
+        ErrorKind::InvalidArgument { .. } => return too_large(documents, &error),
         _ if never_sent(&error) => {
             return vec![Fate::Refused(Rejection::not_sent(&error)); documents.len()];
         }
@@ -167,6 +168,44 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
         fates[*index] = fate;
     }
     fates
+}
+
+/// The largest document MongoDB stores (`maxBsonObjectSize`).
+const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// The driver refused a whole batch before sending it, typically because one document is
+/// larger than a BSON document may be: each document is told apart, so that the message
+/// of the others says they were only held back.
+fn too_large<T: Serialize>(documents: &[&T], error: &mongodb::error::Error) -> Vec<Fate> {
+    let sizes: Vec<Option<usize>> = documents
+        .iter()
+        .map(|d| mongodb::bson::to_vec(d).ok().map(|bytes| bytes.len()))
+        .collect();
+    let oversized: Vec<usize> = (0..sizes.len())
+        .filter(|&i| sizes[i].is_some_and(|n| n > MAX_DOCUMENT_BYTES))
+        .collect();
+    let refused = |message: String| {
+        Fate::Refused(Rejection {
+            code: None,
+            message,
+            index: None,
+            source: Some(error.clone()),
+        })
+    };
+    (0..documents.len())
+        .map(|i| match (sizes[i], oversized.first()) {
+            (_, None) => refused(format!("not sent: the driver refused the batch: {error}")),
+            (Some(n), _) if n > MAX_DOCUMENT_BYTES => refused(format!(
+                "not sent: the document is {n} bytes, above the {MAX_DOCUMENT_BYTES}-byte limit \
+                 of a BSON document"
+            )),
+            (_, Some(_)) => refused(
+                "not sent: held back with a document of the same batch that is too large; \
+                 insert it again"
+                    .into(),
+            ),
+        })
+        .collect()
 }
 
 /// Whether the driver failed before the request could reach the server (a retry that
@@ -319,18 +358,18 @@ enum Number {
     Float(f64),
 }
 
-/// The largest numeric `_id` (floored), or `None` if there is none. `$lte: Infinity` is
+/// The largest numeric `_id` as stored, or `None` if there is none. `$lte: Infinity` is
 /// type-bracketed: it matches numbers only, so MongoDB reads one entry of the `_id` index.
 pub(crate) async fn largest_numeric_id(
     collection: &Collection<BsonDocument>,
-) -> Result<Option<i64>, mongodb::error::Error> {
+) -> Result<Option<Bson>, mongodb::error::Error> {
     let top = collection
         .find_one(doc! { "_id": { "$lte": f64::INFINITY } })
         .sort(doc! { "_id": -1 })
         .projection(doc! { "_id": 1 })
         .selection_criteria(PRIMARY)
         .await?;
-    Ok(top.and_then(|d| d.get("_id").and_then(numeric::floor)))
+    Ok(top.and_then(|mut d| d.remove("_id")))
 }
 
 #[cfg(test)]
