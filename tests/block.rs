@@ -1,4 +1,4 @@
-//! The block strategy against a real server process (issue: block allocation).
+//! The block strategy against a real server process.
 
 mod common;
 

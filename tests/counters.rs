@@ -1,4 +1,4 @@
-//! The counters strategy against a real server process (issue: core).
+//! The counters strategy against a real server process.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! The optimistic-loop strategy against a real server process (issue: optimistic).
+//! The optimistic-loop strategy against a real server process.
 
 mod common;
 

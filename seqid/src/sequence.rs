@@ -43,6 +43,21 @@ pub struct Sequence {
 
 /// How a sequence takes its ids. Chosen per type with `strategy = "..."`.
 ///
+/// Every strategy hands out each id once, under concurrency, across processes and next
+/// to other writers, and never stores a document twice (see the crate's notes on faults).
+/// They differ in order, gaps and cost:
+///
+/// | | [`Counters`](Strategy::Counters) | [`Optimistic`](Strategy::Optimistic) | [`Block`](Strategy::Block) |
+/// |---|---|---|---|
+/// | next id | `findAndModify` + `$inc` on `{ _id: name, seq }` (upsert) | largest numeric `_id` + 1 | from a block reserved with one `$inc: block_size` |
+/// | round trips per insert | 2 (the `$inc` shared by tasks waiting together) | 2 (the maximum query shared), + 1 insert per lost race | 1 + 1/`block_size` |
+/// | order | increasing in the order ids are taken, across all writers | each id above every id stored when it was taken | increasing within a process, not across processes |
+/// | gaps | an id whose document is refused, or whose reservation's answer is lost | none, but where an insert failed while a later id was already stored | as counters, plus at most `block_size - 1` per process restart |
+/// | other writers | share the counter (`$inc: 1`, blocks) | may insert explicit ids; stepped over | share the counter |
+///
+/// A caller cancelled while it waits for ids costs no id with any strategy: the ids
+/// reserved for it go to the next caller.
+///
 /// ```
 /// use seqid::{Document, Strategy};
 /// # use serde::Serialize;
