@@ -12,16 +12,16 @@ pub struct Container<'a> {
     pub generics: &'a Generics,
     /// `None` when the attribute is missing (already reported).
     pub seq_id: Option<SeqId>,
+    pub serde: SerdeContainer,
     pub data: Data<'a>,
 }
 
 pub enum Data<'a> {
     /// A struct with named fields, the only shape a document can have.
     Struct(Vec<Field<'a>>),
-    /// A tuple or unit struct: rejected, but it can still carry a stand-in impl.
-    OtherStruct,
-    /// An enum or a union: rejected, and no impl is emitted at all.
-    NotStruct,
+    /// A tuple or unit struct, an enum or a union: rejected (the stand-in impl of
+    /// `fallback` still keeps uses of the type from failing).
+    Other,
 }
 
 pub struct Field<'a> {
@@ -50,26 +50,27 @@ impl<'a> Container<'a> {
                 ),
                 syn::Fields::Unnamed(fields) => {
                     cx.error_spanned_by(fields, NAMED_FIELDS);
-                    Data::OtherStruct
+                    Data::Other
                 }
                 syn::Fields::Unit => {
                     cx.error_spanned_by(&input.ident, NAMED_FIELDS);
-                    Data::OtherStruct
+                    Data::Other
                 }
             },
             syn::Data::Enum(data) => {
                 cx.error_spanned_by(data.enum_token, NAMED_FIELDS);
-                Data::NotStruct
+                Data::Other
             }
             syn::Data::Union(data) => {
                 cx.error_spanned_by(data.union_token, NAMED_FIELDS);
-                Data::NotStruct
+                Data::Other
             }
         };
         Container {
             ident: &input.ident,
             generics: &input.generics,
             seq_id,
+            serde,
             data,
         }
     }
@@ -78,7 +79,7 @@ impl<'a> Container<'a> {
     pub fn id_field(&self) -> Option<&Field<'a>> {
         match &self.data {
             Data::Struct(fields) => fields.iter().find(|field| field.is_id()),
-            Data::OtherStruct | Data::NotStruct => None,
+            Data::Other => None,
         }
     }
 }
@@ -113,5 +114,11 @@ impl<'a> Field<'a> {
 
     pub fn is_id(&self) -> bool {
         self.ser_name == "_id"
+    }
+
+    /// Whether serde writes this field's own value (an error is reported otherwise,
+    /// when it is the id field).
+    pub fn writes_its_value(&self) -> bool {
+        self.serde.not_serialized.is_empty() && self.serde.refused.is_empty()
     }
 }

@@ -1,7 +1,8 @@
-//! Reading `#[seq_id(...)]` and the few `#[serde(...)]` keys that decide the `_id` field,
-//! into typed values that keep their spans for error messages.
+//! Reading `#[seq_id(...)]` and the few `#[serde(...)]` keys that decide the `_id` field
+//! or what is written as `_id`, into typed values that keep their spans for error messages.
 
-use proc_macro2::TokenTree;
+use proc_macro2::{TokenStream, TokenTree};
+use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::parse::ParseStream;
 use syn::{Attribute, Expr, Ident, Lit, LitStr, Meta, Token, UnOp};
@@ -254,11 +255,22 @@ fn positive_u32(cx: &Ctxt, value: &Expr, key: &str) -> Option<u32> {
     None
 }
 
-/// The container-level `#[serde(...)]` keys that change field names.
+/// A `#[serde(...)]` key that changes what is written as `_id`, refused with `why`.
+pub struct Refused {
+    /// The key as written (`into`, `with`, ...), where the error points; for
+    /// `tag = "_id"`, the literal.
+    pub span_of: TokenStream,
+    pub why: &'static str,
+}
+
+/// The container-level `#[serde(...)]` keys that change field names, and those that
+/// would replace the document seqid fills with something else.
 #[derive(Default)]
 pub struct SerdeContainer {
     /// `rename_all`, or its `serialize` half: the rule for field names on the way out.
     pub rename_all: Option<RenameRule>,
+    /// `into`, `transparent`, `remote`, `tag = "_id"`.
+    pub refused: Vec<Refused>,
 }
 
 impl SerdeContainer {
@@ -271,7 +283,30 @@ impl SerdeContainer {
                     if let Some(rule) = serialize_name(&meta)? {
                         this.rename_all = RenameRule::from_str(&rule.value());
                     }
+                } else if meta.path.is_ident("tag") && meta.input.peek(Token![=]) {
+                    // An internally tagged struct writes `tag: "StructName"` first.
+                    let value = meta.value()?;
+                    if value.peek(LitStr) {
+                        let tag: LitStr = value.parse()?;
+                        if tag.value() == "_id" {
+                            this.refused.push(Refused {
+                                span_of: tag.into_token_stream(),
+                                why: TAG_ID,
+                            });
+                        }
+                    }
+                    skip_value(meta.input)?;
                 } else {
+                    if let Some(why) = CONTAINER_REFUSED
+                        .iter()
+                        .find(|(key, _)| meta.path.is_ident(key))
+                        .map(|&(_, why)| why)
+                    {
+                        this.refused.push(Refused {
+                            span_of: meta.path.to_token_stream(),
+                            why,
+                        });
+                    }
                     skip_value(meta.input)?;
                 }
                 Ok(())
@@ -281,6 +316,31 @@ impl SerdeContainer {
     }
 }
 
+/// The container attributes that make serde write something other than this struct's
+/// fields. `from` and `try_from` only change deserialization, and are fine.
+const CONTAINER_REFUSED: [(&str, &str); 3] = [
+    (
+        "into",
+        "#[serde(into = \"...\")] cannot be used on a `Document`: serde would serialize \
+         the `into` type instead of this struct, so the id seqid fills would not be what \
+         is written as `_id`",
+    ),
+    (
+        "transparent",
+        "#[serde(transparent)] cannot be used on a `Document`: the struct would be \
+         serialized as its single field, not as a document with the `_id` seqid fills",
+    ),
+    (
+        "remote",
+        "#[serde(remote = \"...\")] cannot be used on a `Document`: serde would \
+         serialize the remote type, and this struct would not be `Serialize` itself",
+    ),
+];
+
+const TAG_ID: &str = "#[serde(tag = \"_id\")] cannot be used on a `Document`: serde \
+                      would write the struct's name as `_id`, next to the id seqid fills; \
+                      choose another tag";
+
 /// The field-level `#[serde(...)]` keys that decide whether a field is the `_id`.
 #[derive(Default)]
 pub struct SerdeField {
@@ -289,6 +349,8 @@ pub struct SerdeField {
     /// The words that keep the field out of the document as itself:
     /// `skip`, `skip_serializing`, `flatten`.
     pub not_serialized: Vec<Ident>,
+    /// `serialize_with`, `with`, `getter`: refused on the id field only.
+    pub refused: Vec<Refused>,
 }
 
 impl SerdeField {
@@ -309,6 +371,16 @@ impl SerdeField {
                         this.not_serialized.push(word.clone());
                     }
                     skip_value(meta.input)?;
+                } else if let Some(why) = FIELD_REFUSED
+                    .iter()
+                    .find(|(key, _)| meta.path.is_ident(key))
+                    .map(|&(_, why)| why)
+                {
+                    this.refused.push(Refused {
+                        span_of: meta.path.to_token_stream(),
+                        why,
+                    });
+                    skip_value(meta.input)?;
                 } else {
                     skip_value(meta.input)?;
                 }
@@ -318,6 +390,27 @@ impl SerdeField {
         this
     }
 }
+
+/// The field attributes that make serde write something other than the field's value.
+/// `skip_serializing_if` only leaves out an unset id, and `default`, `alias` and
+/// `deserialize_with` only change deserialization: those are fine.
+const FIELD_REFUSED: [(&str, &str); 3] = [
+    (
+        "serialize_with",
+        "the `_id` field cannot be #[serde(serialize_with = \"...\")]: the function would \
+         decide what is written as `_id`, not the id seqid fills",
+    ),
+    (
+        "with",
+        "the `_id` field cannot be #[serde(with = \"...\")]: the module's `serialize` \
+         would decide what is written as `_id`, not the id seqid fills",
+    ),
+    (
+        "getter",
+        "the `_id` field cannot be #[serde(getter = \"...\")]: the getter would decide \
+         what is written as `_id`, not the id seqid fills",
+    ),
+];
 
 /// The serialize-side string of `key = "..."` or `key(serialize = "...", ...)`.
 fn serialize_name(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Option<LitStr>> {

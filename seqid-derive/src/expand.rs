@@ -1,90 +1,98 @@
-//! Code generation: the `Document` impl, or on error the messages plus a stand-in impl.
+//! Code generation: the `Document` impl, or on error the messages plus the stand-in impl
+//! of `fallback`.
 
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{DeriveInput, LitStr};
+use syn::{DeriveInput, Ident, LitStr};
 
-use crate::ast::{Container, Data};
+use crate::ast::{Container, Field};
 use crate::attr::{SeqId, Setting, StrategyKind};
 use crate::case::snake_case;
 use crate::ctxt::Ctxt;
-use crate::valid;
+use crate::{fallback, valid};
 
 pub fn derive(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
     let cont = Container::from_ast(&cx, input);
     valid::check(&cx, &cont);
-    match cx.check() {
-        Ok(()) => impl_document(&cont, true),
-        Err(errors) => {
-            let mut tokens = errors.to_compile_error();
-            // The stand-in impl keeps uses of the type elsewhere from failing with
-            // "`Document` is not implemented", so the user sees only the real mistakes.
-            // An enum or union can never be a document, and when it is not `Serialize`
-            // (a union never is) the impl would only add errors.
-            if !matches!(cont.data, Data::NotStruct) {
-                tokens.extend(impl_document(&cont, false));
-            }
-            tokens
-        }
+    match (cx.check(), cont.id_field()) {
+        (Ok(()), Some(id)) => impl_document(&cont, id),
+        // `valid` reports a missing id field, so this is not reached; stay total anyway.
+        (Ok(()), None) => fallback::expand(
+            &cont,
+            syn::Error::new(
+                Span::call_site(),
+                "internal error in #[derive(Document)]: no `_id` field, yet no error",
+            ),
+        ),
+        (Err(errors), _) => fallback::expand(&cont, errors),
     }
 }
 
-/// The impl; when `valid` is false, the accessors are never meant to run.
-fn impl_document(cont: &Container, valid: bool) -> TokenStream {
+/// The impl of a valid input.
+fn impl_document(cont: &Container, id: &Field) -> TokenStream {
     // The self type at the call site, like the trait path: a struct that is not
     // `Serialize` then gets one error at the derive instead of a second one at its name.
     let mut ident = cont.ident.clone();
     ident.set_span(Span::call_site());
     let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
     let sequence = sequence(cont);
-    let id = cont.id_field();
-
-    // Spanned at the field type so that an unsupported type is reported there, by
-    // `IdField`'s `on_unimplemented` message. A skipped or flattened id (an error
-    // already) is usually not an integer: `i64` stands in rather than add a second error.
-    let id_type = match id {
-        Some(field) if field.serde.not_serialized.is_empty() => {
-            let ty = field.ty;
-            quote_spanned!(ty.span()=> type Id = #ty;)
-        }
-        _ => quote!(
-            type Id = ::seqid::__private::core::primitive::i64;
-        ),
-    };
-    let (get, get_mut) = match id {
-        Some(field) if valid => {
-            let member = field.ident;
-            (quote!(&self.#member), quote!(&mut self.#member))
-        }
-        _ => {
-            let unreachable = quote!(::seqid::__private::core::unreachable!());
-            (unreachable.clone(), unreachable)
-        }
-    };
-
-    quote! {
-        const _: () = {
-            #[automatically_derived]
-            impl #impl_generics ::seqid::Document for #ident #ty_generics #where_clause {
-                const SEQUENCE: ::seqid::Sequence = #sequence;
-                #id_type
-                fn sequence_id(&self) -> &Self::Id {
-                    #get
-                }
-                fn sequence_id_mut(&mut self) -> &mut Self::Id {
-                    #get_mut
-                }
+    let id_type = id_type(id);
+    let member = id.ident;
+    wrap_in_const(quote! {
+        #[automatically_derived]
+        impl #impl_generics ::seqid::Document for #ident #ty_generics #where_clause {
+            const SEQUENCE: ::seqid::Sequence = #sequence;
+            #id_type
+            fn sequence_id(&self) -> &Self::Id {
+                &self.#member
             }
+            fn sequence_id_mut(&mut self) -> &mut Self::Id {
+                &mut self.#member
+            }
+        }
+    })
+}
+
+/// The generated items go in an anonymous const, under the lint allowances of serde's
+/// `dummy.rs`: the code spells every path in full, which the user's lints need not judge.
+pub fn wrap_in_const(code: TokenStream) -> TokenStream {
+    quote! {
+        #[doc(hidden)]
+        #[allow(
+            non_upper_case_globals,
+            unused_attributes,
+            unused_qualifications,
+            clippy::absolute_paths,
+        )]
+        const _: () = {
+            #code
         };
     }
 }
 
+/// For the stand-in impl: the type's name where the user wrote it, but resolved at the
+/// call site like the rest of the impl, so that a `#[deprecated]` type is not warned
+/// about (thiserror's `call_site_ident`). The valid impl puts the whole name at the call
+/// site instead, for the reason given there.
+pub fn call_site_ident(ident: &Ident) -> Ident {
+    let mut ident = ident.clone();
+    ident.set_span(ident.span().resolved_at(Span::call_site()));
+    ident
+}
+
+/// `type Id = ...;`, spanned at the field type so that an unsupported type is reported
+/// there, by `IdField`'s `on_unimplemented` message.
+pub fn id_type(field: &Field) -> TokenStream {
+    let ty = field.ty;
+    quote_spanned!(ty.span()=> type Id = #ty;)
+}
+
 /// The `SEQUENCE` constant. Anything absent or invalid takes its default, which is only
 /// a placeholder when an error was reported.
-fn sequence(cont: &Container) -> TokenStream {
+pub fn sequence(cont: &Container) -> TokenStream {
     let empty = SeqId::default();
     let seq_id = cont.seq_id.as_ref().unwrap_or(&empty);
 

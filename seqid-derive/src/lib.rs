@@ -2,14 +2,16 @@
 //! `seqid` crate, which re-exports it next to the `Document` trait.
 //!
 //! `lib.rs` only dispatches: `ast` models the input, `attr` reads the attributes,
-//! `valid` checks them against each other, `expand` writes the impl, and `ctxt`
-//! gathers every error so one build reports them all.
+//! `valid` checks them against each other, `expand` writes the impl (or, on error,
+//! `fallback` a stand-in next to the errors), and `ctxt` gathers every error so one
+//! build reports them all.
 
 mod ast;
 mod attr;
 mod case;
 mod ctxt;
 mod expand;
+mod fallback;
 mod valid;
 
 use proc_macro::TokenStream;
@@ -54,6 +56,26 @@ use syn::{DeriveInput, parse_macro_input};
 /// `max_attempts` is refused unless `strategy = "optimistic"`, and `block_size` unless
 /// `strategy = "block"`. Collection names must be non-empty, without `$` or NUL, and
 /// not start with `system.`.
+///
+/// # serde attributes
+///
+/// seqid fills the id field, so serde must write that field's own value as `_id`. The
+/// derive refuses, each with an error at the attribute:
+///
+/// - on the struct: `#[serde(into = "...")]` (another type is serialized),
+///   `#[serde(transparent)]` (the struct is serialized as its single field),
+///   `#[serde(remote = "...")]` (the struct is not `Serialize` itself), and
+///   `#[serde(tag = "_id")]` (the struct's name would be written as `_id`);
+/// - on the id field: `skip`, `skip_serializing`, `flatten`, `serialize_with`, `with`
+///   and `getter`.
+///
+/// Attributes that only change deserialization are fine (`from`, `try_from`, `default`,
+/// `alias`, `deserialize_with`, `rename(deserialize = "...")`), and so is
+/// `skip_serializing_if` on the id, since seqid fills the id before the document is
+/// written. Other fields may use any serde attribute.
+///
+/// On any error, the derive also emits a stand-in impl, so that uses of the type as a
+/// `Document` elsewhere do not add errors of their own.
 ///
 /// Generic parameters pass through unchanged: bound them so that the struct is
 /// `Serialize + Send + Sync` and the id type is a `seqid::IdField`.

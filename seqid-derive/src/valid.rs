@@ -1,5 +1,6 @@
 //! Checks across the parsed input: names MongoDB would refuse, keys that belong to
-//! another strategy, and the `_id` field.
+//! another strategy, the `_id` field, and serde attributes that change what is written
+//! as `_id`.
 
 use syn::Error;
 use syn::LitStr;
@@ -10,6 +11,9 @@ use crate::attr::{SeqId, Setting, StrategyKind};
 use crate::ctxt::Ctxt;
 
 pub fn check(cx: &Ctxt, cont: &Container) {
+    for refused in &cont.serde.refused {
+        cx.error_spanned_by(&refused.span_of, refused.why);
+    }
     if let Some(seq_id) = &cont.seq_id {
         check_names(cx, seq_id);
         check_strategy_keys(cx, seq_id);
@@ -95,6 +99,9 @@ fn check_id_field(cx: &Ctxt, cont: &Container, fields: &[Field]) {
                  document as `_id`"
             ),
         );
+    }
+    for refused in &id.serde.refused {
+        cx.error_spanned_by(&refused.span_of, refused.why);
     }
     for other in ids {
         cx.syn_error(Error::new(

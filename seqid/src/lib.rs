@@ -115,4 +115,12 @@ pub mod __private {
     pub use crate::allocator::LiveBlock;
     pub use crate::sequence::construct::{block, counters, optimistic, sequence};
     pub use ::core;
+
+    /// The supertraits of `Document`, for the bound of the stand-in impl the derive
+    /// emits next to its errors (`for<'a> T: DocumentBounds` proves them without
+    /// requiring them). Not a re-export of `Serialize`, which would make rustc name
+    /// serde's trait by this path in messages.
+    pub trait DocumentBounds: serde::Serialize + Send + Sync {}
+
+    impl<T: serde::Serialize + Send + Sync + ?Sized> DocumentBounds for T {}
 }

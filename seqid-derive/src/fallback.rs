@@ -1,0 +1,56 @@
+//! What the derive emits when the input has mistakes, as thiserror's `fallback.rs`: the
+//! errors, and a stand-in impl of `Document` so that uses of the type as a document
+//! elsewhere still compile, and the user sees only the real mistakes rather than a
+//! cascade of "`Document` is not implemented".
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::parse_quote;
+
+use crate::ast::Container;
+use crate::expand::{call_site_ident, id_type, sequence, wrap_in_const};
+
+pub fn expand(cont: &Container, errors: syn::Error) -> TokenStream {
+    let errors = errors.to_compile_error();
+    let ident = call_site_ident(cont.ident);
+    let (_, ty_generics, _) = cont.generics.split_for_impl();
+    let mut generics = cont.generics.clone();
+    // The supertraits (`Serialize + Send + Sync`) as a bound, so that a type that is not
+    // `Serialize` (an enum, a union, a `remote` shim, or a struct that simply lacks the
+    // derive) costs no second error here. The `for<'__seqid>` keeps the bound from being trivial, which is
+    // unstable (https://github.com/rust-lang/rust/issues/48214).
+    generics.make_where_clause().predicates.push(parse_quote! {
+        for<'__seqid> #ident #ty_generics: ::seqid::__private::DocumentBounds
+    });
+    let (impl_generics, _, where_clause) = generics.split_for_impl();
+    let sequence = sequence(cont);
+
+    // The id field's own type when it has one, so that an unsupported type is still
+    // reported; a skipped, flattened or custom-serialized id (an error already) is
+    // usually not an integer, and `i64` stands in rather than add a second error.
+    let id_type = match cont.id_field() {
+        Some(field) if field.writes_its_value() => id_type(field),
+        _ => quote!(
+            type Id = ::seqid::__private::core::primitive::i64;
+        ),
+    };
+    let unreachable = quote!(::seqid::__private::core::unreachable!());
+
+    let stand_in = wrap_in_const(quote! {
+        #[automatically_derived]
+        impl #impl_generics ::seqid::Document for #ident #ty_generics #where_clause {
+            const SEQUENCE: ::seqid::Sequence = #sequence;
+            #id_type
+            fn sequence_id(&self) -> &Self::Id {
+                #unreachable
+            }
+            fn sequence_id_mut(&mut self) -> &mut Self::Id {
+                #unreachable
+            }
+        }
+    });
+    quote! {
+        #errors
+        #stand_in
+    }
+}
