@@ -41,6 +41,26 @@ fn impl_document(cont: &Container, id: &Field) -> TokenStream {
     let sequence = sequence(cont);
     let id_type = id_type(id);
     let member = id.ident;
+    // Only sequences with a counter offer the counter's operations (`sync_counter`).
+    // Bounded on `Document` (kept non-trivial with `for<'__seqid>`, as in `fallback`), so
+    // that a struct that is not `Serialize` gets one error, at the `Document` impl.
+    let counter_backed = match strategy_kind(cont) {
+        StrategyKind::Optimistic => quote!(),
+        StrategyKind::Counters | StrategyKind::Block => {
+            let mut generics = cont.generics.clone();
+            generics
+                .make_where_clause()
+                .predicates
+                .push(syn::parse_quote! {
+                    for<'__seqid> #ident #ty_generics: ::seqid::Document
+                });
+            let (impl_generics, _, where_clause) = generics.split_for_impl();
+            quote! {
+                #[automatically_derived]
+                impl #impl_generics ::seqid::CounterBacked for #ident #ty_generics #where_clause {}
+            }
+        }
+    };
     wrap_in_const(quote! {
         #[automatically_derived]
         impl #impl_generics ::seqid::Document for #ident #ty_generics #where_clause {
@@ -53,7 +73,16 @@ fn impl_document(cont: &Container, id: &Field) -> TokenStream {
                 &mut self.#member
             }
         }
+        #counter_backed
     })
+}
+
+/// The strategy the attribute declares (the default when absent).
+fn strategy_kind<'a>(cont: &'a Container<'a>) -> &'a StrategyKind {
+    cont.seq_id
+        .as_ref()
+        .and_then(|seq_id| value(&seq_id.strategy))
+        .unwrap_or(&StrategyKind::Counters)
 }
 
 /// The generated items go in an anonymous const, under the lint allowances of serde's
@@ -111,7 +140,7 @@ pub fn sequence(cont: &Container) -> TokenStream {
         Some(lit) => quote!(#lit),
         None => quote!(::seqid::DEFAULT_COUNTERS),
     };
-    let strategy = match value(&seq_id.strategy).unwrap_or(&StrategyKind::Counters) {
+    let strategy = match strategy_kind(cont) {
         StrategyKind::Counters => quote!(::seqid::__private::counters()),
         StrategyKind::Optimistic => {
             let n = count(&seq_id.max_attempts, quote!(::seqid::DEFAULT_MAX_ATTEMPTS));

@@ -17,8 +17,8 @@ pub fn expand(cont: &Container, errors: syn::Error) -> TokenStream {
     let mut generics = cont.generics.clone();
     // The supertraits (`Serialize + Send + Sync`) as a bound, so that a type that is not
     // `Serialize` (an enum, a union, a `remote` shim, or a struct that simply lacks the
-    // derive) costs no second error here. The `for<'__seqid>` keeps the bound from being trivial, which is
-    // unstable (https://github.com/rust-lang/rust/issues/48214).
+    // derive) costs no second error here. The `for<'__seqid>` keeps the bound from being
+    // a trivial one, which stable Rust refuses.
     generics.make_where_clause().predicates.push(parse_quote! {
         for<'__seqid> #ident #ty_generics: ::seqid::__private::DocumentBounds
     });

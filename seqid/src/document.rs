@@ -230,29 +230,6 @@ pub trait Document: Serialize + Send + Sync + Sized {
         crate::insert::resume_many(docs, db, InsertOptions::new())
     }
 
-    /// Raises the counter to the largest numeric `_id` already in the collection, and
-    /// returns the counter's value: adopt seqid on a collection that holds ids written by
-    /// other means (an import, explicit ids, the optimistic strategy), so that the next id
-    /// is free. It never lowers the counter, so it is safe to run at every start. It does
-    /// not touch ids this process already reserved: call it before inserting. The
-    /// optimistic strategy has no counter ([`Error::InvalidOption`]).
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id("userid", collection = "users")]
-    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// // `users` was imported with _id 1..=5000 and no counter.
-    /// assert_eq!(User::sync_counter(&db).await?, 5000);
-    /// let mut next = User { id: 0, name: "first after the import".into() };
-    /// assert_eq!(next.insert(&db).await?, 5001);
-    /// # Ok(()) }
-    /// ```
-    fn sync_counter(db: &Database) -> impl Future<Output = Result<i64, Error>> + Send {
-        crate::insert::sync_counter::<Self>(db)
-    }
-
     /// What this process has done for the sequence in `db` so far: round trips that
     /// reserved ids, ids handed out, and retries.
     ///
@@ -269,5 +246,48 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// ```
     fn stats(db: &Database) -> Stats {
         crate::registry::stats(db, &Self::SEQUENCE)
+    }
+}
+
+/// A [`Document`] whose sequence has a counter: the `counters` and `block` strategies.
+/// `#[derive(Document)]` implements it for those, and not for the optimistic strategy,
+/// which keeps no counter: calling [`sync_counter`](CounterBacked::sync_counter) on such a
+/// type is a compile error, not a run-time one.
+///
+/// ```no_run
+/// use seqid::{CounterBacked, Document};
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("userid", collection = "users")]
+/// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+/// User::sync_counter(&db).await?;
+/// # Ok(()) }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no counter: its sequence uses the optimistic strategy",
+    label = "the optimistic strategy takes the largest `_id` + 1 and keeps no counter",
+    note = "`sync_counter` and the other counter operations need `strategy = \"counters\"` or `\"block\"`"
+)]
+pub trait CounterBacked: Document {
+    /// Raises the counter to the largest numeric `_id` already in the collection, and
+    /// returns the counter's value: adopt seqid on a collection that holds ids written by
+    /// other means (an import, explicit ids, the optimistic strategy), so that the next id
+    /// is free. It never lowers the counter, so it is safe to run at every start. It does
+    /// not touch ids this process already reserved: call it before inserting.
+    ///
+    /// ```no_run
+    /// # use seqid::{CounterBacked, Document};
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// // `users` was imported with _id 1..=5000 and no counter.
+    /// assert_eq!(User::sync_counter(&db).await?, 5000);
+    /// let mut next = User { id: 0, name: "first after the import".into() };
+    /// assert_eq!(next.insert(&db).await?, 5001);
+    /// # Ok(()) }
+    /// ```
+    fn sync_counter(db: &Database) -> impl Future<Output = Result<i64, Error>> + Send {
+        crate::insert::sync_counter::<Self>(db)
     }
 }

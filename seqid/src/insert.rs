@@ -183,6 +183,8 @@ async fn fill_waiting<T: Document>(
 pub(crate) async fn sync_counter<T: Document>(db: &Database) -> Result<i64, Error> {
     let seq = T::SEQUENCE;
     match seq.strategy {
+        // `CounterBacked` is derived for counter strategies only; a hand-written impl for
+        // an optimistic type still gets a typed error.
         Strategy::Optimistic { .. } => Err(Error::InvalidOption {
             sequence: seq.name.to_owned(),
             option: "strategy",

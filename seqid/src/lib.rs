@@ -99,7 +99,7 @@ mod retry;
 mod sequence;
 mod write;
 
-pub use document::{Document, IdValue};
+pub use document::{CounterBacked, Document, IdValue};
 pub use error::{BulkError, Error, FailedInsert};
 pub use id::IdField;
 pub use options::InsertOptions;

@@ -1,0 +1,21 @@
+// The optimistic strategy keeps no counter: `sync_counter` is not offered for it.
+use seqid::{CounterBacked, Document};
+use serde::Serialize;
+
+#[derive(Serialize, Document)]
+#[seq_id("ticket", strategy = "optimistic")]
+struct Ticket {
+    #[serde(rename = "_id")]
+    id: i64,
+}
+
+async fn adopt(db: &mongodb::Database) {
+    let _ = Ticket::sync_counter(db).await;
+}
+
+fn sync_any<T: CounterBacked>() {}
+
+fn main() {
+    let _ = adopt;
+    sync_any::<Ticket>();
+}
