@@ -263,6 +263,18 @@ pub struct Refused {
     pub why: &'static str,
 }
 
+impl Refused {
+    /// Records `path` in `into` if it is one of the `refused` keys.
+    fn note(refused: &[(&str, &'static str)], path: &syn::Path, into: &mut Vec<Refused>) {
+        if let Some(&(_, why)) = refused.iter().find(|(key, _)| path.is_ident(key)) {
+            into.push(Refused {
+                span_of: path.to_token_stream(),
+                why,
+            });
+        }
+    }
+}
+
 /// The container-level `#[serde(...)]` keys that change field names, and those that
 /// would replace the document seqid fills with something else.
 #[derive(Default)]
@@ -297,16 +309,7 @@ impl SerdeContainer {
                     }
                     skip_value(meta.input)?;
                 } else {
-                    if let Some(why) = CONTAINER_REFUSED
-                        .iter()
-                        .find(|(key, _)| meta.path.is_ident(key))
-                        .map(|&(_, why)| why)
-                    {
-                        this.refused.push(Refused {
-                            span_of: meta.path.to_token_stream(),
-                            why,
-                        });
-                    }
+                    Refused::note(&CONTAINER_REFUSED, &meta.path, &mut this.refused);
                     skip_value(meta.input)?;
                 }
                 Ok(())
@@ -371,17 +374,8 @@ impl SerdeField {
                         this.not_serialized.push(word.clone());
                     }
                     skip_value(meta.input)?;
-                } else if let Some(why) = FIELD_REFUSED
-                    .iter()
-                    .find(|(key, _)| meta.path.is_ident(key))
-                    .map(|&(_, why)| why)
-                {
-                    this.refused.push(Refused {
-                        span_of: meta.path.to_token_stream(),
-                        why,
-                    });
-                    skip_value(meta.input)?;
                 } else {
+                    Refused::note(&FIELD_REFUSED, &meta.path, &mut this.refused);
                     skip_value(meta.input)?;
                 }
                 Ok(())
