@@ -140,10 +140,7 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     };
     let bulk = match &*error.kind {
         ErrorKind::InsertMany(bulk) => bulk,
-        ErrorKind::InvalidArgument { .. } => return too_large(documents, &error),
-        _ if never_sent(&error) => {
-            return vec![Fate::Refused(Rejection::not_sent(&error)); documents.len()];
-        }
+        _ if never_sent(&error) => return not_sent(collection, documents, ids, error).await,
         _ => return settle(collection, documents, ids, error).await,
     };
     let refusals: Vec<(usize, Rejection)> = bulk
@@ -168,6 +165,33 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
         fates[*index] = fate;
     }
     fates
+}
+
+/// The driver failed before sending a batch. The driver splits a large `insert_many`
+/// into several commands and reports only the failure, so earlier batches may be stored:
+/// those found stored, identical, are; the others were never sent. If the collection
+/// cannot be asked, nothing is known.
+async fn not_sent<T: Serialize + Send + Sync>(
+    collection: &Collection<T>,
+    documents: &[&T],
+    ids: &[i64],
+    error: mongodb::error::Error,
+) -> Vec<Fate> {
+    let Ok(stored) = stored_documents(collection, ids).await else {
+        return vec![Fate::Unknown(error); documents.len()];
+    };
+    let refusals = match &*error.kind {
+        ErrorKind::InvalidArgument { .. } => too_large(documents, &error),
+        _ => vec![Fate::Refused(Rejection::not_sent(&error)); documents.len()],
+    };
+    refusals
+        .into_iter()
+        .zip(documents.iter().zip(ids))
+        .map(|(refusal, (document, id))| match stored.get(id) {
+            Some(found) if same_document(*document, found) => Fate::Stored,
+            _ => refusal,
+        })
+        .collect()
 }
 
 /// The largest document MongoDB stores (`maxBsonObjectSize`).
