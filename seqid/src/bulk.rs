@@ -123,10 +123,8 @@ impl<V: Copy> Batch<V> {
             self.fail(
                 position,
                 Rejection {
-                    code: None,
                     message: message.clone(),
-                    index: None,
-                    source: None,
+                    ..Rejection::default()
                 },
             );
         }

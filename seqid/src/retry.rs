@@ -2,11 +2,13 @@
 //! (duplicate key on `_id`), back off and try a fresh candidate, a bounded number of times.
 //! Any other refusal is returned at once.
 
+use std::sync::atomic::Ordering;
+
 use mongodb::bson::Document as BsonDocument;
 use mongodb::{Collection, Database};
 
 use crate::bulk::Batch;
-use crate::fields::{fill, fill_positions};
+use crate::fields::{fill, fill_positions, unset};
 use crate::insert::conclude;
 use crate::optimistic::backoff;
 use crate::write::{self, DUPLICATE_KEY, Fate, Rejection};
@@ -32,7 +34,7 @@ pub(crate) async fn insert_one<T: Document>(
         let value = fill(seq, doc, id)?;
         match write::insert_one(collection, doc, id).await {
             Fate::Taken(_) => {
-                crate::fields::unset(doc);
+                unset(doc);
                 flight.finish([id]);
                 state.allocator.tally.retried();
                 tracing::debug!(
@@ -98,7 +100,7 @@ pub(crate) async fn insert_many<T: Document>(
             .await;
         // Another writer took these ids: the documents wait for new ones.
         for taken in &taken {
-            crate::fields::unset(&mut docs[taken.position]);
+            unset(&mut docs[taken.position]);
         }
         // Every candidate not refused is stored, taken or maybe stored: above it next time.
         let used: Vec<i64> = waiting
@@ -112,7 +114,7 @@ pub(crate) async fn insert_many<T: Document>(
             .allocator
             .tally
             .retries
-            .fetch_add(taken.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            .fetch_add(taken.len() as u64, Ordering::Relaxed);
     }
     for position in batch.waiting() {
         batch.fail(
@@ -123,7 +125,7 @@ pub(crate) async fn insert_many<T: Document>(
                     "every id tried in {attempts} attempts was taken by another writer"
                 ),
                 index: Some("_id_".into()),
-                source: None,
+                ..Rejection::default()
             },
         );
     }

@@ -37,7 +37,7 @@ pub(crate) enum Fate {
 }
 
 /// The server's (or the driver's) reason for not storing a document.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Rejection {
     /// The server's error code; `None` when the request was never sent.
     pub code: Option<i32>,
@@ -62,10 +62,9 @@ impl Rejection {
 
     fn not_sent(error: &mongodb::error::Error) -> Self {
         Rejection {
-            code: None,
             message: error.to_string(),
-            index: None,
             source: Some(error.clone()),
+            ..Rejection::default()
         }
     }
 
@@ -184,12 +183,22 @@ async fn not_sent<T: Serialize + Send + Sync>(
         ErrorKind::InvalidArgument { .. } => too_large(documents, &error),
         _ => vec![Fate::Refused(Rejection::not_sent(&error)); documents.len()],
     };
-    refusals
+    found_or(&stored, documents, ids, refusals)
+}
+
+/// `otherwise`, but `Stored` for each document found in `stored` under its id, identical.
+fn found_or<T: Serialize>(
+    stored: &HashMap<i64, BsonDocument>,
+    documents: &[&T],
+    ids: &[i64],
+    otherwise: Vec<Fate>,
+) -> Vec<Fate> {
+    otherwise
         .into_iter()
         .zip(documents.iter().zip(ids))
-        .map(|(refusal, (document, id))| match stored.get(id) {
+        .map(|(fate, (document, id))| match stored.get(id) {
             Some(found) if same_document(*document, found) => Fate::Stored,
-            _ => refusal,
+            _ => fate,
         })
         .collect()
 }
@@ -210,10 +219,9 @@ fn too_large<T: Serialize>(documents: &[&T], error: &mongodb::error::Error) -> V
         .collect();
     let refused = |message: String| {
         Fate::Refused(Rejection {
-            code: None,
             message,
-            index: None,
             source: Some(error.clone()),
+            ..Rejection::default()
         })
     };
     (0..documents.len())
@@ -264,14 +272,12 @@ async fn settle<T: Serialize + Send + Sync>(
         ErrorKind::Write(WriteFailure::WriteConcernError(_)) => HashMap::new(),
         _ => stored_documents(collection, ids).await.unwrap_or_default(),
     };
-    documents
-        .iter()
-        .zip(ids)
-        .map(|(document, id)| match stored.get(id) {
-            Some(found) if same_document(*document, found) => Fate::Stored,
-            _ => Fate::Unknown(error.clone()),
-        })
-        .collect()
+    found_or(
+        &stored,
+        documents,
+        ids,
+        vec![Fate::Unknown(error); documents.len()],
+    )
 }
 
 /// Turns refusals into fates. A duplicate key may be this very document, stored by an
