@@ -83,18 +83,22 @@ pub(crate) async fn resume<T: Document>(
     };
     let collection = db.collection::<T>(seq.collection);
     match write::insert_one(&collection, doc, id).await {
-        // Another document holds the id: with the optimistic strategy, another writer
-        // took it after this insert was lost, and it needs a new one.
-        Fate::Taken(_) if matches!(seq.strategy, Strategy::Optimistic { .. }) => {
+        Fate::Taken(_) if takes_a_new_id(&seq) => {
             unset(doc);
             fresh(doc, db, &seq, &options).await
         }
-        // A counter's id is handed out once: the document there is this one, changed
-        // since it landed, or one written by other means. Nothing is stored, and the
-        // id stays, so that this document is not stored a second time by mistake.
+        // The id stays, so that this document is not stored a second time by mistake.
         Fate::Taken(rejection) => Err(rejection.into_error(&seq, id)),
         fate => conclude(&seq, doc, id, value, fate),
     }
+}
+
+/// Whether a resumed document whose id a different document holds gets a new id. With
+/// the optimistic strategy, another writer took the id after this insert was lost. A
+/// counter's id is handed out once, so the document there is this one, changed since it
+/// landed, or one written by other means: its fate stays unknown.
+fn takes_a_new_id(seq: &Sequence) -> bool {
+    matches!(seq.strategy, Strategy::Optimistic { .. })
 }
 
 pub(crate) async fn many<T: Document>(
@@ -125,12 +129,11 @@ pub(crate) async fn resume_many<T: Document>(
         let taken = batch
             .write(&collection, docs, &carrying, &ids, &values)
             .await;
-        // As in `resume`: an optimistic id taken by another writer is replaced below; a
-        // counter's id held by another document leaves the fate unknown.
+        // Replaced below, or of unknown fate with its id kept.
         for taken in taken {
-            match seq.strategy {
-                Strategy::Optimistic { .. } => unset(&mut docs[taken.position]),
-                _ => batch.unknown(taken.position),
+            match takes_a_new_id(&seq) {
+                true => unset(&mut docs[taken.position]),
+                false => batch.unknown(taken.position),
             }
         }
     }
