@@ -8,9 +8,9 @@ use common::models::BlockDoc;
 use common::{
     Workers, counted_db, counter_value, insert_concurrently, integer, merge, stored_writes,
 };
-use mongodb::bson::{Document as BsonDocument, doc};
+use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::options::ReturnDocument;
-use seqid::Document;
+use seqid::{Document, Error};
 use seqid_harness::test_db;
 use serde::Serialize;
 
@@ -61,6 +61,7 @@ async fn plain_increment(db: &mongodb::Database, name: &str) -> i64 {
 #[tokio::test]
 async fn one_increment_per_block() {
     let (db, counter) = counted_db("block_round_trips").await;
+    let db = common::shared(&db);
     let mut ids = Vec::new();
     for n in 0..95 {
         let mut doc = BlockDoc {
@@ -85,6 +86,7 @@ async fn one_increment_per_block() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiting_tasks_share_one_refill() {
     let (db, counter) = counted_db("block_refills").await;
+    let db = common::shared(&db);
     let writes = insert_concurrently::<BlockDoc>(&db, "task", 64, 10).await;
     assert_eq!(writes.len(), 640);
     let trips = counter.count("findAndModify");
@@ -99,6 +101,7 @@ async fn waiting_tasks_share_one_refill() {
 #[tokio::test]
 async fn bulk_inserts_take_the_rest_of_the_block_then_whole_blocks_in_one_trip() {
     let (db, counter) = counted_db("block_bulk").await;
+    let db = common::shared(&db);
     Order { id: None }.insert(&db).await.unwrap();
     let mut orders: Vec<Order> = (0..250).map(|_| Order { id: None }).collect();
     let ids = Order::insert_many(&mut orders, &db).await.unwrap();
@@ -120,7 +123,9 @@ async fn bulk_inserts_take_the_rest_of_the_block_then_whole_blocks_in_one_trip()
 #[tokio::test]
 async fn each_database_has_its_own_block() {
     let a = test_db("block_db_a").await;
+    let a = common::shared(&a);
     let b = test_db("block_db_b").await;
+    let b = common::shared(&b);
     assert_eq!(Order { id: None }.insert(&a).await.unwrap(), 1);
     assert_eq!(Order { id: None }.insert(&b).await.unwrap(), 1);
     assert_eq!(Order { id: None }.insert(&a).await.unwrap(), 2);
@@ -130,6 +135,7 @@ async fn each_database_has_its_own_block() {
 #[tokio::test]
 async fn plain_writers_share_the_sequence_and_ids_increase_in_a_process() {
     let db = test_db("block_pooled").await;
+    let db = common::shared(&db);
     let mut seen = Vec::new();
     for n in 0..30 {
         seen.push(
@@ -174,6 +180,7 @@ async fn plain_writers_share_the_sequence_and_ids_increase_in_a_process() {
 #[tokio::test]
 async fn a_restart_leaves_a_gap_smaller_than_a_block() {
     let db = test_db("block_restart").await;
+    let db = common::shared(&db);
     let mut worker = Workers::spawn("block", &db, 1, 1, 3);
     worker.go();
     let from_worker = worker.finish().await;
@@ -202,6 +209,7 @@ async fn a_restart_leaves_a_gap_smaller_than_a_block() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ids_are_unique_across_tasks_processes_and_a_plain_writer() {
     let db = test_db("block_load").await;
+    let db = common::shared(&db);
     let mut workers = Workers::spawn("block", &db, 3, 16, 25);
     workers.go();
     let plain = tokio::spawn({
@@ -234,4 +242,140 @@ async fn ids_are_unique_across_tasks_processes_and_a_plain_writer() {
         overlap.is_empty(),
         "block ids handed out to the plain writer too: {overlap:?}"
     );
+}
+
+/// Thousands of block inserts cancelled while queued for a block, while a block is being
+/// reserved, and while inserting: the ids of callers cancelled before they got them go
+/// back to the live block. Once the process is quiet, every id the counter reserved is
+/// stored, held by a cancelled document (which keeps it), or still in the block, except
+/// those of a reservation whose own caller was cancelled mid-round-trip (a gap; see
+/// `Strategy`); and the next insert takes the lowest id left, without a round trip.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_block_inserts_give_their_ids_back() {
+    let (db, counter) = counted_db("block_cancelled").await;
+    let db = common::shared(&db);
+    let mut cancelled = 0;
+    let mut kept = BTreeSet::new();
+    let mut returned = Vec::new();
+    for round in 0..60_u64 {
+        let tasks: Vec<_> = (0..24_u64)
+            .map(|i| {
+                let db = db.clone();
+                tokio::spawn(async move {
+                    let mut doc = BlockDoc {
+                        id: 0,
+                        writer: format!("r{round}"),
+                        n: i as u32,
+                    };
+                    let wait = std::time::Duration::from_micros((i * 131 + round * 17) % 2500);
+                    let outcome = tokio::time::timeout(wait, doc.insert(&db)).await;
+                    (doc.id, outcome.ok().map(Result::unwrap))
+                })
+            })
+            .collect();
+        for task in tasks {
+            match task.await.unwrap() {
+                (_, Some(id)) => returned.push(id),
+                (id, None) => {
+                    cancelled += 1;
+                    if id != 0 {
+                        kept.insert(id);
+                    }
+                }
+            }
+        }
+    }
+    assert!(cancelled >= 1000, "only {cancelled} inserts were cancelled");
+    // Requests still on their way land (or not) first.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let stored: BTreeSet<i64> = common::all_documents(&db, "multi_block")
+        .await
+        .iter()
+        .filter_map(|d| integer(d.get("_id").unwrap()))
+        .collect();
+    let mut handed: Vec<i64> = returned.iter().chain(&kept).copied().collect();
+    handed.sort_unstable();
+    let distinct = handed.len();
+    handed.dedup();
+    assert_eq!(handed.len(), distinct, "an id handed out twice");
+    assert!(returned.iter().all(|id| stored.contains(id)));
+    assert!(stored.iter().all(|id| handed.binary_search(id).is_ok()));
+    let stats = BlockDoc::stats(&db);
+    let reserved = counter_value(&db, "multi_block").await.unwrap();
+    assert!(handed.len() as u64 + stats.unused <= reserved as u64);
+    if stats.unused > 0 {
+        let trips = counter.count("findAndModify");
+        let mut next = BlockDoc {
+            id: 0,
+            writer: "after".into(),
+            n: 0,
+        };
+        let id = next.insert(&db).await.unwrap();
+        assert_eq!(
+            counter.count("findAndModify"),
+            trips,
+            "served from the block"
+        );
+        assert!(!handed.contains(&id) && id <= reserved);
+        assert_eq!(BlockDoc::stats(&db).unused, stats.unused - 1);
+    }
+}
+
+#[tokio::test]
+async fn a_block_that_would_take_a_double_counter_to_2_pow_53_is_refused_and_the_counter_left() {
+    #[derive(Serialize, Document)]
+    #[seq_id("near", collection = "near", strategy = "block", block_size = 100)]
+    struct Near {
+        #[serde(rename = "_id")]
+        id: i64,
+    }
+    let db = test_db("block_near_limit").await;
+    let db = common::shared(&db);
+    let counters = db.collection::<BsonDocument>("counters");
+    let stored = || async {
+        counters
+            .find_one(doc! { "_id": "near" })
+            .await
+            .unwrap()
+            .and_then(|counter| counter.get("seq").cloned())
+    };
+    // 2^53 - 50: a block of 100 from here would end at 2^53 + 50, where a Double has
+    // stopped counting by one.
+    let near = Bson::Double(9_007_199_254_740_942.0);
+    counters
+        .insert_one(doc! { "_id": "near", "seq": near.clone() })
+        .await
+        .unwrap();
+    for _ in 0..2 {
+        let error = Near { id: 0 }.insert(&db).await.unwrap_err();
+        match &error {
+            Error::CounterNotNumeric {
+                sequence, value, ..
+            } => assert_eq!((sequence.as_str(), &**value), ("near", &near)),
+            other => panic!("expected CounterNotNumeric, got {other:?}"),
+        }
+        let text = error.to_string();
+        assert!(
+            text.starts_with("sequence `near`: the counter { _id: \"near\" } in `counters`"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "holds seq: 9007199254740942.0, a Double that the ids asked for would take to \
+                 2^53 or beyond"
+            ),
+            "{text}"
+        );
+        assert_eq!(stored().await, Some(near.clone()), "never moved");
+    }
+    // A Double counter far from 2^53 hands out blocks, and stays a Double.
+    counters
+        .replace_one(
+            doc! { "_id": "near" },
+            doc! { "_id": "near", "seq": 1000.0 },
+        )
+        .await
+        .unwrap();
+    assert_eq!(Near { id: 0 }.insert(&db).await.unwrap(), 1001);
+    assert_eq!(stored().await, Some(Bson::Double(1100.0)));
 }

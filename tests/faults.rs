@@ -116,7 +116,7 @@ fn variant(error: &Error) -> &'static str {
 /// Inserts `shape.documents()` documents from `shape.tasks` tasks and finishes every one
 /// of them the way the README says: an unknown outcome (or a cancelled call) is finished
 /// with `resume_*`, a failure without an id is inserted again. Every loop is bounded.
-async fn workload<T: Payload>(db: &Database, label: &str, shape: Shape) -> Seen {
+async fn workload<T: Payload>(db: &seqid::Database, label: &str, shape: Shape) -> Seen {
     let seen = Arc::new(std::sync::Mutex::new(Seen::default()));
     let tasks: Vec<_> = (0..shape.tasks)
         .map(|task| {
@@ -162,7 +162,7 @@ fn record_error<T: Payload>(seen: &std::sync::Mutex<Seen>, error: &Error) {
 
 async fn finish_one<T: Payload>(
     doc: &mut T,
-    db: &Database,
+    db: &seqid::Database,
     shape: Shape,
     seen: &std::sync::Mutex<Seen>,
 ) {
@@ -201,7 +201,7 @@ async fn finish_one<T: Payload>(
 
 async fn finish_many<T: Payload>(
     docs: &mut [T],
-    db: &Database,
+    db: &seqid::Database,
     shape: Shape,
     seen: &std::sync::Mutex<Seen>,
 ) {
@@ -337,7 +337,7 @@ struct Rig {
     checker: Client,
     proxy: Option<FaultProxy>,
     failures: Arc<Failures>,
-    app: Client,
+    app: seqid::Sequences,
 }
 
 impl Rig {
@@ -355,7 +355,7 @@ impl Rig {
         };
         let uri = proxy.as_ref().map_or_else(|| server.uri(), FaultProxy::uri);
         let failures = Arc::new(Failures::default());
-        let app = app_client(&uri, &failures).await;
+        let app = seqid::Sequences::new(&app_client(&uri, &failures).await);
         Rig {
             server,
             checker,

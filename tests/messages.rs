@@ -40,6 +40,7 @@ async fn set_counter(db: &mongodb::Database, name: &str, seq: impl Into<Bson>) {
 #[tokio::test]
 async fn zero_is_the_unset_marker_of_a_plain_field_not_an_overflow() {
     let db = test_db("messages_zero").await;
+    let db = common::shared(&db);
     set_counter(&db, "zero", -1).await;
     let error = Plain { id: 0 }.insert(&db).await.unwrap_err();
     assert!(
@@ -63,6 +64,7 @@ async fn zero_is_the_unset_marker_of_a_plain_field_not_an_overflow() {
 #[tokio::test]
 async fn an_id_already_set_says_what_unset_looks_like_for_the_field() {
     let db = test_db("messages_unset").await;
+    let db = common::shared(&db);
     let error = Unsigned { id: Some(0) }.insert(&db).await.unwrap_err();
     assert!(
         matches!(
@@ -80,12 +82,12 @@ async fn an_id_already_set_says_what_unset_looks_like_for_the_field() {
     assert!(error.to_string().contains("unset id (0)"), "{error}");
 }
 
-/// (A Double counter from 2^53 on is refused for its precision, not called "not a whole
-/// number": unit-tested in `seqid/src/error.rs`, since nx-27017 keeps only 15 significant
-/// digits of a Double and cannot store the values around 2^53 this would need.)
+/// (A Double counter from 2^53 on, or one the ids asked for would take there, is refused
+/// for its precision, not called "not a whole number": `tests/counters.rs` and `block.rs`.)
 #[tokio::test]
 async fn a_counter_with_a_fraction_is_called_so() {
     let db = test_db("messages_fraction").await;
+    let db = common::shared(&db);
     set_counter(&db, "zero", 2.5).await;
     let error = Plain { id: 0 }.insert(&db).await.unwrap_err();
     assert!(
@@ -106,6 +108,7 @@ async fn a_batch_held_back_by_one_huge_document_says_which() {
         body: String,
     }
     let db = test_db("messages_too_large").await;
+    let db = common::shared(&db);
     let mut batch = vec![
         Big {
             id: 0,
@@ -153,6 +156,7 @@ async fn an_optimistic_overflow_names_the_id_it_came_from() {
         id: i64,
     }
     let db = test_db("messages_huge").await;
+    let db = common::shared(&db);
     db.collection::<BsonDocument>("huge")
         .insert_one(doc! { "_id": 1e300 })
         .await

@@ -72,6 +72,7 @@ async fn never_arrived(db: &Database, id: i64) {
 /// another document holds: each is finished exactly once.
 async fn resume_single<T: Model>(label: &str) {
     let db = test_db(label).await;
+    let db = common::shared(&db);
     let mut landed = T::new("landed".into());
     let id = landed.insert(&db).await.unwrap();
     assert_eq!(landed.id(), id);
@@ -146,6 +147,7 @@ async fn resume_insert_optimistic() {
 /// id taken by another document, and unset (refused earlier): one call stores each once.
 async fn resume_batch<T: Model>(label: &str) {
     let db = test_db(label).await;
+    let db = common::shared(&db);
     let mut batch: Vec<T> = (0..6).map(|i| T::new(format!("doc{i}"))).collect();
     let ids: Vec<i64> = T::insert_many(&mut batch, &db).await.unwrap();
     never_arrived(&db, ids[3]).await;
@@ -216,6 +218,7 @@ async fn resume_insert_many_optimistic() {
 #[tokio::test]
 async fn a_changed_document_is_not_mistaken_for_the_stored_one() {
     let db = test_db("resume_changed").await;
+    let db = common::shared(&db);
     let mut first = Optimistic::new("same payload".into());
     let id = first.insert(&db).await.unwrap();
     let mut changed = first.clone();

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use mongodb::Database;
 use mongodb::bson::Document as BsonDocument;
+use seqid::Database;
 use seqid::Document;
 
 use crate::Config;

@@ -112,7 +112,8 @@ async fn main() -> Result<(), BoxError> {
         o.app_name = Some("seqid-bench".into());
     })
     .await?;
-    let db = client.database(name);
+    // seqid's inserts share state through a handle, as an application's would.
+    let db = seqid::Sequences::new(&client).database(name);
     let server_pid = probe::server_pid(&db).await;
     let usage_before = monitor.snapshot(server_pid);
 

@@ -5,8 +5,9 @@
 
 use std::time::{Duration, Instant};
 
+use mongodb::Collection;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use mongodb::{Collection, Database};
+use seqid::Database;
 use seqid::Document;
 
 use crate::Config;

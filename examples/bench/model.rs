@@ -3,9 +3,10 @@
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
+use mongodb::Collection;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::options::ReturnDocument;
-use mongodb::{Collection, Database};
+use seqid::Database;
 use seqid::Document;
 use serde::{Deserialize, Serialize};
 

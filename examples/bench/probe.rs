@@ -7,10 +7,10 @@ use std::fs;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mongodb::Database;
 use mongodb::bson::{Bson, doc};
 use mongodb::event::EventHandler;
 use mongodb::event::command::CommandEvent;
+use seqid::Database;
 use seqid_harness::CommandCounter;
 
 /// Commands counted by name, and the summed `duration` of their succeeded/failed

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mongodb::Database;
 use mongodb::bson::{Document as BsonDocument, doc};
+use seqid::Database;
 
 use crate::Config;
 use crate::model::{BoxError, Contender};

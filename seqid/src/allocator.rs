@@ -109,7 +109,7 @@ impl Spans {
     }
 }
 
-/// Ids reserved by this process and not handed out yet; taking one is a short critical
+/// Ids reserved and not handed out yet; taking one is a short critical
 /// section (no await, no allocation).
 ///
 /// ```
@@ -180,7 +180,8 @@ struct Request {
     reply: oneshot::Sender<Result<Vec<i64>, Error>>,
 }
 
-/// Process-wide id allocator for one sequence (see the module docs).
+/// The id allocator of one sequence in one [`Sequences`](crate::Sequences) handle, or of
+/// one call through a bare database (see the module docs).
 pub(crate) struct Allocator {
     /// Reservations are rounded up to a multiple of this: 1 reserves only what is asked.
     chunk: u64,
@@ -201,7 +202,12 @@ impl Allocator {
         }
     }
 
-    /// `count` distinct ids, increasing, never handed out before by this process.
+    /// Ids reserved and not handed out yet.
+    pub(crate) fn unused(&self) -> u64 {
+        self.live.remaining()
+    }
+
+    /// `count` distinct ids, increasing, never handed out before by this allocator.
     pub(crate) async fn allocate<S: Source>(
         &self,
         count: u64,

@@ -2,10 +2,9 @@
 
 use std::future::Future;
 
-use mongodb::Database;
 use serde::Serialize;
 
-use crate::{Error, IdField, InsertOptions, Sequence, Stats};
+use crate::{AsDatabase, Database, Error, IdField, InsertOptions, Sequence, Stats};
 
 /// The integer id of a [`Document`] type: `i64` for an `i64` or `Option<i64>` field.
 pub type IdValue<T> = <<T as Document>::Id as IdField>::Value;
@@ -87,9 +86,9 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// ```
     fn insert(
         &mut self,
-        db: &Database,
+        db: &impl AsDatabase,
     ) -> impl Future<Output = Result<IdValue<Self>, Error>> + Send {
-        crate::insert::one(self, db, InsertOptions::new())
+        crate::insert::one(self, db.route(), InsertOptions::new())
     }
 
     /// [`insert`](Document::insert) with options that override the attribute for this call.
@@ -106,10 +105,10 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// ```
     fn insert_with(
         &mut self,
-        db: &Database,
+        db: &impl AsDatabase,
         options: InsertOptions,
     ) -> impl Future<Output = Result<IdValue<Self>, Error>> + Send {
-        crate::insert::one(self, db, options)
+        crate::insert::one(self, db.route(), options)
     }
 
     /// Inserts many documents with one reservation of ids and one `insert_many`, and
@@ -136,9 +135,9 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// ```
     fn insert_many(
         docs: &mut [Self],
-        db: &Database,
+        db: &impl AsDatabase,
     ) -> impl Future<Output = Result<Vec<IdValue<Self>>, Error>> + Send {
-        crate::insert::many(docs, db, InsertOptions::new())
+        crate::insert::many(docs, db.route(), InsertOptions::new())
     }
 
     /// [`insert_many`](Document::insert_many) with options for this call.
@@ -155,10 +154,10 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// ```
     fn insert_many_with(
         docs: &mut [Self],
-        db: &Database,
+        db: &impl AsDatabase,
         options: InsertOptions,
     ) -> impl Future<Output = Result<Vec<IdValue<Self>>, Error>> + Send {
-        crate::insert::many(docs, db, options)
+        crate::insert::many(docs, db.route(), options)
     }
 
     /// Finishes an insert whose outcome is unknown ([`Error::OutcomeUnknown`], or a
@@ -194,9 +193,9 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// ```
     fn resume_insert(
         &mut self,
-        db: &Database,
+        db: &impl AsDatabase,
     ) -> impl Future<Output = Result<IdValue<Self>, Error>> + Send {
-        crate::insert::resume(self, db, InsertOptions::new())
+        crate::insert::resume(self, db.route(), InsertOptions::new())
     }
 
     /// Finishes an [`insert_many`](Document::insert_many) that did not store every
@@ -225,27 +224,29 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// ```
     fn resume_insert_many(
         docs: &mut [Self],
-        db: &Database,
+        db: &impl AsDatabase,
     ) -> impl Future<Output = Result<Vec<IdValue<Self>>, Error>> + Send {
-        crate::insert::resume_many(docs, db, InsertOptions::new())
+        crate::insert::resume_many(docs, db.route(), InsertOptions::new())
     }
 
-    /// What this process has done for the sequence in `db` so far: round trips that
-    /// reserved ids, ids handed out, and retries.
+    /// What the [`Sequences`](crate::Sequences) handle of `db` has done for the sequence
+    /// in `db` since it took up the sequence: round trips that reserved ids, ids handed
+    /// out, and retries. (Calls through a bare `mongodb::Database` share no state, so
+    /// there is nothing to count for them.)
     ///
     /// ```no_run
     /// # use seqid::Document;
     /// # #[derive(serde::Serialize, Document)]
     /// # #[seq_id("ticket", strategy = "optimistic")]
     /// # struct Ticket { _id: Option<i64> }
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
     /// Ticket { _id: None }.insert(&db).await?;
     /// let stats = Ticket::stats(&db);
     /// println!("{} retries so far", stats.retries);
     /// # Ok(()) }
     /// ```
     fn stats(db: &Database) -> Stats {
-        crate::registry::stats(db, &Self::SEQUENCE)
+        db.sequences().stats(db.name(), &Self::SEQUENCE)
     }
 }
 
@@ -287,7 +288,7 @@ pub trait CounterBacked: Document {
     /// assert_eq!(next.insert(&db).await?, 5001);
     /// # Ok(()) }
     /// ```
-    fn sync_counter(db: &Database) -> impl Future<Output = Result<i64, Error>> + Send {
-        crate::insert::sync_counter::<Self>(db)
+    fn sync_counter(db: &impl AsDatabase) -> impl Future<Output = Result<i64, Error>> + Send {
+        crate::insert::sync_counter::<Self>(db.route())
     }
 }

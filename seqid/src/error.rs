@@ -39,10 +39,14 @@ pub enum Error {
     },
 
     /// The counter document holds a `seq` seqid cannot count from: not a number, a number
-    /// with a fraction, or a Double from 2^53 on, where a Double can no longer hold every
-    /// integer.
+    /// with a fraction, a Double from 2^53 on (where a Double can no longer hold every
+    /// integer) or one the ids asked for would take there, or a Decimal128 they would take
+    /// beyond the range of an `i64`. The counter is left as it was, and `value` is what it
+    /// holds: the update applies only to a counter it leaves countable.
     #[error(
-        "sequence `{sequence}`: the counter {{ _id: {sequence:?} }} in `{counters}` holds seq: {value}, {}",
+        "sequence `{sequence}`: the counter {{ _id: {sequence:?} }} in `{counters}` holds seq: {}, {}; \
+         it was left as it is",
+        crate::numeric::shown(value),
         not_countable(value)
     )]
     CounterNotNumeric {
@@ -50,8 +54,26 @@ pub enum Error {
         sequence: String,
         /// The counters collection.
         counters: String,
-        /// The value found in `seq`.
+        /// The value the counter holds in `seq`.
         value: Box<Bson>,
+    },
+
+    /// The counter kept changing between seqid reading it and updating it as read: other
+    /// writers took ids from it every time. Only a counter the update cannot check by
+    /// itself is updated so: a Decimal128, which no query operator tells from a fraction.
+    /// No id was taken.
+    #[error(
+        "sequence `{sequence}`: the counter {{ _id: {sequence:?} }} in `{counters}` changed between \
+         reading it and updating it as read, {attempts} times in a row (other writers kept \
+         taking ids from it); no id was taken"
+    )]
+    CounterContended {
+        /// The sequence.
+        sequence: String,
+        /// The counters collection.
+        counters: String,
+        /// How many updates conditional on the value read were sent.
+        attempts: u32,
     },
 
     /// The server answered the counter's upsert (`findAndModify` with `upsert: true`) with
@@ -73,7 +95,9 @@ pub enum Error {
     },
 
     /// The insert was sent, but its outcome could not be learned: the connection or the
-    /// server went away before the answer came (or a write concern was not satisfied). The
+    /// server went away before the answer came, a write concern was not satisfied, or the
+    /// server refused a duplicate `_id` that no document held when seqid looked (an
+    /// earlier attempt of this insert may still have been being applied). The
     /// document may be stored, or may still be. It keeps its id, so inserting it again
     /// with [`insert`](crate::Document::insert) is refused rather than storing it twice;
     /// [`resume_insert`](crate::Document::resume_insert) finishes the job safely.
@@ -222,6 +246,7 @@ impl Error {
         match self {
             Error::Driver { sequence, .. }
             | Error::CounterNotNumeric { sequence, .. }
+            | Error::CounterContended { sequence, .. }
             | Error::NoCounter { sequence, .. }
             | Error::Overflow { sequence, .. }
             | Error::DuplicateKey { sequence, .. }
@@ -348,19 +373,29 @@ impl fmt::Display for BulkError {
     }
 }
 
-/// Why seqid cannot count from a counter's value, for [`Error::CounterNotNumeric`].
+/// Why seqid cannot count from a counter's value, for [`Error::CounterNotNumeric`]. A
+/// whole number is reported only when the ids asked for would take it out of range, so
+/// the value alone tells which cause it is.
 fn not_countable(value: &Bson) -> &'static str {
+    use crate::numeric::{DOUBLE_LIMIT, Decimal, decimal};
+    const NOT_WHOLE: &str = "which is not a whole number: an id cannot come from it";
     match value {
-        Bson::Double(v) if v.fract() == 0.0 && v.abs() >= crate::numeric::DOUBLE_LIMIT => {
+        Bson::Double(v) if v.fract() == 0.0 && v.abs() >= DOUBLE_LIMIT => {
             "a Double from 2^53 on, where it can no longer hold every integer (2^53 + 1 rounds \
              back to 2^53): store it as a long (NumberLong) to go on"
         }
-        Bson::Decimal128(d) if d.to_string().parse::<f64>().is_ok_and(|v| v.fract() == 0.0) => {
-            "which is beyond the range of an i64 id"
+        Bson::Double(v) if v.fract() == 0.0 => {
+            "a Double that the ids asked for would take to 2^53 or beyond, where it can no longer \
+             hold every integer (2^53 + 1 rounds back to 2^53): store it as a long (NumberLong) to go on"
         }
-        Bson::Double(_) | Bson::Decimal128(_) => {
-            "which is not a whole number: an id cannot come from it"
-        }
+        Bson::Double(_) => NOT_WHOLE,
+        Bson::Decimal128(d) => match decimal(d) {
+            Decimal::Integer(n) if i64::try_from(n).is_ok() => {
+                "which the ids asked for would take beyond the range of an i64 id"
+            }
+            Decimal::Integer(_) | Decimal::Huge => "which is beyond the range of an i64 id",
+            Decimal::NotWhole => NOT_WHOLE,
+        },
         _ => {
             "which is not a number (seqid counts from an Int32, Int64, or a whole Double or Decimal128)"
         }
@@ -408,13 +443,28 @@ mod tests {
             }
             .to_string()
         };
+        let decimal = |text: &str| Bson::Decimal128(text.parse().unwrap());
         let precision = message(Bson::Double(9_007_199_254_740_992.0));
-        assert!(precision.contains("2^53"), "{precision}");
+        assert!(
+            precision.contains("seq: 9007199254740992.0, a Double from 2^53 on"),
+            "{precision}"
+        );
         assert!(!precision.contains("not a whole number"), "{precision}");
-        assert!(message(Bson::Double(2.5)).contains("not a whole number"));
-        assert!(message(Bson::String("x".into())).contains("not a number"));
-        let huge: mongodb::bson::Decimal128 = "1E+30".parse().unwrap();
-        assert!(message(Bson::Decimal128(huge)).contains("beyond the range"));
+        let next = message(Bson::Double(9_007_199_254_740_991.0));
+        assert!(
+            next.contains("seq: 9007199254740991.0, a Double that the ids asked for would take to 2^53 or beyond"),
+            "{next}"
+        );
+        assert!(message(Bson::Double(2.5)).contains("seq: 2.5, which is not a whole number"));
+        assert!(message(Bson::Double(1e300)).contains("seq: 1e300, a Double from 2^53 on"));
+        assert!(message(decimal("2.5")).contains("seq: 2.5, which is not a whole number"));
+        assert!(message(Bson::String("x".into())).contains("seq: \"x\", which is not a number"));
+        assert!(message(decimal("1E+30")).contains("seq: 1E+30, which is beyond the range"));
+        assert!(
+            message(decimal("9223372036854775807"))
+                .contains("which the ids asked for would take beyond the range of an i64 id")
+        );
+        assert!(message(Bson::Null).ends_with("it was left as it is"));
     }
 
     #[test]

@@ -1,20 +1,16 @@
 //! `insert`, `insert_many` and their `resume_*` counterparts: check the id fields, then
-//! either take ids from the counter (counters and block strategies) and write, or run
-//! the optimistic loop.
-
-use mongodb::Database;
+//! hand the documents to their strategy family ([`counted`] or [`optimistic`]).
 
 use crate::bulk::{Batch, carried};
-use crate::counter::{self, CounterSource};
-use crate::fields::{ensure_unset, fill, fill_positions, unset};
+use crate::fields::{ensure_unset, unset};
+use crate::sequences::Route;
 use crate::write::{self, Fate};
-use crate::{
-    Document, Error, IdField, IdValue, InsertOptions, Sequence, Strategy, registry, retry,
-};
+use crate::{Document, Error, IdField, IdValue, InsertOptions, Sequence, Strategy};
+use crate::{counted, optimistic};
 
 pub(crate) async fn one<T: Document>(
     doc: &mut T,
-    db: &Database,
+    db: Route<'_>,
     options: InsertOptions,
 ) -> Result<IdValue<T>, Error> {
     let seq = T::SEQUENCE;
@@ -25,25 +21,18 @@ pub(crate) async fn one<T: Document>(
 /// Inserts a document whose id field is unset under a new id.
 async fn fresh<T: Document>(
     doc: &mut T,
-    db: &Database,
+    db: Route<'_>,
     seq: &Sequence,
     options: &InsertOptions,
 ) -> Result<IdValue<T>, Error> {
-    let collection = db.collection::<T>(seq.collection);
+    let collection = db.db.collection::<T>(seq.collection);
     match seq.strategy {
         Strategy::Optimistic { max_attempts } => {
             let attempts = attempts(seq, max_attempts, options)?;
-            retry::insert_one(doc, db, seq, &collection, attempts).await
+            let state = db.collection(seq);
+            optimistic::insert::insert_one(doc, &state, seq, &collection, attempts).await
         }
-        _ => {
-            let allocator = registry::counter(db, seq);
-            let id = allocator
-                .allocate(1, &CounterSource { db, sequence: seq })
-                .await?[0];
-            let value = fill(seq, doc, id)?;
-            let fate = write::insert_one(&collection, doc, id).await;
-            conclude(seq, doc, id, value, fate)
-        }
+        _ => counted::insert_one(doc, db, seq, &collection).await,
     }
 }
 
@@ -73,7 +62,7 @@ pub(crate) fn conclude<T: Document>(
 
 pub(crate) async fn resume<T: Document>(
     doc: &mut T,
-    db: &Database,
+    db: Route<'_>,
     options: InsertOptions,
 ) -> Result<IdValue<T>, Error> {
     let seq = T::SEQUENCE;
@@ -81,7 +70,7 @@ pub(crate) async fn resume<T: Document>(
     let (Some(&id), Some(&value)) = (ids.first(), values.first()) else {
         return fresh(doc, db, &seq, &options).await;
     };
-    let collection = db.collection::<T>(seq.collection);
+    let collection = db.db.collection::<T>(seq.collection);
     match write::insert_one(&collection, doc, id).await {
         Fate::Taken(_) if takes_a_new_id(&seq) => {
             unset(doc);
@@ -103,7 +92,7 @@ fn takes_a_new_id(seq: &Sequence) -> bool {
 
 pub(crate) async fn many<T: Document>(
     docs: &mut [T],
-    db: &Database,
+    db: Route<'_>,
     options: InsertOptions,
 ) -> Result<Vec<IdValue<T>>, Error> {
     let seq = T::SEQUENCE;
@@ -115,7 +104,7 @@ pub(crate) async fn many<T: Document>(
 
 pub(crate) async fn resume_many<T: Document>(
     docs: &mut [T],
-    db: &Database,
+    db: Route<'_>,
     options: InsertOptions,
 ) -> Result<Vec<IdValue<T>>, Error> {
     let seq = T::SEQUENCE;
@@ -125,7 +114,7 @@ pub(crate) async fn resume_many<T: Document>(
     let (ids, values) = carried(&seq, docs, &carrying)?;
     let mut batch = Batch::new(docs.len());
     if !carrying.is_empty() {
-        let collection = db.collection::<T>(seq.collection);
+        let collection = db.db.collection::<T>(seq.collection);
         let taken = batch
             .write(&collection, docs, &carrying, &ids, &values)
             .await;
@@ -143,47 +132,27 @@ pub(crate) async fn resume_many<T: Document>(
 /// Gives every document still waiting in `batch` an id and writes it.
 async fn fill_waiting<T: Document>(
     docs: &mut [T],
-    db: &Database,
+    db: Route<'_>,
     seq: &Sequence,
     options: &InsertOptions,
-    mut batch: Batch<IdValue<T>>,
+    batch: Batch<IdValue<T>>,
 ) -> Result<Vec<IdValue<T>>, Error> {
     let waiting = batch.waiting();
     if waiting.is_empty() {
         return batch.conclude(seq);
     }
-    let collection = db.collection::<T>(seq.collection);
+    let collection = db.db.collection::<T>(seq.collection);
     match seq.strategy {
         Strategy::Optimistic { max_attempts } => {
             let attempts = attempts(seq, max_attempts, options)?;
-            retry::insert_many(docs, db, seq, &collection, attempts, batch).await
+            let state = db.collection(seq);
+            optimistic::insert::insert_many(docs, &state, seq, &collection, attempts, batch).await
         }
-        _ => {
-            let allocator = registry::counter(db, seq);
-            let source = CounterSource { db, sequence: seq };
-            let ids = match allocator.allocate(waiting.len() as u64, &source).await {
-                Ok(ids) => ids,
-                Err(error) => return batch.abandon(seq, error),
-            };
-            let values = match fill_positions(seq, docs, &waiting, &ids) {
-                Ok(values) => values,
-                Err(error) => return batch.abandon(seq, error),
-            };
-            let taken = batch
-                .write(&collection, docs, &waiting, &ids, &values)
-                .await;
-            // A counter's id held by another document was written by other means (see
-            // `sync_counter`): a failure, not a retry.
-            for taken in taken {
-                unset(&mut docs[taken.position]);
-                batch.fail(taken.position, taken.rejection);
-            }
-            batch.conclude(seq)
-        }
+        _ => counted::insert_many(docs, db, seq, &collection, batch).await,
     }
 }
 
-pub(crate) async fn sync_counter<T: Document>(db: &Database) -> Result<i64, Error> {
+pub(crate) async fn sync_counter<T: Document>(db: Route<'_>) -> Result<i64, Error> {
     let seq = T::SEQUENCE;
     match seq.strategy {
         // `CounterBacked` is derived for counter strategies only; a hand-written impl for
@@ -194,10 +163,7 @@ pub(crate) async fn sync_counter<T: Document>(db: &Database) -> Result<i64, Erro
             value: "optimistic".into(),
             reason: "the optimistic strategy keeps no counter to bring up to date",
         }),
-        _ => {
-            let allocator = registry::counter(db, &seq);
-            counter::sync(db, &seq, &allocator.tally).await
-        }
+        _ => counted::sync(db, &seq).await,
     }
 }
 

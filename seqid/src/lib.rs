@@ -36,16 +36,39 @@
 //! Chosen per type with `strategy = "..."` (see [`Strategy`]):
 //!
 //! - **`counters`** (default): `findAndModify` with `$inc` and upsert on
-//!   `counters.{ _id: name, seq }`, as in MongoDB's tutorial. Tasks of one process that
-//!   wait at the same moment share one `$inc: k`.
+//!   `counters.{ _id: name, seq }`, as in MongoDB's tutorial. Tasks sharing a
+//!   [`Sequences`] handle that wait at the same moment share one `$inc: k`.
 //! - **`optimistic`**: the largest numeric `_id` plus one, retried on a duplicate `_id`
 //!   (`max_attempts`, jittered backoff); no counters collection, no gaps.
 //! - **`block`**: `block_size` ids reserved with one `$inc` and handed out in memory by
-//!   every task of the process.
+//!   every task sharing a [`Sequences`] handle.
 //!
 //! Every strategy hands out unique ids under concurrency, across processes and next to
-//! other writers of the same counter or collection. The README of the repository spells
-//! out the guarantees (ordering, gaps) of each, and the attribute reference.
+//! other writers of the same counter or collection; [`Strategy`] sets out the guarantees
+//! of each (order, gaps, round trips, other writers). The README of the repository has
+//! the attribute reference.
+//!
+//! # Sharing state between tasks: [`Sequences`]
+//!
+//! `insert` accepts a bare `mongodb::Database`, as above, or a [`Database`] made by a
+//! [`Sequences`] handle, one per client, cheap to clone. The handle owns what the tasks
+//! of a process share: the group commit of `counters`, the live blocks of `block`, the
+//! candidates of `optimistic`. Through a bare database each call works alone, since the
+//! driver cannot say which deployment a database belongs to (see [`AsDatabase`]): ids
+//! are as unique, the handle makes them cheaper. State unused for a while is released
+//! ([`Sequences::release_idle_after`]), so memory follows the sequences in use.
+//!
+//! ```no_run
+//! # use seqid::Document;
+//! # #[derive(serde::Serialize, Document)]
+//! # #[seq_id("userid", collection = "users", strategy = "block")]
+//! # struct User { #[serde(rename = "_id")] id: i64, name: String }
+//! # async fn run(client: mongodb::Client) -> Result<(), seqid::Error> {
+//! let db = seqid::Sequences::new(&client).database("app");
+//! let mut ada = User { id: 0, name: "Ada".into() };
+//! ada.insert(&db).await?; // the first id of a block of 100, shared by every task
+//! # Ok(()) }
+//! ```
 //!
 //! # Errors
 //!
@@ -84,30 +107,31 @@
 #![warn(missing_docs)]
 
 mod allocator;
+mod backoff;
 mod bulk;
-mod counter;
+mod counted;
 mod document;
 mod error;
 mod fields;
 mod id;
 mod insert;
+mod largest;
 mod numeric;
 mod optimistic;
 mod options;
-mod registry;
-mod retry;
 mod sequence;
+mod sequences;
 mod write;
 
 pub use document::{CounterBacked, Document, IdValue};
 pub use error::{BulkError, Error, FailedInsert};
 pub use id::IdField;
 pub use options::InsertOptions;
-pub use registry::Stats;
 pub use seqid_derive::Document;
 pub use sequence::{
     DEFAULT_BLOCK_SIZE, DEFAULT_COUNTERS, DEFAULT_MAX_ATTEMPTS, Sequence, Strategy,
 };
+pub use sequences::{AsDatabase, DEFAULT_RELEASE_AFTER, Database, Sequences, Stats};
 
 /// Not public API: what `#[derive(Document)]` expands to refers to these paths.
 #[doc(hidden)]

@@ -1,31 +1,126 @@
 //! Reading numbers that other tools wrote: Int32, Int64, Double (the mongo shell's default)
 //! or Decimal128 (`NumberDecimal`).
 
-use mongodb::bson::Bson;
+use std::ops::RangeInclusive;
+
+use mongodb::bson::{Bson, Decimal128};
 
 /// 2^53: below it a Double holds every integer; from it on, neighbours collapse
 /// (2^53 + 1 rounds back to 2^53), so a Double counter there cannot count by one.
 pub(crate) const DOUBLE_LIMIT: f64 = 9_007_199_254_740_992.0;
+const DOUBLE_LIMIT_INT: i128 = 1 << 53;
 
-/// The integer a counter holds: an Int32, an Int64, or a Double or Decimal128 with no
-/// fraction.
+/// The integer a counter holds: an Int32, an Int64, a Double with no fraction below
+/// 2^53, or a Decimal128 with no fraction within the `i64` range.
 pub(crate) fn integral(value: &Bson) -> Option<i64> {
     match value {
         Bson::Int32(v) => Some((*v).into()),
         Bson::Int64(v) => Some(*v),
-        Bson::Double(v) => exact(*v),
-        Bson::Decimal128(v) => {
-            let text = v.to_string();
-            text.parse::<i64>()
-                .ok()
-                .or_else(|| text.parse::<f64>().ok().and_then(exact))
-        }
+        Bson::Double(v) => whole_double(*v).filter(|n| n.unsigned_abs() < 1 << 53),
+        Bson::Decimal128(v) => match decimal(v) {
+            Decimal::Integer(n) => i64::try_from(n).ok(),
+            Decimal::Huge | Decimal::NotWhole => None,
+        },
         _ => None,
     }
 }
 
-fn exact(v: f64) -> Option<i64> {
-    (v.fract() == 0.0 && v.abs() < DOUBLE_LIMIT).then_some(v as i64)
+/// The integer a Double holds, if it has no fraction and an `i64` holds it: the numbers
+/// MongoDB's `$bitsAllClear` matches (NaN and the infinities are not among them).
+fn whole_double(v: f64) -> Option<i64> {
+    // -2^63 and 2^63 are exact as f64; `as` is exact for a whole value between them.
+    (v.fract() == 0.0 && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&v))
+        .then_some(v as i64)
+}
+
+/// What a Decimal128 holds, read exactly (through f64, 2^53 + 1 would read as 2^53).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Decimal {
+    /// A whole number.
+    Integer(i128),
+    /// A whole number beyond the range of an i128.
+    Huge,
+    /// A fraction, NaN or an infinity.
+    NotWhole,
+}
+
+/// Reads a Decimal128 from its text, which the bson crate writes as MongoDB does:
+/// `-12`, `2.50`, `1E+3`, `1.5E-7`, `NaN`, `Infinity`.
+pub(crate) fn decimal(value: &Decimal128) -> Decimal {
+    let text = value.to_string();
+    let (mantissa, exponent) = match text.split_once(['E', 'e']) {
+        Some((mantissa, exponent)) => match exponent.parse::<i32>() {
+            Ok(exponent) => (mantissa, exponent),
+            Err(_) => return Decimal::NotWhole,
+        },
+        None => (text.as_str(), 0),
+    };
+    let (negative, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, mantissa),
+    };
+    let (int_part, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = format!("{int_part}{fraction}");
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        // NaN, Infinity.
+        return Decimal::NotWhole;
+    }
+    // The value is `digits` × 10^scale.
+    let scale = i64::from(exponent) - fraction.len() as i64;
+    let digits = digits.trim_start_matches('0');
+    if digits.is_empty() {
+        return Decimal::Integer(0);
+    }
+    let (digits, scale) = if scale < 0 {
+        // Whole only if the digits below the unit are all zero.
+        let cut = usize::try_from(-scale).unwrap_or(usize::MAX);
+        if cut >= digits.len() || !digits[digits.len() - cut..].bytes().all(|b| b == b'0') {
+            return Decimal::NotWhole;
+        }
+        (&digits[..digits.len() - cut], 0)
+    } else {
+        (digits, scale)
+    };
+    // A Decimal128 has at most 34 digits, which an i128 holds.
+    let Ok(coefficient) = digits.parse::<i128>() else {
+        return Decimal::Huge;
+    };
+    let magnitude = u32::try_from(scale)
+        .ok()
+        .and_then(|scale| 10_i128.checked_pow(scale))
+        .and_then(|power| coefficient.checked_mul(power));
+    match magnitude {
+        Some(magnitude) if negative => Decimal::Integer(-magnitude),
+        Some(magnitude) => Decimal::Integer(magnitude),
+        None => Decimal::Huge,
+    }
+}
+
+/// Whether a counter holding `value` can be moved up by as much as `reach` and still hand
+/// out ids: an Int32 or Int64 (the server answers an overflow itself), a whole Double
+/// that stays within ±2^53 ([`double_range`]), a whole Decimal128 that stays within the
+/// `i64` range. The counter's update applies only to such a counter; this is its rule,
+/// read in Rust, for a counter the update did not apply to.
+pub(crate) fn countable(value: &Bson, reach: i64) -> bool {
+    match value {
+        Bson::Int32(_) | Bson::Int64(_) => true,
+        Bson::Double(v) => whole_double(*v).is_some_and(|n| double_range(reach).contains(&n)),
+        Bson::Decimal128(v) => match decimal(v) {
+            Decimal::Integer(n) => n
+                .checked_add(i128::from(reach))
+                .is_some_and(|next| i64::try_from(next).is_ok()),
+            Decimal::Huge | Decimal::NotWhole => false,
+        },
+        _ => false,
+    }
+}
+
+/// The whole Doubles that can take `+ reach` and stay strictly within ±2^53, where a
+/// Double still holds every integer: `-2^53 < seq + reach < 2^53`.
+pub(crate) fn double_range(reach: i64) -> RangeInclusive<i64> {
+    let clamp = |n: i128| i64::try_from(n).unwrap_or(if n < 0 { i64::MIN } else { i64::MAX });
+    let reach = i128::from(reach);
+    clamp(-DOUBLE_LIMIT_INT + 1 - reach)..=clamp(DOUBLE_LIMIT_INT - 1 - reach)
 }
 
 /// The largest integer not above a numeric `_id` (`3.5` counts as `3`), or `None` for
@@ -83,6 +178,63 @@ mod tests {
         assert_eq!(integral(&Bson::String("1".into())), None);
         assert_eq!(integral(&Bson::Null), None);
         assert_eq!(integral(&decimal("4.5")), None);
+    }
+
+    #[test]
+    fn decimals_are_read_exactly() {
+        let read = |text: &str| super::decimal(&text.parse().unwrap());
+        assert_eq!(read("42"), Decimal::Integer(42));
+        assert_eq!(read("-7"), Decimal::Integer(-7));
+        assert_eq!(read("3.00"), Decimal::Integer(3));
+        assert_eq!(read("1E+3"), Decimal::Integer(1000));
+        assert_eq!(read("0E-10"), Decimal::Integer(0));
+        // 2^53 + 1, which a Double cannot hold.
+        assert_eq!(
+            read("9007199254740993"),
+            Decimal::Integer(9_007_199_254_740_993)
+        );
+        assert_eq!(
+            read("1.0000000000000001E+16"),
+            Decimal::Integer(10_000_000_000_000_001)
+        );
+        assert_eq!(read("2.5"), Decimal::NotWhole);
+        assert_eq!(read("2.50"), Decimal::NotWhole);
+        assert_eq!(read("0.5"), Decimal::NotWhole);
+        assert_eq!(read("1.5E-7"), Decimal::NotWhole);
+        assert_eq!(read("NaN"), Decimal::NotWhole);
+        assert_eq!(read("-Infinity"), Decimal::NotWhole);
+        assert_eq!(read("1E+40"), Decimal::Huge);
+        assert_eq!(integral(&decimal("9223372036854775807")), Some(i64::MAX));
+        assert_eq!(integral(&decimal("9223372036854775808")), None);
+    }
+
+    #[test]
+    fn a_counter_is_countable_if_the_change_leaves_it_an_id() {
+        const LIMIT: i64 = 1 << 53;
+        assert!(countable(&Bson::Int32(i32::MAX), 1));
+        assert!(countable(&Bson::Int64(5), 1_000));
+        assert!(countable(&Bson::Double(7.0), 1));
+        assert!(countable(&Bson::Double(-3.0), 0));
+        assert!(countable(&Bson::Double((LIMIT - 2) as f64), 1));
+        // $inc: 1 would reach 2^53.
+        assert!(!countable(&Bson::Double((LIMIT - 1) as f64), 1));
+        assert!(countable(&Bson::Double((LIMIT - 1) as f64), 0));
+        assert!(!countable(&Bson::Double((LIMIT - 50) as f64), 100));
+        assert!(!countable(&Bson::Double(LIMIT as f64), 0));
+        assert!(!countable(&Bson::Double(-(LIMIT as f64)), 0));
+        assert!(!countable(&Bson::Double(1.5), 1));
+        assert!(!countable(&Bson::Double(f64::NAN), 1));
+        assert!(!countable(&Bson::Double(f64::INFINITY), 1));
+        assert!(countable(&decimal("41"), 1));
+        assert!(!countable(&decimal("2.5"), 1));
+        assert!(!countable(&decimal("9223372036854775807"), 1));
+        assert!(countable(&decimal("9223372036854775807"), 0));
+        assert!(!countable(&Bson::String("12".into()), 1));
+        assert!(!countable(&Bson::Null, 1));
+        // Whatever the step, the range stays within i64.
+        assert_eq!(double_range(0), -(LIMIT - 1)..=LIMIT - 1);
+        assert_eq!(*double_range(i64::MAX).start(), i64::MIN);
+        assert_eq!(*double_range(i64::MIN).end(), i64::MAX);
     }
 
     #[test]

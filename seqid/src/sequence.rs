@@ -56,7 +56,12 @@ pub struct Sequence {
 /// | other writers | share the counter (`$inc: 1`, blocks) | may insert explicit ids; stepped over | share the counter |
 ///
 /// A caller cancelled while it waits for ids costs no id with any strategy: the ids
-/// reserved for it go to the next caller.
+/// reserved for it go to the next caller. One cancelled during its own round trip to the
+/// counter may cost what that round trip reserved (a gap), as a lost answer does.
+///
+/// What tasks share (group commit, blocks, optimistic candidates) lives in a
+/// [`Sequences`](crate::Sequences) handle; through a bare `mongodb::Database` each call
+/// works alone (see [`AsDatabase`](crate::AsDatabase)).
 ///
 /// ```
 /// use seqid::{Document, Strategy};
@@ -82,7 +87,8 @@ pub enum Strategy {
         /// How many inserts are tried before [`Error::RetriesExhausted`](crate::Error).
         max_attempts: u32,
     },
-    /// Blocks of `block_size` ids reserved with one `$inc` and handed out in this process.
+    /// Blocks of `block_size` ids reserved with one `$inc` and handed out in memory to the
+    /// tasks sharing a [`Sequences`](crate::Sequences) handle.
     #[non_exhaustive]
     Block {
         /// How many ids one round trip to the counters document reserves.

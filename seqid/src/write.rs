@@ -116,7 +116,7 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
         _ => None,
     };
     let fates = match fate {
-        Some(rejection) => classify(collection, &[(document, id, rejection)]).await,
+        Some(rejection) => classify(collection, &[(document, id, rejection)], &error).await,
         None => settle(collection, &[document], &[id], error.clone()).await,
     };
     fates.into_iter().next().unwrap_or(Fate::Unknown(error))
@@ -160,7 +160,8 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
         Some(_) => Fate::Unknown(error.clone()),
     };
     let mut fates = vec![others; documents.len()];
-    for ((index, _), fate) in refusals.iter().zip(classify(collection, &rejected).await) {
+    let classified = classify(collection, &rejected, &error).await;
+    for ((index, _), fate) in refusals.iter().zip(classified) {
         fates[*index] = fate;
     }
     fates
@@ -284,9 +285,16 @@ async fn settle<T: Serialize + Send + Sync>(
 /// earlier attempt whose answer was lost (a driver's retry after a restart that lost the
 /// server's record of the first attempt): the id is looked up, and a document identical
 /// to ours there means it is stored. Another document there means the id is taken.
+///
+/// No document there, though the server named the `_id` index, is not proof that the id
+/// is free: an earlier attempt of this very insert (the driver's retry, a request the
+/// network delivered late) may be what the server met, and may not be readable yet (or
+/// may have been removed since). That outcome is unknown, with `error`, the server's
+/// answer, as its cause; taking a new id instead could store the document twice.
 async fn classify<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
     rejected: &[(&T, i64, Rejection)],
+    error: &mongodb::error::Error,
 ) -> Vec<Fate> {
     let duplicates: Vec<i64> = rejected
         .iter()
@@ -313,7 +321,13 @@ async fn classify<T: Serialize + Send + Sync>(
                 Some(_) => Fate::Taken(rejection),
                 // A duplicate on another unique index (MongoDB names it; a server that
                 // does not is answered by the lookup).
-                None if rejection.index.as_deref() == Some("_id_") => Fate::Taken(rejection),
+                None if rejection.index.as_deref() == Some("_id_") => {
+                    tracing::debug!(
+                        id,
+                        "duplicate _id, but no document holds it when looked up: unknown"
+                    );
+                    Fate::Unknown(error.clone())
+                }
                 None => Fate::Refused(rejection),
             }
         })
@@ -386,20 +400,6 @@ fn number(value: &Bson) -> Option<Number> {
 enum Number {
     Int(i128),
     Float(f64),
-}
-
-/// The largest numeric `_id` as stored, or `None` if there is none. `$lte: Infinity` is
-/// type-bracketed: it matches numbers only, so MongoDB reads one entry of the `_id` index.
-pub(crate) async fn largest_numeric_id(
-    collection: &Collection<BsonDocument>,
-) -> Result<Option<Bson>, mongodb::error::Error> {
-    let top = collection
-        .find_one(doc! { "_id": { "$lte": f64::INFINITY } })
-        .sort(doc! { "_id": -1 })
-        .projection(doc! { "_id": 1 })
-        .selection_criteria(PRIMARY)
-        .await?;
-    Ok(top.and_then(|mut d| d.remove("_id")))
 }
 
 #[cfg(test)]

@@ -32,7 +32,8 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| fail(&e.to_string()));
     let result = runtime.block_on(async {
         let client = mongodb::Client::with_uri_str(&uri).await?;
-        let db = client.database(database);
+        // One handle per process, as an application keeps one next to its client.
+        let db = seqid::Sequences::new(&client).database(database);
         db.run_command(mongodb::bson::doc! { "ping": 1 }).await?;
         println!("ready");
         std::io::stdout().flush()?;
@@ -55,7 +56,7 @@ fn main() {
 }
 
 async fn insert<T: Written>(
-    db: &mongodb::Database,
+    db: &seqid::Database,
     writer: &str,
     tasks: usize,
     per_task: u32,

@@ -25,7 +25,7 @@ pub fn id_of<T: seqid::Document>(value: IdValue<T>) -> i64 {
 /// Inserts `per_task` documents from each of `tasks` tokio tasks; returns who got which
 /// id, failing on any duplicate.
 pub async fn insert_concurrently<T: Written>(
-    db: &Database,
+    db: &seqid::Database,
     label: &str,
     tasks: usize,
     per_task: u32,
@@ -377,6 +377,12 @@ pub async fn counted_db(
     let db =
         seqid_harness::test_db_with(label, move |o| o.command_event_handler = Some(handler)).await;
     (db, counter)
+}
+
+/// The test database bound to a `Sequences` handle of its own, as an application binds
+/// its databases: inserts through it share round trips, blocks and the optimistic state.
+pub fn shared(test: &seqid_harness::TestDb) -> seqid::Database {
+    seqid::Sequences::new(test.client()).database(test.name())
 }
 
 /// Creates a unique index on `field`.

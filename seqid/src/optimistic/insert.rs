@@ -4,24 +4,24 @@
 
 use std::sync::atomic::Ordering;
 
+use mongodb::Collection;
 use mongodb::bson::Document as BsonDocument;
-use mongodb::{Collection, Database};
 
+use super::Optimistic;
+use crate::backoff::backoff;
 use crate::bulk::Batch;
 use crate::fields::{fill, fill_positions, unset};
 use crate::insert::conclude;
-use crate::optimistic::backoff;
 use crate::write::{self, DUPLICATE_KEY, Fate, Rejection};
-use crate::{Document, Error, IdValue, Sequence, registry};
+use crate::{Document, Error, IdValue, Sequence};
 
 pub(crate) async fn insert_one<T: Document>(
     doc: &mut T,
-    db: &Database,
+    state: &Optimistic,
     seq: &Sequence,
     collection: &Collection<T>,
     attempts: u32,
 ) -> Result<IdValue<T>, Error> {
-    let state = registry::collection(db, seq);
     let raw = collection.clone_with_type::<BsonDocument>();
     let mut last_id = 0;
     for attempt in 1..=attempts {
@@ -71,13 +71,12 @@ pub(crate) async fn insert_one<T: Document>(
 /// took, up to `attempts` rounds.
 pub(crate) async fn insert_many<T: Document>(
     docs: &mut [T],
-    db: &Database,
+    state: &Optimistic,
     seq: &Sequence,
     collection: &Collection<T>,
     attempts: u32,
     mut batch: Batch<IdValue<T>>,
 ) -> Result<Vec<IdValue<T>>, Error> {
-    let state = registry::collection(db, seq);
     let raw = collection.clone_with_type::<BsonDocument>();
     for attempt in 1..=attempts {
         let waiting = batch.waiting();

@@ -1,45 +1,56 @@
-//! The optimistic loop: the largest numeric `_id` plus one, inserted, retried on a
-//! duplicate `_id`. No counters collection.
+//! The optimistic strategy: the largest numeric `_id` plus one, inserted, retried on a
+//! duplicate `_id`. No counters collection. This module keeps the candidates; the loop
+//! that inserts them is in [`insert`].
 //!
-//! Tasks of one process do not race each other: callers waiting at the same moment
-//! share one maximum query (through the [`Allocator`]) and get distinct candidates, and
-//! a new candidate is always above every candidate of this process still in flight. So
+//! Tasks sharing a [`Sequences`](crate::Sequences) handle do not race each other: callers
+//! waiting at the same moment share one maximum query (through the [`Allocator`]) and get
+//! distinct candidates, and a new candidate is always above every candidate of the handle
+//! still in flight. So
 //! duplicates arise only against other processes or writers, and each costs a retry.
 //!
-//! Candidates also stay above every id this process stored or found taken, so the loop
+//! Candidates also stay above every id the handle stored or found taken, so the loop
 //! makes progress even when the maximum query lags behind the writes that beat it (a
 //! lagging read, or a server whose `_id` order is not MongoDB's).
 
+pub(crate) mod insert;
+
 use std::collections::BTreeSet;
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
 use mongodb::Collection;
-use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use mongodb::bson::Document as BsonDocument;
 
 use crate::allocator::{Allocator, Source, Tally};
-use crate::{Error, Sequence, numeric, write};
+use crate::largest::{self, Ids};
+use crate::{Error, Sequence, numeric};
 
-/// Backoff between attempts: random in `0 ..= min(MAX, BASE * 2^attempt)` ("full jitter").
-const BACKOFF_BASE: Duration = Duration::from_millis(1);
-const BACKOFF_MAX: Duration = Duration::from_millis(100);
-
-/// The loop's state for one target collection, shared by the whole process.
+/// The loop's state for one target collection, shared by the tasks of a
+/// [`Sequences`](crate::Sequences) handle (or made for one call).
 pub(crate) struct Optimistic {
     pub(crate) allocator: Allocator,
     frontier: Mutex<Frontier>,
 }
 
-#[derive(Default)]
 struct Frontier {
     /// Candidates handed out whose insert has not finished.
     in_flight: BTreeSet<i64>,
-    /// The largest id this process stored or found taken by another writer.
+    /// The largest id stored here, or found taken by another writer.
     floor: Option<i64>,
     /// Bumped whenever `floor` rises: a query that started after that has seen its id.
     epoch: u64,
-    /// The collection holds non-numeric `_id`s, which sort above numbers.
-    mixed_ids: bool,
+    /// Whether the collection holds non-numeric `_id`s, which sort above numbers.
+    ids: Ids,
+}
+
+impl Default for Frontier {
+    fn default() -> Self {
+        Frontier {
+            in_flight: BTreeSet::new(),
+            floor: None,
+            epoch: 0,
+            ids: Ids::MaybeNumeric,
+        }
+    }
 }
 
 impl Optimistic {
@@ -48,6 +59,11 @@ impl Optimistic {
             allocator: Allocator::new(1),
             frontier: Mutex::default(),
         }
+    }
+
+    /// How many candidates are in flight.
+    pub(crate) fn in_flight(&self) -> u64 {
+        self.frontier().in_flight.len() as u64
     }
 
     fn frontier(&self) -> MutexGuard<'_, Frontier> {
@@ -70,34 +86,6 @@ impl Optimistic {
         let ids = self.allocator.allocate(count as u64, &source).await?;
         Ok(InFlight { state: self, ids })
     }
-
-    /// The largest numeric `_id`, or `None` if there is none.
-    ///
-    /// An unfiltered descending sort on `_id` reads one index entry; it finds the maximum
-    /// unless non-numeric ids (which sort above numbers) exist. Then a query bounded to
-    /// numbers (`$lte: Infinity`, type-bracketed, so also one index entry on MongoDB) is
-    /// used, and remembered for this collection.
-    async fn largest_id(
-        &self,
-        collection: &Collection<BsonDocument>,
-    ) -> mongodb::error::Result<Option<Bson>> {
-        if !self.frontier().mixed_ids {
-            let top = collection
-                .find_one(doc! {})
-                .sort(doc! { "_id": -1 })
-                .projection(doc! { "_id": 1 })
-                .selection_criteria(write::PRIMARY)
-                .await?;
-            let Some(id) = top.and_then(|mut top| top.remove("_id")) else {
-                return Ok(None);
-            };
-            if numeric::floor(&id).is_some() {
-                return Ok(Some(id));
-            }
-            self.frontier().mixed_ids = true;
-        }
-        write::largest_numeric_id(collection).await
-    }
 }
 
 /// One maximum query serves every caller queued at that moment.
@@ -110,9 +98,8 @@ struct MaxSource<'a> {
 impl Source for MaxSource<'_> {
     async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
         let epoch_before = self.state.frontier().epoch;
-        let stored = self
-            .state
-            .largest_id(self.collection)
+        let known = self.state.frontier().ids;
+        let (stored, ids) = largest::numeric_id(self.collection, known)
             .await
             .map_err(|error| {
                 Error::driver(
@@ -123,6 +110,7 @@ impl Source for MaxSource<'_> {
             })?;
         let largest = stored.as_ref().and_then(numeric::floor);
         let mut frontier = self.state.frontier();
+        frontier.ids = ids;
         if largest.is_none() && frontier.epoch == epoch_before {
             // Emptied (say, dropped) since the floor was raised: start again at 1.
             frontier.floor = None;
@@ -142,7 +130,7 @@ impl Source for MaxSource<'_> {
                     self.seq.collection,
                     numeric::shown(id)
                 ),
-                _ => "one above the ids this process stored or holds in flight".into(),
+                _ => "one above the ids stored or held in flight by this process".into(),
             },
         };
         let last = i64::try_from(amount)
@@ -180,13 +168,4 @@ impl Drop for InFlight<'_> {
             frontier.in_flight.remove(id);
         }
     }
-}
-
-/// Waits before attempt `attempt` (2, 3, ...), so that writers that collided spread out.
-pub(crate) async fn backoff(attempt: u32) {
-    let cap = BACKOFF_BASE
-        .saturating_mul(1 << attempt.min(16))
-        .min(BACKOFF_MAX);
-    let wait = rand::random_range(Duration::ZERO..=cap);
-    tokio::time::sleep(wait).await;
 }

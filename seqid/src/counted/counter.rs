@@ -1,0 +1,287 @@
+//! The counters document: `{ _id: <sequence>, seq: <last id handed out> }`, advanced with
+//! one `findAndModify` + `$inc` (upsert), as in the MongoDB tutorial. Its filter lets the
+//! `$inc` apply only to a counter that stays a whole number an id can come from, so a
+//! counter holding 1.5 (or a string, or a Double at 2^53) is reported as it is, never moved.
+
+use mongodb::Database;
+use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use mongodb::options::ReturnDocument;
+
+use crate::allocator::{Source, Tally};
+use crate::backoff::backoff;
+use crate::error::{Error, server_code};
+use crate::largest::{self, Ids};
+use crate::write::{DUPLICATE_KEY, PRIMARY};
+use crate::{Sequence, numeric};
+
+/// Upserts that race on a new counter fail with E11000; the manual says a retry cannot
+/// fail again absent a delete, so a few attempts are plenty. The same bound holds for a
+/// server that answers an upsert with no document.
+const UPSERT_ATTEMPTS: u32 = 5;
+const TYPE_MISMATCH: i32 = 14;
+/// Updates conditional on the value read lose only to other writers taking ids, which
+/// the backoff spreads out; a bound all the same, so no caller waits forever.
+const CONTENDED_ATTEMPTS: u32 = 16;
+
+/// Reserves ids by adding to the counter: `$inc: amount` returning `hi` owns
+/// `hi - amount + 1 ..= hi` (pooled semantics, so plain `$inc: 1` writers never collide).
+pub(crate) struct CounterSource<'a> {
+    pub db: &'a Database,
+    pub sequence: &'a Sequence,
+}
+
+impl Source for CounterSource<'_> {
+    async fn reserve(&self, amount: u64, tally: &Tally) -> Result<i64, Error> {
+        let seq = self.sequence;
+        let overflow = || Error::Overflow {
+            sequence: seq.name.to_owned(),
+            value: amount.into(),
+            target: "i64",
+            origin: "the number of ids reserved at once".into(),
+        };
+        let step = i64::try_from(amount).map_err(|_| overflow())?;
+        let hi = increment(self.db, seq, step, tally).await?;
+        hi.checked_sub(step - 1).ok_or_else(|| Error::Overflow {
+            sequence: seq.name.to_owned(),
+            value: i128::from(hi) - i128::from(step) + 1,
+            target: "i64",
+            origin: format!("the counter answered {hi} to $inc: {step}"),
+        })
+    }
+}
+
+/// Adds `step` to the counter (creating it at `step` if missing) and returns the new value.
+async fn increment(db: &Database, seq: &Sequence, step: i64, tally: &Tally) -> Result<i64, Error> {
+    update(db, seq, Change::Inc(step), tally).await
+}
+
+/// Raises the counter to the largest numeric `_id` of the sequence's collection (never
+/// lowers it), and returns its value.
+pub(crate) async fn sync(db: &Database, seq: &Sequence, tally: &Tally) -> Result<i64, Error> {
+    let collection = db.collection::<BsonDocument>(seq.collection);
+    let (top, _) = largest::numeric_id(&collection, Ids::Mixed)
+        .await
+        .map_err(|error| {
+            Error::driver(
+                seq.name,
+                format!("finding the largest _id in `{}`", seq.collection),
+                error,
+            )
+        })?;
+    let largest = top.as_ref().and_then(numeric::floor);
+    update(db, seq, Change::Max(largest.unwrap_or(0)), tally).await
+}
+
+/// What is done to the counter's `seq`.
+#[derive(Debug, Clone, Copy)]
+enum Change {
+    /// `$inc`: reserves ids.
+    Inc(i64),
+    /// `$max`: raises the counter to ids written by other means. Guarded like `$inc`, or
+    /// it would silently replace a counter of 1.5 by a larger number, while `$max` against
+    /// a string leaves it as it is (numbers sort before strings).
+    Max(i64),
+}
+
+impl Change {
+    fn update(self) -> BsonDocument {
+        let (operator, operand) = match self {
+            Change::Inc(operand) => ("$inc", operand),
+            Change::Max(operand) => ("$max", operand),
+        };
+        // An Int32 operand keeps an Int32 counter Int32 (MongoDB widens it itself on
+        // overflow), so other tools reading the counter see the type they wrote.
+        let operand = i32::try_from(operand).map_or(Bson::Int64(operand), Bson::Int32);
+        doc! { operator: { "seq": operand } }
+    }
+
+    /// How far the change can move the counter up: `$max` leaves it or replaces it by the
+    /// operand, an integer, so only the counter itself must be countable.
+    fn reach(self) -> i64 {
+        match self {
+            Change::Inc(step) => step,
+            Change::Max(_) => 0,
+        }
+    }
+}
+
+/// The counter `{ _id: <sequence> }` if its `seq` can take `reach` and still hand out ids
+/// ([`numeric::countable`] is the same rule in Rust): missing (the update creates it), an
+/// Int32 or Int64, or a whole Double within [`numeric::double_range`]. A counter this does
+/// not match is never updated: the upsert then meets its `_id` instead (E11000, which
+/// MongoDB does not retry by itself, as it does for a filter of equalities only).
+///
+/// Plain query operators, not `$expr`: MongoDB refuses `$expr` in the filter of an upsert
+/// (error 224, "$expr is not allowed in the query predicate for an upsert"). `$bitsAllClear:
+/// 0` matches exactly the numbers an i64 holds without a fraction, and no NaN (nx-27017's
+/// matches fractions too: there a Double counter of 1.5 still moves). Types go by number
+/// (16: Int32, 18: Int64, 1: Double), which every server seqid is tested on reads as
+/// MongoDB does (nx-27017 reads the aliases "int" and "long" as any number). No query
+/// operator tells a whole Decimal128 from a fraction (`$mod` and the bit tests round it),
+/// so a Decimal128 counter is left to [`update_as_read`].
+fn guard(name: &str, reach: i64) -> BsonDocument {
+    let doubles = numeric::double_range(reach);
+    doc! {
+        "_id": name,
+        "$or": [
+            { "seq": { "$exists": false } },
+            { "seq": { "$type": 16 } },
+            { "seq": { "$type": 18 } },
+            { "seq": {
+                "$type": 1,
+                "$bitsAllClear": 0,
+                "$gte": *doubles.start(),
+                "$lte": *doubles.end(),
+            } },
+        ],
+    }
+}
+
+/// Applies `change` to the counter with an upsert, only if the counter stays countable,
+/// and returns its new value. A counter that is not countable is left as it is and
+/// reported with the value it holds.
+async fn update(
+    db: &Database,
+    seq: &Sequence,
+    change: Change,
+    tally: &Tally,
+) -> Result<i64, Error> {
+    let counters = db.collection::<BsonDocument>(seq.counters);
+    let filter = guard(seq.name, change.reach());
+    let update = change.update();
+    let mut attempt = 1;
+    loop {
+        let reply = counters
+            .find_one_and_update(filter.clone(), update.clone())
+            .upsert(true)
+            .return_document(ReturnDocument::After)
+            .await;
+        let error = match reply {
+            Ok(Some(counter)) => return new_value(seq, &counter),
+            Ok(None) => None,
+            Err(error) => Some(error),
+        };
+        // `None`: the server answered with no document; else the error's code.
+        let code = error.as_ref().map(server_code);
+        // The filter did not take the counter (the upsert then meets its `_id`: E11000),
+        // or a server that does not apply the filter met a string (error 14), or answered
+        // with no document, which some servers do for either, or after applying the
+        // update during a concurrent first use. The counter as stored tells which.
+        let unmatched = matches!(code, None | Some(Some(DUPLICATE_KEY | TYPE_MISMATCH)));
+        if unmatched
+            && let Some(counter) = update_as_read(&counters, seq, change, &update, tally).await?
+        {
+            return new_value(seq, &counter);
+        }
+        // No counter, or one with no `seq`: the upsert race of a counter's first use (or
+        // a unique index on `seq`), retried as the manual says.
+        if !unmatched || attempt >= UPSERT_ATTEMPTS {
+            return Err(match error {
+                None => Error::NoCounter {
+                    sequence: seq.name.to_owned(),
+                    counters: seq.counters.to_owned(),
+                    attempts: attempt,
+                },
+                Some(error) => Error::driver(
+                    seq.name,
+                    format!("updating the counter in `{}`", seq.counters),
+                    error,
+                ),
+            });
+        }
+        tracing::debug!(
+            sequence = seq.name,
+            attempt,
+            answer = ?error,
+            "counter upsert raced with another first use; retrying"
+        );
+        tally.retried();
+        attempt += 1;
+        backoff(attempt).await;
+    }
+}
+
+/// For a counter the guarded upsert did not update: reads it, reports it if it is not
+/// countable, else applies `update` on condition that it still holds the value read
+/// (`{ _id, seq: <value> }`), so a counter changed meanwhile to something seqid cannot
+/// count from is never touched. That is the way of a whole Decimal128, which the guard
+/// cannot check, and of a counter created by a concurrent first use. `None`: there is no
+/// counter, or it has no `seq`.
+async fn update_as_read(
+    counters: &mongodb::Collection<BsonDocument>,
+    seq: &Sequence,
+    change: Change,
+    update: &BsonDocument,
+    tally: &Tally,
+) -> Result<Option<BsonDocument>, Error> {
+    let mut attempt = 1;
+    loop {
+        let Some(value) = stored_seq(counters, seq).await? else {
+            return Ok(None);
+        };
+        if !numeric::countable(&value, change.reach()) {
+            return Err(not_numeric(seq, value));
+        }
+        // A round trip more than the guarded upsert: counted as a retry.
+        tally.retried();
+        let reply = counters
+            .find_one_and_update(doc! { "_id": seq.name, "seq": value }, update.clone())
+            .return_document(ReturnDocument::After)
+            .await
+            .map_err(|error| {
+                Error::driver(
+                    seq.name,
+                    format!("updating the counter in `{}`", seq.counters),
+                    error,
+                )
+            })?;
+        if reply.is_some() {
+            return Ok(reply);
+        }
+        // Another writer moved the counter between the read and the update.
+        if attempt >= CONTENDED_ATTEMPTS {
+            return Err(Error::CounterContended {
+                sequence: seq.name.to_owned(),
+                counters: seq.counters.to_owned(),
+                attempts: attempt,
+            });
+        }
+        attempt += 1;
+        backoff(attempt).await;
+    }
+}
+
+/// The counter's new value, as an id. The update applies only to a countable counter, so
+/// only a server that does not apply the filter as MongoDB does gets the error here.
+fn new_value(seq: &Sequence, counter: &BsonDocument) -> Result<i64, Error> {
+    let value = counter.get("seq").cloned().unwrap_or(Bson::Null);
+    numeric::integral(&value).ok_or_else(|| not_numeric(seq, value))
+}
+
+/// The `seq` the counter holds, or `None` if there is no counter or it has no `seq` (which
+/// `$inc` creates).
+async fn stored_seq(
+    counters: &mongodb::Collection<BsonDocument>,
+    seq: &Sequence,
+) -> Result<Option<Bson>, Error> {
+    counters
+        .find_one(doc! { "_id": seq.name })
+        .selection_criteria(PRIMARY)
+        .await
+        .map(|counter| counter.and_then(|c| c.get("seq").cloned()))
+        .map_err(|error| {
+            Error::driver(
+                seq.name,
+                format!("reading the counter in `{}`", seq.counters),
+                error,
+            )
+        })
+}
+
+fn not_numeric(seq: &Sequence, value: Bson) -> Error {
+    Error::CounterNotNumeric {
+        sequence: seq.name.to_owned(),
+        counters: seq.counters.to_owned(),
+        value: Box::new(value),
+    }
+}
