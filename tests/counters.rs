@@ -368,20 +368,6 @@ async fn a_decimal_counter_updated_as_read_gives_way_to_other_writers_boundedly(
     })
     .await;
     let db = common::shared(&db);
-    if !stores_decimals() {
-        // nx-27017 cannot store a Decimal128 counter, so this case cannot arise there.
-        // Checked, not assumed: the day it stores one, this test fails and runs in full.
-        let stored = db
-            .collection::<BsonDocument>("counters")
-            .insert_one(doc! { "_id": "userid", "seq": decimal("10") })
-            .await;
-        assert!(
-            stored.is_err(),
-            "nx-27017 stores Decimal128 now: drop this work-around"
-        );
-        eprintln!("nx-27017: no Decimal128 counter to race on; the refusal was checked");
-        return;
-    }
     set_counter(&db, "userid", decimal("10")).await;
     let error = user("a").insert(&db).await.unwrap_err();
     let Error::CounterContended {

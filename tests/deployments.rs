@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::{counter_value, integer};
 use mongodb::bson::{Document as BsonDocument, doc};
-use seqid::{Document, InsertOptions, Sequences};
+use seqid::{Document, Insert, Sequences};
 use seqid_harness::{RestartableServer, ServerFlavor, test_db};
 use serde::Serialize;
 
@@ -44,28 +44,42 @@ struct Optimistic {
 
 trait Make: Document<Id = i64> + 'static {
     fn make(writer: String) -> Self;
+
+    /// An insert through a bare database.
+    fn bare<'a>(&'a mut self, db: &'a mongodb::Database) -> Insert<'a, Self> {
+        self.insert(db)
+    }
 }
 
-macro_rules! make {
-    ($($t:ident),*) => {$(
-        impl Make for $t {
-            fn make(writer: String) -> Self {
-                $t { id: 0, writer }
-            }
-        }
-    )*};
+impl Make for Counted {
+    fn make(writer: String) -> Self {
+        Counted { id: 0, writer }
+    }
 }
-make!(Counted, Blocked, Optimistic);
 
-/// One insert through a handle's database or a bare one. Bare optimistic inserts of one
-/// process race each other (nothing is shared), each race a retry: more attempts.
+impl Make for Blocked {
+    fn make(writer: String) -> Self {
+        Blocked { id: 0, writer }
+    }
+}
+
+impl Make for Optimistic {
+    fn make(writer: String) -> Self {
+        Optimistic { id: 0, writer }
+    }
+
+    /// Bare optimistic inserts of one process race each other (nothing is shared), each
+    /// race a retry: more attempts.
+    fn bare<'a>(&'a mut self, db: &'a mongodb::Database) -> Insert<'a, Self> {
+        self.insert(db).max_attempts(200)
+    }
+}
+
+/// One insert through a handle's database or a bare one.
 async fn insert<T: Make>(doc: &mut T, db: &Db) -> i64 {
     match db {
         Db::Shared(db) => doc.insert(db).await.unwrap(),
-        Db::Bare(db) => doc
-            .insert_with(db, InsertOptions::new().max_attempts(200))
-            .await
-            .unwrap(),
+        Db::Bare(db) => doc.bare(db).await.unwrap(),
     }
 }
 

@@ -9,7 +9,7 @@ use common::{
     Thief, Workers, counted_db, insert_concurrently, merge, one_to, stored_writes, unique_index,
 };
 use mongodb::bson::{Document as BsonDocument, doc, oid::ObjectId};
-use seqid::{Document, Error, InsertOptions};
+use seqid::{Document, Error};
 use seqid_harness::test_db;
 use serde::{Deserialize, Serialize};
 
@@ -128,10 +128,7 @@ async fn retries_are_bounded_by_the_attribute_and_the_option() {
     assert_eq!(thief.inserts(), 2, "max_attempts = 2 in the attribute");
 
     let mut t = ticket("y");
-    let error = t
-        .insert_with(&db, InsertOptions::new().max_attempts(3))
-        .await
-        .unwrap_err();
+    let error = t.insert(&db).max_attempts(3).await.unwrap_err();
     assert!(
         matches!(
             &error,
@@ -145,10 +142,7 @@ async fn retries_are_bounded_by_the_attribute_and_the_option() {
     );
     assert_eq!(thief.inserts(), 5, "max_attempts = 3 given at run time");
 
-    let error = t
-        .insert_with(&db, InsertOptions::new().max_attempts(0))
-        .await
-        .unwrap_err();
+    let error = t.insert(&db).max_attempts(0).await.unwrap_err();
     assert!(
         matches!(
             &error,
@@ -385,8 +379,7 @@ async fn insert_many_reports_documents_whose_every_id_was_taken() {
     let mut batch: Vec<Ticket> = (0..3).map(|i| ticket(&format!("t{i}"))).collect();
     // The first write loses ids 1 and 2; their retry (4 and 5) loses again.
     thief.arm(2);
-    let options = InsertOptions::new().max_attempts(2);
-    let first = Ticket::insert_many_with(&mut batch[..], &db, options.clone());
+    let first = Ticket::insert_many(&mut batch[..], &db).max_attempts(2);
     let stolen_again = async {
         while thief.inserts() < 1 {
             tokio::task::yield_now().await;

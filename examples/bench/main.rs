@@ -19,6 +19,7 @@ mod model;
 mod probe;
 mod single;
 mod stats;
+mod txn;
 
 use std::time::{Duration, Instant};
 
@@ -34,7 +35,7 @@ usage: cargo run --release --example bench -- [options]
   --bulk-rounds N    interleaved rounds of bulk trials (default 5)
   --bulk-docs N      documents per bulk call (default 10000)
   --query-runs N     runs of each maximum query (default 100, fewer if slow)
-  --only LIST        comma-separated parts to run: single,ceiling,bulk,maxq (default all)
+  --only LIST        comma-separated parts to run: single,ceiling,bulk,maxq,txn (default all)
 ";
 
 /// What to run, and how long.
@@ -58,7 +59,7 @@ impl Config {
             bulk_docs: 10_000,
             maxq_runs: 100,
             maxq_inserts: 50,
-            parts: ["single", "ceiling", "bulk", "maxq"]
+            parts: ["single", "ceiling", "bulk", "maxq", "txn"]
                 .map(String::from)
                 .to_vec(),
         };
@@ -180,6 +181,13 @@ async fn main() -> Result<(), BoxError> {
         None
     };
 
+    let txn = if config.runs("txn") {
+        eprintln!("transactions ...");
+        Some(txn::run(&db, &config).await?)
+    } else {
+        None
+    };
+
     let usage = usage_before.delta(&monitor.snapshot(server_pid));
     let wall = began.elapsed().as_secs_f64();
     let share = |d: Option<Duration>| {
@@ -234,6 +242,15 @@ async fn main() -> Result<(), BoxError> {
     if let Some(results) = &maxq {
         println!("## The optimistic loop's maximum query\n");
         maxq::print(results);
+    }
+    if let Some(rows) = &txn {
+        println!("## Inserts in transactions\n");
+        println!(
+            "Each insert in a transaction of its own, run with the driver's `and_run`, which \
+             runs the callback again after a write conflict. Medians over interleaved rounds, \
+             fresh collections and counters per trial; ratios per round (min–max).\n"
+        );
+        txn::print(rows);
     }
     println!(
         "Absolute figures depend on the server; the ratios are what this run shows. \

@@ -11,7 +11,8 @@ use crate::case::RenameRule;
 use crate::ctxt::Ctxt;
 
 /// The keys `#[seq_id]` accepts after the name, for the "unknown key" message.
-const KEYS: &str = "`collection`, `counters`, `strategy`, `max_attempts`, `block_size`";
+const KEYS: &str = "`collection`, `counters`, `strategy`, `max_attempts`, `block_size`, \
+                    `counter_write_concern`";
 
 /// A `key = value` setting. `value` is `None` when the value was invalid: that error is
 /// already reported, and checks that depend on the value are skipped rather than piled on.
@@ -26,16 +27,36 @@ pub enum StrategyKind {
     Counters,
     Optimistic,
     Block,
+    Gapless,
 }
 
 impl StrategyKind {
-    const ALL: [StrategyKind; 3] = [Self::Counters, Self::Optimistic, Self::Block];
+    const ALL: [StrategyKind; 4] = [Self::Counters, Self::Optimistic, Self::Block, Self::Gapless];
 
     pub fn name(self) -> &'static str {
         match self {
             Self::Counters => "counters",
             Self::Optimistic => "optimistic",
             Self::Block => "block",
+            Self::Gapless => "gapless",
+        }
+    }
+}
+
+/// The `counter_write_concern = "..."` values.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CounterWrite {
+    Majority,
+    Database,
+}
+
+impl CounterWrite {
+    const ALL: [CounterWrite; 2] = [Self::Majority, Self::Database];
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Majority => "majority",
+            Self::Database => "database",
         }
     }
 }
@@ -50,6 +71,7 @@ pub struct SeqId {
     pub strategy: Option<Setting<StrategyKind>>,
     pub max_attempts: Option<Setting<u32>>,
     pub block_size: Option<Setting<u32>>,
+    pub counter_write_concern: Option<Setting<CounterWrite>>,
 }
 
 impl SeqId {
@@ -151,8 +173,8 @@ impl SeqId {
                         cx.error_spanned_by(
                             &lit,
                             format!(
-                                "unknown strategy {:?}: expected \"counters\", \"optimistic\" \
-                                 or \"block\"",
+                                "unknown strategy {:?}: expected \"counters\", \"optimistic\", \
+                                 \"block\" or \"gapless\"",
                                 lit.value()
                             ),
                         );
@@ -168,6 +190,26 @@ impl SeqId {
             "block_size" => {
                 let parsed = positive_u32(cx, value, &name);
                 put(cx, &mut self.block_size, key, parsed);
+            }
+            "counter_write_concern" => {
+                let parsed =
+                    string(cx, value, "`counter_write_concern`", "\"majority\"").and_then(|lit| {
+                        let found = CounterWrite::ALL
+                            .into_iter()
+                            .find(|concern| concern.name() == lit.value());
+                        if found.is_none() {
+                            cx.error_spanned_by(
+                                &lit,
+                                format!(
+                                    "unknown counter_write_concern {:?}: expected \"majority\" \
+                                     (the default) or \"database\" (the database's own)",
+                                    lit.value()
+                                ),
+                            );
+                        }
+                        found
+                    });
+                put(cx, &mut self.counter_write_concern, key, parsed);
             }
             _ => cx.error_spanned_by(
                 &key,

@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident, LitStr};
 
 use crate::ast::{Container, Field};
-use crate::attr::{SeqId, Setting, StrategyKind};
+use crate::attr::{CounterWrite, SeqId, Setting, StrategyKind};
 use crate::case::snake_case;
 use crate::ctxt::Ctxt;
 use crate::{fallback, valid};
@@ -41,12 +41,13 @@ fn impl_document(cont: &Container, id: &Field) -> TokenStream {
     let sequence = sequence(cont);
     let id_type = id_type(id);
     let member = id.ident;
+    let kind = kind_type(cont);
     // Only sequences with a counter offer the counter's operations (`sync_counter`).
     // Bounded on `Document` (kept non-trivial with `for<'__seqid>`, as in `fallback`), so
     // that a struct that is not `Serialize` gets one error, at the `Document` impl.
     let counter_backed = match strategy_kind(cont) {
         StrategyKind::Optimistic => quote!(),
-        StrategyKind::Counters | StrategyKind::Block => {
+        StrategyKind::Counters | StrategyKind::Block | StrategyKind::Gapless => {
             let mut generics = cont.generics.clone();
             generics
                 .make_where_clause()
@@ -66,6 +67,7 @@ fn impl_document(cont: &Container, id: &Field) -> TokenStream {
         impl #impl_generics ::seqid::Document for #ident #ty_generics #where_clause {
             const SEQUENCE: ::seqid::Sequence = #sequence;
             #id_type
+            #kind
             fn sequence_id(&self) -> &Self::Id {
                 &self.#member
             }
@@ -78,11 +80,22 @@ fn impl_document(cont: &Container, id: &Field) -> TokenStream {
 }
 
 /// The strategy the attribute declares (the default when absent).
-fn strategy_kind<'a>(cont: &'a Container<'a>) -> &'a StrategyKind {
+pub fn strategy_kind<'a>(cont: &'a Container<'a>) -> &'a StrategyKind {
     cont.seq_id
         .as_ref()
         .and_then(|seq_id| value(&seq_id.strategy))
         .unwrap_or(&StrategyKind::Counters)
+}
+
+/// `type Kind = ...;`: the strategy as a type.
+pub fn kind_type(cont: &Container) -> TokenStream {
+    let marker = match strategy_kind(cont) {
+        StrategyKind::Counters => quote!(Counters),
+        StrategyKind::Optimistic => quote!(Optimistic),
+        StrategyKind::Block => quote!(Block),
+        StrategyKind::Gapless => quote!(Gapless),
+    };
+    quote!(type Kind = ::seqid::kind::#marker;)
 }
 
 /// The generated items go in an anonymous const, under the lint allowances of serde's
@@ -150,9 +163,14 @@ pub fn sequence(cont: &Container) -> TokenStream {
             let n = count(&seq_id.block_size, quote!(::seqid::DEFAULT_BLOCK_SIZE));
             quote!(::seqid::__private::block(#n))
         }
+        StrategyKind::Gapless => quote!(::seqid::__private::gapless()),
+    };
+    let counter_write_concern = match value(&seq_id.counter_write_concern) {
+        Some(CounterWrite::Database) => quote!(::seqid::CounterWriteConcern::Database),
+        Some(CounterWrite::Majority) | None => quote!(::seqid::CounterWriteConcern::Majority),
     };
     quote! {
-        ::seqid::__private::sequence(#name, #collection, #counters, #strategy)
+        ::seqid::__private::sequence(#name, #collection, #counters, #strategy, #counter_write_concern)
     }
 }
 

@@ -8,7 +8,7 @@ use quote::quote;
 use syn::parse_quote;
 
 use crate::ast::Container;
-use crate::expand::{call_site_ident, id_type, sequence, wrap_in_const};
+use crate::expand::{call_site_ident, id_type, kind_type, sequence, wrap_in_const};
 
 pub fn expand(cont: &Container, errors: syn::Error) -> TokenStream {
     let errors = errors.to_compile_error();
@@ -24,6 +24,7 @@ pub fn expand(cont: &Container, errors: syn::Error) -> TokenStream {
     });
     let (impl_generics, _, where_clause) = generics.split_for_impl();
     let sequence = sequence(cont);
+    let kind = kind_type(cont);
 
     // The id field's own type when it has one, so that an unsupported type is still
     // reported; a skipped, flattened or custom-serialized id (an error already) is
@@ -41,6 +42,7 @@ pub fn expand(cont: &Container, errors: syn::Error) -> TokenStream {
         impl #impl_generics ::seqid::Document for #ident #ty_generics #where_clause {
             const SEQUENCE: ::seqid::Sequence = #sequence;
             #id_type
+            #kind
             fn sequence_id(&self) -> &Self::Id {
                 #unreachable
             }

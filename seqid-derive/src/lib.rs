@@ -49,12 +49,14 @@ use syn::{DeriveInput, parse_macro_input};
 /// |-----|-------|---------|
 /// | `collection` | collection the documents go into | the struct name in snake_case (`BlogPost` → `"blog_post"`) |
 /// | `counters` | collection holding the counters | `seqid::DEFAULT_COUNTERS` (`"counters"`) |
-/// | `strategy` | `"counters"`, `"optimistic"` or `"block"` | `"counters"` |
+/// | `strategy` | `"counters"`, `"optimistic"`, `"block"` or `"gapless"` | `"counters"` |
 /// | `max_attempts` | attempts of the optimistic strategy, at least 1 | `seqid::DEFAULT_MAX_ATTEMPTS` |
 /// | `block_size` | ids per reservation of the block strategy, at least 1 | `seqid::DEFAULT_BLOCK_SIZE` |
+/// | `counter_write_concern` | `"majority"` or `"database"`: the counter's `$inc` (counters, block) | `"majority"` |
 ///
-/// `max_attempts` is refused unless `strategy = "optimistic"`, and `block_size` unless
-/// `strategy = "block"`. Collection names must be non-empty, without `$` or NUL, and
+/// `max_attempts` is refused unless `strategy = "optimistic"`, `block_size` unless
+/// `strategy = "block"`, and `counter_write_concern` with `"optimistic"` (no counter) or
+/// `"gapless"` (its counter follows the transaction's write concern). Collection names must be non-empty, without `$` or NUL, and
 /// not start with `system.`.
 ///
 /// # serde attributes

@@ -68,6 +68,27 @@ fn check_strategy_keys(cx: &Ctxt, seq_id: &SeqId) {
         (&seq_id.max_attempts, StrategyKind::Optimistic),
         (&seq_id.block_size, StrategyKind::Block),
     ];
+    // The counter's write concern applies where seqid writes the counter on its own:
+    // the optimistic strategy has no counter, and the gapless one writes it inside the
+    // caller's transaction, whose write concern is the transaction's.
+    if let Some(setting) = &seq_id.counter_write_concern
+        && matches!(strategy, StrategyKind::Optimistic | StrategyKind::Gapless)
+    {
+        let why = match strategy {
+            StrategyKind::Optimistic => "keeps no counter",
+            _ => {
+                "writes its counter inside the caller's transaction, with the transaction's write concern"
+            }
+        };
+        cx.error_spanned_by(
+            &setting.key,
+            format!(
+                "`counter_write_concern` applies to strategy = \"counters\" and \"block\"; \
+                 strategy = \"{used}\" {why}: remove `counter_write_concern`",
+                used = strategy.name(),
+            ),
+        );
+    }
     for (setting, owner) in owned {
         let Some(setting) = setting else { continue };
         if owner != strategy {

@@ -5,6 +5,7 @@ use mongodb::Collection;
 
 use crate::error::{BulkError, FailedInsert};
 use crate::fields::unset;
+use crate::session::Session;
 use crate::write::{self, Fate, Rejection};
 use crate::{Document, Error, IdField, IdValue, Sequence};
 
@@ -25,6 +26,9 @@ pub(crate) struct Batch<V> {
     states: Vec<State<V>>,
     /// The last id each document was sent with (0: none yet), for the report.
     tried: Vec<i64>,
+    /// The error that aborted the caller's transaction: the batch's outcome is the
+    /// transaction's, reported as this error with its labels, not document by document.
+    aborted: Option<mongodb::error::Error>,
 }
 
 /// A document whose `_id` another document holds.
@@ -38,6 +42,7 @@ impl<V: Copy> Batch<V> {
         Batch {
             states: (0..len).map(|_| State::Waiting).collect(),
             tried: vec![0; len],
+            aborted: None,
         }
     }
 
@@ -88,12 +93,20 @@ impl<V: Copy> Batch<V> {
         positions: &[usize],
         ids: &[i64],
         values: &[V],
+        session: &mut Session<'_>,
     ) -> Vec<Taken> {
         let sent: Vec<&T> = positions.iter().map(|&p| &docs[p]).collect();
-        let fates = write::insert_many(collection, &sent, ids).await;
+        let fates = write::insert_many(collection, &sent, ids, session).await;
         let mut taken = Vec::new();
         for (((&position, &id), &value), fate) in positions.iter().zip(ids).zip(values).zip(fates) {
             self.tried[position] = id;
+            if session.in_transaction() && self.aborted.is_none() {
+                self.aborted = match &fate {
+                    Fate::Unknown(error) => Some(error.clone()),
+                    Fate::Refused(rejection) => rejection.source.clone(),
+                    _ => None,
+                };
+            }
             match fate {
                 Fate::Stored => self.states[position] = State::Stored(value),
                 Fate::Unknown(_) => self.states[position] = State::Unknown,
@@ -133,6 +146,16 @@ impl<V: Copy> Batch<V> {
 
     /// `Ok` with every id if every document is stored, else what happened to each.
     pub(crate) fn conclude(self, seq: &Sequence) -> Result<Vec<V>, Error> {
+        if let Some(error) = self.aborted {
+            return Err(Error::driver(
+                seq.name,
+                format!(
+                    "inserting into `{}` in the caller's transaction",
+                    seq.collection
+                ),
+                error,
+            ));
+        }
         if self.states.iter().all(|s| matches!(s, State::Stored(_))) {
             return Ok(self
                 .states

@@ -4,7 +4,8 @@ use std::future::Future;
 
 use serde::Serialize;
 
-use crate::{AsDatabase, Database, Error, IdField, InsertOptions, Sequence, Stats};
+use crate::action::{Insert, InsertMany, Mode};
+use crate::{AsDatabase, Database, Error, IdField, Sequence, Stats};
 
 /// The integer id of a [`Document`] type: `i64` for an `i64` or `Option<i64>` field.
 pub type IdValue<T> = <<T as Document>::Id as IdField>::Value;
@@ -40,6 +41,52 @@ pub type IdValue<T> = <<T as Document>::Id as IdField>::Value;
 /// On a replica set the driver itself retries a write once after a network error, with
 /// the same transaction number, so a single dropped connection usually costs nothing.
 ///
+/// # Sessions and transactions
+///
+/// [`.session(&mut session)`](crate::Insert::session) runs an insert in the caller's
+/// session, and in its transaction if one is running:
+///
+/// - **`counters` and `block`**: the document joins the transaction; the counter's
+///   `$inc` runs outside it (with the counter's write concern, see
+///   [`CounterWriteConcern`](crate::CounterWriteConcern)). Concurrent transactions never
+///   conflict on the counter, and a rollback leaves a gap but never hands an id out twice.
+/// - **`optimistic`**: the maximum query and the insert both run in the transaction, so
+///   the candidate is the largest id of the transaction's snapshot plus one. A taken id
+///   cannot be retried inside a transaction (the failed write aborts it): the error keeps
+///   the driver's `TransientTransactionError` label, and the caller's retry of the whole
+///   transaction gets a fresh id.
+/// - **`gapless`**: the counter's `$inc` joins the transaction too, so an aborted
+///   transaction takes its id back: committed ids are `1, 2, 3, ...` with no gap, ever.
+///   Concurrent transactions conflict on the counter (`WriteConflict`, labelled
+///   `TransientTransactionError`) and take turns; outside a transaction the insert is
+///   refused before anything is written ([`Error::TransactionRequired`]).
+///
+/// Inside a transaction nothing is retried or looked up after a failure: a failed write
+/// aborts the transaction, whose fate decides the document's. [`Error`] converts into the
+/// driver's error with its labels, so `?` in the callback of the driver's
+/// `start_transaction().and_run(...)` lets the driver retry what is transient. Make the
+/// documents inside the callback, so that a retry starts from unset ids.
+///
+/// ```no_run
+/// # use seqid::Document;
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
+/// # struct Invoice { #[serde(rename = "_id")] id: i64, total: i64 }
+/// # async fn run(client: mongodb::Client) -> mongodb::error::Result<()> {
+/// let db = client.database("billing");
+/// let mut session = client.start_session().await?;
+/// let number = session
+///     .start_transaction()
+///     .and_run(db, |session, db| {
+///         Box::pin(async move {
+///             let mut invoice = Invoice { id: 0, total: 4200 };
+///             Ok(invoice.insert(db).session(session).await?)
+///         })
+///     })
+///     .await?;
+/// # Ok(()) }
+/// ```
+///
 /// ```no_run
 /// use seqid::Document;
 /// use serde::{Deserialize, Serialize};
@@ -65,6 +112,10 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// The type of the field serialized as `_id`.
     type Id: IdField;
 
+    /// The strategy, as a type ([`kind`](crate::kind)): it decides which setters an
+    /// insert offers.
+    type Kind: crate::kind::Kind;
+
     /// The id field.
     fn sequence_id(&self) -> &Self::Id;
 
@@ -72,7 +123,9 @@ pub trait Document: Serialize + Send + Sync + Sized {
     fn sequence_id_mut(&mut self) -> &mut Self::Id;
 
     /// Takes the next id, stores it in the id field, inserts the document into
-    /// [`Sequence::collection`], and returns the id.
+    /// [`Sequence::collection`], and returns the id. Await the [`Insert`] it returns,
+    /// after setting options by method: [`session`](Insert::session), and for the
+    /// optimistic strategy [`max_attempts`](Insert::max_attempts).
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -84,31 +137,8 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// let id: i64 = bob.insert(&db).await?;
     /// # Ok(()) }
     /// ```
-    fn insert(
-        &mut self,
-        db: &impl AsDatabase,
-    ) -> impl Future<Output = Result<IdValue<Self>, Error>> + Send {
-        crate::insert::one(self, db.route(), InsertOptions::new())
-    }
-
-    /// [`insert`](Document::insert) with options that override the attribute for this call.
-    ///
-    /// ```no_run
-    /// # use seqid::{Document, InsertOptions};
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id("ticket", strategy = "optimistic")]
-    /// # struct Ticket { _id: Option<i64> }
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// let mut ticket = Ticket { _id: None };
-    /// ticket.insert_with(&db, InsertOptions::new().max_attempts(3)).await?;
-    /// # Ok(()) }
-    /// ```
-    fn insert_with(
-        &mut self,
-        db: &impl AsDatabase,
-        options: InsertOptions,
-    ) -> impl Future<Output = Result<IdValue<Self>, Error>> + Send {
-        crate::insert::one(self, db.route(), options)
+    fn insert<'a>(&'a mut self, db: &'a impl AsDatabase) -> Insert<'a, Self> {
+        Insert::new(self, db.route(), Mode::Insert)
     }
 
     /// Inserts many documents with one reservation of ids and one `insert_many`, and
@@ -133,31 +163,8 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// assert_eq!(ids.len(), 2);
     /// # Ok(()) }
     /// ```
-    fn insert_many(
-        docs: &mut [Self],
-        db: &impl AsDatabase,
-    ) -> impl Future<Output = Result<Vec<IdValue<Self>>, Error>> + Send {
-        crate::insert::many(docs, db.route(), InsertOptions::new())
-    }
-
-    /// [`insert_many`](Document::insert_many) with options for this call.
-    ///
-    /// ```no_run
-    /// # use seqid::{Document, InsertOptions};
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id("ticket", strategy = "optimistic")]
-    /// # struct Ticket { _id: Option<i64> }
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// let mut tickets: Vec<Ticket> = (0..10).map(|_| Ticket { _id: None }).collect();
-    /// Ticket::insert_many_with(&mut tickets, &db, InsertOptions::new().max_attempts(5)).await?;
-    /// # Ok(()) }
-    /// ```
-    fn insert_many_with(
-        docs: &mut [Self],
-        db: &impl AsDatabase,
-        options: InsertOptions,
-    ) -> impl Future<Output = Result<Vec<IdValue<Self>>, Error>> + Send {
-        crate::insert::many(docs, db.route(), options)
+    fn insert_many<'a>(docs: &'a mut [Self], db: &'a impl AsDatabase) -> InsertMany<'a, Self> {
+        InsertMany::new(docs, db.route(), Mode::Insert)
     }
 
     /// Finishes an insert whose outcome is unknown ([`Error::OutcomeUnknown`], or a
@@ -191,11 +198,8 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// };
     /// # Ok(()) }
     /// ```
-    fn resume_insert(
-        &mut self,
-        db: &impl AsDatabase,
-    ) -> impl Future<Output = Result<IdValue<Self>, Error>> + Send {
-        crate::insert::resume(self, db.route(), InsertOptions::new())
+    fn resume_insert<'a>(&'a mut self, db: &'a impl AsDatabase) -> Insert<'a, Self> {
+        Insert::new(self, db.route(), Mode::Resume)
     }
 
     /// Finishes an [`insert_many`](Document::insert_many) that did not store every
@@ -222,11 +226,11 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// assert_eq!(ids.len(), users.len());
     /// # Ok(()) }
     /// ```
-    fn resume_insert_many(
-        docs: &mut [Self],
-        db: &impl AsDatabase,
-    ) -> impl Future<Output = Result<Vec<IdValue<Self>>, Error>> + Send {
-        crate::insert::resume_many(docs, db.route(), InsertOptions::new())
+    fn resume_insert_many<'a>(
+        docs: &'a mut [Self],
+        db: &'a impl AsDatabase,
+    ) -> InsertMany<'a, Self> {
+        InsertMany::new(docs, db.route(), Mode::Resume)
     }
 
     /// What the [`Sequences`](crate::Sequences) handle of `db` has done for the sequence

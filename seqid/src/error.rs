@@ -76,6 +76,22 @@ pub enum Error {
         attempts: u32,
     },
 
+    /// A `gapless` sequence was asked for an id outside a transaction: its ids come from a
+    /// counter updated inside the caller's transaction, so that an aborted transaction
+    /// takes its id back. Nothing was written.
+    #[error(
+        "sequence `{sequence}` is gapless: its inserts must run in a transaction, and {}; \
+         start one (e.g. `session.start_transaction().and_run(...)`) and pass the session \
+         with `.session(&mut session)`. Nothing was written",
+        if *has_session { "the session given has none running" } else { "no session was given" }
+    )]
+    TransactionRequired {
+        /// The sequence.
+        sequence: String,
+        /// Whether a session (with no transaction running) was given.
+        has_session: bool,
+    },
+
     /// The server answered the counter's upsert (`findAndModify` with `upsert: true`) with
     /// no document, every time it was asked. MongoDB never answers an upsert so; some
     /// compatible servers do, now and then, during the concurrent first use of a counter.
@@ -247,6 +263,7 @@ impl Error {
             Error::Driver { sequence, .. }
             | Error::CounterNotNumeric { sequence, .. }
             | Error::CounterContended { sequence, .. }
+            | Error::TransactionRequired { sequence, .. }
             | Error::NoCounter { sequence, .. }
             | Error::Overflow { sequence, .. }
             | Error::DuplicateKey { sequence, .. }
@@ -418,6 +435,25 @@ pub(crate) fn server_code(error: &mongodb::error::Error) -> Option<i32> {
 pub(crate) fn duplicate_index(message: &str) -> Option<&str> {
     let rest = &message[message.find(" index: ")? + " index: ".len()..];
     rest.split_whitespace().next()
+}
+
+/// For the callback of a transaction (`start_transaction().and_run(...)`), which returns
+/// the driver's error: a seqid error the driver caused becomes that very error, with its
+/// labels, so that a `TransientTransactionError` makes the driver run the transaction
+/// again; any other is carried whole, as a custom error.
+///
+/// ```
+/// let error = seqid::Error::IdAlreadySet { sequence: "userid".into(), value: 7, unset: "0" };
+/// let driver: mongodb::error::Error = error.into();
+/// assert!(driver.get_custom::<seqid::Error>().is_some());
+/// ```
+impl From<Error> for mongodb::error::Error {
+    fn from(error: Error) -> Self {
+        match error {
+            Error::Driver { source, .. } | Error::OutcomeUnknown { source, .. } => *source,
+            other => mongodb::error::Error::custom(other),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,21 +1,25 @@
 //! `insert`, `insert_many` and their `resume_*` counterparts: check the id fields, then
 //! hand the documents to their strategy family ([`counted`] or [`optimistic`]).
 
+use crate::action::Call;
 use crate::bulk::{Batch, carried};
 use crate::fields::{ensure_unset, unset};
 use crate::sequences::Route;
+use crate::session::Session;
 use crate::write::{self, Fate};
-use crate::{Document, Error, IdField, IdValue, InsertOptions, Sequence, Strategy};
+use crate::{Document, Error, IdField, IdValue, Sequence, Strategy};
 use crate::{counted, optimistic};
 
 pub(crate) async fn one<T: Document>(
     doc: &mut T,
     db: Route<'_>,
-    options: InsertOptions,
+    call: Call<'_>,
 ) -> Result<IdValue<T>, Error> {
     let seq = T::SEQUENCE;
     ensure_unset(&seq, doc)?;
-    fresh(doc, db, &seq, &options).await
+    let attempts = attempts(&seq, call.max_attempts)?;
+    let mut session = Session::of(call.session).await;
+    fresh(doc, db, &seq, attempts, &mut session).await
 }
 
 /// Inserts a document whose id field is unset under a new id.
@@ -23,16 +27,16 @@ async fn fresh<T: Document>(
     doc: &mut T,
     db: Route<'_>,
     seq: &Sequence,
-    options: &InsertOptions,
+    attempts: u32,
+    session: &mut Session<'_>,
 ) -> Result<IdValue<T>, Error> {
     let collection = db.db.collection::<T>(seq.collection);
     match seq.strategy {
-        Strategy::Optimistic { max_attempts } => {
-            let attempts = attempts(seq, max_attempts, options)?;
-            let state = db.collection(seq);
-            optimistic::insert::insert_one(doc, &state, seq, &collection, attempts).await
+        Strategy::Optimistic { .. } => {
+            let state = optimistic::state(db, seq, session);
+            optimistic::insert::insert_one(doc, &state, seq, &collection, attempts, session).await
         }
-        _ => counted::insert_one(doc, db, seq, &collection).await,
+        _ => counted::insert_one(doc, db, seq, &collection, session).await,
     }
 }
 
@@ -63,18 +67,20 @@ pub(crate) fn conclude<T: Document>(
 pub(crate) async fn resume<T: Document>(
     doc: &mut T,
     db: Route<'_>,
-    options: InsertOptions,
+    call: Call<'_>,
 ) -> Result<IdValue<T>, Error> {
     let seq = T::SEQUENCE;
+    let attempts = attempts(&seq, call.max_attempts)?;
+    let mut session = Session::of(call.session).await;
     let (ids, values) = carried(&seq, std::slice::from_ref(doc), &[0])?;
     let (Some(&id), Some(&value)) = (ids.first(), values.first()) else {
-        return fresh(doc, db, &seq, &options).await;
+        return fresh(doc, db, &seq, attempts, &mut session).await;
     };
     let collection = db.db.collection::<T>(seq.collection);
-    match write::insert_one(&collection, doc, id).await {
+    match write::insert_one(&collection, doc, id, &mut session).await {
         Fate::Taken(_) if takes_a_new_id(&seq) => {
             unset(doc);
-            fresh(doc, db, &seq, &options).await
+            fresh(doc, db, &seq, attempts, &mut session).await
         }
         // The id stays, so that this document is not stored a second time by mistake.
         Fate::Taken(rejection) => Err(rejection.into_error(&seq, id)),
@@ -93,21 +99,26 @@ fn takes_a_new_id(seq: &Sequence) -> bool {
 pub(crate) async fn many<T: Document>(
     docs: &mut [T],
     db: Route<'_>,
-    options: InsertOptions,
+    call: Call<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {
     let seq = T::SEQUENCE;
     for doc in docs.iter() {
         ensure_unset(&seq, doc)?;
     }
-    fill_waiting(docs, db, &seq, &options, Batch::new(docs.len())).await
+    let attempts = attempts(&seq, call.max_attempts)?;
+    let mut session = Session::of(call.session).await;
+    let batch = Batch::new(docs.len());
+    fill_waiting(docs, db, &seq, attempts, batch, &mut session).await
 }
 
 pub(crate) async fn resume_many<T: Document>(
     docs: &mut [T],
     db: Route<'_>,
-    options: InsertOptions,
+    call: Call<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {
     let seq = T::SEQUENCE;
+    let attempts = attempts(&seq, call.max_attempts)?;
+    let mut session = Session::of(call.session).await;
     let carrying: Vec<usize> = (0..docs.len())
         .filter(|&p| !docs[p].sequence_id().is_unset())
         .collect();
@@ -116,7 +127,7 @@ pub(crate) async fn resume_many<T: Document>(
     if !carrying.is_empty() {
         let collection = db.db.collection::<T>(seq.collection);
         let taken = batch
-            .write(&collection, docs, &carrying, &ids, &values)
+            .write(&collection, docs, &carrying, &ids, &values, &mut session)
             .await;
         // Replaced below, or of unknown fate with its id kept.
         for taken in taken {
@@ -126,7 +137,7 @@ pub(crate) async fn resume_many<T: Document>(
             }
         }
     }
-    fill_waiting(docs, db, &seq, &options, batch).await
+    fill_waiting(docs, db, &seq, attempts, batch, &mut session).await
 }
 
 /// Gives every document still waiting in `batch` an id and writes it.
@@ -134,8 +145,9 @@ async fn fill_waiting<T: Document>(
     docs: &mut [T],
     db: Route<'_>,
     seq: &Sequence,
-    options: &InsertOptions,
+    attempts: u32,
     batch: Batch<IdValue<T>>,
+    session: &mut Session<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {
     let waiting = batch.waiting();
     if waiting.is_empty() {
@@ -143,12 +155,20 @@ async fn fill_waiting<T: Document>(
     }
     let collection = db.db.collection::<T>(seq.collection);
     match seq.strategy {
-        Strategy::Optimistic { max_attempts } => {
-            let attempts = attempts(seq, max_attempts, options)?;
-            let state = db.collection(seq);
-            optimistic::insert::insert_many(docs, &state, seq, &collection, attempts, batch).await
+        Strategy::Optimistic { .. } => {
+            let state = optimistic::state(db, seq, session);
+            optimistic::insert::insert_many(
+                docs,
+                &state,
+                seq,
+                &collection,
+                attempts,
+                batch,
+                session,
+            )
+            .await
         }
-        _ => counted::insert_many(docs, db, seq, &collection, batch).await,
+        _ => counted::insert_many(docs, db, seq, &collection, batch, session).await,
     }
 }
 
@@ -167,9 +187,14 @@ pub(crate) async fn sync_counter<T: Document>(db: Route<'_>) -> Result<i64, Erro
     }
 }
 
-/// The attempts the optimistic loop may make: the call's option, else the attribute's.
-fn attempts(seq: &Sequence, declared: u32, options: &InsertOptions) -> Result<u32, Error> {
-    match options.max_attempts.unwrap_or(declared) {
+/// The attempts the optimistic loop may make: the call's, else the attribute's (other
+/// strategies make one).
+fn attempts(seq: &Sequence, call: Option<u32>) -> Result<u32, Error> {
+    let declared = match seq.strategy {
+        Strategy::Optimistic { max_attempts } => max_attempts,
+        _ => 1,
+    };
+    match call.unwrap_or(declared) {
         0 => Err(Error::InvalidOption {
             sequence: seq.name.to_owned(),
             option: "max_attempts",

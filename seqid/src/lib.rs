@@ -42,6 +42,16 @@
 //!   (`max_attempts`, jittered backoff); no counters collection, no gaps.
 //! - **`block`**: `block_size` ids reserved with one `$inc` and handed out in memory by
 //!   every task sharing a [`Sequences`] handle.
+//! - **`gapless`**: as `counters`, but the `$inc` joins the caller's transaction, so an
+//!   aborted transaction takes its id back: committed ids have no gap, ever.
+//!
+//! Inserts are actions, as in the driver: [`insert`](Document::insert) returns an
+//! [`Insert`] that is awaited directly, after options set by method
+//! ([`session`](Insert::session), and for the optimistic strategy
+//! [`max_attempts`](Insert::max_attempts)). See [`Document`'s notes on sessions and
+//! transactions](Document#sessions-and-transactions) for what joins the caller's
+//! transaction, and [`CounterWriteConcern`] for the counter's write concern
+//! (`w: "majority"` unless the type says otherwise).
 //!
 //! Every strategy hands out unique ids under concurrency, across processes and next to
 //! other writers of the same counter or collection; [`Strategy`] sets out the guarantees
@@ -106,6 +116,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod action;
 mod allocator;
 mod backoff;
 mod bulk;
@@ -115,21 +126,23 @@ mod error;
 mod fields;
 mod id;
 mod insert;
+pub mod kind;
 mod largest;
 mod numeric;
 mod optimistic;
-mod options;
 mod sequence;
 mod sequences;
+mod session;
 mod write;
 
+pub use action::{Insert, InsertMany};
 pub use document::{CounterBacked, Document, IdValue};
 pub use error::{BulkError, Error, FailedInsert};
 pub use id::IdField;
-pub use options::InsertOptions;
 pub use seqid_derive::Document;
 pub use sequence::{
-    DEFAULT_BLOCK_SIZE, DEFAULT_COUNTERS, DEFAULT_MAX_ATTEMPTS, Sequence, Strategy,
+    CounterWriteConcern, DEFAULT_BLOCK_SIZE, DEFAULT_COUNTERS, DEFAULT_MAX_ATTEMPTS, Sequence,
+    Strategy,
 };
 pub use sequences::{AsDatabase, DEFAULT_RELEASE_AFTER, Database, Sequences, Stats};
 
@@ -137,7 +150,7 @@ pub use sequences::{AsDatabase, DEFAULT_RELEASE_AFTER, Database, Sequences, Stat
 #[doc(hidden)]
 pub mod __private {
     pub use crate::allocator::LiveBlock;
-    pub use crate::sequence::construct::{block, counters, optimistic, sequence};
+    pub use crate::sequence::construct::{block, counters, gapless, optimistic, sequence};
     pub use ::core;
 
     /// The supertraits of `Document`, for the bound of the stand-in impl the derive

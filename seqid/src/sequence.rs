@@ -39,6 +39,40 @@ pub struct Sequence {
     pub counters: &'static str,
     /// How ids are taken.
     pub strategy: Strategy,
+    /// The write concern of the counter's updates (counters and block strategies).
+    pub counter_write_concern: CounterWriteConcern,
+}
+
+/// The write concern seqid gives the counter's `$inc`, declared with
+/// `counter_write_concern = "..."`. The document's own insert always goes with the
+/// collection's write concern.
+///
+/// An `$inc` acknowledged by the primary alone (`w: 1`) can be rolled back by a failover:
+/// the new primary never saw it, and hands the same ids out again, to this process (whose
+/// documents then meet the `_id` index: `DuplicateKey`) and to others. The block strategy
+/// is the most exposed, since a process goes on handing out a whole block another process
+/// is given again. So the counter waits for a majority unless the type says otherwise.
+///
+/// ```
+/// use seqid::{CounterWriteConcern, Document};
+/// # use serde::Serialize;
+///
+/// #[derive(Serialize, Document)]
+/// #[seq_id("userid")]
+/// struct User { _id: i64 }
+///
+/// assert_eq!(User::SEQUENCE.counter_write_concern, CounterWriteConcern::Majority);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CounterWriteConcern {
+    /// `w: "majority"` (the default): an id, once handed out, survives a failover. The
+    /// database's `journal` and `wtimeout` are kept.
+    #[default]
+    Majority,
+    /// The database's (or the client's) own write concern, e.g. `w: 1` for speed where a
+    /// failover may hand ids out again (`counter_write_concern = "database"`).
+    Database,
 }
 
 /// How a sequence takes its ids. Chosen per type with `strategy = "..."`.
@@ -47,13 +81,14 @@ pub struct Sequence {
 /// to other writers, and never stores a document twice (see the crate's notes on faults).
 /// They differ in order, gaps and cost:
 ///
-/// | | [`Counters`](Strategy::Counters) | [`Optimistic`](Strategy::Optimistic) | [`Block`](Strategy::Block) |
-/// |---|---|---|---|
-/// | next id | `findAndModify` + `$inc` on `{ _id: name, seq }` (upsert) | largest numeric `_id` + 1 | from a block reserved with one `$inc: block_size` |
-/// | round trips per insert | 2 (the `$inc` shared by tasks waiting together) | 2 (the maximum query shared), + 1 insert per lost race | 1 + 1/`block_size` |
-/// | order | increasing in the order ids are taken, across all writers | each id above every id stored when it was taken | increasing within a process, not across processes |
-/// | gaps | an id whose document is refused, or whose reservation's answer is lost | none, but where an insert failed while a later id was already stored | as counters, plus at most `block_size - 1` per process restart |
-/// | other writers | share the counter (`$inc: 1`, blocks) | may insert explicit ids; stepped over | share the counter |
+/// | | [`Counters`](Strategy::Counters) | [`Optimistic`](Strategy::Optimistic) | [`Block`](Strategy::Block) | [`Gapless`](Strategy::Gapless) |
+/// |---|---|---|---|---|
+/// | next id | `findAndModify` + `$inc` on `{ _id: name, seq }` (upsert) | largest numeric `_id` + 1 | from a block reserved with one `$inc: block_size` | as counters, inside the caller's transaction |
+/// | round trips per insert | 2 (the `$inc` shared by tasks waiting together) | 2 (the maximum query shared), + 1 insert per lost race | 1 + 1/`block_size` | 2, plus the transaction's commit |
+/// | order | increasing in the order ids are taken, across all writers | each id above every id stored when it was taken | increasing within a process, not across processes | increasing in commit order |
+/// | gaps | an id whose document is refused, or whose reservation's answer is lost | none, but where an insert failed while a later id was already stored | as counters, plus at most `block_size - 1` per process restart | none: an aborted transaction takes its id back |
+/// | other writers | share the counter (`$inc: 1`, blocks) | may insert explicit ids; stepped over | share the counter | share the counter, in transactions of their own |
+/// | transactions | the counter outside the caller's | all in the caller's | the counter outside the caller's | required; one writer at a time per sequence |
 ///
 /// A caller cancelled while it waits for ids costs no id with any strategy: the ids
 /// reserved for it go to the next caller. One cancelled during its own round trip to the
@@ -94,6 +129,9 @@ pub enum Strategy {
         /// How many ids one round trip to the counters document reserves.
         block_size: u32,
     },
+    /// `findAndModify` with `$inc` on the counters document inside the caller's
+    /// transaction: an aborted transaction takes its id back, so committed ids have no gap.
+    Gapless,
 }
 
 impl Sequence {
@@ -113,6 +151,7 @@ impl Sequence {
             Strategy::Counters => "counters",
             Strategy::Optimistic { .. } => "optimistic",
             Strategy::Block { .. } => "block",
+            Strategy::Gapless => "gapless",
         }
     }
 }
@@ -120,19 +159,21 @@ impl Sequence {
 /// Constructors for the derive: the types above are `#[non_exhaustive]`.
 #[doc(hidden)]
 pub mod construct {
-    use super::{Sequence, Strategy};
+    use super::{CounterWriteConcern, Sequence, Strategy};
 
     pub const fn sequence(
         name: &'static str,
         collection: &'static str,
         counters: &'static str,
         strategy: Strategy,
+        counter_write_concern: CounterWriteConcern,
     ) -> Sequence {
         Sequence {
             name,
             collection,
             counters,
             strategy,
+            counter_write_concern,
         }
     }
 
@@ -146,5 +187,9 @@ pub mod construct {
 
     pub const fn block(block_size: u32) -> Strategy {
         Strategy::Block { block_size }
+    }
+
+    pub const fn gapless() -> Strategy {
+        Strategy::Gapless
     }
 }

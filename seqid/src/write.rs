@@ -13,7 +13,8 @@ use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{Acknowledgment, ReadConcern, ReadPreference, SelectionCriteria};
 use serde::Serialize;
 
-use crate::error::{Error, duplicate_index};
+use crate::error::{Error, duplicate_index, server_code};
+use crate::session::Session;
 use crate::{Sequence, numeric};
 
 pub(crate) const DUPLICATE_KEY: i32 = 11000;
@@ -103,11 +104,25 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
     document: &T,
     id: i64,
+    session: &mut Session<'_>,
 ) -> Fate {
-    let error = match collection.insert_one(document).await {
+    let mut insert = collection.insert_one(document);
+    if let Some(session) = session.join() {
+        insert = insert.session(session);
+    }
+    let error = match insert.await {
         Ok(_) => return Fate::Stored,
         Err(error) => error,
     };
+    if session.in_transaction() {
+        let fate = match &*error.kind {
+            ErrorKind::Write(WriteFailure::WriteError(write)) => {
+                Fate::Refused(Rejection::write(write.code, &write.message))
+            }
+            _ => in_transaction(&error),
+        };
+        return fate;
+    }
     let fate = match &*error.kind {
         ErrorKind::Write(WriteFailure::WriteError(write)) => {
             Some(Rejection::write(write.code, &write.message))
@@ -128,15 +143,31 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
     documents: &[&T],
     ids: &[i64],
+    session: &mut Session<'_>,
 ) -> Vec<Fate> {
-    let error = match collection
+    let mut insert = collection
         .insert_many(documents.iter().copied())
-        .ordered(false)
-        .await
-    {
+        .ordered(false);
+    if let Some(session) = session.join() {
+        insert = insert.session(session);
+    }
+    let error = match insert.await {
         Ok(_) => return vec![Fate::Stored; documents.len()],
         Err(error) => error,
     };
+    if session.in_transaction() {
+        // A failed write aborts the transaction: no document of it is stored, those the
+        // server took included. The ones it refused say why.
+        let mut fates = vec![in_transaction(&error); documents.len()];
+        if let ErrorKind::InsertMany(bulk) = &*error.kind {
+            for refused in bulk.write_errors.iter().flatten() {
+                if let Some(fate) = fates.get_mut(refused.index) {
+                    *fate = Fate::Refused(Rejection::write(refused.code, &refused.message));
+                }
+            }
+        }
+        return fates;
+    }
     let bulk = match &*error.kind {
         ErrorKind::InsertMany(bulk) => bulk,
         _ if never_sent(&error) => return not_sent(collection, documents, ids, error).await,
@@ -239,6 +270,29 @@ fn too_large<T: Serialize>(documents: &[&T], error: &mongodb::error::Error) -> V
             ),
         })
         .collect()
+}
+
+/// What became of a write inside the caller's transaction that failed with `error`.
+/// Nothing is looked up: a read cannot tell what the transaction will do. An error the
+/// server answered with (a write conflict, say) aborted the transaction, so the write will
+/// never be stored; the driver's error is kept whole, with its labels
+/// (`TransientTransactionError`), so that the caller's retry of the transaction sees
+/// them. Without an answer, the transaction's fate, and the write's, is unknown.
+fn in_transaction(error: &mongodb::error::Error) -> Fate {
+    let answered = matches!(
+        &*error.kind,
+        ErrorKind::Command(_) | ErrorKind::Write(_) | ErrorKind::InsertMany(_)
+    );
+    if answered || never_sent(error) {
+        Fate::Refused(Rejection {
+            code: server_code(error),
+            message: error.to_string(),
+            index: None,
+            source: Some(error.clone()),
+        })
+    } else {
+        Fate::Unknown(error.clone())
+    }
 }
 
 /// Whether the driver failed before the request could reach the server (a retry that

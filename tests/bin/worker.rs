@@ -1,7 +1,7 @@
 //! A separate OS process for the multi-process tests: inserts documents with one
 //! strategy from many tasks and prints `<id> <writer> <n>` for each.
 //!
-//! Usage: `seqid-worker <counters|optimistic|block> <database> <writer> <tasks> <per-task>`
+//! Usage: `seqid-worker <counters|optimistic|block|gapless> <database> <writer> <tasks> <per-task>`
 //! with `MONGODB_URI` set. It prints `ready` once connected and starts when it reads a
 //! line on stdin, so that the parent can start every writer at the same moment.
 
@@ -11,7 +11,7 @@ mod models;
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
-use models::{BlockDoc, CountedDoc, OptimisticDoc, Written};
+use models::{BlockDoc, CountedDoc, GaplessDoc, OptimisticDoc, Written, insert_written};
 
 const DEADLINE: Duration = Duration::from_secs(300);
 
@@ -19,7 +19,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [strategy, database, writer, tasks, per_task] = &args[..] else {
         fail(
-            "usage: seqid-worker <counters|optimistic|block> <database> <writer> <tasks> <per-task>",
+            "usage: seqid-worker <counters|optimistic|block|gapless> <database> <writer> <tasks> <per-task>",
         );
     };
     let tasks: usize = tasks
@@ -43,6 +43,7 @@ fn main() {
                 "counters" => insert::<CountedDoc>(&db, writer, tasks, per_task).await,
                 "optimistic" => insert::<OptimisticDoc>(&db, writer, tasks, per_task).await,
                 "block" => insert::<BlockDoc>(&db, writer, tasks, per_task).await,
+                "gapless" => insert::<GaplessDoc>(&db, writer, tasks, per_task).await,
                 other => fail(&format!("unknown strategy {other}")),
             }
         };
@@ -67,11 +68,10 @@ async fn insert<T: Written>(
         handles.push(tokio::spawn(async move {
             let mut lines = Vec::new();
             for n in 0..per_task {
-                let mut doc = T::written(&writer, n);
-                let id = doc.insert(&db).await?;
+                let id = insert_written::<T>(&db, &writer, n).await?;
                 lines.push(format!("{id} {writer} {n}"));
             }
-            Ok::<_, seqid::Error>(lines)
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(lines)
         }));
     }
     let mut out = std::io::stdout().lock();

@@ -42,9 +42,22 @@ pub struct BlockDoc {
     pub n: u32,
 }
 
+/// Written by several processes at once, each insert in its own transaction.
+#[derive(Debug, Clone, Serialize, Deserialize, seqid::Document)]
+#[seq_id("multi_gapless", collection = "multi_gapless", strategy = "gapless")]
+pub struct GaplessDoc {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub writer: String,
+    pub n: u32,
+}
+
 /// A document made by writer `writer` as its `n`-th.
 pub trait Written: seqid::Document + Send + 'static {
     fn written(writer: &str, n: u32) -> Self;
+
+    /// Whether each insert runs in a transaction of its own (the gapless strategy).
+    const IN_TRANSACTION: bool = false;
 }
 
 macro_rules! written {
@@ -58,3 +71,38 @@ macro_rules! written {
 }
 
 written!(CountedDoc, OptimisticDoc, BlockDoc);
+
+impl Written for GaplessDoc {
+    fn written(writer: &str, n: u32) -> Self {
+        Self {
+            id: 0,
+            writer: writer.to_owned(),
+            n,
+        }
+    }
+
+    const IN_TRANSACTION: bool = true;
+}
+
+/// Inserts `T::written(writer, n)`, in a transaction of its own run with the driver's
+/// `and_run` (which retries it after a write conflict) when `T::IN_TRANSACTION`.
+pub async fn insert_written<T: Written>(
+    db: &seqid::Database,
+    writer: &str,
+    n: u32,
+) -> Result<seqid::IdValue<T>, Box<dyn std::error::Error + Send + Sync>> {
+    if !T::IN_TRANSACTION {
+        return Ok(T::written(writer, n).insert(db).await?);
+    }
+    let mut session = db.client().start_session().await?;
+    let id = session
+        .start_transaction()
+        .and_run((db.clone(), writer.to_owned()), |session, (db, writer)| {
+            Box::pin(async move {
+                let mut doc = T::written(writer, n);
+                Ok(doc.insert(db).session(&mut *session).await?)
+            })
+        })
+        .await?;
+    Ok(id)
+}

@@ -3,16 +3,17 @@
 //! `$inc` apply only to a counter that stays a whole number an id can come from, so a
 //! counter holding 1.5 (or a string, or a Double at 2^53) is reported as it is, never moved.
 
-use mongodb::Database;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use mongodb::options::ReturnDocument;
+use mongodb::options::{Acknowledgment, ReturnDocument, WriteConcern};
+use mongodb::{ClientSession, Database};
 
 use crate::allocator::{Source, Tally};
 use crate::backoff::backoff;
 use crate::error::{Error, server_code};
 use crate::largest::{self, Ids};
+use crate::session::Session;
 use crate::write::{DUPLICATE_KEY, PRIMARY};
-use crate::{Sequence, numeric};
+use crate::{CounterWriteConcern, Sequence, numeric};
 
 /// Upserts that race on a new counter fail with E11000; the manual says a retry cannot
 /// fail again absent a delete, so a few attempts are plenty. The same bound holds for a
@@ -40,36 +41,53 @@ impl Source for CounterSource<'_> {
             origin: "the number of ids reserved at once".into(),
         };
         let step = i64::try_from(amount).map_err(|_| overflow())?;
-        let hi = increment(self.db, seq, step, tally).await?;
-        hi.checked_sub(step - 1).ok_or_else(|| Error::Overflow {
-            sequence: seq.name.to_owned(),
-            value: i128::from(hi) - i128::from(step) + 1,
-            target: "i64",
-            origin: format!("the counter answered {hi} to $inc: {step}"),
-        })
+        let hi = update(self.db, seq, Change::Inc(step), tally, None).await?;
+        first_of(seq, hi, step)
     }
 }
 
-/// Adds `step` to the counter (creating it at `step` if missing) and returns the new value.
-async fn increment(db: &Database, seq: &Sequence, step: i64, tally: &Tally) -> Result<i64, Error> {
-    update(db, seq, Change::Inc(step), tally).await
+/// Reserves `amount` ids inside the caller's transaction (the gapless strategy), and
+/// returns the first: the transaction's rollback takes them back.
+pub(crate) async fn reserve_in_transaction(
+    db: &Database,
+    seq: &Sequence,
+    amount: u64,
+    tally: &Tally,
+    session: &mut Session<'_>,
+) -> Result<i64, Error> {
+    let step = i64::try_from(amount).map_err(|_| Error::Overflow {
+        sequence: seq.name.to_owned(),
+        value: amount.into(),
+        target: "i64",
+        origin: "the number of ids reserved at once".into(),
+    })?;
+    tally
+        .reservations
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let hi = update(db, seq, Change::Inc(step), tally, session.join()).await?;
+    tally
+        .ids
+        .fetch_add(amount, std::sync::atomic::Ordering::Relaxed);
+    first_of(seq, hi, step)
+}
+
+/// The first of the `step` ids an `$inc: step` answered with `hi` reserved.
+fn first_of(seq: &Sequence, hi: i64, step: i64) -> Result<i64, Error> {
+    hi.checked_sub(step - 1).ok_or_else(|| Error::Overflow {
+        sequence: seq.name.to_owned(),
+        value: i128::from(hi) - i128::from(step) + 1,
+        target: "i64",
+        origin: format!("the counter answered {hi} to $inc: {step}"),
+    })
 }
 
 /// Raises the counter to the largest numeric `_id` of the sequence's collection (never
 /// lowers it), and returns its value.
 pub(crate) async fn sync(db: &Database, seq: &Sequence, tally: &Tally) -> Result<i64, Error> {
     let collection = db.collection::<BsonDocument>(seq.collection);
-    let (top, _) = largest::numeric_id(&collection, Ids::Mixed)
-        .await
-        .map_err(|error| {
-            Error::driver(
-                seq.name,
-                format!("finding the largest _id in `{}`", seq.collection),
-                error,
-            )
-        })?;
+    let (top, _) = largest::numeric_id(&collection, seq, Ids::Mixed, None).await?;
     let largest = top.as_ref().and_then(numeric::floor);
-    update(db, seq, Change::Max(largest.unwrap_or(0)), tally).await
+    update(db, seq, Change::Max(largest.unwrap_or(0)), tally, None).await
 }
 
 /// What is done to the counter's `seq`.
@@ -140,22 +158,39 @@ fn guard(name: &str, reach: i64) -> BsonDocument {
 /// Applies `change` to the counter with an upsert, only if the counter stays countable,
 /// and returns its new value. A counter that is not countable is left as it is and
 /// reported with the value it holds.
+///
+/// With `transaction`, the update joins the caller's transaction, is sent once (a failed
+/// write aborts the transaction, so nothing can be retried inside it), and any error is
+/// returned with the driver's labels for the caller's retry of the whole transaction.
+/// Without, it goes with the counter's write concern ([`CounterWriteConcern`]).
 async fn update(
     db: &Database,
     seq: &Sequence,
     change: Change,
     tally: &Tally,
+    mut transaction: Option<&mut ClientSession>,
 ) -> Result<i64, Error> {
     let counters = db.collection::<BsonDocument>(seq.counters);
     let filter = guard(seq.name, change.reach());
     let update = change.update();
     let mut attempt = 1;
     loop {
-        let reply = counters
+        let mut find_and_modify = counters
             .find_one_and_update(filter.clone(), update.clone())
             .upsert(true)
-            .return_document(ReturnDocument::After)
-            .await;
+            .return_document(ReturnDocument::After);
+        match transaction.as_deref_mut() {
+            Some(session) => find_and_modify = find_and_modify.session(session),
+            None => {
+                if let Some(concern) = counter_write_concern(seq, &counters) {
+                    find_and_modify = find_and_modify.write_concern(concern);
+                }
+            }
+        }
+        let reply = find_and_modify.await;
+        if transaction.is_some() {
+            return in_transaction(&counters, seq, reply).await;
+        }
         let error = match reply {
             Ok(Some(counter)) => return new_value(seq, &counter),
             Ok(None) => None,
@@ -199,6 +234,60 @@ async fn update(
         attempt += 1;
         backoff(attempt).await;
     }
+}
+
+/// The write concern of an update of the counter outside a transaction: the database's
+/// own, with `w: "majority"` unless the type asks for the database's as it is. Its
+/// journal and timeout stay: a single server (or a compatible one) may acknowledge a
+/// majority write before its journal holds it, and only `journal: true` then survives a
+/// crash. `None`: the database's own, inherited.
+fn counter_write_concern(
+    seq: &Sequence,
+    counters: &mongodb::Collection<BsonDocument>,
+) -> Option<WriteConcern> {
+    match seq.counter_write_concern {
+        CounterWriteConcern::Database => None,
+        _ => {
+            let mut concern = counters.write_concern().cloned().unwrap_or_default();
+            concern.w = Some(Acknowledgment::Majority);
+            Some(concern)
+        }
+    }
+}
+
+/// The answer to the counter's update inside the caller's transaction. A counter seqid
+/// cannot count from is reported as such (read outside the transaction, which the failed
+/// update aborted); any other failure is the driver's error, labels and all.
+async fn in_transaction(
+    counters: &mongodb::Collection<BsonDocument>,
+    seq: &Sequence,
+    reply: mongodb::error::Result<Option<BsonDocument>>,
+) -> Result<i64, Error> {
+    let error = match reply {
+        Ok(Some(counter)) => return new_value(seq, &counter),
+        Ok(None) => None,
+        Err(error) => Some(error),
+    };
+    if let Some(value) = stored_seq(counters, seq).await?
+        && !numeric::countable(&value, 0)
+    {
+        return Err(not_numeric(seq, value));
+    }
+    Err(match error {
+        None => Error::NoCounter {
+            sequence: seq.name.to_owned(),
+            counters: seq.counters.to_owned(),
+            attempts: 1,
+        },
+        Some(error) => Error::driver(
+            seq.name,
+            format!(
+                "updating the counter in `{}` in the caller's transaction",
+                seq.counters
+            ),
+            error,
+        ),
+    })
 }
 
 /// For a counter the guarded upsert did not update: reads it, reports it if it is not

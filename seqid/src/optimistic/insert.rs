@@ -12,6 +12,7 @@ use crate::backoff::backoff;
 use crate::bulk::Batch;
 use crate::fields::{fill, fill_positions, unset};
 use crate::insert::conclude;
+use crate::session::Session;
 use crate::write::{self, DUPLICATE_KEY, Fate, Rejection};
 use crate::{Document, Error, IdValue, Sequence};
 
@@ -21,6 +22,7 @@ pub(crate) async fn insert_one<T: Document>(
     seq: &Sequence,
     collection: &Collection<T>,
     attempts: u32,
+    session: &mut Session<'_>,
 ) -> Result<IdValue<T>, Error> {
     let raw = collection.clone_with_type::<BsonDocument>();
     let mut last_id = 0;
@@ -28,11 +30,11 @@ pub(crate) async fn insert_one<T: Document>(
         if attempt > 1 {
             backoff(attempt).await;
         }
-        let flight = state.candidates(&raw, seq, 1).await?;
+        let flight = state.candidates(&raw, seq, 1, session).await?;
         let id = flight.ids[0];
         last_id = id;
         let value = fill(seq, doc, id)?;
-        match write::insert_one(collection, doc, id).await {
+        match write::insert_one(collection, doc, id, session).await {
             Fate::Taken(_) => {
                 unset(doc);
                 flight.finish([id]);
@@ -76,6 +78,7 @@ pub(crate) async fn insert_many<T: Document>(
     collection: &Collection<T>,
     attempts: u32,
     mut batch: Batch<IdValue<T>>,
+    session: &mut Session<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {
     let raw = collection.clone_with_type::<BsonDocument>();
     for attempt in 1..=attempts {
@@ -86,7 +89,7 @@ pub(crate) async fn insert_many<T: Document>(
         if attempt > 1 {
             backoff(attempt).await;
         }
-        let flight = match state.candidates(&raw, seq, waiting.len()).await {
+        let flight = match state.candidates(&raw, seq, waiting.len(), session).await {
             Ok(flight) => flight,
             Err(error) => return batch.abandon(seq, error),
         };
@@ -95,7 +98,7 @@ pub(crate) async fn insert_many<T: Document>(
             Err(error) => return batch.abandon(seq, error),
         };
         let taken = batch
-            .write(collection, docs, &waiting, &flight.ids, &values)
+            .write(collection, docs, &waiting, &flight.ids, &values, session)
             .await;
         // Another writer took these ids: the documents wait for new ones.
         for taken in &taken {

@@ -17,11 +17,15 @@ pub(crate) mod insert;
 use std::collections::BTreeSet;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use mongodb::Collection;
+use std::sync::Arc;
+
 use mongodb::bson::Document as BsonDocument;
+use mongodb::{ClientSession, Collection};
 
 use crate::allocator::{Allocator, Source, Tally};
 use crate::largest::{self, Ids};
+use crate::sequences::Route;
+use crate::session::Session;
 use crate::{Error, Sequence, numeric};
 
 /// The loop's state for one target collection, shared by the tasks of a
@@ -71,20 +75,84 @@ impl Optimistic {
     }
 
     /// Candidate ids for `count` documents, registered as in flight until the returned
-    /// guard is dropped or told which were stored.
+    /// guard is dropped or told which were stored. Inside the caller's transaction, the
+    /// maximum is read in it (its snapshot), by this caller alone.
     pub(crate) async fn candidates<'a>(
         &'a self,
         collection: &Collection<BsonDocument>,
         seq: &Sequence,
         count: usize,
+        session: &mut Session<'_>,
     ) -> Result<InFlight<'a>, Error> {
-        let source = MaxSource {
-            state: self,
-            collection,
-            seq,
+        let ids = if session.in_transaction() {
+            let first = self
+                .reserve(collection, seq, count as u64, session.join())
+                .await?;
+            (0..count as i64).map(|i| first + i).collect()
+        } else {
+            let source = MaxSource {
+                state: self,
+                collection,
+                seq,
+            };
+            self.allocator.allocate(count as u64, &source).await?
         };
-        let ids = self.allocator.allocate(count as u64, &source).await?;
         Ok(InFlight { state: self, ids })
+    }
+
+    /// Reserves `amount` candidates above the largest numeric `_id` and every candidate
+    /// in flight, and returns the first.
+    async fn reserve(
+        &self,
+        collection: &Collection<BsonDocument>,
+        seq: &Sequence,
+        amount: u64,
+        session: Option<&mut ClientSession>,
+    ) -> Result<i64, Error> {
+        let epoch_before = self.frontier().epoch;
+        let known = self.frontier().ids;
+        let (stored, ids) = largest::numeric_id(collection, seq, known, session).await?;
+        let largest = stored.as_ref().and_then(numeric::floor);
+        let mut frontier = self.frontier();
+        frontier.ids = ids;
+        if largest.is_none() && frontier.epoch == epoch_before {
+            // Emptied (say, dropped) since the floor was raised: start again at 1.
+            frontier.floor = None;
+        }
+        let base = [largest, frontier.floor, frontier.in_flight.last().copied()]
+            .into_iter()
+            .flatten()
+            .max()
+            .unwrap_or(0);
+        let overflow = || Error::Overflow {
+            sequence: seq.name.to_owned(),
+            value: i128::from(base) + i128::from(amount),
+            target: "i64",
+            origin: match &stored {
+                Some(id) if largest == Some(base) => format!(
+                    "one above the largest numeric _id in `{}`, which is {}",
+                    seq.collection,
+                    numeric::shown(id)
+                ),
+                _ => "one above the ids stored or held in flight by this process".into(),
+            },
+        };
+        let last = i64::try_from(amount)
+            .ok()
+            .and_then(|n| base.checked_add(n))
+            .ok_or_else(overflow)?;
+        frontier.in_flight.extend(base + 1..=last);
+        Ok(base + 1)
+    }
+}
+
+/// The loop's state for a call: the handle's, shared by its tasks; or, inside the
+/// caller's transaction, or through a bare database, one made for the call (a transaction
+/// reads the maximum in its own snapshot, which no other caller shares).
+pub(crate) fn state(route: Route<'_>, seq: &Sequence, session: &Session<'_>) -> Arc<Optimistic> {
+    match session.in_transaction() {
+        true => Arc::new(Optimistic::new()),
+        false => route.collection(seq),
     }
 }
 
@@ -97,48 +165,9 @@ struct MaxSource<'a> {
 
 impl Source for MaxSource<'_> {
     async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
-        let epoch_before = self.state.frontier().epoch;
-        let known = self.state.frontier().ids;
-        let (stored, ids) = largest::numeric_id(self.collection, known)
+        self.state
+            .reserve(self.collection, self.seq, amount, None)
             .await
-            .map_err(|error| {
-                Error::driver(
-                    self.seq.name,
-                    format!("finding the largest _id in `{}`", self.seq.collection),
-                    error,
-                )
-            })?;
-        let largest = stored.as_ref().and_then(numeric::floor);
-        let mut frontier = self.state.frontier();
-        frontier.ids = ids;
-        if largest.is_none() && frontier.epoch == epoch_before {
-            // Emptied (say, dropped) since the floor was raised: start again at 1.
-            frontier.floor = None;
-        }
-        let base = [largest, frontier.floor, frontier.in_flight.last().copied()]
-            .into_iter()
-            .flatten()
-            .max()
-            .unwrap_or(0);
-        let overflow = || Error::Overflow {
-            sequence: self.seq.name.to_owned(),
-            value: i128::from(base) + i128::from(amount),
-            target: "i64",
-            origin: match &stored {
-                Some(id) if largest == Some(base) => format!(
-                    "one above the largest numeric _id in `{}`, which is {}",
-                    self.seq.collection,
-                    numeric::shown(id)
-                ),
-                _ => "one above the ids stored or held in flight by this process".into(),
-            },
-        };
-        let last = i64::try_from(amount)
-            .ok()
-            .and_then(|n| base.checked_add(n))
-            .ok_or_else(overflow)?;
-        frontier.in_flight.extend(base + 1..=last);
-        Ok(base + 1)
     }
 }
 

@@ -1,0 +1,173 @@
+//! The actions `insert` and `insert_many` return, as the driver's: awaited directly
+//! (`IntoFuture`), with options set by method.
+//!
+//! ```no_run
+//! # use seqid::Document;
+//! # #[derive(serde::Serialize, Document)]
+//! # #[seq_id("ticket", strategy = "optimistic")]
+//! # struct Ticket { _id: i64 }
+//! # async fn run(db: mongodb::Database, client: mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
+//! let mut session = client.start_session().await?;
+//! let id = Ticket { _id: 0 }.insert(&db).session(&mut session).max_attempts(4).await?;
+//! # Ok(()) }
+//! ```
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+
+use mongodb::ClientSession;
+
+use crate::sequences::Route;
+use crate::{Document, Error, IdValue, kind};
+
+/// What one call asks for beyond its documents.
+#[derive(Default)]
+pub(crate) struct Call<'a> {
+    /// The caller's session, and with it the caller's transaction, if one is running.
+    pub session: Option<&'a mut ClientSession>,
+    /// The optimistic loop's attempts, overriding `max_attempts` in the attribute.
+    pub max_attempts: Option<u32>,
+}
+
+/// Whether an action inserts afresh or finishes an earlier insert.
+#[derive(Clone, Copy)]
+pub(crate) enum Mode {
+    Insert,
+    Resume,
+}
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The setters both actions offer; `$example` shows the action awaited.
+macro_rules! setters {
+    ($action:ident, $example:literal) => {
+        impl<'a, T: Document> $action<'a, T> {
+            /// Runs the insert in `session`, and in its transaction if one is running: see
+            /// [`Document`'s notes on sessions](Document#sessions-and-transactions).
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # #[derive(serde::Serialize, Document)]
+            /// # #[seq_id("ticket", strategy = "optimistic")]
+            /// # struct Ticket { _id: i64 }
+            /// # async fn run(db: mongodb::Database, mut session: mongodb::ClientSession) -> Result<(), seqid::Error> {
+            /// # let mut ticket = Ticket { _id: 0 };
+            /// # let mut tickets = vec![Ticket { _id: 0 }, Ticket { _id: 0 }];
+            #[doc = concat!("let done = ", $example, ".session(&mut session).await?;")]
+            /// # Ok(()) }
+            /// ```
+            pub fn session(mut self, session: impl Into<&'a mut ClientSession>) -> Self {
+                self.call.session = Some(session.into());
+                self
+            }
+        }
+
+        impl<'a, T: Document<Kind = kind::Optimistic>> $action<'a, T> {
+            /// Attempts the optimistic loop makes for this call before
+            /// [`Error::RetriesExhausted`] (for many documents: rounds of retries of those
+            /// whose ids were taken), instead of `max_attempts` in the attribute; at least
+            /// 1. Offered for the optimistic strategy only.
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # #[derive(serde::Serialize, Document)]
+            /// # #[seq_id("ticket", strategy = "optimistic")]
+            /// # struct Ticket { _id: i64 }
+            /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+            /// # let mut ticket = Ticket { _id: 0 };
+            /// # let mut tickets = vec![Ticket { _id: 0 }, Ticket { _id: 0 }];
+            #[doc = concat!("let done = ", $example, ".max_attempts(3).await?;")]
+            /// # Ok(()) }
+            /// ```
+            pub fn max_attempts(mut self, attempts: u32) -> Self {
+                self.call.max_attempts = Some(attempts);
+                self
+            }
+        }
+    };
+}
+
+setters!(Insert, "ticket.insert(&db)");
+setters!(InsertMany, "Ticket::insert_many(&mut tickets, &db)");
+
+/// An insert of one document, from [`Document::insert`] or
+/// [`Document::resume_insert`]: await it for the id.
+#[must_use = "an insert does nothing until it is awaited"]
+pub struct Insert<'a, T: Document> {
+    doc: &'a mut T,
+    db: Route<'a>,
+    call: Call<'a>,
+    mode: Mode,
+}
+
+/// An insert of many documents, from [`Document::insert_many`] or
+/// [`Document::resume_insert_many`]: await it for the ids, in order.
+#[must_use = "an insert does nothing until it is awaited"]
+pub struct InsertMany<'a, T: Document> {
+    docs: &'a mut [T],
+    db: Route<'a>,
+    call: Call<'a>,
+    mode: Mode,
+}
+
+impl<'a, T: Document> Insert<'a, T> {
+    pub(crate) fn new(doc: &'a mut T, db: Route<'a>, mode: Mode) -> Self {
+        Insert {
+            doc,
+            db,
+            call: Call::default(),
+            mode,
+        }
+    }
+}
+
+impl<'a, T: Document> IntoFuture for Insert<'a, T> {
+    type Output = Result<IdValue<T>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let Insert {
+            doc,
+            db,
+            call,
+            mode,
+        } = self;
+        Box::pin(async move {
+            match mode {
+                Mode::Insert => crate::insert::one(doc, db, call).await,
+                Mode::Resume => crate::insert::resume(doc, db, call).await,
+            }
+        })
+    }
+}
+
+impl<'a, T: Document> InsertMany<'a, T> {
+    pub(crate) fn new(docs: &'a mut [T], db: Route<'a>, mode: Mode) -> Self {
+        InsertMany {
+            docs,
+            db,
+            call: Call::default(),
+            mode,
+        }
+    }
+}
+
+impl<'a, T: Document> IntoFuture for InsertMany<'a, T> {
+    type Output = Result<Vec<IdValue<T>>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let InsertMany {
+            docs,
+            db,
+            call,
+            mode,
+        } = self;
+        Box::pin(async move {
+            match mode {
+                Mode::Insert => crate::insert::many(docs, db, call).await,
+                Mode::Resume => crate::insert::resume_many(docs, db, call).await,
+            }
+        })
+    }
+}

@@ -1,0 +1,47 @@
+//! The strategy of a [`Document`](crate::Document) type, as a type: what an insert offers
+//! depends on it, so that a setter that cannot apply to a strategy does not exist for it
+//! (`max_attempts` is the optimistic loop's alone).
+//!
+//! ```
+//! use seqid::{Document, kind};
+//! # use serde::Serialize;
+//!
+//! #[derive(Serialize, Document)]
+//! #[seq_id("ticket", strategy = "optimistic")]
+//! struct Ticket { _id: i64 }
+//!
+//! fn optimistic<T: Document<Kind = kind::Optimistic>>() {}
+//! optimistic::<Ticket>();
+//! ```
+
+/// One of the markers below; implemented by them only.
+pub trait Kind: sealed::Sealed + Send + Sync + 'static {}
+
+/// `strategy = "counters"` (the default).
+#[derive(Debug)]
+pub enum Counters {}
+
+/// `strategy = "block"`.
+#[derive(Debug)]
+pub enum Block {}
+
+/// `strategy = "optimistic"`.
+#[derive(Debug)]
+pub enum Optimistic {}
+
+/// `strategy = "gapless"`.
+#[derive(Debug)]
+pub enum Gapless {}
+
+impl Kind for Counters {}
+impl Kind for Block {}
+impl Kind for Optimistic {}
+impl Kind for Gapless {}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Counters {}
+    impl Sealed for super::Block {}
+    impl Sealed for super::Optimistic {}
+    impl Sealed for super::Gapless {}
+}

@@ -1,0 +1,64 @@
+//! The caller's session, as the runtime uses it: which operations join it, and whether a
+//! transaction is running in it.
+
+use mongodb::ClientSession;
+use mongodb::error::ErrorKind;
+
+/// The caller's session, if any, and whether a transaction is running in it.
+pub(crate) struct Session<'a> {
+    session: Option<&'a mut ClientSession>,
+    transaction: bool,
+}
+
+impl<'a> Session<'a> {
+    /// No session: every operation runs on its own.
+    pub(crate) fn none() -> Self {
+        Session {
+            session: None,
+            transaction: false,
+        }
+    }
+
+    /// The caller's session, looking whether a transaction is running in it.
+    pub(crate) async fn of(session: Option<&'a mut ClientSession>) -> Session<'a> {
+        let Some(session) = session else {
+            return Session::none();
+        };
+        let transaction = in_transaction(session).await;
+        Session {
+            session: Some(session),
+            transaction,
+        }
+    }
+
+    /// The session, for an operation that joins it.
+    pub(crate) fn join(&mut self) -> Option<&mut ClientSession> {
+        self.session.as_deref_mut()
+    }
+
+    /// Whether the caller's transaction is running: writes join it, and a failed write
+    /// aborts it, so nothing is retried or looked up inside it.
+    pub(crate) fn in_transaction(&self) -> bool {
+        self.transaction
+    }
+}
+
+/// Whether a transaction is running in `session`. The driver does not say, but starting
+/// one tells: it refuses with "transaction already in progress", without a round trip.
+/// A transaction started here has sent nothing, and aborting it sends nothing either: the
+/// next operation of the session runs as it would have (the driver resets an aborted
+/// transaction's state then).
+async fn in_transaction(session: &mut ClientSession) -> bool {
+    match session.start_transaction().await {
+        Ok(()) => {
+            // Cannot fail for a transaction that has sent nothing; if it did, the
+            // session would still be usable for what follows.
+            let _ = session.abort_transaction().await;
+            false
+        }
+        Err(error) => matches!(
+            &*error.kind,
+            ErrorKind::Transaction { message, .. } if message.contains("in progress")
+        ),
+    }
+}
