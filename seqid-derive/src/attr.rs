@@ -12,7 +12,7 @@ use crate::ctxt::Ctxt;
 
 /// The keys `#[seq_id]` accepts after the name, for the "unknown key" message.
 const KEYS: &str = "`collection`, `counters`, `strategy`, `max_attempts`, `block_size`, \
-                    `counter_write_concern`";
+                    `counter_write_concern`, `start`";
 
 /// A `key = value` setting. `value` is `None` when the value was invalid: that error is
 /// already reported, and checks that depend on the value are skipped rather than piled on.
@@ -72,6 +72,7 @@ pub struct SeqId {
     pub max_attempts: Option<Setting<u32>>,
     pub block_size: Option<Setting<u32>>,
     pub counter_write_concern: Option<Setting<CounterWrite>>,
+    pub start: Option<Setting<i64>>,
 }
 
 impl SeqId {
@@ -183,6 +184,11 @@ impl SeqId {
                 });
                 put(cx, &mut self.strategy, key, parsed);
             }
+            "start" => {
+                let parsed =
+                    positive(cx, value, &name, "i64", "an i64", i64::MAX as u128).map(|n| n as i64);
+                put(cx, &mut self.start, key, parsed);
+            }
             "max_attempts" => {
                 let parsed = positive_u32(cx, value, &name);
                 put(cx, &mut self.max_attempts, key, parsed);
@@ -257,23 +263,36 @@ fn string(cx: &Ctxt, value: &Expr, what: &str, example: &str) -> Option<LitStr> 
 
 /// An integer literal from 1 to `u32::MAX`, the range of `max_attempts` and `block_size`.
 fn positive_u32(cx: &Ctxt, value: &Expr, key: &str) -> Option<u32> {
+    positive(cx, value, key, "u32", "a u32", u32::MAX.into()).map(|n| n as u32)
+}
+
+/// An integer literal from 1 to `max`, the range of the setting `key`, of type `type_name`
+/// (`a_type` in messages: "an i64").
+fn positive(
+    cx: &Ctxt,
+    value: &Expr,
+    key: &str,
+    type_name: &str,
+    a_type: &str,
+    max: u128,
+) -> Option<u128> {
     match ungroup(value) {
         Expr::Lit(lit) => {
             if let Lit::Int(int) = &lit.lit {
-                if !matches!(int.suffix(), "" | "u32") {
-                    cx.error_spanned_by(int, format!("`{key}` is a u32: drop the suffix"));
+                if !(int.suffix().is_empty() || int.suffix() == type_name) {
+                    cx.error_spanned_by(int, format!("`{key}` is {a_type}: drop the suffix"));
                     return None;
                 }
-                return match int.base10_parse::<u32>() {
+                return match int.base10_parse::<u128>() {
                     Ok(0) => {
                         cx.error_spanned_by(int, format!("`{key}` must be at least 1"));
                         None
                     }
-                    Ok(n) => Some(n),
-                    Err(_) => {
+                    Ok(n) if n <= max => Some(n),
+                    _ => {
                         cx.error_spanned_by(
                             int,
-                            format!("`{key}` must fit in a u32 (at most {})", u32::MAX),
+                            format!("`{key}` must fit in {a_type} (at most {max})"),
                         );
                         None
                     }

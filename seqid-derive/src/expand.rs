@@ -169,8 +169,19 @@ pub fn sequence(cont: &Container) -> TokenStream {
         Some(CounterWrite::Database) => quote!(::seqid::CounterWriteConcern::Database),
         Some(CounterWrite::Majority) | None => quote!(::seqid::CounterWriteConcern::Majority),
     };
+    let start = match value(&seq_id.start) {
+        Some(&n) => Literal::i64_suffixed(n).into_token_stream(),
+        None => quote!(::seqid::DEFAULT_START),
+    };
     quote! {
-        ::seqid::__private::sequence(#name, #collection, #counters, #strategy, #counter_write_concern)
+        ::seqid::__private::sequence(
+            #name,
+            #collection,
+            #counters,
+            #strategy,
+            #counter_write_concern,
+            #start,
+        )
     }
 }
 

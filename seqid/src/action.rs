@@ -36,7 +36,7 @@ pub(crate) enum Mode {
     Resume,
 }
 
-type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The setters both actions offer; `$example` shows the action awaited.
 macro_rules! setters {

@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::oneshot;
@@ -32,6 +32,8 @@ pub(crate) struct Tally {
     pub reservations: AtomicU64,
     pub ids: AtomicU64,
     pub retries: AtomicU64,
+    /// The counter is known to exist (for a sequence that starts elsewhere than 1).
+    pub counter_exists: AtomicBool,
 }
 
 impl Tally {
@@ -200,6 +202,11 @@ impl Allocator {
             flush: tokio::sync::Mutex::new(()),
             tally: Tally::default(),
         }
+    }
+
+    /// Drops the ids reserved and not handed out (the counter was set under them).
+    pub(crate) fn discard(&self) {
+        self.live.take_all();
     }
 
     /// Ids reserved and not handed out yet.
@@ -480,10 +487,15 @@ mod tests {
                         survivors.push(task);
                     }
                 }
-                counter.gate.add_permits(1);
+                // One round trip serves the survivors, unless the one in flight was that of
+                // a cancelled caller: then they queue again, maybe not all before the next
+                // flush takes the queue, and a second round trip may follow. Let every round
+                // trip through until they are served, and close the gate again after.
+                counter.gate.add_permits(64);
                 for task in survivors {
                     handed.extend(task.await.unwrap().unwrap());
                 }
+                counter.gate.forget_permits(64);
             }
             let reserved = counter.seq.load(Ordering::SeqCst);
             let left = allocator.live.remaining();

@@ -5,7 +5,7 @@ use std::future::Future;
 use serde::Serialize;
 
 use crate::action::{Insert, InsertMany, Mode};
-use crate::{AsDatabase, Database, Error, IdField, Sequence, Stats};
+use crate::{AsDatabase, Database, Error, IdField, Sequence, SetCounter, Stats};
 
 /// The integer id of a [`Document`] type: `i64` for an `i64` or `Option<i64>` field.
 pub type IdValue<T> = <<T as Document>::Id as IdField>::Value;
@@ -233,6 +233,66 @@ pub trait Document: Serialize + Send + Sync + Sized {
         InsertMany::new(docs, db.route(), Mode::Resume)
     }
 
+    /// The typed collection the documents go to ([`Sequence::collection`]), for
+    /// everything else the driver does.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+    /// # async fn run(db: mongodb::Database) -> mongodb::error::Result<()> {
+    /// let users: mongodb::Collection<User> = User::collection(&db);
+    /// let count = users.count_documents(mongodb::bson::doc! {}).await?;
+    /// # Ok(()) }
+    /// ```
+    fn collection(db: &impl AsDatabase) -> mongodb::Collection<Self> {
+        db.route().db.collection(Self::SEQUENCE.collection)
+    }
+
+    /// The document whose id is `id`, read from the primary, or `None`. Ids compare by
+    /// value, so a document stored as Int32 by another tool is found by its `i64` id.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let mut ada = User { id: 0, name: "Ada".into() };
+    /// let id = ada.insert(&db).await?;
+    /// let found = User::find_by_id(&db, id).await?;
+    /// assert_eq!(found.map(|u| u.name).as_deref(), Some("Ada"));
+    /// # Ok(()) }
+    /// ```
+    fn find_by_id(
+        db: &impl AsDatabase,
+        id: IdValue<Self>,
+    ) -> impl Future<Output = Result<Option<Self>, Error>> + Send
+    where
+        Self: serde::de::DeserializeOwned,
+    {
+        let collection = Self::collection(db);
+        let id: i128 = id.into();
+        async move {
+            // Every id value fits an i64 or (u64 above i64::MAX) is not a stored id.
+            let Ok(id) = i64::try_from(id) else {
+                return Ok(None);
+            };
+            collection
+                .find_one(mongodb::bson::doc! { "_id": id })
+                .selection_criteria(crate::write::PRIMARY)
+                .await
+                .map_err(|error| {
+                    Error::driver(
+                        Self::SEQUENCE.name,
+                        format!("finding _id {id} in `{}`", Self::SEQUENCE.collection),
+                        error,
+                    )
+                })
+        }
+    }
+
     /// What the [`Sequences`](crate::Sequences) handle of `db` has done for the sequence
     /// in `db` since it took up the sequence: round trips that reserved ids, ids handed
     /// out, and retries. (Calls through a bare `mongodb::Database` share no state, so
@@ -294,5 +354,59 @@ pub trait CounterBacked: Document {
     /// ```
     fn sync_counter(db: &impl AsDatabase) -> impl Future<Output = Result<i64, Error>> + Send {
         crate::insert::sync_counter::<Self>(db.route())
+    }
+
+    /// The counter's value, without taking an id: the last id handed out (with the block
+    /// strategy, the last id reserved; a process may hold some below it), or `None` while
+    /// the counter does not exist (the next id is then `start`).
+    ///
+    /// ```no_run
+    /// # use seqid::{CounterBacked, Document};
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let last: Option<i64> = User::peek_counter(&db).await?;
+    /// # Ok(()) }
+    /// ```
+    fn peek_counter(
+        db: &impl AsDatabase,
+    ) -> impl Future<Output = Result<Option<i64>, Error>> + Send {
+        crate::admin::peek::<Self>(db.route())
+    }
+
+    /// Sets the counter to `last`, the last id handed out: the next id is `last + 1`.
+    /// Refused below the largest id stored unless asked ([`SetCounter`]); this process's
+    /// live block is dropped.
+    ///
+    /// ```no_run
+    /// # use seqid::{CounterBacked, Document};
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// // Leave room for ids assigned by hand: the next one is 10000.
+    /// User::set_counter(&db, 9999).await?;
+    /// # Ok(()) }
+    /// ```
+    fn set_counter(db: &impl AsDatabase, last: i64) -> SetCounter<'_, Self> {
+        SetCounter::to(db.route(), last)
+    }
+
+    /// Sets the counter back to `start - 1`, so that the next id is the sequence's first.
+    /// Refused while ids from `start` on are stored, unless asked ([`SetCounter`]).
+    ///
+    /// ```no_run
+    /// # use seqid::{CounterBacked, Document};
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// User::collection(&db).delete_many(mongodb::bson::doc! {}).await.ok();
+    /// User::reset_counter(&db).await?;
+    /// # Ok(()) }
+    /// ```
+    fn reset_counter(db: &impl AsDatabase) -> SetCounter<'_, Self> {
+        SetCounter::to_start(db.route())
     }
 }

@@ -76,6 +76,26 @@ pub enum Error {
         attempts: u32,
     },
 
+    /// `set_counter` (or `reset_counter`) was asked to move the counter below the largest
+    /// numeric `_id` already stored: the ids between are taken. Nothing was changed; call
+    /// [`below_stored`](crate::SetCounter::below_stored) to do it all the same.
+    #[error(
+        "sequence `{sequence}`: the counter would be set to {value}, below the largest _id \
+         stored in `{collection}`, {largest}: the ids between are taken, and inserts would \
+         fail until the counter passed them; nothing was changed (`.below_stored()` sets it \
+         all the same)"
+    )]
+    CounterBelowStored {
+        /// The sequence.
+        sequence: String,
+        /// The collection.
+        collection: String,
+        /// The value asked for: the last id handed out.
+        value: i64,
+        /// The largest numeric `_id` stored.
+        largest: i64,
+    },
+
     /// A `gapless` sequence was asked for an id outside a transaction: its ids come from a
     /// counter updated inside the caller's transaction, so that an aborted transaction
     /// takes its id back. Nothing was written.
@@ -264,6 +284,7 @@ impl Error {
             | Error::CounterNotNumeric { sequence, .. }
             | Error::CounterContended { sequence, .. }
             | Error::TransactionRequired { sequence, .. }
+            | Error::CounterBelowStored { sequence, .. }
             | Error::NoCounter { sequence, .. }
             | Error::Overflow { sequence, .. }
             | Error::DuplicateKey { sequence, .. }

@@ -1,6 +1,7 @@
 //! The Rust types an id field may have, and the checked conversions into them.
 
-/// A type that can hold a sequence id: `i32`, `i64`, `u32`, `u64`, or an `Option` of one.
+/// A type that can hold a sequence id: `i32`, `i64`, `u32`, `u64`, an `Option` of one, or
+/// a newtype over one of those ([`newtype_id!`](crate::newtype_id)).
 ///
 /// A value is *unset* when it is `None` or zero; [`Document::insert`](crate::Document::insert)
 /// fills only unset ids. Conversions are checked: a counter value the type cannot hold
@@ -18,7 +19,7 @@
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot hold a sequence id",
     label = "the `_id` field must be `i32`, `i64`, `u32`, `u64`, or an `Option` of one",
-    note = "seqid stores integer ids; use one of the supported types for the `_id` field"
+    note = "seqid stores integer ids; a newtype over one becomes an id type with `seqid::newtype_id!(Name(i64));`"
 )]
 pub trait IdField: Send + Sync + Sized {
     /// The integer inside: `i64` for both `i64` and `Option<i64>`.
@@ -91,3 +92,60 @@ macro_rules! integer_id {
 }
 
 integer_id!(i32, i64, u32, u64);
+
+/// Makes a newtype over an id type an [`IdField`], so that it can be the id field of a
+/// [`Document`](crate::Document): the one line of opt-in a newtype needs. serde writes a
+/// newtype struct as the value inside (with or without `#[serde(transparent)]`), so the
+/// document holds a plain integer.
+///
+/// ```
+/// use seqid::{Document, IdField};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+/// #[serde(transparent)]
+/// struct TicketNo(i64);
+///
+/// seqid::newtype_id!(TicketNo(i64));
+///
+/// #[derive(Serialize, Document)]
+/// #[seq_id("ticket", collection = "tickets")]
+/// struct Ticket {
+///     #[serde(rename = "_id")]
+///     number: TicketNo,
+///     title: String,
+/// }
+///
+/// assert_eq!(TicketNo::from_seq(7), Some(TicketNo(7)));
+/// assert!(TicketNo(0).is_unset());
+/// assert_eq!(TicketNo(7).get(), Some(7_i64));
+/// ```
+#[macro_export]
+macro_rules! newtype_id {
+    ($name:ident($inner:ty)) => {
+        impl $crate::IdField for $name {
+            type Value = <$inner as $crate::IdField>::Value;
+            const TYPE_NAME: &'static str = <$inner as $crate::IdField>::TYPE_NAME;
+            const FIELD_TYPE: &'static str = concat!(
+                "the id field's type ",
+                stringify!($name),
+                " (",
+                stringify!($inner),
+                ")"
+            );
+            const UNSET: &'static str = concat!("a ", stringify!($name), " holding 0 (or None)");
+
+            fn from_seq(seq: i64) -> ::core::option::Option<Self> {
+                <$inner as $crate::IdField>::from_seq(seq).map($name)
+            }
+
+            fn get(&self) -> ::core::option::Option<Self::Value> {
+                <$inner as $crate::IdField>::get(&self.0)
+            }
+
+            fn unset() -> Self {
+                $name(<$inner as $crate::IdField>::unset())
+            }
+        }
+    };
+}

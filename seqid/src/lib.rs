@@ -117,6 +117,7 @@
 #![warn(missing_docs)]
 
 pub mod action;
+mod admin;
 mod allocator;
 mod backoff;
 mod bulk;
@@ -136,13 +137,14 @@ mod session;
 mod write;
 
 pub use action::{Insert, InsertMany};
+pub use admin::SetCounter;
 pub use document::{CounterBacked, Document, IdValue};
 pub use error::{BulkError, Error, FailedInsert};
 pub use id::IdField;
 pub use seqid_derive::Document;
 pub use sequence::{
-    CounterWriteConcern, DEFAULT_BLOCK_SIZE, DEFAULT_COUNTERS, DEFAULT_MAX_ATTEMPTS, Sequence,
-    Strategy,
+    CounterWriteConcern, DEFAULT_BLOCK_SIZE, DEFAULT_COUNTERS, DEFAULT_MAX_ATTEMPTS, DEFAULT_START,
+    Sequence, Strategy,
 };
 pub use sequences::{AsDatabase, DEFAULT_RELEASE_AFTER, Database, Sequences, Stats};
 

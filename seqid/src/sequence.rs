@@ -6,6 +6,8 @@ pub const DEFAULT_COUNTERS: &str = "counters";
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 16;
 /// Ids reserved per round trip by the block strategy when `block_size` is not given.
 pub const DEFAULT_BLOCK_SIZE: u32 = 100;
+/// The first id of a sequence when `start` is not given.
+pub const DEFAULT_START: i64 = 1;
 
 /// The sequence a [`Document`](crate::Document) type draws its ids from, as declared by
 /// `#[seq_id(...)]`.
@@ -41,6 +43,11 @@ pub struct Sequence {
     pub strategy: Strategy,
     /// The write concern of the counter's updates (counters and block strategies).
     pub counter_write_concern: CounterWriteConcern,
+    /// The first id (`start = N`, 1 unless given): where a counter that does not exist yet
+    /// starts, or, for the optimistic strategy, the first id of a collection without
+    /// numeric ids. A counter that exists, made by seqid or another tool, goes on from
+    /// its value.
+    pub start: i64,
 }
 
 /// The write concern seqid gives the counter's `$inc`, declared with
@@ -167,6 +174,7 @@ pub mod construct {
         counters: &'static str,
         strategy: Strategy,
         counter_write_concern: CounterWriteConcern,
+        start: i64,
     ) -> Sequence {
         Sequence {
             name,
@@ -174,6 +182,7 @@ pub mod construct {
             counters,
             strategy,
             counter_write_concern,
+            start,
         }
     }
 

@@ -86,8 +86,10 @@ fn first_of(seq: &Sequence, hi: i64, step: i64) -> Result<i64, Error> {
 pub(crate) async fn sync(db: &Database, seq: &Sequence, tally: &Tally) -> Result<i64, Error> {
     let collection = db.collection::<BsonDocument>(seq.collection);
     let (top, _) = largest::numeric_id(&collection, seq, Ids::Mixed, None).await?;
-    let largest = top.as_ref().and_then(numeric::floor);
-    update(db, seq, Change::Max(largest.unwrap_or(0)), tally, None).await
+    let largest = top.as_ref().and_then(numeric::floor).unwrap_or(0);
+    // Never below the first id: a counter `sync_counter` creates starts where `start` says.
+    let floor = largest.max(seq.start - 1);
+    update(db, seq, Change::Max(floor), tally, None).await
 }
 
 /// What is done to the counter's `seq`.
@@ -171,6 +173,7 @@ async fn update(
     mut transaction: Option<&mut ClientSession>,
 ) -> Result<i64, Error> {
     let counters = db.collection::<BsonDocument>(seq.counters);
+    ensure_started(&counters, seq, tally).await?;
     let filter = guard(seq.name, change.reach());
     let update = change.update();
     let mut attempt = 1;
@@ -234,6 +237,46 @@ async fn update(
         attempt += 1;
         backoff(attempt).await;
     }
+}
+
+/// Makes sure the counter of a sequence that starts elsewhere than 1 exists before the
+/// first update: created at `start - 1`, so that the first id handed out is `start`. A
+/// counter that exists, made by seqid or by another tool, is left as it is; so is one that
+/// another writer creates first (E11000). Once per allocator: a sequence that starts at 1
+/// is the tutorial's, and its upsert creates the counter.
+async fn ensure_started(
+    counters: &mongodb::Collection<BsonDocument>,
+    seq: &Sequence,
+    tally: &Tally,
+) -> Result<(), Error> {
+    use std::sync::atomic::Ordering;
+    if seq.start == 1 || tally.counter_exists.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let before = seq.start - 1;
+    let before = i32::try_from(before).map_or(Bson::Int64(before), Bson::Int32);
+    let mut insert = counters.insert_one(doc! { "_id": seq.name, "seq": before });
+    if let Some(concern) = counter_write_concern(seq, counters) {
+        insert = insert.write_concern(concern);
+    }
+    match insert.await {
+        Ok(_) => {}
+        Err(error) if server_code(&error) == Some(DUPLICATE_KEY) => {}
+        Err(error) => {
+            return Err(Error::driver(
+                seq.name,
+                format!(
+                    "creating the counter in `{}` at {} (start = {})",
+                    seq.counters,
+                    seq.start - 1,
+                    seq.start
+                ),
+                error,
+            ));
+        }
+    }
+    tally.counter_exists.store(true, Ordering::Relaxed);
+    Ok(())
 }
 
 /// The write concern of an update of the counter outside a transaction: the database's
@@ -345,6 +388,38 @@ async fn update_as_read(
 fn new_value(seq: &Sequence, counter: &BsonDocument) -> Result<i64, Error> {
     let value = counter.get("seq").cloned().unwrap_or(Bson::Null);
     numeric::integral(&value).ok_or_else(|| not_numeric(seq, value))
+}
+
+/// The counter's value, or `None` when there is no counter (or it has no `seq`).
+pub(crate) async fn read(db: &Database, seq: &Sequence) -> Result<Option<i64>, Error> {
+    let counters = db.collection::<BsonDocument>(seq.counters);
+    match stored_seq(&counters, seq).await? {
+        None => Ok(None),
+        Some(value) => match numeric::integral(&value) {
+            Some(n) => Ok(Some(n)),
+            None => Err(not_numeric(seq, value)),
+        },
+    }
+}
+
+/// Sets the counter to `last` (creating it if missing), with the counter's write concern.
+pub(crate) async fn set(db: &Database, seq: &Sequence, last: i64) -> Result<(), Error> {
+    let counters = db.collection::<BsonDocument>(seq.counters);
+    let value = i32::try_from(last).map_or(Bson::Int64(last), Bson::Int32);
+    let mut update = counters
+        .update_one(doc! { "_id": seq.name }, doc! { "$set": { "seq": value } })
+        .upsert(true);
+    if let Some(concern) = counter_write_concern(seq, &counters) {
+        update = update.write_concern(concern);
+    }
+    update.await.map_err(|error| {
+        Error::driver(
+            seq.name,
+            format!("setting the counter in `{}` to {last}", seq.counters),
+            error,
+        )
+    })?;
+    Ok(())
 }
 
 /// The `seq` the counter holds, or `None` if there is no counter or it has no `seq` (which

@@ -119,11 +119,13 @@ impl Optimistic {
             // Emptied (say, dropped) since the floor was raised: start again at 1.
             frontier.floor = None;
         }
+        // Never below the first id (`start`), whatever the collection holds.
         let base = [largest, frontier.floor, frontier.in_flight.last().copied()]
             .into_iter()
             .flatten()
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .max(seq.start - 1);
         let overflow = || Error::Overflow {
             sequence: seq.name.to_owned(),
             value: i128::from(base) + i128::from(amount),
