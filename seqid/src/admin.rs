@@ -21,8 +21,9 @@ use crate::{CounterBacked, Error, Sequence, numeric};
 /// handle (block strategy) is dropped, so the next id comes from the new value. Other
 /// processes' blocks are not: they go on handing out the ids they reserved, which, below
 /// the new value, the counter will hand out again; the `_id` index refuses the second
-/// document ([`Error::DuplicateKey`]), never stores it. Set a counter while no other
-/// process writes the sequence.
+/// document ([`Error::DuplicateKey`]), never stores it. Set a counter while nothing else
+/// writes the sequence: no other process, and no insert of this one (a reservation in
+/// flight when the counter is set lands under the old value).
 #[must_use = "setting a counter does nothing until it is awaited"]
 pub struct SetCounter<'a, T: CounterBacked> {
     db: Route<'a>,
