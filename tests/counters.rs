@@ -309,26 +309,13 @@ fn interloper(times: usize) -> mongodb::event::EventHandler<mongodb::event::comm
         {
             return;
         }
-        let db = started.db.clone();
-        let uri = seqid_harness::server_uri().unwrap();
         // Blocking here holds seqid's update back until the other writer's is applied.
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
+        common::write_meanwhile(&started.db, |db| async move {
+            db.collection::<BsonDocument>("counters")
+                .update_one(doc! { "_id": "userid" }, doc! { "$inc": { "seq": 1 } })
+                .await
                 .unwrap();
-            runtime.block_on(async {
-                let client = mongodb::Client::with_uri_str(&uri).await.unwrap();
-                client
-                    .database(&db)
-                    .collection::<BsonDocument>("counters")
-                    .update_one(doc! { "_id": "userid" }, doc! { "$inc": { "seq": 1 } })
-                    .await
-                    .unwrap();
-            })
-        })
-        .join()
-        .unwrap();
+        });
     })
 }
 

@@ -337,24 +337,14 @@ impl Thief {
             {
                 return;
             }
-            let (db, collection) = (started.db.clone(), self.collection.clone());
-            let uri = seqid_harness::server_uri().unwrap();
+            let collection = self.collection.clone();
             // Blocking here holds the driver's insert back until the thief's is stored.
-            std::thread::spawn(move || {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
+            write_meanwhile(&started.db, move |db| async move {
+                db.collection::<BsonDocument>(&collection)
+                    .insert_one(doc! { "_id": id, "thief": true })
+                    .await
                     .unwrap();
-                runtime.block_on(async {
-                    let client = mongodb::Client::with_uri_str(&uri).await.unwrap();
-                    let coll = client.database(&db).collection::<BsonDocument>(&collection);
-                    coll.insert_one(doc! { "_id": id, "thief": true })
-                        .await
-                        .unwrap();
-                })
-            })
-            .join()
-            .unwrap();
+            });
             let id = match document.as_document().unwrap().get("_id") {
                 Some(Bson::Int32(v)) => i64::from(*v),
                 Some(Bson::Int64(v)) => *v,
@@ -363,6 +353,29 @@ impl Thief {
             self.stolen.lock().unwrap().push(id);
         }
     }
+}
+
+/// Runs `write` on database `db` through a client of its own, on a thread of its own, and
+/// returns when it is done. Called from a command-monitoring callback, it holds the
+/// driver's command back until another writer's has been applied.
+pub fn write_meanwhile<F, Fut>(db: &str, write: F)
+where
+    F: FnOnce(Database) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    let (db, uri) = (db.to_owned(), seqid_harness::server_uri().unwrap());
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let client = mongodb::Client::with_uri_str(&uri).await.unwrap();
+            write(client.database(&db)).await;
+        })
+    })
+    .join()
+    .unwrap();
 }
 
 /// A test database whose client counts the commands it sends.
