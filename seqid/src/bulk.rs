@@ -6,7 +6,7 @@ use mongodb::Collection;
 use crate::error::{BulkError, FailedInsert};
 use crate::fields::unset;
 use crate::session::Session;
-use crate::write::{self, Fate, Rejection};
+use crate::write::{self, Fate, Rejection, Sending};
 use crate::{Document, Error, IdField, IdValue, Sequence};
 
 /// Where one document of the batch stands.
@@ -86,6 +86,8 @@ impl<V: Copy> Batch<V> {
     /// Writes `docs[positions]`, which carry `ids` (and `values`), with one
     /// `insert_many`, and records their fates. Documents whose id another document holds
     /// are left waiting, their ids untouched, and returned, for the caller to decide.
+    // The documents, their positions, ids and values are the caller's parallel slices.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn write<T: Document<Id: IdField<Value = V>>>(
         &mut self,
         collection: &Collection<T>,
@@ -93,10 +95,11 @@ impl<V: Copy> Batch<V> {
         positions: &[usize],
         ids: &[i64],
         values: &[V],
+        sending: Sending,
         session: &mut Session<'_>,
     ) -> Vec<Taken> {
         let sent: Vec<&T> = positions.iter().map(|&p| &docs[p]).collect();
-        let fates = write::insert_many(collection, &sent, ids, session).await;
+        let fates = write::insert_many(collection, &sent, ids, sending, session).await;
         let mut taken = Vec::new();
         for (((&position, &id), &value), fate) in positions.iter().zip(ids).zip(values).zip(fates) {
             self.tried[position] = id;

@@ -176,7 +176,9 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// seqid finds the stored document identical to this one (field by field, numbers by
     /// value): it is stored, once. A document with an unset id is simply inserted. If the
     /// outcome is still unknown (the server is still out of reach), the error is
-    /// [`Error::OutcomeUnknown`] again and the id stays: call it again later.
+    /// [`Error::OutcomeUnknown`] again and the id stays: call it again later. So it is when
+    /// this copy is refused, or never sent: an earlier copy may still be on its way, and
+    /// only the document found stored, or another one holding the id, settles it.
     ///
     /// If a *different* document holds the id: with the optimistic strategy another
     /// writer took it after this insert was lost, and the document is inserted under a

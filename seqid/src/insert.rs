@@ -6,7 +6,7 @@ use crate::bulk::{Batch, carried};
 use crate::fields::{ensure_unset, unset};
 use crate::sequences::Route;
 use crate::session::Session;
-use crate::write::{self, Fate};
+use crate::write::{self, Fate, Sending};
 use crate::{Document, Error, IdField, IdValue, Sequence, Strategy};
 use crate::{counted, optimistic};
 
@@ -77,7 +77,7 @@ pub(crate) async fn resume<T: Document>(
         return fresh(doc, db, &seq, attempts, &mut session).await;
     };
     let collection = db.db.collection::<T>(seq.collection);
-    match write::insert_one(&collection, doc, id, &mut session).await {
+    match write::insert_one(&collection, doc, id, Sending::Again, &mut session).await {
         Fate::Taken(_) if takes_a_new_id(&seq) => {
             unset(doc);
             fresh(doc, db, &seq, attempts, &mut session).await
@@ -127,7 +127,15 @@ pub(crate) async fn resume_many<T: Document>(
     if !carrying.is_empty() {
         let collection = db.db.collection::<T>(seq.collection);
         let taken = batch
-            .write(&collection, docs, &carrying, &ids, &values, &mut session)
+            .write(
+                &collection,
+                docs,
+                &carrying,
+                &ids,
+                &values,
+                Sending::Again,
+                &mut session,
+            )
             .await;
         // Replaced below, or of unknown fate with its id kept.
         for taken in taken {

@@ -99,11 +99,21 @@ impl Rejection {
     }
 }
 
+/// Whether the documents were sent before under their ids (a resume). A refusal of this
+/// copy then says nothing of the earlier one, which may still be on its way: the outcome
+/// is unknown, not refused, and the id stays.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sending {
+    First,
+    Again,
+}
+
 /// Inserts one document that carries `id`, and says what became of it.
 pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
     document: &T,
     id: i64,
+    send: Sending,
     session: &mut Session<'_>,
 ) -> Fate {
     let mut insert = collection.insert_one(document);
@@ -134,7 +144,11 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
         Some(rejection) => classify(collection, &[(document, id, rejection)], &error).await,
         None => settle(collection, &[document], &[id], error.clone()).await,
     };
-    fates.into_iter().next().unwrap_or(Fate::Unknown(error))
+    match fates.into_iter().next() {
+        Some(Fate::Refused(_)) if send == Sending::Again => Fate::Unknown(error),
+        Some(fate) => fate,
+        None => Fate::Unknown(error),
+    }
 }
 
 /// Inserts documents (each carrying its id in `ids`) unordered, so that one refusal does
@@ -143,6 +157,7 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
     documents: &[&T],
     ids: &[i64],
+    send: Sending,
     session: &mut Session<'_>,
 ) -> Vec<Fate> {
     let mut insert = collection
@@ -170,7 +185,10 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     }
     let bulk = match &*error.kind {
         ErrorKind::InsertMany(bulk) => bulk,
-        _ if never_sent(&error) => return not_sent(collection, documents, ids, error).await,
+        _ if never_sent(&error) => {
+            let fates = not_sent(collection, documents, ids, error.clone()).await;
+            return again(fates, send, &error);
+        }
         _ => return settle(collection, documents, ids, error).await,
     };
     let refusals: Vec<(usize, Rejection)> = bulk
@@ -195,7 +213,21 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     for ((index, _), fate) in refusals.iter().zip(classified) {
         fates[*index] = fate;
     }
-    fates
+    again(fates, send, &error)
+}
+
+/// For documents sent again, a refusal of this copy is an unknown outcome (see [`Sending`]).
+fn again(fates: Vec<Fate>, send: Sending, error: &mongodb::error::Error) -> Vec<Fate> {
+    match send {
+        Sending::First => fates,
+        Sending::Again => fates
+            .into_iter()
+            .map(|fate| match fate {
+                Fate::Refused(_) => Fate::Unknown(error.clone()),
+                fate => fate,
+            })
+            .collect(),
+    }
 }
 
 /// The driver failed before sending a batch. The driver splits a large `insert_many`

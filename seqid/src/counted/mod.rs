@@ -15,7 +15,7 @@ use crate::fields::{fill, fill_positions, unset};
 use crate::insert::conclude;
 use crate::sequences::Route;
 use crate::session::Session;
-use crate::write;
+use crate::write::{self, Sending};
 use crate::{Document, Error, IdValue, Sequence, Strategy};
 use counter::CounterSource;
 
@@ -29,7 +29,7 @@ pub(crate) async fn insert_one<T: Document>(
 ) -> Result<IdValue<T>, Error> {
     let id = take(route, seq, 1, session).await?[0];
     let value = fill(seq, doc, id)?;
-    let fate = write::insert_one(collection, doc, id, session).await;
+    let fate = write::insert_one(collection, doc, id, Sending::First, session).await;
     conclude(seq, doc, id, value, fate)
 }
 
@@ -52,7 +52,15 @@ pub(crate) async fn insert_many<T: Document>(
         Err(error) => return batch.abandon(seq, error),
     };
     let taken = batch
-        .write(collection, docs, &waiting, &ids, &values, session)
+        .write(
+            collection,
+            docs,
+            &waiting,
+            &ids,
+            &values,
+            Sending::First,
+            session,
+        )
         .await;
     // A counter's id held by another document was written by other means (see
     // `sync_counter`): a failure, not a retry.

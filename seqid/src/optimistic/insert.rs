@@ -13,7 +13,7 @@ use crate::bulk::Batch;
 use crate::fields::{fill, fill_positions, unset};
 use crate::insert::conclude;
 use crate::session::Session;
-use crate::write::{self, DUPLICATE_KEY, Fate, Rejection};
+use crate::write::{self, DUPLICATE_KEY, Fate, Rejection, Sending};
 use crate::{Document, Error, IdValue, Sequence};
 
 pub(crate) async fn insert_one<T: Document>(
@@ -34,7 +34,7 @@ pub(crate) async fn insert_one<T: Document>(
         let id = flight.ids[0];
         last_id = id;
         let value = fill(seq, doc, id)?;
-        match write::insert_one(collection, doc, id, session).await {
+        match write::insert_one(collection, doc, id, Sending::First, session).await {
             Fate::Taken(_) => {
                 unset(doc);
                 flight.finish([id]);
@@ -98,7 +98,15 @@ pub(crate) async fn insert_many<T: Document>(
             Err(error) => return batch.abandon(seq, error),
         };
         let taken = batch
-            .write(collection, docs, &waiting, &flight.ids, &values, session)
+            .write(
+                collection,
+                docs,
+                &waiting,
+                &flight.ids,
+                &values,
+                Sending::First,
+                session,
+            )
             .await;
         // Another writer took these ids: the documents wait for new ones.
         for taken in &taken {
