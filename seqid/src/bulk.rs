@@ -4,7 +4,7 @@
 use mongodb::Collection;
 
 use crate::error::{BulkError, FailedInsert};
-use crate::fields::unset;
+use crate::fields::{fill_positions, unset};
 use crate::session::Session;
 use crate::write::{self, Fate, Rejection, Sending};
 use crate::{Document, Error, IdField, IdValue, Sequence};
@@ -81,6 +81,32 @@ impl<V: Copy> Batch<V> {
     /// Records a document that may be stored; it keeps its id.
     pub(crate) fn unknown(&mut self, position: usize) {
         self.states[position] = State::Unknown;
+    }
+
+    /// Fills the ids of `docs[positions]` with `ids` (all or none, see
+    /// [`fill_positions`]) and writes them for the first time, as [`write`](Batch::write).
+    pub(crate) async fn fill_and_write<T: Document<Id: IdField<Value = V>>>(
+        &mut self,
+        seq: &Sequence,
+        collection: &Collection<T>,
+        docs: &mut [T],
+        positions: &[usize],
+        ids: &[i64],
+        session: &mut Session<'_>,
+    ) -> Result<Vec<Taken>, Error> {
+        let values = fill_positions(seq, docs, positions, ids)?;
+        let taken = self
+            .write(
+                collection,
+                docs,
+                positions,
+                ids,
+                &values,
+                Sending::First,
+                session,
+            )
+            .await;
+        Ok(taken)
     }
 
     /// Writes `docs[positions]`, which carry `ids` (and `values`), with one

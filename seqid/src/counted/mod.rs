@@ -11,7 +11,7 @@ pub(crate) mod counter;
 use mongodb::Collection;
 
 use crate::bulk::Batch;
-use crate::fields::{fill, fill_positions, unset};
+use crate::fields::{fill, unset};
 use crate::insert::conclude;
 use crate::sequences::Route;
 use crate::session::Session;
@@ -47,21 +47,13 @@ pub(crate) async fn insert_many<T: Document>(
         Ok(ids) => ids,
         Err(error) => return batch.abandon(seq, error),
     };
-    let values = match fill_positions(seq, docs, &waiting, &ids) {
-        Ok(values) => values,
+    let taken = match batch
+        .fill_and_write(seq, collection, docs, &waiting, &ids, session)
+        .await
+    {
+        Ok(taken) => taken,
         Err(error) => return batch.abandon(seq, error),
     };
-    let taken = batch
-        .write(
-            collection,
-            docs,
-            &waiting,
-            &ids,
-            &values,
-            Sending::First,
-            session,
-        )
-        .await;
     // A counter's id held by another document was written by other means (see
     // `sync_counter`): a failure, not a retry.
     for taken in taken {

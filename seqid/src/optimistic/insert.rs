@@ -10,7 +10,7 @@ use mongodb::bson::Document as BsonDocument;
 use super::Optimistic;
 use crate::backoff::backoff;
 use crate::bulk::Batch;
-use crate::fields::{fill, fill_positions, unset};
+use crate::fields::{fill, unset};
 use crate::insert::conclude;
 use crate::session::Session;
 use crate::write::{self, DUPLICATE_KEY, Fate, Rejection, Sending};
@@ -93,21 +93,13 @@ pub(crate) async fn insert_many<T: Document>(
             Ok(flight) => flight,
             Err(error) => return batch.abandon(seq, error),
         };
-        let values = match fill_positions(seq, docs, &waiting, &flight.ids) {
-            Ok(values) => values,
+        let taken = match batch
+            .fill_and_write(seq, collection, docs, &waiting, &flight.ids, session)
+            .await
+        {
+            Ok(taken) => taken,
             Err(error) => return batch.abandon(seq, error),
         };
-        let taken = batch
-            .write(
-                collection,
-                docs,
-                &waiting,
-                &flight.ids,
-                &values,
-                Sending::First,
-                session,
-            )
-            .await;
         // Another writer took these ids: the documents wait for new ones.
         for taken in &taken {
             unset(&mut docs[taken.position]);
