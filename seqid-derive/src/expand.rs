@@ -181,6 +181,8 @@ pub fn sequence(cont: &Container) -> TokenStream {
             #strategy,
             #counter_write_concern,
             #start,
+            "_id",
+            &[],
         )
     }
 }

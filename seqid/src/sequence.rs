@@ -48,6 +48,13 @@ pub struct Sequence {
     /// numeric ids. A counter that exists, made by seqid or another tool, goes on from
     /// its value.
     pub start: i64,
+    /// The key of the field the sequence fills, as serialized: `"_id"` for a sequence
+    /// declared on the struct, else the field marked `#[seq_id("name", ...)]`.
+    pub field: &'static str,
+    /// The keys of the scope fields (`scope = ...`), as serialized, in the declared
+    /// order: one counter per combination of their values. Empty when the sequence is
+    /// not scoped.
+    pub scope: &'static [&'static str],
 }
 
 /// The write concern seqid gives the counter's `$inc`, declared with
@@ -168,6 +175,8 @@ impl Sequence {
 pub mod construct {
     use super::{CounterWriteConcern, Sequence, Strategy};
 
+    // One argument per attribute key: the derive spells them all out.
+    #[allow(clippy::too_many_arguments)]
     pub const fn sequence(
         name: &'static str,
         collection: &'static str,
@@ -175,6 +184,8 @@ pub mod construct {
         strategy: Strategy,
         counter_write_concern: CounterWriteConcern,
         start: i64,
+        field: &'static str,
+        scope: &'static [&'static str],
     ) -> Sequence {
         Sequence {
             name,
@@ -183,6 +194,8 @@ pub mod construct {
             strategy,
             counter_write_concern,
             start,
+            field,
+            scope,
         }
     }
 
