@@ -170,12 +170,13 @@ fn assert_not_numeric(error: &Error, value: &Bson, shown: &str, cause: &str) {
     match error {
         Error::CounterNotNumeric {
             sequence,
+            counter,
             counters,
             value: reported,
         } => {
             assert_eq!(
-                (sequence.as_str(), counters.as_str()),
-                ("userid", "counters")
+                (sequence.as_str(), counter.as_str(), counters.as_str()),
+                ("userid", "\"userid\"", "counters")
             );
             assert_eq!(**reported, *value);
         }
@@ -359,6 +360,7 @@ async fn a_decimal_counter_updated_as_read_gives_way_to_other_writers_boundedly(
     let error = user("a").insert(&db).await.unwrap_err();
     let Error::CounterContended {
         sequence,
+        counter,
         counters,
         attempts,
     } = &error
@@ -366,8 +368,8 @@ async fn a_decimal_counter_updated_as_read_gives_way_to_other_writers_boundedly(
         panic!("expected CounterContended, got {error:?}")
     };
     assert_eq!(
-        (sequence.as_str(), counters.as_str()),
-        ("userid", "counters")
+        (sequence.as_str(), counter.as_str(), counters.as_str()),
+        ("userid", "\"userid\"", "counters")
     );
     let stored = stored_counter(&db, "userid").await;
     assert_eq!(

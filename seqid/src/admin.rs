@@ -1,26 +1,34 @@
-//! Administration of a sequence's counter: read it without taking an id, set it, reset
-//! it to the start. [`SetCounter`] is the action `set_counter` and `reset_counter` return.
+//! Administration of a sequence's counters, per scope for a scoped sequence: read one
+//! without taking an id ([`PeekCounter`]), set it or reset it to the start
+//! ([`SetCounter`]), raise it to the ids stored ([`SyncCounter`], and
+//! `sync_every_scope` for all the scopes at once).
 
 use std::future::IntoFuture;
+use std::marker::PhantomData;
+
+use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use serde::Serialize;
 
 use crate::action::BoxFuture;
-use crate::counted::counter;
+use crate::counted::{self, counter};
 use crate::largest::{self, Ids};
+use crate::scope::{Named, Scope};
 use crate::sequences::Route;
 use crate::{CounterBacked, Error, Sequence, numeric};
 
 /// Sets a sequence's counter, from [`CounterBacked::set_counter`] or
 /// [`CounterBacked::reset_counter`]: await it for the value set.
 ///
-/// It refuses to move the counter below the largest numeric `_id` already stored
-/// ([`Error::CounterBelowStored`]): the next ids would be taken already, and every insert
-/// would fail on the `_id` index until the counter passed them again. Call
+/// It refuses to move the counter below the largest numeric id already stored (in its
+/// scope) ([`Error::CounterBelowStored`]): the next ids would be taken already, and every
+/// insert would fail on the unique index until the counter passed them again. Call
 /// [`below_stored`](SetCounter::below_stored) to do it all the same.
 ///
 /// What this process holds is discarded: the live block of a [`Sequences`](crate::Sequences)
 /// handle (block strategy) is dropped, so the next id comes from the new value. Other
 /// processes' blocks are not: they go on handing out the ids they reserved, which, below
-/// the new value, the counter will hand out again; the `_id` index refuses the second
+/// the new value, the counter will hand out again; the unique index (`_id`'s, or the one
+/// [`create_indexes`](crate::Document::create_indexes) makes) refuses the second
 /// document ([`Error::DuplicateKey`]), never stores it. Set a counter while nothing else
 /// writes the sequence: no other process, and no insert of this one (a reservation in
 /// flight when the counter is set lands under the old value).
@@ -29,7 +37,8 @@ pub struct SetCounter<'a, T: CounterBacked> {
     db: Route<'a>,
     value: Value,
     below_stored: bool,
-    _type: std::marker::PhantomData<fn() -> T>,
+    scope: Named,
+    _type: PhantomData<fn() -> T>,
 }
 
 #[derive(Clone, Copy)]
@@ -54,7 +63,8 @@ impl<'a, T: CounterBacked> SetCounter<'a, T> {
             db,
             value,
             below_stored: false,
-            _type: std::marker::PhantomData,
+            scope: Named::default(),
+            _type: PhantomData,
         }
     }
 
@@ -75,6 +85,25 @@ impl<'a, T: CounterBacked> SetCounter<'a, T> {
         self.below_stored = true;
         self
     }
+
+    /// The scope whose counter is set, for a scoped sequence: the value of its scope
+    /// field, or a tuple of values in the declared order. Required for a scoped
+    /// sequence, refused for another ([`Error::InvalidScope`]).
+    ///
+    /// ```no_run
+    /// # use seqid::{CounterBacked, Document};
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "invoices")]
+    /// # struct Invoice { tenant: String, year: i32, #[seq_id("invoice", scope = ["tenant", "year"])] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// // Acme's invoices of 2027 start at 1 again.
+    /// Invoice::reset_counter(&db).scope(("acme", 2027)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scope(mut self, scope: impl Serialize) -> Self {
+        self.scope = Named::new(scope);
+        self
+    }
 }
 
 impl<'a, T: CounterBacked> IntoFuture for SetCounter<'a, T> {
@@ -84,6 +113,7 @@ impl<'a, T: CounterBacked> IntoFuture for SetCounter<'a, T> {
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
             let seq = T::SEQUENCE;
+            let scope = self.scope.resolve(&seq)?;
             let last = match self.value {
                 Value::Last(last) => last,
                 Value::Start => seq.start - 1,
@@ -96,26 +126,38 @@ impl<'a, T: CounterBacked> IntoFuture for SetCounter<'a, T> {
                     reason: "the counter holds the last id handed out, and ids start at 1",
                 });
             }
+            let counter = counter::Counter {
+                seq: &seq,
+                scope: &scope,
+            };
             if !self.below_stored {
-                refuse_below_stored(self.db, &seq, last).await?;
+                refuse_below_stored(self.db, counter, last).await?;
             }
-            counter::set(self.db.db, &seq, last).await?;
+            counter::set(self.db.db, counter, last).await?;
             // This process's block was reserved under the old value: dropped.
             if let Some(sequences) = self.db.sequences {
-                sequences.counter(self.db.db.name(), &seq).discard();
+                sequences.counter(self.db.db.name(), &seq, &scope).discard();
             }
             Ok(last)
         })
     }
 }
 
-async fn refuse_below_stored(db: Route<'_>, seq: &Sequence, last: i64) -> Result<(), Error> {
+async fn refuse_below_stored(
+    db: Route<'_>,
+    counter: counter::Counter<'_>,
+    last: i64,
+) -> Result<(), Error> {
+    let seq = counter.seq;
     let collection = db.db.collection(seq.collection);
-    let (top, _) = largest::numeric_id(&collection, seq, Ids::Mixed, None).await?;
+    let (top, _) = largest::numeric_id(&collection, seq, counter.scope, Ids::Mixed, None).await?;
     match top.as_ref().and_then(numeric::floor) {
         Some(largest) if largest > last => Err(Error::CounterBelowStored {
             sequence: seq.name.to_owned(),
+            counter: counter.scope.counter_id(seq).to_string(),
             collection: seq.collection.to_owned(),
+            field: seq.field,
+            scope: counter.scope.to_string(),
             value: last,
             largest,
         }),
@@ -123,7 +165,191 @@ async fn refuse_below_stored(db: Route<'_>, seq: &Sequence, last: i64) -> Result
     }
 }
 
-/// The counter's value (the last id handed out, or reserved by a block), or `None`.
-pub(crate) async fn peek<T: CounterBacked>(db: Route<'_>) -> Result<Option<i64>, Error> {
-    counter::read(db.db, &T::SEQUENCE).await
+/// Reads a counter without taking an id, from [`CounterBacked::peek_counter`]: await it
+/// for the last id handed out (with the block strategy, the last id reserved; a process
+/// may hold some below it), or `None` while the counter does not exist (the next id is
+/// then `start`).
+#[must_use = "reading a counter does nothing until it is awaited"]
+pub struct PeekCounter<'a, T: CounterBacked> {
+    db: Route<'a>,
+    scope: Named,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<'a, T: CounterBacked> PeekCounter<'a, T> {
+    pub(crate) fn new(db: Route<'a>) -> Self {
+        PeekCounter {
+            db,
+            scope: Named::default(),
+            _type: PhantomData,
+        }
+    }
+
+    /// The scope whose counter is read, for a scoped sequence, as
+    /// [`SetCounter::scope`].
+    ///
+    /// ```no_run
+    /// # use seqid::{CounterBacked, Document};
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "tickets")]
+    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let last: Option<i64> = Ticket::peek_counter(&db).scope("apollo").await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scope(mut self, scope: impl Serialize) -> Self {
+        self.scope = Named::new(scope);
+        self
+    }
+}
+
+impl<'a, T: CounterBacked> IntoFuture for PeekCounter<'a, T> {
+    type Output = Result<Option<i64>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let seq = T::SEQUENCE;
+            let scope = self.scope.resolve(&seq)?;
+            counter::read(
+                self.db.db,
+                counter::Counter {
+                    seq: &seq,
+                    scope: &scope,
+                },
+            )
+            .await
+        })
+    }
+}
+
+/// Raises a counter to the largest id stored, from [`CounterBacked::sync_counter`]:
+/// await it for the counter's value.
+#[must_use = "syncing a counter does nothing until it is awaited"]
+pub struct SyncCounter<'a, T: CounterBacked> {
+    db: Route<'a>,
+    scope: Named,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<'a, T: CounterBacked> SyncCounter<'a, T> {
+    pub(crate) fn new(db: Route<'a>) -> Self {
+        SyncCounter {
+            db,
+            scope: Named::default(),
+            _type: PhantomData,
+        }
+    }
+
+    /// The scope whose counter is raised to the largest id stored in it, for a scoped
+    /// sequence, as [`SetCounter::scope`]; [`sync_every_scope`](CounterBacked::sync_every_scope)
+    /// does it for every scope at once.
+    ///
+    /// ```no_run
+    /// # use seqid::{CounterBacked, Document};
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "tickets")]
+    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let last = Ticket::sync_counter(&db).scope("apollo").await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scope(mut self, scope: impl Serialize) -> Self {
+        self.scope = Named::new(scope);
+        self
+    }
+}
+
+impl<'a, T: CounterBacked> IntoFuture for SyncCounter<'a, T> {
+    type Output = Result<i64, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let seq = T::SEQUENCE;
+            let scope = self.scope.resolve(&seq)?;
+            no_counter_for_optimistic(&seq)?;
+            counted::sync(self.db, &seq, &scope).await
+        })
+    }
+}
+
+/// `CounterBacked` is derived for counter strategies only; a hand-written impl for an
+/// optimistic type still gets a typed error.
+fn no_counter_for_optimistic(seq: &Sequence) -> Result<(), Error> {
+    match seq.strategy {
+        crate::Strategy::Optimistic { .. } => Err(Error::InvalidOption {
+            sequence: seq.name.to_owned(),
+            option: "strategy",
+            value: "optimistic".into(),
+            reason: "the optimistic strategy keeps no counter to bring up to date",
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Raises the counter of every scope that has documents to the largest id stored in it,
+/// and returns how many counters it brought up to date. Documents whose scope fields hold
+/// no scope value (see [`Error::InvalidScope`]) belong to no scope and are passed over.
+pub(crate) async fn sync_every_scope<T: CounterBacked>(route: Route<'_>) -> Result<u64, Error> {
+    use futures_util::{StreamExt, TryStreamExt};
+    let seq = T::SEQUENCE;
+    no_counter_for_optimistic(&seq)?;
+    if seq.scope.is_empty() {
+        counted::sync(route, &seq, &Scope::NONE).await?;
+        return Ok(1);
+    }
+    let group_key: BsonDocument = seq
+        .scope
+        .iter()
+        .map(|&field| (field.to_owned(), Bson::String(format!("${field}"))))
+        .collect();
+    let pipeline = [
+        doc! { "$match": { seq.field: { "$type": "number" } } },
+        doc! { "$group": { "_id": group_key, "top": { "$max": format!("${}", seq.field) } } },
+    ];
+    let failed = |error| {
+        Error::driver(
+            seq.name,
+            format!(
+                "finding the largest {} of every scope in `{}`",
+                seq.field, seq.collection
+            ),
+            error,
+        )
+    };
+    let groups: Vec<BsonDocument> = route
+        .db
+        .collection::<BsonDocument>(seq.collection)
+        .aggregate(pipeline)
+        .selection_criteria(crate::write::PRIMARY)
+        .await
+        .map_err(failed)?
+        .try_collect()
+        .await
+        .map_err(failed)?;
+    let scopes: Vec<(Scope, i64)> = groups
+        .iter()
+        .filter_map(|group| {
+            let scope = Scope::of_stored(&seq, group.get_document("_id").ok()?)?;
+            Some((scope, group.get("top").and_then(numeric::floor)?))
+        })
+        .collect();
+    // A few counters at a time: an admin call, not a flood.
+    let raised: Vec<i64> = futures_util::stream::iter(scopes)
+        .map(|(scope, largest)| raise(route, seq, scope, largest))
+        .buffer_unordered(8)
+        .try_collect()
+        .await?;
+    Ok(raised.len() as u64)
+}
+
+/// Raises the counter of `scope` to `largest`, an id stored in it.
+async fn raise(route: Route<'_>, seq: Sequence, scope: Scope, largest: i64) -> Result<i64, Error> {
+    let allocator = route.counter(&seq, &scope);
+    let counter = counter::Counter {
+        seq: &seq,
+        scope: &scope,
+    };
+    counter::raise(route.db, counter, largest, &allocator.tally).await
 }

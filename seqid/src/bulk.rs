@@ -5,8 +5,9 @@ use mongodb::Collection;
 
 use crate::error::{BulkError, FailedInsert};
 use crate::fields::{fill_positions, unset};
+use crate::scope::Scope;
 use crate::session::Session;
-use crate::write::{self, Fate, Rejection, Sending};
+use crate::write::{self, Fate, Key, Rejection, Sending};
 use crate::{Document, Error, IdField, IdValue, Sequence};
 
 /// Where one document of the batch stands.
@@ -83,7 +84,7 @@ impl<V: Copy> Batch<V> {
         self.states[position] = State::Unknown;
     }
 
-    /// Fills the ids of `docs[positions]` with `ids` (all or none, see
+    /// Fills the ids of `docs[positions]` with those of `keys` (all or none, see
     /// [`fill_positions`]) and writes them for the first time, as [`write`](Batch::write).
     pub(crate) async fn fill_and_write<T: Document<Id: IdField<Value = V>>>(
         &mut self,
@@ -91,16 +92,18 @@ impl<V: Copy> Batch<V> {
         collection: &Collection<T>,
         docs: &mut [T],
         positions: &[usize],
-        ids: &[i64],
+        keys: &[Key],
         session: &mut Session<'_>,
     ) -> Result<Vec<Taken>, Error> {
-        let values = fill_positions(seq, docs, positions, ids)?;
+        let ids: Vec<i64> = keys.iter().map(|key| key.id).collect();
+        let values = fill_positions(seq, docs, positions, &ids)?;
         let taken = self
             .write(
                 collection,
+                seq,
                 docs,
                 positions,
-                ids,
+                keys,
                 &values,
                 Sending::First,
                 session,
@@ -109,26 +112,28 @@ impl<V: Copy> Batch<V> {
         Ok(taken)
     }
 
-    /// Writes `docs[positions]`, which carry `ids` (and `values`), with one
+    /// Writes `docs[positions]`, which carry the ids of `keys` (and `values`), with one
     /// `insert_many`, and records their fates. Documents whose id another document holds
     /// are left waiting, their ids untouched, and returned, for the caller to decide.
-    // The documents, their positions, ids and values are the caller's parallel slices.
+    // The documents, their positions, keys and values are the caller's parallel slices.
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn write<T: Document<Id: IdField<Value = V>>>(
         &mut self,
         collection: &Collection<T>,
+        seq: &Sequence,
         docs: &mut [T],
         positions: &[usize],
-        ids: &[i64],
+        keys: &[Key],
         values: &[V],
         sending: Sending,
         session: &mut Session<'_>,
     ) -> Vec<Taken> {
         let sent: Vec<&T> = positions.iter().map(|&p| &docs[p]).collect();
-        let fates = write::insert_many(collection, &sent, ids, sending, session).await;
+        let fates = write::insert_many(collection, seq, &sent, keys, sending, session).await;
         let mut taken = Vec::new();
-        for (((&position, &id), &value), fate) in positions.iter().zip(ids).zip(values).zip(fates) {
-            self.tried[position] = id;
+        for (((&position, key), &value), fate) in positions.iter().zip(keys).zip(values).zip(fates)
+        {
+            self.tried[position] = key.id;
             if session.in_transaction() && self.aborted.is_none() {
                 self.aborted = match &fate {
                     Fate::Unknown(error) => Some(error.clone()),
@@ -198,6 +203,7 @@ impl<V: Copy> Batch<V> {
         let mut bulk = BulkError {
             sequence: seq.name.to_owned(),
             collection: seq.collection.to_owned(),
+            field: seq.field,
             inserted: Vec::new(),
             failed: Vec::new(),
             unknown: Vec::new(),
@@ -214,26 +220,26 @@ impl<V: Copy> Batch<V> {
     }
 }
 
-/// The ids of `docs[positions]`, which all carry one, as `i64` and as id values. An id
+/// The keys of `docs[positions]`, which all carry an id, and their id values. An id
 /// beyond `i64` cannot have come from a sequence: [`Error::Overflow`].
 pub(crate) fn carried<T: Document>(
     seq: &Sequence,
     docs: &[T],
     positions: &[usize],
-) -> Result<(Vec<i64>, Vec<IdValue<T>>), Error> {
+) -> Result<(Vec<Key>, Vec<IdValue<T>>), Error> {
     positions
         .iter()
-        .filter_map(|&p| docs[p].sequence_id().get())
-        .map(|value| {
+        .filter_map(|&p| Some((&docs[p], docs[p].sequence_id().get()?)))
+        .map(|(doc, value)| {
             let wide: i128 = value.into();
-            i64::try_from(wide)
-                .map(|id| (id, value))
-                .map_err(|_| Error::Overflow {
-                    sequence: seq.name.to_owned(),
-                    value: wide,
-                    target: "i64, the range of a sequence",
-                    origin: "the id the document carries".into(),
-                })
+            let id = i64::try_from(wide).map_err(|_| Error::Overflow {
+                sequence: seq.name.to_owned(),
+                value: wide,
+                target: "i64, the range of a sequence",
+                origin: "the id the document carries".into(),
+            })?;
+            let scope = Scope::of(seq, doc)?;
+            Ok((Key { scope, id }, value))
         })
         .collect()
 }

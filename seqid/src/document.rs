@@ -5,7 +5,8 @@ use std::future::Future;
 use serde::Serialize;
 
 use crate::action::{Insert, InsertMany, Mode};
-use crate::{AsDatabase, Database, Error, IdField, Sequence, SetCounter, Stats};
+use crate::{AsDatabase, Database, Error, FindById, IdField, Sequence, Stats};
+use crate::{PeekCounter, SetCounter, SyncCounter};
 
 /// The integer id of a [`Document`] type: `i64` for an `i64` or `Option<i64>` field.
 pub type IdValue<T> = <<T as Document>::Id as IdField>::Value;
@@ -252,8 +253,10 @@ pub trait Document: Serialize + Send + Sync + Sized {
         db.route().db.collection(Self::SEQUENCE.collection)
     }
 
-    /// The document whose id is `id`, read from the primary, or `None`. Ids compare by
-    /// value, so a document stored as Int32 by another tool is found by its `i64` id.
+    /// The document whose sequence field holds `id` (`_id`, or the field marked
+    /// `#[seq_id]`), read from the primary, or `None`. Ids compare by value, so a document
+    /// stored as Int32 by another tool is found by its `i64` id. For a scoped sequence,
+    /// name the scope with [`.scope(...)`](FindById::scope): numbers repeat across scopes.
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -267,32 +270,35 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// assert_eq!(found.map(|u| u.name).as_deref(), Some("Ada"));
     /// # Ok(()) }
     /// ```
-    fn find_by_id(
+    fn find_by_id(db: &impl AsDatabase, id: IdValue<Self>) -> FindById<'_, Self> {
+        FindById::new(db.route(), id)
+    }
+
+    /// Creates the indexes the sequence relies on, if missing, and returns their names.
+    /// A sequence on `_id` relies on `_id`'s own index, which always exists (`["_id_"]`).
+    /// A sequence on another field relies on a unique index on its scope fields and the
+    /// field, in that order, named as MongoDB names it by default
+    /// (`project_1_number_1`): the optimistic strategy needs it to refuse a number
+    /// another writer took, and [`resume_insert`](Document::resume_insert) to refuse a
+    /// second copy of a document; both return [`Error::MissingIndex`] without it. Run it
+    /// at start-up, as the driver's `create_index` is: it is cheap when the index exists.
+    /// An index made by other means on the same fields counts too; keep MongoDB's default
+    /// name for it, by which seqid tells a duplicate number from a duplicate elsewhere.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "tickets")]
+    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project", strategy = "optimistic")] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let names = Ticket::create_indexes(&db).await?;
+    /// assert_eq!(names, ["project_1_number_1"]);
+    /// # Ok(()) }
+    /// ```
+    fn create_indexes(
         db: &impl AsDatabase,
-        id: IdValue<Self>,
-    ) -> impl Future<Output = Result<Option<Self>, Error>> + Send
-    where
-        Self: serde::de::DeserializeOwned,
-    {
-        let collection = Self::collection(db);
-        let id: i128 = id.into();
-        async move {
-            // Every id value fits an i64 or (u64 above i64::MAX) is not a stored id.
-            let Ok(id) = i64::try_from(id) else {
-                return Ok(None);
-            };
-            collection
-                .find_one(mongodb::bson::doc! { "_id": id })
-                .selection_criteria(crate::write::PRIMARY)
-                .await
-                .map_err(|error| {
-                    Error::driver(
-                        Self::SEQUENCE.name,
-                        format!("finding _id {id} in `{}`", Self::SEQUENCE.collection),
-                        error,
-                    )
-                })
-        }
+    ) -> impl Future<Output = Result<Vec<String>, Error>> + Send {
+        crate::indexes::create(db.route(), &Self::SEQUENCE)
     }
 
     /// What the [`Sequences`](crate::Sequences) handle of `db` has done for the sequence
@@ -354,8 +360,27 @@ pub trait CounterBacked: Document {
     /// assert_eq!(next.insert(&db).await?, 5001);
     /// # Ok(()) }
     /// ```
-    fn sync_counter(db: &impl AsDatabase) -> impl Future<Output = Result<i64, Error>> + Send {
-        crate::insert::sync_counter::<Self>(db.route())
+    fn sync_counter(db: &impl AsDatabase) -> SyncCounter<'_, Self> {
+        SyncCounter::new(db.route())
+    }
+
+    /// Raises the counter of every scope that has documents to the largest id stored in
+    /// it, as [`sync_counter`](CounterBacked::sync_counter) does for one, and returns how
+    /// many counters it brought up to date (1 for an unscoped sequence). Documents whose
+    /// scope fields hold no scope value belong to no scope and are passed over.
+    ///
+    /// ```no_run
+    /// # use seqid::{CounterBacked, Document};
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "tickets")]
+    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// // Tickets of 40 projects were imported with their numbers.
+    /// assert_eq!(Ticket::sync_every_scope(&db).await?, 40);
+    /// # Ok(()) }
+    /// ```
+    fn sync_every_scope(db: &impl AsDatabase) -> impl Future<Output = Result<u64, Error>> + Send {
+        crate::admin::sync_every_scope::<Self>(db.route())
     }
 
     /// The counter's value, without taking an id: the last id handed out (with the block
@@ -371,10 +396,8 @@ pub trait CounterBacked: Document {
     /// let last: Option<i64> = User::peek_counter(&db).await?;
     /// # Ok(()) }
     /// ```
-    fn peek_counter(
-        db: &impl AsDatabase,
-    ) -> impl Future<Output = Result<Option<i64>, Error>> + Send {
-        crate::admin::peek::<Self>(db.route())
+    fn peek_counter(db: &impl AsDatabase) -> PeekCounter<'_, Self> {
+        PeekCounter::new(db.route())
     }
 
     /// Sets the counter to `last`, the last id handed out: the next id is `last + 1`.

@@ -44,14 +44,17 @@ pub enum Error {
     /// beyond the range of an `i64`. The counter is left as it was, and `value` is what it
     /// holds: the update applies only to a counter it leaves countable.
     #[error(
-        "sequence `{sequence}`: the counter {{ _id: {sequence:?} }} in `{counters}` holds seq: {}, {}; \
+        "sequence `{sequence}`: the counter {{ _id: {counter} }} in `{counters}` holds seq: {}, {}; \
          it was left as it is",
         crate::numeric::shown(value),
         not_countable(value)
     )]
     CounterNotNumeric {
-        /// The sequence, which is also the `_id` of the counter document.
+        /// The sequence.
         sequence: String,
+        /// The counter document's `_id`, as shown: `"userid"`, or for a scope
+        /// `{ sequence: "ticket", scope: { project: "apollo" } }`.
+        counter: String,
         /// The counters collection.
         counters: String,
         /// The value the counter holds in `seq`.
@@ -63,13 +66,15 @@ pub enum Error {
     /// itself is updated so: a Decimal128, which no query operator tells from a fraction.
     /// No id was taken.
     #[error(
-        "sequence `{sequence}`: the counter {{ _id: {sequence:?} }} in `{counters}` changed between \
+        "sequence `{sequence}`: the counter {{ _id: {counter} }} in `{counters}` changed between \
          reading it and updating it as read, {attempts} times in a row (other writers kept \
          taking ids from it); no id was taken"
     )]
     CounterContended {
         /// The sequence.
         sequence: String,
+        /// The counter document's `_id`, as shown.
+        counter: String,
         /// The counters collection.
         counters: String,
         /// How many updates conditional on the value read were sent.
@@ -80,16 +85,23 @@ pub enum Error {
     /// numeric `_id` already stored: the ids between are taken. Nothing was changed; call
     /// [`below_stored`](crate::SetCounter::below_stored) to do it all the same.
     #[error(
-        "sequence `{sequence}`: the counter would be set to {value}, below the largest _id \
-         stored in `{collection}`, {largest}: the ids between are taken, and inserts would \
+        "sequence `{sequence}`: the counter {{ _id: {counter} }} would be set to {value}, below \
+         the largest {field} stored in `{collection}`{}, {largest}: the ids between are taken, and inserts would \
          fail until the counter passed them; nothing was changed (`.below_stored()` sets it \
-         all the same)"
+         all the same)",
+        if scope.is_empty() { String::new() } else { format!(" in scope {scope}") }
     )]
     CounterBelowStored {
         /// The sequence.
         sequence: String,
+        /// The counter document's `_id`, as shown.
+        counter: String,
         /// The collection.
         collection: String,
+        /// The field the sequence fills.
+        field: &'static str,
+        /// The scope, as shown (`{ "project": "apollo" }`); empty when unscoped.
+        scope: String,
         /// The value asked for: the last id handed out.
         value: i64,
         /// The largest numeric `_id` stored.
@@ -117,13 +129,15 @@ pub enum Error {
     /// compatible servers do, now and then, during the concurrent first use of a counter.
     /// No id was taken from this answer.
     #[error(
-        "sequence `{sequence}`: the server answered the upsert on the counter {{ _id: {sequence:?} }} \
+        "sequence `{sequence}`: the server answered the upsert on the counter {{ _id: {counter} }} \
          in `{counters}` with no document (null), {attempts} times in a row; a MongoDB server \
          returns the counter or an error"
     )]
     NoCounter {
         /// The sequence.
         sequence: String,
+        /// The counter document's `_id`, as shown.
+        counter: String,
         /// The counters collection.
         counters: String,
         /// How many times the upsert was sent.
@@ -138,14 +152,16 @@ pub enum Error {
     /// with [`insert`](crate::Document::insert) is refused rather than storing it twice;
     /// [`resume_insert`](crate::Document::resume_insert) finishes the job safely.
     #[error(
-        "sequence `{sequence}`: the outcome of inserting _id {id} into `{collection}` is unknown \
-         ({source}); the document keeps _id {id}: call resume_insert to finish without storing it twice"
+        "sequence `{sequence}`: the outcome of inserting {field} {id} into `{collection}` is unknown \
+         ({source}); the document keeps {field} {id}: call resume_insert to finish without storing it twice"
     )]
     OutcomeUnknown {
         /// The sequence.
         sequence: String,
         /// The target collection.
         collection: String,
+        /// The field the sequence fills (`_id`, or the field marked `#[seq_id]`).
+        field: &'static str,
         /// The id the document was given, and keeps.
         id: i64,
         /// The driver's error.
@@ -187,7 +203,7 @@ pub enum Error {
     /// The insert broke a unique index. Never retried for the counters and block strategies;
     /// the optimistic strategy retries a duplicate `_id` and returns this for any other index.
     #[error(
-        "sequence `{sequence}`: inserting _id {id} into `{collection}` violates unique index {}: {message}",
+        "sequence `{sequence}`: inserting {field} {id} into `{collection}` violates unique index {}: {message}",
         index.as_deref().unwrap_or("(unnamed)")
     )]
     DuplicateKey {
@@ -195,6 +211,8 @@ pub enum Error {
         sequence: String,
         /// The target collection.
         collection: String,
+        /// The field the sequence fills.
+        field: &'static str,
         /// The id the document was given.
         id: i64,
         /// The index named by the server, when it says.
@@ -206,7 +224,7 @@ pub enum Error {
     /// The server refused the document for a reason other than a duplicate key (document
     /// validation, for example). Nothing was stored; the id field is unset again.
     #[error(
-        "sequence `{sequence}`: the server refused _id {id} in `{collection}`{}: {message}",
+        "sequence `{sequence}`: the server refused {field} {id} in `{collection}`{}: {message}",
         code.map(|c| format!(" (code {c})")).unwrap_or_default()
     )]
     Refused {
@@ -214,6 +232,8 @@ pub enum Error {
         sequence: String,
         /// The target collection.
         collection: String,
+        /// The field the sequence fills.
+        field: &'static str,
         /// The id the document was given.
         id: i64,
         /// The server's error code.
@@ -225,12 +245,14 @@ pub enum Error {
     /// The document already carries an id;
     /// see [`Document`](crate::Document#ids-already-set).
     #[error(
-        "sequence `{sequence}`: the document already has _id {value}; insert fills only an unset \
+        "sequence `{sequence}`: the document already has {field} {value}; insert fills only an unset \
          id ({unset}); resume_insert finishes an insert whose outcome was unknown"
     )]
     IdAlreadySet {
         /// The sequence.
         sequence: String,
+        /// The field the sequence fills.
+        field: &'static str,
         /// The id found in the document.
         value: i128,
         /// What an unset id looks like in this field: `0` or `None`.
@@ -240,13 +262,15 @@ pub enum Error {
     /// The optimistic loop found every id it tried already taken.
     #[error(
         "sequence `{sequence}`: gave up after {attempts} attempts to insert into `{collection}`: \
-         every id tried was taken by another writer (last: {last_id})"
+         every {field} tried was taken by another writer (last: {last_id})"
     )]
     RetriesExhausted {
         /// The sequence.
         sequence: String,
         /// The target collection.
         collection: String,
+        /// The field the sequence fills.
+        field: &'static str,
         /// How many inserts were tried.
         attempts: u32,
         /// The last id tried.
@@ -266,6 +290,39 @@ pub enum Error {
         reason: &'static str,
     },
 
+    /// A scope seqid cannot count in: a document's scope field holds a value that names
+    /// no single scope (a Double, an array, a subdocument, ...), or a call named the scope
+    /// wrongly (missing for a scoped sequence, given for an unscoped one, or with the
+    /// wrong number of values). Nothing was reserved or written.
+    #[error("sequence `{sequence}`: invalid scope {scope}: {reason}; nothing was written")]
+    InvalidScope {
+        /// The sequence.
+        sequence: String,
+        /// The scope value(s) at fault, as shown.
+        scope: String,
+        /// Why it is not a scope, and what is.
+        reason: String,
+    },
+
+    /// The sequence fills a field other than `_id` and relies on a unique index on it (and
+    /// its scope fields) that the collection lacks: the optimistic strategy needs it to
+    /// refuse a number taken by another writer, and `resume_insert` to refuse a second
+    /// copy of a document. Nothing was written; `T::create_indexes(&db)` creates it.
+    #[error(
+        "sequence `{sequence}`: `{collection}` has no unique index on {keys}, which {why}; \
+         nothing was written: create it with `create_indexes` (or by hand)"
+    )]
+    MissingIndex {
+        /// The sequence.
+        sequence: String,
+        /// The target collection.
+        collection: String,
+        /// The index's keys, as shown: `{ "project": 1, "number": 1 }`.
+        keys: String,
+        /// What relies on it.
+        why: &'static str,
+    },
+
     /// `insert_many` stored some documents and not others.
     #[error(transparent)]
     Bulk(Box<BulkError>),
@@ -275,7 +332,12 @@ impl Error {
     /// The sequence the failed operation was serving.
     ///
     /// ```
-    /// let error = seqid::Error::IdAlreadySet { sequence: "userid".into(), value: 7, unset: "0" };
+    /// let error = seqid::Error::IdAlreadySet {
+    ///     sequence: "userid".into(),
+    ///     field: "_id",
+    ///     value: 7,
+    ///     unset: "0",
+    /// };
     /// assert_eq!(error.sequence(), "userid");
     /// ```
     pub fn sequence(&self) -> &str {
@@ -293,7 +355,9 @@ impl Error {
             | Error::OutcomeUnknown { sequence, .. }
             | Error::Refused { sequence, .. }
             | Error::ZeroId { sequence, .. }
-            | Error::InvalidOption { sequence, .. } => sequence,
+            | Error::InvalidOption { sequence, .. }
+            | Error::InvalidScope { sequence, .. }
+            | Error::MissingIndex { sequence, .. } => sequence,
             Error::Bulk(bulk) => &bulk.sequence,
         }
     }
@@ -348,6 +412,8 @@ pub struct BulkError {
     pub sequence: String,
     /// The target collection.
     pub collection: String,
+    /// The field the sequence fills.
+    pub field: &'static str,
     /// Indices (into the input slice) of the documents that are stored.
     pub inserted: Vec<usize>,
     /// Documents the server refused.
@@ -391,8 +457,8 @@ impl fmt::Display for BulkError {
             for failed in self.failed.iter().take(SHOWN) {
                 write!(
                     f,
-                    " [#{} _id {}: {}]",
-                    failed.index, failed.id, failed.message
+                    " [#{} {} {}: {}]",
+                    failed.index, self.field, failed.id, failed.message
                 )?;
             }
             if self.failed.len() > SHOWN {
@@ -464,7 +530,12 @@ pub(crate) fn duplicate_index(message: &str) -> Option<&str> {
 /// again; any other is carried whole, as a custom error.
 ///
 /// ```
-/// let error = seqid::Error::IdAlreadySet { sequence: "userid".into(), value: 7, unset: "0" };
+/// let error = seqid::Error::IdAlreadySet {
+///     sequence: "userid".into(),
+///     field: "_id",
+///     value: 7,
+///     unset: "0",
+/// };
 /// let driver: mongodb::error::Error = error.into();
 /// assert!(driver.get_custom::<seqid::Error>().is_some());
 /// ```
@@ -495,6 +566,7 @@ mod tests {
         let message = |value: Bson| {
             Error::CounterNotNumeric {
                 sequence: "s".into(),
+                counter: "\"s\"".into(),
                 counters: "counters".into(),
                 value: Box::new(value),
             }
@@ -529,6 +601,7 @@ mod tests {
         let bulk = BulkError {
             sequence: "userid".into(),
             collection: "users".into(),
+            field: "_id",
             inserted: vec![0, 2],
             failed: vec![FailedInsert {
                 index: 1,

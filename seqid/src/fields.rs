@@ -7,6 +7,7 @@ pub(crate) fn ensure_unset<T: Document>(seq: &Sequence, doc: &T) -> Result<(), E
         None => Ok(()),
         Some(value) => Err(Error::IdAlreadySet {
             sequence: seq.name.to_owned(),
+            field: seq.field,
             value: value.into(),
             unset: T::Id::UNSET,
         }),
@@ -38,8 +39,12 @@ pub(crate) fn field<T: Document>(seq: &Sequence, id: i64) -> Result<(T::Id, IdVa
 pub(crate) fn origin(seq: &Sequence) -> String {
     match seq.strategy {
         crate::Strategy::Optimistic { .. } => format!(
-            "one above the largest numeric _id in `{}` and every id in flight",
-            seq.collection
+            "one above the largest numeric {} in `{}` and every id in flight",
+            seq.field, seq.collection
+        ),
+        _ if !seq.scope.is_empty() => format!(
+            "taken from the counter of its scope, {{ _id: {{ sequence: {:?}, scope: ... }} }} in `{}`",
+            seq.name, seq.counters
         ),
         _ => format!(
             "taken from the counter {{ _id: {:?} }} in `{}`",

@@ -1,9 +1,12 @@
-//! `insert`, `insert_many` and their `resume_*` counterparts: check the id fields, then
-//! hand the documents to their strategy family ([`counted`] or [`optimistic`]).
+//! `insert`, `insert_many` and their `resume_*` counterparts: check the id fields and
+//! read the scopes, then hand the documents to their strategy family ([`counted`] or
+//! [`optimistic`]).
 
 use crate::action::Call;
 use crate::bulk::{Batch, carried};
 use crate::fields::{ensure_unset, unset};
+use crate::indexes;
+use crate::scope::Scope;
 use crate::sequences::Route;
 use crate::session::Session;
 use crate::write::{self, Fate, Sending};
@@ -18,13 +21,15 @@ pub(crate) async fn one<T: Document>(
     let seq = T::SEQUENCE;
     ensure_unset(&seq, doc)?;
     let attempts = attempts(&seq, call.max_attempts)?;
+    let scope = Scope::of(&seq, doc)?;
     let mut session = Session::of(call.session).await;
-    fresh(doc, db, &seq, attempts, &mut session).await
+    fresh(doc, scope, db, &seq, attempts, &mut session).await
 }
 
 /// Inserts a document whose id field is unset under a new id.
 async fn fresh<T: Document>(
     doc: &mut T,
+    scope: Scope,
     db: Route<'_>,
     seq: &Sequence,
     attempts: u32,
@@ -33,10 +38,11 @@ async fn fresh<T: Document>(
     let collection = db.db.collection::<T>(seq.collection);
     match seq.strategy {
         Strategy::Optimistic { .. } => {
-            let state = optimistic::state(db, seq, session);
-            optimistic::insert::insert_one(doc, &state, seq, &collection, attempts, session).await
+            indexes::require(db, seq, indexes::OPTIMISTIC).await?;
+            optimistic::insert::insert_one(doc, scope, db, seq, &collection, attempts, session)
+                .await
         }
-        _ => counted::insert_one(doc, db, seq, &collection, session).await,
+        _ => counted::insert_one(doc, scope, db, seq, &collection, session).await,
     }
 }
 
@@ -54,6 +60,7 @@ pub(crate) fn conclude<T: Document>(
         Fate::Unknown(source) => Err(Error::OutcomeUnknown {
             sequence: seq.name.to_owned(),
             collection: seq.collection.to_owned(),
+            field: seq.field,
             id,
             source: Box::new(source),
         }),
@@ -72,19 +79,21 @@ pub(crate) async fn resume<T: Document>(
     let seq = T::SEQUENCE;
     let attempts = attempts(&seq, call.max_attempts)?;
     let mut session = Session::of(call.session).await;
-    let (ids, values) = carried(&seq, std::slice::from_ref(doc), &[0])?;
-    let (Some(&id), Some(&value)) = (ids.first(), values.first()) else {
-        return fresh(doc, db, &seq, attempts, &mut session).await;
+    let (keys, values) = carried(&seq, std::slice::from_ref(doc), &[0])?;
+    let (Some(key), Some(&value)) = (keys.into_iter().next(), values.first()) else {
+        let scope = Scope::of(&seq, doc)?;
+        return fresh(doc, scope, db, &seq, attempts, &mut session).await;
     };
+    indexes::require(db, &seq, indexes::RESUME).await?;
     let collection = db.db.collection::<T>(seq.collection);
-    match write::insert_one(&collection, doc, id, Sending::Again, &mut session).await {
+    match write::insert_one(&collection, &seq, doc, &key, Sending::Again, &mut session).await {
         Fate::Taken(_) if takes_a_new_id(&seq) => {
             unset(doc);
-            fresh(doc, db, &seq, attempts, &mut session).await
+            fresh(doc, key.scope, db, &seq, attempts, &mut session).await
         }
         // The id stays, so that this document is not stored a second time by mistake.
-        Fate::Taken(rejection) => Err(rejection.into_error(&seq, id)),
-        fate => conclude(&seq, doc, id, value, fate),
+        Fate::Taken(rejection) => Err(rejection.into_error(&seq, key.id)),
+        fate => conclude(&seq, doc, key.id, value, fate),
     }
 }
 
@@ -106,9 +115,15 @@ pub(crate) async fn many<T: Document>(
         ensure_unset(&seq, doc)?;
     }
     let attempts = attempts(&seq, call.max_attempts)?;
+    let scopes = scopes(&seq, docs)?;
     let mut session = Session::of(call.session).await;
     let batch = Batch::new(docs.len());
-    fill_waiting(docs, db, &seq, attempts, batch, &mut session).await
+    fill_waiting(docs, &scopes, db, &seq, attempts, batch, &mut session).await
+}
+
+/// The scope of every document, read before anything is reserved or written.
+fn scopes<T: Document>(seq: &Sequence, docs: &[T]) -> Result<Vec<Scope>, Error> {
+    docs.iter().map(|doc| Scope::of(seq, doc)).collect()
 }
 
 pub(crate) async fn resume_many<T: Document>(
@@ -118,20 +133,23 @@ pub(crate) async fn resume_many<T: Document>(
 ) -> Result<Vec<IdValue<T>>, Error> {
     let seq = T::SEQUENCE;
     let attempts = attempts(&seq, call.max_attempts)?;
+    let scopes = scopes(&seq, docs)?;
     let mut session = Session::of(call.session).await;
     let carrying: Vec<usize> = (0..docs.len())
         .filter(|&p| !docs[p].sequence_id().is_unset())
         .collect();
-    let (ids, values) = carried(&seq, docs, &carrying)?;
+    let (keys, values) = carried(&seq, docs, &carrying)?;
     let mut batch = Batch::new(docs.len());
     if !carrying.is_empty() {
+        indexes::require(db, &seq, indexes::RESUME).await?;
         let collection = db.db.collection::<T>(seq.collection);
         let taken = batch
             .write(
                 &collection,
+                &seq,
                 docs,
                 &carrying,
-                &ids,
+                &keys,
                 &values,
                 Sending::Again,
                 &mut session,
@@ -145,12 +163,13 @@ pub(crate) async fn resume_many<T: Document>(
             }
         }
     }
-    fill_waiting(docs, db, &seq, attempts, batch, &mut session).await
+    fill_waiting(docs, &scopes, db, &seq, attempts, batch, &mut session).await
 }
 
 /// Gives every document still waiting in `batch` an id and writes it.
 async fn fill_waiting<T: Document>(
     docs: &mut [T],
+    scopes: &[Scope],
     db: Route<'_>,
     seq: &Sequence,
     attempts: u32,
@@ -164,10 +183,13 @@ async fn fill_waiting<T: Document>(
     let collection = db.db.collection::<T>(seq.collection);
     match seq.strategy {
         Strategy::Optimistic { .. } => {
-            let state = optimistic::state(db, seq, session);
+            if let Err(error) = indexes::require(db, seq, indexes::OPTIMISTIC).await {
+                return batch.abandon(seq, error);
+            }
             optimistic::insert::insert_many(
                 docs,
-                &state,
+                scopes,
+                db,
                 seq,
                 &collection,
                 attempts,
@@ -176,22 +198,7 @@ async fn fill_waiting<T: Document>(
             )
             .await
         }
-        _ => counted::insert_many(docs, db, seq, &collection, batch, session).await,
-    }
-}
-
-pub(crate) async fn sync_counter<T: Document>(db: Route<'_>) -> Result<i64, Error> {
-    let seq = T::SEQUENCE;
-    match seq.strategy {
-        // `CounterBacked` is derived for counter strategies only; a hand-written impl for
-        // an optimistic type still gets a typed error.
-        Strategy::Optimistic { .. } => Err(Error::InvalidOption {
-            sequence: seq.name.to_owned(),
-            option: "strategy",
-            value: "optimistic".into(),
-            reason: "the optimistic strategy keeps no counter to bring up to date",
-        }),
-        _ => counted::sync(db, &seq).await,
+        _ => counted::insert_many(docs, scopes, db, seq, &collection, batch, session).await,
     }
 }
 

@@ -1,75 +1,100 @@
-//! The one query for the largest numeric `_id` of a collection: the optimistic loop's next
-//! candidate, and the value `sync_counter` raises a counter to.
+//! The one query for the largest numeric value of a sequence's field (in a scope): the
+//! optimistic loop's next candidate, and the value `sync_counter` raises a counter to.
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::{ClientSession, Collection};
 
+use crate::scope::Scope;
 use crate::write::PRIMARY;
 use crate::{Error, Sequence, numeric};
 
-/// What is known of a collection's `_id`s.
+/// What is known of the values of a sequence's field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Ids {
-    /// Maybe only numbers: an unfiltered descending sort on `_id` reads one index entry
-    /// and finds the maximum, unless non-numeric ids (which sort above numbers) exist.
+    /// Maybe only numbers: an unfiltered descending sort on the field reads one index
+    /// entry and finds the maximum, unless non-numeric values (which sort above numbers)
+    /// exist.
     MaybeNumeric,
-    /// Non-numeric ids were seen: only a query bounded to numbers finds the maximum.
+    /// Non-numeric values were seen: only a query bounded to numbers finds the maximum.
     Mixed,
 }
 
-/// The largest numeric `_id`, or `None` if there is none, and what the query learned.
+/// The largest numeric value of `seq.field` among the documents of `scope`, or `None` if
+/// there is none, and what the query learned.
 ///
 /// In `session`, the caller's transaction, when given.
 ///
 /// With [`Ids::Mixed`], the query is bounded to numbers: `$lte: Infinity` is
-/// type-bracketed, so MongoDB still reads one entry of the `_id` index.
+/// type-bracketed, so MongoDB still reads one entry of the index on the field (`_id`'s,
+/// or the one on the scope fields and the field).
 pub(crate) async fn numeric_id(
     collection: &Collection<BsonDocument>,
     seq: &Sequence,
+    scope: &Scope,
     ids: Ids,
     session: Option<&mut ClientSession>,
 ) -> Result<(Option<Bson>, Ids), Error> {
-    query(collection, ids, session).await.map_err(|error| {
-        Error::driver(
-            seq.name,
-            format!("finding the largest _id in `{}`", seq.collection),
-            error,
-        )
-    })
+    query(collection, seq.field, scope, ids, session)
+        .await
+        .map_err(|error| {
+            Error::driver(
+                seq.name,
+                format!(
+                    "finding the largest {} in `{}`{}",
+                    seq.field,
+                    seq.collection,
+                    in_scope(scope)
+                ),
+                error,
+            )
+        })
+}
+
+/// " in scope { ... }", or nothing when unscoped: for messages.
+pub(crate) fn in_scope(scope: &Scope) -> String {
+    match scope.filter().is_empty() {
+        true => String::new(),
+        false => format!(" in scope {scope}"),
+    }
 }
 
 async fn query(
     collection: &Collection<BsonDocument>,
+    field: &str,
+    scope: &Scope,
     ids: Ids,
     mut session: Option<&mut ClientSession>,
 ) -> mongodb::error::Result<(Option<Bson>, Ids)> {
     if ids == Ids::MaybeNumeric {
-        let top = top_id(collection, doc! {}, session.as_deref_mut()).await?;
+        let top = top_id(collection, field, scope.filter(), session.as_deref_mut()).await?;
         match top {
             None => return Ok((None, ids)),
             Some(id) if numeric::floor(&id).is_some() => return Ok((Some(id), ids)),
             Some(_) => {}
         }
     }
-    let bounded = doc! { "_id": { "$lte": f64::INFINITY } };
-    let top = top_id(collection, bounded, session).await?;
+    let mut bounded = scope.filter();
+    bounded.insert(field, doc! { "$lte": f64::INFINITY });
+    let top = top_id(collection, field, bounded, session).await?;
     Ok((top, Ids::Mixed))
 }
 
-/// The top `_id` matching `filter`; in `session` (the caller's transaction) if given,
-/// which reads from the transaction's own primary and snapshot.
+/// The top value of `field` among the documents matching `filter`; in `session` (the
+/// caller's transaction) if given, which reads from the transaction's own primary and
+/// snapshot.
 async fn top_id(
     collection: &Collection<BsonDocument>,
+    field: &str,
     filter: BsonDocument,
     session: Option<&mut ClientSession>,
 ) -> mongodb::error::Result<Option<Bson>> {
     let find = collection
         .find_one(filter)
-        .sort(doc! { "_id": -1 })
-        .projection(doc! { "_id": 1 });
+        .sort(doc! { field: -1 })
+        .projection(doc! { field: 1 });
     let top = match session {
         Some(session) => find.session(session).await?,
         None => find.selection_criteria(PRIMARY).await?,
     };
-    Ok(top.and_then(|mut top| top.remove("_id")))
+    Ok(top.and_then(|mut top| top.remove(field)))
 }

@@ -125,21 +125,25 @@ mod counted;
 mod document;
 mod error;
 mod fields;
+mod find;
 mod id;
+mod indexes;
 mod insert;
 pub mod kind;
 mod largest;
 mod numeric;
 mod optimistic;
+mod scope;
 mod sequence;
 mod sequences;
 mod session;
 mod write;
 
 pub use action::{Insert, InsertMany};
-pub use admin::SetCounter;
+pub use admin::{PeekCounter, SetCounter, SyncCounter};
 pub use document::{CounterBacked, Document, IdValue};
 pub use error::{BulkError, Error, FailedInsert};
+pub use find::FindById;
 pub use id::IdField;
 pub use seqid_derive::Document;
 pub use sequence::{

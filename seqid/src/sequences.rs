@@ -19,6 +19,7 @@ use mongodb::options::DatabaseOptions;
 
 use crate::allocator::Allocator;
 use crate::optimistic::Optimistic;
+use crate::scope::Scope;
 use crate::{Sequence, Strategy};
 
 /// How long a sequence's state is kept once no call uses it, unless
@@ -72,6 +73,8 @@ struct Shared {
     client: mongodb::Client,
     counters: Entries<CounterKey, Allocator>,
     collections: Entries<CollectionKey, Optimistic>,
+    /// The unique indexes found on a sequence's field, so that they are checked once.
+    indexes: Entries<IndexKey, ()>,
     /// Milliseconds an entry stays unused before it is released.
     release_after: AtomicU64,
 }
@@ -91,6 +94,7 @@ impl Sequences {
                 client: client.clone(),
                 counters: Entries::new(),
                 collections: Entries::new(),
+                indexes: Entries::new(),
                 release_after: AtomicU64::new(DEFAULT_RELEASE_AFTER.as_millis() as u64),
             }),
         }
@@ -172,40 +176,69 @@ impl Sequences {
         Duration::from_millis(self.shared.release_after.load(Ordering::Relaxed))
     }
 
-    /// The allocator of the sequence's counter document in `db` (counters and block).
-    pub(crate) fn counter(&self, db: &str, seq: &Sequence) -> Arc<Allocator> {
-        let key = CounterKey::of(seq);
+    /// The allocator of the counter document of `scope` of the sequence in `db` (counters
+    /// and block).
+    pub(crate) fn counter(&self, db: &str, seq: &Sequence, scope: &Scope) -> Arc<Allocator> {
+        let key = CounterKey::of(seq, scope);
+        let chunk = key.chunk;
         let idle = self.release_after();
         self.shared
             .counters
-            .get_or_insert(db, key, idle, || Allocator::new(key.chunk))
+            .get_or_insert(db, key, idle, || Allocator::new(chunk))
     }
 
-    /// The optimistic loop's state for the sequence's collection in `db`.
-    pub(crate) fn collection(&self, db: &str, seq: &Sequence) -> Arc<Optimistic> {
+    /// The optimistic loop's state for `scope` of the sequence's field in `db`.
+    pub(crate) fn collection(&self, db: &str, seq: &Sequence, scope: &Scope) -> Arc<Optimistic> {
+        let idle = self.release_after();
+        self.shared.collections.get_or_insert(
+            db,
+            CollectionKey::of(seq, scope),
+            idle,
+            Optimistic::new,
+        )
+    }
+
+    /// Whether the unique index the sequence relies on was found in `db` already.
+    pub(crate) fn index_found(&self, db: &str, seq: &Sequence) -> bool {
+        self.shared.indexes.get(db, &IndexKey::of(seq)).is_some()
+    }
+
+    /// Records that the unique index the sequence relies on exists in `db`.
+    pub(crate) fn found_index(&self, db: &str, seq: &Sequence) {
         let idle = self.release_after();
         self.shared
-            .collections
-            .get_or_insert(db, CollectionKey::of(seq), idle, Optimistic::new)
+            .indexes
+            .get_or_insert(db, IndexKey::of(seq), idle, || ());
     }
 
+    /// What the handle did for the sequence in `db`: for a scoped sequence, summed over
+    /// the scopes it holds.
     pub(crate) fn stats(&self, db: &str, seq: &Sequence) -> Stats {
-        let tally = match seq.strategy {
-            Strategy::Optimistic { .. } => self
-                .shared
-                .collections
-                .get(db, &CollectionKey::of(seq))
-                .map(|state| Stats {
-                    in_flight: state.in_flight(),
-                    ..Stats::of(&state.allocator)
-                }),
-            _ => self
-                .shared
-                .counters
-                .get(db, &CounterKey::of(seq))
-                .map(|allocator| Stats::of(&allocator)),
-        };
-        tally.unwrap_or_default()
+        let mut stats = Stats::default();
+        match seq.strategy {
+            Strategy::Optimistic { .. } => {
+                let of = CollectionKey::of(seq, &Scope::NONE);
+                self.shared.collections.each(db, |key, state| {
+                    if key.collection == of.collection && key.field == of.field {
+                        stats.add(Stats {
+                            in_flight: state.in_flight(),
+                            ..Stats::of(&state.allocator)
+                        });
+                    }
+                });
+            }
+            _ => {
+                let of = CounterKey::of(seq, &Scope::NONE);
+                self.shared.counters.each(db, |key, allocator| {
+                    if (key.counters, key.sequence, key.chunk)
+                        == (of.counters, of.sequence, of.chunk)
+                    {
+                        stats.add(Stats::of(allocator));
+                    }
+                });
+            }
+        }
+        stats
     }
 }
 
@@ -296,17 +329,17 @@ pub struct Route<'a> {
 }
 
 impl Route<'_> {
-    pub(crate) fn counter(&self, seq: &Sequence) -> Arc<Allocator> {
+    pub(crate) fn counter(&self, seq: &Sequence, scope: &Scope) -> Arc<Allocator> {
         match self.sequences {
-            Some(sequences) => sequences.counter(self.db.name(), seq),
+            Some(sequences) => sequences.counter(self.db.name(), seq, scope),
             // Exactly what this call asks: nothing is kept for a later call.
             None => Arc::new(Allocator::new(1)),
         }
     }
 
-    pub(crate) fn collection(&self, seq: &Sequence) -> Arc<Optimistic> {
+    pub(crate) fn collection(&self, seq: &Sequence, scope: &Scope) -> Arc<Optimistic> {
         match self.sequences {
-            Some(sequences) => sequences.collection(self.db.name(), seq),
+            Some(sequences) => sequences.collection(self.db.name(), seq, scope),
             None => Arc::new(Optimistic::new()),
         }
     }
@@ -363,6 +396,14 @@ pub struct Stats {
 }
 
 impl Stats {
+    fn add(&mut self, other: Stats) {
+        self.reservations += other.reservations;
+        self.ids += other.ids;
+        self.retries += other.retries;
+        self.unused += other.unused;
+        self.in_flight += other.in_flight;
+    }
+
     fn of(allocator: &Allocator) -> Self {
         let tally = &allocator.tally;
         Stats {
@@ -375,16 +416,17 @@ impl Stats {
     }
 }
 
-/// A counter document, and how many ids one round trip reserves at least.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+/// A counter document (of a scope), and how many ids one round trip reserves at least.
+#[derive(Clone, PartialEq, Eq, Hash)]
 struct CounterKey {
     counters: &'static str,
     sequence: &'static str,
     chunk: u64,
+    scope: Scope,
 }
 
 impl CounterKey {
-    fn of(seq: &Sequence) -> Self {
+    fn of(seq: &Sequence, scope: &Scope) -> Self {
         CounterKey {
             counters: seq.counters,
             sequence: seq.name,
@@ -392,20 +434,43 @@ impl CounterKey {
                 Strategy::Block { block_size } => block_size.into(),
                 _ => 1,
             },
+            scope: scope.clone(),
         }
     }
 }
 
-/// A target collection served by the optimistic loop.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+/// A field (in a scope) of a target collection served by the optimistic loop.
+#[derive(Clone, PartialEq, Eq, Hash)]
 struct CollectionKey {
     collection: &'static str,
+    field: &'static str,
+    scope: Scope,
 }
 
 impl CollectionKey {
-    fn of(seq: &Sequence) -> Self {
+    fn of(seq: &Sequence, scope: &Scope) -> Self {
         CollectionKey {
             collection: seq.collection,
+            field: seq.field,
+            scope: scope.clone(),
+        }
+    }
+}
+
+/// The unique index on a sequence's field and scope fields.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct IndexKey {
+    collection: &'static str,
+    field: &'static str,
+    scope: &'static [&'static str],
+}
+
+impl IndexKey {
+    fn of(seq: &Sequence) -> Self {
+        IndexKey {
+            collection: seq.collection,
+            field: seq.field,
+            scope: seq.scope,
         }
     }
 }
@@ -469,6 +534,14 @@ impl<K: Eq + Hash, V> Entries<K, V> {
     fn get(&self, db: &str, key: &K) -> Option<Arc<V>> {
         let map = self.lock();
         Some(map.by_database.get(db)?.get(key)?.value.clone())
+    }
+
+    /// Calls `visit` with every entry of `db`, under the lock: keep it short.
+    fn each(&self, db: &str, mut visit: impl FnMut(&K, &V)) {
+        let map = self.lock();
+        for (key, entry) in map.by_database.get(db).into_iter().flatten() {
+            visit(key, &entry.value);
+        }
     }
 
     fn len(&self) -> usize {

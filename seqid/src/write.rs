@@ -1,9 +1,10 @@
 //! The writes to the target collection, and what became of each document written.
 //!
-//! A document is only ever written with the id it was given, so the `_id` index makes a
-//! repeated write of it harmless: the second copy is refused, never stored. That is what
-//! lets seqid settle an error whose outcome the driver could not learn: it asks the
-//! collection whether the id holds this very document.
+//! A document is only ever written with the id it was given, so the unique index on the
+//! sequence's field (`_id`'s own, or the one [`create_indexes`](crate::Document::create_indexes)
+//! makes on a field and its scope) makes a repeated write of it harmless: the second copy
+//! is refused, never stored. That is what lets seqid settle an error whose outcome the
+//! driver could not learn: it asks the collection whether the id holds this very document.
 
 use std::collections::HashMap;
 
@@ -14,8 +15,17 @@ use mongodb::options::{Acknowledgment, ReadConcern, ReadPreference, SelectionCri
 use serde::Serialize;
 
 use crate::error::{Error, duplicate_index, server_code};
+use crate::scope::Scope;
 use crate::session::Session;
 use crate::{Sequence, numeric};
+
+/// Where a document's id is: its scope and its number, unique in the collection (the
+/// number alone for an unscoped sequence).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Key {
+    pub scope: Scope,
+    pub id: i64,
+}
 
 pub(crate) const DUPLICATE_KEY: i32 = 11000;
 
@@ -79,18 +89,20 @@ impl Rejection {
             _ if self.is_duplicate_key() => Error::DuplicateKey {
                 sequence: seq.name.to_owned(),
                 collection: seq.collection.to_owned(),
+                field: seq.field,
                 id,
                 index: self.index,
                 message: self.message,
             },
             Some(source) => Error::driver(
                 seq.name,
-                format!("inserting _id {id} into `{}`", seq.collection),
+                format!("inserting {} {id} into `{}`", seq.field, seq.collection),
                 source,
             ),
             None => Error::Refused {
                 sequence: seq.name.to_owned(),
                 collection: seq.collection.to_owned(),
+                field: seq.field,
                 id,
                 code: self.code,
                 message: self.message,
@@ -108,11 +120,12 @@ pub(crate) enum Sending {
     Again,
 }
 
-/// Inserts one document that carries `id`, and says what became of it.
+/// Inserts one document that carries the id of `key`, and says what became of it.
 pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
+    seq: &Sequence,
     document: &T,
-    id: i64,
+    key: &Key,
     send: Sending,
     session: &mut Session<'_>,
 ) -> Fate {
@@ -141,8 +154,17 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
         _ => None,
     };
     let fates = match fate {
-        Some(rejection) => classify(collection, &[(document, id, rejection)], &error).await,
-        None => settle(collection, &[document], &[id], error.clone()).await,
+        Some(rejection) => classify(collection, seq, &[(document, key, rejection)], &error).await,
+        None => {
+            settle(
+                collection,
+                seq,
+                &[document],
+                std::slice::from_ref(key),
+                error.clone(),
+            )
+            .await
+        }
     };
     match fates.into_iter().next() {
         Some(Fate::Refused(_)) if send == Sending::Again => Fate::Unknown(error),
@@ -151,12 +173,13 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     }
 }
 
-/// Inserts documents (each carrying its id in `ids`) unordered, so that one refusal does
-/// not hold back the others, and says what became of each.
+/// Inserts documents (each carrying the id of its key in `keys`) unordered, so that one
+/// refusal does not hold back the others, and says what became of each.
 pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
+    seq: &Sequence,
     documents: &[&T],
-    ids: &[i64],
+    keys: &[Key],
     send: Sending,
     session: &mut Session<'_>,
 ) -> Vec<Fate> {
@@ -186,10 +209,10 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     let bulk = match &*error.kind {
         ErrorKind::InsertMany(bulk) => bulk,
         _ if never_sent(&error) => {
-            let fates = not_sent(collection, documents, ids, error.clone()).await;
+            let fates = not_sent(collection, seq, documents, keys, error.clone()).await;
             return again(fates, send, &error);
         }
-        _ => return settle(collection, documents, ids, error).await,
+        _ => return settle(collection, seq, documents, keys, error).await,
     };
     let refusals: Vec<(usize, Rejection)> = bulk
         .write_errors
@@ -200,7 +223,7 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
         .collect();
     let rejected: Vec<_> = refusals
         .iter()
-        .map(|(i, rejection)| (documents[*i], ids[*i], rejection.clone()))
+        .map(|(i, rejection)| (documents[*i], &keys[*i], rejection.clone()))
         .collect();
     // Without a write concern error, every document not refused was stored; with one,
     // they were written but may yet be rolled back.
@@ -209,7 +232,7 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
         Some(_) => Fate::Unknown(error.clone()),
     };
     let mut fates = vec![others; documents.len()];
-    let classified = classify(collection, &rejected, &error).await;
+    let classified = classify(collection, seq, &rejected, &error).await;
     for ((index, _), fate) in refusals.iter().zip(classified) {
         fates[*index] = fate;
     }
@@ -236,31 +259,32 @@ fn again(fates: Vec<Fate>, send: Sending, error: &mongodb::error::Error) -> Vec<
 /// cannot be asked, nothing is known.
 async fn not_sent<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
+    seq: &Sequence,
     documents: &[&T],
-    ids: &[i64],
+    keys: &[Key],
     error: mongodb::error::Error,
 ) -> Vec<Fate> {
-    let Ok(stored) = stored_documents(collection, ids).await else {
+    let Ok(stored) = stored_documents(collection, seq, keys).await else {
         return vec![Fate::Unknown(error); documents.len()];
     };
     let refusals = match &*error.kind {
         ErrorKind::InvalidArgument { .. } => too_large(documents, &error),
         _ => vec![Fate::Refused(Rejection::not_sent(&error)); documents.len()],
     };
-    found_or(&stored, documents, ids, refusals)
+    found_or(&stored, documents, keys, refusals)
 }
 
-/// `otherwise`, but `Stored` for each document found in `stored` under its id, identical.
+/// `otherwise`, but `Stored` for each document found in `stored` under its key, identical.
 fn found_or<T: Serialize>(
-    stored: &HashMap<i64, BsonDocument>,
+    stored: &HashMap<Key, BsonDocument>,
     documents: &[&T],
-    ids: &[i64],
+    keys: &[Key],
     otherwise: Vec<Fate>,
 ) -> Vec<Fate> {
     otherwise
         .into_iter()
-        .zip(documents.iter().zip(ids))
-        .map(|(fate, (document, id))| match stored.get(id) {
+        .zip(documents.iter().zip(keys))
+        .map(|(fate, (document, key))| match stored.get(key) {
             Some(found) if same_document(*document, found) => Fate::Stored,
             _ => fate,
         })
@@ -351,18 +375,21 @@ fn never_sent(error: &mongodb::error::Error) -> bool {
 /// there, but not as durable as asked, and may yet be rolled back.
 async fn settle<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
+    seq: &Sequence,
     documents: &[&T],
-    ids: &[i64],
+    keys: &[Key],
     error: mongodb::error::Error,
 ) -> Vec<Fate> {
     let stored = match &*error.kind {
         ErrorKind::Write(WriteFailure::WriteConcernError(_)) => HashMap::new(),
-        _ => stored_documents(collection, ids).await.unwrap_or_default(),
+        _ => stored_documents(collection, seq, keys)
+            .await
+            .unwrap_or_default(),
     };
     found_or(
         &stored,
         documents,
-        ids,
+        keys,
         vec![Fate::Unknown(error); documents.len()],
     )
 }
@@ -379,21 +406,23 @@ async fn settle<T: Serialize + Send + Sync>(
 /// answer, as its cause; taking a new id instead could store the document twice.
 async fn classify<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
-    rejected: &[(&T, i64, Rejection)],
+    seq: &Sequence,
+    rejected: &[(&T, &Key, Rejection)],
     error: &mongodb::error::Error,
 ) -> Vec<Fate> {
-    let duplicates: Vec<i64> = rejected
+    let duplicates: Vec<Key> = rejected
         .iter()
         .filter(|(_, _, r)| r.is_duplicate_key())
-        .map(|(_, id, _)| *id)
+        .map(|(_, key, _)| (*key).clone())
         .collect();
     let stored = match duplicates.is_empty() {
         true => Ok(HashMap::new()),
-        false => stored_documents(collection, &duplicates).await,
+        false => stored_documents(collection, seq, &duplicates).await,
     };
+    let identity = identity_index(seq);
     rejected
         .iter()
-        .map(|(document, id, rejection)| {
+        .map(|(document, key, rejection)| {
             let rejection = rejection.clone();
             if !rejection.is_duplicate_key() {
                 return Fate::Refused(rejection);
@@ -402,15 +431,16 @@ async fn classify<T: Serialize + Send + Sync>(
                 Ok(stored) => stored,
                 Err(error) => return Fate::Unknown(error.clone()),
             };
-            match stored.get(id) {
+            match stored.get(*key) {
                 Some(found) if same_document(*document, found) => Fate::Stored,
                 Some(_) => Fate::Taken(rejection),
                 // A duplicate on another unique index (MongoDB names it; a server that
                 // does not is answered by the lookup).
-                None if rejection.index.as_deref() == Some("_id_") => {
+                None if rejection.index.as_deref() == Some(identity.as_str()) => {
                     tracing::debug!(
-                        id,
-                        "duplicate _id, but no document holds it when looked up: unknown"
+                        id = key.id,
+                        index = identity,
+                        "duplicate id, but no document holds it when looked up: unknown"
                     );
                     Fate::Unknown(error.clone())
                 }
@@ -420,36 +450,86 @@ async fn classify<T: Serialize + Send + Sync>(
         .collect()
 }
 
-/// The documents stored under `ids`, by id, read from the primary. When the collection
+/// The name of the unique index that holds a sequence's ids: `_id`'s own, or the one
+/// [`create_indexes`](crate::Document::create_indexes) makes on the scope fields and the
+/// field, named as MongoDB names an index by default (`project_1_number_1`).
+pub(crate) fn identity_index(seq: &Sequence) -> String {
+    if seq.field == "_id" {
+        return "_id_".into();
+    }
+    seq.scope
+        .iter()
+        .chain([&seq.field])
+        .map(|field| format!("{field}_1"))
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// The filter for the documents at `keys`: by scope, the ids in it.
+fn at_keys(seq: &Sequence, keys: &[Key]) -> BsonDocument {
+    let mut by_scope: Vec<(&Scope, Vec<i64>)> = Vec::new();
+    for key in keys {
+        match by_scope.iter_mut().find(|(scope, _)| **scope == key.scope) {
+            Some((_, ids)) => ids.push(key.id),
+            None => by_scope.push((&key.scope, vec![key.id])),
+        }
+    }
+    let mut filters: Vec<BsonDocument> = by_scope
+        .into_iter()
+        .map(|(scope, ids)| {
+            let mut filter = scope.filter();
+            filter.insert(seq.field, doc! { "$in": ids });
+            filter
+        })
+        .collect();
+    match filters.len() {
+        1 => filters.remove(0),
+        _ => doc! { "$or": filters },
+    }
+}
+
+/// The documents stored at `keys`, by key, read from the primary. When the collection
 /// writes with `w: "majority"`, only what a majority holds counts as stored (read concern
 /// `majority`): a write seen on the primary alone may yet be rolled back.
 async fn stored_documents<T: Send + Sync>(
     collection: &Collection<T>,
-    ids: &[i64],
-) -> Result<HashMap<i64, BsonDocument>, mongodb::error::Error> {
+    seq: &Sequence,
+    keys: &[Key],
+) -> Result<HashMap<Key, BsonDocument>, mongodb::error::Error> {
     use futures_util::TryStreamExt;
 
     let majority = collection
         .write_concern()
         .is_some_and(|concern| concern.w == Some(Acknowledgment::Majority));
     let raw = collection.clone_with_type::<BsonDocument>();
-    let mut find = raw
-        .find(doc! { "_id": { "$in": ids } })
-        .selection_criteria(PRIMARY);
+    let mut find = raw.find(at_keys(seq, keys)).selection_criteria(PRIMARY);
     if majority {
         find = find.read_concern(ReadConcern::majority());
     }
     let found: Vec<BsonDocument> = find.await?.try_collect().await?;
     Ok(found
         .into_iter()
-        .filter_map(|d| Some((d.get("_id").and_then(numeric::integral)?, d)))
+        .filter_map(|d| {
+            let id = d.get(seq.field).and_then(numeric::integral)?;
+            let scope = Scope::of_stored(seq, &d)?;
+            Some((Key { scope, id }, d))
+        })
         .collect())
 }
 
 /// Whether `stored` is `ours` as the server keeps it: the same fields with the same
-/// values, numbers compared by value (servers may widen or narrow integer types).
+/// values, numbers compared by value (servers may widen or narrow integer types). A
+/// document written without `_id` gets one from the driver, which `ours` does not know.
 fn same_document<T: Serialize>(ours: &T, stored: &BsonDocument) -> bool {
-    mongodb::bson::to_document(ours).is_ok_and(|ours| same_fields(&ours, stored))
+    let Ok(ours) = mongodb::bson::to_document(ours) else {
+        return false;
+    };
+    if ours.contains_key("_id") {
+        return same_fields(&ours, stored);
+    }
+    let mut stored = stored.clone();
+    stored.remove("_id");
+    same_fields(&ours, &stored)
 }
 
 fn same_fields(a: &BsonDocument, b: &BsonDocument) -> bool {

@@ -1,4 +1,5 @@
-//! The counters document: `{ _id: <sequence>, seq: <last id handed out> }`, advanced with
+//! The counters document: `{ _id: <sequence>, seq: <last id handed out> }` (for a scope,
+//! `_id` is `{ sequence, scope }`: see [`scope`](crate::scope)), advanced with
 //! one `findAndModify` + `$inc` (upsert), as in the MongoDB tutorial. Its filter lets the
 //! `$inc` apply only to a counter that stays a whole number an id can come from, so a
 //! counter holding 1.5 (or a string, or a Double at 2^53) is reported as it is, never moved.
@@ -11,6 +12,7 @@ use crate::allocator::{Source, Tally};
 use crate::backoff::backoff;
 use crate::error::{Error, server_code};
 use crate::largest::{self, Ids};
+use crate::scope::Scope;
 use crate::session::Session;
 use crate::write::{DUPLICATE_KEY, PRIMARY};
 use crate::{CounterWriteConcern, Sequence, numeric};
@@ -24,16 +26,39 @@ const TYPE_MISMATCH: i32 = 14;
 /// the backoff spreads out; a bound all the same, so no caller waits forever.
 const CONTENDED_ATTEMPTS: u32 = 16;
 
+/// One counter document: a sequence's, or the one of a scope of it.
+#[derive(Clone, Copy)]
+pub(crate) struct Counter<'a> {
+    pub seq: &'a Sequence,
+    pub scope: &'a Scope,
+}
+
+impl Counter<'_> {
+    /// The counter document's `_id`.
+    fn id(&self) -> Bson {
+        self.scope.counter_id(self.seq)
+    }
+
+    /// The `_id`, for messages.
+    fn shown(&self) -> String {
+        self.id().to_string()
+    }
+
+    fn filter(&self) -> BsonDocument {
+        doc! { "_id": self.id() }
+    }
+}
+
 /// Reserves ids by adding to the counter: `$inc: amount` returning `hi` owns
 /// `hi - amount + 1 ..= hi` (pooled semantics, so plain `$inc: 1` writers never collide).
 pub(crate) struct CounterSource<'a> {
     pub db: &'a Database,
-    pub sequence: &'a Sequence,
+    pub counter: Counter<'a>,
 }
 
 impl Source for CounterSource<'_> {
     async fn reserve(&self, amount: u64, tally: &Tally) -> Result<i64, Error> {
-        let seq = self.sequence;
+        let seq = self.counter.seq;
         let overflow = || Error::Overflow {
             sequence: seq.name.to_owned(),
             value: amount.into(),
@@ -41,7 +66,7 @@ impl Source for CounterSource<'_> {
             origin: "the number of ids reserved at once".into(),
         };
         let step = i64::try_from(amount).map_err(|_| overflow())?;
-        let hi = update(self.db, seq, Change::Inc(step), tally, None).await?;
+        let hi = update(self.db, self.counter, Change::Inc(step), tally, None).await?;
         first_of(seq, hi, step)
     }
 }
@@ -50,11 +75,12 @@ impl Source for CounterSource<'_> {
 /// returns the first: the transaction's rollback takes them back.
 pub(crate) async fn reserve_in_transaction(
     db: &Database,
-    seq: &Sequence,
+    counter: Counter<'_>,
     amount: u64,
     tally: &Tally,
     session: &mut Session<'_>,
 ) -> Result<i64, Error> {
+    let seq = counter.seq;
     let step = i64::try_from(amount).map_err(|_| Error::Overflow {
         sequence: seq.name.to_owned(),
         value: amount.into(),
@@ -64,7 +90,7 @@ pub(crate) async fn reserve_in_transaction(
     tally
         .reservations
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let hi = update(db, seq, Change::Inc(step), tally, session.join()).await?;
+    let hi = update(db, counter, Change::Inc(step), tally, session.join()).await?;
     tally
         .ids
         .fetch_add(amount, std::sync::atomic::Ordering::Relaxed);
@@ -81,15 +107,26 @@ fn first_of(seq: &Sequence, hi: i64, step: i64) -> Result<i64, Error> {
     })
 }
 
-/// Raises the counter to the largest numeric `_id` of the sequence's collection (never
-/// lowers it), and returns its value.
-pub(crate) async fn sync(db: &Database, seq: &Sequence, tally: &Tally) -> Result<i64, Error> {
+/// Raises the counter to the largest numeric id of its scope in the sequence's collection
+/// (never lowers it), and returns its value.
+pub(crate) async fn sync(db: &Database, counter: Counter<'_>, tally: &Tally) -> Result<i64, Error> {
+    let seq = counter.seq;
     let collection = db.collection::<BsonDocument>(seq.collection);
-    let (top, _) = largest::numeric_id(&collection, seq, Ids::Mixed, None).await?;
+    let (top, _) = largest::numeric_id(&collection, seq, counter.scope, Ids::Mixed, None).await?;
     let largest = top.as_ref().and_then(numeric::floor).unwrap_or(0);
-    // Never below the first id: a counter `sync_counter` creates starts where `start` says.
-    let floor = largest.max(seq.start - 1);
-    update(db, seq, Change::Max(floor), tally, None).await
+    raise(db, counter, largest, tally).await
+}
+
+/// Raises the counter to `largest`, an id stored, and never below the first id: a counter
+/// this creates starts where `start` says. Returns the counter's value.
+pub(crate) async fn raise(
+    db: &Database,
+    counter: Counter<'_>,
+    largest: i64,
+    tally: &Tally,
+) -> Result<i64, Error> {
+    let floor = largest.max(counter.seq.start - 1);
+    update(db, counter, Change::Max(floor), tally, None).await
 }
 
 /// What is done to the counter's `seq`.
@@ -139,10 +176,10 @@ impl Change {
 /// MongoDB does (nx-27017 reads the aliases "int" and "long" as any number). No query
 /// operator tells a whole Decimal128 from a fraction (`$mod` and the bit tests round it),
 /// so a Decimal128 counter is left to [`update_as_read`].
-fn guard(name: &str, reach: i64) -> BsonDocument {
+fn guard(id: Bson, reach: i64) -> BsonDocument {
     let doubles = numeric::double_range(reach);
     doc! {
-        "_id": name,
+        "_id": id,
         "$or": [
             { "seq": { "$exists": false } },
             { "seq": { "$type": 16 } },
@@ -167,14 +204,15 @@ fn guard(name: &str, reach: i64) -> BsonDocument {
 /// Without, it goes with the counter's write concern ([`CounterWriteConcern`]).
 async fn update(
     db: &Database,
-    seq: &Sequence,
+    counter: Counter<'_>,
     change: Change,
     tally: &Tally,
     mut transaction: Option<&mut ClientSession>,
 ) -> Result<i64, Error> {
+    let seq = counter.seq;
     let counters = db.collection::<BsonDocument>(seq.counters);
-    ensure_started(&counters, seq, tally).await?;
-    let filter = guard(seq.name, change.reach());
+    ensure_started(&counters, counter, tally).await?;
+    let filter = guard(counter.id(), change.reach());
     let update = change.update();
     let mut attempt = 1;
     loop {
@@ -192,10 +230,10 @@ async fn update(
         }
         let reply = find_and_modify.await;
         if transaction.is_some() {
-            return in_transaction(&counters, seq, reply).await;
+            return in_transaction(&counters, counter, reply).await;
         }
         let error = match reply {
-            Ok(Some(counter)) => return new_value(seq, &counter),
+            Ok(Some(stored)) => return new_value(counter, &stored),
             Ok(None) => None,
             Err(error) => Some(error),
         };
@@ -207,9 +245,9 @@ async fn update(
         // update during a concurrent first use. The counter as stored tells which.
         let unmatched = matches!(code, None | Some(Some(DUPLICATE_KEY | TYPE_MISMATCH)));
         if unmatched
-            && let Some(counter) = update_as_read(&counters, seq, change, &update, tally).await?
+            && let Some(stored) = update_as_read(&counters, counter, change, &update, tally).await?
         {
-            return new_value(seq, &counter);
+            return new_value(counter, &stored);
         }
         // No counter, or one with no `seq`: the upsert race of a counter's first use (or
         // a unique index on `seq`), retried as the manual says.
@@ -217,6 +255,7 @@ async fn update(
             return Err(match error {
                 None => Error::NoCounter {
                     sequence: seq.name.to_owned(),
+                    counter: counter.shown(),
                     counters: seq.counters.to_owned(),
                     attempts: attempt,
                 },
@@ -246,16 +285,17 @@ async fn update(
 /// is the tutorial's, and its upsert creates the counter.
 async fn ensure_started(
     counters: &mongodb::Collection<BsonDocument>,
-    seq: &Sequence,
+    counter: Counter<'_>,
     tally: &Tally,
 ) -> Result<(), Error> {
     use std::sync::atomic::Ordering;
+    let seq = counter.seq;
     if seq.start == 1 || tally.counter_exists.load(Ordering::Relaxed) {
         return Ok(());
     }
     let before = seq.start - 1;
     let before = i32::try_from(before).map_or(Bson::Int64(before), Bson::Int32);
-    let mut insert = counters.insert_one(doc! { "_id": seq.name, "seq": before });
+    let mut insert = counters.insert_one(doc! { "_id": counter.id(), "seq": before });
     if let Some(concern) = counter_write_concern(seq, counters) {
         insert = insert.write_concern(concern);
     }
@@ -303,22 +343,24 @@ fn counter_write_concern(
 /// update aborted); any other failure is the driver's error, labels and all.
 async fn in_transaction(
     counters: &mongodb::Collection<BsonDocument>,
-    seq: &Sequence,
+    counter: Counter<'_>,
     reply: mongodb::error::Result<Option<BsonDocument>>,
 ) -> Result<i64, Error> {
+    let seq = counter.seq;
     let error = match reply {
-        Ok(Some(counter)) => return new_value(seq, &counter),
+        Ok(Some(stored)) => return new_value(counter, &stored),
         Ok(None) => None,
         Err(error) => Some(error),
     };
-    if let Some(value) = stored_seq(counters, seq).await?
+    if let Some(value) = stored_seq(counters, counter).await?
         && !numeric::countable(&value, 0)
     {
-        return Err(not_numeric(seq, value));
+        return Err(not_numeric(counter, value));
     }
     Err(match error {
         None => Error::NoCounter {
             sequence: seq.name.to_owned(),
+            counter: counter.shown(),
             counters: seq.counters.to_owned(),
             attempts: 1,
         },
@@ -341,23 +383,26 @@ async fn in_transaction(
 /// counter, or it has no `seq`.
 async fn update_as_read(
     counters: &mongodb::Collection<BsonDocument>,
-    seq: &Sequence,
+    counter: Counter<'_>,
     change: Change,
     update: &BsonDocument,
     tally: &Tally,
 ) -> Result<Option<BsonDocument>, Error> {
+    let seq = counter.seq;
     let mut attempt = 1;
     loop {
-        let Some(value) = stored_seq(counters, seq).await? else {
+        let Some(value) = stored_seq(counters, counter).await? else {
             return Ok(None);
         };
         if !numeric::countable(&value, change.reach()) {
-            return Err(not_numeric(seq, value));
+            return Err(not_numeric(counter, value));
         }
         // A round trip more than the guarded upsert: counted as a retry.
         tally.retried();
+        let mut filter = counter.filter();
+        filter.insert("seq", value);
         let reply = counters
-            .find_one_and_update(doc! { "_id": seq.name, "seq": value }, update.clone())
+            .find_one_and_update(filter, update.clone())
             .return_document(ReturnDocument::After)
             .await
             .map_err(|error| {
@@ -374,6 +419,7 @@ async fn update_as_read(
         if attempt >= CONTENDED_ATTEMPTS {
             return Err(Error::CounterContended {
                 sequence: seq.name.to_owned(),
+                counter: counter.shown(),
                 counters: seq.counters.to_owned(),
                 attempts: attempt,
             });
@@ -385,29 +431,30 @@ async fn update_as_read(
 
 /// The counter's new value, as an id. The update applies only to a countable counter, so
 /// only a server that does not apply the filter as MongoDB does gets the error here.
-fn new_value(seq: &Sequence, counter: &BsonDocument) -> Result<i64, Error> {
-    let value = counter.get("seq").cloned().unwrap_or(Bson::Null);
-    numeric::integral(&value).ok_or_else(|| not_numeric(seq, value))
+fn new_value(counter: Counter<'_>, stored: &BsonDocument) -> Result<i64, Error> {
+    let value = stored.get("seq").cloned().unwrap_or(Bson::Null);
+    numeric::integral(&value).ok_or_else(|| not_numeric(counter, value))
 }
 
 /// The counter's value, or `None` when there is no counter (or it has no `seq`).
-pub(crate) async fn read(db: &Database, seq: &Sequence) -> Result<Option<i64>, Error> {
-    let counters = db.collection::<BsonDocument>(seq.counters);
-    match stored_seq(&counters, seq).await? {
+pub(crate) async fn read(db: &Database, counter: Counter<'_>) -> Result<Option<i64>, Error> {
+    let counters = db.collection::<BsonDocument>(counter.seq.counters);
+    match stored_seq(&counters, counter).await? {
         None => Ok(None),
         Some(value) => match numeric::integral(&value) {
             Some(n) => Ok(Some(n)),
-            None => Err(not_numeric(seq, value)),
+            None => Err(not_numeric(counter, value)),
         },
     }
 }
 
 /// Sets the counter to `last` (creating it if missing), with the counter's write concern.
-pub(crate) async fn set(db: &Database, seq: &Sequence, last: i64) -> Result<(), Error> {
+pub(crate) async fn set(db: &Database, counter: Counter<'_>, last: i64) -> Result<(), Error> {
+    let seq = counter.seq;
     let counters = db.collection::<BsonDocument>(seq.counters);
     let value = i32::try_from(last).map_or(Bson::Int64(last), Bson::Int32);
     let mut update = counters
-        .update_one(doc! { "_id": seq.name }, doc! { "$set": { "seq": value } })
+        .update_one(counter.filter(), doc! { "$set": { "seq": value } })
         .upsert(true);
     if let Some(concern) = counter_write_concern(seq, &counters) {
         update = update.write_concern(concern);
@@ -426,10 +473,11 @@ pub(crate) async fn set(db: &Database, seq: &Sequence, last: i64) -> Result<(), 
 /// `$inc` creates).
 async fn stored_seq(
     counters: &mongodb::Collection<BsonDocument>,
-    seq: &Sequence,
+    counter: Counter<'_>,
 ) -> Result<Option<Bson>, Error> {
+    let seq = counter.seq;
     counters
-        .find_one(doc! { "_id": seq.name })
+        .find_one(counter.filter())
         .selection_criteria(PRIMARY)
         .await
         .map(|counter| counter.and_then(|c| c.get("seq").cloned()))
@@ -442,10 +490,11 @@ async fn stored_seq(
         })
 }
 
-fn not_numeric(seq: &Sequence, value: Bson) -> Error {
+fn not_numeric(counter: Counter<'_>, value: Bson) -> Error {
     Error::CounterNotNumeric {
-        sequence: seq.name.to_owned(),
-        counters: seq.counters.to_owned(),
+        sequence: counter.seq.name.to_owned(),
+        counter: counter.shown(),
+        counters: counter.seq.counters.to_owned(),
         value: Box::new(value),
     }
 }

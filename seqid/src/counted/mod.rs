@@ -1,10 +1,10 @@
 //! The counter-backed strategies, `counters`, `block` and `gapless`: ids taken from the
-//! counter document `{ _id: <sequence>, seq }` ([`counter`]). `counters` and `block` take
-//! them through an allocator that shares round trips (and, for `block`, whole blocks)
-//! between the tasks of a [`Sequences`](crate::Sequences) handle, outside any
-//! transaction; `gapless` takes them inside the caller's transaction, one call at a time.
-//! A counter's id is handed out once, so an id held by another document is a failure,
-//! never a retry.
+//! counter document `{ _id: <sequence>, seq }` ([`counter`]), one per scope for a scoped
+//! sequence. `counters` and `block` take them through an allocator that shares round
+//! trips (and, for `block`, whole blocks) between the tasks of a
+//! [`Sequences`](crate::Sequences) handle, outside any transaction; `gapless` takes them
+//! inside the caller's transaction, one call at a time. A counter's id is handed out
+//! once, so an id held by another document is a failure, never a retry.
 
 pub(crate) mod counter;
 
@@ -13,29 +13,36 @@ use mongodb::Collection;
 use crate::bulk::Batch;
 use crate::fields::{fill, unset};
 use crate::insert::conclude;
+use crate::scope::Scope;
 use crate::sequences::Route;
 use crate::session::Session;
-use crate::write::{self, Sending};
+use crate::write::{self, Key, Rejection, Sending};
 use crate::{Document, Error, IdValue, Sequence, Strategy};
-use counter::CounterSource;
+use counter::{Counter, CounterSource};
 
-/// Takes an id from the counter and inserts `doc` with it.
+/// Takes an id from the counter of `scope` and inserts `doc` with it.
 pub(crate) async fn insert_one<T: Document>(
     doc: &mut T,
+    scope: Scope,
     route: Route<'_>,
     seq: &Sequence,
     collection: &Collection<T>,
     session: &mut Session<'_>,
 ) -> Result<IdValue<T>, Error> {
-    let id = take(route, seq, 1, session).await?[0];
+    let id = take(route, seq, &scope, 1, session).await?[0];
     let value = fill(seq, doc, id)?;
-    let fate = write::insert_one(collection, doc, id, Sending::First, session).await;
+    let key = Key { scope, id };
+    let fate = write::insert_one(collection, seq, doc, &key, Sending::First, session).await;
     conclude(seq, doc, id, value, fate)
 }
 
-/// Takes ids for every document waiting in `batch` with one reservation, and writes them.
+/// Takes ids for every document waiting in `batch` with one reservation per scope, and
+/// writes them with one `insert_many`.
+// The documents and their scopes are the caller's parallel slices.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn insert_many<T: Document>(
     docs: &mut [T],
+    scopes: &[Scope],
     route: Route<'_>,
     seq: &Sequence,
     collection: &Collection<T>,
@@ -43,12 +50,61 @@ pub(crate) async fn insert_many<T: Document>(
     session: &mut Session<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {
     let waiting = batch.waiting();
-    let ids = match take(route, seq, waiting.len() as u64, session).await {
-        Ok(ids) => ids,
-        Err(error) => return batch.abandon(seq, error),
-    };
+    let groups = by_scope(&waiting, scopes);
+    // One reservation per scope. Gapless ones run in the caller's transaction, whose
+    // session serves one command at a time; the others run together.
+    let mut reserved = Vec::with_capacity(groups.len());
+    if seq.strategy == Strategy::Gapless {
+        for (scope, positions) in &groups {
+            // A failed update aborts the transaction: nothing more can be done in it.
+            match take(route, seq, scope, positions.len() as u64, session).await {
+                Ok(ids) => reserved.push(Ok(ids)),
+                Err(error) => return batch.abandon(seq, error),
+            }
+        }
+    } else {
+        let takes = groups
+            .iter()
+            .map(|(scope, positions)| take_outside(route, seq, scope, positions.len() as u64));
+        reserved = futures_util::future::join_all(takes).await;
+    }
+    // No id for any scope: the error itself, as for an unscoped sequence.
+    if reserved.iter().all(Result::is_err) {
+        let error = reserved
+            .swap_remove(0)
+            .expect_err("every reservation failed");
+        return batch.abandon(seq, error);
+    }
+    let mut positions = Vec::with_capacity(waiting.len());
+    let mut keys = Vec::with_capacity(waiting.len());
+    for ((scope, group), ids) in groups.into_iter().zip(reserved) {
+        match ids {
+            Ok(ids) => {
+                for (position, id) in group.into_iter().zip(ids) {
+                    positions.push(position);
+                    keys.push(Key {
+                        scope: scope.clone(),
+                        id,
+                    });
+                }
+            }
+            // No id for this scope: its documents fail, the others go on.
+            Err(error) => {
+                let message = error.to_string();
+                for position in group {
+                    batch.fail(
+                        position,
+                        Rejection {
+                            message: message.clone(),
+                            ..Rejection::default()
+                        },
+                    );
+                }
+            }
+        }
+    }
     let taken = match batch
-        .fill_and_write(seq, collection, docs, &waiting, &ids, session)
+        .fill_and_write(seq, collection, docs, &positions, &keys, session)
         .await
     {
         Ok(taken) => taken,
@@ -63,23 +119,37 @@ pub(crate) async fn insert_many<T: Document>(
     batch.conclude(seq)
 }
 
-/// `count` ids, increasing. `counters` and `block` take them outside the caller's
-/// transaction, so that concurrent transactions never conflict on the counter and a
-/// rollback costs a gap, never an id handed out twice. `gapless` takes them inside it, so
-/// that a rollback takes them back: it needs a transaction.
+/// The positions of `waiting`, grouped by their documents' scope, in order of first
+/// appearance (one group, at no cost, for an unscoped sequence).
+pub(crate) fn by_scope(waiting: &[usize], scopes: &[Scope]) -> Vec<(Scope, Vec<usize>)> {
+    let mut groups: Vec<(Scope, Vec<usize>)> = Vec::new();
+    let mut index: std::collections::HashMap<&Scope, usize> = std::collections::HashMap::new();
+    for &position in waiting {
+        let scope = &scopes[position];
+        match index.get(scope) {
+            Some(&at) => groups[at].1.push(position),
+            None => {
+                index.insert(scope, groups.len());
+                groups.push((scope.clone(), vec![position]));
+            }
+        }
+    }
+    groups
+}
+
+/// `count` ids from the counter of `scope`, increasing. `counters` and `block` take them
+/// outside the caller's transaction, so that concurrent transactions never conflict on
+/// the counter and a rollback costs a gap, never an id handed out twice. `gapless` takes
+/// them inside it, so that a rollback takes them back: it needs a transaction.
 async fn take(
     route: Route<'_>,
     seq: &Sequence,
+    scope: &Scope,
     count: u64,
     session: &mut Session<'_>,
 ) -> Result<Vec<i64>, Error> {
-    let allocator = route.counter(seq);
     if seq.strategy != Strategy::Gapless {
-        let source = CounterSource {
-            db: route.db,
-            sequence: seq,
-        };
-        return allocator.allocate(count, &source).await;
+        return take_outside(route, seq, scope, count).await;
     }
     if !session.in_transaction() {
         return Err(Error::TransactionRequired {
@@ -87,12 +157,32 @@ async fn take(
             has_session: session.join().is_some(),
         });
     }
+    let allocator = route.counter(seq, scope);
+    let counter = Counter { seq, scope };
     let first =
-        counter::reserve_in_transaction(route.db, seq, count, &allocator.tally, session).await?;
+        counter::reserve_in_transaction(route.db, counter, count, &allocator.tally, session)
+            .await?;
     Ok((0..count as i64).map(|i| first + i).collect())
 }
 
-/// Raises the counter to the largest numeric `_id` stored, and returns its value.
-pub(crate) async fn sync(route: Route<'_>, seq: &Sequence) -> Result<i64, Error> {
-    counter::sync(route.db, seq, &route.counter(seq).tally).await
+/// `count` ids through the allocator of the counter of `scope` (counters and block).
+async fn take_outside(
+    route: Route<'_>,
+    seq: &Sequence,
+    scope: &Scope,
+    count: u64,
+) -> Result<Vec<i64>, Error> {
+    let allocator = route.counter(seq, scope);
+    let source = CounterSource {
+        db: route.db,
+        counter: Counter { seq, scope },
+    };
+    allocator.allocate(count, &source).await
+}
+
+/// Raises the counter of `scope` to the largest numeric id stored in it, and returns its
+/// value.
+pub(crate) async fn sync(route: Route<'_>, seq: &Sequence, scope: &Scope) -> Result<i64, Error> {
+    let allocator = route.counter(seq, scope);
+    counter::sync(route.db, Counter { seq, scope }, &allocator.tally).await
 }

@@ -1,6 +1,8 @@
-//! The optimistic strategy: the largest numeric `_id` plus one, inserted, retried on a
-//! duplicate `_id`. No counters collection. This module keeps the candidates; the loop
-//! that inserts them is in [`insert`].
+//! The optimistic strategy: the largest numeric value of the sequence's field (in the
+//! document's scope) plus one, inserted, retried on a duplicate key on the field's unique
+//! index (`_id`'s, or the one on the scope fields and the field). No counters collection.
+//! This module keeps the candidates, one state per scope; the loop that inserts them is
+//! in [`insert`].
 //!
 //! Tasks sharing a [`Sequences`](crate::Sequences) handle do not race each other: callers
 //! waiting at the same moment share one maximum query (through the [`Allocator`]) and get
@@ -24,6 +26,7 @@ use mongodb::{ClientSession, Collection};
 
 use crate::allocator::{Allocator, Source, Tally};
 use crate::largest::{self, Ids};
+use crate::scope::Scope;
 use crate::sequences::Route;
 use crate::session::Session;
 use crate::{Error, Sequence, numeric};
@@ -81,12 +84,13 @@ impl Optimistic {
         &'a self,
         collection: &Collection<BsonDocument>,
         seq: &Sequence,
+        scope: &Scope,
         count: usize,
         session: &mut Session<'_>,
     ) -> Result<InFlight<'a>, Error> {
         let ids = if session.in_transaction() {
             let first = self
-                .reserve(collection, seq, count as u64, session.join())
+                .reserve(collection, seq, scope, count as u64, session.join())
                 .await?;
             (0..count as i64).map(|i| first + i).collect()
         } else {
@@ -94,6 +98,7 @@ impl Optimistic {
                 state: self,
                 collection,
                 seq,
+                scope,
             };
             self.allocator.allocate(count as u64, &source).await?
         };
@@ -106,12 +111,13 @@ impl Optimistic {
         &self,
         collection: &Collection<BsonDocument>,
         seq: &Sequence,
+        scope: &Scope,
         amount: u64,
         session: Option<&mut ClientSession>,
     ) -> Result<i64, Error> {
         let epoch_before = self.frontier().epoch;
         let known = self.frontier().ids;
-        let (stored, ids) = largest::numeric_id(collection, seq, known, session).await?;
+        let (stored, ids) = largest::numeric_id(collection, seq, scope, known, session).await?;
         let largest = stored.as_ref().and_then(numeric::floor);
         let mut frontier = self.frontier();
         frontier.ids = ids;
@@ -132,8 +138,10 @@ impl Optimistic {
             target: "i64",
             origin: match &stored {
                 Some(id) if largest == Some(base) => format!(
-                    "one above the largest numeric _id in `{}`, which is {}",
+                    "one above the largest numeric {} in `{}`{}, which is {}",
+                    seq.field,
                     seq.collection,
+                    largest::in_scope(scope),
                     numeric::shown(id)
                 ),
                 _ => "one above the ids stored or held in flight by this process".into(),
@@ -151,10 +159,15 @@ impl Optimistic {
 /// The loop's state for a call: the handle's, shared by its tasks; or, inside the
 /// caller's transaction, or through a bare database, one made for the call (a transaction
 /// reads the maximum in its own snapshot, which no other caller shares).
-pub(crate) fn state(route: Route<'_>, seq: &Sequence, session: &Session<'_>) -> Arc<Optimistic> {
+pub(crate) fn state(
+    route: Route<'_>,
+    seq: &Sequence,
+    scope: &Scope,
+    session: &Session<'_>,
+) -> Arc<Optimistic> {
     match session.in_transaction() {
         true => Arc::new(Optimistic::new()),
-        false => route.collection(seq),
+        false => route.collection(seq, scope),
     }
 }
 
@@ -163,12 +176,13 @@ struct MaxSource<'a> {
     state: &'a Optimistic,
     collection: &'a Collection<BsonDocument>,
     seq: &'a Sequence,
+    scope: &'a Scope,
 }
 
 impl Source for MaxSource<'_> {
     async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
         self.state
-            .reserve(self.collection, self.seq, amount, None)
+            .reserve(self.collection, self.seq, self.scope, amount, None)
             .await
     }
 }

@@ -1,0 +1,135 @@
+//! The unique index a sequence on a field other than `_id` relies on: on its scope fields
+//! and the field, in that order. `_id` has its own, always.
+//!
+//! The counters and block strategies hand each number out once, so they need no index
+//! to stay unique; the optimistic strategy does (without it, two writers taking the same
+//! largest + 1 would both be stored), and so does sending a document again
+//! (`resume_insert`), which relies on the index to refuse a second copy.
+
+use mongodb::bson::{Bson, Document as BsonDocument};
+use mongodb::options::IndexOptions;
+use mongodb::{Collection, IndexModel};
+
+use crate::sequences::Route;
+use crate::write::identity_index;
+use crate::{Error, Sequence};
+
+/// What relies on the index, for [`Error::MissingIndex`].
+pub(crate) const OPTIMISTIC: &str =
+    "the optimistic strategy relies on to refuse a number another writer took";
+pub(crate) const RESUME: &str =
+    "resume_insert relies on to refuse a second copy of a document sent again";
+
+/// `{ <scope fields>: 1, <field>: 1 }`.
+pub(crate) fn keys(seq: &Sequence) -> BsonDocument {
+    seq.scope
+        .iter()
+        .chain([&seq.field])
+        .map(|&field| (field.to_owned(), Bson::Int32(1)))
+        .collect()
+}
+
+/// Creates the indexes the sequence relies on, if missing, and returns their names.
+pub(crate) async fn create(route: Route<'_>, seq: &Sequence) -> Result<Vec<String>, Error> {
+    if seq.field == "_id" {
+        return Ok(vec![identity_index(seq)]);
+    }
+    let collection = route.db.collection::<BsonDocument>(seq.collection);
+    let name = identity_index(seq);
+    let model = IndexModel::builder()
+        .keys(keys(seq))
+        .options(
+            IndexOptions::builder()
+                .unique(true)
+                .name(name.clone())
+                .build(),
+        )
+        .build();
+    collection.create_index(model).await.map_err(|error| {
+        Error::driver(
+            seq.name,
+            format!(
+                "creating the unique index {name} on {} in `{}`",
+                keys(seq),
+                seq.collection
+            ),
+            error,
+        )
+    })?;
+    if let Some(sequences) = route.sequences {
+        sequences.found_index(route.db.name(), seq);
+    }
+    Ok(vec![name])
+}
+
+/// Makes sure the unique index the sequence relies on exists (once per handle; on every
+/// call through a bare database), for what `why` says relies on it.
+pub(crate) async fn require(
+    route: Route<'_>,
+    seq: &Sequence,
+    why: &'static str,
+) -> Result<(), Error> {
+    if seq.field == "_id" {
+        return Ok(());
+    }
+    if let Some(sequences) = route.sequences
+        && sequences.index_found(route.db.name(), seq)
+    {
+        return Ok(());
+    }
+    let collection = route.db.collection::<BsonDocument>(seq.collection);
+    if !exists(&collection, seq).await? {
+        return Err(Error::MissingIndex {
+            sequence: seq.name.to_owned(),
+            collection: seq.collection.to_owned(),
+            keys: keys(seq).to_string(),
+            why,
+        });
+    }
+    if let Some(sequences) = route.sequences {
+        sequences.found_index(route.db.name(), seq);
+    }
+    Ok(())
+}
+
+/// Whether a unique index on exactly the sequence's keys, in order, exists (whatever its
+/// name). A collection that does not exist has none.
+async fn exists(collection: &Collection<BsonDocument>, seq: &Sequence) -> Result<bool, Error> {
+    use futures_util::TryStreamExt;
+    const NAMESPACE_NOT_FOUND: i32 = 26;
+    let wanted: Vec<&str> = seq.scope.iter().chain([&seq.field]).copied().collect();
+    let listed = match collection.list_indexes().await {
+        Ok(cursor) => cursor.try_collect::<Vec<IndexModel>>().await,
+        Err(error) => Err(error),
+    };
+    let indexes = match listed {
+        Ok(indexes) => indexes,
+        Err(error) if crate::error::server_code(&error) == Some(NAMESPACE_NOT_FOUND) => {
+            return Ok(false);
+        }
+        Err(error) => {
+            return Err(Error::driver(
+                seq.name,
+                format!("listing the indexes of `{}`", seq.collection),
+                error,
+            ));
+        }
+    };
+    // Any direction makes the same uniqueness; a partial index does not cover every
+    // document.
+    Ok(indexes.iter().any(|index| {
+        let options = index.options.as_ref();
+        let unique = options.and_then(|o| o.unique).unwrap_or(false);
+        let partial = options.is_some_and(|o| o.partial_filter_expression.is_some());
+        let fields: Vec<&str> = index.keys.keys().map(String::as_str).collect();
+        unique && !partial && fields == wanted
+    }))
+}
+
+/// The filter for the document at `number` in `scope` (`{}` when unscoped): what
+/// `find_by_id` and the lookups after an unknown outcome ask for.
+pub(crate) fn at(seq: &Sequence, scope: &crate::scope::Scope, number: i64) -> BsonDocument {
+    let mut filter = scope.filter();
+    filter.insert(seq.field, number);
+    filter
+}

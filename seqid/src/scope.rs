@@ -1,0 +1,317 @@
+//! Scopes: a sequence declared with `scope = ...` counts separately for each combination
+//! of its scope fields' values, as issue numbers count per repository.
+//!
+//! A scope value is read from the document as serialized (what the server stores, and
+//! what a unique index on the scope fields sees), and normalized so that one scope has
+//! one spelling: integers of any width are Int64, and a missing field is `null` (as
+//! MongoDB's equality and its indexes treat them). Strings, integers, ObjectIds,
+//! booleans and `null` are scope values; any other type is refused
+//! ([`Error::InvalidScope`]): a Double may hold a fraction, an array is indexed element by
+//! element, and a subdocument compares by field order, none of which names one scope.
+//!
+//! The counter of a scope is the document
+//! `{ _id: { sequence: "<name>", scope: { <field>: <value>, ... } }, seq }` in the
+//! counters collection, fields in the declared order: a subdocument, so no two scopes
+//! share a counter whatever their values hold (no delimiter to collide with), and other
+//! tools find a sequence's counters with `{ "_id.sequence": "<name>" }`. An unscoped
+//! sequence keeps the tutorial's `{ _id: "<name>", seq }`.
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use serde::Serialize;
+
+use crate::{Error, Sequence};
+
+/// The scope of one document (or of an admin call): the normalized value of each scope
+/// field, or nothing for an unscoped sequence. Cheap to clone.
+#[derive(Clone, Default)]
+pub(crate) struct Scope(Option<Arc<Values>>);
+
+struct Values {
+    /// Field → normalized value, in the declared order.
+    fields: BsonDocument,
+    /// `fields` as BSON bytes: equal scopes have equal bytes, which hash.
+    bytes: Vec<u8>,
+}
+
+impl Scope {
+    /// The scope of an unscoped sequence.
+    pub(crate) const NONE: Scope = Scope(None);
+
+    /// The scope `doc` belongs to; [`Scope::NONE`] for an unscoped sequence, at no cost.
+    pub(crate) fn of<T: Serialize>(seq: &Sequence, doc: &T) -> Result<Scope, Error> {
+        if seq.scope.is_empty() {
+            return Ok(Scope::NONE);
+        }
+        let serialized = mongodb::bson::to_document(doc).map_err(|error| Error::InvalidScope {
+            sequence: seq.name.to_owned(),
+            scope: "(the document)".into(),
+            reason: format!("the document could not be serialized to read its scope: {error}"),
+        })?;
+        Self::from_fields(seq, |field| serialized.get(field).cloned())
+    }
+
+    /// The scope a caller names (`.scope(...)` on an admin call or a find): the value of
+    /// the one scope field, or a tuple (array) of values in the declared order.
+    pub(crate) fn given(seq: &Sequence, value: Option<&Bson>) -> Result<Scope, Error> {
+        let invalid = |reason: String| Error::InvalidScope {
+            sequence: seq.name.to_owned(),
+            scope: value.map_or_else(|| "(none)".into(), |v| v.to_string()),
+            reason,
+        };
+        let Some(value) = value else {
+            return match seq.scope {
+                [] => Ok(Scope::NONE),
+                fields => Err(invalid(format!(
+                    "the sequence counts per {}: name the scope with `.scope(...)`",
+                    listed(fields)
+                ))),
+            };
+        };
+        match (seq.scope, value) {
+            ([], _) => Err(invalid(
+                "the sequence has no scope: call without `.scope(...)`".into(),
+            )),
+            ([_], value) => Self::from_fields(seq, |_| Some(value.clone())),
+            (fields, Bson::Array(values)) if values.len() == fields.len() => {
+                Self::from_fields(seq, |field| {
+                    let at = fields.iter().position(|f| *f == field)?;
+                    values.get(at).cloned()
+                })
+            }
+            (fields, _) => Err(invalid(format!(
+                "the sequence counts per {}: give a tuple of {} values, in that order",
+                listed(fields),
+                fields.len()
+            ))),
+        }
+    }
+
+    fn from_fields(seq: &Sequence, value: impl Fn(&str) -> Option<Bson>) -> Result<Scope, Error> {
+        if seq.scope.is_empty() {
+            return Ok(Scope::NONE);
+        }
+        let mut fields = BsonDocument::new();
+        for &field in seq.scope {
+            let normalized = normalize(value(field)).map_err(|why| Error::InvalidScope {
+                sequence: seq.name.to_owned(),
+                scope: format!("{field}: {}", value(field).unwrap_or(Bson::Null)),
+                reason: why.into(),
+            })?;
+            fields.insert(field, normalized);
+        }
+        let mut bytes = Vec::new();
+        // Writing a document of plain values to memory cannot fail.
+        let _ = fields.to_writer(&mut bytes);
+        Ok(Scope(Some(Arc::new(Values { fields, bytes }))))
+    }
+
+    /// The scope fields and their values, to filter on: `{}` when unscoped. A `null`
+    /// value matches a missing field too, as the scope of such a document is `null`.
+    pub(crate) fn filter(&self) -> BsonDocument {
+        self.0
+            .as_ref()
+            .map(|values| values.fields.clone())
+            .unwrap_or_default()
+    }
+
+    /// The `_id` of this scope's counter of `seq` (see the module's notes).
+    pub(crate) fn counter_id(&self, seq: &Sequence) -> Bson {
+        match &self.0 {
+            None => Bson::String(seq.name.to_owned()),
+            Some(values) => Bson::Document(doc! {
+                "sequence": seq.name,
+                "scope": values.fields.clone(),
+            }),
+        }
+    }
+
+    /// The scope of a stored document, read back (`None`: its values are not scope
+    /// values, so it belongs to no scope seqid counts).
+    pub(crate) fn of_stored(seq: &Sequence, stored: &BsonDocument) -> Option<Scope> {
+        Self::from_fields(seq, |field| stored.get(field).cloned()).ok()
+    }
+}
+
+/// The one spelling of a scope value, or why it cannot be one.
+fn normalize(value: Option<Bson>) -> Result<Bson, &'static str> {
+    match value {
+        None | Some(Bson::Null) => Ok(Bson::Null),
+        Some(Bson::Int32(n)) => Ok(Bson::Int64(n.into())),
+        Some(value @ (Bson::Int64(_) | Bson::String(_) | Bson::ObjectId(_) | Bson::Boolean(_))) => {
+            Ok(value)
+        }
+        Some(Bson::Double(_) | Bson::Decimal128(_)) => Err(
+            "a scope value is a string, an integer, an ObjectId, a boolean or null; a Double \
+             or Decimal128 may hold a fraction: store the scope as an integer or a string",
+        ),
+        Some(Bson::Array(_)) => Err(
+            "a scope value is a string, an integer, an ObjectId, a boolean or null; an array \
+             is indexed element by element, so it names no single scope",
+        ),
+        Some(Bson::Document(_)) => Err(
+            "a scope value is a string, an integer, an ObjectId, a boolean or null; a \
+             subdocument compares by field order: scope by its fields instead",
+        ),
+        Some(_) => Err(
+            "a scope value is a string, an integer, an ObjectId, a boolean or null; this type \
+             is not one",
+        ),
+    }
+}
+
+fn listed(fields: &[&str]) -> String {
+    fields
+        .iter()
+        .map(|f| format!("`{f}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl PartialEq for Scope {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes() == other.bytes()
+    }
+}
+
+impl Eq for Scope {}
+
+impl Hash for Scope {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.bytes().hash(state);
+    }
+}
+
+impl Scope {
+    fn bytes(&self) -> &[u8] {
+        self.0.as_ref().map_or(&[], |values| &values.bytes)
+    }
+}
+
+/// `{ project: "apollo" }`, or nothing when unscoped: for messages.
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            None => Ok(()),
+            Some(values) => write!(f, "{}", values.fields),
+        }
+    }
+}
+
+impl fmt::Debug for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Scope({self})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sequence::construct;
+
+    const PER_PROJECT: Sequence = construct::sequence(
+        "ticket",
+        "tickets",
+        "counters",
+        construct::counters(),
+        crate::CounterWriteConcern::Majority,
+        1,
+        "number",
+        &["project", "year"],
+    );
+
+    fn scope(project: Bson, year: Option<Bson>) -> Result<Scope, Error> {
+        let mut doc = doc! { "project": project };
+        if let Some(year) = year {
+            doc.insert("year", year);
+        }
+        Scope::of(&PER_PROJECT, &doc)
+    }
+
+    #[test]
+    fn one_scope_has_one_spelling() {
+        let wide = scope("a".into(), Some(Bson::Int64(2026))).unwrap();
+        let narrow = scope("a".into(), Some(Bson::Int32(2026))).unwrap();
+        assert_eq!(wide, narrow);
+        let missing = scope("a".into(), None).unwrap();
+        let null = scope("a".into(), Some(Bson::Null)).unwrap();
+        assert_eq!(missing, null);
+        assert_ne!(missing, wide);
+        assert_eq!(
+            Scope::given(
+                &PER_PROJECT,
+                Some(&Bson::Array(vec!["a".into(), 2026.into()]))
+            )
+            .unwrap(),
+            wide
+        );
+    }
+
+    #[test]
+    fn no_two_scopes_share_a_counter() {
+        // Values that a delimiter-joined key would confuse: "a|b" + "c" and "a" + "b|c".
+        let one = scope("a|b".into(), Some("c".into())).unwrap();
+        let two = scope("a".into(), Some("b|c".into())).unwrap();
+        assert_ne!(one, two);
+        assert_ne!(one.counter_id(&PER_PROJECT), two.counter_id(&PER_PROJECT));
+        // A string and a number that print alike are two scopes.
+        let text = scope("1".into(), None).unwrap();
+        let number = scope(Bson::Int32(1), None).unwrap();
+        assert_ne!(text, number);
+        assert_eq!(
+            text.counter_id(&PER_PROJECT),
+            Bson::Document(doc! {
+                "sequence": "ticket",
+                "scope": { "project": "1", "year": Bson::Null },
+            })
+        );
+    }
+
+    #[test]
+    fn values_that_name_no_single_scope_are_refused() {
+        for value in [
+            Bson::Double(1.0),
+            Bson::Array(vec![1.into()]),
+            Bson::Document(doc! { "a": 1 }),
+        ] {
+            let error = scope(value.clone(), None).unwrap_err();
+            assert!(
+                matches!(&error, Error::InvalidScope { sequence, .. } if sequence == "ticket"),
+                "{error:?}"
+            );
+            assert!(error.to_string().contains("project"), "{error}");
+        }
+        let error = Scope::given(&PER_PROJECT, Some(&"a".into())).unwrap_err();
+        assert!(error.to_string().contains("tuple of 2 values"), "{error}");
+        let error = Scope::given(&PER_PROJECT, None).unwrap_err();
+        assert!(error.to_string().contains("`.scope(...)`"), "{error}");
+    }
+}
+
+/// The scope a caller names with `.scope(...)`, kept as given until the call runs: a
+/// value serde cannot write is reported then, as any other invalid scope.
+#[derive(Default)]
+pub(crate) struct Named(Option<Result<Bson, String>>);
+
+impl Named {
+    pub(crate) fn new(value: impl Serialize) -> Self {
+        Named(Some(
+            mongodb::bson::to_bson(&value).map_err(|error| error.to_string()),
+        ))
+    }
+
+    pub(crate) fn resolve(&self, seq: &Sequence) -> Result<Scope, Error> {
+        match &self.0 {
+            None => Scope::given(seq, None),
+            Some(Ok(value)) => Scope::given(seq, Some(value)),
+            Some(Err(error)) => Err(Error::InvalidScope {
+                sequence: seq.name.to_owned(),
+                scope: "(given)".into(),
+                reason: format!("the scope could not be serialized: {error}"),
+            }),
+        }
+    }
+}
