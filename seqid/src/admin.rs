@@ -154,7 +154,6 @@ async fn refuse_below_stored(
     match top.as_ref().and_then(numeric::floor) {
         Some(largest) if largest > last => Err(Error::CounterBelowStored {
             sequence: seq.name.to_owned(),
-            counter: counter.scope.counter_id(seq).to_string(),
             collection: seq.collection.to_owned(),
             field: seq.field,
             scope: counter.scope.to_string(),

@@ -85,8 +85,8 @@ pub enum Error {
     /// numeric `_id` already stored: the ids between are taken. Nothing was changed; call
     /// [`below_stored`](crate::SetCounter::below_stored) to do it all the same.
     #[error(
-        "sequence `{sequence}`: the counter {{ _id: {counter} }} would be set to {value}, below \
-         the largest {field} stored in `{collection}`{}, {largest}: the ids between are taken, and inserts would \
+        "sequence `{sequence}`: the counter would be set to {value}, below the largest {field} \
+         stored in `{collection}`{}, {largest}: the ids between are taken, and inserts would \
          fail until the counter passed them; nothing was changed (`.below_stored()` sets it \
          all the same)",
         if scope.is_empty() { String::new() } else { format!(" in scope {scope}") }
@@ -94,8 +94,6 @@ pub enum Error {
     CounterBelowStored {
         /// The sequence.
         sequence: String,
-        /// The counter document's `_id`, as shown.
-        counter: String,
         /// The collection.
         collection: String,
         /// The field the sequence fills.
