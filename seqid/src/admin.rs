@@ -298,11 +298,15 @@ pub(crate) async fn sync_every_scope<T: CounterBacked>(route: Route<'_>) -> Resu
         counted::sync(route, &seq, &Scope::NONE).await?;
         return Ok(1);
     }
-    let group_key: BsonDocument = seq
-        .scope
-        .iter()
-        .map(|&field| (field.to_owned(), Bson::String(format!("${field}"))))
-        .collect();
+    // The scope values as `.scope(...)` takes them: the one value, or an array of them
+    // in the declared order (a missing field is null in it).
+    let group_key = match seq.scope {
+        [field] => Bson::String(format!("${field}")),
+        fields => fields
+            .iter()
+            .map(|field| Bson::String(format!("${field}")))
+            .collect(),
+    };
     let pipeline = [
         doc! { "$match": { seq.field: { "$type": "number" } } },
         doc! { "$group": { "_id": group_key, "top": { "$max": format!("${}", seq.field) } } },
@@ -330,7 +334,7 @@ pub(crate) async fn sync_every_scope<T: CounterBacked>(route: Route<'_>) -> Resu
     let scopes: Vec<(Scope, i64)> = groups
         .iter()
         .filter_map(|group| {
-            let scope = Scope::of_stored(&seq, group.get_document("_id").ok()?)?;
+            let scope = Scope::given(&seq, Some(group.get("_id")?)).ok()?;
             Some((scope, group.get("top").and_then(numeric::floor)?))
         })
         .collect();

@@ -9,11 +9,18 @@
 //! ([`Error::InvalidScope`]): a Double may hold a fraction, an array is indexed element by
 //! element, and a subdocument compares by field order, none of which names one scope.
 //!
-//! The counter of a scope is the document
-//! `{ _id: { sequence: "<name>", scope: { <field>: <value>, ... } }, seq }` in the
-//! counters collection, fields in the declared order: a subdocument, so no two scopes
-//! share a counter whatever their values hold (no delimiter to collide with), and other
-//! tools find a sequence's counters with `{ "_id.sequence": "<name>" }`. An unscoped
+//! The counter of a scope is, in the counters collection,
+//! `{ _id: '["<name>",<value>,...]', sequence: "<name>", scope: { <field>: <value>, ... }, seq }`:
+//! its `_id` is the JSON array of the sequence name and the scope values in the declared
+//! order (a string as a JSON string, an integer as a number, an ObjectId as
+//! `{"$oid":"<hex>"}`, `true`, `false`, `null`). JSON writes each value one way and
+//! escapes what a string holds, so no two scopes share a counter whatever their values
+//! hold (no delimiter to collide with); sequence names cannot start with `[`, so no
+//! unscoped counter has such an `_id`. `sequence` and `scope` are written when the
+//! counter is created, for people and other tools:
+//! `{ sequence: "ticket", "scope.project": "apollo" }` finds a counter. A string `_id`,
+//! rather than a subdocument, because a subdocument compares field by field in order,
+//! and upserts may write its fields in another order than the filter's. An unscoped
 //! sequence keeps the tutorial's `{ _id: "<name>", seq }`.
 
 use std::fmt;
@@ -120,13 +127,19 @@ impl Scope {
 
     /// The `_id` of this scope's counter of `seq` (see the module's notes).
     pub(crate) fn counter_id(&self, seq: &Sequence) -> Bson {
-        match &self.0 {
-            None => Bson::String(seq.name.to_owned()),
-            Some(values) => Bson::Document(doc! {
-                "sequence": seq.name,
-                "scope": values.fields.clone(),
-            }),
-        }
+        let Some(values) = &self.0 else {
+            return Bson::String(seq.name.to_owned());
+        };
+        let mut key = vec![serde_json::Value::from(seq.name)];
+        key.extend(values.fields.values().map(json));
+        Bson::String(serde_json::Value::Array(key).to_string())
+    }
+
+    /// The fields a new counter of this scope is created with besides `_id` and `seq`,
+    /// for people and other tools: `{ sequence, scope }`; none when unscoped.
+    pub(crate) fn counter_fields(&self, seq: &Sequence) -> Option<BsonDocument> {
+        let values = self.0.as_ref()?;
+        Some(doc! { "sequence": seq.name, "scope": values.fields.clone() })
     }
 
     /// The scope of a stored document, read back (`None`: its values are not scope
@@ -160,6 +173,18 @@ fn normalize(value: Option<Bson>) -> Result<Bson, &'static str> {
             "a scope value is a string, an integer, an ObjectId, a boolean or null; this type \
              is not one",
         ),
+    }
+}
+
+/// A normalized scope value in JSON, one way each (see the module's notes).
+fn json(value: &Bson) -> serde_json::Value {
+    match value {
+        Bson::String(s) => s.as_str().into(),
+        Bson::Int64(n) => (*n).into(),
+        Bson::Boolean(b) => (*b).into(),
+        Bson::ObjectId(id) => serde_json::json!({ "$oid": id.to_hex() }),
+        // `normalize` lets no other type through.
+        _ => serde_json::Value::Null,
     }
 }
 
@@ -263,10 +288,22 @@ mod tests {
         assert_ne!(text, number);
         assert_eq!(
             text.counter_id(&PER_PROJECT),
-            Bson::Document(doc! {
-                "sequence": "ticket",
-                "scope": { "project": "1", "year": Bson::Null },
-            })
+            Bson::String(r#"["ticket","1",null]"#.into())
+        );
+        assert_eq!(
+            number.counter_id(&PER_PROJECT),
+            Bson::String(r#"["ticket",1,null]"#.into())
+        );
+        let quoted = scope(r#"a","b"#.into(), None).unwrap();
+        assert_eq!(
+            quoted.counter_id(&PER_PROJECT),
+            Bson::String(r#"["ticket","a\",\"b",null]"#.into())
+        );
+        let id = mongodb::bson::oid::ObjectId::parse_str("65a1b2c3d4e5f60718293a4b").unwrap();
+        let object_id = scope(Bson::ObjectId(id), Some(true.into())).unwrap();
+        assert_eq!(
+            object_id.counter_id(&PER_PROJECT),
+            Bson::String(r#"["ticket",{"$oid":"65a1b2c3d4e5f60718293a4b"},true]"#.into())
         );
     }
 

@@ -47,6 +47,15 @@ impl Counter<'_> {
     fn filter(&self) -> BsonDocument {
         doc! { "_id": self.id() }
     }
+
+    /// `update`, and for a scope's counter the fields it is created with for people and
+    /// other tools (`$setOnInsert`).
+    fn creating(&self, mut update: BsonDocument) -> BsonDocument {
+        if let Some(fields) = self.scope.counter_fields(self.seq) {
+            update.insert("$setOnInsert", fields);
+        }
+        update
+    }
 }
 
 /// Reserves ids by adding to the counter: `$inc: amount` returning `hi` owns
@@ -213,7 +222,7 @@ async fn update(
     let counters = db.collection::<BsonDocument>(seq.counters);
     ensure_started(&counters, counter, tally).await?;
     let filter = guard(counter.id(), change.reach());
-    let update = change.update();
+    let update = counter.creating(change.update());
     let mut attempt = 1;
     loop {
         let mut find_and_modify = counters
@@ -295,7 +304,9 @@ async fn ensure_started(
     }
     let before = seq.start - 1;
     let before = i32::try_from(before).map_or(Bson::Int64(before), Bson::Int32);
-    let mut insert = counters.insert_one(doc! { "_id": counter.id(), "seq": before });
+    let mut created = doc! { "_id": counter.id(), "seq": before };
+    created.extend(counter.scope.counter_fields(seq).unwrap_or_default());
+    let mut insert = counters.insert_one(created);
     if let Some(concern) = counter_write_concern(seq, counters) {
         insert = insert.write_concern(concern);
     }
@@ -454,7 +465,10 @@ pub(crate) async fn set(db: &Database, counter: Counter<'_>, last: i64) -> Resul
     let counters = db.collection::<BsonDocument>(seq.counters);
     let value = i32::try_from(last).map_or(Bson::Int64(last), Bson::Int32);
     let mut update = counters
-        .update_one(counter.filter(), doc! { "$set": { "seq": value } })
+        .update_one(
+            counter.filter(),
+            counter.creating(doc! { "$set": { "seq": value } }),
+        )
         .upsert(true);
     if let Some(concern) = counter_write_concern(seq, &counters) {
         update = update.write_concern(concern);
