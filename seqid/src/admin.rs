@@ -349,10 +349,5 @@ pub(crate) async fn sync_every_scope<T: CounterBacked>(route: Route<'_>) -> Resu
 
 /// Raises the counter of `scope` to `largest`, an id stored in it.
 async fn raise(route: Route<'_>, seq: Sequence, scope: Scope, largest: i64) -> Result<i64, Error> {
-    let allocator = route.counter(&seq, &scope);
-    let counter = counter::Counter {
-        seq: &seq,
-        scope: &scope,
-    };
-    counter::raise(route.db, counter, largest, &allocator.tally).await
+    counted::raise(route, &seq, &scope, largest).await
 }

@@ -1,7 +1,9 @@
 //! A separate OS process for the multi-process tests: inserts documents with one
 //! strategy from many tasks and prints `<id> <writer> <n>` for each.
 //!
-//! Usage: `seqid-worker <counters|optimistic|block|gapless> <database> <writer> <tasks> <per-task>`
+//! Usage: `seqid-worker <strategy> <database> <writer> <tasks> <per-task>`, where the
+//! strategy is `counters`, `optimistic`, `block`, `gapless`, or `scoped-` and one of the
+//! first three (numbers per project; the `n`-th document goes to `models::project_of(n)`),
 //! with `MONGODB_URI` set. It prints `ready` once connected and starts when it reads a
 //! line on stdin, so that the parent can start every writer at the same moment.
 
@@ -11,7 +13,10 @@ mod models;
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
-use models::{BlockDoc, CountedDoc, GaplessDoc, OptimisticDoc, Written, insert_written};
+use models::{
+    BlockDoc, CountedDoc, GaplessDoc, OptimisticDoc, ScopedBlock, ScopedCounted, ScopedOptimistic,
+    Written, insert_written,
+};
 
 const DEADLINE: Duration = Duration::from_secs(300);
 
@@ -19,7 +24,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [strategy, database, writer, tasks, per_task] = &args[..] else {
         fail(
-            "usage: seqid-worker <counters|optimistic|block|gapless> <database> <writer> <tasks> <per-task>",
+            "usage: seqid-worker <strategy> <database> <writer> <tasks> <per-task>",
         );
     };
     let tasks: usize = tasks
@@ -44,6 +49,11 @@ fn main() {
                 "optimistic" => insert::<OptimisticDoc>(&db, writer, tasks, per_task).await,
                 "block" => insert::<BlockDoc>(&db, writer, tasks, per_task).await,
                 "gapless" => insert::<GaplessDoc>(&db, writer, tasks, per_task).await,
+                "scoped-counters" => insert::<ScopedCounted>(&db, writer, tasks, per_task).await,
+                "scoped-block" => insert::<ScopedBlock>(&db, writer, tasks, per_task).await,
+                "scoped-optimistic" => {
+                    insert::<ScopedOptimistic>(&db, writer, tasks, per_task).await
+                }
                 other => fail(&format!("unknown strategy {other}")),
             }
         };

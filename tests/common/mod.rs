@@ -201,8 +201,19 @@ impl Workers {
 
     /// [`finish`](Workers::finish), and the retries the workers' stats report.
     pub async fn finish_counting_retries(self) -> (Writes, u64) {
+        let (lines, retries) = self.finish_lines().await;
+        let mut writes = Writes::new();
+        for (id, writer, n) in lines {
+            merge(&mut writes, Writes::from([(id, (writer, n))]));
+        }
+        (writes, retries)
+    }
+
+    /// Waits for the workers and returns every `(id, writer, n)` they reported, as
+    /// reported (ids repeat across scopes), and the retries their stats report.
+    pub async fn finish_lines(self) -> (Vec<(i64, String, u32)>, u64) {
         tokio::task::spawn_blocking(move || {
-            let mut writes = Writes::new();
+            let mut lines = Vec::new();
             let mut retries = 0;
             for (child, _) in self.children {
                 let output = child.wait_with_output().unwrap();
@@ -220,10 +231,10 @@ impl Workers {
                     let id: i64 = fields.next().unwrap().parse().unwrap();
                     let writer = fields.next().unwrap().to_owned();
                     let n: u32 = fields.next().unwrap().parse().unwrap();
-                    merge(&mut writes, Writes::from([(id, (writer, n))]));
+                    lines.push((id, writer, n));
                 }
             }
-            (writes, retries)
+            (lines, retries)
         })
         .await
         .unwrap()

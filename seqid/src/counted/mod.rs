@@ -181,8 +181,25 @@ async fn take_outside(
 }
 
 /// Raises the counter of `scope` to the largest numeric id stored in it, and returns its
-/// value.
+/// value. This process's live block of the scope is dropped: the ids left in it may be
+/// among those stored.
 pub(crate) async fn sync(route: Route<'_>, seq: &Sequence, scope: &Scope) -> Result<i64, Error> {
     let allocator = route.counter(seq, scope);
-    counter::sync(route.db, Counter { seq, scope }, &allocator.tally).await
+    let value = counter::sync(route.db, Counter { seq, scope }, &allocator.tally).await?;
+    allocator.discard();
+    Ok(value)
+}
+
+/// Raises the counter of `scope` to `largest`, an id stored in it, and drops this
+/// process's live block of the scope, as [`sync`] does.
+pub(crate) async fn raise(
+    route: Route<'_>,
+    seq: &Sequence,
+    scope: &Scope,
+    largest: i64,
+) -> Result<i64, Error> {
+    let allocator = route.counter(seq, scope);
+    let value = counter::raise(route.db, Counter { seq, scope }, largest, &allocator.tally).await?;
+    allocator.discard();
+    Ok(value)
 }
