@@ -1,4 +1,6 @@
 //! The derive input as seqid sees it: the container, its fields, and the `_id` field.
+//! Each `#[seq_id]` is read where it is written; `declaration` decides which one
+//! declares the sequence.
 
 use proc_macro2::Span;
 use syn::ext::IdentExt;
@@ -10,7 +12,7 @@ use crate::ctxt::Ctxt;
 pub struct Container<'a> {
     pub ident: &'a Ident,
     pub generics: &'a Generics,
-    /// `None` when the attribute is missing (already reported).
+    /// The struct's `#[seq_id]`, if any.
     pub seq_id: Option<SeqId>,
     pub serde: SerdeContainer,
     pub data: Data<'a>,
@@ -32,12 +34,14 @@ pub struct Field<'a> {
     pub ser_name: String,
     /// What decides that key: the `rename` literal if any, else the field name.
     pub ser_name_span: Span,
+    /// The field's `#[seq_id]`, if any.
+    pub seq_id: Option<SeqId>,
 }
 
 impl<'a> Container<'a> {
     /// Reads the input, reporting the errors found on the way to `cx`.
     pub fn from_ast(cx: &Ctxt, input: &'a DeriveInput) -> Container<'a> {
-        let seq_id = SeqId::from_attrs(cx, &input.attrs, &input.ident);
+        let seq_id = SeqId::from_attrs(cx, &input.attrs);
         let serde = SerdeContainer::from_attrs(&input.attrs);
         let data = match &input.data {
             syn::Data::Struct(data) => match &data.fields {
@@ -45,7 +49,7 @@ impl<'a> Container<'a> {
                     fields
                         .named
                         .iter()
-                        .filter_map(|field| Field::from_ast(field, &serde))
+                        .filter_map(|field| Field::from_ast(cx, field, &serde))
                         .collect(),
                 ),
                 syn::Fields::Unnamed(fields) => {
@@ -75,12 +79,17 @@ impl<'a> Container<'a> {
         }
     }
 
+    /// The named fields; none when the input is not a struct with named fields.
+    pub fn fields(&self) -> &[Field<'a>] {
+        match &self.data {
+            Data::Struct(fields) => fields,
+            Data::Other => &[],
+        }
+    }
+
     /// The field serialized as `_id`: the first one, if several claim it (an error).
     pub fn id_field(&self) -> Option<&Field<'a>> {
-        match &self.data {
-            Data::Struct(fields) => fields.iter().find(|field| field.is_id()),
-            Data::Other => None,
-        }
+        self.fields().iter().find(|field| field.is_id())
     }
 }
 
@@ -88,9 +97,10 @@ const NAMED_FIELDS: &str = "`Document` can only be derived for a struct with nam
                             one of them serialized as `_id`";
 
 impl<'a> Field<'a> {
-    fn from_ast(field: &'a syn::Field, container: &SerdeContainer) -> Option<Field<'a>> {
+    fn from_ast(cx: &Ctxt, field: &'a syn::Field, container: &SerdeContainer) -> Option<Field<'a>> {
         // Named fields always have an ident; the filter only keeps this total.
         let ident = field.ident.as_ref()?;
+        let seq_id = SeqId::from_attrs(cx, &field.attrs);
         let serde = SerdeField::from_attrs(&field.attrs);
         let (ser_name, ser_name_span) = match &serde.rename {
             Some(lit) => (lit.value(), lit.span()),
@@ -109,6 +119,7 @@ impl<'a> Field<'a> {
             serde,
             ser_name,
             ser_name_span,
+            seq_id,
         })
     }
 
@@ -116,9 +127,9 @@ impl<'a> Field<'a> {
         self.ser_name == "_id"
     }
 
-    /// Whether serde writes this field's own value (an error is reported otherwise,
-    /// when it is the id field).
+    /// Whether serde writes this field's own value under its key (an error is reported
+    /// otherwise, when a sequence fills it).
     pub fn writes_its_value(&self) -> bool {
-        self.serde.not_serialized.is_empty() && self.serde.refused.is_empty()
+        self.serde.not_serialized.is_empty() && self.serde.custom_serialized.is_empty()
     }
 }

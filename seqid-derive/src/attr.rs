@@ -1,5 +1,7 @@
-//! Reading `#[seq_id(...)]` and the few `#[serde(...)]` keys that decide the `_id` field
-//! or what is written as `_id`, into typed values that keep their spans for error messages.
+//! Reading `#[seq_id(...)]` (on the struct or on a field: one parser for both) and the few
+//! `#[serde(...)]` keys that decide the serialized key of a field or what is written
+//! under it, into typed values that keep their spans for error messages. Whether a key
+//! is in its place is decided later, by `declaration`, which sees the whole struct.
 
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
@@ -12,7 +14,7 @@ use crate::ctxt::Ctxt;
 
 /// The keys `#[seq_id]` accepts after the name, for the "unknown key" message.
 const KEYS: &str = "`collection`, `counters`, `strategy`, `max_attempts`, `block_size`, \
-                    `counter_write_concern`, `start`";
+                    `counter_write_concern`, `start`, `scope`";
 
 /// A `key = value` setting. `value` is `None` when the value was invalid: that error is
 /// already reported, and checks that depend on the value are skipped rather than piled on.
@@ -61,11 +63,23 @@ impl CounterWrite {
     }
 }
 
+/// The first argument of `#[seq_id(...)]`.
+pub enum Name {
+    /// A string literal: the sequence name.
+    Given(LitStr),
+    /// Nothing before the keys (or no arguments): the attribute names no sequence.
+    Absent,
+    /// Something unreadable where the name goes, already reported: the attribute meant
+    /// to name a sequence.
+    Invalid,
+}
+
 /// `#[seq_id("name", key = value, ...)]`, each part as written. Absent keys take their
 /// defaults at expansion.
-#[derive(Default)]
 pub struct SeqId {
-    pub name: Option<LitStr>,
+    /// The whole attribute, where errors about the attribute itself point.
+    pub attr: Attribute,
+    pub name: Name,
     pub collection: Option<Setting<LitStr>>,
     pub counters: Option<Setting<LitStr>>,
     pub strategy: Option<Setting<StrategyKind>>,
@@ -73,41 +87,63 @@ pub struct SeqId {
     pub block_size: Option<Setting<u32>>,
     pub counter_write_concern: Option<Setting<CounterWrite>>,
     pub start: Option<Setting<i64>>,
+    /// The fields, by Rust name, whose values the numbers are counted per.
+    pub scope: Option<Setting<Vec<LitStr>>>,
+    /// Every key read, in the order written, for checks that refuse keys by where the
+    /// attribute is: their errors then come in the order of the source.
+    pub keys: Vec<Ident>,
 }
 
 impl SeqId {
-    /// Reads the single `#[seq_id]` of a container; `None` (with an error) when it has none.
-    pub fn from_attrs(cx: &Ctxt, attrs: &[Attribute], ident: &Ident) -> Option<SeqId> {
+    /// Reads the `#[seq_id]` of a struct or of a field, if any. Only the first counts: a
+    /// second one is reported.
+    pub fn from_attrs(cx: &Ctxt, attrs: &[Attribute]) -> Option<SeqId> {
         let mut found = attrs.iter().filter(|attr| attr.path().is_ident("seq_id"));
-        let Some(first) = found.next() else {
-            cx.error_spanned_by(
-                ident,
-                format!(
-                    "missing #[seq_id(...)] on `{ident}`: add #[seq_id(\"name\")] to name the \
-                     sequence its ids are taken from"
-                ),
-            );
-            return None;
-        };
+        let first = found.next()?;
         for repeated in found {
             cx.error_spanned_by(
                 repeated,
                 "duplicate #[seq_id] attribute: a type draws its ids from one sequence",
             );
         }
-        let mut seq_id = SeqId::default();
+        let mut seq_id = SeqId {
+            attr: first.clone(),
+            name: Name::Absent,
+            collection: None,
+            counters: None,
+            strategy: None,
+            max_attempts: None,
+            block_size: None,
+            counter_write_concern: None,
+            start: None,
+            scope: None,
+            keys: Vec::new(),
+        };
         seq_id.parse(cx, first);
         Some(seq_id)
     }
 
+    /// The sequence name, when one was written and is a string literal.
+    pub fn name(&self) -> Option<&LitStr> {
+        match &self.name {
+            Name::Given(name) => Some(name),
+            Name::Absent | Name::Invalid => None,
+        }
+    }
+
+    /// Whether the attribute names a sequence (its name may be invalid, and reported).
+    pub fn names_a_sequence(&self) -> bool {
+        !matches!(self.name, Name::Absent)
+    }
+
     fn parse(&mut self, cx: &Ctxt, attr: &Attribute) {
         let list = match &attr.meta {
+            // A bare `#[seq_id]` names nothing; whether that is an error depends on where
+            // it is and what else the struct declares.
+            Meta::Path(_) => return,
             Meta::List(list) => list,
-            Meta::Path(path) => {
-                cx.error_spanned_by(path, MISSING_NAME);
-                return;
-            }
             Meta::NameValue(meta) => {
+                self.name = Name::Invalid;
                 cx.error_spanned_by(
                     meta,
                     "the arguments of #[seq_id] go in parentheses: #[seq_id(\"name\", ...)]",
@@ -115,18 +151,18 @@ impl SeqId {
                 return;
             }
         };
-        let parsed = list.parse_args_with(|input: ParseStream| self.parse_args(cx, input));
-        match parsed {
-            Ok(true) => {}
-            Ok(false) => cx.error_spanned_by(list, MISSING_NAME),
-            Err(err) => cx.syn_error(err),
+        if let Err(err) = list.parse_args_with(|input: ParseStream| self.parse_args(cx, input)) {
+            // The arguments stopped being readable: do not also report a missing name.
+            if let Name::Absent = self.name {
+                self.name = Name::Invalid;
+            }
+            cx.syn_error(err);
         }
     }
 
-    /// Parses `"name", key = value, ...`; returns whether a name came first.
-    fn parse_args(&mut self, cx: &Ctxt, input: ParseStream) -> syn::Result<bool> {
+    /// Parses `"name", key = value, ...`.
+    fn parse_args(&mut self, cx: &Ctxt, input: ParseStream) -> syn::Result<()> {
         let mut first = true;
-        let mut has_name = false;
         while !input.is_empty() {
             if input.peek(Ident::peek_any) && input.peek2(Token![=]) {
                 let key = input.call(Ident::parse_any)?;
@@ -136,8 +172,10 @@ impl SeqId {
             } else {
                 let value: Expr = input.parse()?;
                 if first {
-                    has_name = true;
-                    self.name = string(cx, &value, "the sequence name", "\"users\"");
+                    self.name = match string(cx, &value, "the sequence name", "\"users\"") {
+                        Some(name) => Name::Given(name),
+                        None => Name::Invalid,
+                    };
                 } else {
                     cx.error_spanned_by(
                         &value,
@@ -151,19 +189,19 @@ impl SeqId {
             }
             input.parse::<Token![,]>()?;
         }
-        Ok(has_name)
+        Ok(())
     }
 
     fn set(&mut self, cx: &Ctxt, key: Ident, value: &Expr) {
         let name = key.unraw().to_string();
-        match name.as_str() {
+        let known = match name.as_str() {
             "collection" => {
                 let parsed = string(cx, value, "`collection`", "\"users\"");
-                put(cx, &mut self.collection, key, parsed);
+                put(cx, &mut self.collection, key, parsed)
             }
             "counters" => {
                 let parsed = string(cx, value, "`counters`", "\"counters\"");
-                put(cx, &mut self.counters, key, parsed);
+                put(cx, &mut self.counters, key, parsed)
             }
             "strategy" => {
                 let parsed = string(cx, value, "`strategy`", "\"block\"").and_then(|lit| {
@@ -182,20 +220,20 @@ impl SeqId {
                     }
                     kind
                 });
-                put(cx, &mut self.strategy, key, parsed);
+                put(cx, &mut self.strategy, key, parsed)
             }
             "start" => {
                 let parsed =
                     positive(cx, value, &name, "i64", "an i64", i64::MAX as u128).map(|n| n as i64);
-                put(cx, &mut self.start, key, parsed);
+                put(cx, &mut self.start, key, parsed)
             }
             "max_attempts" => {
                 let parsed = positive_u32(cx, value, &name);
-                put(cx, &mut self.max_attempts, key, parsed);
+                put(cx, &mut self.max_attempts, key, parsed)
             }
             "block_size" => {
                 let parsed = positive_u32(cx, value, &name);
-                put(cx, &mut self.block_size, key, parsed);
+                put(cx, &mut self.block_size, key, parsed)
             }
             "counter_write_concern" => {
                 let parsed =
@@ -215,28 +253,39 @@ impl SeqId {
                         }
                         found
                     });
-                put(cx, &mut self.counter_write_concern, key, parsed);
+                put(cx, &mut self.counter_write_concern, key, parsed)
             }
-            _ => cx.error_spanned_by(
-                &key,
-                format!("unknown key `{name}` in #[seq_id]: expected one of {KEYS}"),
-            ),
-        }
+            "scope" => {
+                let parsed = scope(cx, value);
+                put(cx, &mut self.scope, key, parsed)
+            }
+            _ => {
+                cx.error_spanned_by(
+                    &key,
+                    format!("unknown key `{name}` in #[seq_id]: expected one of {KEYS}"),
+                );
+                None
+            }
+        };
+        self.keys.extend(known);
     }
 }
 
-const MISSING_NAME: &str = "missing sequence name: write #[seq_id(\"name\", ...)], \
-                            the name first, as a string literal";
-
 /// Stores a setting, refusing a key given twice (the error points at the second).
-fn put<T>(cx: &Ctxt, slot: &mut Option<Setting<T>>, key: Ident, value: Option<T>) {
+/// Returns the key when stored.
+fn put<T>(cx: &Ctxt, slot: &mut Option<Setting<T>>, key: Ident, value: Option<T>) -> Option<Ident> {
     if slot.is_some() {
         cx.error_spanned_by(
             &key,
             format!("duplicate key `{}` in #[seq_id]", key.unraw()),
         );
+        None
     } else {
-        *slot = Some(Setting { key, value });
+        *slot = Some(Setting {
+            key: key.clone(),
+            value,
+        });
+        Some(key)
     }
 }
 
@@ -259,6 +308,54 @@ fn string(cx: &Ctxt, value: &Expr, what: &str, example: &str) -> Option<LitStr> 
         format!("{what} must be a string literal, e.g. {example}"),
     );
     None
+}
+
+/// `scope = "field"` or `scope = ["field", ...]`: the string literals, or `None` when
+/// there are none to check further (reported). In an array, the literals among other
+/// things are kept, so that each is still checked against the fields.
+fn scope(cx: &Ctxt, value: &Expr) -> Option<Vec<LitStr>> {
+    const EXAMPLE: &str = "e.g. scope = \"project\" or scope = [\"tenant\", \"year\"]";
+    match ungroup(value) {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => Some(vec![lit.clone()]),
+        Expr::Array(array) if array.elems.is_empty() => {
+            cx.error_spanned_by(
+                array,
+                format!(
+                    "`scope` needs at least one field; for a sequence that is not scoped, \
+                     remove `scope` ({EXAMPLE})"
+                ),
+            );
+            None
+        }
+        Expr::Array(array) => {
+            let mut fields = Vec::new();
+            for elem in &array.elems {
+                match ungroup(elem) {
+                    Expr::Lit(syn::ExprLit {
+                        lit: Lit::Str(lit), ..
+                    }) => fields.push(lit.clone()),
+                    _ => cx.error_spanned_by(
+                        elem,
+                        "each field of `scope` must be a string literal naming a field of \
+                         the struct, e.g. \"project\"",
+                    ),
+                }
+            }
+            Some(fields)
+        }
+        _ => {
+            cx.error_spanned_by(
+                value,
+                format!(
+                    "`scope` must be a string literal naming a field of the struct, or an \
+                     array of them, {EXAMPLE}"
+                ),
+            );
+            None
+        }
+    }
 }
 
 /// An integer literal from 1 to `u32::MAX`, the range of `max_attempts` and `block_size`.
@@ -316,7 +413,7 @@ fn positive(
     None
 }
 
-/// A `#[serde(...)]` key that changes what is written as `_id`, refused with `why`.
+/// A container `#[serde(...)]` key that changes what is written as `_id`, refused with `why`.
 pub struct Refused {
     /// The key as written (`into`, `with`, ...), where the error points; for
     /// `tag = "_id"`, the literal.
@@ -405,7 +502,8 @@ const TAG_ID: &str = "#[serde(tag = \"_id\")] cannot be used on a `Document`: se
                       would write the struct's name as `_id`, next to the id seqid fills; \
                       choose another tag";
 
-/// The field-level `#[serde(...)]` keys that decide whether a field is the `_id`.
+/// The field-level `#[serde(...)]` keys that decide a field's serialized key, and those
+/// that keep serde from writing the field's own value under it.
 #[derive(Default)]
 pub struct SerdeField {
     /// `rename = "..."` or `rename(serialize = "...")`.
@@ -413,8 +511,9 @@ pub struct SerdeField {
     /// The words that keep the field out of the document as itself:
     /// `skip`, `skip_serializing`, `flatten`.
     pub not_serialized: Vec<Ident>,
-    /// `serialize_with`, `with`, `getter`: refused on the id field only.
-    pub refused: Vec<Refused>,
+    /// The words that let other code decide what is written under the field's key:
+    /// `serialize_with`, `with`, `getter`. Refused on the field a sequence fills only.
+    pub custom_serialized: Vec<Ident>,
 }
 
 impl SerdeField {
@@ -427,45 +526,33 @@ impl SerdeField {
                     if let Some(name) = serialize_name(&meta)? {
                         this.rename = Some(name);
                     }
-                } else if ["skip", "skip_serializing", "flatten"]
+                    return Ok(());
+                }
+                let list = if NOT_SERIALIZED.iter().any(|word| meta.path.is_ident(word)) {
+                    Some(&mut this.not_serialized)
+                } else if CUSTOM_SERIALIZED
                     .iter()
                     .any(|word| meta.path.is_ident(word))
                 {
-                    if let Some(word) = meta.path.get_ident() {
-                        this.not_serialized.push(word.clone());
-                    }
-                    skip_value(meta.input)?;
+                    Some(&mut this.custom_serialized)
                 } else {
-                    Refused::note(&FIELD_REFUSED, &meta.path, &mut this.refused);
-                    skip_value(meta.input)?;
+                    None
+                };
+                if let (Some(list), Some(word)) = (list, meta.path.get_ident()) {
+                    list.push(word.clone());
                 }
-                Ok(())
+                skip_value(meta.input)
             });
         }
         this
     }
 }
 
-/// The field attributes that make serde write something other than the field's value.
-/// `skip_serializing_if` only leaves out an unset id, and `default`, `alias` and
-/// `deserialize_with` only change deserialization: those are fine.
-const FIELD_REFUSED: [(&str, &str); 3] = [
-    (
-        "serialize_with",
-        "the `_id` field cannot be #[serde(serialize_with = \"...\")]: the function would \
-         decide what is written as `_id`, not the id seqid fills",
-    ),
-    (
-        "with",
-        "the `_id` field cannot be #[serde(with = \"...\")]: the module's `serialize` \
-         would decide what is written as `_id`, not the id seqid fills",
-    ),
-    (
-        "getter",
-        "the `_id` field cannot be #[serde(getter = \"...\")]: the getter would decide \
-         what is written as `_id`, not the id seqid fills",
-    ),
-];
+const NOT_SERIALIZED: [&str; 3] = ["skip", "skip_serializing", "flatten"];
+
+/// `skip_serializing_if` only leaves out an unset number, and `default`, `alias` and
+/// `deserialize_with` only change deserialization: those are not among these.
+const CUSTOM_SERIALIZED: [&str; 3] = ["serialize_with", "with", "getter"];
 
 /// The serialize-side string of `key = "..."` or `key(serialize = "...", ...)`.
 fn serialize_name(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Option<LitStr>> {

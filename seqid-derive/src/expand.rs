@@ -11,41 +11,46 @@ use crate::ast::{Container, Field};
 use crate::attr::{CounterWrite, SeqId, Setting, StrategyKind};
 use crate::case::snake_case;
 use crate::ctxt::Ctxt;
+use crate::declaration::Declaration;
 use crate::{fallback, valid};
 
 pub fn derive(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
     let cont = Container::from_ast(&cx, input);
-    valid::check(&cx, &cont);
-    match (cx.check(), cont.id_field()) {
-        (Ok(()), Some(id)) => impl_document(&cont, id),
-        // `valid` reports a missing id field, so this is not reached; stay total anyway.
+    let decl = Declaration::from_container(&cx, &cont);
+    valid::check(&cx, &cont, &decl);
+    match (cx.check(), decl.field()) {
+        (Ok(()), Some(field)) => impl_document(&cont, &decl, field),
+        // A missing sequence or `_id` field is reported, so this is not reached; stay
+        // total anyway.
         (Ok(()), None) => fallback::expand(
             &cont,
+            &decl,
             syn::Error::new(
                 Span::call_site(),
-                "internal error in #[derive(Document)]: no `_id` field, yet no error",
+                "internal error in #[derive(Document)]: no field for the sequence, yet no \
+                 error",
             ),
         ),
-        (Err(errors), _) => fallback::expand(&cont, errors),
+        (Err(errors), _) => fallback::expand(&cont, &decl, errors),
     }
 }
 
-/// The impl of a valid input.
-fn impl_document(cont: &Container, id: &Field) -> TokenStream {
+/// The impl of a valid input; `field` is the one the sequence fills.
+fn impl_document(cont: &Container, decl: &Declaration, field: &Field) -> TokenStream {
     // The self type at the call site, like the trait path: a struct that is not
     // `Serialize` then gets one error at the derive instead of a second one at its name.
     let mut ident = cont.ident.clone();
     ident.set_span(Span::call_site());
     let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
-    let sequence = sequence(cont);
-    let id_type = id_type(id);
-    let member = id.ident;
-    let kind = kind_type(cont);
+    let sequence = sequence(cont, decl);
+    let id_type = id_type(field);
+    let member = field.ident;
+    let kind = kind_type(decl);
     // Only sequences with a counter offer the counter's operations (`sync_counter`).
     // Bounded on `Document` (kept non-trivial with `for<'__seqid>`, as in `fallback`), so
     // that a struct that is not `Serialize` gets one error, at the `Document` impl.
-    let counter_backed = match strategy_kind(cont) {
+    let counter_backed = match strategy_kind(decl) {
         StrategyKind::Optimistic => quote!(),
         StrategyKind::Counters | StrategyKind::Block | StrategyKind::Gapless => {
             let mut generics = cont.generics.clone();
@@ -79,17 +84,17 @@ fn impl_document(cont: &Container, id: &Field) -> TokenStream {
     })
 }
 
-/// The strategy the attribute declares (the default when absent).
-pub fn strategy_kind<'a>(cont: &'a Container<'a>) -> &'a StrategyKind {
-    cont.seq_id
-        .as_ref()
-        .and_then(|seq_id| value(&seq_id.strategy))
-        .unwrap_or(&StrategyKind::Counters)
+/// The strategy the sequence declares (the default when absent).
+pub fn strategy_kind(decl: &Declaration) -> StrategyKind {
+    decl.settings()
+        .and_then(|settings| value(&settings.strategy))
+        .copied()
+        .unwrap_or(StrategyKind::Counters)
 }
 
 /// `type Kind = ...;`: the strategy as a type.
-pub fn kind_type(cont: &Container) -> TokenStream {
-    let marker = match strategy_kind(cont) {
+pub fn kind_type(decl: &Declaration) -> TokenStream {
+    let marker = match strategy_kind(decl) {
         StrategyKind::Counters => quote!(Counters),
         StrategyKind::Optimistic => quote!(Optimistic),
         StrategyKind::Block => quote!(Block),
@@ -134,45 +139,57 @@ pub fn id_type(field: &Field) -> TokenStream {
 
 /// The `SEQUENCE` constant. Anything absent or invalid takes its default, which is only
 /// a placeholder when an error was reported.
-pub fn sequence(cont: &Container) -> TokenStream {
-    let empty = SeqId::default();
-    let seq_id = cont.seq_id.as_ref().unwrap_or(&empty);
+pub fn sequence(cont: &Container, decl: &Declaration) -> TokenStream {
+    let settings = decl.settings();
 
-    let name = match &seq_id.name {
+    let name = match settings.and_then(SeqId::name) {
         Some(name) => name.clone(),
         None => LitStr::new("", cont.ident.span()),
     };
-    let collection = match value(&seq_id.collection) {
+    // The collection is the struct's, whichever attribute declares the sequence.
+    let collection = match cont
+        .seq_id
+        .as_ref()
+        .and_then(|attr| value(&attr.collection))
+    {
         Some(lit) => lit.clone(),
         None => LitStr::new(
             &snake_case(&cont.ident.unraw().to_string()),
             cont.ident.span(),
         ),
     };
-    let counters = match value(&seq_id.counters) {
+    let counters = match settings.and_then(|s| value(&s.counters)) {
         Some(lit) => quote!(#lit),
         None => quote!(::seqid::DEFAULT_COUNTERS),
     };
-    let strategy = match strategy_kind(cont) {
+    let strategy = match strategy_kind(decl) {
         StrategyKind::Counters => quote!(::seqid::__private::counters()),
         StrategyKind::Optimistic => {
-            let n = count(&seq_id.max_attempts, quote!(::seqid::DEFAULT_MAX_ATTEMPTS));
+            let n = count(
+                settings.and_then(|s| value(&s.max_attempts)),
+                quote!(::seqid::DEFAULT_MAX_ATTEMPTS),
+            );
             quote!(::seqid::__private::optimistic(#n))
         }
         StrategyKind::Block => {
-            let n = count(&seq_id.block_size, quote!(::seqid::DEFAULT_BLOCK_SIZE));
+            let n = count(
+                settings.and_then(|s| value(&s.block_size)),
+                quote!(::seqid::DEFAULT_BLOCK_SIZE),
+            );
             quote!(::seqid::__private::block(#n))
         }
         StrategyKind::Gapless => quote!(::seqid::__private::gapless()),
     };
-    let counter_write_concern = match value(&seq_id.counter_write_concern) {
+    let counter_write_concern = match settings.and_then(|s| value(&s.counter_write_concern)) {
         Some(CounterWrite::Database) => quote!(::seqid::CounterWriteConcern::Database),
         Some(CounterWrite::Majority) | None => quote!(::seqid::CounterWriteConcern::Majority),
     };
-    let start = match value(&seq_id.start) {
+    let start = match settings.and_then(|s| value(&s.start)) {
         Some(&n) => Literal::i64_suffixed(n).into_token_stream(),
         None => quote!(::seqid::DEFAULT_START),
     };
+    let field = decl.key();
+    let scope = decl.scope.iter().map(|field| &field.ser_name);
     quote! {
         ::seqid::__private::sequence(
             #name,
@@ -181,8 +198,8 @@ pub fn sequence(cont: &Container) -> TokenStream {
             #strategy,
             #counter_write_concern,
             #start,
-            "_id",
-            &[],
+            #field,
+            &[#(#scope),*],
         )
     }
 }
@@ -193,8 +210,8 @@ fn value<T>(setting: &Option<Setting<T>>) -> Option<&T> {
 }
 
 /// A `max_attempts` or `block_size` value, or the runtime's default constant.
-fn count(setting: &Option<Setting<u32>>, default: TokenStream) -> TokenStream {
-    match value(setting) {
+fn count(value: Option<&u32>, default: TokenStream) -> TokenStream {
+    match value {
         Some(&n) => Literal::u32_suffixed(n).into_token_stream(),
         None => default,
     }

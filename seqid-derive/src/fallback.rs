@@ -8,9 +8,10 @@ use quote::quote;
 use syn::parse_quote;
 
 use crate::ast::Container;
+use crate::declaration::Declaration;
 use crate::expand::{call_site_ident, id_type, kind_type, sequence, wrap_in_const};
 
-pub fn expand(cont: &Container, errors: syn::Error) -> TokenStream {
+pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> TokenStream {
     let errors = errors.to_compile_error();
     let ident = call_site_ident(cont.ident);
     let (_, ty_generics, _) = cont.generics.split_for_impl();
@@ -23,13 +24,13 @@ pub fn expand(cont: &Container, errors: syn::Error) -> TokenStream {
         for<'__seqid> #ident #ty_generics: ::seqid::__private::DocumentBounds
     });
     let (impl_generics, _, where_clause) = generics.split_for_impl();
-    let sequence = sequence(cont);
-    let kind = kind_type(cont);
+    let sequence = sequence(cont, decl);
+    let kind = kind_type(decl);
 
-    // The id field's own type when it has one, so that an unsupported type is still
-    // reported; a skipped, flattened or custom-serialized id (an error already) is
-    // usually not an integer, and `i64` stands in rather than add a second error.
-    let id_type = match cont.id_field() {
+    // The type of the field the sequence fills, when known, so that an unsupported type
+    // is still reported; a skipped, flattened or custom-serialized one (an error already)
+    // is usually not an integer, and `i64` stands in rather than add a second error.
+    let id_type = match decl.field() {
         Some(field) if field.writes_its_value() => id_type(field),
         _ => quote!(
             type Id = ::seqid::__private::core::primitive::i64;

@@ -10,8 +10,10 @@ mod ast;
 mod attr;
 mod case;
 mod ctxt;
+mod declaration;
 mod expand;
 mod fallback;
+mod scope;
 mod valid;
 
 use proc_macro::TokenStream;

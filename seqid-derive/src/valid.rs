@@ -1,6 +1,6 @@
 //! Checks across the parsed input: names MongoDB would refuse, keys that belong to
-//! another strategy, the `_id` field, and serde attributes that change what is written
-//! as `_id`.
+//! another strategy, the `_id` fields, and serde attributes that change what is written
+//! under the key the sequence fills.
 
 use syn::Error;
 use syn::LitStr;
@@ -9,27 +9,37 @@ use syn::ext::IdentExt;
 use crate::ast::{Container, Data, Field};
 use crate::attr::{SeqId, Setting, StrategyKind};
 use crate::ctxt::Ctxt;
+use crate::declaration::{Declaration, Form};
 
-pub fn check(cx: &Ctxt, cont: &Container) {
+pub fn check(cx: &Ctxt, cont: &Container, decl: &Declaration) {
     for refused in &cont.serde.refused {
         cx.error_spanned_by(&refused.span_of, refused.why);
     }
-    if let Some(seq_id) = &cont.seq_id {
-        check_names(cx, seq_id);
-        check_strategy_keys(cx, seq_id);
+    check_names(cx, cont, decl);
+    if let Some(settings) = decl.settings() {
+        check_strategy_keys(cx, settings);
     }
-    if let Data::Struct(fields) = &cont.data {
-        check_id_field(cx, cont, fields);
+    if let Some(field) = decl.field() {
+        check_filled_field(cx, field, matches!(decl.form, Form::Id { .. }));
     }
+    check_id_fields(cx, cont, decl);
 }
 
-fn check_names(cx: &Ctxt, seq_id: &SeqId) {
-    if let Some(name) = &seq_id.name
+/// The sequence's name and counters collection, where the sequence is declared, and the
+/// collection, always on the struct.
+fn check_names(cx: &Ctxt, cont: &Container, decl: &Declaration) {
+    let settings = decl.settings();
+    if let Some(name) = settings.and_then(SeqId::name)
         && name.value().is_empty()
     {
         cx.error_spanned_by(name, "the sequence name must not be empty");
     }
-    for setting in [&seq_id.collection, &seq_id.counters].into_iter().flatten() {
+    let collection = cont
+        .seq_id
+        .as_ref()
+        .and_then(|attr| attr.collection.as_ref());
+    let counters = settings.and_then(|attr| attr.counters.as_ref());
+    for setting in [collection, counters].into_iter().flatten() {
         if let Some(lit) = &setting.value {
             check_collection_name(cx, &setting.key, lit);
         }
@@ -106,24 +116,56 @@ fn check_strategy_keys(cx: &Ctxt, seq_id: &SeqId) {
     }
 }
 
-fn check_id_field(cx: &Ctxt, cont: &Container, fields: &[Field]) {
-    let mut ids = fields.iter().filter(|field| field.is_id());
-    let Some(id) = ids.next() else {
-        report_missing_id(cx, cont, fields);
-        return;
+/// The field the sequence fills must be written by serde as itself, with the value
+/// seqid puts in it. `on_id`: the sequence is declared on the struct, for `_id`.
+fn check_filled_field(cx: &Ctxt, field: &Field, on_id: bool) {
+    let (the_field, number) = if on_id {
+        ("the `_id` field".to_owned(), "id")
+    } else {
+        (
+            format!("the sequence field `{}`", field.ident.unraw()),
+            "sequence number",
+        )
     };
-    for word in &id.serde.not_serialized {
+    let key = &field.ser_name;
+    for word in &field.serde.not_serialized {
         cx.error_spanned_by(
             word,
             format!(
-                "the `_id` field cannot be #[serde({word})]: seqid writes the id into the \
-                 document as `_id`"
+                "{the_field} cannot be #[serde({word})]: seqid writes the {number} into the \
+                 document as `{key}`"
             ),
         );
     }
-    for refused in &id.serde.refused {
-        cx.error_spanned_by(&refused.span_of, refused.why);
+    for word in &field.serde.custom_serialized {
+        let (attribute, decider) = match word.to_string().as_str() {
+            "serialize_with" => ("serialize_with = \"...\"", "the function"),
+            "with" => ("with = \"...\"", "the module's `serialize`"),
+            _ => ("getter = \"...\"", "the getter"),
+        };
+        cx.error_spanned_by(
+            word,
+            format!(
+                "{the_field} cannot be #[serde({attribute})]: {decider} would decide what is \
+                 written as `{key}`, not the {number} seqid fills"
+            ),
+        );
     }
+}
+
+/// One field at most is serialized as `_id`; with the sequence on the struct, one must.
+fn check_id_fields(cx: &Ctxt, cont: &Container, decl: &Declaration) {
+    // Any other shape is reported already, for want of named fields.
+    let Data::Struct(fields) = &cont.data else {
+        return;
+    };
+    let mut ids = fields.iter().filter(|field| field.is_id());
+    let Some(id) = ids.next() else {
+        if let Form::Id { .. } = decl.form {
+            report_missing_id(cx, cont, fields);
+        }
+        return;
+    };
     for other in ids {
         cx.syn_error(Error::new(
             other.ser_name_span,
