@@ -513,7 +513,7 @@ async fn the_optimistic_strategy_on_a_field_relies_on_its_unique_index() {
         .await
         .unwrap();
     assert_eq!(issue("seqid", "second").insert(&db).await.unwrap(), 3);
-    assert_eq!(issue("other", "first").insert(&db).await.unwrap(), 1);
+    assert_eq!(issue("other", "elsewhere").insert(&db).await.unwrap(), 1);
 
     // A duplicate on another unique index is the document's fault: not retried.
     common::unique_index(&test, "issues", "title").await;
