@@ -594,6 +594,48 @@ mod tests {
         ));
     }
 
+    /// 100,000 scope values of a block sequence, each used once: the live blocks of
+    /// idle scopes are released, so memory follows the scopes in use.
+    #[tokio::test]
+    async fn live_blocks_of_100_000_scopes_are_bounded() {
+        use mongodb::bson::doc;
+        const PER_PROJECT: Sequence = crate::sequence::construct::sequence(
+            "ticket",
+            "tickets",
+            "counters",
+            crate::sequence::construct::block(100),
+            crate::CounterWriteConcern::Majority,
+            1,
+            "number",
+            &["project"],
+        );
+        // A client connects lazily: no server is needed to hold state for it.
+        let client = mongodb::Client::with_uri_str("mongodb://127.0.0.1:9")
+            .await
+            .unwrap();
+        let sequences = Sequences::new(&client).release_idle_after(Duration::ZERO);
+        let held = sequences.counter(
+            "app",
+            &PER_PROJECT,
+            &Scope::of(&PER_PROJECT, &doc! { "project": "held" }).unwrap(),
+        );
+        for n in 0..100_000 {
+            let scope = Scope::of(&PER_PROJECT, &doc! { "project": n }).unwrap();
+            sequences.counter("app", &PER_PROJECT, &scope);
+            assert!(
+                sequences.held() <= 2 * SWEEP_FLOOR + 1,
+                "{} live blocks held after {n} scopes",
+                sequences.held()
+            );
+        }
+        let again = sequences.counter(
+            "app",
+            &PER_PROJECT,
+            &Scope::of(&PER_PROJECT, &doc! { "project": "held" }).unwrap(),
+        );
+        assert!(Arc::ptr_eq(&held, &again), "a block in use is never released");
+    }
+
     #[test]
     fn recently_used_entries_survive_a_sweep() {
         let entries: Entries<u32, u32> = Entries::new();
