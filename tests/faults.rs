@@ -748,6 +748,91 @@ async fn lost_answers_are_settled_or_reported_unknown() {
     assert_eq!(stored("unknown_many").await, 5);
 }
 
+/// Numbered per project in a field, beside the ObjectId `_id` the driver gives each copy.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, seqid::Document)]
+#[seq_id(collection = "docs")]
+struct Numbered {
+    #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    id: Option<mongodb::bson::oid::ObjectId>,
+    project: String,
+    #[seq_id("faults_scoped", scope = "project")]
+    number: i64,
+    payload: String,
+}
+
+fn numbered(project: &str, payload: &str) -> Numbered {
+    Numbered {
+        id: None,
+        project: project.into(),
+        number: 0,
+        payload: payload.into(),
+    }
+}
+
+/// As above, for a scoped sequence on a field: a lost answer is settled by looking the
+/// document up by scope and number (the driver gave the stored copy an `_id` the caller's
+/// struct never saw), the rest is unknown, and resuming, which relies on the unique index
+/// on the scope and the number, stores each document once, late copies refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn lost_answers_of_a_scoped_field_sequence_are_settled_or_reported_unknown() {
+    let rig = Rig::start(true).await;
+    let (Rig { checker, app, .. }, proxy) = (&rig, rig.proxy());
+    let stored = |name: &'static str| {
+        let coll = checker.database(name).collection::<BsonDocument>("docs");
+        async move { coll.count_documents(doc! {}).await.unwrap() }
+    };
+
+    let db = app.database("scoped_settled");
+    Numbered::create_indexes(&db).await.unwrap();
+    let mut one = numbered("apollo", "a");
+    proxy.lose_reply("insert", Some("docs"), 2);
+    assert_eq!(one.insert(&db).await.unwrap(), 1);
+    assert_eq!(
+        proxy.fired(),
+        2,
+        "the attempt and the driver's retry were lost"
+    );
+    let mut docs: Vec<Numbered> = (0..6)
+        .map(|i| numbered(["apollo", "gemini"][i % 2], &format!("m{i}")))
+        .collect();
+    proxy.lose_reply("insert", Some("docs"), 2);
+    let numbers = Numbered::insert_many(&mut docs, &db).await.unwrap();
+    assert_eq!(numbers, [2, 1, 3, 2, 4, 3]);
+    assert_eq!(stored("scoped_settled").await, 7);
+
+    let db = app.database("scoped_unknown");
+    Numbered::create_indexes(&db).await.unwrap();
+    let mut docs: Vec<Numbered> = (0..4)
+        .map(|i| numbered(["apollo", "gemini"][i % 2], &format!("u{i}")))
+        .collect();
+    proxy.deliver_late("insert", Some("docs"), 2, Duration::from_secs(5));
+    let error = Numbered::insert_many(&mut docs, &db).await.unwrap_err();
+    let Error::Bulk(bulk) = &error else {
+        panic!("expected Bulk, got {error:?}")
+    };
+    assert_eq!(bulk.unknown, vec![0, 1, 2, 3], "{error}");
+    assert!(docs.iter().all(|d| d.number != 0), "their numbers are kept");
+    let resumed = Numbered::resume_insert_many(&mut docs, &db).await.unwrap();
+    assert_eq!(resumed, [1, 1, 2, 2]);
+    // The late copies land now, with `_id`s of their own, and the unique index on the
+    // project and the number refuses them: still one copy of each.
+    for _ in 0..1500 {
+        if proxy.late_deliveries() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(proxy.late_deliveries(), 2);
+    assert_eq!(stored("scoped_unknown").await, 4);
+    let payloads: std::collections::BTreeSet<String> =
+        all_documents(&checker.database("scoped_unknown"), "docs")
+            .await
+            .iter()
+            .map(|d| d.get_str("payload").unwrap().to_owned())
+            .collect();
+    assert_eq!(payloads.len(), 4, "each document once");
+}
+
 /// Replies lost twice in a row (the driver's retry too), and requests delivered to the
 /// server 3 s after the client gave up: seqid must report what it cannot know, and the
 /// application's resume must store each document once.

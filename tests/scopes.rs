@@ -13,9 +13,7 @@ use seqid::{CounterBacked, Document, Error};
 use seqid_harness::{ServerFlavor, test_db};
 use serde::{Deserialize, Serialize};
 
-use common::models::{
-    PROJECTS, ScopedBlock, ScopedCounted, ScopedOptimistic, Written, project_of,
-};
+use common::models::{PROJECTS, ScopedBlock, ScopedCounted, ScopedOptimistic, Written, project_of};
 use common::{Workers, assert_dense, counted_db, integer, one_to, shared};
 
 /// The ticket tracker of the issue, verbatim: ObjectId `_id`, a number per project.
@@ -171,7 +169,10 @@ fn by_scope(lines: Vec<(i64, String, u32)>) -> BTreeMap<(String, i64), (String, 
     for (number, writer, n) in lines {
         let key = (project_of(n), number);
         if let Some(first) = writes.insert(key.clone(), (writer.clone(), n)) {
-            panic!("{key:?} handed out twice: to {first:?} and {:?}", (writer, n));
+            panic!(
+                "{key:?} handed out twice: to {first:?} and {:?}",
+                (writer, n)
+            );
         }
     }
     writes
@@ -353,7 +354,11 @@ async fn scope_values_of_each_kind_count_apart_and_others_are_refused() {
         assert!(error.to_string().contains("key: "), "{error}");
         assert_eq!(doc.number, None, "the number stays unset");
     }
-    assert_eq!(counters_of(db, "labelled").await, counters, "no counter moved");
+    assert_eq!(
+        counters_of(db, "labelled").await,
+        counters,
+        "no counter moved"
+    );
     assert_eq!(stored(db, "labelled").await.len(), 9, "nothing more stored");
 }
 
@@ -464,7 +469,10 @@ async fn each_scope_has_its_own_live_block_and_idle_ones_are_released() {
     // A released block costs its unused numbers, as documented: p0, idle through the
     // sweeps of those 400 scopes, takes its next number from a new block.
     let number = ScopedBlock::written("after", 0).insert(&db).await.unwrap();
-    assert_eq!(number, 11, "p0 held 1..=10 and handed out 5; its block was released");
+    assert_eq!(
+        number, 11,
+        "p0 held 1..=10 and handed out 5; its block was released"
+    );
 }
 
 /// The optimistic strategy on a field, with another unique index beside its own.
@@ -582,7 +590,15 @@ async fn counters_are_administered_per_scope() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&error, Error::CounterBelowStored { largest: 101, value: 50, field: "number", .. }),
+        matches!(
+            &error,
+            Error::CounterBelowStored {
+                largest: 101,
+                value: 50,
+                field: "number",
+                ..
+            }
+        ),
         "{error:?}"
     );
     assert!(error.to_string().contains("2026"), "{error}");
@@ -791,6 +807,9 @@ async fn gapless_numbers_each_scope_without_a_gap() {
     }
     assert_eq!(
         numbers,
-        BTreeMap::from([("a".to_owned(), vec![1, 2, 3, 4]), ("b".to_owned(), vec![1, 2])])
+        BTreeMap::from([
+            ("a".to_owned(), vec![1, 2, 3, 4]),
+            ("b".to_owned(), vec![1, 2])
+        ])
     );
 }

@@ -11,11 +11,14 @@ use crate::{PeekCounter, SetCounter, SyncCounter};
 /// The integer id of a [`Document`] type: `i64` for an `i64` or `Option<i64>` field.
 pub type IdValue<T> = <<T as Document>::Id as IdField>::Value;
 
-/// A struct whose `_id` is taken from a sequence. Implement it with `#[derive(Document)]`.
+/// A struct whose `_id`, or another integer field, is taken from a sequence. Implement it
+/// with `#[derive(Document)]`.
 ///
-/// The derive reads `#[seq_id("name", key = value, ...)]` and the field serialized as
-/// `_id`; everything else (reserving ids, inserting, retrying) is ordinary code in this
-/// crate. Every future returned here is `Send`, so it can be awaited in `tokio::spawn`.
+/// The derive reads `#[seq_id("name", key = value, ...)]` and the field it fills: the
+/// field serialized as `_id`, or the field that carries the attribute (see the crate's
+/// notes on [fields and scopes](crate#any-field-per-scope)); everything else (reserving
+/// ids, inserting, retrying) is ordinary code in this crate. "The id" below is that
+/// field's value. Every future returned here is `Send`, so it can be awaited in `tokio::spawn`.
 ///
 /// # Ids already set
 ///
@@ -110,7 +113,7 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// The sequence and strategy declared by `#[seq_id(...)]`.
     const SEQUENCE: Sequence;
 
-    /// The type of the field serialized as `_id`.
+    /// The type of the field the sequence fills (`_id`, or the field marked `#[seq_id]`).
     type Id: IdField;
 
     /// The strategy, as a type ([`kind`](crate::kind)): it decides which setters an
@@ -342,11 +345,14 @@ pub trait Document: Serialize + Send + Sync + Sized {
     note = "`sync_counter` and the other counter operations need `strategy = \"counters\"` or `\"block\"`"
 )]
 pub trait CounterBacked: Document {
-    /// Raises the counter to the largest numeric `_id` already in the collection, and
-    /// returns the counter's value: adopt seqid on a collection that holds ids written by
-    /// other means (an import, explicit ids, the optimistic strategy), so that the next id
-    /// is free. It never lowers the counter, so it is safe to run at every start. It does
-    /// not touch ids this process already reserved: call it before inserting.
+    /// Raises the counter to the largest numeric id already in the collection (in the
+    /// sequence's field, and for a scoped sequence in the scope named with
+    /// [`.scope(...)`](SyncCounter::scope)), and returns the counter's value: adopt seqid on
+    /// a collection that holds ids written by other means (an import, explicit ids, the
+    /// optimistic strategy), so that the next id is free. It never lowers the counter, so
+    /// it is safe to run at every start. This process's live block is dropped, since the
+    /// ids left in it may be among those stored; other processes' are not: call it before
+    /// they insert.
     ///
     /// ```no_run
     /// # use seqid::{CounterBacked, Document};
@@ -385,7 +391,8 @@ pub trait CounterBacked: Document {
 
     /// The counter's value, without taking an id: the last id handed out (with the block
     /// strategy, the last id reserved; a process may hold some below it), or `None` while
-    /// the counter does not exist (the next id is then `start`).
+    /// the counter does not exist (the next id is then `start`). For a scoped sequence,
+    /// name the scope with [`.scope(...)`](PeekCounter::scope).
     ///
     /// ```no_run
     /// # use seqid::{CounterBacked, Document};
@@ -402,7 +409,8 @@ pub trait CounterBacked: Document {
 
     /// Sets the counter to `last`, the last id handed out: the next id is `last + 1`.
     /// Refused below the largest id stored unless asked ([`SetCounter`]); this process's
-    /// live block is dropped.
+    /// live block is dropped. For a scoped sequence, name the scope with
+    /// [`.scope(...)`](SetCounter::scope).
     ///
     /// ```no_run
     /// # use seqid::{CounterBacked, Document};

@@ -18,7 +18,7 @@
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot hold a sequence id",
-    label = "the `_id` field must be `i32`, `i64`, `u32`, `u64`, or an `Option` of one",
+    label = "the field a sequence fills must be `i32`, `i64`, `u32`, `u64`, or an `Option` of one",
     note = "seqid stores integer ids; a newtype over one becomes an id type with `seqid::newtype_id!(Name(i64));`"
 )]
 pub trait IdField: Send + Sync + Sized {

@@ -58,6 +58,41 @@
 //! of each (order, gaps, round trips, other writers). The README of the repository has
 //! the attribute reference.
 //!
+//! # Any field, per scope
+//!
+//! A sequence may fill another integer field than `_id`, and count per scope: the
+//! struct's attribute names the collection, the field's declares the sequence.
+//!
+//! ```no_run
+//! # use seqid::Document;
+//! # use serde::{Deserialize, Serialize};
+//! use mongodb::bson::oid::ObjectId;
+//!
+//! #[derive(Debug, Serialize, Deserialize, Document)]
+//! #[seq_id(collection = "tickets")]
+//! struct Ticket {
+//!     #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+//!     id: Option<ObjectId>,
+//!     project: String,
+//!     #[seq_id("ticket", scope = "project", start = 1000)]
+//!     number: i64,
+//! }
+//!
+//! # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+//! Ticket::create_indexes(&db).await?; // unique { project: 1, number: 1 }
+//! let mut ticket = Ticket { id: None, project: "apollo".into(), number: 0 };
+//! ticket.insert(&db).await?; // 1000, then 1001, ... in each project
+//! let same = Ticket::find_by_id(&db, 1000).scope("apollo").await?;
+//! # Ok(()) }
+//! ```
+//!
+//! A struct carries one sequence. Each scope value (a string, an integer, an ObjectId, a
+//! boolean, or null, which a missing field also is) has a counter of its own, and with the
+//! block strategy a live block of its own; other values are refused
+//! ([`Error::InvalidScope`]). The optimistic strategy, and `resume_insert`, rely on the
+//! unique index [`create_indexes`](Document::create_indexes) makes
+//! ([`Error::MissingIndex`] without it). The README has the counters' layout.
+//!
 //! # Sharing state between tasks: [`Sequences`]
 //!
 //! `insert` accepts a bare `mongodb::Database`, as above, or a [`Database`] made by a

@@ -97,7 +97,7 @@ pub enum CounterWriteConcern {
 ///
 /// | | [`Counters`](Strategy::Counters) | [`Optimistic`](Strategy::Optimistic) | [`Block`](Strategy::Block) | [`Gapless`](Strategy::Gapless) |
 /// |---|---|---|---|---|
-/// | next id | `findAndModify` + `$inc` on `{ _id: name, seq }` (upsert) | largest numeric `_id` + 1 | from a block reserved with one `$inc: block_size` | as counters, inside the caller's transaction |
+/// | next id | `findAndModify` + `$inc` on `{ _id: name, seq }` (upsert; one counter per scope) | largest numeric id (of the field, in the scope) + 1 | from a block reserved with one `$inc: block_size` | as counters, inside the caller's transaction |
 /// | round trips per insert | 2 (the `$inc` shared by tasks waiting together) | 2 (the maximum query shared), + 1 insert per lost race | 1 + 1/`block_size` | 2, plus the transaction's commit |
 /// | order | increasing in the order ids are taken, across all writers | each id above every id stored when it was taken | increasing within a process, not across processes | increasing in commit order |
 /// | gaps | an id whose document is refused, or whose reservation's answer is lost | none, but where an insert failed while a later id was already stored | as counters, plus at most `block_size - 1` per process restart | none: an aborted transaction takes its id back |
@@ -130,7 +130,9 @@ pub enum CounterWriteConcern {
 pub enum Strategy {
     /// `findAndModify` with `$inc` on the counters document, one id per insert (the default).
     Counters,
-    /// The largest numeric `_id` in the collection plus one, retried on a duplicate `_id`.
+    /// The largest numeric id in the collection (in the document's scope) plus one,
+    /// retried on a duplicate key on the sequence's unique index (`_id`'s, or the one
+    /// [`create_indexes`](crate::Document::create_indexes) makes).
     #[non_exhaustive]
     Optimistic {
         /// How many inserts are tried before [`Error::RetriesExhausted`](crate::Error).

@@ -633,7 +633,10 @@ mod tests {
             &PER_PROJECT,
             &Scope::of(&PER_PROJECT, &doc! { "project": "held" }).unwrap(),
         );
-        assert!(Arc::ptr_eq(&held, &again), "a block in use is never released");
+        assert!(
+            Arc::ptr_eq(&held, &again),
+            "a block in use is never released"
+        );
     }
 
     #[test]

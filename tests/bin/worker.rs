@@ -23,9 +23,7 @@ const DEADLINE: Duration = Duration::from_secs(300);
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [strategy, database, writer, tasks, per_task] = &args[..] else {
-        fail(
-            "usage: seqid-worker <strategy> <database> <writer> <tasks> <per-task>",
-        );
+        fail("usage: seqid-worker <strategy> <database> <writer> <tasks> <per-task>");
     };
     let tasks: usize = tasks
         .parse()
