@@ -6,7 +6,6 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use futures_util::TryStreamExt;
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use seqid::{CounterBacked, Document, Error};
@@ -14,7 +13,7 @@ use seqid_harness::{ServerFlavor, test_db};
 use serde::{Deserialize, Serialize};
 
 use common::models::{PROJECTS, ScopedBlock, ScopedCounted, ScopedOptimistic, Written, project_of};
-use common::{Workers, assert_dense, counted_db, integer, one_to, shared};
+use common::{Workers, all_documents, assert_dense, counted_db, integer, one_to, shared};
 
 /// The ticket tracker of the issue, verbatim: ObjectId `_id`, a number per project.
 #[derive(Debug, Serialize, Deserialize, seqid::Document)]
@@ -35,20 +34,9 @@ fn ticket(project: &str) -> Ticket {
     }
 }
 
-/// Every document of `collection`.
-async fn stored(db: &mongodb::Database, collection: &str) -> Vec<BsonDocument> {
-    db.collection::<BsonDocument>(collection)
-        .find(doc! {})
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap()
-}
-
 /// The counters of `sequence`, by `_id`, as their `seq`.
 async fn counters_of(db: &mongodb::Database, sequence: &str) -> BTreeMap<String, i64> {
-    stored(db, "counters")
+    all_documents(db, "counters")
         .await
         .into_iter()
         .filter_map(|counter| {
@@ -81,7 +69,7 @@ async fn tickets_are_numbered_per_project_from_their_start() {
         ]
     );
     // The driver gave every document an ObjectId `_id`; seqid filled the number.
-    let docs = stored(&test, "tickets").await;
+    let docs = all_documents(&test, "tickets").await;
     assert_eq!(docs.len(), 5);
     assert!(docs.iter().all(|d| d.get_object_id("_id").is_ok()));
     // The layout of the counters, as documented: a string `_id` (the JSON array of the
@@ -185,7 +173,7 @@ async fn stored_scoped(
     collection: &str,
 ) -> BTreeMap<(String, i64), (String, u32)> {
     let mut writes = BTreeMap::new();
-    for d in stored(db, collection).await {
+    for d in all_documents(db, collection).await {
         let key = (
             d.get_str("project").unwrap().to_owned(),
             d.get("number").and_then(integer).unwrap(),
@@ -359,7 +347,11 @@ async fn scope_values_of_each_kind_count_apart_and_others_are_refused() {
         counters,
         "no counter moved"
     );
-    assert_eq!(stored(db, "labelled").await.len(), 9, "nothing more stored");
+    assert_eq!(
+        all_documents(db, "labelled").await.len(),
+        9,
+        "nothing more stored"
+    );
 }
 
 /// Two scope fields whose values a delimiter-joined key would confuse.
@@ -423,7 +415,7 @@ async fn insert_many_takes_one_reservation_per_scope() {
         assert_eq!(*number, 1000 + (i / 3) as i64, "#{i} in {}", t.project);
         assert_eq!(t.number, *number);
     }
-    assert_eq!(stored(&test, "tickets").await.len(), 30);
+    assert_eq!(all_documents(&test, "tickets").await.len(), 30);
 
     // The block strategy likewise: one reservation per scope for 250 documents.
     let mut blocks: Vec<ScopedBlock> = (0..250)
@@ -506,7 +498,10 @@ async fn the_optimistic_strategy_on_a_field_relies_on_its_unique_index() {
     );
     assert!(error.to_string().contains("create_indexes"), "{error}");
     assert_eq!(first.number, 0);
-    assert!(stored(&test, "issues").await.is_empty(), "nothing written");
+    assert!(
+        all_documents(&test, "issues").await.is_empty(),
+        "nothing written"
+    );
 
     assert_eq!(
         Issue::create_indexes(&db).await.unwrap(),
@@ -739,7 +734,7 @@ async fn a_field_sequence_without_scope_numbers_a_newtype_and_resumes_on_its_ind
     assert_eq!(Receipt::create_indexes(db).await.unwrap(), ["number_1"]);
     // Already stored (the driver gave it another ObjectId this time): recognised, once.
     assert_eq!(first.resume_insert(db).await.unwrap(), 1);
-    assert_eq!(stored(db, "receipts").await.len(), 1, "stored once");
+    assert_eq!(all_documents(db, "receipts").await.len(), 1, "stored once");
     // A receipt never stored is inserted under the number it carries.
     let mut lost = Receipt {
         id: None,
@@ -752,7 +747,7 @@ async fn a_field_sequence_without_scope_numbers_a_newtype_and_resumes_on_its_ind
         .await
         .unwrap();
     assert_eq!(lost.resume_insert(db).await.unwrap(), 2);
-    assert_eq!(stored(db, "receipts").await.len(), 2);
+    assert_eq!(all_documents(db, "receipts").await.len(), 2);
 }
 
 /// Gapless per scope: each scope's committed numbers have no gap.
@@ -796,7 +791,7 @@ async fn gapless_numbers_each_scope_without_a_gap() {
         }
     }
     let mut numbers: BTreeMap<String, Vec<i64>> = BTreeMap::new();
-    for d in stored(&test, "ledger").await {
+    for d in all_documents(&test, "ledger").await {
         numbers
             .entry(d.get_str("book").unwrap().to_owned())
             .or_default()

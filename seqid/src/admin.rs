@@ -164,43 +164,69 @@ async fn refuse_below_stored(
     }
 }
 
-/// Reads a counter without taking an id, from [`CounterBacked::peek_counter`]: await it
-/// for the last id handed out (with the block strategy, the last id reserved; a process
-/// may hold some below it), or `None` while the counter does not exist (the next id is
-/// then `start`).
-#[must_use = "reading a counter does nothing until it is awaited"]
-pub struct PeekCounter<'a, T: CounterBacked> {
-    db: Route<'a>,
-    scope: Named,
-    _type: PhantomData<fn() -> T>,
-}
-
-impl<'a, T: CounterBacked> PeekCounter<'a, T> {
-    pub(crate) fn new(db: Route<'a>) -> Self {
-        PeekCounter {
-            db,
-            scope: Named::default(),
-            _type: PhantomData,
+/// An administration call on one counter, named by scope for a scoped sequence: the
+/// action, its constructor and its `scope` setter (`$what`: what the call does to the
+/// counter; `$example`: the call, awaited, for the setter's example).
+macro_rules! counter_call {
+    ($(#[$doc:meta])* $action:ident, $must_use:literal, $what:literal, $example:literal) => {
+        $(#[$doc])*
+        #[must_use = $must_use]
+        pub struct $action<'a, T: CounterBacked> {
+            db: Route<'a>,
+            scope: Named,
+            _type: PhantomData<fn() -> T>,
         }
-    }
 
-    /// The scope whose counter is read, for a scoped sequence, as
-    /// [`SetCounter::scope`].
-    ///
-    /// ```no_run
-    /// # use seqid::{CounterBacked, Document};
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id(collection = "tickets")]
-    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// let last: Option<i64> = Ticket::peek_counter(&db).scope("apollo").await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn scope(mut self, scope: impl Serialize) -> Self {
-        self.scope = Named::new(scope);
-        self
-    }
+        impl<'a, T: CounterBacked> $action<'a, T> {
+            pub(crate) fn new(db: Route<'a>) -> Self {
+                $action {
+                    db,
+                    scope: Named::default(),
+                    _type: PhantomData,
+                }
+            }
+
+            #[doc = concat!("The scope whose counter ", $what, ", for a scoped sequence, as")]
+            /// [`SetCounter::scope`].
+            ///
+            /// ```no_run
+            /// # use seqid::{CounterBacked, Document};
+            /// # #[derive(serde::Serialize, Document)]
+            /// # #[seq_id(collection = "tickets")]
+            /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+            /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+            #[doc = $example]
+            /// # Ok(()) }
+            /// ```
+            pub fn scope(mut self, scope: impl Serialize) -> Self {
+                self.scope = Named::new(scope);
+                self
+            }
+        }
+    };
 }
+
+counter_call!(
+    /// Reads a counter without taking an id, from [`CounterBacked::peek_counter`]: await it
+    /// for the last id handed out (with the block strategy, the last id reserved; a process
+    /// may hold some below it), or `None` while the counter does not exist (the next id is
+    /// then `start`).
+    PeekCounter,
+    "reading a counter does nothing until it is awaited",
+    "is read",
+    "let last: Option<i64> = Ticket::peek_counter(&db).scope(\"apollo\").await?;"
+);
+
+counter_call!(
+    /// Raises a counter to the largest id stored, from [`CounterBacked::sync_counter`]:
+    /// await it for the counter's value.
+    /// [`sync_every_scope`](CounterBacked::sync_every_scope) does it for every scope at
+    /// once.
+    SyncCounter,
+    "syncing a counter does nothing until it is awaited",
+    "is raised to the largest id stored in it",
+    "let last = Ticket::sync_counter(&db).scope(\"apollo\").await?;"
+);
 
 impl<'a, T: CounterBacked> IntoFuture for PeekCounter<'a, T> {
     type Output = Result<Option<i64>, Error>;
@@ -219,43 +245,6 @@ impl<'a, T: CounterBacked> IntoFuture for PeekCounter<'a, T> {
             )
             .await
         })
-    }
-}
-
-/// Raises a counter to the largest id stored, from [`CounterBacked::sync_counter`]:
-/// await it for the counter's value.
-#[must_use = "syncing a counter does nothing until it is awaited"]
-pub struct SyncCounter<'a, T: CounterBacked> {
-    db: Route<'a>,
-    scope: Named,
-    _type: PhantomData<fn() -> T>,
-}
-
-impl<'a, T: CounterBacked> SyncCounter<'a, T> {
-    pub(crate) fn new(db: Route<'a>) -> Self {
-        SyncCounter {
-            db,
-            scope: Named::default(),
-            _type: PhantomData,
-        }
-    }
-
-    /// The scope whose counter is raised to the largest id stored in it, for a scoped
-    /// sequence, as [`SetCounter::scope`]; [`sync_every_scope`](CounterBacked::sync_every_scope)
-    /// does it for every scope at once.
-    ///
-    /// ```no_run
-    /// # use seqid::{CounterBacked, Document};
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id(collection = "tickets")]
-    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// let last = Ticket::sync_counter(&db).scope("apollo").await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn scope(mut self, scope: impl Serialize) -> Self {
-        self.scope = Named::new(scope);
-        self
     }
 }
 
