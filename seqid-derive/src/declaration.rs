@@ -100,8 +100,7 @@ impl<'c> Declaration<'c> {
                         first.ident.unraw()
                     ),
                 ),
-                // Reached only through the `_id` guard: any other marked field makes
-                // the `Field` form.
+                // Not reached: a marked field is `_id` (above) or makes the `Field` form.
                 Form::Undeclared => {}
             }
         }
