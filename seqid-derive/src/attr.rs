@@ -89,8 +89,8 @@ pub struct SeqId {
     pub start: Option<Setting<i64>>,
     /// The fields, by Rust name, whose values the numbers are counted per.
     pub scope: Option<Setting<Vec<LitStr>>>,
-    /// Every key read, in the order written, for checks that refuse keys by where the
-    /// attribute is: their errors then come in the order of the source.
+    /// The keys stored (known ones, not repeated), in the order written, for checks that
+    /// refuse keys by where the attribute is: their errors then come in source order.
     pub keys: Vec<Ident>,
 }
 

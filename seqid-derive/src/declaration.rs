@@ -76,11 +76,15 @@ impl<'c> Declaration<'c> {
         for (field, attr) in marked() {
             match &form {
                 _ if field.is_id() => cx.error_spanned_by(&attr.attr, ON_ID_FIELD),
-                Form::Id { .. } => cx.error_spanned_by(
+                Form::Id { attr: declared, .. } => cx.error_spanned_by(
                     &attr.attr,
-                    "this struct's sequence is declared on the struct, with a name, and \
-                     fills `_id`; a struct has one sequence: remove this #[seq_id], or \
-                     the name from the struct's to put the sequence on this field",
+                    format!(
+                        "the struct's #[seq_id({name}, ...)] already puts a sequence on `_id`, \
+                         and a struct has one sequence: remove this #[seq_id], or the name \
+                         from the struct's to put the sequence on `{field}`",
+                        name = name_or_placeholder(declared),
+                        field = field.ident.unraw(),
+                    ),
                 ),
                 Form::Field { field: first, .. } if ptr::eq(*first, field) => {
                     check_field_attr(cx, attr);
@@ -96,8 +100,7 @@ impl<'c> Declaration<'c> {
                         first.ident.unraw()
                     ),
                 ),
-                // Reached only through the `_id` guard: any other marked field makes
-                // the `Field` form.
+                // Not reached: a marked field is `_id` (above) or makes the `Field` form.
                 Form::Undeclared => {}
             }
         }
@@ -148,10 +151,7 @@ fn refuse_scope_on_id(cx: &Ctxt, attr: &SeqId) {
 
 /// With the sequence on a field, the struct's attribute only names the collection.
 fn refuse_sequence_keys(cx: &Ctxt, container: &SeqId, declared: &SeqId, field: &Field) {
-    let name = match &declared.name {
-        Name::Given(name) => format!("{:?}", name.value()),
-        Name::Absent | Name::Invalid => "\"name\"".to_owned(),
-    };
+    let name = name_or_placeholder(declared);
     for key in container
         .keys
         .iter()
@@ -167,6 +167,14 @@ fn refuse_sequence_keys(cx: &Ctxt, container: &SeqId, declared: &SeqId, field: &
                 field = field.ident.unraw(),
             ),
         );
+    }
+}
+
+/// The sequence name as written, for messages that show the attribute.
+fn name_or_placeholder(attr: &SeqId) -> String {
+    match &attr.name {
+        Name::Given(name) => format!("{:?}", name.value()),
+        Name::Absent | Name::Invalid => "\"name\"".to_owned(),
     }
 }
 

@@ -2,9 +2,10 @@
 //! `seqid` crate, which re-exports it next to the `Document` trait.
 //!
 //! `lib.rs` only dispatches: `ast` models the input, `attr` reads the attributes,
-//! `valid` checks them against each other, `expand` writes the impl (or, on error,
-//! `fallback` a stand-in next to the errors), and `ctxt` gathers every error so one
-//! build reports them all.
+//! `declaration` finds the one that declares the sequence and the field it fills, `scope`
+//! resolves the scope fields, `valid` checks the rest against each other, `expand` writes
+//! the impl (or, on error, `fallback` a stand-in next to the errors), and `ctxt` gathers
+//! every error so one build reports them all.
 
 mod ast;
 mod attr;
@@ -19,11 +20,16 @@ mod valid;
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
 
-/// Implements `seqid::Document`: the type's ids are taken from a sequence.
+/// Implements `seqid::Document`: a field of the type is filled from a sequence.
 ///
-/// The struct needs named fields, one of them serialized as `_id` (named `_id`, or marked
-/// `#[serde(rename = "_id")]`) of type `i32`, `i64`, `u32`, `u64` or an `Option` of one,
-/// and a `#[seq_id("name", ...)]` attribute:
+/// The struct needs named fields and declares one sequence, in one of two forms. The
+/// field the sequence fills has type `i32`, `i64`, `u32`, `u64` or an `Option` of one (or
+/// a `seqid::newtype_id!` over one).
+///
+/// # The sequence on `_id`
+///
+/// `#[seq_id("name", ...)]` on the struct puts the sequence on the field serialized as
+/// `_id` (named `_id`, or marked `#[serde(rename = "_id")]`):
 ///
 /// ```ignore
 /// use seqid::Document;
@@ -38,9 +44,48 @@ use syn::{DeriveInput, parse_macro_input};
 /// }
 ///
 /// assert_eq!(Order::SEQUENCE.collection, "orders");
+/// assert_eq!(Order::SEQUENCE.field, "_id");
 /// ```
 ///
-/// (Tested in the `seqid` docs and the workspace's `tests/ui`, where the runtime exists.)
+/// # The sequence on a field, per scope
+///
+/// `#[seq_id("name", ...)]` on a field puts the sequence on that field, and `_id` is left
+/// to the driver (an `ObjectId`, when the struct has no `_id` field or leaves it out).
+/// With `scope`, the field is numbered per value of the scope fields: tickets 1000,
+/// 1001, ... in each project. The struct's `#[seq_id(collection = "...")]`, without a
+/// name, then only sets the collection; without it, the collection takes its default.
+///
+/// ```ignore
+/// use mongodb::bson::oid::ObjectId;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, seqid::Document)]
+/// #[seq_id(collection = "tickets")]
+/// struct Ticket {
+///     #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+///     id: Option<ObjectId>,
+///     project: String,
+///     #[seq_id("ticket", scope = "project", start = 1000)]
+///     number: i64,
+/// }
+///
+/// assert_eq!(Ticket::SEQUENCE.field, "number");
+/// assert_eq!(Ticket::SEQUENCE.scope, &["project"]);
+/// ```
+///
+/// The `_id` sequence cannot be scoped: a scoped number repeats from one scope to the
+/// next, and `_id` must be unique.
+///
+/// (Both examples are tested in the workspace's `tests/ui`, where the runtime exists.)
+///
+/// # One sequence per struct
+///
+/// This is a decision, not a limit of MongoDB: `Document` has one `Id` type, one
+/// `sequence_id` accessor and one `SEQUENCE`, and an insert takes one number. So a
+/// struct declares one sequence, and the derive refuses, each at the attribute: a
+/// `#[seq_id]` on a second field (the message names the first), a field's `#[seq_id]`
+/// next to a named one on the struct, two `#[seq_id]` on the same item, and a field's
+/// `#[seq_id]` on the `_id` field (the `_id` sequence is declared on the struct).
 ///
 /// # `#[seq_id(...)]`
 ///
@@ -49,40 +94,53 @@ use syn::{DeriveInput, parse_macro_input};
 ///
 /// | key | value | default |
 /// |-----|-------|---------|
-/// | `collection` | collection the documents go into | the struct name in snake_case (`BlogPost` → `"blog_post"`) |
+/// | `collection` | collection the documents go into; on the struct only | the struct name in snake_case (`BlogPost` → `"blog_post"`) |
 /// | `counters` | collection holding the counters | `seqid::DEFAULT_COUNTERS` (`"counters"`) |
 /// | `strategy` | `"counters"`, `"optimistic"`, `"block"` or `"gapless"` | `"counters"` |
 /// | `max_attempts` | attempts of the optimistic strategy, at least 1 | `seqid::DEFAULT_MAX_ATTEMPTS` |
 /// | `block_size` | ids per reservation of the block strategy, at least 1 | `seqid::DEFAULT_BLOCK_SIZE` |
 /// | `counter_write_concern` | `"majority"` or `"database"`: the counter's `$inc` (counters, block) | `"majority"` |
+/// | `start` | the first number, from 1 to `i64::MAX` | `seqid::DEFAULT_START` (1) |
+/// | `scope` | `"field"` or `["field", ...]`: the fields, by Rust name, the numbers are counted per; on a field's sequence only | none |
+///
+/// On the struct without a name, only `collection` is accepted: the other keys set up the
+/// sequence, and go in the field's attribute.
 ///
 /// `max_attempts` is refused unless `strategy = "optimistic"`, `block_size` unless
 /// `strategy = "block"`, and `counter_write_concern` with `"optimistic"` (no counter) or
-/// `"gapless"` (its counter follows the transaction's write concern). Collection names must be non-empty, without `$` or NUL, and
-/// not start with `system.`.
+/// `"gapless"` (its counter follows the transaction's write concern). Collection names
+/// must be non-empty, without `$` or NUL, and not start with `system.`.
+///
+/// `SEQUENCE.field` holds the key the sequence fills and `SEQUENCE.scope` the keys of
+/// the scope fields, in the declared order, both as serde writes them (`rename` and
+/// `rename_all` applied). A scope field must be another field of the struct than the
+/// sequence's and `_id` (unique already, it would leave each document alone in its
+/// scope), named once, and written by serde as itself (not `skip`, `skip_serializing` or
+/// `flatten`).
 ///
 /// # serde attributes
 ///
-/// seqid fills the id field, so serde must write that field's own value as `_id`. The
-/// derive refuses, each with an error at the attribute:
+/// seqid fills the sequence's field, so serde must write that field's own value under
+/// its key. The derive refuses, each with an error at the attribute:
 ///
 /// - on the struct: `#[serde(into = "...")]` (another type is serialized),
 ///   `#[serde(transparent)]` (the struct is serialized as its single field),
 ///   `#[serde(remote = "...")]` (the struct is not `Serialize` itself), and
 ///   `#[serde(tag = "_id")]` (the struct's name would be written as `_id`);
-/// - on the id field: `skip`, `skip_serializing`, `flatten`, `serialize_with`, `with`
-///   and `getter`.
+/// - on the field the sequence fills (`_id` or the marked field): `skip`,
+///   `skip_serializing`, `flatten`, `serialize_with`, `with` and `getter`.
 ///
 /// Attributes that only change deserialization are fine (`from`, `try_from`, `default`,
 /// `alias`, `deserialize_with`, `rename(deserialize = "...")`), and so is
-/// `skip_serializing_if` on the id, since seqid fills the id before the document is
-/// written. Other fields may use any serde attribute.
+/// `skip_serializing_if` on the sequence's field, since seqid fills it before the
+/// document is written. Other fields may use any serde attribute (scope fields: see
+/// above). Two fields serialized as `_id` are refused in both forms.
 ///
 /// On any error, the derive also emits a stand-in impl, so that uses of the type as a
 /// `Document` elsewhere do not add errors of their own.
 ///
 /// Generic parameters pass through unchanged: bound them so that the struct is
-/// `Serialize + Send + Sync` and the id type is a `seqid::IdField`.
+/// `Serialize + Send + Sync` and the sequence field's type is a `seqid::IdField`.
 #[proc_macro_derive(Document, attributes(seq_id))]
 pub fn derive_document(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);

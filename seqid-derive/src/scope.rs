@@ -22,18 +22,26 @@ pub fn resolve<'c>(
     for lit in names {
         let name = lit.value();
         let Some(field) = fields.iter().find(|field| field.ident.unraw() == name) else {
-            let known: Vec<String> = fields
-                .iter()
-                .map(|field| format!("`{}`", field.ident.unraw()))
-                .collect();
-            cx.error_spanned_by(
-                lit,
-                format!(
-                    "`{}` has no field `{name}` to scope the sequence by; its fields are {}",
-                    cont.ident.unraw(),
-                    known.join(", ")
+            // `scope` names fields as the code does, whatever serde writes them as.
+            let message = match fields.iter().find(|field| field.ser_name == name) {
+                Some(field) => format!(
+                    "`scope` names fields by their Rust names: write \"{}\" for the field \
+                     serialized as `{name}`",
+                    field.ident.unraw()
                 ),
-            );
+                None => {
+                    let known: Vec<String> = fields
+                        .iter()
+                        .map(|field| format!("`{}`", field.ident.unraw()))
+                        .collect();
+                    format!(
+                        "`{}` has no field `{name}` to scope the sequence by; its fields are {}",
+                        cont.ident.unraw(),
+                        known.join(", ")
+                    )
+                }
+            };
+            cx.error_spanned_by(lit, message);
             continue;
         };
         let problem = if ptr::eq(field, filled) {
