@@ -89,8 +89,9 @@ use syn::{DeriveInput, parse_macro_input};
 ///
 /// # `#[seq_id(...)]`
 ///
-/// The first argument is the sequence name, a non-empty string literal: the `_id` of
-/// the sequence's document in the counters collection. Then, in any order:
+/// The first argument is the sequence name, a non-empty string literal not starting with
+/// `[` (kept for the counters of scopes): the `_id` of the sequence's document in the
+/// counters collection. Then, in any order:
 ///
 /// | key | value | default |
 /// |-----|-------|---------|

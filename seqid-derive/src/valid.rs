@@ -29,10 +29,18 @@ pub fn check(cx: &Ctxt, cont: &Container, decl: &Declaration) {
 /// collection, always on the struct.
 fn check_names(cx: &Ctxt, cont: &Container, decl: &Declaration) {
     let settings = decl.settings();
-    if let Some(name) = settings.and_then(SeqId::name)
-        && name.value().is_empty()
-    {
-        cx.error_spanned_by(name, "the sequence name must not be empty");
+    if let Some(name) = settings.and_then(SeqId::name) {
+        if name.value().is_empty() {
+            cx.error_spanned_by(name, "the sequence name must not be empty");
+        } else if name.value().starts_with('[') {
+            // The counter of a scope has the `_id` `["<name>",<values>...]`: a name of that
+            // shape could be mistaken for one.
+            cx.error_spanned_by(
+                name,
+                "a sequence name cannot start with `[`: seqid keeps that for the counters of \
+                 scoped sequences, whose `_id` is `[\"<name>\",<scope values>...]`",
+            );
+        }
     }
     let collection = cont
         .seq_id
