@@ -405,7 +405,7 @@ async fn insert_many_reports_documents_whose_every_id_was_taken() {
         "each failure names the last id tried"
     );
     assert!(
-        error.to_string().contains("every id tried in 2 attempts"),
+        error.to_string().contains("every _id tried in 2 attempts"),
         "{error}"
     );
     assert_eq!(thief.stolen(), vec![1, 2, 4, 5]);

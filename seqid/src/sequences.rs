@@ -151,7 +151,8 @@ impl Sequences {
         &self.shared.client
     }
 
-    /// How many sequences this handle holds state for: those in use, or used within
+    /// How many sequences (for a scoped sequence, scopes) this handle holds state for: a
+    /// counter's allocator (with its live block) or an optimistic state each; those in use, or used within
     /// [`release_idle_after`](Sequences::release_idle_after), give or take what the next
     /// sweep releases.
     ///
