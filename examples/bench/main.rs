@@ -16,6 +16,7 @@ mod bulk;
 mod ceiling;
 mod maxq;
 mod model;
+mod one;
 mod probe;
 mod single;
 mod stats;
@@ -35,7 +36,7 @@ usage: cargo run --release --example bench -- [options]
   --bulk-rounds N    interleaved rounds of bulk trials (default 5)
   --bulk-docs N      documents per bulk call (default 10000)
   --query-runs N     runs of each maximum query (default 100, fewer if slow)
-  --only LIST        comma-separated parts to run: single,ceiling,bulk,maxq,txn (default all)
+  --only LIST        comma-separated parts to run: one,single,ceiling,bulk,maxq,txn (default all)
 ";
 
 /// What to run, and how long.
@@ -59,7 +60,7 @@ impl Config {
             bulk_docs: 10_000,
             maxq_runs: 100,
             maxq_inserts: 50,
-            parts: ["single", "ceiling", "bulk", "maxq", "txn"]
+            parts: ["one", "single", "ceiling", "bulk", "maxq", "txn"]
                 .map(String::from)
                 .to_vec(),
         };
@@ -153,6 +154,12 @@ async fn main() -> Result<(), BoxError> {
         config.bulk_docs
     );
 
+    let one = if config.runs("one") {
+        eprintln!("one task, as users run it ...");
+        Some(one::run(name, &config).await?)
+    } else {
+        None
+    };
     let single = if config.runs("single") {
         eprintln!("single inserts ...");
         Some(single::run(&db, &monitor, server_pid, &config).await?)
@@ -205,6 +212,18 @@ async fn main() -> Result<(), BoxError> {
     );
     println!();
 
+    if let Some(results) = &one {
+        println!("## One task, as users run it\n");
+        println!(
+            "Each contender in a task of its own, on a client of its own without a command \
+             monitor; {} rounds of {} inserts per trial, contenders rotated each round. \
+             Inserts/s are medians over rounds; `× tutorial` is the median of the per-round \
+             ratios, min–max over rounds in parentheses.\n",
+            config.rounds,
+            if config.rounds > 1 { 300 } else { 60 }
+        );
+        one::print(results);
+    }
     if let Some(results) = &single {
         println!("## Single inserts\n");
         println!(
