@@ -14,6 +14,7 @@
 
 mod bulk;
 mod ceiling;
+mod cost;
 mod maxq;
 mod model;
 mod one;
@@ -25,6 +26,10 @@ mod txn;
 use std::time::{Duration, Instant};
 
 use model::BoxError;
+
+/// Counts heap allocations, for the client's own cost (`--only cost`).
+#[global_allocator]
+static ALLOCATOR: cost::Counting = cost::Counting;
 use probe::Monitor;
 
 const USAGE: &str = "\
@@ -36,7 +41,7 @@ usage: cargo run --release --example bench -- [options]
   --bulk-rounds N    interleaved rounds of bulk trials (default 5)
   --bulk-docs N      documents per bulk call (default 10000)
   --query-runs N     runs of each maximum query (default 100, fewer if slow)
-  --only LIST        comma-separated parts to run: one,single,ceiling,bulk,maxq,txn (default all)
+  --only LIST        comma-separated parts to run: one,cost,single,ceiling,bulk,maxq,txn (default all)
 ";
 
 /// What to run, and how long.
@@ -60,7 +65,7 @@ impl Config {
             bulk_docs: 10_000,
             maxq_runs: 100,
             maxq_inserts: 50,
-            parts: ["one", "single", "ceiling", "bulk", "maxq", "txn"]
+            parts: ["one", "cost", "single", "ceiling", "bulk", "maxq", "txn"]
                 .map(String::from)
                 .to_vec(),
         };
@@ -160,6 +165,12 @@ async fn main() -> Result<(), BoxError> {
     } else {
         None
     };
+    let cost = if config.runs("cost") {
+        eprintln!("the client's own cost ...");
+        Some(cost::run(name, &config).await?)
+    } else {
+        None
+    };
     let single = if config.runs("single") {
         eprintln!("single inserts ...");
         Some(single::run(&db, &monitor, server_pid, &config).await?)
@@ -223,6 +234,19 @@ async fn main() -> Result<(), BoxError> {
             if config.rounds > 1 { 300 } else { 60 }
         );
         one::print(results);
+    }
+    if let Some(rows) = &cost {
+        println!("## The client's own cost\n");
+        println!(
+            "One task, {} inserts per trial, {} interleaved rounds, fresh collections; medians. \
+             CPU is this process's (the driver's background tasks included), from \
+             `clock_gettime`; allocations are counted by the benchmark's global allocator. The \
+             first row is the driver's own `insert_one` of the same document with an integer \
+             `_id` taken from memory: what any insert costs the client.\n",
+            if config.rounds > 1 { 1000 } else { 100 },
+            config.rounds
+        );
+        cost::print(rows);
     }
     if let Some(results) = &single {
         println!("## Single inserts\n");

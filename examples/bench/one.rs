@@ -213,16 +213,7 @@ async fn rounds_of(
     // Fresh collections for each shape: SecantusDB slows as data accumulates, and a new
     // handle's first maximum query on nx-27017, which sorts `_id` as text, would find an
     // old id below the largest.
-    for collection in [
-        "one_tutorial",
-        "one_old_guard",
-        "one_plain",
-        CountersDoc::SEQUENCE.collection,
-        Block100Doc::SEQUENCE.collection,
-        OptimisticDoc::SEQUENCE.collection,
-    ] {
-        db.collection::<BsonDocument>(collection).drop().await?;
-    }
+    drop_collections(&db).await?;
     // Warm-up: creates collections and counters, opens connections.
     for contender in Contender::ALL {
         for n in 0..10 {
@@ -249,7 +240,23 @@ async fn rounds_of(
             per_second[at].push(rate);
         }
     }
+    // Nor is anything left for the other parts of the benchmark.
+    drop_collections(&db).await?;
     Ok(Results { shape, per_second })
+}
+
+async fn drop_collections(db: &mongodb::Database) -> Result<(), BoxError> {
+    for collection in [
+        "one_tutorial",
+        "one_old_guard",
+        "one_plain",
+        CountersDoc::SEQUENCE.collection,
+        Block100Doc::SEQUENCE.collection,
+        OptimisticDoc::SEQUENCE.collection,
+    ] {
+        db.collection::<BsonDocument>(collection).drop().await?;
+    }
+    Ok(())
 }
 
 pub fn print(all: &[Results]) {

@@ -62,9 +62,9 @@ pub enum Error {
     },
 
     /// The counter kept changing between seqid reading it and updating it as read: other
-    /// writers took ids from it every time. Only a counter the update cannot check by
-    /// itself is updated so: a Decimal128, which no query operator tells from a fraction.
-    /// No id was taken.
+    /// writers took ids from it every time. Only a counter the guarded update leaves to
+    /// seqid's own check is updated so: an Int64 beyond ±2^53, or a counter document
+    /// without `seq`. No id was taken.
     #[error(
         "sequence `{sequence}`: the counter {{ _id: {counter} }} in `{counters}` changed between \
          reading it and updating it as read, {attempts} times in a row (other writers kept \

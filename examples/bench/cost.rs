@@ -1,0 +1,265 @@
+//! The client's own cost: CPU time and heap allocations of this process per insert, for
+//! each strategy next to the driver's own `insert_one` of the same document. A server
+//! answers in hundreds of microseconds here and in tens on MongoDB, so what the client
+//! spends matters more there than the ratios of the other parts show.
+//!
+//! One task inserts `n` documents per trial; the allocations are counted by the
+//! benchmark's global allocator ([`Counting`]), the CPU time with
+//! `clock_gettime(CLOCK_PROCESS_CPUTIME_ID)` (whole process: the driver's background tasks
+//! included, as users pay them). Every figure is
+//! a median over interleaved rounds.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use seqid::Document;
+
+use crate::Config;
+use crate::model::{
+    Block100Doc, BoxError, CountersDoc, Make, OptimisticDoc, TUTORIAL_COUNTERS, TutorialDoc,
+};
+use crate::stats::{Table, median};
+
+/// The CPU time this process has used, to the nanosecond.
+fn process_cpu() -> Option<std::time::Duration> {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid, writable timespec for the call to fill.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut now) };
+    (status == 0).then(|| std::time::Duration::new(now.tv_sec as u64, now.tv_nsec as u32))
+}
+
+/// `System`, counting what it hands out.
+pub struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+static BYTES: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every call is passed to `System` unchanged; the counters are plain atomics.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        // SAFETY: the caller's contract is `System`'s.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract is `System`'s.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
+        // SAFETY: the caller's contract is `System`'s.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Contender {
+    Driver,
+    Tutorial,
+    Block100,
+    Counters,
+    Optimistic,
+}
+
+impl Contender {
+    const ALL: [Contender; 5] = [
+        Contender::Driver,
+        Contender::Tutorial,
+        Contender::Block100,
+        Contender::Counters,
+        Contender::Optimistic,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Contender::Driver => "driver insert_one, integer _id from memory",
+            Contender::Tutorial => "driver findAndModify + insert_one (the tutorial, by hand)",
+            Contender::Block100 => "seqid block 100",
+            Contender::Counters => "seqid counters",
+            Contender::Optimistic => "seqid optimistic",
+        }
+    }
+
+    fn collection(self) -> &'static str {
+        match self {
+            Contender::Driver => "cost_driver",
+            Contender::Tutorial => "cost_tutorial",
+            Contender::Block100 => Block100Doc::SEQUENCE.collection,
+            Contender::Counters => CountersDoc::SEQUENCE.collection,
+            Contender::Optimistic => OptimisticDoc::SEQUENCE.collection,
+        }
+    }
+
+    async fn insert(self, db: &seqid::Database, id: i64, n: i32) -> Result<(), BoxError> {
+        let name = "cost";
+        match self {
+            Contender::Driver => {
+                db.collection::<TutorialDoc>(self.collection())
+                    .insert_one(TutorialDoc {
+                        id,
+                        name: name.to_owned(),
+                        n,
+                    })
+                    .await?;
+            }
+            Contender::Tutorial => {
+                let counter = db
+                    .collection::<mongodb::bson::Document>(TUTORIAL_COUNTERS)
+                    .find_one_and_update(
+                        mongodb::bson::doc! { "_id": "cost_tutorial" },
+                        mongodb::bson::doc! { "$inc": { "seq": 1 } },
+                    )
+                    .upsert(true)
+                    .return_document(mongodb::options::ReturnDocument::After)
+                    .await?
+                    .ok_or("the counter's upsert returned nothing")?;
+                let id = match counter.get("seq") {
+                    Some(mongodb::bson::Bson::Int32(v)) => i64::from(*v),
+                    Some(mongodb::bson::Bson::Int64(v)) => *v,
+                    other => return Err(format!("counter seq is {other:?}").into()),
+                };
+                db.collection::<TutorialDoc>(self.collection())
+                    .insert_one(TutorialDoc {
+                        id,
+                        name: name.to_owned(),
+                        n,
+                    })
+                    .await?;
+            }
+            Contender::Block100 => {
+                Block100Doc::make(name, n).insert(db).await?;
+            }
+            Contender::Counters => {
+                CountersDoc::make(name, n).insert(db).await?;
+            }
+            Contender::Optimistic => {
+                OptimisticDoc::make(name, n).insert(db).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Per insert, for one contender: `[cpu µs, allocations, bytes, wall µs][round]`.
+pub struct Row {
+    contender: Contender,
+    cpu_us: Vec<f64>,
+    allocations: Vec<f64>,
+    bytes: Vec<f64>,
+    wall_us: Vec<f64>,
+}
+
+pub async fn run(database: &str, config: &Config) -> Result<Vec<Row>, BoxError> {
+    // A client of its own, without a command monitor (which allocates per command).
+    let client = seqid_harness::client().await?;
+    let db = seqid::Sequences::new(&client).database(database);
+    let per: i32 = if config.rounds > 1 { 1000 } else { 100 };
+    let mut rows: Vec<Row> = Contender::ALL
+        .iter()
+        .map(|&contender| Row {
+            contender,
+            cpu_us: Vec::new(),
+            allocations: Vec::new(),
+            bytes: Vec::new(),
+            wall_us: Vec::new(),
+        })
+        .collect();
+    let mut next_id = 1;
+    for round in 0..config.rounds {
+        for k in 0..Contender::ALL.len() {
+            let at = (k + round) % Contender::ALL.len();
+            let contender = Contender::ALL[at];
+            // Fresh collections (SecantusDB slows as data accumulates), and a warm pool.
+            db.collection::<mongodb::bson::Document>(contender.collection())
+                .drop()
+                .await?;
+            contender.insert(&db, next_id, -1).await?;
+            next_id += 1;
+            let (db, first) = (db.clone(), next_id);
+            next_id += i64::from(per);
+            let trial = tokio::spawn(async move {
+                let cpu = process_cpu();
+                let (allocations, bytes) = (
+                    ALLOCATIONS.load(Ordering::Relaxed),
+                    BYTES.load(Ordering::Relaxed),
+                );
+                let start = Instant::now();
+                for n in 0..per {
+                    contender.insert(&db, first + i64::from(n), n).await?;
+                }
+                let wall = start.elapsed();
+                let allocations = ALLOCATIONS.load(Ordering::Relaxed) - allocations;
+                let bytes = BYTES.load(Ordering::Relaxed) - bytes;
+                let cpu = process_cpu()
+                    .zip(cpu)
+                    .map(|(after, before)| after.saturating_sub(before));
+                Ok::<_, BoxError>((cpu, allocations, bytes, wall))
+            });
+            let (cpu, allocations, bytes, wall) = trial.await??;
+            let per = f64::from(per);
+            let row = &mut rows[at];
+            row.cpu_us
+                .push(cpu.map_or(f64::NAN, |d| d.as_secs_f64() * 1e6 / per));
+            row.allocations.push(allocations as f64 / per);
+            row.bytes.push(bytes as f64 / per);
+            row.wall_us.push(wall.as_secs_f64() * 1e6 / per);
+        }
+    }
+    for contender in Contender::ALL {
+        db.collection::<mongodb::bson::Document>(contender.collection())
+            .drop()
+            .await?;
+    }
+    Ok(rows)
+}
+
+pub fn print(rows: &[Row]) {
+    let driver = &rows[0];
+    let alloc_tutorial = median(&rows[1].allocations);
+    let (cpu0, alloc0, bytes0) = (
+        median(&driver.cpu_us),
+        median(&driver.allocations),
+        median(&driver.bytes),
+    );
+    let mut table = Table::new(&[
+        "contender",
+        "client CPU µs/insert",
+        "× driver CPU",
+        "allocations/insert",
+        "+ over driver",
+        "+ over tutorial",
+        "bytes allocated/insert",
+        "wall µs/insert",
+    ]);
+    for row in rows {
+        let (cpu, allocations, bytes) = (
+            median(&row.cpu_us),
+            median(&row.allocations),
+            median(&row.bytes),
+        );
+        table.row(vec![
+            row.contender.label().into(),
+            format!("{cpu:.0}"),
+            format!("{:.2}", cpu / cpu0),
+            format!("{allocations:.1}"),
+            format!("{:+.1}", allocations - alloc0),
+            match row.contender {
+                Contender::Counters | Contender::Optimistic => {
+                    format!("{:+.1}", allocations - alloc_tutorial)
+                }
+                _ => String::new(),
+            },
+            format!("{bytes:.0} ({:+.0})", bytes - bytes0),
+            format!("{:.0}", median(&row.wall_us)),
+        ]);
+    }
+    table.print();
+}
