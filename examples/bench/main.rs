@@ -19,6 +19,7 @@ mod maxq;
 mod model;
 mod one;
 mod probe;
+mod scopes;
 mod single;
 mod stats;
 mod txn;
@@ -41,7 +42,7 @@ usage: cargo run --release --example bench -- [options]
   --bulk-rounds N    interleaved rounds of bulk trials (default 5)
   --bulk-docs N      documents per bulk call (default 10000)
   --query-runs N     runs of each maximum query (default 100, fewer if slow)
-  --only LIST        comma-separated parts to run: one,cost,single,ceiling,bulk,maxq,txn (default all)
+  --only LIST        comma-separated parts to run: one,cost,single,ceiling,bulk,maxq,txn,scopes (default all)
 ";
 
 /// What to run, and how long.
@@ -65,9 +66,11 @@ impl Config {
             bulk_docs: 10_000,
             maxq_runs: 100,
             maxq_inserts: 50,
-            parts: ["one", "cost", "single", "ceiling", "bulk", "maxq", "txn"]
-                .map(String::from)
-                .to_vec(),
+            parts: [
+                "one", "cost", "single", "ceiling", "bulk", "maxq", "txn", "scopes",
+            ]
+            .map(String::from)
+            .to_vec(),
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -206,6 +209,13 @@ async fn main() -> Result<(), BoxError> {
         None
     };
 
+    let scoped = if config.runs("scopes") {
+        eprintln!("scoped sequences ...");
+        Some(scopes::run(name, &monitor, &config).await?)
+    } else {
+        None
+    };
+
     let usage = usage_before.delta(&monitor.snapshot(server_pid));
     let wall = began.elapsed().as_secs_f64();
     let share = |d: Option<Duration>| {
@@ -294,6 +304,16 @@ async fn main() -> Result<(), BoxError> {
              fresh collections and counters per trial; ratios per round (min–max).\n"
         );
         txn::print(rows);
+    }
+    if let Some(rows) = &scoped {
+        println!("## Scoped sequences: live blocks per scope\n");
+        println!(
+            "The block strategy (blocks of 100) numbering per project, 16 tasks through one \
+             handle, documents spread round-robin over the projects. Round trips are every \
+             command sent during the trial; the heap held is what the handle's state adds, \
+             measured by the benchmark's counting allocator once the inserts are done.\n"
+        );
+        scopes::print(rows);
     }
     println!(
         "Absolute figures depend on the server; the ratios are what this run shows. \
