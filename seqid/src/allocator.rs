@@ -214,6 +214,16 @@ impl Allocator {
         self.live.remaining()
     }
 
+    /// One id, as [`allocate`](Allocator::allocate) of one: from the live block without
+    /// a `Vec` when it has one (the block strategy's common case).
+    pub(crate) async fn allocate_one<S: Source>(&self, source: &S) -> Result<i64, Error> {
+        if let Some(id) = self.live.take_one() {
+            self.tally.ids.fetch_add(1, Ordering::Relaxed);
+            return Ok(id);
+        }
+        Ok(self.allocate(1, source).await?[0])
+    }
+
     /// `count` distinct ids, increasing, never handed out before by this allocator.
     pub(crate) async fn allocate<S: Source>(
         &self,

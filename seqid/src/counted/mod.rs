@@ -29,7 +29,13 @@ pub(crate) async fn insert_one<T: Document>(
     collection: &Collection<T>,
     session: &mut Session<'_>,
 ) -> Result<IdValue<T>, Error> {
-    let id = take(route, seq, &scope, 1, session).await?[0];
+    let id = match seq.strategy {
+        Strategy::Gapless => take(route, seq, &scope, 1, session).await?[0],
+        _ => {
+            let source = source(route, seq, &scope);
+            route.counter(seq, &scope).allocate_one(&source).await?
+        }
+    };
     let value = fill(seq, doc, id)?;
     let key = Key { scope, id };
     let fate = write::insert_one(collection, seq, doc, &key, Sending::First, session).await;
@@ -173,11 +179,15 @@ async fn take_outside(
     count: u64,
 ) -> Result<Vec<i64>, Error> {
     let allocator = route.counter(seq, scope);
-    let source = CounterSource {
+    allocator.allocate(count, &source(route, seq, scope)).await
+}
+
+/// The counter of `scope`, as the allocators reserve from it.
+fn source<'a>(route: Route<'a>, seq: &'a Sequence, scope: &'a Scope) -> CounterSource<'a> {
+    CounterSource {
         db: route.db,
         counter: Counter { seq, scope },
-    };
-    allocator.allocate(count, &source).await
+    }
 }
 
 /// Raises the counter of `scope` to the largest numeric id stored in it, and returns its
