@@ -10,6 +10,7 @@ use seqid::Database;
 use seqid::Document;
 
 use crate::Config;
+use crate::cost::{heap_in_use, peak, reset_peak};
 use crate::model::{
     BoxError, BulkBlock10Doc, BulkBlock100Doc, BulkCountersDoc, BulkOptimisticDoc, Make, PlainDoc,
 };
@@ -61,25 +62,46 @@ fn docs<T: Make>(count: usize) -> Vec<T> {
         .collect()
 }
 
-/// Times `T::insert_many` of `count` fresh documents (building them is not timed).
-async fn seqid_bulk<T: Document + Make>(db: &Database, count: usize) -> Result<Duration, BoxError> {
-    let mut batch = docs::<T>(count);
-    let start = Instant::now();
-    let ids = T::insert_many(&mut batch, db).await?;
-    let elapsed = start.elapsed();
-    assert_eq!(ids.len(), count);
-    Ok(elapsed)
+/// What one call took: its time, and the most heap it held at once beyond the documents
+/// it was given (building them is neither timed nor counted).
+struct Call {
+    elapsed: Duration,
+    peak_bytes: u64,
 }
 
-async fn bulk_trial(db: &Database, which: Bulk, count: usize) -> Result<Duration, BoxError> {
+/// Starts a call's measures once its documents are built.
+fn begin() -> (Instant, u64) {
+    let base = heap_in_use();
+    reset_peak();
+    (Instant::now(), base)
+}
+
+fn end((start, base): (Instant, u64)) -> Call {
+    Call {
+        elapsed: start.elapsed(),
+        peak_bytes: peak().saturating_sub(base),
+    }
+}
+
+/// `T::insert_many` of `count` fresh documents.
+async fn seqid_bulk<T: Document + Make>(db: &Database, count: usize) -> Result<Call, BoxError> {
+    let mut batch = docs::<T>(count);
+    let started = begin();
+    let ids = T::insert_many(&mut batch, db).await?;
+    let call = end(started);
+    assert_eq!(ids.len(), count);
+    Ok(call)
+}
+
+async fn bulk_trial(db: &Database, which: Bulk, count: usize) -> Result<Call, BoxError> {
     match which {
         Bulk::Plain => {
             let batch = docs::<PlainDoc>(count);
-            let start = Instant::now();
+            let started = begin();
             db.collection::<PlainDoc>(which.collection())
                 .insert_many(&batch)
                 .await?;
-            Ok(start.elapsed())
+            Ok(end(started))
         }
         Bulk::Counters => seqid_bulk::<BulkCountersDoc>(db, count).await,
         Bulk::Optimistic => seqid_bulk::<BulkOptimisticDoc>(db, count).await,
@@ -90,6 +112,7 @@ async fn bulk_trial(db: &Database, which: Bulk, count: usize) -> Result<Duration
 
 pub struct BulkTrial {
     elapsed: Duration,
+    peak_bytes: u64,
     usage: Snapshot,
 }
 
@@ -109,14 +132,18 @@ pub async fn run(
             let collection = db.collection::<BsonDocument>(which.collection());
             collection.drop().await?;
             let before = monitor.snapshot(server_pid);
-            let elapsed = bulk_trial(db, which, config.bulk_docs).await?;
+            let Call {
+                elapsed,
+                peak_bytes,
+            } = bulk_trial(db, which, config.bulk_docs).await?;
             let usage = before.delta(&monitor.snapshot(server_pid));
             let stored = collection.estimated_document_count().await?;
             assert_eq!(stored, config.bulk_docs as u64, "{}", which.label());
-            results
-                .entry(which)
-                .or_default()
-                .push(BulkTrial { elapsed, usage });
+            results.entry(which).or_default().push(BulkTrial {
+                elapsed,
+                peak_bytes,
+                usage,
+            });
         }
         eprintln!("  bulk round {}/{} done", round + 1, config.bulk_rounds);
     }
@@ -135,6 +162,7 @@ pub fn print(results: &BulkResults, config: &Config) {
         "ms per call",
         "round trips (commands)",
         "server CPU ms",
+        "peak heap beyond the documents, MB",
         "× plain insert_many",
         "target",
         "met?",
@@ -173,6 +201,15 @@ pub fn print(results: &BulkResults, config: &Config) {
                 last.usage.commands_by_name()
             ),
             format!("{:.0}", median(&cpu)),
+            format!(
+                "{:.1}",
+                median(
+                    &trials
+                        .iter()
+                        .map(|t| t.peak_bytes as f64 / 1e6)
+                        .collect::<Vec<_>>()
+                )
+            ),
             if which == Bulk::Plain {
                 "1".into()
             } else {

@@ -40,9 +40,27 @@ static BYTES: AtomicU64 = AtomicU64::new(0);
 /// Bytes allocated and not yet freed.
 static LIVE: AtomicU64 = AtomicU64::new(0);
 
+/// The most bytes in use at once since [`reset_peak`].
+static PEAK: AtomicU64 = AtomicU64::new(0);
+
 /// The heap in use now, in bytes.
 pub fn heap_in_use() -> u64 {
     LIVE.load(Ordering::Relaxed)
+}
+
+/// Starts measuring the peak heap from what is in use now.
+pub fn reset_peak() {
+    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+}
+
+/// The most bytes in use at once since [`reset_peak`].
+pub fn peak() -> u64 {
+    PEAK.load(Ordering::Relaxed)
+}
+
+fn grew(by: u64) {
+    let live = LIVE.fetch_add(by, Ordering::Relaxed) + by;
+    PEAK.fetch_max(live, Ordering::Relaxed);
 }
 
 // SAFETY: every call is passed to `System` unchanged; the counters are plain atomics.
@@ -50,7 +68,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
-        LIVE.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        grew(layout.size() as u64);
         // SAFETY: the caller's contract is `System`'s.
         unsafe { System.alloc(layout) }
     }
@@ -64,7 +82,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
-        LIVE.fetch_add(new_size as u64, Ordering::Relaxed);
+        grew(new_size as u64);
         LIVE.fetch_sub(layout.size() as u64, Ordering::Relaxed);
         // SAFETY: the caller's contract is `System`'s.
         unsafe { System.realloc(ptr, layout, new_size) }
