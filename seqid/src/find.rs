@@ -74,7 +74,7 @@ impl<'a, T: Document + DeserializeOwned> IntoFuture for FindById<'a, T> {
                         format!(
                             "finding {} {id}{} in `{}`",
                             seq.field,
-                            crate::largest::in_scope(&scope),
+                            scope.in_scope(),
                             seq.collection
                         ),
                         error,

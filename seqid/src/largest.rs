@@ -43,19 +43,11 @@ pub(crate) async fn numeric_id(
                     "finding the largest {} in `{}`{}",
                     seq.field,
                     seq.collection,
-                    in_scope(scope)
+                    scope.in_scope()
                 ),
                 error,
             )
         })
-}
-
-/// " in scope { ... }", or nothing when unscoped: for messages.
-pub(crate) fn in_scope(scope: &Scope) -> String {
-    match scope.filter().is_empty() {
-        true => String::new(),
-        false => format!(" in scope {scope}"),
-    }
 }
 
 async fn query(

@@ -142,11 +142,36 @@ impl Scope {
         Some(doc! { "sequence": seq.name, "scope": values.fields.clone() })
     }
 
+    /// " in scope { ... }", or nothing when unscoped: for messages.
+    pub(crate) fn in_scope(&self) -> String {
+        match &self.0 {
+            None => String::new(),
+            Some(_) => format!(" in scope {self}"),
+        }
+    }
+
     /// The scope of a stored document, read back (`None`: its values are not scope
     /// values, so it belongs to no scope seqid counts).
     pub(crate) fn of_stored(seq: &Sequence, stored: &BsonDocument) -> Option<Scope> {
         Self::from_fields(seq, |field| stored.get(field).cloned()).ok()
     }
+}
+
+/// `items` grouped by scope: the groups in the order their scope first appears, the
+/// items of each in order (one group, at the cost of one lookup each, when unscoped).
+pub(crate) fn grouped<T>(items: impl IntoIterator<Item = (Scope, T)>) -> Vec<(Scope, Vec<T>)> {
+    let mut groups: Vec<(Scope, Vec<T>)> = Vec::new();
+    let mut at: std::collections::HashMap<Scope, usize> = std::collections::HashMap::new();
+    for (scope, item) in items {
+        match at.get(&scope) {
+            Some(&index) => groups[index].1.push(item),
+            None => {
+                at.insert(scope.clone(), groups.len());
+                groups.push((scope, vec![item]));
+            }
+        }
+    }
+    groups
 }
 
 /// The one spelling of a scope value, or why it cannot be one.

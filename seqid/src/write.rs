@@ -15,7 +15,7 @@ use mongodb::options::{Acknowledgment, ReadConcern, ReadPreference, SelectionCri
 use serde::Serialize;
 
 use crate::error::{Error, duplicate_index, server_code};
-use crate::scope::Scope;
+use crate::scope::{Scope, grouped};
 use crate::session::Session;
 use crate::{Sequence, numeric};
 
@@ -467,14 +467,7 @@ pub(crate) fn identity_index(seq: &Sequence) -> String {
 
 /// The filter for the documents at `keys`: by scope, the ids in it.
 fn at_keys(seq: &Sequence, keys: &[Key]) -> BsonDocument {
-    let mut by_scope: Vec<(&Scope, Vec<i64>)> = Vec::new();
-    for key in keys {
-        match by_scope.iter_mut().find(|(scope, _)| **scope == key.scope) {
-            Some((_, ids)) => ids.push(key.id),
-            None => by_scope.push((&key.scope, vec![key.id])),
-        }
-    }
-    let mut filters: Vec<BsonDocument> = by_scope
+    let mut filters: Vec<BsonDocument> = grouped(keys.iter().map(|k| (k.scope.clone(), k.id)))
         .into_iter()
         .map(|(scope, ids)| {
             let mut filter = scope.filter();

@@ -13,7 +13,7 @@ use mongodb::Collection;
 use crate::bulk::Batch;
 use crate::fields::{fill, unset};
 use crate::insert::conclude;
-use crate::scope::Scope;
+use crate::scope::{Scope, grouped};
 use crate::sequences::Route;
 use crate::session::Session;
 use crate::write::{self, Key, Rejection, Sending};
@@ -56,7 +56,7 @@ pub(crate) async fn insert_many<T: Document>(
     session: &mut Session<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {
     let waiting = batch.waiting();
-    let groups = by_scope(&waiting, scopes);
+    let groups = grouped(waiting.iter().map(|&p| (scopes[p].clone(), p)));
     // One reservation per scope. Gapless ones run in the caller's transaction, whose
     // session serves one command at a time; the others run together.
     let mut reserved = Vec::with_capacity(groups.len());
@@ -123,24 +123,6 @@ pub(crate) async fn insert_many<T: Document>(
         batch.fail(taken.position, taken.rejection);
     }
     batch.conclude(seq)
-}
-
-/// The positions of `waiting`, grouped by their documents' scope, in order of first
-/// appearance (one group, at no cost, for an unscoped sequence).
-pub(crate) fn by_scope(waiting: &[usize], scopes: &[Scope]) -> Vec<(Scope, Vec<usize>)> {
-    let mut groups: Vec<(Scope, Vec<usize>)> = Vec::new();
-    let mut index: std::collections::HashMap<&Scope, usize> = std::collections::HashMap::new();
-    for &position in waiting {
-        let scope = &scopes[position];
-        match index.get(scope) {
-            Some(&at) => groups[at].1.push(position),
-            None => {
-                index.insert(scope, groups.len());
-                groups.push((scope.clone(), vec![position]));
-            }
-        }
-    }
-    groups
 }
 
 /// `count` ids from the counter of `scope`, increasing. `counters` and `block` take them

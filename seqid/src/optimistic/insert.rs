@@ -10,10 +10,9 @@ use mongodb::bson::Document as BsonDocument;
 use super::state;
 use crate::backoff::backoff;
 use crate::bulk::Batch;
-use crate::counted::by_scope;
 use crate::fields::{fill, unset};
 use crate::insert::conclude;
-use crate::scope::Scope;
+use crate::scope::{Scope, grouped};
 use crate::sequences::Route;
 use crate::session::Session;
 use crate::write::{self, DUPLICATE_KEY, Fate, Key, Rejection, Sending, identity_index};
@@ -105,7 +104,7 @@ pub(crate) async fn insert_many<T: Document>(
         if attempt > 1 {
             backoff(attempt).await;
         }
-        let groups = by_scope(&waiting, scopes);
+        let groups = grouped(waiting.iter().map(|&p| (scopes[p].clone(), p)));
         let states: Vec<_> = groups
             .iter()
             .map(|(scope, _)| state(route, seq, scope, session))

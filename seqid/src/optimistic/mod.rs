@@ -141,7 +141,7 @@ impl Optimistic {
                     "one above the largest numeric {} in `{}`{}, which is {}",
                     seq.field,
                     seq.collection,
-                    largest::in_scope(scope),
+                    scope.in_scope(),
                     numeric::shown(id)
                 ),
                 _ => "one above the ids stored or held in flight by this process".into(),
