@@ -601,6 +601,93 @@ async fn fail_command_optimistic() {
     print_rows("failCommand, optimistic", &rows);
 }
 
+/// A counter upsert that does not take the counter (E11000 in a concurrent first use,
+/// where another writer has just created it; here a `failCommand` error) while other writers keep taking ids from it:
+/// seqid goes back to the guarded `$inc`, which those writers cannot make fail, instead of
+/// an update conditional on the value it read, which loses to each of them in turn (CI
+/// once saw 16 such losses in a row). Every insert succeeds, under an id no plain writer
+/// took, and every document is stored once under the id its insert returned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_unmatched_counter_upsert_under_load_goes_back_to_the_guarded_inc() {
+    const INSERTS: usize = 25;
+    let rig = Rig::start(false).await;
+    let db = rig.app.database("unmatched");
+    let checker = rig.checker.database("unmatched");
+    let mut first = Counted::new("unmatched/first".into());
+    first.insert(&db).await.unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let plain: Vec<_> = (0..4)
+        .map(|_| {
+            let (counters, stop) = (checker.collection::<BsonDocument>("counters"), stop.clone());
+            tokio::spawn(async move {
+                let mut taken = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let counter = counters
+                        .find_one_and_update(
+                            doc! { "_id": Counted::SEQUENCE.name },
+                            doc! { "$inc": { "seq": 1 } },
+                        )
+                        .return_document(mongodb::options::ReturnDocument::After)
+                        .await
+                        .unwrap()
+                        .expect("the counter exists");
+                    taken.push(counter.get("seq").and_then(integer).unwrap());
+                }
+                taken
+            })
+        })
+        .collect();
+    let mut seen = Seen::default();
+    seen.acknowledged.insert(first.payload.clone(), first.id);
+    let fault = FailCommand {
+        name: "error 14".into(),
+        times: 1,
+        // `failCommand` cannot make a duplicate key error (it lacks the key's details, a
+        // refusal as on MongoDB), so the stand-in is TypeMismatch, the other answer seqid
+        // reads as "the upsert did not take the counter".
+        data: doc! { "errorCode": 14 },
+        absorbed: false,
+        call_timeout: None,
+    };
+    rig.failures.reset();
+    for n in 0..INSERTS {
+        configure(&rig.checker, "findAndModify", Some(&fault)).await;
+        let mut doc = Counted::new(format!("unmatched/{n}"));
+        let id = doc
+            .insert(&db)
+            .await
+            .unwrap_or_else(|e| panic!("insert {n} under load: {e}"));
+        seen.acknowledged.insert(doc.payload.clone(), id);
+    }
+    configure(&rig.checker, "findAndModify", None).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut taken = std::collections::BTreeSet::new();
+    for task in plain {
+        for value in task.await.unwrap() {
+            assert!(taken.insert(value), "the plain writers got {value} twice");
+        }
+    }
+    assert!(
+        taken.len() >= INSERTS,
+        "the plain writers took only {} ids: no load",
+        taken.len()
+    );
+    assert_eq!(
+        rig.failures.total("findAndModify"),
+        INSERTS,
+        "each fault was met once"
+    );
+    for (payload, id) in &seen.acknowledged {
+        assert!(
+            !taken.contains(id),
+            "{payload} got {id}, a plain writer's id"
+        );
+    }
+    // `check` counts gaps from 1; the plain writers' ids are the gaps here.
+    let checked = check::<Counted>(&checker, &seen, INSERTS + 1).await;
+    assert_eq!(checked.documents, INSERTS + 1);
+}
+
 /// The lost-reply proof: on a replica set the driver retries a `findAndModify` or an
 /// `insert` once, with the same transaction number, and the server answers the retry
 /// from its record of the first attempt. A reply lost once costs no id and stores

@@ -1,5 +1,5 @@
 //! The counters document: `{ _id: <sequence>, seq: <last id handed out> }` (for a scope,
-//! `_id` is `{ sequence, scope }`: see [`scope`](crate::scope)), advanced with
+//! `_id` names the sequence and the scope's values: see [`scope`](crate::scope)), advanced with
 //! one `findAndModify` + `$inc` (upsert), as in the MongoDB tutorial. Its filter lets the
 //! `$inc` apply only to a counter that stays a whole number an id can come from, so a
 //! counter holding 1.5 (or a string, or a Double at 2^53) is reported as it is, never moved.
@@ -200,6 +200,11 @@ fn guard(id: Bson, reach: i64) -> BsonDocument {
     }
 }
 
+/// Whether [`guard`] takes a counter holding `value` for a change of `reach`.
+fn guarded(value: &Bson, reach: i64) -> bool {
+    numeric::integral(value).is_some_and(|n| numeric::double_range(reach).contains(&n))
+}
+
 /// Applies `change` to the counter with an upsert, only if the counter stays countable,
 /// and returns its new value. A counter that is not countable is left as it is and
 /// reported with the value it holds.
@@ -250,13 +255,14 @@ async fn update(
         // with no document, which some servers do for either, or after applying the
         // update during a concurrent first use. The counter as stored tells which.
         let unmatched = matches!(code, None | Some(Some(DUPLICATE_KEY | TYPE_MISMATCH)));
-        if unmatched
-            && let Some(stored) = update_as_read(&counters, counter, change, &update, tally).await?
-        {
-            return new_value(counter, &stored);
+        if unmatched {
+            match update_as_read(&counters, counter, change, &update, tally).await? {
+                AsRead::Updated(stored) => return new_value(counter, &stored),
+                // No counter, or one the guard takes now: the upsert race of a counter's
+                // first use (or a unique index on `seq`), retried as the manual says.
+                AsRead::NoCounter | AsRead::Guarded => {}
+            }
         }
-        // No counter, or one with no `seq`: the upsert race of a counter's first use (or
-        // a unique index on `seq`), retried as the manual says.
         if !unmatched || attempt >= UPSERT_ATTEMPTS {
             return Err(match error {
                 None => Error::NoCounter {
@@ -383,27 +389,42 @@ async fn in_transaction(
     })
 }
 
+/// What [`update_as_read`] found.
+enum AsRead {
+    /// The counter after the update.
+    Updated(BsonDocument),
+    /// There is no counter: the upsert race of a first use, which the caller retries.
+    NoCounter,
+    /// The counter is one the guard takes: it was created (or made countable) by another
+    /// writer since the upsert looked, and the guarded upsert, one atomic `$inc` that no
+    /// other writer can make fail, is the way to update it.
+    Guarded,
+}
+
 /// For a counter the guarded upsert did not update: reads it, reports it if it is not
 /// countable, else applies `update` on condition that it still holds the value read
 /// (`{ _id, seq: <value> }`), so a counter changed meanwhile to something seqid cannot
 /// count from is never touched. That is the way of an Int64 beyond ±2^53, which the
-/// guard's range leaves out, of a counter without `seq` (made by another tool), and of a
-/// counter created by a concurrent first use. `None`: there is no counter.
+/// guard's range leaves out, and of a counter without `seq` (made by another tool).
+///
+/// A counter the guard takes is left to the guarded upsert ([`AsRead::Guarded`]): a
+/// conditional update would have to win a race against every writer taking ids, and
+/// while they keep taking them (a concurrent first use under load) it keeps losing.
 async fn update_as_read(
     counters: &mongodb::Collection<BsonDocument>,
     counter: Counter<'_>,
     change: Change,
     update: &BsonDocument,
     tally: &Tally,
-) -> Result<Option<BsonDocument>, Error> {
+) -> Result<AsRead, Error> {
     let seq = counter.seq;
     let mut attempt = 1;
     loop {
         let condition = match stored(counters, counter).await? {
-            // No counter: the upsert race of a first use, which the caller retries.
-            None => return Ok(None),
+            None => return Ok(AsRead::NoCounter),
             // A counter without `seq` (made by another tool): `$inc` starts it.
             Some(None) => doc! { "$exists": false },
+            Some(Some(value)) if guarded(&value, change.reach()) => return Ok(AsRead::Guarded),
             Some(Some(value)) if numeric::countable(&value, change.reach()) => {
                 doc! { "$eq": value }
             }
@@ -424,8 +445,8 @@ async fn update_as_read(
                     error,
                 )
             })?;
-        if reply.is_some() {
-            return Ok(reply);
+        if let Some(stored) = reply {
+            return Ok(AsRead::Updated(stored));
         }
         // Another writer moved the counter between the read and the update.
         if attempt >= CONTENDED_ATTEMPTS {
@@ -519,5 +540,34 @@ fn not_numeric(counter: Counter<'_>, value: Bson) -> Error {
         counter: counter.shown(),
         counters: counter.seq.counters.to_owned(),
         value: Box::new(value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mongodb::bson::Decimal128;
+
+    /// `guarded` says what the guard's filter matches: a whole number whose sum with the
+    /// change stays strictly within ±2^53, of any numeric type.
+    #[test]
+    fn guarded_is_what_the_guard_matches() {
+        let limit = 1_i64 << 53;
+        assert!(guarded(&Bson::Int32(7), 1));
+        assert!(guarded(&Bson::Int64(limit - 2), 1));
+        assert!(!guarded(&Bson::Int64(limit - 1), 1));
+        assert!(guarded(&Bson::Int64(limit - 1), 0));
+        assert!(!guarded(&Bson::Int64(limit), 0));
+        assert!(guarded(&Bson::Int64(-limit + 1), 0));
+        assert!(!guarded(&Bson::Int64(i64::MAX), 0));
+        assert!(guarded(&Bson::Double(41.0), 100));
+        assert!(!guarded(&Bson::Double(1.5), 1));
+        assert!(!guarded(&Bson::Double(f64::NAN), 1));
+        let whole: Decimal128 = "12".parse().unwrap();
+        let fraction: Decimal128 = "12.5".parse().unwrap();
+        assert!(guarded(&Bson::Decimal128(whole), 1));
+        assert!(!guarded(&Bson::Decimal128(fraction), 1));
+        assert!(!guarded(&Bson::String("12".into()), 1));
+        assert!(!guarded(&Bson::Null, 1));
     }
 }
