@@ -107,6 +107,17 @@ impl Contender {
         Contender::Optimistic,
     ];
 
+    /// The name `--cost-contenders` takes.
+    fn short(self) -> &'static str {
+        match self {
+            Contender::Driver => "driver",
+            Contender::Tutorial => "tutorial",
+            Contender::Block100 => "block",
+            Contender::Counters => "counters",
+            Contender::Optimistic => "optimistic",
+        }
+    }
+
     fn label(self) -> &'static str {
         match self {
             Contender::Driver => "driver insert_one, integer _id from memory",
@@ -190,8 +201,18 @@ pub async fn run(database: &str, config: &Config) -> Result<Vec<Row>, BoxError> 
     // A client of its own, without a command monitor (which allocates per command).
     let client = seqid_harness::client().await?;
     let db = seqid::Sequences::new(&client).database(database);
-    let per: i32 = if config.rounds > 1 { 1000 } else { 100 };
-    let mut rows: Vec<Row> = Contender::ALL
+    let per = i32::try_from(config.cost_inserts)?;
+    let contenders: Vec<Contender> = Contender::ALL
+        .into_iter()
+        .filter(|c| {
+            config.cost_contenders.is_empty()
+                || config.cost_contenders.iter().any(|s| s == c.short())
+        })
+        .collect();
+    if contenders.is_empty() {
+        return Err(format!("no cost contender among {:?}", config.cost_contenders).into());
+    }
+    let mut rows: Vec<Row> = contenders
         .iter()
         .map(|&contender| Row {
             contender,
@@ -203,9 +224,9 @@ pub async fn run(database: &str, config: &Config) -> Result<Vec<Row>, BoxError> 
         .collect();
     let mut next_id = 1;
     for round in 0..config.rounds {
-        for k in 0..Contender::ALL.len() {
-            let at = (k + round) % Contender::ALL.len();
-            let contender = Contender::ALL[at];
+        for k in 0..contenders.len() {
+            let at = (k + round) % contenders.len();
+            let contender = contenders[at];
             // Fresh collections (SecantusDB slows as data accumulates), and a warm pool.
             db.collection::<mongodb::bson::Document>(contender.collection())
                 .drop()
@@ -242,7 +263,7 @@ pub async fn run(database: &str, config: &Config) -> Result<Vec<Row>, BoxError> 
             row.wall_us.push(wall.as_secs_f64() * 1e6 / per);
         }
     }
-    for contender in Contender::ALL {
+    for contender in contenders {
         db.collection::<mongodb::bson::Document>(contender.collection())
             .drop()
             .await?;
@@ -251,13 +272,16 @@ pub async fn run(database: &str, config: &Config) -> Result<Vec<Row>, BoxError> 
 }
 
 pub fn print(rows: &[Row]) {
-    let driver = &rows[0];
-    let alloc_tutorial = median(&rows[1].allocations);
-    let (cpu0, alloc0, bytes0) = (
-        median(&driver.cpu_us),
-        median(&driver.allocations),
-        median(&driver.bytes),
-    );
+    let of = |wanted: Contender| rows.iter().find(|r| r.contender == wanted);
+    let alloc_tutorial = of(Contender::Tutorial).map(|r| median(&r.allocations));
+    let (cpu0, alloc0, bytes0) =
+        of(Contender::Driver).map_or((f64::NAN, f64::NAN, f64::NAN), |driver| {
+            (
+                median(&driver.cpu_us),
+                median(&driver.allocations),
+                median(&driver.bytes),
+            )
+        });
     let mut table = Table::new(&[
         "contender",
         "client CPU µs/insert",
@@ -281,9 +305,10 @@ pub fn print(rows: &[Row]) {
             format!("{allocations:.1}"),
             format!("{:+.1}", allocations - alloc0),
             match row.contender {
-                Contender::Counters | Contender::Optimistic => {
-                    format!("{:+.1}", allocations - alloc_tutorial)
-                }
+                Contender::Counters | Contender::Optimistic => alloc_tutorial
+                    .map_or(String::new(), |tutorial| {
+                        format!("{:+.1}", allocations - tutorial)
+                    }),
                 _ => String::new(),
             },
             format!("{bytes:.0} ({:+.0})", bytes - bytes0),

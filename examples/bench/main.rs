@@ -15,6 +15,7 @@
 mod bulk;
 mod ceiling;
 mod cost;
+mod instructions;
 mod maxq;
 mod model;
 mod one;
@@ -42,7 +43,10 @@ usage: cargo run --release --example bench -- [options]
   --bulk-rounds N    interleaved rounds of bulk trials (default 5)
   --bulk-docs N      documents per bulk call (default 10000)
   --query-runs N     runs of each maximum query (default 100, fewer if slow)
-  --only LIST        comma-separated parts to run: one,cost,single,ceiling,bulk,maxq,txn,scopes (default all)
+  --only LIST        comma-separated parts to run: one,cost,instructions,single,ceiling,bulk,maxq,txn,scopes
+                     (default all; instructions needs valgrind)
+  --cost-contenders LIST  the cost part's contenders: driver,tutorial,block,counters,optimistic (default all)
+  --cost-inserts N   inserts per cost trial (default 1000; 100 with --quick)
 ";
 
 /// What to run, and how long.
@@ -54,6 +58,9 @@ pub struct Config {
     pub maxq_runs: usize,
     pub maxq_inserts: usize,
     pub parts: Vec<String>,
+    /// The cost part's contenders, by short name; empty: all.
+    pub cost_contenders: Vec<String>,
+    pub cost_inserts: u32,
 }
 
 impl Config {
@@ -67,10 +74,20 @@ impl Config {
             maxq_runs: 100,
             maxq_inserts: 50,
             parts: [
-                "one", "cost", "single", "ceiling", "bulk", "maxq", "txn", "scopes",
+                "one",
+                "cost",
+                "instructions",
+                "single",
+                "ceiling",
+                "bulk",
+                "maxq",
+                "txn",
+                "scopes",
             ]
             .map(String::from)
             .to_vec(),
+            cost_contenders: Vec::new(),
+            cost_inserts: 1000,
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -82,6 +99,7 @@ impl Config {
                     config.bulk_rounds = 1;
                     config.maxq_runs = 10;
                     config.maxq_inserts = 10;
+                    config.cost_inserts = 100;
                 }
                 "--rounds" => config.rounds = value()?.parse()?,
                 "--secs" => config.trial = Duration::from_secs_f64(value()?.parse()?),
@@ -89,6 +107,10 @@ impl Config {
                 "--bulk-docs" => config.bulk_docs = value()?.parse()?,
                 "--query-runs" => config.maxq_runs = value()?.parse()?,
                 "--only" => config.parts = value()?.split(',').map(String::from).collect(),
+                "--cost-contenders" => {
+                    config.cost_contenders = value()?.split(',').map(String::from).collect()
+                }
+                "--cost-inserts" => config.cost_inserts = value()?.parse()?,
                 "-h" | "--help" => {
                     print!("{USAGE}");
                     std::process::exit(0);
@@ -114,7 +136,9 @@ async fn main() -> Result<(), BoxError> {
     let load_before = probe::load_average();
 
     // One server, one database, one client with command monitoring, for everything.
-    let name = "seqid_bench";
+    // The runs of `--only instructions` use a database of their own.
+    let name = std::env::var("SEQID_BENCH_DATABASE").unwrap_or_else(|_| "seqid_bench".into());
+    let name = name.as_str();
     seqid_harness::fresh_database(name).await?;
     let monitor = Monitor::new();
     let client = seqid_harness::client_with(|o| {
@@ -171,6 +195,12 @@ async fn main() -> Result<(), BoxError> {
     let cost = if config.runs("cost") {
         eprintln!("the client's own cost ...");
         Some(cost::run(name, &config).await?)
+    } else {
+        None
+    };
+    let instructions = if config.runs("instructions") {
+        eprintln!("the client's own work, in instructions (callgrind) ...");
+        Some(instructions::run(&config)?)
     } else {
         None
     };
@@ -253,10 +283,29 @@ async fn main() -> Result<(), BoxError> {
              `clock_gettime`; allocations are counted by the benchmark's global allocator. The \
              first row is the driver's own `insert_one` of the same document with an integer \
              `_id` taken from memory: what any insert costs the client.\n",
-            if config.rounds > 1 { 1000 } else { 100 },
-            config.rounds
+            config.cost_inserts, config.rounds
         );
         cost::print(rows);
+    }
+    match &instructions {
+        Some(Some(rows)) => {
+            println!(
+                "## The client's own work, in instructions
+"
+            );
+            println!(
+                "Each contender alone, one task, under valgrind's callgrind (`--only cost`, this \
+                 run's server): the instructions this process executes in user space per \
+                 insert, the difference of two runs of different lengths divided by the \
+                 difference of their inserts. Unlike CPU time, the same from run to run. \
+                 System calls (the kernel's work) are not counted.\n"
+            );
+            instructions::print(rows);
+        }
+        Some(None) => println!(
+            "## The client's own work, in instructions\n\nvalgrind is not installed: not measured.\n"
+        ),
+        None => {}
     }
     if let Some(results) = &single {
         println!("## Single inserts\n");

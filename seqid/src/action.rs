@@ -132,12 +132,12 @@ impl<'a, T: Document> IntoFuture for Insert<'a, T> {
             call,
             mode,
         } = self;
-        Box::pin(async move {
-            match mode {
-                Mode::Insert => crate::insert::one(doc, db, call).await,
-                Mode::Resume => crate::insert::resume(doc, db, call).await,
-            }
-        })
+        // Boxed apart: a box as large as the larger of the two would cost every insert
+        // (see `crate::insert` on the size of the insert's state).
+        match mode {
+            Mode::Insert => Box::pin(crate::insert::one(doc, db, call)),
+            Mode::Resume => Box::pin(crate::insert::resume(doc, db, call)),
+        }
     }
 }
 
@@ -163,11 +163,9 @@ impl<'a, T: Document> IntoFuture for InsertMany<'a, T> {
             call,
             mode,
         } = self;
-        Box::pin(async move {
-            match mode {
-                Mode::Insert => crate::insert::many(docs, db, call).await,
-                Mode::Resume => crate::insert::resume_many(docs, db, call).await,
-            }
-        })
+        match mode {
+            Mode::Insert => Box::pin(crate::insert::many(docs, db, call)),
+            Mode::Resume => Box::pin(crate::insert::resume_many(docs, db, call)),
+        }
     }
 }

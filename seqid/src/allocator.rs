@@ -221,7 +221,9 @@ impl Allocator {
             self.tally.ids.fetch_add(1, Ordering::Relaxed);
             return Ok(id);
         }
-        Ok(self.allocate(1, source).await?[0])
+        // Boxed: its state, a reservation's included, is larger than the rest of a block
+        // insert's; a reservation costs a round trip anyway (see `crate::insert`).
+        Ok(Box::pin(self.allocate(1, source)).await?[0])
     }
 
     /// `count` distinct ids, increasing, never handed out before by this allocator.

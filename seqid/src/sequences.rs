@@ -8,7 +8,6 @@
 //! knows they all reach its own deployment. A bare `mongodb::Database` gets state made
 //! for the one call and dropped after it: always correct, never shared.
 
-use std::collections::HashMap;
 use std::hash::Hash;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -483,7 +482,11 @@ struct Entries<K, V> {
 }
 
 struct Map<K, V> {
-    by_database: HashMap<String, HashMap<K, Entry<V>>>,
+    /// foldhash, not SipHash: these are looked up on every insert (SipHash was a sixth of
+    /// what a block insert added to the driver's own work). Scope values may come from an
+    /// application's users; foldhash's seeds are random per process and per map, so they
+    /// cannot choose colliding keys without reverse-engineering the running process.
+    by_database: foldhash::HashMap<String, foldhash::HashMap<K, Entry<V>>>,
     len: usize,
     /// The next sweep runs once `len` exceeds this.
     sweep_above: usize,
@@ -498,7 +501,7 @@ impl<K: Eq + Hash, V> Entries<K, V> {
     fn new() -> Self {
         Entries {
             map: Mutex::new(Map {
-                by_database: HashMap::new(),
+                by_database: foldhash::HashMap::default(),
                 len: 0,
                 sweep_above: SWEEP_FLOOR,
             }),

@@ -153,16 +153,26 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
         _ if never_sent(&error) => Some(Rejection::not_sent(&error)),
         _ => None,
     };
+    // The lookups are boxed: inline, their state would make every insert's larger (see
+    // `crate::insert`), and they follow an error.
     let fates = match fate {
-        Some(rejection) => classify(collection, seq, &[(document, key, rejection)], &error).await,
+        Some(rejection) => {
+            Box::pin(classify(
+                collection,
+                seq,
+                &[(document, key, rejection)],
+                &error,
+            ))
+            .await
+        }
         None => {
-            settle(
+            Box::pin(settle(
                 collection,
                 seq,
                 &[document],
                 std::slice::from_ref(key),
                 error.clone(),
-            )
+            ))
             .await
         }
     };

@@ -30,7 +30,8 @@ pub(crate) async fn insert_one<T: Document>(
     session: &mut Session<'_>,
 ) -> Result<IdValue<T>, Error> {
     let id = match seq.strategy {
-        Strategy::Gapless => take(route, seq, &scope, 1, session).await?[0],
+        // Boxed, as every path but the live block's (see `crate::insert`).
+        Strategy::Gapless => Box::pin(take(route, seq, &scope, 1, session)).await?[0],
         _ => {
             let source = source(route, seq, &scope);
             route.counter(seq, &scope).allocate_one(&source).await?
