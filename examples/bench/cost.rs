@@ -191,6 +191,8 @@ impl Contender {
 /// Per insert, for one contender: `[cpu µs, allocations, bytes, wall µs][round]`.
 pub struct Row {
     contender: Contender,
+    /// The bytes of the insert's boxed state (seqid's contenders only).
+    state_bytes: Option<u64>,
     cpu_us: Vec<f64>,
     allocations: Vec<f64>,
     bytes: Vec<f64>,
@@ -216,6 +218,7 @@ pub async fn run(database: &str, config: &Config) -> Result<Vec<Row>, BoxError> 
         .iter()
         .map(|&contender| Row {
             contender,
+            state_bytes: state_bytes(contender, &db),
             cpu_us: Vec::new(),
             allocations: Vec::new(),
             bytes: Vec::new(),
@@ -271,6 +274,32 @@ pub async fn run(database: &str, config: &Config) -> Result<Vec<Row>, BoxError> 
     Ok(rows)
 }
 
+/// What `into_future` allocates for one insert of a seqid contender, before it runs: the
+/// box holding the insert's whole state, as large as the largest state any of its paths
+/// reaches. The least of a few tries, in case another thread allocated meanwhile.
+fn state_bytes(contender: Contender, db: &seqid::Database) -> Option<u64> {
+    use std::future::IntoFuture;
+    fn measure<T: Document + Make>(db: &seqid::Database) -> u64 {
+        (0..5)
+            .map(|_| {
+                let mut doc = T::make("cost", 0);
+                let before = BYTES.load(Ordering::Relaxed);
+                let future = doc.insert(db).into_future();
+                let bytes = BYTES.load(Ordering::Relaxed) - before;
+                drop(future);
+                bytes
+            })
+            .min()
+            .unwrap_or(0)
+    }
+    match contender {
+        Contender::Driver | Contender::Tutorial => None,
+        Contender::Block100 => Some(measure::<Block100Doc>(db)),
+        Contender::Counters => Some(measure::<CountersDoc>(db)),
+        Contender::Optimistic => Some(measure::<OptimisticDoc>(db)),
+    }
+}
+
 pub fn print(rows: &[Row]) {
     let of = |wanted: Contender| rows.iter().find(|r| r.contender == wanted);
     let alloc_tutorial = of(Contender::Tutorial).map(|r| median(&r.allocations));
@@ -290,6 +319,7 @@ pub fn print(rows: &[Row]) {
         "+ over driver",
         "+ over tutorial",
         "bytes allocated/insert",
+        "insert's state, bytes",
         "wall µs/insert",
     ]);
     for row in rows {
@@ -312,6 +342,7 @@ pub fn print(rows: &[Row]) {
                 _ => String::new(),
             },
             format!("{bytes:.0} ({:+.0})", bytes - bytes0),
+            row.state_bytes.map_or(String::new(), |b| b.to_string()),
             format!("{:.0}", median(&row.wall_us)),
         ]);
     }

@@ -6,8 +6,9 @@
 //! of the largest state any of its paths can reach: every `async fn` awaited inline adds
 //! its own. A block insert's common path (an id from the live block, one `insert`) would
 //! otherwise carry the states of the optimistic loop, of a reservation and of the lookups
-//! after an error, over 13 KB, allocated and copied on every call (measured with
-//! callgrind: a sixth of what seqid added to the driver's own insert). So the paths that
+//! after an error, over 13 KB, allocated and copied on every call: about 1,000 of the
+//! 5,200 instructions seqid added to the driver's own insert (callgrind; now under 1 KB,
+//! see BENCHMARKS.md). So the paths that
 //! are rare, or that already cost a round trip, are boxed where they start: the optimistic
 //! branch here, a reservation in the allocator, the gapless reservation, the lookups after
 //! an error in [`write`], and `resume`.
