@@ -7,11 +7,12 @@
 //! its own. A block insert's common path (an id from the live block, one `insert`) would
 //! otherwise carry the states of the optimistic loop, of a reservation and of the lookups
 //! after an error, over 13 KB, allocated and copied on every call: about 1,000 of the
-//! 5,200 instructions seqid added to the driver's own insert (callgrind; now under 1 KB,
-//! see BENCHMARKS.md). So the paths that
-//! are rare, or that already cost a round trip, are boxed where they start: the optimistic
-//! branch here, a reservation in the allocator, the gapless reservation, the lookups after
-//! an error in [`write`], and `resume`.
+//! 5,200 instructions seqid added to the driver's own insert (callgrind). So the paths
+//! that are rare, or that already cost a round trip, are boxed where they start: the
+//! optimistic branch here, a reservation in the allocator, the gapless reservation, the
+//! lookups after an error in [`write`], and `resume`. The state is now 776 bytes, below
+//! the allocator's per-thread cache limit; `tests/state.rs` holds every strategy to that,
+//! and BENCHMARKS.md (*The client's own cost*) prints it.
 
 use crate::action::{BoxFuture, Call};
 use crate::bulk::{Batch, carried};
