@@ -8,9 +8,11 @@
 //! The tutorial code is plain `Collection<bson::Document>` calls, as an application
 //! would write it. Trials are a fixed number of inserts, contenders rotated each round;
 //! every ratio is taken between trials of the same round, and its spread over rounds is
-//! printed. A contender the library does not have, *tutorial + seqid's old guard*, sends
-//! the tutorial's two commands with the counter filter seqid used before this
-//! benchmark existed (a four-branch `$or`), to show what that filter cost by itself.
+//! printed. Two contenders the library does not have send the tutorial's two commands by
+//! hand with seqid's counter filter and write concern: *seqid's old guard*, the filter
+//! seqid used before this benchmark existed (a four-branch `$or`), and *seqid's guard*,
+//! the one it sends now. They separate what the server charges for seqid's command from
+//! what seqid's client-side work costs.
 
 use std::time::Instant;
 
@@ -48,6 +50,7 @@ impl Shape {
 enum Contender {
     Tutorial,
     OldGuard,
+    Guard,
     Counters,
     CountersBare,
     Block100,
@@ -56,9 +59,10 @@ enum Contender {
 }
 
 impl Contender {
-    const ALL: [Contender; 7] = [
+    const ALL: [Contender; 8] = [
         Contender::Tutorial,
         Contender::OldGuard,
+        Contender::Guard,
         Contender::Counters,
         Contender::CountersBare,
         Contender::Block100,
@@ -70,6 +74,7 @@ impl Contender {
         match self {
             Contender::Tutorial => "tutorial ($inc + insert_one), by hand",
             Contender::OldGuard => "tutorial + seqid's old guard ($or), by hand",
+            Contender::Guard => "tutorial + seqid's guard (one field), by hand",
             Contender::Counters => "seqid counters (handle)",
             Contender::CountersBare => "seqid counters (bare mongodb::Database)",
             Contender::Block100 => "seqid block 100 (handle)",
@@ -94,8 +99,9 @@ impl Contender {
     ) -> Result<(), BoxError> {
         let name = "one task";
         match self {
-            Contender::Tutorial => tutorial(db, n, false).await?,
-            Contender::OldGuard => tutorial(db, n, true).await?,
+            Contender::Tutorial => tutorial(db, n, Filter::Tutorial).await?,
+            Contender::OldGuard => tutorial(db, n, Filter::OldGuard).await?,
+            Contender::Guard => tutorial(db, n, Filter::Guard).await?,
             Contender::Counters => {
                 CountersDoc::make(name, n).insert(shared).await?;
             }
@@ -118,37 +124,59 @@ impl Contender {
     }
 }
 
+/// The counter filter a by-hand contender sends.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Filter {
+    /// `{ _id }`, the tutorial's.
+    Tutorial,
+    /// `_id` and the four-branch `$or` on `seq` seqid sent before issue 12.
+    OldGuard,
+    /// `_id` and the one-field guard seqid sends now (`counted/counter.rs`, `guard`).
+    Guard,
+}
+
 /// The tutorial's `getNextSequence` and insert, on `Collection<bson::Document>`. With
-/// `old_guard`, the counter filter is the one seqid sent before: `_id` and a four-branch
-/// `$or` on `seq`, with `w: "majority"` as seqid sends it.
-async fn tutorial(db: &mongodb::Database, n: i32, old_guard: bool) -> Result<(), BoxError> {
+/// either guard, the counter filter is seqid's, with `w: "majority"` as seqid sends it.
+async fn tutorial(db: &mongodb::Database, n: i32, filter_of: Filter) -> Result<(), BoxError> {
     let counters = db.collection::<BsonDocument>(TUTORIAL_COUNTERS);
-    let (sequence, target) = match old_guard {
-        false => ("one_tutorial", "one_tutorial"),
-        true => ("one_old_guard", "one_old_guard"),
+    let (sequence, target) = match filter_of {
+        Filter::Tutorial => ("one_tutorial", "one_tutorial"),
+        Filter::OldGuard => ("one_old_guard", "one_old_guard"),
+        Filter::Guard => ("one_guard", "one_guard"),
     };
+    // The largest counter an `$inc` of 1 leaves within ±(2^53 - 1).
+    const REACH: i64 = (1 << 53) - 2;
     let mut filter = doc! { "_id": sequence };
-    if old_guard {
-        filter.insert(
-            "$or",
-            vec![
-                doc! { "seq": { "$exists": false } },
-                doc! { "seq": { "$type": 16 } },
-                doc! { "seq": { "$type": 18 } },
-                doc! { "seq": {
-                    "$type": 1,
-                    "$bitsAllClear": 0,
-                    "$gte": -9_007_199_254_740_990_i64,
-                    "$lte": 9_007_199_254_740_990_i64,
-                } },
-            ],
-        );
+    match filter_of {
+        Filter::Tutorial => {}
+        Filter::OldGuard => {
+            filter.insert(
+                "$or",
+                vec![
+                    doc! { "seq": { "$exists": false } },
+                    doc! { "seq": { "$type": 16 } },
+                    doc! { "seq": { "$type": 18 } },
+                    doc! { "seq": {
+                        "$type": 1,
+                        "$bitsAllClear": 0,
+                        "$gte": -REACH,
+                        "$lte": REACH,
+                    } },
+                ],
+            );
+        }
+        Filter::Guard => {
+            filter.insert(
+                "seq",
+                doc! { "$bitsAllClear": 0, "$gte": -REACH, "$lte": REACH },
+            );
+        }
     }
     let mut update = counters
         .find_one_and_update(filter, doc! { "$inc": { "seq": 1 } })
         .upsert(true)
         .return_document(ReturnDocument::After);
-    if old_guard {
+    if filter_of != Filter::Tutorial {
         update = update.write_concern(WriteConcern::majority());
     }
     let counter = update
@@ -249,6 +277,7 @@ async fn drop_collections(db: &mongodb::Database) -> Result<(), BoxError> {
     for collection in [
         "one_tutorial",
         "one_old_guard",
+        "one_guard",
         "one_plain",
         CountersDoc::SEQUENCE.collection,
         Block100Doc::SEQUENCE.collection,
