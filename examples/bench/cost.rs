@@ -17,7 +17,7 @@ use seqid::Document;
 
 use crate::Config;
 use crate::model::{
-    Block100Doc, BoxError, CountersDoc, Make, OptimisticDoc, TUTORIAL_COUNTERS, TutorialDoc,
+    Block100Doc, BoxError, CountersDoc, Make, OptimisticDoc, TutorialDoc, tutorial_next_id,
 };
 use crate::stats::{Table, median};
 
@@ -89,8 +89,9 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
+/// The contenders of this part, which `--only instructions` runs one at a time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Contender {
+pub enum Contender {
     Driver,
     Tutorial,
     Block100,
@@ -99,7 +100,7 @@ enum Contender {
 }
 
 impl Contender {
-    const ALL: [Contender; 5] = [
+    pub const ALL: [Contender; 5] = [
         Contender::Driver,
         Contender::Tutorial,
         Contender::Block100,
@@ -108,7 +109,7 @@ impl Contender {
     ];
 
     /// The name `--cost-contenders` takes.
-    fn short(self) -> &'static str {
+    pub fn short(self) -> &'static str {
         match self {
             Contender::Driver => "driver",
             Contender::Tutorial => "tutorial",
@@ -118,7 +119,7 @@ impl Contender {
         }
     }
 
-    fn label(self) -> &'static str {
+    pub fn label(self) -> &'static str {
         match self {
             Contender::Driver => "driver insert_one, integer _id from memory",
             Contender::Tutorial => "driver findAndModify + insert_one (the tutorial, by hand)",
@@ -138,41 +139,31 @@ impl Contender {
         }
     }
 
+    /// The driver's own insert of the document under an integer `_id`: the whole of the
+    /// first contender, and the tutorial's second command.
+    async fn insert_integer_id(
+        self,
+        db: &seqid::Database,
+        id: i64,
+        n: i32,
+    ) -> Result<(), BoxError> {
+        db.collection::<TutorialDoc>(self.collection())
+            .insert_one(TutorialDoc {
+                id,
+                name: "cost".to_owned(),
+                n,
+            })
+            .await?;
+        Ok(())
+    }
+
     async fn insert(self, db: &seqid::Database, id: i64, n: i32) -> Result<(), BoxError> {
         let name = "cost";
         match self {
-            Contender::Driver => {
-                db.collection::<TutorialDoc>(self.collection())
-                    .insert_one(TutorialDoc {
-                        id,
-                        name: name.to_owned(),
-                        n,
-                    })
-                    .await?;
-            }
+            Contender::Driver => self.insert_integer_id(db, id, n).await?,
             Contender::Tutorial => {
-                let counter = db
-                    .collection::<mongodb::bson::Document>(TUTORIAL_COUNTERS)
-                    .find_one_and_update(
-                        mongodb::bson::doc! { "_id": "cost_tutorial" },
-                        mongodb::bson::doc! { "$inc": { "seq": 1 } },
-                    )
-                    .upsert(true)
-                    .return_document(mongodb::options::ReturnDocument::After)
-                    .await?
-                    .ok_or("the counter's upsert returned nothing")?;
-                let id = match counter.get("seq") {
-                    Some(mongodb::bson::Bson::Int32(v)) => i64::from(*v),
-                    Some(mongodb::bson::Bson::Int64(v)) => *v,
-                    other => return Err(format!("counter seq is {other:?}").into()),
-                };
-                db.collection::<TutorialDoc>(self.collection())
-                    .insert_one(TutorialDoc {
-                        id,
-                        name: name.to_owned(),
-                        n,
-                    })
-                    .await?;
+                let id = tutorial_next_id(db, "cost_tutorial").await?;
+                self.insert_integer_id(db, id, n).await?;
             }
             Contender::Block100 => {
                 Block100Doc::make(name, n).insert(db).await?;

@@ -12,23 +12,12 @@
 use std::process::Command;
 
 use crate::Config;
+use crate::cost::Contender;
 use crate::model::BoxError;
 use crate::stats::Table;
 
 /// The database the runs under callgrind use, apart from this run's.
 const DATABASE: &str = "seqid_bench_instructions";
-
-/// The contenders, by their `--cost-contenders` names, with their labels.
-const CONTENDERS: [(&str, &str); 5] = [
-    ("driver", "driver insert_one, integer _id from memory"),
-    (
-        "tutorial",
-        "driver findAndModify + insert_one (the tutorial, by hand)",
-    ),
-    ("block", "seqid block 100"),
-    ("counters", "seqid counters"),
-    ("optimistic", "seqid optimistic"),
-];
 
 pub struct Row {
     label: &'static str,
@@ -48,7 +37,8 @@ pub fn run(config: &Config) -> Result<Option<Vec<Row>>, BoxError> {
     let uri = seqid_harness::server_uri()?;
     let exe = std::env::current_exe()?;
     let mut rows = Vec::new();
-    for (name, label) in CONTENDERS {
+    for contender in Contender::ALL {
+        let name = contender.short();
         let count = |inserts: u32| -> Result<u64, BoxError> {
             let output = Command::new("valgrind")
                 .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
@@ -67,7 +57,7 @@ pub fn run(config: &Config) -> Result<Option<Vec<Row>>, BoxError> {
         };
         let (at_few, at_many) = (count(few)?, count(many)?);
         rows.push(Row {
-            label,
+            label: contender.label(),
             per_insert: (at_many as f64 - at_few as f64) / f64::from(many - few),
         });
     }

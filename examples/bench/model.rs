@@ -153,7 +153,7 @@ impl Contender {
                     .await?;
             }
             Contender::Tutorial => {
-                let id = tutorial_next_id(db).await?;
+                let id = tutorial_next_id(db, TUTORIAL_SEQUENCE).await?;
                 db.collection::<TutorialDoc>(self.collection())
                     .insert_one(TutorialDoc {
                         id,
@@ -185,9 +185,9 @@ async fn seqid_one<T: Document + Make>(db: &Database, name: &str, n: i32) -> Res
     Ok(())
 }
 
-/// The MongoDB tutorial's `getNextSequence`, written by hand without seqid:
-/// `findAndModify({ query: { _id: name }, update: { $inc: { seq: 1 } }, new: true, upsert: true })`.
-async fn tutorial_next_id(db: &Database) -> Result<i64, BoxError> {
+/// The MongoDB tutorial's `getNextSequence(sequence)`, written by hand without seqid:
+/// `findAndModify({ query: { _id: sequence }, update: { $inc: { seq: 1 } }, new: true, upsert: true })`.
+pub async fn tutorial_next_id(db: &Database, sequence: &str) -> Result<i64, BoxError> {
     let counters: Collection<BsonDocument> = db.collection(TUTORIAL_COUNTERS);
     // SecantusDB 0.7.0b3 quirk: under concurrent use, this upsert sometimes answers
     // `value: null` although it applied the `$inc` (MongoDB always returns the document).
@@ -196,10 +196,7 @@ async fn tutorial_next_id(db: &Database) -> Result<i64, BoxError> {
     let mut counter = None;
     for _ in 0..10 {
         counter = counters
-            .find_one_and_update(
-                doc! { "_id": TUTORIAL_SEQUENCE },
-                doc! { "$inc": { "seq": 1 } },
-            )
+            .find_one_and_update(doc! { "_id": sequence }, doc! { "$inc": { "seq": 1 } })
             .upsert(true)
             .return_document(ReturnDocument::After)
             .await?;

@@ -161,7 +161,8 @@ impl Scope {
 /// items of each in order (one group, at the cost of one lookup each, when unscoped).
 pub(crate) fn grouped<T>(items: impl IntoIterator<Item = (Scope, T)>) -> Vec<(Scope, Vec<T>)> {
     let mut groups: Vec<(Scope, Vec<T>)> = Vec::new();
-    let mut at: std::collections::HashMap<Scope, usize> = std::collections::HashMap::new();
+    // foldhash, as the handle's maps: one lookup per document of an `insert_many`.
+    let mut at: foldhash::HashMap<Scope, usize> = foldhash::HashMap::default();
     for (scope, item) in items {
         match at.get(&scope) {
             Some(&index) => groups[index].1.push(item),
