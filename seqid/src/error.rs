@@ -421,8 +421,9 @@ pub struct BulkError {
     pub inserted: Vec<usize>,
     /// Documents the server refused.
     pub failed: Vec<FailedInsert>,
-    /// Documents whose fate could not be learned: the answer was lost and the document
-    /// was not found stored (a request may still be on its way, so absence proves nothing).
+    /// Documents whose fate could not be learned (they keep their ids): the answer was
+    /// lost, or a copy sent again met a document at its id that may be its own or another
+    /// writer's (see [`Document::resume_insert`](crate::Document::resume_insert)).
     pub unknown: Vec<usize>,
 }
 
