@@ -4,26 +4,34 @@
 //! returns, the next caller in line reserves for *everyone* queued with one round trip
 //! (group commit). The counters strategy reserves exactly what is queued; the block
 //! strategy rounds up to whole blocks and keeps the rest in a [`LiveBlock`] that later
-//! callers take from without any round trip. No lock is held across a database call
-//! except the async flush lock, which only callers that found no ids wait on.
+//! callers take from without any round trip. No lock is held across a database call.
+//!
+//! The round trip runs in a task of its own (the flusher), never in a caller's: a caller
+//! that is cancelled (its future dropped by a timeout, a client hanging up) never drops a
+//! reservation half-way on the wire, and the callers queued behind it do not depend on it.
+//! The flusher serves the queue until it is empty; at most one runs at a time.
 
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::oneshot;
 
 use crate::Error;
 
-/// One round trip that takes ids from the database.
-pub(crate) trait Source: Sync {
+/// One round trip that takes ids from the database. It owns what it needs, since it runs
+/// in the flusher's task.
+pub(crate) trait Source: Send + Sync + 'static {
     /// Takes `amount` ids, `first ..= first + amount - 1`, and returns `first`.
     fn reserve(
         &self,
         amount: u64,
         tally: &Tally,
     ) -> impl Future<Output = Result<i64, Error>> + Send;
+
+    /// The error for a caller whose request the flusher dropped unanswered (it panicked).
+    fn interrupted(&self) -> Error;
 }
 
 /// What an allocator has done, for [`Stats`](crate::Stats).
@@ -189,7 +197,8 @@ pub(crate) struct Allocator {
     chunk: u64,
     live: LiveBlock,
     queue: Mutex<Vec<Request>>,
-    flush: tokio::sync::Mutex<()>,
+    /// Whether a flusher is running.
+    flushing: AtomicBool,
     pub(crate) tally: Tally,
 }
 
@@ -199,7 +208,7 @@ impl Allocator {
             chunk: chunk.max(1),
             live: LiveBlock::new(),
             queue: Mutex::new(Vec::new()),
-            flush: tokio::sync::Mutex::new(()),
+            flushing: AtomicBool::new(false),
             tally: Tally::default(),
         }
     }
@@ -216,21 +225,28 @@ impl Allocator {
 
     /// One id, as [`allocate`](Allocator::allocate) of one: from the live block without
     /// a `Vec` when it has one (the block strategy's common case).
-    pub(crate) async fn allocate_one<S: Source>(&self, source: &S) -> Result<i64, Error> {
+    pub(crate) async fn allocate_one<S: Source>(
+        self: &Arc<Self>,
+        source: impl Fn() -> S,
+    ) -> Result<i64, Error> {
         if let Some(id) = self.live.take_one() {
             self.tally.ids.fetch_add(1, Ordering::Relaxed);
             return Ok(id);
         }
-        // Boxed: its state, a reservation's included, is larger than the rest of a block
-        // insert's; a reservation costs a round trip anyway (see `crate::insert`).
+        // Boxed: its state is larger than the rest of a block insert's; a reservation
+        // costs a round trip anyway (see `crate::insert`).
         Ok(Box::pin(self.allocate(1, source)).await?[0])
     }
 
     /// `count` distinct ids, increasing, never handed out before by this allocator.
+    /// `source` makes the round trip, if one is needed, for the flusher's task.
+    ///
+    /// Cancel-safe: a caller dropped while it waits gets nothing, and the ids it would
+    /// have had go back to the live block for the next callers.
     pub(crate) async fn allocate<S: Source>(
-        &self,
+        self: &Arc<Self>,
         count: u64,
-        source: &S,
+        source: impl Fn() -> S,
     ) -> Result<Vec<i64>, Error> {
         if count == 0 {
             return Ok(Vec::new());
@@ -239,33 +255,20 @@ impl Allocator {
             self.tally.ids.fetch_add(count, Ordering::Relaxed);
             return Ok(ids);
         }
-        loop {
-            let (reply, mut answer) = oneshot::channel();
-            self.queue_lock().push(Request { count, reply });
-            loop {
-                let guard = tokio::select! {
-                    biased;
-                    answer = &mut answer => match answer {
-                        Ok(result) => return result,
-                        // The caller that flushed our request was cancelled: ask again.
-                        Err(_) => break,
-                    },
-                    guard = self.flush.lock() => guard,
-                };
-                // Whoever flushed before us answered before letting go of the lock.
-                match answer.try_recv() {
-                    Ok(result) => return result,
-                    Err(oneshot::error::TryRecvError::Closed) => break,
-                    Err(oneshot::error::TryRecvError::Empty) => {}
-                }
-                self.flush_queue(source).await;
-                drop(guard);
-            }
+        let (reply, answer) = oneshot::channel();
+        self.queue_lock().push(Request { count, reply });
+        if !self.flushing.swap(true, Ordering::AcqRel) {
+            let flusher = Flushing(Arc::clone(self));
+            tokio::spawn(flusher.run(source()));
+        }
+        match answer.await {
+            Ok(result) => result,
+            Err(_) => Err(source().interrupted()),
         }
     }
 
     /// Serves every queued request: from the live block if it is enough, else with one
-    /// reservation for all of them. Runs under the flush lock.
+    /// reservation for all of them. Runs in the flusher.
     ///
     /// A request whose caller has gone (cancelled while it waited) gets nothing, and the
     /// ids it would have had stay in the live block for the next callers: no gap. (The
@@ -321,6 +324,36 @@ impl Allocator {
     }
 }
 
+/// The running flusher: while it is held, no other starts; when it is dropped, at the
+/// end of a round or because its task ended early (a panic, a runtime shutting down),
+/// the next caller starts one.
+struct Flushing(Arc<Allocator>);
+
+impl Flushing {
+    /// Serves the queue until it is empty.
+    async fn run<S: Source>(self, source: S) {
+        let allocator = Arc::clone(&self.0);
+        let mut flushing = Some(self);
+        while flushing.is_some() {
+            allocator.flush_queue(&source).await;
+            // Let go before looking: a request queued meanwhile saw the flag still set, so
+            // it is served here, or by the flusher its caller starts after this.
+            drop(flushing.take());
+            if !allocator.queue_lock().is_empty()
+                && !allocator.flushing.swap(true, Ordering::AcqRel)
+            {
+                flushing = Some(Flushing(Arc::clone(&allocator)));
+            }
+        }
+    }
+}
+
+impl Drop for Flushing {
+    fn drop(&mut self) {
+        self.0.flushing.store(false, Ordering::Release);
+    }
+}
+
 /// Ids taken out of the live block by a flush; what is left goes back when it ends.
 struct Held<'a> {
     live: &'a LiveBlock,
@@ -336,7 +369,6 @@ impl Drop for Held<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
     use std::sync::atomic::AtomicI64;
     use std::time::Duration;
 
@@ -349,21 +381,48 @@ mod tests {
         calls: AtomicU64,
     }
 
+    fn interrupted() -> Error {
+        Error::InvalidOption {
+            sequence: "s".into(),
+            option: "test",
+            value: "x".into(),
+            reason: "the flusher was interrupted",
+        }
+    }
+
+    /// The fakes, shared with the test (an `Arc` is `'static`, as a source must be).
+    impl<S: Source> Source for Arc<S> {
+        async fn reserve(&self, amount: u64, tally: &Tally) -> Result<i64, Error> {
+            (**self).reserve(amount, tally).await
+        }
+
+        fn interrupted(&self) -> Error {
+            interrupted()
+        }
+    }
+
     impl Source for FakeCounter {
         async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
             self.calls.fetch_add(1, Ordering::SeqCst);
             tokio::time::sleep(Duration::from_millis(2)).await;
             Ok(self.seq.fetch_add(amount as i64, Ordering::SeqCst) + 1)
         }
+
+        fn interrupted(&self) -> Error {
+            interrupted()
+        }
     }
 
     #[tokio::test]
     async fn exact_reservations_hand_out_consecutive_ids() {
-        let allocator = Allocator::new(1);
-        let counter = FakeCounter::default();
-        assert_eq!(allocator.allocate(1, &counter).await.unwrap(), vec![1]);
+        let allocator = Arc::new(Allocator::new(1));
+        let counter = Arc::new(FakeCounter::default());
         assert_eq!(
-            allocator.allocate(3, &counter).await.unwrap(),
+            allocator.allocate(1, || counter.clone()).await.unwrap(),
+            vec![1]
+        );
+        assert_eq!(
+            allocator.allocate(3, || counter.clone()).await.unwrap(),
             vec![2, 3, 4]
         );
         assert_eq!(counter.calls.load(Ordering::SeqCst), 2);
@@ -372,16 +431,16 @@ mod tests {
 
     #[tokio::test]
     async fn blocks_serve_from_memory_until_used_up() {
-        let allocator = Allocator::new(10);
-        let counter = FakeCounter::default();
+        let allocator = Arc::new(Allocator::new(10));
+        let counter = Arc::new(FakeCounter::default());
         let mut ids = Vec::new();
         for _ in 0..25 {
-            ids.extend(allocator.allocate(1, &counter).await.unwrap());
+            ids.extend(allocator.allocate(1, || counter.clone()).await.unwrap());
         }
         assert_eq!(ids, (1..=25).collect::<Vec<_>>());
         assert_eq!(counter.calls.load(Ordering::SeqCst), 3);
         // A bulk request larger than what is left takes the rest, then whole blocks.
-        let bulk = allocator.allocate(12, &counter).await.unwrap();
+        let bulk = allocator.allocate(12, || counter.clone()).await.unwrap();
         assert_eq!(bulk, (26..=37).collect::<Vec<_>>());
         assert_eq!(counter.seq.load(Ordering::SeqCst), 40);
         assert_eq!(allocator.live.remaining(), 3);
@@ -397,7 +456,7 @@ mod tests {
                 tokio::spawn(async move {
                     let mut ids = Vec::new();
                     for _ in 0..20 {
-                        ids.extend(allocator.allocate(1, &*counter).await.unwrap());
+                        ids.extend(allocator.allocate(1, || counter.clone()).await.unwrap());
                     }
                     ids
                 })
@@ -420,6 +479,7 @@ mod tests {
     struct GatedCounter {
         seq: AtomicI64,
         entered: AtomicU64,
+        completed: AtomicU64,
         gate: tokio::sync::Semaphore,
     }
 
@@ -428,6 +488,7 @@ mod tests {
             GatedCounter {
                 seq: AtomicI64::new(0),
                 entered: AtomicU64::new(0),
+                completed: AtomicU64::new(0),
                 gate: tokio::sync::Semaphore::new(0),
             }
         }
@@ -437,7 +498,12 @@ mod tests {
         async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
             self.entered.fetch_add(1, Ordering::SeqCst);
             self.gate.acquire().await.unwrap().forget();
+            self.completed.fetch_add(1, Ordering::SeqCst);
             Ok(self.seq.fetch_add(amount as i64, Ordering::SeqCst) + 1)
+        }
+
+        fn interrupted(&self) -> Error {
+            interrupted()
         }
     }
 
@@ -463,7 +529,7 @@ mod tests {
             for round in 0..100_u64 {
                 let spawn = |count: u64| {
                     let (allocator, counter) = (allocator.clone(), counter.clone());
-                    tokio::spawn(async move { allocator.allocate(count, &*counter).await })
+                    tokio::spawn(async move { allocator.allocate(count, || counter.clone()).await })
                 };
                 // Ids left from the round before are handed out first, without a round trip.
                 let left = allocator.live.remaining();
@@ -479,7 +545,7 @@ mod tests {
                 until("the queue", || allocator.queue_lock().len() == 12).await;
                 // Ten more are cancelled while queued: they never get anything.
                 for _ in 0..10 {
-                    let queued = allocator.allocate(2, &*counter);
+                    let queued = allocator.allocate(2, || counter.clone());
                     assert!(futures_util::FutureExt::now_or_never(queued).is_none());
                 }
                 counter.gate.add_permits(1);
@@ -499,10 +565,9 @@ mod tests {
                         survivors.push(task);
                     }
                 }
-                // One round trip serves the survivors, unless the one in flight was that of
-                // a cancelled caller: then they queue again, maybe not all before the next
-                // flush takes the queue, and a second round trip may follow. Let every round
-                // trip through until they are served, and close the gate again after.
+                // The round trip in flight serves the survivors: it runs in the flusher's
+                // task, not in a caller's, so cancelling callers never cuts it short. Let it
+                // through, and close the gate again after.
                 counter.gate.add_permits(64);
                 for task in survivors {
                     handed.extend(task.await.unwrap().unwrap());
@@ -524,11 +589,41 @@ mod tests {
             // The next caller takes the lowest id left, without a round trip.
             let trips = counter.entered.load(Ordering::SeqCst);
             if left > 0 {
-                let next = allocator.allocate(1, &*counter).await.unwrap()[0];
+                let next = allocator.allocate(1, || counter.clone()).await.unwrap()[0];
                 assert_eq!(counter.entered.load(Ordering::SeqCst), trips);
                 assert!(!handed.contains(&next) && next <= reserved);
             }
         }
+    }
+
+    /// The round trip runs in the flusher's task: cancelling the caller that started it
+    /// does not cut it short (on the wire, that would drop a driver operation half-way),
+    /// and the id it reserved goes to the caller queued behind.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cancelled_caller_does_not_cut_its_round_trip_short() {
+        let allocator = Arc::new(Allocator::new(1));
+        let counter = Arc::new(GatedCounter::default());
+        let spawn = |count: u64| {
+            let (allocator, counter) = (allocator.clone(), counter.clone());
+            tokio::spawn(async move { allocator.allocate(count, || counter.clone()).await })
+        };
+        let first = spawn(1);
+        until("the first round trip", || {
+            counter.entered.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        let second = spawn(2);
+        until("the queue", || allocator.queue_lock().len() == 1).await;
+        first.abort();
+        assert!(first.await.unwrap_err().is_cancelled());
+        counter.gate.add_permits(2);
+        assert_eq!(second.await.unwrap().unwrap(), vec![1, 2]);
+        assert_eq!(
+            counter.completed.load(Ordering::SeqCst),
+            counter.entered.load(Ordering::SeqCst),
+            "every round trip ran to its end"
+        );
+        assert_eq!(counter.seq.load(Ordering::SeqCst), 2, "no id lost");
     }
 
     struct Failing;
@@ -542,19 +637,23 @@ mod tests {
                 reason: "always fails",
             })
         }
+
+        fn interrupted(&self) -> Error {
+            interrupted()
+        }
     }
 
     #[tokio::test]
     async fn a_failed_reservation_keeps_the_live_block() {
-        let allocator = Allocator::new(10);
+        let allocator = Arc::new(Allocator::new(10));
         allocator.live.refill(5, 2);
-        let error = allocator.allocate(3, &Failing).await.unwrap_err();
+        let error = allocator.allocate(3, || Failing).await.unwrap_err();
         assert!(matches!(error, Error::InvalidOption { .. }));
         assert_eq!(
             allocator.live.remaining(),
             2,
             "ids held during the failed flush are put back"
         );
-        assert_eq!(allocator.allocate(2, &Failing).await.unwrap(), vec![5, 6]);
+        assert_eq!(allocator.allocate(2, || Failing).await.unwrap(), vec![5, 6]);
     }
 }

@@ -161,6 +161,7 @@ mod allocator;
 mod backoff;
 mod bulk;
 mod counted;
+mod detach;
 mod document;
 mod error;
 mod fields;

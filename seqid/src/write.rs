@@ -32,6 +32,7 @@ use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{Acknowledgment, ReadConcern, ReadPreference, SelectionCriteria};
 use serde::Serialize;
 
+use crate::detach::detached;
 use crate::error::{Error, duplicate_index, server_code};
 use crate::scope::{Scope, grouped};
 use crate::session::Session;
@@ -96,6 +97,7 @@ pub(crate) mod why {
         "this copy was refused or not sent, and an earlier copy may still land";
     pub const LOOKUP_FAILED: &str =
         "after a duplicate key, the id could not be looked up to see whether a document holds it";
+    pub const INTERRUPTED: &str = "the task sending the write was cancelled before it finished";
     pub const IN_TRANSACTION: &str =
         "no answer came inside the caller's transaction, whose fate decides the document's";
 }
@@ -203,10 +205,47 @@ impl Sending {
 }
 
 /// Inserts one document that carries the id of `key`, and says what became of it.
+///
+/// Outside the caller's session the insert, and the lookups that may follow it, run in a
+/// task of their own on the document serialized here (see [`crate::detach`]): dropping
+/// this future never drops them half-way.
 pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
     seq: &Sequence,
     document: &T,
+    key: &Key,
+    send: Sending,
+    session: &mut Session<'_>,
+) -> Fate {
+    if session.join().is_some() {
+        return write_one(collection, seq, document, key, send, session).await;
+    }
+    let bytes = match mongodb::bson::to_raw_document_buf(document) {
+        Ok(bytes) => bytes,
+        Err(error) => return Fate::Refused(Rejection::not_sent(&error.into())),
+    };
+    let collection = collection.clone_with_type::<RawDocumentBuf>();
+    let (seq, key) = (*seq, key.clone());
+    let write =
+        async move { write_one(&collection, &seq, &bytes, &key, send, &mut Session::none()).await };
+    match detached(write).await {
+        Some(fate) => fate,
+        None => unknown(why::INTERRUPTED, &interrupted()),
+    }
+}
+
+/// The error of a write whose task was cancelled before it finished.
+fn interrupted() -> mongodb::error::Error {
+    mongodb::error::Error::custom(
+        "the task sending the write was cancelled: the runtime is shutting down",
+    )
+}
+
+/// [`insert_one`], where it runs.
+async fn write_one<D: Serialize + Send + Sync>(
+    collection: &Collection<D>,
+    seq: &Sequence,
+    document: &D,
     key: &Key,
     send: Sending,
     session: &mut Session<'_>,
@@ -276,7 +315,8 @@ const MAX_COMMAND_DOCUMENTS: usize = 100_000;
 /// The driver splits a large `insert_many` into several commands and, when a later one
 /// fails, reports only that failure: what the earlier ones stored would be lost. So the
 /// documents are serialized here and sent in commands of a size the driver sends whole,
-/// one after the other; each command's answer speaks for its documents.
+/// one after the other; each command's answer speaks for its documents. Outside the
+/// caller's session they are sent from a task of their own, as in [`insert_one`].
 pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
     seq: &Sequence,
@@ -285,10 +325,9 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     send: Sending,
     session: &mut Session<'_>,
 ) -> Vec<Fate> {
-    let raw = collection.clone_with_type::<RawDocumentBuf>();
     let mut fates: Vec<Option<Fate>> = vec![None; documents.len()];
     let mut serialized = Vec::with_capacity(documents.len());
-    for (position, document) in documents.iter().enumerate() {
+    for (position, (document, key)) in documents.iter().zip(keys).enumerate() {
         match mongodb::bson::to_raw_document_buf(document) {
             Ok(bytes) if bytes.as_bytes().len() > MAX_DOCUMENT_BYTES => {
                 fates[position] = Some(Fate::Refused(Rejection::held_back(format!(
@@ -297,7 +336,10 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
                     bytes.as_bytes().len()
                 ))));
             }
-            Ok(bytes) => serialized.push((position, bytes)),
+            Ok(bytes) => serialized.push(Serialized {
+                bytes,
+                key: key.clone(),
+            }),
             Err(error) => {
                 fates[position] = Some(Fate::Refused(Rejection::held_back(format!(
                     "not sent: the document cannot be serialized to BSON: {error}"
@@ -305,18 +347,52 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
             }
         }
     }
+    let positions: Vec<usize> = (0..documents.len())
+        .filter(|&p| fates[p].is_none())
+        .collect();
+    let raw = collection.clone_with_type::<RawDocumentBuf>();
+    let sent = if session.join().is_some() {
+        send_commands(&raw, seq, &serialized, send, session).await
+    } else {
+        let (seq, count) = (*seq, serialized.len());
+        let write =
+            async move { send_commands(&raw, &seq, &serialized, send, &mut Session::none()).await };
+        detached(write)
+            .await
+            .unwrap_or_else(|| vec![unknown(why::INTERRUPTED, &interrupted()); count])
+    };
+    for (position, fate) in positions.into_iter().zip(sent) {
+        fates[position] = Some(fate);
+    }
+    fates
+        .into_iter()
+        .map(|fate| fate.expect("every document is sent or held back"))
+        .collect()
+}
+
+/// A document serialized for sending, and the key of the id it carries.
+struct Serialized {
+    bytes: RawDocumentBuf,
+    key: Key,
+}
+
+/// Sends `documents` in commands that the driver sends whole, and says what became of
+/// each.
+async fn send_commands(
+    raw: &Collection<RawDocumentBuf>,
+    seq: &Sequence,
+    documents: &[Serialized],
+    send: Sending,
+    session: &mut Session<'_>,
+) -> Vec<Fate> {
+    let mut fates = Vec::with_capacity(documents.len());
     let mut aborted: Option<Fate> = None;
-    for command in commands(&serialized) {
-        let positions: Vec<usize> = command.iter().map(|(position, _)| *position).collect();
+    for command in commands(documents) {
         let command_fates = match &aborted {
             // The caller's transaction is aborted: nothing more can be stored in it.
             Some(fate) => vec![fate.clone(); command.len()],
             None => {
-                let sent: Vec<&T> = positions.iter().map(|&p| documents[p]).collect();
-                let sent_keys: Vec<Key> = positions.iter().map(|&p| keys[p].clone()).collect();
-                let bytes = command.iter().map(|(_, bytes)| bytes);
-                let fates =
-                    insert_command(&raw, seq, bytes, &sent, &sent_keys, send, session).await;
+                let fates = insert_command(raw, seq, command, send, session).await;
                 if session.in_transaction() {
                     aborted = fates.iter().find_map(|fate| match fate {
                         Fate::Stored => None,
@@ -327,22 +403,17 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
                 fates
             }
         };
-        for (position, fate) in positions.into_iter().zip(command_fates) {
-            fates[position] = Some(fate);
-        }
+        fates.extend(command_fates);
     }
     fates
-        .into_iter()
-        .map(|fate| fate.expect("every document is sent or held back"))
-        .collect()
 }
 
 /// The serialized documents in runs that each fit one `insert` command.
-fn commands(serialized: &[(usize, RawDocumentBuf)]) -> Vec<&[(usize, RawDocumentBuf)]> {
+fn commands(serialized: &[Serialized]) -> Vec<&[Serialized]> {
     let mut runs = Vec::new();
     let (mut start, mut bytes) = (0, 0);
-    for (i, (_, document)) in serialized.iter().enumerate() {
-        let size = document.as_bytes().len();
+    for (i, document) in serialized.iter().enumerate() {
+        let size = document.bytes.as_bytes().len();
         if i > start && (bytes + size > MAX_COMMAND_BYTES || i - start == MAX_COMMAND_DOCUMENTS) {
             runs.push(&serialized[start..i]);
             (start, bytes) = (i, 0);
@@ -355,18 +426,17 @@ fn commands(serialized: &[(usize, RawDocumentBuf)]) -> Vec<&[(usize, RawDocument
     runs
 }
 
-/// Sends one `insert` command of `bytes` (`documents`, serialized) and says what became
-/// of each.
-async fn insert_command<'a, T: Serialize + Send + Sync>(
+/// Sends one `insert` command of `documents` and says what became of each.
+async fn insert_command(
     raw: &Collection<RawDocumentBuf>,
     seq: &Sequence,
-    bytes: impl Iterator<Item = &'a RawDocumentBuf>,
-    documents: &[&T],
-    keys: &[Key],
+    documents: &[Serialized],
     send: Sending,
     session: &mut Session<'_>,
 ) -> Vec<Fate> {
-    let mut insert = raw.insert_many(bytes).ordered(false);
+    let mut insert = raw
+        .insert_many(documents.iter().map(|document| &document.bytes))
+        .ordered(false);
     if let Some(session) = session.join() {
         insert = insert.session(session);
     }
@@ -387,7 +457,6 @@ async fn insert_command<'a, T: Serialize + Send + Sync>(
         }
         return fates;
     }
-    let typed = raw.clone_with_type::<T>();
     let bulk = match &*error.kind {
         ErrorKind::InsertMany(bulk) => bulk,
         _ if never_sent(&error) => {
@@ -395,20 +464,25 @@ async fn insert_command<'a, T: Serialize + Send + Sync>(
             return again(fates, send, &error);
         }
         _ => {
-            let fates = settle(&typed, seq, documents, keys, &error, send).await;
+            let bytes: Vec<&RawDocumentBuf> = documents.iter().map(|d| &d.bytes).collect();
+            let keys: Vec<Key> = documents.iter().map(|d| d.key.clone()).collect();
+            let fates = settle(raw, seq, &bytes, &keys, &error, send).await;
             return again(fates, send, &error);
         }
     };
-    let refusals: Vec<(usize, Rejection)> = bulk
+    let rejected: Vec<(&RawDocumentBuf, &Key, Rejection)> = bulk
         .write_errors
         .iter()
         .flatten()
         .filter(|e| e.index < documents.len())
-        .map(|e| (e.index, Rejection::write(e.code, &e.message)))
-        .collect();
-    let rejected: Vec<_> = refusals
-        .iter()
-        .map(|(i, rejection)| (documents[*i], &keys[*i], rejection.clone()))
+        .map(|e| {
+            let document = &documents[e.index];
+            (
+                &document.bytes,
+                &document.key,
+                Rejection::write(e.code, &e.message),
+            )
+        })
         .collect();
     // Without a write concern error, every document not refused was stored; with one,
     // they were written but may yet be rolled back.
@@ -417,9 +491,15 @@ async fn insert_command<'a, T: Serialize + Send + Sync>(
         Some(_) => unknown(why::WRITE_CONCERN, &error),
     };
     let mut fates = vec![others; documents.len()];
-    let classified = classify(&typed, seq, &rejected, &error, send).await;
-    for ((index, _), fate) in refusals.iter().zip(classified) {
-        fates[*index] = fate;
+    let classified = classify(raw, seq, &rejected, &error, send).await;
+    for (refused, fate) in bulk
+        .write_errors
+        .iter()
+        .flatten()
+        .filter(|e| e.index < documents.len())
+        .zip(classified)
+    {
+        fates[refused.index] = fate;
     }
     again(fates, send, &error)
 }

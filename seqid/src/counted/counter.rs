@@ -60,14 +60,20 @@ impl Counter<'_> {
 
 /// Reserves ids by adding to the counter: `$inc: amount` returning `hi` owns
 /// `hi - amount + 1 ..= hi` (pooled semantics, so plain `$inc: 1` writers never collide).
-pub(crate) struct CounterSource<'a> {
-    pub db: &'a Database,
-    pub counter: Counter<'a>,
+/// It owns what it needs: it runs in the allocator's flusher.
+pub(crate) struct CounterSource {
+    pub db: Database,
+    pub seq: Sequence,
+    pub scope: Scope,
 }
 
-impl Source for CounterSource<'_> {
+impl Source for CounterSource {
     async fn reserve(&self, amount: u64, tally: &Tally) -> Result<i64, Error> {
-        let seq = self.counter.seq;
+        let counter = Counter {
+            seq: &self.seq,
+            scope: &self.scope,
+        };
+        let seq = counter.seq;
         let overflow = || Error::Overflow {
             sequence: seq.name.to_owned(),
             value: amount.into(),
@@ -75,9 +81,22 @@ impl Source for CounterSource<'_> {
             origin: "the number of ids reserved at once".into(),
         };
         let step = i64::try_from(amount).map_err(|_| overflow())?;
-        let hi = update(self.db, self.counter, Change::Inc(step), tally, None).await?;
+        let hi = update(&self.db, counter, Change::Inc(step), tally, None).await?;
         first_of(seq, hi, step)
     }
+
+    fn interrupted(&self) -> Error {
+        interrupted(&self.seq, &self.scope)
+    }
+}
+
+/// The error for callers whose reservation ended without an answer: its task panicked.
+pub(crate) fn interrupted(seq: &Sequence, scope: &Scope) -> Error {
+    Error::driver(
+        seq.name,
+        format!("reserving ids{}", scope.in_scope()),
+        mongodb::error::Error::custom("the task making the round trip ended without an answer"),
+    )
 }
 
 /// Reserves `amount` ids inside the caller's transaction (the gapless strategy), and

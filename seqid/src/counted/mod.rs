@@ -34,8 +34,8 @@ pub(crate) async fn insert_one<T: Document>(
         // Boxed, as every path but the live block's (see `crate::insert`).
         Strategy::Gapless => Box::pin(take(route, seq, &scope, 1, session)).await?[0],
         _ => {
-            let source = source(route, seq, &scope);
-            route.counter(seq, &scope).allocate_one(&source).await?
+            let source = || source(route, seq, &scope);
+            route.counter(seq, &scope).allocate_one(source).await?
         }
     };
     let value = fill(seq, doc, id)?;
@@ -163,14 +163,17 @@ async fn take_outside(
     count: u64,
 ) -> Result<Vec<i64>, Error> {
     let allocator = route.counter(seq, scope);
-    allocator.allocate(count, &source(route, seq, scope)).await
+    allocator
+        .allocate(count, || source(route, seq, scope))
+        .await
 }
 
 /// The counter of `scope`, as the allocators reserve from it.
-fn source<'a>(route: Route<'a>, seq: &'a Sequence, scope: &'a Scope) -> CounterSource<'a> {
+fn source(route: Route<'_>, seq: &Sequence, scope: &Scope) -> CounterSource {
     CounterSource {
-        db: route.db,
-        counter: Counter { seq, scope },
+        db: route.db.clone(),
+        seq: *seq,
+        scope: scope.clone(),
     }
 }
 

@@ -34,7 +34,7 @@ use crate::{Error, Sequence, numeric};
 /// The loop's state for one target collection, shared by the tasks of a
 /// [`Sequences`](crate::Sequences) handle (or made for one call).
 pub(crate) struct Optimistic {
-    pub(crate) allocator: Allocator,
+    pub(crate) allocator: Arc<Allocator>,
     frontier: Mutex<Frontier>,
 }
 
@@ -63,7 +63,7 @@ impl Default for Frontier {
 impl Optimistic {
     pub(crate) fn new() -> Self {
         Optimistic {
-            allocator: Allocator::new(1),
+            allocator: Arc::new(Allocator::new(1)),
             frontier: Mutex::default(),
         }
     }
@@ -81,7 +81,7 @@ impl Optimistic {
     /// guard is dropped or told which were stored. Inside the caller's transaction, the
     /// maximum is read in it (its snapshot), by this caller alone.
     pub(crate) async fn candidates<'a>(
-        &'a self,
+        self: &'a Arc<Self>,
         collection: &Collection<BsonDocument>,
         seq: &Sequence,
         scope: &Scope,
@@ -94,13 +94,13 @@ impl Optimistic {
                 .await?;
             (0..count as i64).map(|i| first + i).collect()
         } else {
-            let source = MaxSource {
-                state: self,
-                collection,
-                seq,
-                scope,
+            let source = || MaxSource {
+                state: Arc::clone(self),
+                collection: collection.clone(),
+                seq: *seq,
+                scope: scope.clone(),
             };
-            self.allocator.allocate(count as u64, &source).await?
+            self.allocator.allocate(count as u64, source).await?
         };
         Ok(InFlight { state: self, ids })
     }
@@ -171,19 +171,24 @@ pub(crate) fn state(
     }
 }
 
-/// One maximum query serves every caller queued at that moment.
-struct MaxSource<'a> {
-    state: &'a Optimistic,
-    collection: &'a Collection<BsonDocument>,
-    seq: &'a Sequence,
-    scope: &'a Scope,
+/// One maximum query serves every caller queued at that moment. It owns what it needs:
+/// it runs in the allocator's flusher.
+struct MaxSource {
+    state: Arc<Optimistic>,
+    collection: Collection<BsonDocument>,
+    seq: Sequence,
+    scope: Scope,
 }
 
-impl Source for MaxSource<'_> {
+impl Source for MaxSource {
     async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
         self.state
-            .reserve(self.collection, self.seq, self.scope, amount, None)
+            .reserve(&self.collection, &self.seq, &self.scope, amount, None)
             .await
+    }
+
+    fn interrupted(&self) -> Error {
+        crate::counted::counter::interrupted(&self.seq, &self.scope)
     }
 }
 
