@@ -1,11 +1,10 @@
 //! The bookkeeping of `insert_many`: one state per document, from waiting for an id to
 //! stored, failed or of unknown fate, turned into [`Error::Bulk`] when not all were stored.
 
-use mongodb::Collection;
-
 use crate::error::{BulkError, FailedInsert};
 use crate::fields::{fill_positions, unset};
 use crate::scope::Scope;
+use crate::sequences::Route;
 use crate::session::Session;
 use crate::write::{self, Fate, Key, Rejection, Sending};
 use crate::{Document, Error, IdField, IdValue, Sequence};
@@ -84,6 +83,16 @@ impl<V: Copy> Batch<V> {
         matches!(self.states[position], State::Failed(_))
     }
 
+    /// Records the id the document at `position` was sent with.
+    pub(crate) fn sent(&mut self, position: usize, id: i64) {
+        self.tried[position] = id;
+    }
+
+    /// Records a document stored with the id it was sent with (`value`).
+    pub(crate) fn stored(&mut self, position: usize, value: V) {
+        self.states[position] = State::Stored(value);
+    }
+
     /// Records a document that may be stored; it keeps its id.
     pub(crate) fn unknown(&mut self, position: usize) {
         self.states[position] = State::Unknown;
@@ -94,7 +103,7 @@ impl<V: Copy> Batch<V> {
     pub(crate) async fn fill_and_write<T: Document<Id: IdField<Value = V>>>(
         &mut self,
         seq: &Sequence,
-        collection: &Collection<T>,
+        route: Route<'_>,
         docs: &mut [T],
         positions: &[usize],
         keys: &[Key],
@@ -104,9 +113,7 @@ impl<V: Copy> Batch<V> {
         let values = fill_positions(seq, docs, positions, &ids)?;
         let first = Sending::first(self.sending.content_is_unique);
         Ok(self
-            .write(
-                collection, seq, docs, positions, keys, &values, first, session,
-            )
+            .write(route, seq, docs, positions, keys, &values, first, session)
             .await)
     }
 
@@ -117,7 +124,7 @@ impl<V: Copy> Batch<V> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn write<T: Document<Id: IdField<Value = V>>>(
         &mut self,
-        collection: &Collection<T>,
+        route: Route<'_>,
         seq: &Sequence,
         docs: &mut [T],
         positions: &[usize],
@@ -127,7 +134,7 @@ impl<V: Copy> Batch<V> {
         session: &mut Session<'_>,
     ) -> Vec<Taken> {
         let sent: Vec<&T> = positions.iter().map(|&p| &docs[p]).collect();
-        let fates = write::insert_many(collection, seq, &sent, keys, sending, session).await;
+        let fates = write::insert_many(route, seq, &sent, keys, sending, session).await;
         let mut taken = Vec::new();
         for (((&position, key), &value), fate) in positions.iter().zip(keys).zip(values).zip(fates)
         {

@@ -26,3 +26,18 @@ where
         Err(_) => None,
     }
 }
+
+/// Runs `operation` in a task of its own, which sends its output on the returned
+/// receiver; the caller waits on it ([`crate::pending::answer`]).
+pub(crate) fn answering<F>(operation: F) -> tokio::sync::oneshot::Receiver<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        // The caller may be gone: then the handle, or nobody, waits for it.
+        let _ = sender.send(operation.await);
+    });
+    receiver
+}

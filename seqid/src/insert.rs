@@ -21,7 +21,7 @@ use crate::indexes;
 use crate::scope::Scope;
 use crate::sequences::Route;
 use crate::session::Session;
-use crate::write::{self, Fate, Sending};
+use crate::write::{self, Fate, Key, Sending};
 use crate::{Document, Error, IdField, IdValue, Sequence, Strategy};
 use crate::{counted, optimistic};
 
@@ -56,10 +56,7 @@ async fn fresh<T: Document>(
         Strategy::Optimistic { .. } => {
             optimistic_one(doc, scope, db, seq, attempts, send, session).await
         }
-        _ => {
-            let collection = db.db.collection::<T>(seq.collection);
-            counted::insert_one(doc, scope, db, seq, &collection, send, session).await
-        }
+        _ => counted::insert_one(doc, scope, db, seq, send, session).await,
     }
 }
 
@@ -123,9 +120,19 @@ pub(crate) async fn resume<T: Document>(
         return fresh(doc, scope, db, &seq, attempts, first, &mut session).await;
     };
     indexes::require(db, &seq, indexes::RESUME).await?;
-    let collection = db.db.collection::<T>(seq.collection);
+    // The write of a cancelled insert through this handle says itself what became of it.
+    if let Some(fate) = left_behind(db, &seq, &key).await {
+        return match fate {
+            // Another writer's document held the id: as the insert itself would have.
+            Fate::Taken(_) if takes_a_new_id(&seq) => {
+                unset(doc);
+                fresh(doc, key.scope, db, &seq, attempts, first, &mut session).await
+            }
+            fate => conclude(&seq, doc, key.id, value, fate),
+        };
+    }
     let again = Sending::again(call.content_is_unique);
-    match write::insert_one(&collection, &seq, doc, &key, again, &mut session).await {
+    match write::insert_one(db, &seq, doc, &key, again, &mut session).await {
         // Only where the caller asserted that equal content is its own: a different
         // document holds the id (see `write::classify`).
         Fate::Taken(_) if takes_a_new_id(&seq) => {
@@ -135,6 +142,18 @@ pub(crate) async fn resume<T: Document>(
         // The id stays, so that this document is not stored a second time by mistake.
         Fate::Taken(rejection) => Err(rejection.into_error(&seq, key.id)),
         fate => conclude(&seq, doc, key.id, value, fate),
+    }
+}
+
+/// What became of the write of the document at `key`, sent by an insert through this
+/// handle whose caller went away before the answer came (see [`crate::pending`]): waited
+/// for if it is still under way. `None` when there is none, or its outcome is unknown
+/// too: then the document is sent again.
+async fn left_behind(route: Route<'_>, seq: &Sequence, key: &Key) -> Option<Fate> {
+    let orphan = route.sequences?.take_orphan(route.db.name(), seq, key)?;
+    match orphan.fate().await? {
+        Fate::Unknown(_) => None,
+        fate => Some(fate),
     }
 }
 
@@ -183,10 +202,31 @@ pub(crate) async fn resume_many<T: Document>(
     let mut batch = Batch::new(docs.len(), Sending::first(call.content_is_unique));
     if !carrying.is_empty() {
         indexes::require(db, &seq, indexes::RESUME).await?;
-        let collection = db.db.collection::<T>(seq.collection);
+        // The writes of a cancelled insert through this handle say themselves what became
+        // of them; the other documents are sent again.
+        let mut again = (Vec::new(), Vec::new(), Vec::new());
+        for ((&position, key), &value) in carrying.iter().zip(&keys).zip(&values) {
+            batch.sent(position, key.id);
+            match left_behind(db, &seq, key).await {
+                Some(Fate::Stored) => batch.stored(position, value),
+                // Another writer's document held the id: a new one, as the insert itself
+                // would have done.
+                Some(Fate::Taken(_)) if takes_a_new_id(&seq) => unset(&mut docs[position]),
+                Some(Fate::Taken(rejection) | Fate::Refused(rejection)) => {
+                    unset(&mut docs[position]);
+                    batch.fail(position, rejection);
+                }
+                Some(Fate::Unknown(_)) | None => {
+                    again.0.push(position);
+                    again.1.push(key.clone());
+                    again.2.push(value);
+                }
+            }
+        }
+        let (carrying, keys, values) = again;
         let taken = batch
             .write(
-                &collection,
+                db,
                 &seq,
                 docs,
                 &carrying,
@@ -221,12 +261,12 @@ async fn fill_waiting<T: Document>(
     if waiting.is_empty() {
         return batch.conclude(seq);
     }
-    let collection = db.db.collection::<T>(seq.collection);
     match seq.strategy {
         Strategy::Optimistic { .. } => {
             if let Err(error) = indexes::require(db, seq, indexes::OPTIMISTIC).await {
                 return batch.abandon(seq, error);
             }
+            let collection = db.db.collection::<T>(seq.collection);
             optimistic::insert::insert_many(
                 docs,
                 scopes,
@@ -239,7 +279,7 @@ async fn fill_waiting<T: Document>(
             )
             .await
         }
-        _ => counted::insert_many(docs, scopes, db, seq, &collection, batch, session).await,
+        _ => counted::insert_many(docs, scopes, db, seq, batch, session).await,
     }
 }
 

@@ -173,6 +173,7 @@ pub mod kind;
 mod largest;
 mod numeric;
 mod optimistic;
+mod pending;
 mod scope;
 mod sequence;
 mod sequences;

@@ -18,7 +18,9 @@ use mongodb::options::DatabaseOptions;
 
 use crate::allocator::Allocator;
 use crate::optimistic::Optimistic;
+use crate::pending::Orphan;
 use crate::scope::Scope;
+use crate::write::Key;
 use crate::{Sequence, Strategy};
 
 /// How long a sequence's state is kept once no call uses it, unless
@@ -74,6 +76,8 @@ struct Shared {
     collections: Entries<CollectionKey, Optimistic>,
     /// The unique indexes found on a sequence's field, so that they are checked once.
     indexes: Entries<IndexKey, ()>,
+    /// Writes whose caller went away before their answer came, for `resume_insert`.
+    orphans: Entries<OrphanKey, Orphan>,
     /// Milliseconds an entry stays unused before it is released.
     release_after: AtomicU64,
 }
@@ -94,6 +98,7 @@ impl Sequences {
                 counters: Entries::new(),
                 collections: Entries::new(),
                 indexes: Entries::new(),
+                orphans: Entries::new(),
                 release_after: AtomicU64::new(DEFAULT_RELEASE_AFTER.as_millis() as u64),
             }),
         }
@@ -209,6 +214,20 @@ impl Sequences {
         self.shared
             .indexes
             .get_or_insert(db, IndexKey::of(seq), idle, || ());
+    }
+
+    /// Keeps the write of the document at `key` whose caller went away before its answer
+    /// came (see [`crate::pending`]), until `resume_insert` asks or it is released.
+    pub(crate) fn orphaned(&self, db: &str, seq: &Sequence, key: &Key, orphan: Orphan) {
+        let idle = self.release_after();
+        self.shared
+            .orphans
+            .replace(db, OrphanKey::of(seq, key), idle, orphan);
+    }
+
+    /// Takes the write of the document at `key` whose caller went away, if one is kept.
+    pub(crate) fn take_orphan(&self, db: &str, seq: &Sequence, key: &Key) -> Option<Arc<Orphan>> {
+        self.shared.orphans.remove(db, &OrphanKey::of(seq, key))
     }
 
     /// What the handle did for the sequence in `db`: for a scoped sequence, summed over
@@ -457,6 +476,24 @@ impl CollectionKey {
     }
 }
 
+/// A document's place in a target collection: its scope and number in a field.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct OrphanKey {
+    collection: &'static str,
+    field: &'static str,
+    key: Key,
+}
+
+impl OrphanKey {
+    fn of(seq: &Sequence, key: &Key) -> Self {
+        OrphanKey {
+            collection: seq.collection,
+            field: seq.field,
+            key: key.clone(),
+        }
+    }
+}
+
 /// The unique index on a sequence's field and scope fields.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct IndexKey {
@@ -533,6 +570,35 @@ impl<K: Eq + Hash, V> Entries<K, V> {
         );
         map.len += 1;
         value
+    }
+
+    /// Puts `value` under `key`, in place of what was there.
+    fn replace(&self, db: &str, key: K, idle: Duration, value: V) {
+        let now = Instant::now();
+        let mut map = self.lock();
+        if map.len >= map.sweep_above {
+            map.sweep(now, idle);
+        }
+        let entry = Entry {
+            value: Arc::new(value),
+            used: now,
+        };
+        let entries = map.by_database.entry(db.to_owned()).or_default();
+        if entries.insert(key, entry).is_none() {
+            map.len += 1;
+        }
+    }
+
+    /// Takes the value under `key` out, if there is one.
+    fn remove(&self, db: &str, key: &K) -> Option<Arc<V>> {
+        let mut map = self.lock();
+        let entries = map.by_database.get_mut(db)?;
+        let entry = entries.remove(key)?;
+        if entries.is_empty() {
+            map.by_database.remove(db);
+        }
+        map.len -= 1;
+        Some(entry.value)
     }
 
     fn get(&self, db: &str, key: &K) -> Option<Arc<V>> {

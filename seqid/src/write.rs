@@ -32,9 +32,11 @@ use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{Acknowledgment, ReadConcern, ReadPreference, SelectionCriteria};
 use serde::Serialize;
 
-use crate::detach::detached;
+use crate::detach::answering;
 use crate::error::{Error, duplicate_index, server_code};
+use crate::pending;
 use crate::scope::{Scope, grouped};
+use crate::sequences::Route;
 use crate::session::Session;
 use crate::{Sequence, numeric};
 
@@ -210,7 +212,7 @@ impl Sending {
 /// task of their own on the document serialized here (see [`crate::detach`]): dropping
 /// this future never drops them half-way.
 pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
-    collection: &Collection<T>,
+    route: Route<'_>,
     seq: &Sequence,
     document: &T,
     key: &Key,
@@ -218,20 +220,29 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     session: &mut Session<'_>,
 ) -> Fate {
     if session.join().is_some() {
-        return write_one(collection, seq, document, key, send, session).await;
+        let collection = route.db.collection::<T>(seq.collection);
+        return write_one(&collection, seq, document, key, send, session).await;
     }
     let bytes = match mongodb::bson::to_raw_document_buf(document) {
         Ok(bytes) => bytes,
         Err(error) => return Fate::Refused(Rejection::not_sent(&error.into())),
     };
-    let collection = collection.clone_with_type::<RawDocumentBuf>();
-    let (seq, key) = (*seq, key.clone());
-    let write =
-        async move { write_one(&collection, &seq, &bytes, &key, send, &mut Session::none()).await };
-    match detached(write).await {
-        Some(fate) => fate,
-        None => unknown(why::INTERRUPTED, &interrupted()),
-    }
+    let collection = route.db.collection::<RawDocumentBuf>(seq.collection);
+    let (owned, key_owned) = (*seq, key.clone());
+    let receiver = answering(async move {
+        write_one(
+            &collection,
+            &owned,
+            &bytes,
+            &key_owned,
+            send,
+            &mut Session::none(),
+        )
+        .await
+    });
+    pending::answer(receiver, route, seq, std::slice::from_ref(key))
+        .await
+        .unwrap_or_else(|| unknown(why::INTERRUPTED, &interrupted()))
 }
 
 /// The error of a write whose task was cancelled before it finished.
@@ -318,7 +329,7 @@ const MAX_COMMAND_DOCUMENTS: usize = 100_000;
 /// one after the other; each command's answer speaks for its documents. Outside the
 /// caller's session they are sent from a task of their own, as in [`insert_one`].
 pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
-    collection: &Collection<T>,
+    route: Route<'_>,
     seq: &Sequence,
     documents: &[&T],
     keys: &[Key],
@@ -350,16 +361,18 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     let positions: Vec<usize> = (0..documents.len())
         .filter(|&p| fates[p].is_none())
         .collect();
-    let raw = collection.clone_with_type::<RawDocumentBuf>();
+    let raw = route.db.collection::<RawDocumentBuf>(seq.collection);
     let sent = if session.join().is_some() {
         send_commands(&raw, seq, &serialized, send, session).await
     } else {
-        let (seq, count) = (*seq, serialized.len());
-        let write =
-            async move { send_commands(&raw, &seq, &serialized, send, &mut Session::none()).await };
-        detached(write)
+        let sent_keys: Vec<Key> = serialized.iter().map(|d| d.key.clone()).collect();
+        let owned = *seq;
+        let receiver = answering(async move {
+            send_commands(&raw, &owned, &serialized, send, &mut Session::none()).await
+        });
+        pending::answer(receiver, route, seq, &sent_keys)
             .await
-            .unwrap_or_else(|| vec![unknown(why::INTERRUPTED, &interrupted()); count])
+            .unwrap_or_else(|| vec![unknown(why::INTERRUPTED, &interrupted()); sent_keys.len()])
     };
     for (position, fate) in positions.into_iter().zip(sent) {
         fates[position] = Some(fate);

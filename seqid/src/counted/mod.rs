@@ -8,8 +8,6 @@
 
 pub(crate) mod counter;
 
-use mongodb::Collection;
-
 use crate::bulk::Batch;
 use crate::fields::{fill, unset};
 use crate::insert::conclude;
@@ -26,7 +24,6 @@ pub(crate) async fn insert_one<T: Document>(
     scope: Scope,
     route: Route<'_>,
     seq: &Sequence,
-    collection: &Collection<T>,
     send: Sending,
     session: &mut Session<'_>,
 ) -> Result<IdValue<T>, Error> {
@@ -40,20 +37,17 @@ pub(crate) async fn insert_one<T: Document>(
     };
     let value = fill(seq, doc, id)?;
     let key = Key { scope, id };
-    let fate = write::insert_one(collection, seq, doc, &key, send, session).await;
+    let fate = write::insert_one(route, seq, doc, &key, send, session).await;
     conclude(seq, doc, id, value, fate)
 }
 
 /// Takes ids for every document waiting in `batch` with one reservation per scope, and
 /// writes them with one `insert_many`.
-// The documents and their scopes are the caller's parallel slices.
-#[allow(clippy::too_many_arguments)]
 pub(crate) async fn insert_many<T: Document>(
     docs: &mut [T],
     scopes: &[Scope],
     route: Route<'_>,
     seq: &Sequence,
-    collection: &Collection<T>,
     mut batch: Batch<IdValue<T>>,
     session: &mut Session<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {
@@ -112,7 +106,7 @@ pub(crate) async fn insert_many<T: Document>(
         }
     }
     let taken = match batch
-        .fill_and_write(seq, collection, docs, &positions, &keys, session)
+        .fill_and_write(seq, route, docs, &positions, &keys, session)
         .await
     {
         Ok(taken) => taken,

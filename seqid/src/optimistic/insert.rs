@@ -45,7 +45,7 @@ pub(crate) async fn insert_one<T: Document>(
             scope: scope.clone(),
             id,
         };
-        match write::insert_one(collection, seq, doc, &key, send, session).await {
+        match write::insert_one(route, seq, doc, &key, send, session).await {
             Fate::Taken(_) => {
                 unset(doc);
                 flight.finish([id]);
@@ -134,7 +134,7 @@ pub(crate) async fn insert_many<T: Document>(
             })
             .unzip();
         let taken = match batch
-            .fill_and_write(seq, collection, docs, &positions, &keys, session)
+            .fill_and_write(seq, route, docs, &positions, &keys, session)
             .await
         {
             Ok(taken) => taken,

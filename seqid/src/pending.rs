@@ -1,0 +1,106 @@
+//! The answer of a write that runs in a task of its own (see [`crate::detach`]), and what
+//! becomes of it when the caller goes away first.
+//!
+//! A caller cancelled while its write is on the wire (a client hung up, a timeout fired)
+//! leaves the write running to its end, and the document with its id (see
+//! [`Document`'s notes](crate::Document#failures-lost-answers-and-cancellation)). Through a
+//! [`Sequences`](crate::Sequences) handle, the wait for the write's answer is handed to the
+//! handle, by the document's key: [`resume_insert`](crate::Document::resume_insert) then
+//! learns what became of the write from the write itself, instead of sending the document
+//! again and meeting, maybe, its own copy, which it could not tell from another writer's.
+
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use futures_util::future::Shared;
+use tokio::sync::oneshot;
+
+use crate::Sequence;
+use crate::action::BoxFuture;
+use crate::sequences::Route;
+use crate::write::{Fate, Key};
+
+/// The fates of a write whose caller went away, once they come (`None`: its task ended
+/// without them).
+pub(crate) type Outcome = Shared<BoxFuture<'static, Option<Arc<Vec<Fate>>>>>;
+
+/// A write whose caller went away, as the handle keeps it: its fates, and the place of
+/// one document among them.
+pub(crate) struct Orphan {
+    pub outcome: Outcome,
+    pub index: usize,
+}
+
+impl Orphan {
+    /// What became of the document, once the write ends; `None` if its task ended
+    /// without an answer.
+    pub(crate) async fn fate(&self) -> Option<Fate> {
+        let fates = self.outcome.clone().await?;
+        fates.get(self.index).cloned()
+    }
+}
+
+/// What a detached write answers: the fate of its one document, or of each of many.
+pub(crate) trait Fates: Send + Sized + 'static {
+    fn into_vec(self) -> Vec<Fate>;
+}
+
+impl Fates for Fate {
+    fn into_vec(self) -> Vec<Fate> {
+        vec![self]
+    }
+}
+
+impl Fates for Vec<Fate> {
+    fn into_vec(self) -> Vec<Fate> {
+        self
+    }
+}
+
+/// Waits for the fates a detached write sends on `receiver` (`None`: its task ended
+/// without them). If this future is dropped first, the wait goes to the route's handle,
+/// by the documents' `keys`.
+pub(crate) async fn answer<F: Fates>(
+    receiver: oneshot::Receiver<F>,
+    route: Route<'_>,
+    seq: &Sequence,
+    keys: &[Key],
+) -> Option<F> {
+    let mut waiting = Waiting {
+        receiver: Some(receiver),
+        route,
+        seq,
+        keys,
+    };
+    let fates = waiting.receiver.as_mut()?.await.ok();
+    waiting.receiver = None;
+    fates
+}
+
+/// The wait for a detached write's fates; dropped before they came, it hands the wait
+/// to the handle.
+struct Waiting<'a, F: Fates> {
+    receiver: Option<oneshot::Receiver<F>>,
+    route: Route<'a>,
+    seq: &'a Sequence,
+    keys: &'a [Key],
+}
+
+impl<F: Fates> Drop for Waiting<'_, F> {
+    fn drop(&mut self) {
+        let (Some(receiver), Some(sequences)) = (self.receiver.take(), self.route.sequences) else {
+            return;
+        };
+        let outcome: Outcome = receiver
+            .map(|fates| fates.ok().map(|fates| Arc::new(fates.into_vec())))
+            .boxed()
+            .shared();
+        for (index, key) in self.keys.iter().enumerate() {
+            let orphan = Orphan {
+                outcome: outcome.clone(),
+                index,
+            };
+            sequences.orphaned(self.route.db.name(), self.seq, key, orphan);
+        }
+    }
+}
