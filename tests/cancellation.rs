@@ -172,10 +172,11 @@ async fn driver_storm(db: &mongodb::Database) -> (Duration, usize) {
 async fn one_insert<T: Payload>(db: &impl AsDatabase, payload: &str) -> (Duration, T, i64) {
     let mut doc = T::new(payload.to_owned());
     let start = Instant::now();
-    let id = tokio::time::timeout(Duration::from_secs(20), doc.insert(db))
-        .await
-        .unwrap_or_else(|_| panic!("{payload}: the client is wedged"))
-        .unwrap_or_else(|error| panic!("{payload}: {error}"));
+    let id = match tokio::time::timeout(Duration::from_secs(20), doc.insert(db)).await {
+        Ok(Ok(id)) => id,
+        Ok(Err(error)) => panic!("{payload}: {error}"),
+        Err(_) => panic!("{payload}: the client is wedged"),
+    };
     (start.elapsed(), doc, id)
 }
 

@@ -336,9 +336,18 @@ async fn cancelled_inserts_leave_no_candidate_behind() {
         }
     }
     assert!(cancelled >= 1000, "only {cancelled} inserts were cancelled");
+    // A write a cancelled insert left running keeps its candidate until it ends, so that
+    // no other insert of the handle writes the same id meanwhile; then it is released.
+    let mut in_flight = Ticket::stats(&db).in_flight;
+    for _ in 0..1000 {
+        if in_flight == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        in_flight = Ticket::stats(&db).in_flight;
+    }
     assert_eq!(
-        Ticket::stats(&db).in_flight,
-        0,
+        in_flight, 0,
         "no cancelled insert leaves a candidate in flight"
     );
     // Requests still on their way land (or not) first.

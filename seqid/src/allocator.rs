@@ -187,7 +187,33 @@ impl LiveBlock {
 
 struct Request {
     count: u64,
-    reply: oneshot::Sender<Result<Vec<i64>, Error>>,
+    reply: oneshot::Sender<Result<Handed, Error>>,
+}
+
+/// Ids sent to a caller. A caller cancelled after they were sent and before it took them
+/// drops them with its end of the channel: they go back to the live block then, for the
+/// next callers, as those of a caller cancelled before they were sent.
+struct Handed {
+    ids: Vec<i64>,
+    allocator: Arc<Allocator>,
+}
+
+impl Handed {
+    fn take(mut self) -> Vec<i64> {
+        std::mem::take(&mut self.ids)
+    }
+}
+
+impl Drop for Handed {
+    fn drop(&mut self) {
+        if self.ids.is_empty() {
+            return;
+        }
+        let allocator = &self.allocator;
+        let count = self.ids.len() as u64;
+        allocator.tally.ids.fetch_sub(count, Ordering::Relaxed);
+        allocator.live.lock().give_back(&self.ids);
+    }
 }
 
 /// The id allocator of one sequence in one [`Sequences`](crate::Sequences) handle, or of
@@ -262,7 +288,7 @@ impl Allocator {
             tokio::spawn(flusher.run(source()));
         }
         match answer.await {
-            Ok(result) => result,
+            Ok(result) => result.map(Handed::take),
             Err(_) => Err(source().interrupted()),
         }
     }
@@ -274,7 +300,7 @@ impl Allocator {
     /// ids it would have had stay in the live block for the next callers: no gap. (The
     /// optimistic loop's candidates stay registered in flight until a caller takes them
     /// from there, so no other reservation hands them out meanwhile.)
-    async fn flush_queue<S: Source>(&self, source: &S) {
+    async fn flush_queue<S: Source>(self: &Arc<Self>, source: &S) {
         let batch = std::mem::take(&mut *self.queue_lock());
         if batch.is_empty() {
             return;
@@ -308,13 +334,15 @@ impl Allocator {
             }
             let mut ids = Vec::with_capacity(request.count as usize);
             held.spans.take(request.count, &mut ids);
-            match request.reply.send(Ok(ids)) {
-                Ok(()) => {
-                    self.tally.ids.fetch_add(request.count, Ordering::Relaxed);
-                }
-                // Cancelled just now: the ids go back to the next callers.
-                Err(Ok(ids)) => held.spans.give_back(&ids),
-                Err(Err(_)) => {}
+            let handed = Handed {
+                ids,
+                allocator: Arc::clone(self),
+            };
+            self.tally.ids.fetch_add(request.count, Ordering::Relaxed);
+            // Cancelled just now: the ids go back to the next callers.
+            if let Err(Ok(handed)) = request.reply.send(Ok(handed)) {
+                self.tally.ids.fetch_sub(request.count, Ordering::Relaxed);
+                held.spans.give_back(&handed.take());
             }
         }
     }

@@ -22,7 +22,7 @@ enum State<V> {
 }
 
 /// The states of the documents of one `insert_many`, by position in the caller's slice.
-pub(crate) struct Batch<V> {
+pub(crate) struct Batch<'a, V> {
     states: Vec<State<V>>,
     /// The last id each document was sent with (0: none yet), for the report.
     tried: Vec<i64>,
@@ -31,6 +31,8 @@ pub(crate) struct Batch<V> {
     aborted: Option<mongodb::error::Error>,
     /// How the documents are sent: afresh, or again by a resume, and what settles them.
     sending: Sending,
+    /// Where they go.
+    route: Route<'a>,
 }
 
 /// A document whose `_id` another document holds.
@@ -39,15 +41,16 @@ pub(crate) struct Taken {
     pub rejection: Rejection,
 }
 
-impl<V: Copy> Batch<V> {
+impl<'a, V: Copy> Batch<'a, V> {
     /// A batch of `len` documents, all waiting; they are sent as `sending` says (every
     /// send of a waiting document is a first one).
-    pub(crate) fn new(len: usize, sending: Sending) -> Self {
+    pub(crate) fn new(len: usize, sending: Sending, route: Route<'a>) -> Self {
         Batch {
             states: (0..len).map(|_| State::Waiting).collect(),
             tried: vec![0; len],
             aborted: None,
             sending,
+            route,
         }
     }
 
@@ -103,28 +106,28 @@ impl<V: Copy> Batch<V> {
     pub(crate) async fn fill_and_write<T: Document<Id: IdField<Value = V>>>(
         &mut self,
         seq: &Sequence,
-        route: Route<'_>,
         docs: &mut [T],
         positions: &[usize],
         keys: &[Key],
         session: &mut Session<'_>,
+        hold: impl Send + 'static,
     ) -> Result<Vec<Taken>, Error> {
         let ids: Vec<i64> = keys.iter().map(|key| key.id).collect();
         let values = fill_positions(seq, docs, positions, &ids)?;
         let first = Sending::first(self.sending.content_is_unique);
         Ok(self
-            .write(route, seq, docs, positions, keys, &values, first, session)
+            .write(seq, docs, positions, keys, &values, first, session, hold)
             .await)
     }
 
     /// Writes `docs[positions]`, which carry the ids of `keys` (and `values`), with one
     /// `insert_many`, and records their fates. Documents whose id another document holds
     /// are left waiting, their ids untouched, and returned, for the caller to decide.
+    /// `hold` is dropped when the writes end (see [`write::insert_many`]).
     // The documents, their positions, keys and values are the caller's parallel slices.
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn write<T: Document<Id: IdField<Value = V>>>(
         &mut self,
-        route: Route<'_>,
         seq: &Sequence,
         docs: &mut [T],
         positions: &[usize],
@@ -132,9 +135,10 @@ impl<V: Copy> Batch<V> {
         values: &[V],
         sending: Sending,
         session: &mut Session<'_>,
+        hold: impl Send + 'static,
     ) -> Vec<Taken> {
         let sent: Vec<&T> = positions.iter().map(|&p| &docs[p]).collect();
-        let fates = write::insert_many(route, seq, &sent, keys, sending, session).await;
+        let fates = write::insert_many(self.route, seq, &sent, keys, sending, session, hold).await;
         let mut taken = Vec::new();
         for (((&position, key), &value), fate) in positions.iter().zip(keys).zip(values).zip(fates)
         {

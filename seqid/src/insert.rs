@@ -17,13 +17,13 @@
 use crate::action::{BoxFuture, Call};
 use crate::bulk::{Batch, carried};
 use crate::fields::{ensure_unset, unset};
-use crate::indexes;
 use crate::scope::Scope;
 use crate::sequences::Route;
 use crate::session::Session;
 use crate::write::{self, Fate, Key, Sending};
 use crate::{Document, Error, IdField, IdValue, Sequence, Strategy};
 use crate::{counted, optimistic};
+use crate::{indexes, pending};
 
 pub(crate) async fn one<T: Document>(
     doc: &mut T,
@@ -121,7 +121,7 @@ pub(crate) async fn resume<T: Document>(
     };
     indexes::require(db, &seq, indexes::RESUME).await?;
     // The write of a cancelled insert through this handle says itself what became of it.
-    if let Some(fate) = left_behind(db, &seq, &key).await {
+    if let Some(fate) = left_behind(db, &seq, &key, doc).await {
         return match fate {
             // Another writer's document held the id: as the insert itself would have.
             Fate::Taken(_) if takes_a_new_id(&seq) => {
@@ -132,7 +132,7 @@ pub(crate) async fn resume<T: Document>(
         };
     }
     let again = Sending::again(call.content_is_unique);
-    match write::insert_one(db, &seq, doc, &key, again, &mut session).await {
+    match write::insert_one(db, &seq, doc, &key, again, &mut session, ()).await {
         // Only where the caller asserted that equal content is its own: a different
         // document holds the id (see `write::classify`).
         Fate::Taken(_) if takes_a_new_id(&seq) => {
@@ -145,12 +145,19 @@ pub(crate) async fn resume<T: Document>(
     }
 }
 
-/// What became of the write of the document at `key`, sent by an insert through this
-/// handle whose caller went away before the answer came (see [`crate::pending`]): waited
-/// for if it is still under way. `None` when there is none, or its outcome is unknown
-/// too: then the document is sent again.
-async fn left_behind(route: Route<'_>, seq: &Sequence, key: &Key) -> Option<Fate> {
-    let orphan = route.sequences?.take_orphan(route.db.name(), seq, key)?;
+/// What became of the write of `document` at `key`, sent by an insert through this handle
+/// whose caller went away before the answer came (see [`crate::pending`]): waited for if
+/// it is still under way. `None` when there is none, or its outcome is unknown too: then
+/// the document is sent again.
+async fn left_behind<T: Document>(
+    route: Route<'_>,
+    seq: &Sequence,
+    key: &Key,
+    document: &T,
+) -> Option<Fate> {
+    let sequences = route.sequences?;
+    let fingerprint = pending::fingerprint(&mongodb::bson::to_raw_document_buf(document).ok()?);
+    let orphan = sequences.take_orphan(route.db.name(), seq, key, fingerprint)?;
     match orphan.fate().await? {
         Fate::Unknown(_) => None,
         fate => Some(fate),
@@ -177,7 +184,7 @@ pub(crate) async fn many<T: Document>(
     let attempts = attempts(&seq, call.max_attempts)?;
     let scopes = scopes(&seq, docs)?;
     let mut session = Session::of(call.session).await;
-    let batch = Batch::new(docs.len(), Sending::first(call.content_is_unique));
+    let batch = Batch::new(docs.len(), Sending::first(call.content_is_unique), db);
     fill_waiting(docs, &scopes, db, &seq, attempts, batch, &mut session).await
 }
 
@@ -199,7 +206,7 @@ pub(crate) async fn resume_many<T: Document>(
         .filter(|&p| !docs[p].sequence_id().is_unset())
         .collect();
     let (keys, values) = carried(&seq, docs, &carrying)?;
-    let mut batch = Batch::new(docs.len(), Sending::first(call.content_is_unique));
+    let mut batch = Batch::new(docs.len(), Sending::first(call.content_is_unique), db);
     if !carrying.is_empty() {
         indexes::require(db, &seq, indexes::RESUME).await?;
         // The writes of a cancelled insert through this handle say themselves what became
@@ -207,7 +214,7 @@ pub(crate) async fn resume_many<T: Document>(
         let mut again = (Vec::new(), Vec::new(), Vec::new());
         for ((&position, key), &value) in carrying.iter().zip(&keys).zip(&values) {
             batch.sent(position, key.id);
-            match left_behind(db, &seq, key).await {
+            match left_behind(db, &seq, key, &docs[position]).await {
                 Some(Fate::Stored) => batch.stored(position, value),
                 // Another writer's document held the id: a new one, as the insert itself
                 // would have done.
@@ -226,7 +233,6 @@ pub(crate) async fn resume_many<T: Document>(
         let (carrying, keys, values) = again;
         let taken = batch
             .write(
-                db,
                 &seq,
                 docs,
                 &carrying,
@@ -234,6 +240,7 @@ pub(crate) async fn resume_many<T: Document>(
                 &values,
                 Sending::again(call.content_is_unique),
                 &mut session,
+                (),
             )
             .await;
         // Replaced below, or of unknown fate with its id kept.
@@ -254,7 +261,7 @@ async fn fill_waiting<T: Document>(
     db: Route<'_>,
     seq: &Sequence,
     attempts: u32,
-    batch: Batch<IdValue<T>>,
+    batch: Batch<'_, IdValue<T>>,
     session: &mut Session<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {
     let waiting = batch.waiting();

@@ -15,6 +15,8 @@ use futures_util::FutureExt;
 use futures_util::future::Shared;
 use tokio::sync::oneshot;
 
+use mongodb::bson::RawDocument;
+
 use crate::Sequence;
 use crate::action::BoxFuture;
 use crate::sequences::Route;
@@ -24,11 +26,23 @@ use crate::write::{Fate, Key};
 /// without them).
 pub(crate) type Outcome = Shared<BoxFuture<'static, Option<Arc<Vec<Fate>>>>>;
 
-/// A write whose caller went away, as the handle keeps it: its fates, and the place of
-/// one document among them.
+/// A write whose caller went away, as the handle keeps it: its fates, the place of one
+/// document among them, and that document's [`fingerprint`].
 pub(crate) struct Orphan {
     pub outcome: Outcome,
     pub index: usize,
+    pub fingerprint: u64,
+}
+
+/// The fingerprint of a document as serialized for a write: a resumed document is
+/// matched to the write this handle sent of it by its key and by this, so that when the
+/// handle sent two writes under one key (an optimistic candidate taken again after a
+/// write refused), each resume learns the fate of its own. Two equal documents written
+/// under one key are two callers' equal inserts: whichever fate each learns, each is
+/// stored once.
+pub(crate) fn fingerprint(document: &RawDocument) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0).hash_one(document.as_bytes())
 }
 
 impl Orphan {
@@ -65,12 +79,14 @@ pub(crate) async fn answer<F: Fates>(
     route: Route<'_>,
     seq: &Sequence,
     keys: &[Key],
+    fingerprints: &[u64],
 ) -> Option<F> {
     let mut waiting = Waiting {
         receiver: Some(receiver),
         route,
         seq,
         keys,
+        fingerprints,
     };
     let fates = waiting.receiver.as_mut()?.await.ok();
     waiting.receiver = None;
@@ -84,6 +100,7 @@ struct Waiting<'a, F: Fates> {
     route: Route<'a>,
     seq: &'a Sequence,
     keys: &'a [Key],
+    fingerprints: &'a [u64],
 }
 
 impl<F: Fates> Drop for Waiting<'_, F> {
@@ -95,10 +112,11 @@ impl<F: Fates> Drop for Waiting<'_, F> {
             .map(|fates| fates.ok().map(|fates| Arc::new(fates.into_vec())))
             .boxed()
             .shared();
-        for (index, key) in self.keys.iter().enumerate() {
+        for (index, (key, &fingerprint)) in self.keys.iter().zip(self.fingerprints).enumerate() {
             let orphan = Orphan {
                 outcome: outcome.clone(),
                 index,
+                fingerprint,
             };
             sequences.orphaned(self.route.db.name(), self.seq, key, orphan);
         }

@@ -77,7 +77,7 @@ struct Shared {
     /// The unique indexes found on a sequence's field, so that they are checked once.
     indexes: Entries<IndexKey, ()>,
     /// Writes whose caller went away before their answer came, for `resume_insert`.
-    orphans: Entries<OrphanKey, Orphan>,
+    orphans: Entries<OrphanKey, Mutex<Vec<Orphan>>>,
     /// Milliseconds an entry stays unused before it is released.
     release_after: AtomicU64,
 }
@@ -220,14 +220,28 @@ impl Sequences {
     /// came (see [`crate::pending`]), until `resume_insert` asks or it is released.
     pub(crate) fn orphaned(&self, db: &str, seq: &Sequence, key: &Key, orphan: Orphan) {
         let idle = self.release_after();
-        self.shared
-            .orphans
-            .replace(db, OrphanKey::of(seq, key), idle, orphan);
+        let orphans =
+            self.shared
+                .orphans
+                .get_or_insert(db, OrphanKey::of(seq, key), idle, Mutex::default);
+        lock(&orphans).push(orphan);
     }
 
-    /// Takes the write of the document at `key` whose caller went away, if one is kept.
-    pub(crate) fn take_orphan(&self, db: &str, seq: &Sequence, key: &Key) -> Option<Arc<Orphan>> {
-        self.shared.orphans.remove(db, &OrphanKey::of(seq, key))
+    /// Takes the write of the document at `key` with `fingerprint` whose caller went
+    /// away, if one is kept.
+    pub(crate) fn take_orphan(
+        &self,
+        db: &str,
+        seq: &Sequence,
+        key: &Key,
+        fingerprint: u64,
+    ) -> Option<Orphan> {
+        let at = OrphanKey::of(seq, key);
+        let orphans = self.shared.orphans.get(db, &at)?;
+        let mut orphans = lock(&orphans);
+        let index = orphans.iter().position(|o| o.fingerprint == fingerprint)?;
+        // An entry left empty is released with the idle ones.
+        Some(orphans.swap_remove(index))
     }
 
     /// What the handle did for the sequence in `db`: for a scoped sequence, summed over
@@ -476,6 +490,11 @@ impl CollectionKey {
     }
 }
 
+/// A lock that a panic cannot have left half-written.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// A document's place in a target collection: its scope and number in a field.
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct OrphanKey {
@@ -570,35 +589,6 @@ impl<K: Eq + Hash, V> Entries<K, V> {
         );
         map.len += 1;
         value
-    }
-
-    /// Puts `value` under `key`, in place of what was there.
-    fn replace(&self, db: &str, key: K, idle: Duration, value: V) {
-        let now = Instant::now();
-        let mut map = self.lock();
-        if map.len >= map.sweep_above {
-            map.sweep(now, idle);
-        }
-        let entry = Entry {
-            value: Arc::new(value),
-            used: now,
-        };
-        let entries = map.by_database.entry(db.to_owned()).or_default();
-        if entries.insert(key, entry).is_none() {
-            map.len += 1;
-        }
-    }
-
-    /// Takes the value under `key` out, if there is one.
-    fn remove(&self, db: &str, key: &K) -> Option<Arc<V>> {
-        let mut map = self.lock();
-        let entries = map.by_database.get_mut(db)?;
-        let entry = entries.remove(key)?;
-        if entries.is_empty() {
-            map.by_database.remove(db);
-        }
-        map.len -= 1;
-        Some(entry.value)
     }
 
     fn get(&self, db: &str, key: &K) -> Option<Arc<V>> {

@@ -210,7 +210,7 @@ impl Sending {
 ///
 /// Outside the caller's session the insert, and the lookups that may follow it, run in a
 /// task of their own on the document serialized here (see [`crate::detach`]): dropping
-/// this future never drops them half-way.
+/// this future never drops them half-way. `hold` is dropped when the write ends.
 pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     route: Route<'_>,
     seq: &Sequence,
@@ -218,6 +218,7 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     key: &Key,
     send: Sending,
     session: &mut Session<'_>,
+    hold: impl Send + 'static,
 ) -> Fate {
     if session.join().is_some() {
         let collection = route.db.collection::<T>(seq.collection);
@@ -229,20 +230,22 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     };
     let collection = route.db.collection::<RawDocumentBuf>(seq.collection);
     let (owned, key_owned) = (*seq, key.clone());
+    let fingerprint = pending::fingerprint(&bytes);
     let receiver = answering(async move {
-        write_one(
-            &collection,
-            &owned,
-            &bytes,
-            &key_owned,
-            send,
-            &mut Session::none(),
-        )
-        .await
+        let mut none = Session::none();
+        let fate = write_one(&collection, &owned, &bytes, &key_owned, send, &mut none).await;
+        drop(hold);
+        fate
     });
-    pending::answer(receiver, route, seq, std::slice::from_ref(key))
-        .await
-        .unwrap_or_else(|| unknown(why::INTERRUPTED, &interrupted()))
+    pending::answer(
+        receiver,
+        route,
+        seq,
+        std::slice::from_ref(key),
+        &[fingerprint],
+    )
+    .await
+    .unwrap_or_else(|| unknown(why::INTERRUPTED, &interrupted()))
 }
 
 /// The error of a write whose task was cancelled before it finished.
@@ -327,7 +330,8 @@ const MAX_COMMAND_DOCUMENTS: usize = 100_000;
 /// fails, reports only that failure: what the earlier ones stored would be lost. So the
 /// documents are serialized here and sent in commands of a size the driver sends whole,
 /// one after the other; each command's answer speaks for its documents. Outside the
-/// caller's session they are sent from a task of their own, as in [`insert_one`].
+/// caller's session they are sent from a task of their own, as in [`insert_one`]. `hold`
+/// is dropped when the writes end.
 pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     route: Route<'_>,
     seq: &Sequence,
@@ -335,6 +339,7 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     keys: &[Key],
     send: Sending,
     session: &mut Session<'_>,
+    hold: impl Send + 'static,
 ) -> Vec<Fate> {
     let mut fates: Vec<Option<Fate>> = vec![None; documents.len()];
     let mut serialized = Vec::with_capacity(documents.len());
@@ -366,11 +371,17 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
         send_commands(&raw, seq, &serialized, send, session).await
     } else {
         let sent_keys: Vec<Key> = serialized.iter().map(|d| d.key.clone()).collect();
+        let fingerprints: Vec<u64> = serialized
+            .iter()
+            .map(|d| pending::fingerprint(&d.bytes))
+            .collect();
         let owned = *seq;
         let receiver = answering(async move {
-            send_commands(&raw, &owned, &serialized, send, &mut Session::none()).await
+            let fates = send_commands(&raw, &owned, &serialized, send, &mut Session::none()).await;
+            drop(hold);
+            fates
         });
-        pending::answer(receiver, route, seq, &sent_keys)
+        pending::answer(receiver, route, seq, &sent_keys, &fingerprints)
             .await
             .unwrap_or_else(|| vec![unknown(why::INTERRUPTED, &interrupted()); sent_keys.len()])
     };

@@ -37,7 +37,7 @@ pub(crate) async fn insert_one<T: Document>(
     };
     let value = fill(seq, doc, id)?;
     let key = Key { scope, id };
-    let fate = write::insert_one(route, seq, doc, &key, send, session).await;
+    let fate = write::insert_one(route, seq, doc, &key, send, session, ()).await;
     conclude(seq, doc, id, value, fate)
 }
 
@@ -48,7 +48,7 @@ pub(crate) async fn insert_many<T: Document>(
     scopes: &[Scope],
     route: Route<'_>,
     seq: &Sequence,
-    mut batch: Batch<IdValue<T>>,
+    mut batch: Batch<'_, IdValue<T>>,
     session: &mut Session<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {
     let waiting = batch.waiting();
@@ -106,7 +106,7 @@ pub(crate) async fn insert_many<T: Document>(
         }
     }
     let taken = match batch
-        .fill_and_write(seq, route, docs, &positions, &keys, session)
+        .fill_and_write(seq, docs, &positions, &keys, session, ())
         .await
     {
         Ok(taken) => taken,

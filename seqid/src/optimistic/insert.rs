@@ -45,7 +45,7 @@ pub(crate) async fn insert_one<T: Document>(
             scope: scope.clone(),
             id,
         };
-        match write::insert_one(route, seq, doc, &key, send, session).await {
+        match write::insert_one(route, seq, doc, &key, send, session, flight.clone()).await {
             Fate::Taken(_) => {
                 unset(doc);
                 flight.finish([id]);
@@ -93,7 +93,7 @@ pub(crate) async fn insert_many<T: Document>(
     seq: &Sequence,
     collection: &Collection<T>,
     attempts: u32,
-    mut batch: Batch<IdValue<T>>,
+    mut batch: Batch<'_, IdValue<T>>,
     session: &mut Session<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {
     let raw = collection.clone_with_type::<BsonDocument>();
@@ -134,7 +134,7 @@ pub(crate) async fn insert_many<T: Document>(
             })
             .unzip();
         let taken = match batch
-            .fill_and_write(seq, route, docs, &positions, &keys, session)
+            .fill_and_write(seq, docs, &positions, &keys, session, flights.clone())
             .await
         {
             Ok(taken) => taken,

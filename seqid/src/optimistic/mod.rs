@@ -68,9 +68,12 @@ impl Optimistic {
         }
     }
 
-    /// How many candidates are in flight.
+    /// How many candidates are handed out to inserts that have not finished. Candidates
+    /// of callers cancelled before they took them wait in the allocator's live block for
+    /// the next callers: still kept from other reservations, but not handed out.
     pub(crate) fn in_flight(&self) -> u64 {
-        self.frontier().in_flight.len() as u64
+        let registered = self.frontier().in_flight.len() as u64;
+        registered.saturating_sub(self.allocator.unused())
     }
 
     fn frontier(&self) -> MutexGuard<'_, Frontier> {
@@ -80,14 +83,14 @@ impl Optimistic {
     /// Candidate ids for `count` documents, registered as in flight until the returned
     /// guard is dropped or told which were stored. Inside the caller's transaction, the
     /// maximum is read in it (its snapshot), by this caller alone.
-    pub(crate) async fn candidates<'a>(
-        self: &'a Arc<Self>,
+    pub(crate) async fn candidates(
+        self: &Arc<Self>,
         collection: &Collection<BsonDocument>,
         seq: &Sequence,
         scope: &Scope,
         count: usize,
         session: &mut Session<'_>,
-    ) -> Result<InFlight<'a>, Error> {
+    ) -> Result<Arc<InFlight>, Error> {
         let ids = if session.in_transaction() {
             let first = self
                 .reserve(collection, seq, scope, count as u64, session.join())
@@ -102,7 +105,10 @@ impl Optimistic {
             };
             self.allocator.allocate(count as u64, source).await?
         };
-        Ok(InFlight { state: self, ids })
+        Ok(Arc::new(InFlight {
+            state: Arc::clone(self),
+            ids,
+        }))
     }
 
     /// Reserves `amount` candidates above the largest numeric `_id` and every candidate
@@ -192,17 +198,19 @@ impl Source for MaxSource {
     }
 }
 
-/// Candidates being inserted. Whatever is not reported stored is released on drop, also
-/// when the insert's future is cancelled.
-pub(crate) struct InFlight<'a> {
-    state: &'a Optimistic,
+/// Candidates being inserted, shared by the insert and the writes it sends: they are
+/// released when both are done with them, so that a write left running by a cancelled
+/// insert keeps its candidate from every other insert of the handle until it ends (two
+/// writes of one id by one handle would be told apart by nothing but their content).
+pub(crate) struct InFlight {
+    state: Arc<Optimistic>,
     pub(crate) ids: Vec<i64>,
 }
 
-impl InFlight<'_> {
-    /// Records the candidates that were stored, or taken by another writer, and releases
-    /// all of them.
-    pub(crate) fn finish(self, used: impl IntoIterator<Item = i64>) {
+impl InFlight {
+    /// Records the candidates that were stored, or taken by another writer: every new
+    /// candidate goes above them.
+    pub(crate) fn finish(&self, used: impl IntoIterator<Item = i64>) {
         if let Some(max) = used.into_iter().max() {
             let mut frontier = self.state.frontier();
             frontier.floor = frontier.floor.max(Some(max));
@@ -211,7 +219,7 @@ impl InFlight<'_> {
     }
 }
 
-impl Drop for InFlight<'_> {
+impl Drop for InFlight {
     fn drop(&mut self) {
         let mut frontier = self.state.frontier();
         for id in &self.ids {
