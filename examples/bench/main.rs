@@ -13,6 +13,7 @@
 //! monitoring. The output is Markdown, to be pasted into BENCHMARKS.md as is.
 
 mod bulk;
+mod cancel;
 mod ceiling;
 mod cost;
 mod instructions;
@@ -43,7 +44,7 @@ usage: cargo run --release --example bench -- [options]
   --bulk-rounds N    interleaved rounds of bulk trials (default 5)
   --bulk-docs N      documents per bulk call (default 10000)
   --query-runs N     runs of each maximum query (default 100, fewer if slow)
-  --only LIST        comma-separated parts to run: one,cost,instructions,single,ceiling,bulk,maxq,txn,scopes
+  --only LIST        comma-separated parts to run: one,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,cancel
                      (default all; instructions needs valgrind)
   --cost-contenders LIST  the cost part's contenders: driver,tutorial,block,counters,optimistic (default all)
   --cost-inserts N   inserts per cost trial (default 1000; 100 with --quick)
@@ -83,6 +84,7 @@ impl Config {
                 "maxq",
                 "txn",
                 "scopes",
+                "cancel",
             ]
             .map(String::from)
             .to_vec(),
@@ -246,6 +248,13 @@ async fn main() -> Result<(), BoxError> {
         None
     };
 
+    let cancel = if config.runs("cancel") {
+        eprintln!("cancellation storms ...");
+        Some(cancel::run(&config).await?)
+    } else {
+        None
+    };
+
     let usage = usage_before.delta(&monitor.snapshot(server_pid));
     let wall = began.elapsed().as_secs_f64();
     let share = |d: Option<Duration>| {
@@ -363,6 +372,21 @@ async fn main() -> Result<(), BoxError> {
              measured by the benchmark's counting allocator once the inserts are done.\n"
         );
         scopes::print(rows);
+    }
+    if let Some(rows) = &cancel {
+        println!(
+            "## Cancellation storms
+"
+        );
+        println!(
+            "Each contender on a client of its own: rounds of 64 tasks, 62 inserts cancelled \
+             after 300 µs (`tokio::time::timeout`) and 2 normal inserts with a 10 s limit; \
+             then one plain `insert_one` (5 s limit) right after the last round, 2 s and 7 s \
+             later. `× driver in spawn` divides the slowest normal insert by that of the \
+             driver's `insert_one` run in a task of its own (whose cancellation drops only \
+             the wait), the best the driver alone can do under cancellation.\n"
+        );
+        cancel::print(rows);
     }
     println!(
         "Absolute figures depend on the server; the ratios are what this run shows. \

@@ -6,19 +6,23 @@
 //! strategy rounds up to whole blocks and keeps the rest in a [`LiveBlock`] that later
 //! callers take from without any round trip. No lock is held across a database call.
 //!
-//! The round trip runs in a task of its own (the flusher), never in a caller's: a caller
-//! that is cancelled (its future dropped by a timeout, a client hanging up) never drops a
-//! reservation half-way on the wire, and the callers queued behind it do not depend on it.
-//! The flusher serves the queue until it is empty; at most one runs at a time.
+//! The round trip runs in a flusher that serves the queue until it is empty, at most one at
+//! a time. The caller that finds none running polls one while it waits for its own ids;
+//! if that caller is cancelled (its future dropped by a timeout, a client hanging up), or
+//! once it has its ids, the rest of the flusher runs in a task of its own: a reservation
+//! is never dropped half-way on the wire, and the callers queued behind it never depend
+//! on the caller that happened to start it.
 
 use std::collections::VecDeque;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::oneshot;
 
 use crate::Error;
+use crate::detach::Finishing;
 
 /// One round trip that takes ids from the database. It owns what it needs, since it runs
 /// in the flusher's task.
@@ -281,13 +285,24 @@ impl Allocator {
             self.tally.ids.fetch_add(count, Ordering::Relaxed);
             return Ok(ids);
         }
-        let (reply, answer) = oneshot::channel();
+        let (reply, mut answer) = oneshot::channel();
         self.queue_lock().push(Request { count, reply });
-        if !self.flushing.swap(true, Ordering::AcqRel) {
-            let flusher = Flushing(Arc::clone(self));
-            tokio::spawn(flusher.run(source()));
-        }
-        match answer.await {
+        // No flusher running: this caller runs one, which serves the whole queue, its own
+        // request included, until the queue is empty. The caller polls it only until its
+        // own answer comes; the rest, if any, runs in a task of its own, and so does all
+        // of it if the caller is cancelled first (see `crate::detach`).
+        let mut flusher = (!self.flushing.swap(true, Ordering::AcqRel))
+            .then(|| Finishing::new(Flushing(Arc::clone(self)).run(source())));
+        let answer = std::future::poll_fn(|cx| {
+            if let Some(flush) = flusher.as_mut()
+                && Pin::new(flush).poll(cx).is_ready()
+            {
+                flusher = None;
+            }
+            Pin::new(&mut answer).poll(cx)
+        })
+        .await;
+        match answer {
             Ok(result) => result.map(Handed::take),
             Err(_) => Err(source().interrupted()),
         }

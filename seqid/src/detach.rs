@@ -2,42 +2,78 @@
 //!
 //! A service drops futures all day: a client hangs up and the framework drops the
 //! handler, a `tokio::time::timeout` fires. The driver documents that dropping one of its
-//! operations before it completes is not safe: the connection it had checked out is
-//! closed mid-command, and the pool must make a new one. So seqid runs each driver
-//! operation it starts outside the caller's session in a task of its own, which owns what
-//! it needs (the document already serialized, a clone of the collection), and the caller
-//! only waits for its answer. Dropping the caller's future then drops the wait, never the
-//! operation. An operation in the caller's session cannot leave it: the session is the
-//! caller's borrow.
+//! operations before it completes is not safe: a dropped check-out stays queued in the
+//! pool's wait queue, a command dropped on the wire costs its connection, and a storm of
+//! them wedges the client for seconds (`tests/driver_cancellation.rs`). So every driver
+//! operation seqid starts outside the caller's session is [`Finishing`]: it owns what it
+//! needs (the document already serialized, a clone of the collection), it is polled where
+//! the caller awaits it, and if the caller drops it first, the rest of it runs in a task
+//! of its own. Nothing is spawned while callers wait to the end, which is nearly always.
+//! An operation in the caller's session cannot leave it: the session is the caller's
+//! borrow.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
-/// Runs `operation` in a task of its own and waits for its output: `None` if the task was
-/// cancelled before it finished (its runtime is shutting down). A panic in it is resumed
-/// here.
-pub(crate) async fn detached<F>(operation: F) -> Option<F::Output>
+use tokio::sync::oneshot;
+
+/// A future that runs to its end even if dropped: dropped before it finished, it is
+/// handed to a task of its own on the current runtime (with none, as when the runtime is
+/// shutting down, it cannot go on and is dropped).
+pub(crate) struct Finishing<F: Future + Send + 'static>
 where
-    F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    match tokio::spawn(operation).await {
-        Ok(output) => Some(output),
-        Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
-        Err(_) => None,
+    future: Option<Pin<Box<F>>>,
+}
+
+impl<F: Future + Send + 'static> Finishing<F>
+where
+    F::Output: Send + 'static,
+{
+    pub(crate) fn new(future: F) -> Self {
+        Finishing {
+            future: Some(Box::pin(future)),
+        }
+    }
+
+    /// Hands the rest of the future, if it has not finished, to a task of its own, whose
+    /// output comes on the returned receiver.
+    pub(crate) fn detach(&mut self) -> Option<oneshot::Receiver<F::Output>> {
+        let future = self.future.take()?;
+        let runtime = tokio::runtime::Handle::try_current().ok()?;
+        let (sender, receiver) = oneshot::channel();
+        runtime.spawn(async move {
+            // Nobody may be waiting any more: then the output is dropped.
+            let _ = sender.send(future.await);
+        });
+        Some(receiver)
     }
 }
 
-/// Runs `operation` in a task of its own, which sends its output on the returned
-/// receiver; the caller waits on it ([`crate::pending::answer`]).
-pub(crate) fn answering<F>(operation: F) -> tokio::sync::oneshot::Receiver<F::Output>
+impl<F: Future + Send + 'static> Future for Finishing<F>
 where
-    F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let (sender, receiver) = tokio::sync::oneshot::channel();
-    tokio::spawn(async move {
-        // The caller may be gone: then the handle, or nobody, waits for it.
-        let _ = sender.send(operation.await);
-    });
-    receiver
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let future = self
+            .future
+            .as_mut()
+            .expect("a Finishing future is not polled after it finished");
+        let output = std::task::ready!(future.as_mut().poll(cx));
+        self.future = None;
+        Poll::Ready(output)
+    }
+}
+
+impl<F: Future + Send + 'static> Drop for Finishing<F>
+where
+    F::Output: Send + 'static,
+{
+    fn drop(&mut self) {
+        self.detach();
+    }
 }

@@ -56,6 +56,37 @@ pub type IdValue<T> = <<T as Document>::Id as IdField>::Value;
 /// On a replica set the driver itself retries a write once after a network error, with
 /// the same transaction number, so a single dropped connection usually costs nothing.
 ///
+/// # Cancellation
+///
+/// Dropping an insert's future (a `tokio::time::timeout`, a client that hung up on a
+/// service) is safe at any await point, and never drops a driver operation half-way:
+/// every round trip seqid makes outside the caller's session owns what it needs (the
+/// document already serialized), and if the caller drops it before it ends, the rest of
+/// it runs in a task of its own. (The driver's own futures, dropped mid-way, leave their connection
+/// check-outs queued in the pool and wedge the client for seconds: see the README's
+/// *Cancellation* guarantees.) What the drop leaves behind:
+///
+/// - **before the id is filled in** (waiting for a counter's `$inc`, a block, or the
+///   largest id): nothing is written and the id stays unset; insert the document again.
+///   The round trip, shared with the other callers waiting on it, runs to its end; the
+///   ids it took for the cancelled caller go to the next callers of the
+///   [`Sequences`](crate::Sequences) handle (through a bare database, a `counters` or
+///   `block` id is then a gap).
+/// - **after the id is filled in**: the write runs to its end and the document keeps its
+///   id, as after a lost answer. [`resume_insert`](Document::resume_insert) (for many,
+///   [`resume_insert_many`](Document::resume_insert_many)) settles it: through a
+///   `Sequences` handle, it learns what became of that very write (waiting for it if it
+///   is still under way), so it returns the id, inserts the document afresh, or says why
+///   it was refused, exactly as the insert would have; through a bare database, it sends
+///   the document again, and a copy found at the id is, as after a lost answer, its own
+///   only if the caller asserts [`content_is_unique`](crate::Insert::content_is_unique).
+///   An optimistic candidate stays reserved by the handle until that write ends.
+///
+/// An insert in the caller's session ([`Insert::session`](crate::Insert::session))
+/// cannot send anything from a task of its own, since the session is the caller's
+/// borrow: dropping it drops the driver's operation as dropping the driver's own future
+/// would. Abort the transaction then (the `gapless` strategy always runs in one).
+///
 /// # Sessions and transactions
 ///
 /// [`.session(&mut session)`](crate::Insert::session) runs an insert in the caller's

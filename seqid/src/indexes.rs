@@ -10,7 +10,7 @@ use mongodb::bson::{Bson, Document as BsonDocument};
 use mongodb::options::IndexOptions;
 use mongodb::{Collection, IndexModel};
 
-use crate::detach::detached;
+use crate::detach::Finishing;
 use crate::sequences::Route;
 use crate::write::identity_index;
 use crate::{Error, Sequence};
@@ -78,19 +78,11 @@ pub(crate) async fn require(
     {
         return Ok(());
     }
-    // In a task of its own, so that a cancelled insert never drops the listing half-way
-    // (see `crate::detach`).
+    // Finishing, so that a cancelled insert never drops the listing half-way (see
+    // `crate::detach`).
     let collection = route.db.collection::<BsonDocument>(seq.collection);
     let owned = *seq;
-    let listed = detached(async move { exists(&collection, &owned).await }).await;
-    let exists = listed.unwrap_or_else(|| {
-        Err(Error::driver(
-            seq.name,
-            format!("listing the indexes of `{}`", seq.collection),
-            mongodb::error::Error::custom("the task listing them was cancelled"),
-        ))
-    });
-    if !exists? {
+    if !Finishing::new(async move { exists(&collection, &owned).await }).await? {
         return Err(Error::MissingIndex {
             sequence: seq.name.to_owned(),
             collection: seq.collection.to_owned(),

@@ -13,12 +13,12 @@ use std::sync::Arc;
 
 use futures_util::FutureExt;
 use futures_util::future::Shared;
-use tokio::sync::oneshot;
 
 use mongodb::bson::RawDocument;
 
 use crate::Sequence;
 use crate::action::BoxFuture;
+use crate::detach::Finishing;
 use crate::sequences::Route;
 use crate::write::{Fate, Key};
 
@@ -71,41 +71,43 @@ impl Fates for Vec<Fate> {
     }
 }
 
-/// Waits for the fates a detached write sends on `receiver` (`None`: its task ended
-/// without them). If this future is dropped first, the wait goes to the route's handle,
-/// by the documents' `keys`.
+/// Runs `write` (outside the caller's session) to its end and returns its fates. If this
+/// future is dropped first, the rest of the write runs in a task of its own (see
+/// [`crate::detach`]) and the wait for its fates goes to the route's handle, by the
+/// documents' `keys` and `fingerprints`.
 pub(crate) async fn answer<F: Fates>(
-    receiver: oneshot::Receiver<F>,
+    write: impl std::future::Future<Output = F> + Send + 'static,
     route: Route<'_>,
     seq: &Sequence,
     keys: &[Key],
     fingerprints: &[u64],
-) -> Option<F> {
+) -> F {
     let mut waiting = Waiting {
-        receiver: Some(receiver),
+        write: Finishing::new(write),
         route,
         seq,
         keys,
         fingerprints,
     };
-    let fates = waiting.receiver.as_mut()?.await.ok();
-    waiting.receiver = None;
-    fates
+    (&mut waiting.write).await
 }
 
-/// The wait for a detached write's fates; dropped before they came, it hands the wait
-/// to the handle.
-struct Waiting<'a, F: Fates> {
-    receiver: Option<oneshot::Receiver<F>>,
+/// A write under way; dropped before it ended, it hands the rest of the write to a task of
+/// its own and the wait for its fates to the handle.
+struct Waiting<'a, W: std::future::Future<Output = F> + Send + 'static, F: Fates> {
+    write: Finishing<W>,
     route: Route<'a>,
     seq: &'a Sequence,
     keys: &'a [Key],
     fingerprints: &'a [u64],
 }
 
-impl<F: Fates> Drop for Waiting<'_, F> {
+impl<W: std::future::Future<Output = F> + Send + 'static, F: Fates> Drop for Waiting<'_, W, F> {
     fn drop(&mut self) {
-        let (Some(receiver), Some(sequences)) = (self.receiver.take(), self.route.sequences) else {
+        let Some(receiver) = self.write.detach() else {
+            return;
+        };
+        let Some(sequences) = self.route.sequences else {
             return;
         };
         let outcome: Outcome = receiver

@@ -99,14 +99,15 @@ pub enum CounterWriteConcern {
 /// |---|---|---|---|---|
 /// | next id | `findAndModify` + `$inc` on `{ _id: name, seq }` (upsert; one counter per scope) | largest numeric id (of the field, in the scope) + 1 | from a block reserved with one `$inc: block_size` | as counters, inside the caller's transaction |
 /// | round trips per insert | 2 (the `$inc` shared by tasks waiting together) | 2 (the maximum query shared), + 1 insert per lost race | 1 + 1/`block_size` | 2, plus the transaction's commit |
-/// | order | increasing in the order ids are taken, across all writers | each id above every id stored when it was taken | increasing within a process, not across processes | increasing in commit order |
+/// | order | increasing in the order ids are taken, across all writers (but for ids given back by cancelled callers) | each id above every id stored when it was taken | increasing within a process (but for ids given back by cancelled callers), not across processes | increasing in commit order |
 /// | gaps | an id whose document is refused, or whose reservation's answer is lost | none, but where an insert failed while a later id was already stored | as counters, plus at most `block_size - 1` per process restart | none: an aborted transaction takes its id back |
 /// | other writers | share the counter (`$inc: 1`, blocks) | may insert explicit ids; stepped over | share the counter | share the counter, in transactions of their own |
 /// | transactions | the counter outside the caller's | all in the caller's | the counter outside the caller's | required; one writer at a time per sequence |
 ///
-/// A caller cancelled while it waits for ids costs no id with any strategy: the ids
-/// reserved for it go to the next caller. One cancelled during its own round trip to the
-/// counter may cost what that round trip reserved (a gap), as a lost answer does.
+/// A caller cancelled while it waits for ids costs no id with any strategy: the round
+/// trip runs to its end whoever started it, and the ids reserved for the cancelled caller
+/// go to the next caller of the [`Sequences`](crate::Sequences) handle (through a bare
+/// database, which keeps nothing between calls, a counter's id is then a gap).
 ///
 /// What tasks share (group commit, blocks, optimistic candidates) lives in a
 /// [`Sequences`](crate::Sequences) handle; through a bare `mongodb::Database` each call

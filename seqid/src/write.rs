@@ -32,7 +32,6 @@ use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{Acknowledgment, ReadConcern, ReadPreference, SelectionCriteria};
 use serde::Serialize;
 
-use crate::detach::answering;
 use crate::error::{Error, duplicate_index, server_code};
 use crate::pending;
 use crate::scope::{Scope, grouped};
@@ -99,7 +98,6 @@ pub(crate) mod why {
         "this copy was refused or not sent, and an earlier copy may still land";
     pub const LOOKUP_FAILED: &str =
         "after a duplicate key, the id could not be looked up to see whether a document holds it";
-    pub const INTERRUPTED: &str = "the task sending the write was cancelled before it finished";
     pub const IN_TRANSACTION: &str =
         "no answer came inside the caller's transaction, whose fate decides the document's";
 }
@@ -231,28 +229,14 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     let collection = route.db.collection::<RawDocumentBuf>(seq.collection);
     let (owned, key_owned) = (*seq, key.clone());
     let fingerprint = pending::fingerprint(&bytes);
-    let receiver = answering(async move {
+    let write = async move {
         let mut none = Session::none();
         let fate = write_one(&collection, &owned, &bytes, &key_owned, send, &mut none).await;
         drop(hold);
         fate
-    });
-    pending::answer(
-        receiver,
-        route,
-        seq,
-        std::slice::from_ref(key),
-        &[fingerprint],
-    )
-    .await
-    .unwrap_or_else(|| unknown(why::INTERRUPTED, &interrupted()))
-}
-
-/// The error of a write whose task was cancelled before it finished.
-fn interrupted() -> mongodb::error::Error {
-    mongodb::error::Error::custom(
-        "the task sending the write was cancelled: the runtime is shutting down",
-    )
+    };
+    let keys = std::slice::from_ref(key);
+    pending::answer(write, route, seq, keys, &[fingerprint]).await
 }
 
 /// [`insert_one`], where it runs.
@@ -376,14 +360,12 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
             .map(|d| pending::fingerprint(&d.bytes))
             .collect();
         let owned = *seq;
-        let receiver = answering(async move {
+        let write = async move {
             let fates = send_commands(&raw, &owned, &serialized, send, &mut Session::none()).await;
             drop(hold);
             fates
-        });
-        pending::answer(receiver, route, seq, &sent_keys, &fingerprints)
-            .await
-            .unwrap_or_else(|| vec![unknown(why::INTERRUPTED, &interrupted()); sent_keys.len()])
+        };
+        pending::answer(write, route, seq, &sent_keys, &fingerprints).await
     };
     for (position, fate) in positions.into_iter().zip(sent) {
         fates[position] = Some(fate);
