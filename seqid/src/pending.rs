@@ -75,15 +75,15 @@ impl Fates for Vec<Fate> {
 /// future is dropped first, the rest of the write runs in a task of its own (see
 /// [`crate::detach`]) and the wait for its fates goes to the route's handle, by the
 /// documents' `keys` and `fingerprints`.
-pub(crate) async fn answer<F: Fates>(
-    write: impl std::future::Future<Output = F> + Send + 'static,
+pub(crate) async fn answer<F: Fates, W: std::future::Future<Output = F> + Send + 'static>(
+    write: Finishing<W>,
     route: Route<'_>,
     seq: &Sequence,
     keys: &[Key],
     fingerprints: &[u64],
 ) -> F {
     let mut waiting = Waiting {
-        write: Finishing::new(write),
+        write,
         route,
         seq,
         keys,

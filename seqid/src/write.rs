@@ -33,6 +33,7 @@ use mongodb::options::{Acknowledgment, ReadConcern, ReadPreference, SelectionCri
 use serde::Serialize;
 
 use crate::error::{Error, duplicate_index, server_code};
+use crate::detach::Finishing;
 use crate::pending;
 use crate::scope::{Scope, grouped};
 use crate::sequences::Route;
@@ -229,12 +230,13 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     let collection = route.db.collection::<RawDocumentBuf>(seq.collection);
     let (owned, key_owned) = (*seq, key.clone());
     let fingerprint = pending::fingerprint(&bytes);
-    let write = async move {
+    // Boxed here, so that the insert's state holds a pointer to the write, not the write.
+    let write = Finishing::new(async move {
         let mut none = Session::none();
         let fate = write_one(&collection, &owned, &bytes, &key_owned, send, &mut none).await;
         drop(hold);
         fate
-    };
+    });
     let keys = std::slice::from_ref(key);
     pending::answer(write, route, seq, keys, &[fingerprint]).await
 }
@@ -360,11 +362,11 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
             .map(|d| pending::fingerprint(&d.bytes))
             .collect();
         let owned = *seq;
-        let write = async move {
+        let write = Finishing::new(async move {
             let fates = send_commands(&raw, &owned, &serialized, send, &mut Session::none()).await;
             drop(hold);
             fates
-        };
+        });
         pending::answer(write, route, seq, &sent_keys, &fingerprints).await
     };
     for (position, fate) in positions.into_iter().zip(sent) {
