@@ -16,7 +16,7 @@
 //!
 //! `cargo test --test driver_cancellation -- --nocapture` prints what each test measured.
 
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -294,14 +294,16 @@ async fn abandoned_checkouts_stay_queued_and_cost_half_a_second_each() {
         async move { docs.insert_one(rawdoc! { "_id": 1_i64 }).await }
     });
     wait_for(&log, "the holder's check-out", |l| l.checked_out == 2).await;
+    // Each insert is dropped as soon as its check-out request is on its way to the pool.
     for n in 0..ABANDONED {
-        let id = 100 + n as i64;
-        let abandoned = tokio::time::timeout(
-            Duration::from_millis(5),
-            docs.insert_one(rawdoc! { "_id": id }),
-        )
-        .await;
-        assert!(abandoned.is_err(), "got the pool's only connection");
+        let insert = docs
+            .insert_one(rawdoc! { "_id": 100 + n as i64 })
+            .into_future();
+        tokio::select! {
+            biased;
+            _ = insert => panic!("got the pool's only connection"),
+            () = wait_for(&log, "a check-out", |l| l.checkouts_started == 3 + n) => {}
+        }
     }
     proxy.resume();
     holder.await.unwrap().unwrap();
@@ -338,8 +340,9 @@ async fn abandoned_checkouts_stay_queued_and_cost_half_a_second_each() {
         server()
     );
     let log = log.lock().unwrap();
-    // Expected: the wait queue holds ABANDONED - 2 dead requests ahead of the new one (the
-    // check-in and the new request each turned the worker once), one per 500 ms tick.
+    // Expected: ABANDONED - 2 dead requests ahead of the new one (the holder's check-in and
+    // the new request each turned the worker once), then the new one itself, one per 500 ms
+    // tick: 7 to 7.5 s.
     assert!(
         wait >= Duration::from_millis(250) * ABANDONED as u32,
         "waited only {wait:?}: abandoned check-outs no longer queue ({log:?})"
