@@ -32,8 +32,8 @@ use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{Acknowledgment, ReadConcern, ReadPreference, SelectionCriteria};
 use serde::Serialize;
 
-use crate::error::{Error, duplicate_index, server_code};
 use crate::detach::Finishing;
+use crate::error::{Error, duplicate_index, server_code};
 use crate::pending;
 use crate::scope::{Scope, grouped};
 use crate::sequences::Route;
@@ -395,7 +395,7 @@ async fn send_commands(
 ) -> Vec<Fate> {
     let mut fates = Vec::with_capacity(documents.len());
     let mut aborted: Option<Fate> = None;
-    for command in commands(documents) {
+    for command in commands(documents, MAX_COMMAND_BYTES, MAX_COMMAND_DOCUMENTS) {
         let command_fates = match &aborted {
             // The caller's transaction is aborted: nothing more can be stored in it.
             Some(fate) => vec![fate.clone(); command.len()],
@@ -416,13 +416,18 @@ async fn send_commands(
     fates
 }
 
-/// The serialized documents in runs that each fit one `insert` command.
-fn commands(serialized: &[Serialized]) -> Vec<&[Serialized]> {
+/// The serialized documents in runs that each fit one `insert` command: at most
+/// `max_bytes` of documents (a larger document goes alone) and `max_documents`.
+fn commands(
+    serialized: &[Serialized],
+    max_bytes: usize,
+    max_documents: usize,
+) -> Vec<&[Serialized]> {
     let mut runs = Vec::new();
     let (mut start, mut bytes) = (0, 0);
     for (i, document) in serialized.iter().enumerate() {
         let size = document.bytes.as_bytes().len();
-        if i > start && (bytes + size > MAX_COMMAND_BYTES || i - start == MAX_COMMAND_DOCUMENTS) {
+        if i > start && (bytes + size > max_bytes || i - start == max_documents) {
             runs.push(&serialized[start..i]);
             (start, bytes) = (i, 0);
         }
@@ -777,6 +782,39 @@ enum Number {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn documents_are_sent_in_commands_within_the_limits() {
+        let serialized: Vec<Serialized> = [10, 30, 50, 5, 5, 5, 5, 200, 1]
+            .into_iter()
+            .enumerate()
+            .map(|(id, len)| Serialized {
+                bytes: mongodb::bson::to_raw_document_buf(&doc! { "s": "x".repeat(len) }).unwrap(),
+                key: Key {
+                    scope: Scope::default(),
+                    id: id as i64,
+                },
+            })
+            .collect();
+        let size = |d: &Serialized| d.bytes.as_bytes().len();
+        let runs = commands(&serialized, 100, 3);
+        let ids: Vec<Vec<i64>> = runs
+            .iter()
+            .map(|run| run.iter().map(|d| d.key.id).collect())
+            .collect();
+        assert_eq!(
+            ids,
+            [vec![0, 1], vec![2, 3, 4], vec![5, 6], vec![7], vec![8]]
+        );
+        for run in &runs {
+            let bytes: usize = run.iter().map(size).sum();
+            assert!(
+                run.len() <= 3 && (bytes <= 100 || run.len() == 1),
+                "{bytes}"
+            );
+        }
+        assert!(commands(&[], 100, 3).is_empty());
+    }
 
     #[test]
     fn documents_compare_by_value_across_integer_types() {
