@@ -13,16 +13,22 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use common::equal::{
     BATCH, Equal, EqualBlock, EqualCounted, EqualGapless, Line, Op, ScopedEqualBlock,
     ScopedEqualCounted, ScopedEqualOptimistic, Ticket, Via, scope_of, worker_mode, write,
 };
+use common::faults::{
+    Rig, configure, crash_once, fail_commands, lose_one_reply_at_a_time, pause,
+    twice_in_a_row_three_times, variant,
+};
 use common::models::PROJECTS;
 use common::transactions::{Make, in_transactions, without_transactions};
-use common::{Workers, all_documents, assert_dense, counter_value, integer, one_to};
+use common::{Thief, Workers, all_documents, assert_dense, counter_value, integer, one_to};
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use seqid::{Document, Strategy};
+use mongodb::options::{DatabaseOptions, WriteConcern};
+use seqid::{Document, Error, Strategy};
 use seqid_harness::test_db;
 
 /// What the writers were told, and what they could not learn.
@@ -316,11 +322,19 @@ async fn processes<T: Equal>(label: &str, model: &str, via_kind: &str) {
 }
 
 /// `name: Model, args...;` makes test `name`, which runs `$run::<Model>("name", args...)`.
+/// `faults run: name: Model, args...;` makes test `name`, which runs
+/// `run::<Model>(args...)` on four worker threads, as `tests/faults.rs` does.
 macro_rules! equal_tests {
     ($run:ident: $($name:ident: $model:ty $(, $arg:expr)*;)*) => {$(
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn $name() {
             $run::<$model>(stringify!($name) $(, $arg)*).await;
+        }
+    )*};
+    (faults $run:ident: $($name:ident: $model:ty $(, $arg:expr)*;)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $name() {
+            $run::<$model>($($arg),*).await;
         }
     )*};
 }
@@ -421,4 +435,592 @@ equal_tests! { in_transactions_equal:
     counters_in_transactions: EqualCounted;
     block_in_transactions: EqualBlock;
     optimistic_in_transactions: Ticket;
+}
+
+/// Through a handle and bare, with `insert` and with `insert_many`.
+const EVERY_WAY: [(&str, Op); 4] = [
+    ("handle", Op::One),
+    ("bare", Op::One),
+    ("handle", Op::Many),
+    ("bare", Op::Many),
+];
+
+/// Another writer stores a document equal to seqid's under the very id seqid is about to
+/// write (`common::Thief`: deterministic), through a handle and bare, for `insert` and
+/// `insert_many`. The other writer's document is never taken for this call's: the
+/// optimistic strategy takes new ids; the others fail the document (`DuplicateKey`, in a
+/// batch `failed`), its id unset.
+async fn another_writers_equal_document<T: Equal>(label: &str) {
+    let optimistic = T::SEQUENCE.strategy_name() == "optimistic";
+    for (via_kind, op) in EVERY_WAY {
+        let label = format!("{label}_{via_kind}_{}", op.name());
+        let thief = Thief::writing(T::SEQUENCE.collection, 0, doc! { "by": "seqid" });
+        let test = thief.watch(&label).await;
+        if optimistic {
+            seed_string_id(&test).await;
+        }
+        let via = Via::on(via_kind, test.client(), test.name()).unwrap();
+        let mut told = Told::default();
+        first_use::<T>(&via, &mut told).await;
+        // Two ids: the optimistic strategy's first attempt and its retry for one
+        // document, the first two documents of a batch.
+        thief.arm(2);
+        let count = if op == Op::One { 1 } else { BATCH };
+        let mut docs: Vec<T> = (0..count).map(|n| T::equal("seqid", n)).collect();
+        let result = via.insert(&mut docs, None).await;
+        let stolen = thief.stolen();
+        let ids: Vec<i64> = docs.iter().map(common::equal::id_of).collect();
+        assert!(
+            ids.iter().all(|id| !stolen.contains(id)),
+            "{label}: {result:?}, ids {ids:?}, where the other writer stored {stolen:?}"
+        );
+        let failed: Vec<usize> = match result {
+            Ok(()) => {
+                assert!(optimistic, "{label}: no error, ids {ids:?}");
+                vec![]
+            }
+            Err(Error::DuplicateKey { id, .. }) if !optimistic && op == Op::One => {
+                assert_eq!((id, ids[0]), (stolen[0], 0), "{label}: the id is unset");
+                vec![0]
+            }
+            Err(Error::Bulk(bulk)) if !optimistic && op == Op::Many => {
+                assert_eq!(bulk.inserted, [2, 3], "{label}: {bulk}");
+                assert!(bulk.unknown.is_empty(), "{label}: {bulk}");
+                let failed: Vec<_> = bulk
+                    .failed
+                    .iter()
+                    .map(|f| (f.index, f.id, f.code))
+                    .collect();
+                let taken = Some(11000);
+                assert_eq!(
+                    failed,
+                    [(0, stolen[0], taken), (1, stolen[1], taken)],
+                    "{label}"
+                );
+                assert_eq!(&ids[..2], [0, 0], "{label}: refused documents are unset");
+                vec![0, 1]
+            }
+            Err(error) => panic!("{label}: {error:?}"),
+        };
+        assert_eq!(stolen.len(), 2, "{label}: the other writer took two ids");
+        let acked = (0..count).filter(|n| !failed.contains(&(*n as usize)));
+        let lines = acked.map(|n| (ids[n as usize], "seqid".to_owned(), n));
+        told.add::<T>(lines.collect());
+        // The other writer's documents are `seqid`'s too, acknowledged to it alone.
+        told.add::<T>(stolen.iter().map(|&id| (id, "seqid".into(), 0)).collect());
+        let seqid = count as usize - failed.len() + stolen.len();
+        check::<T>(
+            &test,
+            &told,
+            &[("first", PROJECTS as usize), ("seqid", seqid)],
+        )
+        .await;
+    }
+}
+
+equal_tests! { another_writers_equal_document:
+    counters_an_equal_document_under_the_id: EqualCounted;
+    block_an_equal_document_under_the_id: EqualBlock;
+    optimistic_an_equal_document_under_the_id: Ticket;
+}
+
+/// What a call made of one of its documents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    /// The server acknowledged this call's write of it.
+    Acked,
+    /// It carries its id and may be stored: only a resume may touch it.
+    Unknown,
+    /// Its id is unset: it is not stored, and never will be under the id it had.
+    Refused,
+}
+
+/// The fate of each of `docs` after their call (`None`: dropped by the caller's
+/// timeout): acknowledged when the call returned `Ok` or a bulk error lists it as
+/// inserted, else told by its id field.
+fn fates<T: Document>(docs: &[T], result: Option<&Result<(), Error>>) -> Vec<Fate> {
+    let id = |i: usize| common::equal::id_of(&docs[i]);
+    let inserted: &[usize] = match result {
+        Some(Ok(())) => return vec![Fate::Acked; docs.len()],
+        Some(Err(Error::Bulk(bulk))) => {
+            assert!(bulk.failed.iter().all(|f| id(f.index) == 0), "{bulk}");
+            assert!(bulk.unknown.iter().all(|&i| id(i) != 0), "{bulk}");
+            &bulk.inserted
+        }
+        Some(Err(error @ Error::OutcomeUnknown { .. })) => {
+            assert!(
+                (0..docs.len()).all(|i| id(i) != 0),
+                "{error}: the id is kept"
+            );
+            &[]
+        }
+        _ => &[],
+    };
+    (0..docs.len())
+        .map(|i| match (inserted.contains(&i), id(i)) {
+            (true, _) => Fate::Acked,
+            (false, 0) => Fate::Refused,
+            (false, _) => Fate::Unknown,
+        })
+        .collect()
+}
+
+/// How a writer's tasks drive their documents to an end.
+#[derive(Clone, Copy)]
+struct Drive {
+    op: Op,
+    /// The time given to a document's first call, and to each later one: a call that
+    /// takes longer is dropped (cancelled).
+    first: Duration,
+    then: Duration,
+    /// Resumes of a document of unknown outcome before it is left unknown. Without
+    /// `content_is_unique`, a resume that meets a copy already stored cannot tell its
+    /// own earlier copy from another writer's equal one, so it stays unknown.
+    resumes: u32,
+}
+
+impl Drive {
+    const PATIENT: Drive = Drive {
+        op: Op::Both,
+        first: Duration::from_secs(30),
+        then: Duration::from_secs(30),
+        resumes: 3,
+    };
+
+    fn with(self, op: Op) -> Drive {
+        Drive { op, ..self }
+    }
+}
+
+/// What a writer's tasks saw.
+#[derive(Default, Debug)]
+struct Driven {
+    lines: Vec<Line>,
+    unknown: usize,
+    errors: BTreeMap<&'static str, usize>,
+    cancelled: usize,
+}
+
+impl Driven {
+    fn merge(&mut self, other: Driven) {
+        self.lines.extend(other.lines);
+        self.unknown += other.unknown;
+        for (variant, n) in other.errors {
+            *self.errors.entry(variant).or_default() += n;
+        }
+        self.cancelled += other.cancelled;
+    }
+
+    fn errors(&self) -> usize {
+        self.errors.values().sum()
+    }
+
+    /// Adds what writer `by` was told, for [`check`].
+    fn record<T: Document>(self, by: &str, told: &mut Told) {
+        told.add::<T>(self.lines);
+        *told.unknown.entry(by.to_owned()).or_default() += self.unknown;
+    }
+}
+
+/// Calls one document (or batch) may take before the writer gives up on it.
+const TRIES: u32 = 200;
+
+/// Writer `by`'s documents `ns`, driven by one task to an end, the way the README says:
+/// a document that carries an id (an unknown outcome, a cancelled call) is resumed, up
+/// to `drive.resumes` times, then left unknown; one whose id is unset is inserted again.
+/// Calls of `drive.op.batch(task)` documents; every loop is bounded.
+async fn drive_task<T: Equal + Clone>(
+    via: &Via,
+    by: &str,
+    task: usize,
+    ns: std::ops::Range<u32>,
+    drive: Drive,
+) -> Driven {
+    let mut driven = Driven::default();
+    // (n, document, resumes that left it unknown)
+    let mut pending: Vec<(u32, T, u32)> = ns.map(|n| (n, T::equal(by, n), 0)).collect();
+    for attempt in 0..TRIES {
+        if pending.is_empty() {
+            return driven;
+        }
+        let timeout = if attempt == 0 {
+            drive.first
+        } else {
+            drive.then
+        };
+        let (carried, fresh): (Vec<_>, Vec<_>) = std::mem::take(&mut pending)
+            .into_iter()
+            .partition(|(_, doc, _)| common::equal::id_of(doc) != 0);
+        for (resume, group) in [(false, fresh), (true, carried)] {
+            for chunk in group.chunks(drive.op.batch(task) as usize) {
+                let mut docs: Vec<T> = chunk.iter().map(|(_, doc, _)| doc.clone()).collect();
+                let call = async {
+                    match resume {
+                        true => via.resume(&mut docs).await,
+                        false => via.insert(&mut docs, None).await,
+                    }
+                };
+                let result = tokio::time::timeout(timeout, call).await.ok();
+                match &result {
+                    None => driven.cancelled += 1,
+                    Some(Err(error)) => {
+                        assert_eq!(error.sequence(), T::SEQUENCE.name, "{error}");
+                        *driven.errors.entry(variant(error)).or_default() += 1;
+                    }
+                    Some(Ok(())) => {}
+                }
+                let fates = fates(&docs, result.as_ref());
+                for ((n, _, resumes), (doc, fate)) in chunk.iter().zip(docs.into_iter().zip(fates))
+                {
+                    let resumes = resumes + u32::from(resume);
+                    match fate {
+                        Fate::Acked => {
+                            driven
+                                .lines
+                                .push((common::equal::id_of(&doc), by.to_owned(), *n))
+                        }
+                        Fate::Unknown if resumes >= drive.resumes => driven.unknown += 1,
+                        _ => pending.push((*n, doc, resumes)),
+                    }
+                }
+            }
+        }
+        tokio::time::sleep(pause(attempt)).await;
+    }
+    panic!(
+        "{by}: {} documents unfinished after {TRIES} calls",
+        pending.len()
+    );
+}
+
+/// `tasks` tasks of writer `by`, `per_task` documents each, driven to an end.
+async fn drive<T: Equal + Clone>(
+    via: &Via,
+    by: &str,
+    tasks: usize,
+    per_task: u32,
+    drive: Drive,
+) -> Driven {
+    let handles: Vec<_> = (0..tasks)
+        .map(|task| {
+            let (via, by) = (via.clone(), by.to_owned());
+            tokio::spawn(async move { drive_task::<T>(&via, &by, task, 0..per_task, drive).await })
+        })
+        .collect();
+    let mut driven = Driven::default();
+    for handle in handles {
+        driven.merge(handle.await.expect("a writer task panicked"));
+    }
+    driven
+}
+
+/// `tests/{counters,block,optimistic}.rs`'s cancelled inserts, with equal documents:
+/// rounds of 16 tasks whose first call is dropped after 0 to 3 ms (waiting for ids,
+/// reserving, inserting), through a handle and bare, one document or a batch per call.
+/// A cancelled document that kept its id is resumed; one that did not is inserted again.
+/// Afterwards the sequence still serves.
+async fn cancelled<T: Equal + Clone>(label: &str) {
+    const ROUNDS: u64 = 20;
+    for (via_kind, op) in EVERY_WAY {
+        let label = format!("{label}_{via_kind}_{}", op.name());
+        let (test, via) = prepare::<T>(&label, via_kind, false).await.unwrap();
+        let mut told = Told::default();
+        first_use::<T>(&via, &mut told).await;
+        let count = op.batch(0);
+        let mut driven = Driven::default();
+        for round in 0..ROUNDS {
+            let tasks: Vec<_> = (0..16_u64)
+                .map(|i| {
+                    let via = via.clone();
+                    let first = Duration::from_micros((i * 131 + round * 17) % 3000);
+                    let drive = Drive {
+                        first,
+                        ..Drive::PATIENT.with(op)
+                    };
+                    tokio::spawn(
+                        async move { drive_task::<T>(&via, "seqid", 0, 0..count, drive).await },
+                    )
+                })
+                .collect();
+            for task in tasks {
+                driven.merge(task.await.unwrap());
+            }
+        }
+        let cancelled = driven.cancelled;
+        assert!(
+            cancelled >= 40,
+            "{label}: only {cancelled} calls were cancelled"
+        );
+        assert_eq!(driven.errors(), 0, "{label}: {:?}", driven.errors);
+        // The sequence is not wedged (the cancelling client's connection pool may take
+        // seconds to recover, hence the generous limit).
+        let after = write::<T>(&via, "after", 1, 1, Op::One);
+        let after = tokio::time::timeout(Duration::from_secs(60), after).await;
+        told.add::<T>(after.expect("the sequence is not wedged").unwrap());
+        let unknown = driven.unknown;
+        driven.record::<T>("seqid", &mut told);
+        let seqid = (ROUNDS * 16) as usize * count as usize;
+        let expected = [("first", PROJECTS as usize), ("seqid", seqid), ("after", 1)];
+        check::<T>(&test, &told, &expected).await;
+        eprintln!("{label}: {cancelled} calls cancelled, {unknown} documents left unknown");
+    }
+}
+
+equal_tests! { cancelled:
+    counters_cancelled: EqualCounted;
+    block_cancelled: EqualBlock;
+    optimistic_cancelled: Ticket;
+}
+
+/// Checks a fault run's database through the rig's own client, once one more document
+/// was inserted through `via` (the process goes on inserting), and reports the run.
+async fn finish_run<T: Equal>(rig: &Rig, via: &Via, run: &str, driven: Driven, documents: usize) {
+    let (errors, cancelled, unknown) = (driven.errors.clone(), driven.cancelled, driven.unknown);
+    let mut told = Told::default();
+    driven.record::<T>("seqid", &mut told);
+    let after = write::<T>(via, "after", 1, 1, Op::One).await;
+    told.add::<T>(after.unwrap_or_else(|e| panic!("{run}: the insert after the faults: {e}")));
+    let db = rig.checker.database(via.db().name());
+    check::<T>(&db, &told, &[("seqid", documents), ("after", 1)]).await;
+    eprintln!(
+        "{run}: {documents} documents, {unknown} left unknown, {cancelled} calls cancelled, \
+         errors {errors:?}"
+    );
+}
+
+/// `tests/faults.rs`'s `failCommand` matrix with equal documents: every fault on each
+/// command the strategy sends, through a handle with `insert` and bare with
+/// `insert_many`, and the other way round for every other fault.
+async fn fail_commands_equal<T: Equal + Clone>(commands: [&str; 2]) {
+    let rig = Rig::start(false).await;
+    let mut run = 0;
+    for command in commands {
+        for (k, fault) in fail_commands(command).into_iter().enumerate() {
+            let ops = match k % 2 {
+                0 => [Op::One, Op::Many],
+                _ => [Op::Many, Op::One],
+            };
+            for (via_kind, op) in ["handle", "bare"].into_iter().zip(ops) {
+                run += 1;
+                let name = format!("f{run}");
+                let via = Via::on(via_kind, rig.app.client(), &name).unwrap();
+                // One task for a fault the application sees, so that its `times` hit one
+                // operation (its attempt and the driver's retry), as in tests/faults.rs.
+                let (tasks, per_task) = if fault.absorbed { (6, 6) } else { (1, 12) };
+                let mut drive = Drive::PATIENT.with(op);
+                if let Some(timeout) = fault.call_timeout {
+                    (drive.first, drive.then) = (timeout, timeout);
+                }
+                rig.failures.reset();
+                configure(&rig.checker, command, Some(&fault)).await;
+                let driven = drive_writer::<T>(&via, tasks, per_task, drive).await;
+                configure(&rig.checker, command, None).await;
+                let label = format!(
+                    "{} on {command}: {}, {via_kind}, {op:?}",
+                    T::SEQUENCE.strategy_name(),
+                    fault.name
+                );
+                let hit = rig.failures.total(command);
+                assert!(hit >= 1 || driven.cancelled >= 1, "{label}: never hit");
+                if fault.absorbed {
+                    assert_eq!(driven.errors(), 0, "{label}: the driver's retry absorbs it");
+                } else {
+                    assert!(driven.errors() + driven.cancelled >= 1, "{label}: not seen");
+                }
+                finish_run::<T>(&rig, &via, &label, driven, tasks * per_task as usize).await;
+            }
+        }
+    }
+}
+
+/// Writer `seqid`'s `tasks` tasks, driven to an end.
+async fn drive_writer<T: Equal + Clone>(
+    via: &Via,
+    tasks: usize,
+    per_task: u32,
+    how: Drive,
+) -> Driven {
+    drive::<T>(via, "seqid", tasks, per_task, how).await
+}
+
+equal_tests! { faults fail_commands_equal:
+    fail_command_counters: EqualCounted, ["findAndModify", "insert"];
+    fail_command_block: EqualBlock, ["findAndModify", "insert"];
+    fail_command_optimistic: Ticket, ["find", "insert"];
+}
+
+/// `tests/faults.rs`'s proxy faults with equal documents: replies lost twice in a row
+/// (the driver's retry too), and requests delivered 3 s after the client gave up,
+/// through a handle and bare, with `insert` and `insert_many`.
+async fn proxy_equal<T: Equal + Clone>(commands: [&str; 2]) {
+    let rig = Rig::start(true).await;
+    let proxy = rig.proxy();
+    let mut run = 0;
+    for command in commands {
+        for late in [false, true] {
+            for via_kind in ["handle", "bare"] {
+                run += 1;
+                let via = Via::on(via_kind, rig.app.client(), &format!("p{run}")).unwrap();
+                let before = proxy.fired();
+                let inject = twice_in_a_row_three_times(proxy, command, late);
+                let (driven, ()) =
+                    tokio::join!(drive_writer::<T>(&via, 8, 6, Drive::PATIENT), inject);
+                // Late requests may still be on their way: wait for them, then check.
+                tokio::time::sleep(Duration::from_secs(if late { 4 } else { 0 })).await;
+                let label = format!(
+                    "{} {command} late={late} {via_kind}",
+                    T::SEQUENCE.strategy_name()
+                );
+                assert!(proxy.fired() > before, "{label}: no fault was injected");
+                finish_run::<T>(&rig, &via, &label, driven, 8 * 6).await;
+            }
+        }
+    }
+}
+
+equal_tests! { faults proxy_equal:
+    proxy_counters: EqualCounted, ["findAndModify", "insert"];
+    proxy_block: EqualBlock, ["findAndModify", "insert"];
+    proxy_optimistic: Ticket, ["find", "insert"];
+}
+
+/// `tests/faults.rs`'s kill and restart with equal documents: the server killed and
+/// restarted on the same port and data while 32 tasks insert, through a handle and bare.
+/// Writes ask for the journal, as there.
+async fn kill_and_restart_equal<T: Equal + Clone>() {
+    const TASKS: usize = 32;
+    const PER_TASK: u32 = 12;
+    let rig = Rig::start(false).await;
+    let durable = DatabaseOptions::builder()
+        .write_concern(WriteConcern::builder().journal(true).build())
+        .build();
+    for (run, via_kind) in ["handle", "bare"].into_iter().enumerate() {
+        let name = format!("k{run}");
+        let via = Via::on_with(via_kind, rig.app.client(), &name, durable.clone()).unwrap();
+        let docs = rig
+            .checker
+            .database(&name)
+            .collection(T::SEQUENCE.collection);
+        let all = TASKS * PER_TASK as usize;
+        let crash = crash_once(&rig.server, &docs, all / 3);
+        let work = drive_writer::<T>(&via, TASKS, PER_TASK, Drive::PATIENT);
+        let (driven, stored) = tokio::join!(work, crash);
+        let label = format!(
+            "{} killed and restarted, {via_kind}",
+            T::SEQUENCE.strategy_name()
+        );
+        assert!(stored < all, "{label}: the crash came mid-run");
+        assert!(
+            rig.failures.all() >= 1,
+            "{label}: the crash failed commands in flight"
+        );
+        finish_run::<T>(&rig, &via, &label, driven, all).await;
+    }
+}
+
+equal_tests! { faults kill_and_restart_equal:
+    kill_and_restart_counters: EqualCounted;
+    kill_and_restart_block: EqualBlock;
+    kill_and_restart_optimistic: Ticket;
+}
+
+/// `tests/faults.rs`'s lost-reply proof with equal documents: a reply lost once is
+/// answered from the server's record of the first attempt when the driver retries, so
+/// it costs no id and stores nothing twice, through a handle and bare.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_single_lost_reply_costs_no_id_and_no_duplicate() {
+    let rig = Rig::start(true).await;
+    let proxy = rig.proxy();
+    let mut run = 0;
+    for command in ["findAndModify", "insert"] {
+        for (via_kind, op) in [("handle", Op::One), ("bare", Op::Many)] {
+            run += 1;
+            let via = Via::on(via_kind, rig.app.client(), &format!("lost{run}")).unwrap();
+            let before = proxy.fired();
+            let lose = lose_one_reply_at_a_time(proxy, command);
+            let work = drive_writer::<EqualCounted>(&via, 1, 30, Drive::PATIENT.with(op));
+            let (driven, ()) = tokio::join!(work, lose);
+            let label = format!("reply to {command} lost once, {via_kind}, {op:?}");
+            assert!(proxy.fired() > before, "{label}: no reply was lost");
+            assert!(driven.errors.is_empty(), "{label}: {:?}", driven.errors);
+            let checked = rig.checker.database(via.db().name());
+            let counter = counter_value(&checked, EqualCounted::SEQUENCE.name).await;
+            assert_eq!(counter, Some(30), "{label}: one id per document");
+            finish_run::<EqualCounted>(&rig, &via, &label, driven, 30).await;
+        }
+    }
+}
+
+/// `tests/faults.rs`'s lost answers with equal documents, through a handle and bare, one
+/// document and a batch. A write whose answers (the attempt's and the driver's retry's)
+/// were both lost landed, but seqid cannot know it was this call's: an equal document
+/// at its id may be another writer's. So the outcome is unknown, the id kept, and a
+/// resume that meets the stored copy is unknown too. Requests still on their way when
+/// the client gave up are unknown as well; a resume whose own write is acknowledged
+/// stores the document, and the late copies are refused.
+async fn lost_answers<T: Equal + Clone>() {
+    let rig = Rig::start(true).await;
+    let proxy = rig.proxy();
+    let collection = Some(T::SEQUENCE.collection);
+    for (run, via_kind) in ["handle", "bare"].into_iter().enumerate() {
+        let via = Via::on(via_kind, rig.app.client(), &format!("lost{run}")).unwrap();
+        T::create_indexes(via.db()).await.unwrap();
+        let mut told = Told::default();
+        for (count, late) in [(1, false), (BATCH, false), (1, true), (BATCH, true)] {
+            let label = format!("{} {via_kind}, {count} late={late}", T::SEQUENCE.name);
+            let mut docs: Vec<T> = (0..count).map(|n| T::equal("seqid", n)).collect();
+            let fired = proxy.fired();
+            match late {
+                true => proxy.deliver_late("insert", collection, 2, Duration::from_secs(5)),
+                false => proxy.lose_reply("insert", collection, 2),
+            }
+            let result = via.insert(&mut docs, None).await;
+            assert_eq!(
+                proxy.fired() - fired,
+                2,
+                "{label}: the attempt and its retry"
+            );
+            let fates = fates(&docs, Some(&result));
+            assert_eq!(
+                fates,
+                [Fate::Unknown].repeat(docs.len()),
+                "{label}: {result:?}"
+            );
+            let resumed = via.resume(&mut docs).await;
+            let fate = if late { Fate::Acked } else { Fate::Unknown };
+            let fates = self::fates(&docs, Some(&resumed));
+            assert_eq!(
+                fates,
+                [fate].repeat(docs.len()),
+                "{label}: resumed: {resumed:?}"
+            );
+            match late {
+                true => told.add::<T>(
+                    (0..count)
+                        .map(|n| (common::equal::id_of(&docs[n as usize]), "seqid".into(), n))
+                        .collect(),
+                ),
+                false => *told.unknown.entry("seqid".into()).or_default() += docs.len(),
+            }
+        }
+        // The late requests land now, and are refused: still one copy of each.
+        for _ in 0..1500 {
+            if proxy.late_deliveries() == 4 * (run + 1) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(proxy.late_deliveries(), 4 * (run + 1));
+        let db = rig.checker.database(via.db().name());
+        let documents = 2 * (1 + BATCH as usize);
+        check::<T>(&db, &told, &[("seqid", documents)]).await;
+        let stored = stored::<T>(&db).await.len();
+        assert_eq!(stored, documents, "every document landed, once");
+    }
+}
+
+equal_tests! { faults lost_answers:
+    lost_answers_counters: EqualCounted;
+    lost_answers_scoped_counters: ScopedEqualCounted;
+    lost_answers_optimistic: Ticket;
 }

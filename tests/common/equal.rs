@@ -13,6 +13,7 @@ use std::ops::Range;
 
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use mongodb::options::DatabaseOptions;
 use mongodb::{Client, ClientSession};
 use seqid::{AsDatabase, Document, IdField, Strategy};
 use serde::{Deserialize, Serialize};
@@ -149,7 +150,8 @@ pub enum Op {
 pub const BATCH: u32 = 4;
 
 impl Op {
-    fn batch(self, task: usize) -> u32 {
+    /// Documents per call of task `task`.
+    pub fn batch(self, task: usize) -> u32 {
         match self {
             Op::One => 1,
             Op::Many => BATCH,
@@ -184,9 +186,16 @@ pub enum Via {
 impl Via {
     /// `name` (`handle` or `bare`) on `client`'s database `db`.
     pub fn on(name: &str, client: &Client, db: &str) -> Option<Via> {
+        Via::on_with(name, client, db, DatabaseOptions::default())
+    }
+
+    /// [`on`](Via::on), with the database's `options`.
+    pub fn on_with(name: &str, client: &Client, db: &str, options: DatabaseOptions) -> Option<Via> {
         match name {
-            "handle" => Some(Via::Handle(seqid::Sequences::new(client).database(db))),
-            "bare" => Some(Via::Bare(client.database(db))),
+            "handle" => Some(Via::Handle(
+                seqid::Sequences::new(client).database_with_options(db, options),
+            )),
+            "bare" => Some(Via::Bare(client.database_with_options(db, options))),
             _ => None,
         }
     }
