@@ -13,23 +13,27 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use common::equal::{
     BATCH, Equal, EqualBlock, EqualCounted, EqualGapless, Line, Op, ScopedEqualBlock,
-    ScopedEqualCounted, ScopedEqualOptimistic, Ticket, Via, scope_of, worker_mode, write,
+    ScopedEqualCounted, ScopedEqualOptimistic, Ticket, Via, insert_range, number_of, scope_of,
+    worker_mode, write,
 };
 use common::faults::{
     Rig, configure, crash_once, fail_commands, lose_one_reply_at_a_time, pause,
-    twice_in_a_row_three_times, variant,
+    twice_in_a_row_three_times, unmatched_upsert, variant,
 };
 use common::models::PROJECTS;
 use common::transactions::{Make, in_transactions, without_transactions};
+use common::tutorial::counter_loop;
 use common::{Thief, Workers, all_documents, assert_dense, counter_value, integer, one_to};
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::options::{DatabaseOptions, WriteConcern};
 use seqid::{Document, Error, Strategy};
-use seqid_harness::test_db;
+use seqid_harness::{RestartableServer, test_db};
 
 /// What the writers were told, and what they could not learn.
 #[derive(Default, Debug)]
@@ -285,9 +289,10 @@ async fn first_use<T: Equal>(via: &Via, told: &mut Told) {
 }
 
 /// Writer `seqid` in this process and in two others, 8 tasks each, half of them inserting
-/// one document per call and half in batches, all through `via` (`handle` or `bare`); for
-/// the optimistic model, the tutorial's loop by hand in a fourth process too. Checked by
-/// count and by id, and by the strategy's promise.
+/// one document per call and half in batches, all through `via` (`handle` or `bare`);
+/// for an unscoped model but gapless, the tutorial's code by hand in a fourth process too
+/// (the optimistic loop, or getNextSequence on the same counter). Checked by count and
+/// by id, and by the strategy's promise.
 async fn processes<T: Equal>(label: &str, model: &str, via_kind: &str) {
     let Some((test, via)) = prepare::<T>(label, via_kind, false).await else {
         return;
@@ -296,9 +301,16 @@ async fn processes<T: Equal>(label: &str, model: &str, via_kind: &str) {
     first_use::<T>(&via, &mut told).await;
     let mode = worker_mode(model, via_kind, Op::Both, "seqid");
     let mut workers = vec![Workers::spawn(&mode, &test, 2, TASKS, PER_TASK)];
-    let tutorial = model == "optimistic";
-    if tutorial {
-        let mode = worker_mode("tutorial", "bare", Op::One, "tutorial");
+    // The tutorial's code by hand, on the same collection (and counter), in a process of
+    // its own.
+    let tutorial = match model {
+        "optimistic" => Some("tutorial"),
+        "counters" => Some("tutorial-counters"),
+        "block" => Some("tutorial-block"),
+        _ => None,
+    };
+    if let Some(tutorial) = tutorial {
+        let mode = worker_mode(tutorial, "bare", Op::One, "tutorial");
         workers.push(Workers::spawn(&mode, &test, 1, 1, 100));
     }
     workers.iter_mut().for_each(Workers::go);
@@ -314,7 +326,7 @@ async fn processes<T: Equal>(label: &str, model: &str, via_kind: &str) {
     }
     let seqid = 3 * TASKS * PER_TASK as usize;
     let mut expected = vec![("first", PROJECTS as usize), ("seqid", seqid)];
-    if tutorial {
+    if tutorial.is_some() {
         expected.push(("tutorial", 100));
     }
     let ids = check::<T>(&test, &told, &expected).await;
@@ -469,7 +481,7 @@ async fn another_writers_equal_document<T: Equal>(label: &str) {
         let mut docs: Vec<T> = (0..count).map(|n| T::equal("seqid", n)).collect();
         let result = via.insert(&mut docs, None).await;
         let stolen = thief.stolen();
-        let ids: Vec<i64> = docs.iter().map(common::equal::id_of).collect();
+        let ids: Vec<i64> = docs.iter().map(number_of).collect();
         assert!(
             ids.iter().all(|id| !stolen.contains(id)),
             "{label}: {result:?}, ids {ids:?}, where the other writer stored {stolen:?}"
@@ -539,7 +551,7 @@ enum Fate {
 /// timeout): acknowledged when the call returned `Ok` or a bulk error lists it as
 /// inserted, else told by its id field.
 fn fates<T: Document>(docs: &[T], result: Option<&Result<(), Error>>) -> Vec<Fate> {
-    let id = |i: usize| common::equal::id_of(&docs[i]);
+    let id = |i: usize| number_of(&docs[i]);
     let inserted: &[usize] = match result {
         Some(Ok(())) => return vec![Fate::Acked; docs.len()],
         Some(Err(Error::Bulk(bulk))) => {
@@ -650,7 +662,7 @@ async fn drive_task<T: Equal + Clone>(
         };
         let (carried, fresh): (Vec<_>, Vec<_>) = std::mem::take(&mut pending)
             .into_iter()
-            .partition(|(_, doc, _)| common::equal::id_of(doc) != 0);
+            .partition(|(_, doc, _)| number_of(doc) != 0);
         for (resume, group) in [(false, fresh), (true, carried)] {
             for chunk in group.chunks(drive.op.batch(task) as usize) {
                 let mut docs: Vec<T> = chunk.iter().map(|(_, doc, _)| doc.clone()).collect();
@@ -674,11 +686,7 @@ async fn drive_task<T: Equal + Clone>(
                 {
                     let resumes = resumes + u32::from(resume);
                     match fate {
-                        Fate::Acked => {
-                            driven
-                                .lines
-                                .push((common::equal::id_of(&doc), by.to_owned(), *n))
-                        }
+                        Fate::Acked => driven.lines.push((number_of(&doc), by.to_owned(), *n)),
                         Fate::Unknown if resumes >= drive.resumes => driven.unknown += 1,
                         _ => pending.push((*n, doc, resumes)),
                     }
@@ -997,7 +1005,7 @@ async fn lost_answers<T: Equal + Clone>() {
             match late {
                 true => told.add::<T>(
                     (0..count)
-                        .map(|n| (common::equal::id_of(&docs[n as usize]), "seqid".into(), n))
+                        .map(|n| (number_of(&docs[n as usize]), "seqid".into(), n))
                         .collect(),
                 ),
                 false => *told.unknown.entry("seqid".into()).or_default() += docs.len(),
@@ -1023,4 +1031,142 @@ equal_tests! { faults lost_answers:
     lost_answers_counters: EqualCounted;
     lost_answers_scoped_counters: ScopedEqualCounted;
     lost_answers_optimistic: Ticket;
+}
+
+/// `tests/deployments.rs` with equal documents: two deployments (this process's server
+/// and a SecantusDB of the test's own) with one database name, written at once by 16
+/// tasks that alternate between them, half through handles and half bare, half with
+/// `insert` and half with `insert_many`. Each deployment holds what its writers were
+/// told, by count and by id: nothing of one was taken for the other's.
+async fn two_deployments<T: Equal>(label: &str) {
+    const TASKS: usize = 16;
+    const CALLS: u32 = 8;
+    let test = test_db(label).await;
+    let other = RestartableServer::start_async()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let other = other.client().await.unwrap();
+    let mut sides = Vec::new();
+    for client in [test.client(), &other] {
+        let db = client.database(test.name());
+        if T::SEQUENCE.collection == Ticket::SEQUENCE.collection {
+            seed_string_id(&db).await;
+        }
+        let vias = ["handle", "bare"].map(|kind| Via::on(kind, client, test.name()).unwrap());
+        let mut told = Told::default();
+        first_use::<T>(&vias[0], &mut told).await;
+        sides.push((db, vias, told));
+    }
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|task| {
+            let vias: Vec<Via> = sides
+                .iter()
+                .map(|(_, vias, _)| vias[task % 2].clone())
+                .collect();
+            tokio::spawn(async move {
+                let mut lines = [Vec::new(), Vec::new()];
+                let batch = Op::Both.batch(task / 2);
+                for call in 0..CALLS {
+                    let side = (task + call as usize) % 2;
+                    let ns = call * batch..(call + 1) * batch;
+                    let docs = insert_range::<T>(&vias[side], "seqid", ns.clone())
+                        .await
+                        .unwrap();
+                    lines[side].extend(
+                        ns.zip(&docs)
+                            .map(|(n, doc)| (number_of(doc), "seqid".into(), n)),
+                    );
+                }
+                lines
+            })
+        })
+        .collect();
+    let mut sent = [0, 0];
+    for task in tasks {
+        for (side, lines) in task.await.unwrap().into_iter().enumerate() {
+            sent[side] += lines.len();
+            sides[side].2.add::<T>(lines);
+        }
+    }
+    for ((db, vias, told), sent) in sides.iter_mut().zip(sent) {
+        told.retries = vias[0].retries::<T>();
+        let expected = [("first", PROJECTS as usize), ("seqid", sent)];
+        let ids = check::<T>(db, told, &expected).await;
+        assert_strategy::<T>(&ids, told, 2);
+    }
+}
+
+equal_tests! { two_deployments:
+    counters_on_two_deployments: EqualCounted;
+    block_on_two_deployments: EqualBlock;
+    optimistic_on_two_deployments: Ticket;
+}
+
+/// `tests/faults.rs`'s counter upsert that does not take the counter (here a
+/// `failCommand` error, every time) while other writers keep taking ids from it, with
+/// equal documents: the other writers are the tutorial's getNextSequence by hand,
+/// storing documents equal to seqid's under the ids they take. Every insert succeeds,
+/// through a handle and bare, and no id is acknowledged twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_unmatched_counter_upsert_under_load() {
+    const INSERTS: u32 = 25;
+    let seq = EqualCounted::SEQUENCE;
+    let rig = Rig::start(false).await;
+    for (run, via_kind) in ["handle", "bare"].into_iter().enumerate() {
+        let name = format!("unmatched{run}");
+        let via = Via::on(via_kind, rig.app.client(), &name).unwrap();
+        let mut told = Told::default();
+        first_use::<EqualCounted>(&via, &mut told).await;
+        let stop = Arc::new(AtomicBool::new(false));
+        // Through the rig's own client, which the fault spares.
+        let plain: Vec<_> = (0..4)
+            .map(|_| {
+                let (db, stop) = (rig.checker.database(&name), stop.clone());
+                tokio::spawn(async move {
+                    let mut ids = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        ids.extend(
+                            counter_loop(&db, seq.name, seq.collection, "seqid", 1)
+                                .await
+                                .unwrap(),
+                        );
+                    }
+                    ids
+                })
+            })
+            .collect();
+        let fault = unmatched_upsert();
+        rig.failures.reset();
+        for n in 0..INSERTS {
+            configure(&rig.checker, "findAndModify", Some(&fault)).await;
+            let docs = insert_range::<EqualCounted>(&via, "seqid", n..n + 1).await;
+            let docs = docs.unwrap_or_else(|e| panic!("{via_kind}: insert {n} under load: {e}"));
+            told.add::<EqualCounted>(vec![(number_of(&docs[0]), "seqid".into(), n)]);
+        }
+        configure(&rig.checker, "findAndModify", None).await;
+        stop.store(true, Ordering::Relaxed);
+        let mut taken = 0;
+        for task in plain {
+            let ids = task.await.unwrap();
+            taken += ids.len();
+            told.add::<EqualCounted>(ids.into_iter().map(|id| (id, "seqid".into(), 0)).collect());
+        }
+        assert!(
+            taken >= INSERTS as usize,
+            "{via_kind}: only {taken} ids taken by hand: no load"
+        );
+        assert_eq!(
+            rig.failures.total("findAndModify"),
+            INSERTS as usize,
+            "{via_kind}"
+        );
+        let db = rig.checker.database(&name);
+        let seqid = INSERTS as usize + taken;
+        check::<EqualCounted>(
+            &db,
+            &told,
+            &[("first", PROJECTS as usize), ("seqid", seqid)],
+        )
+        .await;
+    }
 }

@@ -27,8 +27,8 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use common::faults::{
-    FailCommand, Rig, configure, crash_once, fail_commands, lose_one_reply_at_a_time, pause,
-    twice_in_a_row_three_times, variant,
+    Rig, configure, crash_once, fail_commands, lose_one_reply_at_a_time, pause,
+    twice_in_a_row_three_times, unmatched_upsert, variant,
 };
 use common::{Payload, all_documents, integer};
 use mongodb::Database;
@@ -450,16 +450,7 @@ async fn an_unmatched_counter_upsert_under_load_goes_back_to_the_guarded_inc() {
         .collect();
     let mut seen = Seen::default();
     seen.acknowledged.insert(first.payload.clone(), first.id);
-    let fault = FailCommand {
-        name: "error 14".into(),
-        times: 1,
-        // `failCommand` cannot make a duplicate key error (it lacks the key's details, a
-        // refusal as on MongoDB), so the stand-in is TypeMismatch, the other answer seqid
-        // reads as "the upsert did not take the counter".
-        data: doc! { "errorCode": 14 },
-        absorbed: false,
-        call_timeout: None,
-    };
+    let fault = unmatched_upsert();
     rig.failures.reset();
     for n in 0..INSERTS {
         configure(&rig.checker, "findAndModify", Some(&fault)).await;

@@ -15,6 +15,8 @@
 mod equal;
 #[path = "../common/models.rs"]
 mod models;
+#[path = "../common/tutorial.rs"]
+mod tutorial;
 
 use std::io::{BufRead, Write};
 use std::time::Duration;

@@ -12,13 +12,13 @@
 use std::ops::Range;
 
 use mongodb::bson::oid::ObjectId;
-use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::options::DatabaseOptions;
 use mongodb::{Client, ClientSession};
 use seqid::{AsDatabase, Document, IdField, Strategy};
 use serde::{Deserialize, Serialize};
 
 use super::models::project_of;
+use super::tutorial::{counter_loop, optimistic_loop};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -42,7 +42,7 @@ pub fn scope_of<T: Document>(n: u32) -> String {
 }
 
 /// The id (the number, for a field sequence) a document was given, or 0.
-pub fn id_of<T: Document>(doc: &T) -> i64 {
+pub fn number_of<T: Document>(doc: &T) -> i64 {
     doc.sequence_id()
         .get()
         .map_or(0, |id| i64::try_from(id.into()).expect("ids fit i64"))
@@ -327,7 +327,7 @@ pub async fn write<T: Equal>(
                     lines.extend(
                         (n..end)
                             .zip(&docs)
-                            .map(|(n, doc)| (id_of(doc), by.clone(), n)),
+                            .map(|(n, doc)| (number_of(doc), by.clone(), n)),
                     );
                     n = end;
                 }
@@ -342,60 +342,12 @@ pub async fn write<T: Equal>(
     Ok(lines)
 }
 
-/// The MongoDB tutorial's optimistic loop, written by hand with the driver: the largest
-/// numeric `_id` plus one, inserted, and on a duplicate key (11000) the same again.
-/// `count` documents `{ _id, by }`.
-///
-/// The query is bounded to numbers (`$lte: Infinity`): a string `_id` sorts above them,
-/// and nx-27017 orders an unfiltered sort on `_id` as text.
-pub async fn tutorial_loop(
-    db: &mongodb::Database,
-    collection: &str,
-    by: &str,
-    count: u32,
-) -> Result<Vec<Line>, BoxError> {
-    let coll = db.collection::<BsonDocument>(collection);
-    let mut lines = Vec::new();
-    for n in 0..count {
-        let mut tries = 0;
-        let id = loop {
-            tries += 1;
-            if tries > 10_000 {
-                return Err(format!("{by} #{n}: 10000 duplicate keys in a row").into());
-            }
-            let top = coll
-                .find_one(doc! { "_id": { "$lte": f64::INFINITY } })
-                .sort(doc! { "_id": -1 })
-                .projection(doc! { "_id": 1 })
-                .await?;
-            let id = match top.as_ref().and_then(|top| top.get("_id")) {
-                None => 1,
-                Some(Bson::Int32(v)) => i64::from(*v) + 1,
-                Some(Bson::Int64(v)) => v + 1,
-                Some(Bson::Double(v)) => *v as i64 + 1,
-                Some(other) => return Err(format!("a numeric query found {other}").into()),
-            };
-            match coll.insert_one(doc! { "_id": id, "by": by }).await {
-                Ok(_) => break id,
-                Err(error) if duplicate_key(&error) => continue,
-                Err(error) => return Err(error.into()),
-            }
-        };
-        lines.push((id, by.to_owned(), n));
-    }
-    Ok(lines)
-}
-
-/// Whether the driver's error is a duplicate key (11000).
-pub fn duplicate_key(error: &mongodb::error::Error) -> bool {
-    use mongodb::error::{ErrorKind, WriteFailure};
-    matches!(&*error.kind, ErrorKind::Write(WriteFailure::WriteError(e)) if e.code == 11000)
-}
-
 /// Runs writer `by` of the model named `model` (`counters`, `block`, `optimistic`,
-/// `gapless`, `scoped-` and one of the first three, or `tutorial`, the hand-written loop
-/// on the optimistic model's collection), as the worker processes do; returns what the
-/// calls were told and the handle's counter retries.
+/// `gapless`, `scoped-` and one of the first three; or by hand, without seqid:
+/// `tutorial`, the tutorial's optimistic loop on the optimistic model's collection, and
+/// `tutorial-counters` and `tutorial-block`, its getNextSequence on the counter and
+/// collection of those models), as the worker processes do; returns what the calls were
+/// told and the handle's counter retries.
 pub async fn write_model(
     model: &str,
     via: &Via,
@@ -420,12 +372,25 @@ pub async fn write_model(
         "scoped-counters" => run!(ScopedEqualCounted),
         "scoped-block" => run!(ScopedEqualBlock),
         "scoped-optimistic" => run!(ScopedEqualOptimistic),
-        "tutorial" => {
-            let count = tasks as u32 * per_task;
-            let collection = Ticket::SEQUENCE.collection;
-            (tutorial_loop(via.db(), collection, by, count).await?, 0)
+        tutorial => {
+            let (db, count) = (via.db(), tasks as u32 * per_task);
+            let ids = match tutorial {
+                "tutorial" => optimistic_loop(db, Ticket::SEQUENCE.collection, by, count).await?,
+                "tutorial-counters" | "tutorial-block" => {
+                    let seq = match tutorial {
+                        "tutorial-counters" => EqualCounted::SEQUENCE,
+                        _ => EqualBlock::SEQUENCE,
+                    };
+                    counter_loop(db, seq.name, seq.collection, by, count).await?
+                }
+                other => return Err(format!("unknown model {other}").into()),
+            };
+            let lines = ids
+                .into_iter()
+                .zip(0..)
+                .map(|(id, n)| (id, by.to_owned(), n));
+            (lines.collect(), 0)
         }
-        other => return Err(format!("unknown model {other}").into()),
     };
     Ok((lines, retries))
 }

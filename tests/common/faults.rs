@@ -189,6 +189,20 @@ pub fn fail_commands(command: &str) -> Vec<FailCommand> {
     all
 }
 
+/// A counter upsert that does not take the counter, once. `failCommand` cannot make a
+/// duplicate key error (it lacks the key's details, a refusal as on MongoDB), so the
+/// stand-in is TypeMismatch, the other answer seqid reads as "the upsert did not take
+/// the counter".
+pub fn unmatched_upsert() -> FailCommand {
+    FailCommand {
+        name: "error 14".into(),
+        times: 1,
+        data: doc! { "errorCode": 14 },
+        absorbed: false,
+        call_timeout: None,
+    }
+}
+
 pub async fn configure(checker: &Client, command: &str, fault: Option<&FailCommand>) {
     let admin = checker.database("admin");
     let command = match fault {

@@ -5,6 +5,7 @@ pub mod equal;
 pub mod faults;
 pub mod models;
 pub mod transactions;
+pub mod tutorial;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
