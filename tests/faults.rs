@@ -158,7 +158,8 @@ async fn finish_one<T: Payload>(
             if doc.id() == 0 {
                 doc.insert(db).await
             } else {
-                doc.resume_insert(db).await
+                // The payload is this task's alone, so equal content is its own.
+                doc.resume_insert(db).content_is_unique().await
             }
         };
         match tokio::time::timeout(shape.call_timeout, call).await {
@@ -196,7 +197,7 @@ async fn finish_many<T: Payload>(
             if docs.iter().all(|d| d.id() == 0) {
                 T::insert_many(docs, db).await
             } else {
-                T::resume_insert_many(docs, db).await
+                T::resume_insert_many(docs, db).content_is_unique().await
             }
         };
         match tokio::time::timeout(shape.call_timeout, call).await {
@@ -547,9 +548,11 @@ async fn a_single_lost_reply_costs_no_id_and_no_duplicate() {
     print_rows("A reply lost once", &rows);
 }
 
-/// The driver's retry lost too: seqid settles what it can prove (the lost answer of a
-/// write that landed: found stored, identical) and reports the rest as unknown (a request
-/// still on its way), with the ids kept; resuming stores each document once, and the late
+/// The driver's retry lost too: the outcome is unknown, ids kept. A document at the id
+/// proves nothing of who wrote it, so only where the caller asserts that its content is
+/// its own does seqid settle a lost answer of a write that landed (found stored,
+/// identical); otherwise resuming meets the landed copy and still cannot tell. A request
+/// still on its way stays unknown; resuming stores each document once, and the late
 /// requests that land afterwards are refused by the `_id` index.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn lost_answers_are_settled_or_reported_unknown() {
@@ -560,23 +563,47 @@ async fn lost_answers_are_settled_or_reported_unknown() {
         async move { coll.count_documents(doc! {}).await.unwrap() }
     };
 
-    // The insert landed, both answers were lost: seqid finds it stored.
-    let db = app.database("settled_one");
+    // The insert landed, both answers were lost: unknown, and resuming meets the landed
+    // copy, which may as well be another writer's equal document...
+    let db = app.database("landed_one");
     let mut doc = Counted::new("a".into());
     proxy.lose_reply("insert", Some("docs"), 2);
-    let id = doc.insert(&db).await.unwrap();
+    let error = doc.insert(&db).await.unwrap_err();
     assert_eq!(
         proxy.fired(),
         2,
         "the attempt and the driver's retry were both lost"
     );
+    let Error::OutcomeUnknown { id, reason, .. } = &error else {
+        panic!("expected OutcomeUnknown, got {error:?}")
+    };
+    assert_eq!((*id, doc.id), (1, 1));
+    assert!(reason.contains("no answer"), "{error}");
+    let error = doc.resume_insert(&db).await.unwrap_err();
+    let Error::OutcomeUnknown { reason, .. } = &error else {
+        panic!("expected OutcomeUnknown, got {error:?}")
+    };
+    assert!(reason.contains("another writer's"), "{error}");
+    // ...until the caller asserts that its content is its own.
+    let id = doc.resume_insert(&db).content_is_unique().await.unwrap();
+    assert_eq!((id, stored("landed_one").await), (1, 1));
+
+    // Asserted on the insert itself: the lost answer is settled at once.
+    let db = app.database("settled_one");
+    let mut doc = Counted::new("a".into());
+    proxy.lose_reply("insert", Some("docs"), 2);
+    let id = doc.insert(&db).content_is_unique().await.unwrap();
+    assert_eq!(proxy.fired(), 4);
     assert_eq!((id, stored("settled_one").await), (1, 1));
 
     let db = app.database("settled_many");
     let mut docs: Vec<Counted> = (0..5).map(|i| Counted::new(format!("m{i}"))).collect();
     proxy.lose_reply("insert", Some("docs"), 2);
-    let ids = Counted::insert_many(&mut docs, &db).await.unwrap();
-    assert_eq!(proxy.fired(), 4);
+    let ids = Counted::insert_many(&mut docs, &db)
+        .content_is_unique()
+        .await
+        .unwrap();
+    assert_eq!(proxy.fired(), 6);
     assert_eq!((ids, stored("settled_many").await), ((1..=5).collect(), 5));
 
     // Both requests still on their way when the client gave up: unknown, ids kept.
@@ -663,7 +690,12 @@ async fn lost_answers_of_a_scoped_field_sequence_are_settled_or_reported_unknown
     Numbered::create_indexes(&db).await.unwrap();
     let mut one = numbered("apollo", "a");
     proxy.lose_reply("insert", Some("docs"), 2);
-    assert_eq!(one.insert(&db).await.unwrap(), 1);
+    let error = one.insert(&db).await.unwrap_err();
+    assert!(
+        matches!(error, Error::OutcomeUnknown { id: 1, .. }),
+        "{error:?}"
+    );
+    assert_eq!(one.resume_insert(&db).content_is_unique().await.unwrap(), 1);
     assert_eq!(
         proxy.fired(),
         2,
@@ -673,7 +705,10 @@ async fn lost_answers_of_a_scoped_field_sequence_are_settled_or_reported_unknown
         .map(|i| numbered(["apollo", "gemini"][i % 2], &format!("m{i}")))
         .collect();
     proxy.lose_reply("insert", Some("docs"), 2);
-    let numbers = Numbered::insert_many(&mut docs, &db).await.unwrap();
+    let numbers = Numbered::insert_many(&mut docs, &db)
+        .content_is_unique()
+        .await
+        .unwrap();
     assert_eq!(numbers, [2, 1, 3, 2, 4, 3]);
     assert_eq!(stored("scoped_settled").await, 7);
 

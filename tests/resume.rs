@@ -67,6 +67,62 @@ async fn never_arrived(db: &Database, id: i64) {
     assert_eq!(deleted.deleted_count, 1);
 }
 
+/// A resume that met a document at its id and may not compare contents: unknown, the id
+/// kept, and the message says why.
+fn held_unknown(resumed: Result<i64, Error>, expected: i64) {
+    match resumed {
+        Err(ref error @ Error::OutcomeUnknown { id, reason, .. }) => {
+            assert_eq!(id, expected);
+            assert!(reason.contains("another writer's"), "{error}");
+            assert!(error.to_string().contains("content_is_unique"), "{error}");
+        }
+        other => panic!("expected OutcomeUnknown, got {other:?}"),
+    }
+}
+
+/// Two callers with equal documents: the second's earlier copy was lost and the first's
+/// now holds the id the second was given. Resuming the second never reports it stored:
+/// content equal to another writer's proves nothing. (Only a caller that asserts
+/// `content_is_unique` has equal content taken for its own, which is what it asserts.)
+async fn equal_documents_are_not_taken_for_each_other<T: Model>(label: &str) {
+    let db = test_db(label).await;
+    let db = common::shared(&db);
+    let mut first = T::new("same".into());
+    let id = first.insert(&db).await.unwrap();
+    let mut second = first.clone();
+    held_unknown(second.resume_insert(&db).await, id);
+    let mut seconds = vec![first.clone(), first.clone()];
+    seconds[1].set_id(0);
+    match T::resume_insert_many(&mut seconds, &db).await {
+        Err(Error::Bulk(bulk)) => {
+            assert_eq!((bulk.inserted, bulk.unknown), (vec![1], vec![0]));
+            assert_eq!(seconds[0].id(), id, "the id stays");
+        }
+        other => panic!("expected Bulk, got {other:?}"),
+    }
+    let new_id = seconds[1].id();
+    assert_ne!(new_id, id);
+    assert_eq!(
+        stored(&db).await,
+        vec![(id, "same".into()), (new_id, "same".into())]
+    );
+}
+
+#[tokio::test]
+async fn equal_documents_are_not_taken_for_each_other_counters() {
+    equal_documents_are_not_taken_for_each_other::<Counted>("resume_equal_c").await;
+}
+
+#[tokio::test]
+async fn equal_documents_are_not_taken_for_each_other_block() {
+    equal_documents_are_not_taken_for_each_other::<Blocked>("resume_equal_b").await;
+}
+
+#[tokio::test]
+async fn equal_documents_are_not_taken_for_each_other_optimistic() {
+    equal_documents_are_not_taken_for_each_other::<Optimistic>("resume_equal_o").await;
+}
+
 /// A document already stored (the first attempt landed, its answer was lost), one not
 /// stored under the id it was given (the request never arrived), and one whose id
 /// another document holds: each is finished exactly once.
@@ -80,8 +136,14 @@ async fn resume_single<T: Model>(label: &str) {
     let error = landed.insert(&db).await.unwrap_err();
     assert!(matches!(error, Error::IdAlreadySet { .. }), "{error:?}");
     assert!(error.to_string().contains("resume_insert"), "{error}");
-    // ...and resuming recognises the stored copy.
-    assert_eq!(landed.resume_insert(&db).await.unwrap(), id);
+    // ...and resuming cannot tell the stored copy from another writer's equal document
+    // unless the caller asserts that nobody else writes this content.
+    held_unknown(landed.resume_insert(&db).await, id);
+    assert_eq!(landed.id(), id, "the id stays");
+    assert_eq!(
+        landed.resume_insert(&db).content_is_unique().await.unwrap(),
+        id
+    );
     assert_eq!(stored(&db).await, vec![(id, "landed".into())]);
 
     // Given an id whose request never arrived: stored under that id.
@@ -96,7 +158,8 @@ async fn resume_single<T: Model>(label: &str) {
     let mut other = T::new("other".into());
     let other_id = other.insert(&db).await.unwrap();
     replace_by_another(&db, other_id).await;
-    let new_id = match other.resume_insert(&db).await {
+    held_unknown(other.resume_insert(&db).await, other_id);
+    let new_id = match other.resume_insert(&db).content_is_unique().await {
         Ok(new_id) => {
             assert!(
                 optimistic::<T>(),
@@ -155,7 +218,24 @@ async fn resume_batch<T: Model>(label: &str) {
     never_arrived(&db, ids[5]).await;
     batch[5].set_id(0);
 
-    let resumed = match T::resume_insert_many(&mut batch, &db).await {
+    // Without the caller's word that its content is its own, a document at an id may be
+    // this batch's earlier copy or another writer's: unknown, ids kept. The lost one and
+    // the unset one are stored.
+    let first = T::resume_insert_many(&mut batch, &db).await;
+    let Err(Error::Bulk(bulk)) = first else {
+        panic!("expected Bulk, got {first:?}")
+    };
+    assert_eq!(bulk.inserted, vec![3, 5], "{bulk}");
+    assert_eq!(bulk.unknown, vec![0, 1, 2, 4], "{bulk}");
+    assert!(bulk.failed.is_empty(), "{bulk}");
+    assert_eq!(batch[3].id(), ids[3]);
+    let unset_id = batch[5].id();
+    assert!(!ids.contains(&unset_id));
+
+    let resumed = match T::resume_insert_many(&mut batch, &db)
+        .content_is_unique()
+        .await
+    {
         Ok(resumed) => {
             assert!(
                 optimistic::<T>(),
@@ -179,6 +259,7 @@ async fn resume_batch<T: Model>(label: &str) {
         &ids[..4],
         "stored and lost documents keep their ids"
     );
+    assert_eq!(resumed[5], unset_id, "stored by the first resume");
     assert!(!ids[..5].contains(&resumed[5]) && resumed[5] != resumed[4]);
     for (doc, id) in batch.iter().zip(&resumed) {
         assert_eq!(doc.id(), *id);
@@ -193,7 +274,9 @@ async fn resume_batch<T: Model>(label: &str) {
     expected.sort();
     assert_eq!(stored(&db).await, expected, "every document once, no other");
     // Resuming again stores nothing twice.
-    let again = T::resume_insert_many(&mut batch, &db).await;
+    let again = T::resume_insert_many(&mut batch, &db)
+        .content_is_unique()
+        .await;
     assert_eq!(again.is_ok(), optimistic::<T>(), "{again:?}");
     assert_eq!(stored(&db).await, expected);
 }
@@ -213,8 +296,9 @@ async fn resume_insert_many_optimistic() {
     resume_batch::<Optimistic>("resume_many_optimistic").await;
 }
 
-/// A document that differs from the stored one under its id is not taken for it: the
-/// comparison is field by field, so a changed field means "another document".
+/// Where the caller asserts unique content, a document that differs from the stored one
+/// under its id is not taken for it: the comparison is field by field, so a changed
+/// field means "another document".
 #[tokio::test]
 async fn a_changed_document_is_not_mistaken_for_the_stored_one() {
     let db = test_db("resume_changed").await;
@@ -223,10 +307,17 @@ async fn a_changed_document_is_not_mistaken_for_the_stored_one() {
     let id = first.insert(&db).await.unwrap();
     let mut changed = first.clone();
     changed.n += 1;
-    let new_id = changed.resume_insert(&db).await.unwrap();
+    let new_id = changed
+        .resume_insert(&db)
+        .content_is_unique()
+        .await
+        .unwrap();
     assert_ne!(new_id, id);
     assert_eq!(stored(&db).await.len(), 2);
     // The same, identical: recognised as stored.
-    assert_eq!(first.resume_insert(&db).await.unwrap(), id);
+    assert_eq!(
+        first.resume_insert(&db).content_is_unique().await.unwrap(),
+        id
+    );
     assert_eq!(stored(&db).await.len(), 2);
 }

@@ -732,8 +732,19 @@ async fn a_field_sequence_without_scope_numbers_a_newtype_and_resumes_on_its_ind
     let error = first.resume_insert(db).await.unwrap_err();
     assert!(matches!(error, Error::MissingIndex { .. }), "{error:?}");
     assert_eq!(Receipt::create_indexes(db).await.unwrap(), ["number_1"]);
-    // Already stored (the driver gave it another ObjectId this time): recognised, once.
-    assert_eq!(first.resume_insert(db).await.unwrap(), 1);
+    // Already stored: the number is held, by this receipt or another writer's equal one,
+    // which seqid cannot tell apart...
+    let error = first.resume_insert(db).await.unwrap_err();
+    assert!(
+        matches!(error, Error::OutcomeUnknown { id: 1, .. }),
+        "{error:?}"
+    );
+    // ...unless the caller asserts that its content is its own: then it is recognised
+    // (the driver gave it another ObjectId this time), once.
+    assert_eq!(
+        first.resume_insert(db).content_is_unique().await.unwrap(),
+        1
+    );
     assert_eq!(all_documents(db, "receipts").await.len(), 1, "stored once");
     // A receipt never stored is inserted under the number it carries.
     let mut lost = Receipt {

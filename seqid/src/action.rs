@@ -27,6 +27,8 @@ pub(crate) struct Call<'a> {
     pub session: Option<&'a mut ClientSession>,
     /// The optimistic loop's attempts, overriding `max_attempts` in the attribute.
     pub max_attempts: Option<u32>,
+    /// The caller asserts that no other writer stores a document equal to one of these.
+    pub content_is_unique: bool,
 }
 
 /// Whether an action inserts afresh or finishes an earlier insert.
@@ -58,6 +60,35 @@ macro_rules! setters {
             /// ```
             pub fn session(mut self, session: impl Into<&'a mut ClientSession>) -> Self {
                 self.call.session = Some(session.into());
+                self
+            }
+
+            /// Asserts that no other writer stores a document equal to this one (for many
+            /// documents: to any of them), because each carries something only its writer
+            /// puts there, such as a request id. A document equal to it, field by field,
+            /// found at its id is then taken to be this very insert's, which settles what
+            /// seqid could not learn otherwise: an answer lost after the request was sent,
+            /// and, in [`resume_insert`](Document::resume_insert), an id that a document
+            /// already holds (this insert's earlier copy, or another writer's).
+            ///
+            /// Without it, nothing is ever taken to be stored because of what it holds:
+            /// equal content says nothing of who wrote it, and those outcomes are
+            /// [`Error::OutcomeUnknown`]. Asserting it falsely lets another writer's equal
+            /// document pass for this one, which is then never stored.
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # #[derive(serde::Serialize, Document)]
+            /// # #[seq_id("ticket", strategy = "optimistic")]
+            /// # struct Ticket { _id: i64 }
+            /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+            /// # let mut ticket = Ticket { _id: 0 };
+            /// # let mut tickets = vec![Ticket { _id: 0 }, Ticket { _id: 0 }];
+            #[doc = concat!("let done = ", $example, ".content_is_unique().await?;")]
+            /// # Ok(()) }
+            /// ```
+            pub fn content_is_unique(mut self) -> Self {
+                self.call.content_is_unique = true;
                 self
             }
         }

@@ -30,6 +30,8 @@ pub(crate) struct Batch<V> {
     /// The error that aborted the caller's transaction: the batch's outcome is the
     /// transaction's, reported as this error with its labels, not document by document.
     aborted: Option<mongodb::error::Error>,
+    /// How the documents are sent: afresh, or again by a resume, and what settles them.
+    sending: Sending,
 }
 
 /// A document whose `_id` another document holds.
@@ -39,11 +41,14 @@ pub(crate) struct Taken {
 }
 
 impl<V: Copy> Batch<V> {
-    pub(crate) fn new(len: usize) -> Self {
+    /// A batch of `len` documents, all waiting; they are sent as `sending` says (every
+    /// send of a waiting document is a first one).
+    pub(crate) fn new(len: usize, sending: Sending) -> Self {
         Batch {
             states: (0..len).map(|_| State::Waiting).collect(),
             tried: vec![0; len],
             aborted: None,
+            sending,
         }
     }
 
@@ -97,19 +102,12 @@ impl<V: Copy> Batch<V> {
     ) -> Result<Vec<Taken>, Error> {
         let ids: Vec<i64> = keys.iter().map(|key| key.id).collect();
         let values = fill_positions(seq, docs, positions, &ids)?;
-        let taken = self
+        let first = Sending::first(self.sending.content_is_unique);
+        Ok(self
             .write(
-                collection,
-                seq,
-                docs,
-                positions,
-                keys,
-                &values,
-                Sending::First,
-                session,
+                collection, seq, docs, positions, keys, &values, first, session,
             )
-            .await;
-        Ok(taken)
+            .await)
     }
 
     /// Writes `docs[positions]`, which carry the ids of `keys` (and `values`), with one
@@ -136,7 +134,7 @@ impl<V: Copy> Batch<V> {
             self.tried[position] = key.id;
             if session.in_transaction() && self.aborted.is_none() {
                 self.aborted = match &fate {
-                    Fate::Unknown(error) => Some(error.clone()),
+                    Fate::Unknown(unknown) => Some(unknown.error.clone()),
                     Fate::Refused(rejection) => rejection.source.clone(),
                     _ => None,
                 };

@@ -42,6 +42,17 @@ pub type IdValue<T> = <<T as Document>::Id as IdField>::Value;
 ///   refuses it ([`Error::IdAlreadySet`]); [`resume_insert`](Document::resume_insert)
 ///   finishes the job without storing it twice.
 ///
+/// `Ok(id)`, or a document listed in [`BulkError::inserted`](crate::BulkError::inserted),
+/// means the server acknowledged *this call's* write of the document. seqid never
+/// concludes it from finding an equal document at the id, which may be another
+/// caller's: a duplicate key answering a first send is another writer's document (the
+/// driver's only earlier attempt, its retry on a replica set, is answered from the
+/// server's record of the first one, never with a duplicate key), and an answer that
+/// never came is [`Error::OutcomeUnknown`]. A caller whose documents each carry
+/// something only it writes may say so with
+/// [`content_is_unique`](crate::Insert::content_is_unique), and have such outcomes
+/// settled by content.
+///
 /// On a replica set the driver itself retries a write once after a network error, with
 /// the same transaction number, so a single dropped connection usually costs nothing.
 ///
@@ -173,23 +184,34 @@ pub trait Document: Serialize + Send + Sync + Sized {
 
     /// Finishes an insert whose outcome is unknown ([`Error::OutcomeUnknown`], or a
     /// cancelled [`insert`](Document::insert)), and returns the id: makes sure the
-    /// document is stored exactly once.
+    /// document is stored at most once, and says so only when it knows.
     ///
-    /// A document that carries an id is sent again under that same id. If the server
-    /// already holds it (an earlier attempt landed), the `_id` index refuses the copy and
-    /// seqid finds the stored document identical to this one (field by field, numbers by
-    /// value): it is stored, once. A document with an unset id is simply inserted. If the
-    /// outcome is still unknown (the server is still out of reach), the error is
-    /// [`Error::OutcomeUnknown`] again and the id stays: call it again later. So it is when
-    /// this copy is refused, or never sent: an earlier copy may still be on its way, and
-    /// only the document found stored, or another one holding the id, settles it.
+    /// A document with an unset id is simply inserted. A document that carries an id is
+    /// sent again under that same id, and what the server answers is all seqid goes by:
     ///
-    /// If a *different* document holds the id: with the optimistic strategy another
-    /// writer took it after this insert was lost, and the document is inserted under a
-    /// new id. A counter's id, though, is handed out once, so the document there is this
-    /// one changed since it landed, or one written by other means: seqid cannot tell,
-    /// stores nothing and returns [`Error::DuplicateKey`] with the id left in place, so
-    /// that the document is not stored twice by mistake (look at the stored one).
+    /// - **stored**: this copy was stored, so the earlier one never was (the `_id` index
+    ///   will refuse it if it still arrives): `Ok(id)`.
+    /// - **a document already holds the id**: it is this insert's earlier copy, landed
+    ///   after all, *or another writer's* (with the optimistic strategy, another writer
+    ///   may have taken the id after this insert's answer was lost; with counters, a
+    ///   document written under the id by other means). Equal content does not tell them
+    ///   apart: two callers inserting equal documents is ordinary. So the outcome stays
+    ///   [`Error::OutcomeUnknown`], the id kept, unless the caller asserted
+    ///   [`content_is_unique`](crate::Insert::content_is_unique) (the document carries
+    ///   something only its writer puts there, such as a request id): then a document
+    ///   equal to this one, field by field (numbers by value), is its own, `Ok(id)`, and
+    ///   a different one is another writer's: the optimistic strategy inserts the
+    ///   document under a new id, while a counter's id (handed out once, so the document
+    ///   there may be this one changed since it landed) gives [`Error::DuplicateKey`]
+    ///   with the id left in place.
+    /// - **no answer, or this copy refused or never sent**: [`Error::OutcomeUnknown`]
+    ///   again, the id kept (an earlier copy may still be on its way): call it again
+    ///   later.
+    ///
+    /// So after a lost answer a caller learns for certain that its document is stored
+    /// (`Ok`), or that it is not and will not be under that id (an error with the id
+    /// unset). What no call can learn without `content_is_unique` is whether a document
+    /// found at the id is its own: seqid then says it does not know, and never guesses.
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -213,8 +235,10 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// id (stored, or of unknown fate) are sent again under it, as in
     /// [`resume_insert`](Document::resume_insert), and documents with an unset id (the
     /// failed ones, perhaps fixed since) are inserted with new ids. Nothing is stored
-    /// twice. A counter's id held by a different document is reported in
-    /// [`BulkError::unknown`](crate::BulkError::unknown), its id left in place.
+    /// twice. A document whose id a document already holds is reported in
+    /// [`BulkError::unknown`](crate::BulkError::unknown), its id left in place, unless
+    /// the caller asserted [`content_is_unique`](crate::InsertMany::content_is_unique)
+    /// (see [`resume_insert`](Document::resume_insert) for what that settles).
     ///
     /// ```no_run
     /// # use seqid::Document;

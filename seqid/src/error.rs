@@ -143,15 +143,18 @@ pub enum Error {
     },
 
     /// The insert was sent, but its outcome could not be learned: the connection or the
-    /// server went away before the answer came, a write concern was not satisfied, or the
-    /// server refused a duplicate `_id` that no document held when seqid looked (an
-    /// earlier attempt of this insert may still have been being applied). The
-    /// document may be stored, or may still be. It keeps its id, so inserting it again
-    /// with [`insert`](crate::Document::insert) is refused rather than storing it twice;
+    /// server went away before the answer came, a write concern was not satisfied, the
+    /// server refused a duplicate id that no document held when seqid looked (a copy of
+    /// this insert may still have been being applied), or a copy sent again met a
+    /// document at its id that may be its own earlier copy or another writer's (equal
+    /// content does not tell them apart). `reason` says which. The document may be
+    /// stored, or may still be. It keeps its id, so inserting it again with
+    /// [`insert`](crate::Document::insert) is refused rather than storing it twice;
     /// [`resume_insert`](crate::Document::resume_insert) finishes the job safely.
     #[error(
-        "sequence `{sequence}`: the outcome of inserting {field} {id} into `{collection}` is unknown \
-         ({source}); the document keeps {field} {id}: call resume_insert to finish without storing it twice"
+        "sequence `{sequence}`: the outcome of inserting {field} {id} into `{collection}` is unknown: \
+         {reason} ({source}); the document keeps {field} {id}: call resume_insert to finish without \
+         storing it twice"
     )]
     OutcomeUnknown {
         /// The sequence.
@@ -162,6 +165,8 @@ pub enum Error {
         field: &'static str,
         /// The id the document was given, and keeps.
         id: i64,
+        /// Why the outcome cannot be known.
+        reason: &'static str,
         /// The driver's error.
         #[source]
         source: Box<mongodb::error::Error>,
@@ -416,8 +421,9 @@ pub struct BulkError {
     pub inserted: Vec<usize>,
     /// Documents the server refused.
     pub failed: Vec<FailedInsert>,
-    /// Documents whose fate could not be learned: the answer was lost and the document
-    /// was not found stored (a request may still be on its way, so absence proves nothing).
+    /// Documents whose fate could not be learned (they keep their ids): the answer was
+    /// lost, or a copy sent again met a document at its id that may be its own or another
+    /// writer's (see [`Document::resume_insert`](crate::Document::resume_insert)).
     pub unknown: Vec<usize>,
 }
 

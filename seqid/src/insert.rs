@@ -35,27 +35,31 @@ pub(crate) async fn one<T: Document>(
     ensure_unset(seq, doc)?;
     let attempts = attempts(seq, call.max_attempts)?;
     let scope = Scope::of(seq, doc)?;
+    let send = Sending::first(call.content_is_unique);
     let mut session = Session::of(call.session).await;
-    fresh(doc, scope, db, seq, attempts, &mut session).await
+    fresh(doc, scope, db, seq, attempts, send, &mut session).await
 }
 
-/// Inserts a document whose id field is unset under a new id.
+/// Inserts a document whose id field is unset under a new id (a first send).
 async fn fresh<T: Document>(
     doc: &mut T,
     scope: Scope,
     db: Route<'_>,
     seq: &Sequence,
     attempts: u32,
+    send: Sending,
     session: &mut Session<'_>,
 ) -> Result<IdValue<T>, Error> {
-    let collection = db.db.collection::<T>(seq.collection);
     match seq.strategy {
         // Boxed: the optimistic loop's state would otherwise make every counted insert's
         // as large as its own.
         Strategy::Optimistic { .. } => {
-            optimistic_one(doc, scope, db, seq, collection, attempts, session).await
+            optimistic_one(doc, scope, db, seq, attempts, send, session).await
         }
-        _ => counted::insert_one(doc, scope, db, seq, &collection, session).await,
+        _ => {
+            let collection = db.db.collection::<T>(seq.collection);
+            counted::insert_one(doc, scope, db, seq, &collection, send, session).await
+        }
     }
 }
 
@@ -66,13 +70,15 @@ fn optimistic_one<'a, T: Document>(
     scope: Scope,
     db: Route<'a>,
     seq: &'a Sequence,
-    collection: mongodb::Collection<T>,
     attempts: u32,
+    send: Sending,
     session: &'a mut Session<'_>,
 ) -> BoxFuture<'a, Result<IdValue<T>, Error>> {
     Box::pin(async move {
         indexes::require(db, seq, indexes::OPTIMISTIC).await?;
-        optimistic::insert::insert_one(doc, scope, db, seq, &collection, attempts, session).await
+        let collection = db.db.collection::<T>(seq.collection);
+        optimistic::insert::insert_one(doc, scope, db, seq, &collection, attempts, send, session)
+            .await
     })
 }
 
@@ -87,12 +93,13 @@ pub(crate) fn conclude<T: Document>(
 ) -> Result<IdValue<T>, Error> {
     match fate {
         Fate::Stored => Ok(value),
-        Fate::Unknown(source) => Err(Error::OutcomeUnknown {
+        Fate::Unknown(unknown) => Err(Error::OutcomeUnknown {
             sequence: seq.name.to_owned(),
             collection: seq.collection.to_owned(),
             field: seq.field,
             id,
-            source: Box::new(source),
+            reason: unknown.why,
+            source: Box::new(unknown.error),
         }),
         Fate::Taken(rejection) | Fate::Refused(rejection) => {
             unset(doc);
@@ -108,18 +115,22 @@ pub(crate) async fn resume<T: Document>(
 ) -> Result<IdValue<T>, Error> {
     let seq = T::SEQUENCE;
     let attempts = attempts(&seq, call.max_attempts)?;
+    let first = Sending::first(call.content_is_unique);
     let mut session = Session::of(call.session).await;
     let (keys, values) = carried(&seq, std::slice::from_ref(doc), &[0])?;
     let (Some(key), Some(&value)) = (keys.into_iter().next(), values.first()) else {
         let scope = Scope::of(&seq, doc)?;
-        return fresh(doc, scope, db, &seq, attempts, &mut session).await;
+        return fresh(doc, scope, db, &seq, attempts, first, &mut session).await;
     };
     indexes::require(db, &seq, indexes::RESUME).await?;
     let collection = db.db.collection::<T>(seq.collection);
-    match write::insert_one(&collection, &seq, doc, &key, Sending::Again, &mut session).await {
+    let again = Sending::again(call.content_is_unique);
+    match write::insert_one(&collection, &seq, doc, &key, again, &mut session).await {
+        // Only where the caller asserted that equal content is its own: a different
+        // document holds the id (see `write::classify`).
         Fate::Taken(_) if takes_a_new_id(&seq) => {
             unset(doc);
-            fresh(doc, key.scope, db, &seq, attempts, &mut session).await
+            fresh(doc, key.scope, db, &seq, attempts, first, &mut session).await
         }
         // The id stays, so that this document is not stored a second time by mistake.
         Fate::Taken(rejection) => Err(rejection.into_error(&seq, key.id)),
@@ -147,7 +158,7 @@ pub(crate) async fn many<T: Document>(
     let attempts = attempts(&seq, call.max_attempts)?;
     let scopes = scopes(&seq, docs)?;
     let mut session = Session::of(call.session).await;
-    let batch = Batch::new(docs.len());
+    let batch = Batch::new(docs.len(), Sending::first(call.content_is_unique));
     fill_waiting(docs, &scopes, db, &seq, attempts, batch, &mut session).await
 }
 
@@ -169,7 +180,7 @@ pub(crate) async fn resume_many<T: Document>(
         .filter(|&p| !docs[p].sequence_id().is_unset())
         .collect();
     let (keys, values) = carried(&seq, docs, &carrying)?;
-    let mut batch = Batch::new(docs.len());
+    let mut batch = Batch::new(docs.len(), Sending::first(call.content_is_unique));
     if !carrying.is_empty() {
         indexes::require(db, &seq, indexes::RESUME).await?;
         let collection = db.db.collection::<T>(seq.collection);
@@ -181,7 +192,7 @@ pub(crate) async fn resume_many<T: Document>(
                 &carrying,
                 &keys,
                 &values,
-                Sending::Again,
+                Sending::again(call.content_is_unique),
                 &mut session,
             )
             .await;

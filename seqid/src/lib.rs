@@ -130,7 +130,11 @@
 //! server went away after the request was sent), the error is
 //! [`Error::OutcomeUnknown`] and the document keeps its id;
 //! [`resume_insert`](Document::resume_insert) (or
-//! [`resume_insert_many`](Document::resume_insert_many)) finishes the job. See
+//! [`resume_insert_many`](Document::resume_insert_many)) finishes the job. `Ok` always
+//! means the server acknowledged this call's own write: an equal document found at the id
+//! proves nothing, since it may be another caller's (see
+//! [`content_is_unique`](Insert::content_is_unique) for callers whose documents carry
+//! something only they write). See
 //! [`Document`'s notes on failures](Document#failures-lost-answers-and-cancellation).
 //!
 //! ```no_run

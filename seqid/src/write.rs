@@ -3,13 +3,31 @@
 //! A document is only ever written with the id it was given, so the unique index on the
 //! sequence's field (`_id`'s own, or the one [`create_indexes`](crate::Document::create_indexes)
 //! makes on a field and its scope) makes a repeated write of it harmless: the second copy
-//! is refused, never stored. That is what lets seqid settle an error whose outcome the
-//! driver could not learn: it asks the collection whether the id holds this very document.
+//! is refused, never stored.
+//!
+//! A document is reported stored only when the server acknowledged this call's own write
+//! of it. Equal content proves nothing: two callers inserting equal documents (a like, a
+//! page view, a form sent twice) are ordinary, so a stored document equal to ours at our
+//! id may well be another caller's. What the server answered is what counts:
+//!
+//! - **A duplicate key answering a first send** is another writer's document. The only
+//!   earlier attempt a first send has is the driver's own retry, which a replica set
+//!   answers from its record of the first attempt (retryable writes: same session, same
+//!   transaction number), never with a duplicate key; a standalone server gets no retry.
+//!   The id is looked up all the same: when no document holds it, the server may have
+//!   met a copy of this very insert still being applied, so the outcome is unknown.
+//! - **No answer** (the connection or the server went away after the request was sent):
+//!   unknown; [`resume_insert`](crate::Document::resume_insert) sends the document again.
+//! - **A duplicate key answering a copy sent again** (a resume): the document there is
+//!   this call's earlier copy, or another writer's, and the two cannot be told apart.
+//!   Unknown, unless the caller asserted that no other writer stores a document equal to
+//!   this one ([`content_is_unique`](crate::Insert::content_is_unique)): then, and only
+//!   then, a document equal to it is its own.
 
 use std::collections::HashMap;
 
 use mongodb::Collection;
-use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use mongodb::bson::{Bson, Document as BsonDocument, RawDocumentBuf, doc};
 use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{Acknowledgment, ReadConcern, ReadPreference, SelectionCriteria};
 use serde::Serialize;
@@ -37,14 +55,49 @@ pub(crate) const PRIMARY: SelectionCriteria =
 /// What became of one document sent to the server with a given id.
 #[derive(Debug, Clone)]
 pub(crate) enum Fate {
-    /// Stored under its id: acknowledged, or found stored, identical, after an error.
+    /// Stored under its id: the server acknowledged this call's write of it (or, where
+    /// the caller asserted [`Sending::content_is_unique`], a document equal to it was
+    /// found there after a lost answer).
     Stored,
-    /// Another document holds its `_id`: it is not stored, and never will be under it.
+    /// Another writer's document holds its id: it is not stored, and never will be under
+    /// it.
     Taken(Rejection),
     /// The server refused it, or it was never sent; it is not stored.
     Refused(Rejection),
     /// Not known: the request may have been applied, or may still be.
-    Unknown(mongodb::error::Error),
+    Unknown(Unknown),
+}
+
+/// Why the fate of a document is unknown, and the driver's error that left it so.
+#[derive(Debug, Clone)]
+pub(crate) struct Unknown {
+    pub why: &'static str,
+    pub error: mongodb::error::Error,
+}
+
+/// The fate of a document left unknown by `error`, for the reason `why`.
+fn unknown(why: &'static str, error: &mongodb::error::Error) -> Fate {
+    Fate::Unknown(Unknown {
+        why,
+        error: error.clone(),
+    })
+}
+
+/// Why an outcome is unknown, as the error message says it.
+pub(crate) mod why {
+    pub const NO_ANSWER: &str = "no answer came after the request was sent";
+    pub const WRITE_CONCERN: &str = "the write was applied but its write concern was not satisfied, so it may yet be rolled back";
+    pub const UNHELD_DUPLICATE: &str = "the server refused a duplicate id that no document held \
+         when looked up; a copy of this very insert may still have been being applied";
+    pub const HELD: &str = "a document already holds the id: this insert's earlier copy, or \
+         another writer's, which equal content cannot tell apart (assert content_is_unique to \
+         settle by content)";
+    pub const SENT_AGAIN: &str =
+        "this copy was refused or not sent, and an earlier copy may still land";
+    pub const LOOKUP_FAILED: &str =
+        "after a duplicate key, the id could not be looked up to see whether a document holds it";
+    pub const IN_TRANSACTION: &str =
+        "no answer came inside the caller's transaction, whose fate decides the document's";
 }
 
 /// The server's (or the driver's) reason for not storing a document.
@@ -75,6 +128,14 @@ impl Rejection {
         Rejection {
             message: error.to_string(),
             source: Some(error.clone()),
+            ..Rejection::default()
+        }
+    }
+
+    /// A document seqid did not send, for `message`.
+    fn held_back(message: String) -> Self {
+        Rejection {
+            message,
             ..Rejection::default()
         }
     }
@@ -111,13 +172,34 @@ impl Rejection {
     }
 }
 
-/// Whether the documents were sent before under their ids (a resume). A refusal of this
-/// copy then says nothing of the earlier one, which may still be on its way: the outcome
-/// is unknown, not refused, and the id stays.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Sending {
-    First,
-    Again,
+/// How the documents of a write are sent, and what may settle their fate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sending {
+    /// The documents were sent before under their ids (a resume). A refusal of this copy
+    /// then says nothing of the earlier one, which may still be on its way, and a
+    /// duplicate key may be the earlier copy itself.
+    pub again: bool,
+    /// The caller asserts that no other writer stores a document equal to one of these:
+    /// a document equal to ours at our id is then ours.
+    pub content_is_unique: bool,
+}
+
+impl Sending {
+    /// Documents sent for the first time under their ids.
+    pub(crate) fn first(content_is_unique: bool) -> Self {
+        Sending {
+            again: false,
+            content_is_unique,
+        }
+    }
+
+    /// Documents sent again under the ids they were sent with before (a resume).
+    pub(crate) fn again(content_is_unique: bool) -> Self {
+        Sending {
+            again: true,
+            content_is_unique,
+        }
+    }
 }
 
 /// Inserts one document that carries the id of `key`, and says what became of it.
@@ -138,53 +220,63 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
         Err(error) => error,
     };
     if session.in_transaction() {
-        let fate = match &*error.kind {
+        return match &*error.kind {
             ErrorKind::Write(WriteFailure::WriteError(write)) => {
                 Fate::Refused(Rejection::write(write.code, &write.message))
             }
             _ => in_transaction(&error),
         };
-        return fate;
     }
-    let fate = match &*error.kind {
-        ErrorKind::Write(WriteFailure::WriteError(write)) => {
-            Some(Rejection::write(write.code, &write.message))
-        }
-        _ if never_sent(&error) => Some(Rejection::not_sent(&error)),
-        _ => None,
-    };
     // The lookups are boxed: inline, their state would make every insert's larger (see
     // `crate::insert`), and they follow an error.
-    let fates = match fate {
-        Some(rejection) => {
+    let fates = match &*error.kind {
+        ErrorKind::Write(WriteFailure::WriteError(write)) => {
+            let rejection = Rejection::write(write.code, &write.message);
             Box::pin(classify(
                 collection,
                 seq,
                 &[(document, key, rejection)],
                 &error,
+                send,
             ))
             .await
         }
-        None => {
+        _ if never_sent(&error) => vec![Fate::Refused(Rejection::not_sent(&error))],
+        _ => {
             Box::pin(settle(
                 collection,
                 seq,
                 &[document],
                 std::slice::from_ref(key),
-                error.clone(),
+                &error,
+                send,
             ))
             .await
         }
     };
-    match fates.into_iter().next() {
-        Some(Fate::Refused(_)) if send == Sending::Again => Fate::Unknown(error),
-        Some(fate) => fate,
-        None => Fate::Unknown(error),
-    }
+    again(fates, send, &error)
+        .pop()
+        .unwrap_or_else(|| unknown(why::NO_ANSWER, &error))
 }
+
+/// The largest document MongoDB stores (`maxBsonObjectSize`).
+const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// At most this many bytes of documents go in one `insert` command, well inside
+/// MongoDB's 48 MB message (`maxMessageSizeBytes`), so that the driver sends each call
+/// as one command and its answer speaks for every document of it.
+const MAX_COMMAND_BYTES: usize = 40_000_000;
+
+/// At most this many documents go in one `insert` command (`maxWriteBatchSize`).
+const MAX_COMMAND_DOCUMENTS: usize = 100_000;
 
 /// Inserts documents (each carrying the id of its key in `keys`) unordered, so that one
 /// refusal does not hold back the others, and says what became of each.
+///
+/// The driver splits a large `insert_many` into several commands and, when a later one
+/// fails, reports only that failure: what the earlier ones stored would be lost. So the
+/// documents are serialized here and sent in commands of a size the driver sends whole,
+/// one after the other; each command's answer speaks for its documents.
 pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
     seq: &Sequence,
@@ -193,9 +285,88 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     send: Sending,
     session: &mut Session<'_>,
 ) -> Vec<Fate> {
-    let mut insert = collection
-        .insert_many(documents.iter().copied())
-        .ordered(false);
+    let raw = collection.clone_with_type::<RawDocumentBuf>();
+    let mut fates: Vec<Option<Fate>> = vec![None; documents.len()];
+    let mut serialized = Vec::with_capacity(documents.len());
+    for (position, document) in documents.iter().enumerate() {
+        match mongodb::bson::to_raw_document_buf(document) {
+            Ok(bytes) if bytes.as_bytes().len() > MAX_DOCUMENT_BYTES => {
+                fates[position] = Some(Fate::Refused(Rejection::held_back(format!(
+                    "not sent: the document is {} bytes, above the {MAX_DOCUMENT_BYTES}-byte \
+                     limit of a BSON document",
+                    bytes.as_bytes().len()
+                ))));
+            }
+            Ok(bytes) => serialized.push((position, bytes)),
+            Err(error) => {
+                fates[position] = Some(Fate::Refused(Rejection::held_back(format!(
+                    "not sent: the document cannot be serialized to BSON: {error}"
+                ))));
+            }
+        }
+    }
+    let mut aborted: Option<Fate> = None;
+    for command in commands(&serialized) {
+        let positions: Vec<usize> = command.iter().map(|(position, _)| *position).collect();
+        let command_fates = match &aborted {
+            // The caller's transaction is aborted: nothing more can be stored in it.
+            Some(fate) => vec![fate.clone(); command.len()],
+            None => {
+                let sent: Vec<&T> = positions.iter().map(|&p| documents[p]).collect();
+                let sent_keys: Vec<Key> = positions.iter().map(|&p| keys[p].clone()).collect();
+                let bytes = command.iter().map(|(_, bytes)| bytes);
+                let fates =
+                    insert_command(&raw, seq, bytes, &sent, &sent_keys, send, session).await;
+                if session.in_transaction() {
+                    aborted = fates.iter().find_map(|fate| match fate {
+                        Fate::Stored => None,
+                        Fate::Refused(Rejection { source: None, .. }) => None,
+                        other => Some(other.clone()),
+                    });
+                }
+                fates
+            }
+        };
+        for (position, fate) in positions.into_iter().zip(command_fates) {
+            fates[position] = Some(fate);
+        }
+    }
+    fates
+        .into_iter()
+        .map(|fate| fate.expect("every document is sent or held back"))
+        .collect()
+}
+
+/// The serialized documents in runs that each fit one `insert` command.
+fn commands(serialized: &[(usize, RawDocumentBuf)]) -> Vec<&[(usize, RawDocumentBuf)]> {
+    let mut runs = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, (_, document)) in serialized.iter().enumerate() {
+        let size = document.as_bytes().len();
+        if i > start && (bytes + size > MAX_COMMAND_BYTES || i - start == MAX_COMMAND_DOCUMENTS) {
+            runs.push(&serialized[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes += size;
+    }
+    if start < serialized.len() {
+        runs.push(&serialized[start..]);
+    }
+    runs
+}
+
+/// Sends one `insert` command of `bytes` (`documents`, serialized) and says what became
+/// of each.
+async fn insert_command<'a, T: Serialize + Send + Sync>(
+    raw: &Collection<RawDocumentBuf>,
+    seq: &Sequence,
+    bytes: impl Iterator<Item = &'a RawDocumentBuf>,
+    documents: &[&T],
+    keys: &[Key],
+    send: Sending,
+    session: &mut Session<'_>,
+) -> Vec<Fate> {
+    let mut insert = raw.insert_many(bytes).ordered(false);
     if let Some(session) = session.join() {
         insert = insert.session(session);
     }
@@ -216,13 +387,17 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
         }
         return fates;
     }
+    let typed = raw.clone_with_type::<T>();
     let bulk = match &*error.kind {
         ErrorKind::InsertMany(bulk) => bulk,
         _ if never_sent(&error) => {
-            let fates = not_sent(collection, seq, documents, keys, error.clone()).await;
+            let fates = vec![Fate::Refused(Rejection::not_sent(&error)); documents.len()];
             return again(fates, send, &error);
         }
-        _ => return settle(collection, seq, documents, keys, error).await,
+        _ => {
+            let fates = settle(&typed, seq, documents, keys, &error, send).await;
+            return again(fates, send, &error);
+        }
     };
     let refusals: Vec<(usize, Rejection)> = bulk
         .write_errors
@@ -239,10 +414,10 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     // they were written but may yet be rolled back.
     let others = match bulk.write_concern_error {
         None => Fate::Stored,
-        Some(_) => Fate::Unknown(error.clone()),
+        Some(_) => unknown(why::WRITE_CONCERN, &error),
     };
     let mut fates = vec![others; documents.len()];
-    let classified = classify(collection, seq, &rejected, &error).await;
+    let classified = classify(&typed, seq, &rejected, &error, send).await;
     for ((index, _), fate) in refusals.iter().zip(classified) {
         fates[*index] = fate;
     }
@@ -251,89 +426,14 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
 
 /// For documents sent again, a refusal of this copy is an unknown outcome (see [`Sending`]).
 fn again(fates: Vec<Fate>, send: Sending, error: &mongodb::error::Error) -> Vec<Fate> {
-    match send {
-        Sending::First => fates,
-        Sending::Again => fates
-            .into_iter()
-            .map(|fate| match fate {
-                Fate::Refused(_) => Fate::Unknown(error.clone()),
-                fate => fate,
-            })
-            .collect(),
+    if !send.again {
+        return fates;
     }
-}
-
-/// The driver failed before sending a batch. The driver splits a large `insert_many`
-/// into several commands and reports only the failure, so earlier batches may be stored:
-/// those found stored, identical, are; the others were never sent. If the collection
-/// cannot be asked, nothing is known.
-async fn not_sent<T: Serialize + Send + Sync>(
-    collection: &Collection<T>,
-    seq: &Sequence,
-    documents: &[&T],
-    keys: &[Key],
-    error: mongodb::error::Error,
-) -> Vec<Fate> {
-    let Ok(stored) = stored_documents(collection, seq, keys).await else {
-        return vec![Fate::Unknown(error); documents.len()];
-    };
-    let refusals = match &*error.kind {
-        ErrorKind::InvalidArgument { .. } => too_large(documents, &error),
-        _ => vec![Fate::Refused(Rejection::not_sent(&error)); documents.len()],
-    };
-    found_or(&stored, documents, keys, refusals)
-}
-
-/// `otherwise`, but `Stored` for each document found in `stored` under its key, identical.
-fn found_or<T: Serialize>(
-    stored: &HashMap<Key, BsonDocument>,
-    documents: &[&T],
-    keys: &[Key],
-    otherwise: Vec<Fate>,
-) -> Vec<Fate> {
-    otherwise
+    fates
         .into_iter()
-        .zip(documents.iter().zip(keys))
-        .map(|(fate, (document, key))| match stored.get(key) {
-            Some(found) if same_document(*document, found) => Fate::Stored,
-            _ => fate,
-        })
-        .collect()
-}
-
-/// The largest document MongoDB stores (`maxBsonObjectSize`).
-const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
-
-/// The driver refused a whole batch before sending it, typically because one document is
-/// larger than a BSON document may be: each document is told apart, so that the message
-/// of the others says they were only held back.
-fn too_large<T: Serialize>(documents: &[&T], error: &mongodb::error::Error) -> Vec<Fate> {
-    let sizes: Vec<Option<usize>> = documents
-        .iter()
-        .map(|d| mongodb::bson::to_vec(d).ok().map(|bytes| bytes.len()))
-        .collect();
-    let oversized: Vec<usize> = (0..sizes.len())
-        .filter(|&i| sizes[i].is_some_and(|n| n > MAX_DOCUMENT_BYTES))
-        .collect();
-    let refused = |message: String| {
-        Fate::Refused(Rejection {
-            message,
-            source: Some(error.clone()),
-            ..Rejection::default()
-        })
-    };
-    (0..documents.len())
-        .map(|i| match (sizes[i], oversized.first()) {
-            (_, None) => refused(format!("not sent: the driver refused the batch: {error}")),
-            (Some(n), _) if n > MAX_DOCUMENT_BYTES => refused(format!(
-                "not sent: the document is {n} bytes, above the {MAX_DOCUMENT_BYTES}-byte limit \
-                 of a BSON document"
-            )),
-            (_, Some(_)) => refused(
-                "not sent: held back with a document of the same batch that is too large; \
-                 insert it again"
-                    .into(),
-            ),
+        .map(|fate| match fate {
+            Fate::Refused(_) => unknown(why::SENT_AGAIN, error),
+            fate => fate,
         })
         .collect()
 }
@@ -357,7 +457,7 @@ fn in_transaction(error: &mongodb::error::Error) -> Fate {
             source: Some(error.clone()),
         })
     } else {
-        Fate::Unknown(error.clone())
+        unknown(why::IN_TRANSACTION, error)
     }
 }
 
@@ -379,46 +479,58 @@ fn never_sent(error: &mongodb::error::Error) -> bool {
     )
 }
 
-/// After an error that does not say whether the documents were stored: those found
-/// stored, identical, are; the rest are unknown (a request may still be on its way, so
-/// absence proves nothing). A write concern error is not settled by looking: the write is
-/// there, but not as durable as asked, and may yet be rolled back.
+/// After an error that does not say whether the documents were stored (no answer came):
+/// unknown. A document found at its id proves nothing of who wrote it, so nothing is
+/// looked up, unless the caller asserted that equal content is its own: then those
+/// found stored, equal, are stored. A write concern error is not settled by looking: the
+/// write is there, but not as durable as asked, and may yet be rolled back.
 async fn settle<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
     seq: &Sequence,
     documents: &[&T],
     keys: &[Key],
-    error: mongodb::error::Error,
+    error: &mongodb::error::Error,
+    send: Sending,
 ) -> Vec<Fate> {
-    let stored = match &*error.kind {
-        ErrorKind::Write(WriteFailure::WriteConcernError(_)) => HashMap::new(),
-        _ => stored_documents(collection, seq, keys)
-            .await
-            .unwrap_or_default(),
+    let unknown = match &*error.kind {
+        ErrorKind::Write(WriteFailure::WriteConcernError(_)) => {
+            return vec![unknown(why::WRITE_CONCERN, error); documents.len()];
+        }
+        _ => unknown(why::NO_ANSWER, error),
     };
-    found_or(
-        &stored,
-        documents,
-        keys,
-        vec![Fate::Unknown(error); documents.len()],
-    )
+    if !send.content_is_unique {
+        return vec![unknown; documents.len()];
+    }
+    let stored = stored_documents(collection, seq, keys)
+        .await
+        .unwrap_or_default();
+    documents
+        .iter()
+        .zip(keys)
+        .map(|(document, key)| match stored.get(key) {
+            Some(found) if same_document(*document, found) => Fate::Stored,
+            _ => unknown.clone(),
+        })
+        .collect()
 }
 
-/// Turns refusals into fates. A duplicate key may be this very document, stored by an
-/// earlier attempt whose answer was lost (a driver's retry after a restart that lost the
-/// server's record of the first attempt): the id is looked up, and a document identical
-/// to ours there means it is stored. Another document there means the id is taken.
+/// Turns refusals into fates. A duplicate key on the id's index answering a first send
+/// is another writer's document (see the module's notes): taken, and looked up only to
+/// see that a document does hold the id. Answering a copy sent again, it may be the
+/// earlier copy: unknown. Where the caller asserted that equal content is its own, a
+/// document equal to ours there is ours.
 ///
-/// No document there, though the server named the `_id` index, is not proof that the id
-/// is free: an earlier attempt of this very insert (the driver's retry, a request the
-/// network delivered late) may be what the server met, and may not be readable yet (or
-/// may have been removed since). That outcome is unknown, with `error`, the server's
-/// answer, as its cause; taking a new id instead could store the document twice.
+/// No document there, though the server named the id's index, is not proof that the id
+/// is free: a copy of this very insert (the driver's retry, a request the network
+/// delivered late) may be what the server met, and may not be readable yet (or may have
+/// been removed since). That outcome is unknown, with `error`, the server's answer, as
+/// its cause; taking a new id instead could store the document twice.
 async fn classify<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
     seq: &Sequence,
     rejected: &[(&T, &Key, Rejection)],
     error: &mongodb::error::Error,
+    send: Sending,
 ) -> Vec<Fate> {
     let duplicates: Vec<Key> = rejected
         .iter()
@@ -439,10 +551,13 @@ async fn classify<T: Serialize + Send + Sync>(
             }
             let stored = match &stored {
                 Ok(stored) => stored,
-                Err(error) => return Fate::Unknown(error.clone()),
+                Err(lookup) => return unknown(why::LOOKUP_FAILED, lookup),
             };
             match stored.get(*key) {
-                Some(found) if same_document(*document, found) => Fate::Stored,
+                Some(found) if send.content_is_unique && same_document(*document, found) => {
+                    Fate::Stored
+                }
+                Some(_) if send.again && !send.content_is_unique => unknown(why::HELD, error),
                 Some(_) => Fate::Taken(rejection),
                 // A duplicate on another unique index (MongoDB names it; a server that
                 // does not is answered by the lookup).
@@ -452,7 +567,7 @@ async fn classify<T: Serialize + Send + Sync>(
                         index = identity,
                         "duplicate id, but no document holds it when looked up: unknown"
                     );
-                    Fate::Unknown(error.clone())
+                    unknown(why::UNHELD_DUPLICATE, error)
                 }
                 None => Fate::Refused(rejection),
             }

@@ -27,6 +27,7 @@ pub(crate) async fn insert_one<T: Document>(
     route: Route<'_>,
     seq: &Sequence,
     collection: &Collection<T>,
+    send: Sending,
     session: &mut Session<'_>,
 ) -> Result<IdValue<T>, Error> {
     let id = match seq.strategy {
@@ -39,7 +40,7 @@ pub(crate) async fn insert_one<T: Document>(
     };
     let value = fill(seq, doc, id)?;
     let key = Key { scope, id };
-    let fate = write::insert_one(collection, seq, doc, &key, Sending::First, session).await;
+    let fate = write::insert_one(collection, seq, doc, &key, send, session).await;
     conclude(seq, doc, id, value, fate)
 }
 

@@ -27,6 +27,7 @@ pub(crate) async fn insert_one<T: Document>(
     seq: &Sequence,
     collection: &Collection<T>,
     attempts: u32,
+    send: Sending,
     session: &mut Session<'_>,
 ) -> Result<IdValue<T>, Error> {
     let raw = collection.clone_with_type::<BsonDocument>();
@@ -44,7 +45,7 @@ pub(crate) async fn insert_one<T: Document>(
             scope: scope.clone(),
             id,
         };
-        match write::insert_one(collection, seq, doc, &key, Sending::First, session).await {
+        match write::insert_one(collection, seq, doc, &key, send, session).await {
             Fate::Taken(_) => {
                 unset(doc);
                 flight.finish([id]);
