@@ -5,11 +5,11 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::models::BlockDoc;
+use common::tutorial::plain_increment;
 use common::{
     Workers, counted_db, counter_value, insert_concurrently, integer, merge, stored_writes,
 };
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use mongodb::options::ReturnDocument;
 use seqid::{Document, Error};
 use seqid_harness::test_db;
 use serde::Serialize;
@@ -29,33 +29,6 @@ struct PlainDoc {
     id: i64,
     writer: String,
     n: u32,
-}
-
-/// The tutorial's getNextSequence: `$inc: 1`, written without seqid.
-async fn plain_increment(db: &mongodb::Database, name: &str) -> i64 {
-    // SecantusDB 0.7.0b3 quirk: under concurrent use, a findAndModify upsert
-    // with `new: true` sometimes answers `value: null` although it did apply the
-    // `$inc` (MongoDB always returns the document). The value it took is then
-    // unknown, and never used: this writer asks again, which leaves a gap in
-    // the sequence but cannot create a duplicate, so the assertions on
-    // distinct ids still hold. Bounded, so that a server that keeps answering
-    // null fails the test.
-    for _ in 0..10 {
-        let counter = db
-            .collection::<BsonDocument>("counters")
-            .find_one_and_update(doc! { "_id": name }, doc! { "$inc": { "seq": 1 } })
-            .upsert(true)
-            .return_document(ReturnDocument::After)
-            .await
-            .unwrap();
-        if let Some(counter) = counter {
-            return counter
-                .get("seq")
-                .and_then(integer)
-                .expect("a numeric counter");
-        }
-    }
-    panic!("the {name} upsert answered null ten times in a row")
 }
 
 #[tokio::test]
@@ -150,7 +123,7 @@ async fn plain_writers_share_the_sequence_and_ids_increase_in_a_process() {
         );
         if n % 4 == 0 {
             // The tutorial's getNextSequence and seqid's counters strategy.
-            seen.push(plain_increment(&db, "multi_block").await);
+            seen.push(plain_increment(&db, "multi_block").await.unwrap());
             seen.push(
                 PlainDoc {
                     id: 0,
@@ -217,7 +190,7 @@ async fn ids_are_unique_across_tasks_processes_and_a_plain_writer() {
         async move {
             let mut values = Vec::new();
             for _ in 0..150 {
-                values.push(plain_increment(&db, "multi_block").await);
+                values.push(plain_increment(&db, "multi_block").await.unwrap());
             }
             values
         }

@@ -23,20 +23,19 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use common::faults::{
+    Rig, configure, crash_once, fail_commands, lose_one_reply_at_a_time, pause,
+    twice_in_a_row_three_times, unmatched_upsert, variant,
+};
 use common::{Payload, all_documents, integer};
-use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use mongodb::event::EventHandler;
-use mongodb::event::command::CommandEvent;
-use mongodb::options::{ClientOptions, DatabaseOptions, WriteConcern};
-use mongodb::{Client, Database};
+use mongodb::Database;
+use mongodb::bson::{Document as BsonDocument, doc};
+use mongodb::options::{DatabaseOptions, WriteConcern};
 use seqid::{Document, Error};
-use seqid_harness::{FaultProxy, RestartableServer};
 
-/// The application name the fault points match, so that the checking client is spared.
-const APP: &str = "seqid-faults";
 /// Calls one document (or batch) may take before the workload gives up on it.
 const TRIES: u32 = 200;
 
@@ -98,19 +97,6 @@ struct Seen {
     errors: BTreeMap<&'static str, usize>,
     /// Calls abandoned by the caller's timeout.
     cancelled: usize,
-}
-
-fn variant(error: &Error) -> &'static str {
-    match error {
-        Error::Driver { .. } => "Driver",
-        Error::OutcomeUnknown { .. } => "OutcomeUnknown",
-        Error::Bulk(_) => "Bulk",
-        Error::DuplicateKey { .. } => "DuplicateKey",
-        Error::Refused { .. } => "Refused",
-        Error::NoCounter { .. } => "NoCounter",
-        Error::RetriesExhausted { .. } => "RetriesExhausted",
-        other => panic!("an error no fault should cause: {other}"),
-    }
 }
 
 /// Inserts `shape.documents()` documents from `shape.tasks` tasks and finishes every one
@@ -242,11 +228,6 @@ async fn finish_many<T: Payload>(
     panic!("a batch was not stored after {TRIES} calls");
 }
 
-/// Backoff between the application's own attempts: 20 ms, growing to 500 ms.
-fn pause(attempt: u32) -> Duration {
-    Duration::from_millis((20 << attempt.min(5)).min(500))
-}
-
 /// What the check found.
 struct Checked {
     documents: usize,
@@ -297,176 +278,6 @@ async fn check<T: Payload>(checker: &Database, seen: &Seen, expected: usize) -> 
         documents: stored.len(),
         gaps: ids.last().copied().unwrap_or(0) - stored.len() as i64,
     }
-}
-
-/// Counts, per command name, the commands that failed as the workload client saw them.
-#[derive(Default)]
-struct Failures(std::sync::Mutex<BTreeMap<String, usize>>);
-
-impl Failures {
-    fn handler(self: &Arc<Self>) -> EventHandler<CommandEvent> {
-        let this = self.clone();
-        EventHandler::callback(move |event| {
-            if let CommandEvent::Failed(failed) = event {
-                *this
-                    .0
-                    .lock()
-                    .unwrap()
-                    .entry(failed.command_name)
-                    .or_default() += 1;
-            }
-        })
-    }
-
-    fn total(&self, command: &str) -> usize {
-        self.0.lock().unwrap().get(command).copied().unwrap_or(0)
-    }
-
-    fn all(&self) -> usize {
-        self.0.lock().unwrap().values().sum()
-    }
-
-    fn reset(&self) {
-        self.0.lock().unwrap().clear();
-    }
-}
-
-/// A SecantusDB of the test's own, a client that checks it directly, and the
-/// application's client, through a fault proxy or not.
-struct Rig {
-    server: RestartableServer,
-    checker: Client,
-    proxy: Option<FaultProxy>,
-    failures: Arc<Failures>,
-    app: seqid::Sequences,
-}
-
-impl Rig {
-    async fn start(through_proxy: bool) -> Rig {
-        let server = RestartableServer::start_async()
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let checker = server.client().await.unwrap();
-        let proxy = match through_proxy {
-            true => {
-                let upstream = std::net::SocketAddr::from(([127, 0, 0, 1], server.port()));
-                Some(FaultProxy::start(upstream).await.unwrap())
-            }
-            false => None,
-        };
-        let uri = proxy.as_ref().map_or_else(|| server.uri(), FaultProxy::uri);
-        let failures = Arc::new(Failures::default());
-        let app = seqid::Sequences::new(&app_client(&uri, &failures).await);
-        Rig {
-            server,
-            checker,
-            proxy,
-            failures,
-            app,
-        }
-    }
-
-    fn proxy(&self) -> &FaultProxy {
-        self.proxy.as_ref().expect("a rig with a proxy")
-    }
-}
-
-/// The application's client: retryable writes as by default, quick rediscovery after a
-/// "shutting down" error, and short timeouts so that an outage fails calls quickly.
-async fn app_client(uri: &str, failures: &Arc<Failures>) -> Client {
-    let mut options = ClientOptions::parse(uri).await.unwrap();
-    options.app_name = Some(APP.into());
-    options.heartbeat_freq = Some(Duration::from_millis(500));
-    options.server_selection_timeout = Some(Duration::from_secs(2));
-    options.connect_timeout = Some(Duration::from_secs(2));
-    options.command_event_handler = Some(failures.handler());
-    Client::with_options(options).unwrap()
-}
-
-/// A `failCommand` fault.
-#[derive(Clone, Debug)]
-struct FailCommand {
-    name: String,
-    times: u32,
-    data: BsonDocument,
-    /// The driver's own retry absorbs it: the application sees no error.
-    absorbed: bool,
-    call_timeout: Option<Duration>,
-}
-
-fn fail_commands(command: &str) -> Vec<FailCommand> {
-    let fault = |name: &str, times: u32, data: BsonDocument, absorbed: bool| FailCommand {
-        name: format!("{name} x{times}"),
-        times,
-        data,
-        absorbed,
-        call_timeout: None,
-    };
-    let mut all = vec![
-        fault("closeConnection", 1, doc! { "closeConnection": true }, true),
-        fault(
-            "closeConnection",
-            2,
-            doc! { "closeConnection": true },
-            false,
-        ),
-    ];
-    for code in [91, 189, 11600] {
-        all.push(fault(
-            &format!("error {code}"),
-            1,
-            doc! { "errorCode": code },
-            true,
-        ));
-        all.push(fault(
-            &format!("error {code}"),
-            2,
-            doc! { "errorCode": code },
-            false,
-        ));
-    }
-    all.push(fault(
-        "error 50 (not retryable)",
-        1,
-        doc! { "errorCode": 50 },
-        false,
-    ));
-    all.push(fault(
-        "error 112 WriteConflict",
-        1,
-        doc! { "errorCode": 112 },
-        false,
-    ));
-    all.push(FailCommand {
-        call_timeout: Some(Duration::from_millis(150)),
-        ..fault(
-            "blockConnection 600 ms, caller gives up at 150 ms",
-            1,
-            doc! { "blockConnection": true, "blockTimeMS": 600 },
-            false,
-        )
-    });
-    // `find` is a read: the driver retries reads too, and `absorbed` holds for it.
-    let _ = command;
-    all
-}
-
-async fn configure(checker: &Client, command: &str, fault: Option<&FailCommand>) {
-    let admin = checker.database("admin");
-    let command = match fault {
-        Some(fault) => {
-            let mut data = fault.data.clone();
-            data.insert("failCommands", vec![Bson::from(command)]);
-            data.insert("appName", APP);
-            doc! {
-                "configureFailPoint": "failCommand",
-                "mode": { "times": fault.times as i32 },
-                "data": data,
-            }
-        }
-        None => doc! { "configureFailPoint": "failCommand", "mode": "off" },
-    };
-    admin.run_command(command).await.unwrap();
 }
 
 /// One row of a test's report.
@@ -640,16 +451,7 @@ async fn an_unmatched_counter_upsert_under_load_goes_back_to_the_guarded_inc() {
         .collect();
     let mut seen = Seen::default();
     seen.acknowledged.insert(first.payload.clone(), first.id);
-    let fault = FailCommand {
-        name: "error 14".into(),
-        times: 1,
-        // `failCommand` cannot make a duplicate key error (it lacks the key's details, a
-        // refusal as on MongoDB), so the stand-in is TypeMismatch, the other answer seqid
-        // reads as "the upsert did not take the counter".
-        data: doc! { "errorCode": 14 },
-        absorbed: false,
-        call_timeout: None,
-    };
+    let fault = unmatched_upsert();
     rig.failures.reset();
     for n in 0..INSERTS {
         configure(&rig.checker, "findAndModify", Some(&fault)).await;
@@ -709,19 +511,7 @@ async fn a_single_lost_reply_costs_no_id_and_no_duplicate() {
             ..Shape::SMALL
         };
         let before = proxy.fired();
-        let lose = async {
-            for _ in 0..5 {
-                let seen = proxy.requests(command);
-                proxy.lose_reply(command, None, 1);
-                for _ in 0..2000 {
-                    if proxy.requests(command) >= seen + 2 {
-                        break;
-                    }
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                }
-            }
-            proxy.disarm_all();
-        };
+        let lose = lose_one_reply_at_a_time(proxy, command);
         let (seen, ()) = tokio::join!(workload::<Counted>(&db, &name, shape), lose);
         let lost = proxy.fired() - before;
         assert!(lost >= 1, "no reply was lost");
@@ -977,24 +767,8 @@ async fn proxy_faults<T: Payload>(commands: [&str; 2]) -> Vec<Row> {
                 let before = proxy.fired();
                 // Armed while the workload runs: consecutive matching requests, whoever
                 // sends them, so that some attempt and its retry are both lost.
-                let inject = async {
-                    for _ in 0..3 {
-                        if late {
-                            proxy.deliver_late(command, None, 2, Duration::from_secs(3));
-                        } else {
-                            proxy.lose_reply(command, None, 2);
-                        }
-                        for _ in 0..400 {
-                            if proxy.armed() == 0 {
-                                break;
-                            }
-                            tokio::time::sleep(Duration::from_millis(5)).await;
-                        }
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                    }
-                    proxy.disarm_all();
-                };
                 let db = app.database(&name);
+                let inject = twice_in_a_row_three_times(proxy, command, late);
                 let (seen, ()) = tokio::join!(workload::<T>(&db, &name, shape), inject);
                 // Late requests may still be on their way: wait for them, then check.
                 tokio::time::sleep(Duration::from_secs(if late { 4 } else { 0 })).await;
@@ -1079,33 +853,11 @@ async fn kill_and_restart<T: Payload>() -> Vec<Row> {
             ..Shape::SMALL
         }
         .with(op);
-        let stored = Arc::new(AtomicUsize::new(0));
-        let crash = async {
-            // Once a third of the documents are in, crash.
-            for _ in 0..600 {
-                let count = checker
-                    .database(&name)
-                    .collection::<BsonDocument>("docs")
-                    .estimated_document_count()
-                    .await
-                    .unwrap_or(0);
-                stored.store(count as usize, Ordering::SeqCst);
-                if count as usize >= shape.documents() / 3 {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-            // Down longer than the client's server selection timeout (2 s): calls fail
-            // in the application, not only inside the driver's retry.
-            server.kill().unwrap();
-            tokio::time::sleep(Duration::from_millis(2500)).await;
-            server.restart_async().await.unwrap();
-        };
-        let (seen, ()) = tokio::join!(workload::<T>(&db, &name, shape), crash);
-        assert!(
-            stored.load(Ordering::SeqCst) < shape.documents(),
-            "the crash came mid-run"
-        );
+        // Once a third of the documents are in, crash.
+        let docs = checker.database(&name).collection("docs");
+        let crash = crash_once(server, &docs, shape.documents() / 3);
+        let (seen, stored) = tokio::join!(workload::<T>(&db, &name, shape), crash);
+        assert!(stored < shape.documents(), "the crash came mid-run");
         let checked = check::<T>(&checker.database(&name), &seen, shape.documents()).await;
         let errors: usize = seen.errors.values().sum();
         let failed = failures.all();

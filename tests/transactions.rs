@@ -11,14 +11,16 @@ mod common;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
+use common::equal::Via;
+use common::transactions::{Make, Seen, in_transactions, without_transactions};
 use common::{counter_value, integer};
-use futures_util::FutureExt;
+
 use mongodb::bson::{Document as BsonDocument, doc};
 use mongodb::event::EventHandler;
 use mongodb::event::command::CommandEvent;
 use mongodb::options::{Acknowledgment, DatabaseOptions, WriteConcern};
 use seqid::{Document, Error, Sequences};
-use seqid_harness::{ServerFlavor, TestDb, test_db, test_db_with};
+use seqid_harness::{test_db, test_db_with};
 use serde::Serialize;
 
 #[derive(Debug, Serialize, Document)]
@@ -62,10 +64,6 @@ struct Opt {
     n: u32,
 }
 
-trait Make: Document<Id = i64> + 'static {
-    fn make(task: u32, n: u32) -> Self;
-}
-
 macro_rules! make {
     ($($t:ident),*) => {$(
         impl Make for $t {
@@ -76,101 +74,6 @@ macro_rules! make {
     )*};
 }
 make!(Invoice, Counted, Blocked, Opt);
-
-/// On nx-27017, checks that its transactions still lack isolation, says so, and returns
-/// `true`: the caller stops. Elsewhere, `false`. nx-27017 accepts transactions and rolls
-/// an aborted one back, but shows its writes to everyone before the commit, and never
-/// answers a write conflict: concurrent transactions on one counter would interleave
-/// where MongoDB makes them take turns.
-async fn without_transactions(test: &TestDb) -> bool {
-    if seqid_harness::server_flavor().unwrap() != ServerFlavor::Nx {
-        return false;
-    }
-    let mut session = test.client().start_session().await.unwrap();
-    let coll = test.collection::<BsonDocument>("isolation_probe");
-    session.start_transaction().await.unwrap();
-    coll.insert_one(doc! { "_id": 1 })
-        .session(&mut session)
-        .await
-        .unwrap();
-    let seen_outside = coll.find_one(doc! { "_id": 1 }).await.unwrap().is_some();
-    session.abort_transaction().await.unwrap();
-    assert!(
-        seen_outside,
-        "nx-27017 now isolates transactions: run the transaction tests on it"
-    );
-    eprintln!(
-        "nx-27017 shows uncommitted writes outside their transaction: transaction test not \
-         run (checked, not assumed)"
-    );
-    true
-}
-
-/// What the tasks saw: ids of committed transactions, and every id an attempt took
-/// whose transaction did not commit (aborted on purpose or retried).
-#[derive(Default)]
-struct Seen {
-    committed: Vec<(i64, u32, u32)>,
-    abandoned: Vec<i64>,
-    /// Runs of the transaction's callback: one per transaction, plus `and_run`'s retries.
-    attempts: usize,
-}
-
-/// `tasks` tasks, each inserting `per_task` documents, one transaction per document,
-/// run with the driver's `and_run` (which retries a transient error); every third one of
-/// task 0, 1 and 2 aborts on purpose after its insert.
-async fn in_transactions<T: Make>(db: &seqid::Database, tasks: u32, per_task: u32) -> Seen {
-    let seen = Arc::new(Mutex::new(Seen::default()));
-    let handles: Vec<_> = (0..tasks)
-        .map(|task| {
-            let (db, seen) = (db.clone(), seen.clone());
-            tokio::spawn(async move {
-                let mut session = db.client().start_session().await.unwrap();
-                for n in 0..per_task {
-                    let abort = task < 3 && n % 3 == 1;
-                    let context = (db.clone(), seen.clone());
-                    let result = session
-                        .start_transaction()
-                        .and_run(context, |session, (db, seen)| {
-                            async move {
-                                seen.lock().unwrap().attempts += 1;
-                                let mut doc = T::make(task, n);
-                                let inserted = doc.insert(db).session(&mut *session).await;
-                                // An id taken by an attempt that does not commit.
-                                if let Some(id) = seqid::IdField::get(doc.sequence_id()) {
-                                    seen.lock().unwrap().abandoned.push(id);
-                                }
-                                let id = inserted?;
-                                if abort {
-                                    return Err(mongodb::error::Error::custom("abort"));
-                                }
-                                Ok(id)
-                            }
-                            .boxed()
-                        })
-                        .await;
-                    let mut seen = seen.lock().unwrap();
-                    match result {
-                        Ok(id) => {
-                            // Committed: not abandoned after all.
-                            let at = seen.abandoned.iter().rposition(|&a| a == id).unwrap();
-                            seen.abandoned.remove(at);
-                            seen.committed.push((id, task, n));
-                        }
-                        Err(error) => assert!(
-                            abort && error.get_custom::<&str>() == Some(&"abort"),
-                            "task {task} #{n}: {error}"
-                        ),
-                    }
-                }
-            })
-        })
-        .collect();
-    for handle in handles {
-        handle.await.unwrap();
-    }
-    Arc::try_unwrap(seen).ok().unwrap().into_inner().unwrap()
-}
 
 /// Every committed document is stored, once, under its id; nothing else is stored.
 async fn stored_as_committed(db: &mongodb::Database, collection: &str, seen: &Seen) -> Vec<i64> {
@@ -199,7 +102,7 @@ async fn gapless_ids_are_one_to_n_through_aborts_and_write_conflicts() {
         return;
     }
     let db = common::shared(&test);
-    let seen = in_transactions::<Invoice>(&db, 16, 5).await;
+    let seen = in_transactions::<Invoice>(&Via::Handle(db.clone()), 16, 5, 1).await;
     let n = seen.committed.len() as i64;
     assert_eq!(n, 16 * 5 - 6, "six transactions aborted on purpose");
     let ids = stored_as_committed(&db, "invoices", &seen).await;
@@ -237,7 +140,7 @@ async fn counters_outside_the_transaction_cost_a_gap_per_rollback_never_a_repeat
     // an attempt whose insert fails has its id unset, where the accounting below cannot
     // see it (a gap all the same, never a repeat).
     test.create_collection("txn_counted").await.unwrap();
-    let seen = in_transactions::<Counted>(&db, 16, 5).await;
+    let seen = in_transactions::<Counted>(&Via::Handle(db.clone()), 16, 5, 1).await;
     assert_eq!(seen.committed.len(), 16 * 5 - 6);
     let ids = stored_as_committed(&db, "txn_counted", &seen).await;
     // Every id the counter handed out went to a committed document or an attempt that
@@ -248,7 +151,7 @@ async fn counters_outside_the_transaction_cost_a_gap_per_rollback_never_a_repeat
     assert_eq!(all, (1..=last).collect::<Vec<_>>());
     assert!(seen.abandoned.len() >= 6, "{:?}", seen.abandoned);
 
-    let seen = in_transactions::<Blocked>(&db, 16, 5).await;
+    let seen = in_transactions::<Blocked>(&Via::Handle(db.clone()), 16, 5, 1).await;
     let ids = stored_as_committed(&db, "txn_block", &seen).await;
     let distinct: BTreeSet<i64> = ids.iter().chain(&seen.abandoned).copied().collect();
     assert_eq!(
@@ -267,7 +170,7 @@ async fn optimistic_inserts_in_transactions_take_fresh_ids_on_retry() {
         return;
     }
     let db = common::shared(&test);
-    let seen = in_transactions::<Opt>(&db, 8, 5).await;
+    let seen = in_transactions::<Opt>(&Via::Handle(db.clone()), 8, 5, 1).await;
     let n = seen.committed.len() as i64;
     assert_eq!(n, 8 * 5 - 6);
     let ids = stored_as_committed(&db, "txn_opt", &seen).await;

@@ -6,9 +6,17 @@
 //! first three (numbers per project; the `n`-th document goes to `models::project_of(n)`),
 //! with `MONGODB_URI` set. It prints `ready` once connected and starts when it reads a
 //! line on stdin, so that the parent can start every writer at the same moment.
+//!
+//! A strategy `equal/<model>/<via>/<op>/<by>` runs an equal-document writer instead
+//! (`common/equal.rs`): documents all equal but for the id, written by `<by>` through a
+//! `handle` or a `bare` database, `one` at a time, `many` in batches or `both`.
 
+#[path = "../common/equal.rs"]
+mod equal;
 #[path = "../common/models.rs"]
 mod models;
+#[path = "../common/tutorial.rs"]
+mod tutorial;
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -41,6 +49,12 @@ fn main() {
         println!("ready");
         std::io::stdout().flush()?;
         std::io::stdin().lock().read_line(&mut String::new())?;
+        if let Some(mode) = strategy.strip_prefix("equal/") {
+            let run = write_equal(&client, database, mode, tasks, per_task);
+            return tokio::time::timeout(DEADLINE, run)
+                .await
+                .map_err(|_| "deadline passed")?;
+        }
         let run = async {
             match strategy.as_str() {
                 "counters" => insert::<CountedDoc>(&db, writer, tasks, per_task).await,
@@ -91,6 +105,29 @@ async fn insert<T: Written>(
     // Counter upserts retried (each may leave a gap on a server that applies an upsert
     // and answers it with no document), for the parent's check.
     writeln!(out, "retries {}", T::stats(db).retries)?;
+    Ok(())
+}
+
+/// An equal-document writer: prints `<id> <by> <n>` for each document acknowledged, then
+/// the handle's counter retries.
+async fn write_equal(
+    client: &mongodb::Client,
+    database: &str,
+    mode: &str,
+    tasks: usize,
+    per_task: u32,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let Some((model, via, op, by)) = equal::parse_worker_mode(mode) else {
+        fail(&format!("bad equal mode {mode}"));
+    };
+    let via = equal::Via::on(via, client, database)
+        .unwrap_or_else(|| fail(&format!("bad database kind {via}")));
+    let (lines, retries) = equal::write_model(model, &via, by, tasks, per_task, op).await?;
+    let mut out = std::io::stdout().lock();
+    for (id, by, n) in lines {
+        writeln!(out, "{id} {by} {n}")?;
+    }
+    writeln!(out, "retries {retries}")?;
     Ok(())
 }
 

@@ -1,7 +1,11 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)] // each test file uses its own subset
 
+pub mod equal;
+pub mod faults;
 pub mod models;
+pub mod transactions;
+pub mod tutorial;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
@@ -278,6 +282,8 @@ pub fn one_to(n: usize) -> BTreeSet<i64> {
 /// deterministic.
 pub struct Thief {
     collection: String,
+    /// The fields of the thief's documents besides `_id`.
+    body: BsonDocument,
     inserts: std::sync::atomic::AtomicUsize,
     steals: std::sync::atomic::AtomicUsize,
     stolen: std::sync::Mutex<Vec<i64>>,
@@ -285,8 +291,14 @@ pub struct Thief {
 
 impl Thief {
     pub fn new(collection: &str, steals: usize) -> std::sync::Arc<Self> {
+        Self::writing(collection, steals, doc! { "thief": true })
+    }
+
+    /// A thief whose documents are `{ _id, ...body }`.
+    pub fn writing(collection: &str, steals: usize, body: BsonDocument) -> std::sync::Arc<Self> {
         std::sync::Arc::new(Thief {
             collection: collection.to_owned(),
+            body,
             inserts: 0.into(),
             steals: steals.into(),
             stolen: Default::default(),
@@ -349,10 +361,12 @@ impl Thief {
                 return;
             }
             let collection = self.collection.clone();
+            let mut taken = doc! { "_id": id };
+            taken.extend(self.body.clone());
             // Blocking here holds the driver's insert back until the thief's is stored.
             write_meanwhile(&started.db, move |db| async move {
                 db.collection::<BsonDocument>(&collection)
-                    .insert_one(doc! { "_id": id, "thief": true })
+                    .insert_one(taken)
                     .await
                     .unwrap();
             });

@@ -1,0 +1,121 @@
+//! MongoDB's tutorial "Create an Auto-Incrementing Sequence Field", written by hand with
+//! the driver, without seqid: the other writers the tests set beside seqid. Shared by
+//! the tests and the worker processes (`tests/bin/worker.rs`).
+#![allow(dead_code)] // the worker and the tests each use their own subset
+
+use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use mongodb::error::{ErrorKind, WriteFailure};
+use mongodb::options::ReturnDocument;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The tutorial's getNextSequence: `$inc: 1` on `counters.{ _id: name, seq }`, upserted.
+pub async fn plain_increment(db: &mongodb::Database, name: &str) -> Result<i64, BoxError> {
+    // SecantusDB 0.7.0b3 quirk: under concurrent use, a findAndModify upsert
+    // with `new: true` sometimes answers `value: null` although it did apply the
+    // `$inc` (MongoDB always returns the document). The value it took is then
+    // unknown, and never used: this writer asks again, which leaves a gap in
+    // the sequence but cannot create a duplicate, so the assertions on
+    // distinct ids still hold. Bounded, so that a server that keeps answering
+    // null fails the test.
+    for _ in 0..10 {
+        let counter = db
+            .collection::<BsonDocument>("counters")
+            .find_one_and_update(doc! { "_id": name }, doc! { "$inc": { "seq": 1 } })
+            .upsert(true)
+            .return_document(ReturnDocument::After)
+            .await?;
+        if let Some(counter) = counter {
+            return match counter.get("seq") {
+                Some(Bson::Int32(v)) => Ok((*v).into()),
+                Some(Bson::Int64(v)) => Ok(*v),
+                Some(Bson::Double(v)) if v.fract() == 0.0 => Ok(*v as i64),
+                other => Err(format!("counter {name} holds {other:?}").into()),
+            };
+        }
+    }
+    Err(format!("the {name} upsert answered null ten times in a row").into())
+}
+
+/// The tutorial's counters, by hand: `count` documents `{ _id, by }` inserted into
+/// `collection` under ids from getNextSequence on counter `name`; returns the ids. A
+/// duplicate key is an error: the counter hands each id out once.
+pub async fn counter_loop(
+    db: &mongodb::Database,
+    name: &str,
+    collection: &str,
+    by: &str,
+    count: u32,
+) -> Result<Vec<i64>, BoxError> {
+    by_hand(db, collection, by, count, false, || {
+        plain_increment(db, name)
+    })
+    .await
+}
+
+/// The tutorial's optimistic loop, by hand: the largest numeric `_id` plus one,
+/// inserted, and on a duplicate key (11000) the same again; `count` documents
+/// `{ _id, by }`; returns the ids.
+///
+/// The query is bounded to numbers (`$lte: Infinity`): a string `_id` sorts above them,
+/// and nx-27017 orders an unfiltered sort on `_id` as text.
+pub async fn optimistic_loop(
+    db: &mongodb::Database,
+    collection: &str,
+    by: &str,
+    count: u32,
+) -> Result<Vec<i64>, BoxError> {
+    let coll = db.collection::<BsonDocument>(collection);
+    let next = || async {
+        let top = coll
+            .find_one(doc! { "_id": { "$lte": f64::INFINITY } })
+            .sort(doc! { "_id": -1 })
+            .projection(doc! { "_id": 1 })
+            .await?;
+        match top.as_ref().and_then(|top| top.get("_id")) {
+            None => Ok(1),
+            Some(Bson::Int32(v)) => Ok(i64::from(*v) + 1),
+            Some(Bson::Int64(v)) => Ok(v + 1),
+            Some(Bson::Double(v)) => Ok(*v as i64 + 1),
+            Some(other) => Err(format!("a numeric query found {other}").into()),
+        }
+    };
+    by_hand(db, collection, by, count, true, next).await
+}
+
+/// `count` documents `{ _id, by }` inserted into `collection`, each under the id `next`
+/// gives; on a duplicate key, when `retry`, `next` is asked again (10,000 times at most).
+async fn by_hand<F, Fut>(
+    db: &mongodb::Database,
+    collection: &str,
+    by: &str,
+    count: u32,
+    retry: bool,
+    mut next: F,
+) -> Result<Vec<i64>, BoxError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<i64, BoxError>>,
+{
+    let coll = db.collection::<BsonDocument>(collection);
+    let mut ids = Vec::new();
+    for n in 0..count {
+        for tries in 1.. {
+            let id = next().await?;
+            match coll.insert_one(doc! { "_id": id, "by": by }).await {
+                Ok(_) => {
+                    ids.push(id);
+                    break;
+                }
+                Err(error) if retry && duplicate_key(&error) && tries < 10_000 => continue,
+                Err(error) => return Err(format!("{by} #{n}, id {id}: {error}").into()),
+            }
+        }
+    }
+    Ok(ids)
+}
+
+/// Whether the driver's error is a duplicate key (11000).
+pub fn duplicate_key(error: &mongodb::error::Error) -> bool {
+    matches!(&*error.kind, ErrorKind::Write(WriteFailure::WriteError(e)) if e.code == 11000)
+}
