@@ -257,11 +257,11 @@ async fn issue_17_with_a_handle() {
 const TASKS: usize = 6;
 const PER_TASK: u32 = 8;
 
-/// A test database and the way its writers reach it, `None` for a gapless model, or
-/// writers `in_transactions`, on a server without transactions (checked and said, see `without_transactions`). The
-/// collections exist beforehand (concurrent transactions that would create them
-/// conflict), a scoped model's unique index too, and the optimistic collection holds a
-/// string `_id`.
+/// A test database and the way its writers reach it; `None` for a gapless model, or
+/// writers `in_transactions`, on a server without transactions (checked and said, see
+/// `without_transactions`). The collections exist beforehand (concurrent transactions
+/// that would create them conflict), a scoped model's unique index too, and the
+/// optimistic collection holds a string `_id`.
 async fn prepare<T: Document>(
     label: &str,
     via: &str,
@@ -370,7 +370,8 @@ equal_tests! { processes:
     scoped_counters_across_processes_bare: ScopedEqualCounted, "scoped-counters", "bare";
     scoped_block_across_processes_with_handles: ScopedEqualBlock, "scoped-block", "handle";
     scoped_block_across_processes_bare: ScopedEqualBlock, "scoped-block", "bare";
-    scoped_optimistic_across_processes_with_handles: ScopedEqualOptimistic, "scoped-optimistic", "handle";
+    scoped_optimistic_across_processes_with_handles:
+        ScopedEqualOptimistic, "scoped-optimistic", "handle";
     scoped_optimistic_across_processes_bare: ScopedEqualOptimistic, "scoped-optimistic", "bare";
 }
 
@@ -484,7 +485,7 @@ async fn another_writers_equal_document<T: Equal>(label: &str) {
         // attempt's and its retry's), the first two of a batch.
         let steals = if op == Op::One && !optimistic { 1 } else { 2 };
         thief.arm(steals);
-        let count = if op == Op::One { 1 } else { BATCH };
+        let count = op.batch(0);
         let mut docs: Vec<T> = (0..count).map(|n| T::equal("seqid", n)).collect();
         let result = via.insert(&mut docs, None).await;
         let stolen = thief.stolen();
