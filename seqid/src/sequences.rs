@@ -420,8 +420,9 @@ pub struct Stats {
     /// Retries: duplicate `_id`s met by the optimistic loop, and counter upserts that
     /// raced with another first use of the sequence.
     pub retries: u64,
-    /// Ids reserved and not handed out yet: what is left of the block (block strategy).
-    /// Ids of cancelled callers come back here.
+    /// Ids reserved and not handed out yet: what is left of the block (block strategy),
+    /// and with `counters` too the ids of callers cancelled while their reservation was
+    /// on its way, which the next callers take first.
     pub unused: u64,
     /// Optimistic candidates handed out whose insert has not finished. Zero once the
     /// process is quiet, cancelled inserts included.
