@@ -307,32 +307,23 @@ async fn storm_leaves_the_client_usable<T: Payload>(label: &str, handle: bool) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn storms_leave_counters_usable_through_a_handle() {
-    storm_leaves_the_client_usable::<Counted>("cancel_counters_handle", true).await;
+/// `name: Model, "label", through a handle;` declares the storm test of one strategy and
+/// route.
+macro_rules! storm_tests {
+    ($($name:ident: $model:ty, $label:literal, $handle:literal;)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $name() {
+            storm_leaves_the_client_usable::<$model>($label, $handle).await;
+        }
+    )*};
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn storms_leave_counters_usable_through_a_bare_database() {
-    storm_leaves_the_client_usable::<Counted>("cancel_counters_bare", false).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn storms_leave_block_usable_through_a_handle() {
-    storm_leaves_the_client_usable::<Blocked>("cancel_block_handle", true).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn storms_leave_block_usable_through_a_bare_database() {
-    storm_leaves_the_client_usable::<Blocked>("cancel_block_bare", false).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn storms_leave_optimistic_usable_through_a_handle() {
-    storm_leaves_the_client_usable::<Optimistic>("cancel_optimistic_handle", true).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn storms_leave_optimistic_usable_through_a_bare_database() {
-    storm_leaves_the_client_usable::<Optimistic>("cancel_optimistic_bare", false).await;
+storm_tests! {
+    storms_leave_counters_usable_through_a_handle: Counted, "cancel_counters_handle", true;
+    storms_leave_counters_usable_through_a_bare_database: Counted, "cancel_counters_bare", false;
+    storms_leave_block_usable_through_a_handle: Blocked, "cancel_block_handle", true;
+    storms_leave_block_usable_through_a_bare_database: Blocked, "cancel_block_bare", false;
+    storms_leave_optimistic_usable_through_a_handle: Optimistic, "cancel_optimistic_handle", true;
+    storms_leave_optimistic_usable_through_a_bare_database:
+        Optimistic, "cancel_optimistic_bare", false;
 }

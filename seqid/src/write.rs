@@ -483,18 +483,18 @@ async fn insert_command(
             return again(fates, send, &error);
         }
     };
-    let rejected: Vec<(&RawDocumentBuf, &Key, Rejection)> = bulk
+    let refused: Vec<(usize, Rejection)> = bulk
         .write_errors
         .iter()
         .flatten()
         .filter(|e| e.index < documents.len())
-        .map(|e| {
-            let document = &documents[e.index];
-            (
-                &document.bytes,
-                &document.key,
-                Rejection::write(e.code, &e.message),
-            )
+        .map(|e| (e.index, Rejection::write(e.code, &e.message)))
+        .collect();
+    let rejected: Vec<(&RawDocumentBuf, &Key, Rejection)> = refused
+        .iter()
+        .map(|(index, rejection)| {
+            let document = &documents[*index];
+            (&document.bytes, &document.key, rejection.clone())
         })
         .collect();
     // Without a write concern error, every document not refused was stored; with one,
@@ -505,14 +505,8 @@ async fn insert_command(
     };
     let mut fates = vec![others; documents.len()];
     let classified = classify(raw, seq, &rejected, &error, send).await;
-    for (refused, fate) in bulk
-        .write_errors
-        .iter()
-        .flatten()
-        .filter(|e| e.index < documents.len())
-        .zip(classified)
-    {
-        fates[refused.index] = fate;
+    for ((index, _), fate) in refused.iter().zip(classified) {
+        fates[*index] = fate;
     }
     again(fates, send, &error)
 }
