@@ -191,16 +191,16 @@ pub fn sequence(cont: &Container, decl: &Declaration) -> TokenStream {
     let field = decl.key();
     let scope = decl.scope.iter().map(|field| &field.ser_name);
     quote! {
-        ::seqid::__private::sequence(
-            #name,
-            #collection,
-            #counters,
-            #strategy,
-            #counter_write_concern,
-            #start,
-            #field,
-            &[#(#scope),*],
-        )
+        ::seqid::__private::sequence(::seqid::__private::Parts {
+            name: #name,
+            collection: #collection,
+            counters: #counters,
+            strategy: #strategy,
+            counter_write_concern: #counter_write_concern,
+            start: #start,
+            field: #field,
+            scope: &[#(#scope),*],
+        })
     }
 }
 

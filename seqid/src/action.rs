@@ -17,8 +17,11 @@ use std::pin::Pin;
 
 use mongodb::ClientSession;
 
+use tracing::Span;
+
 use crate::sequences::Route;
-use crate::{Document, Error, IdValue, kind};
+use crate::span::Traced;
+use crate::{Document, Error, IdValue, kind, span};
 
 /// What one call asks for beyond its documents.
 #[derive(Default)]
@@ -154,7 +157,7 @@ impl<'a, T: Document> Insert<'a, T> {
 
 impl<'a, T: Document> IntoFuture for Insert<'a, T> {
     type Output = Result<IdValue<T>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
+    type IntoFuture = InsertFuture<'a, IdValue<T>>;
 
     fn into_future(self) -> Self::IntoFuture {
         let Insert {
@@ -165,10 +168,17 @@ impl<'a, T: Document> IntoFuture for Insert<'a, T> {
         } = self;
         // Boxed apart: a box as large as the larger of the two would cost every insert
         // (see `crate::insert` on the size of the insert's state).
-        match mode {
-            Mode::Insert => Box::pin(crate::insert::one(doc, db, call)),
-            Mode::Resume => Box::pin(crate::insert::resume(doc, db, call)),
-        }
+        let seq = &T::SEQUENCE;
+        let (operation, insert): (_, BoxFuture<'a, _>) = match mode {
+            Mode::Insert => ("insert", Box::pin(crate::insert::one(doc, db, call))),
+            Mode::Resume => (
+                "resume_insert",
+                Box::pin(crate::insert::resume(doc, db, call)),
+            ),
+        };
+        let span = span::of(seq, operation, 1);
+        span.record("scopes", u32::from(!seq.scope.is_empty()));
+        InsertFuture { insert, span }
     }
 }
 
@@ -185,7 +195,7 @@ impl<'a, T: Document> InsertMany<'a, T> {
 
 impl<'a, T: Document> IntoFuture for InsertMany<'a, T> {
     type Output = Result<Vec<IdValue<T>>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
+    type IntoFuture = InsertFuture<'a, Vec<IdValue<T>>>;
 
     fn into_future(self) -> Self::IntoFuture {
         let InsertMany {
@@ -194,9 +204,61 @@ impl<'a, T: Document> IntoFuture for InsertMany<'a, T> {
             call,
             mode,
         } = self;
-        match mode {
+        let seq = &T::SEQUENCE;
+        let span = span::of(seq, "insert_many", docs.len());
+        let insert: BoxFuture<'a, _> = match mode {
             Mode::Insert => Box::pin(crate::insert::many(docs, db, call)),
-            Mode::Resume => Box::pin(crate::insert::resume_many(docs, db, call)),
-        }
+            Mode::Resume => {
+                span.record("operation", "resume_insert_many");
+                Box::pin(crate::insert::resume_many(docs, db, call))
+            }
+        };
+        InsertFuture { insert, span }
+    }
+}
+
+/// The future of an [`Insert`] or an [`InsertMany`]: the insert, polled inside its
+/// `tracing` span (`seqid.insert`, at debug level), which records what the insert did
+/// when it ends. Dropping it cancels the insert, as the crate's
+/// [notes on cancellation](Document#cancellation) describe.
+///
+/// ```no_run
+/// # use seqid::Document;
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("ticket")]
+/// # struct Ticket { _id: i64 }
+/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+/// use std::future::IntoFuture;
+/// let mut ticket = Ticket { _id: 0 };
+/// let insert: seqid::action::InsertFuture<'_, i64> = ticket.insert(&db).into_future();
+/// let id = insert.await?;
+/// # Ok(()) }
+/// ```
+#[must_use = "an insert does nothing until it is awaited"]
+pub struct InsertFuture<'a, V> {
+    // The span lives here, not in the insert's boxed state, whose size every insert pays.
+    insert: BoxFuture<'a, Traced<Result<V, Error>>>,
+    span: Span,
+}
+
+impl<V> Future for InsertFuture<'_, V> {
+    type Output = Result<V, Error>;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = &mut *self;
+        let _entered = this.span.enter();
+        let traced = std::task::ready!(this.insert.as_mut().poll(cx));
+        std::task::Poll::Ready(traced.record(&this.span))
+    }
+}
+
+impl<V> std::fmt::Debug for InsertFuture<'_, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InsertFuture")
+            .field("span", &self.span)
+            .finish_non_exhaustive()
     }
 }

@@ -38,6 +38,15 @@ pub(crate) trait Source: Send + Sync + 'static {
     fn interrupted(&self) -> Error;
 }
 
+/// Ids handed to a caller, and whether it waited for the flusher for them (a
+/// reservation round trip, shared with the callers waiting with it) rather than taking
+/// them from the live block.
+#[derive(Debug, Default)]
+pub(crate) struct Allocated<T> {
+    pub ids: T,
+    pub waited: bool,
+}
+
 /// What an allocator has done, for [`Stats`](crate::Stats).
 #[derive(Debug, Default)]
 pub(crate) struct Tally {
@@ -258,14 +267,21 @@ impl Allocator {
     pub(crate) async fn allocate_one<S: Source>(
         self: &Arc<Self>,
         source: impl Fn() -> S,
-    ) -> Result<i64, Error> {
+    ) -> Result<Allocated<i64>, Error> {
         if let Some(id) = self.live.take_one() {
             self.tally.ids.fetch_add(1, Ordering::Relaxed);
-            return Ok(id);
+            return Ok(Allocated {
+                ids: id,
+                waited: false,
+            });
         }
         // Boxed: its state is larger than the rest of a block insert's; a reservation
         // costs a round trip anyway (see `crate::insert`).
-        Ok(Box::pin(self.allocate(1, source)).await?[0])
+        let allocated = Box::pin(self.allocate(1, source)).await?;
+        Ok(Allocated {
+            ids: allocated.ids[0],
+            waited: allocated.waited,
+        })
     }
 
     /// `count` distinct ids, increasing, never handed out before by this allocator.
@@ -277,13 +293,13 @@ impl Allocator {
         self: &Arc<Self>,
         count: u64,
         source: impl Fn() -> S,
-    ) -> Result<Vec<i64>, Error> {
+    ) -> Result<Allocated<Vec<i64>>, Error> {
         if count == 0 {
-            return Ok(Vec::new());
+            return Ok(Allocated::default());
         }
         if let Some(ids) = self.live.take(count) {
             self.tally.ids.fetch_add(count, Ordering::Relaxed);
-            return Ok(ids);
+            return Ok(Allocated { ids, waited: false });
         }
         let (reply, mut answer) = oneshot::channel();
         self.queue_lock().push(Request { count, reply });
@@ -303,7 +319,10 @@ impl Allocator {
         })
         .await;
         match answer {
-            Ok(result) => result.map(Handed::take),
+            Ok(result) => result.map(|handed| Allocated {
+                ids: handed.take(),
+                waited: true,
+            }),
             Err(_) => Err(source().interrupted()),
         }
     }
@@ -461,11 +480,11 @@ mod tests {
         let allocator = Arc::new(Allocator::new(1));
         let counter = Arc::new(FakeCounter::default());
         assert_eq!(
-            allocator.allocate(1, || counter.clone()).await.unwrap(),
+            allocator.allocate(1, || counter.clone()).await.unwrap().ids,
             vec![1]
         );
         assert_eq!(
-            allocator.allocate(3, || counter.clone()).await.unwrap(),
+            allocator.allocate(3, || counter.clone()).await.unwrap().ids,
             vec![2, 3, 4]
         );
         assert_eq!(counter.calls.load(Ordering::SeqCst), 2);
@@ -478,12 +497,16 @@ mod tests {
         let counter = Arc::new(FakeCounter::default());
         let mut ids = Vec::new();
         for _ in 0..25 {
-            ids.extend(allocator.allocate(1, || counter.clone()).await.unwrap());
+            ids.extend(allocator.allocate(1, || counter.clone()).await.unwrap().ids);
         }
         assert_eq!(ids, (1..=25).collect::<Vec<_>>());
         assert_eq!(counter.calls.load(Ordering::SeqCst), 3);
         // A bulk request larger than what is left takes the rest, then whole blocks.
-        let bulk = allocator.allocate(12, || counter.clone()).await.unwrap();
+        let bulk = allocator
+            .allocate(12, || counter.clone())
+            .await
+            .unwrap()
+            .ids;
         assert_eq!(bulk, (26..=37).collect::<Vec<_>>());
         assert_eq!(counter.seq.load(Ordering::SeqCst), 40);
         assert_eq!(allocator.live.remaining(), 3);
@@ -499,7 +522,7 @@ mod tests {
                 tokio::spawn(async move {
                     let mut ids = Vec::new();
                     for _ in 0..20 {
-                        ids.extend(allocator.allocate(1, || counter.clone()).await.unwrap());
+                        ids.extend(allocator.allocate(1, || counter.clone()).await.unwrap().ids);
                     }
                     ids
                 })
@@ -572,7 +595,9 @@ mod tests {
             for round in 0..100_u64 {
                 let spawn = |count: u64| {
                     let (allocator, counter) = (allocator.clone(), counter.clone());
-                    tokio::spawn(async move { allocator.allocate(count, || counter.clone()).await })
+                    tokio::spawn(async move {
+                        Ok::<_, Error>(allocator.allocate(count, || counter.clone()).await?.ids)
+                    })
                 };
                 // Ids left from the round before are handed out first, without a round trip.
                 let left = allocator.live.remaining();
@@ -632,7 +657,7 @@ mod tests {
             // The next caller takes the lowest id left, without a round trip.
             let trips = counter.entered.load(Ordering::SeqCst);
             if left > 0 {
-                let next = allocator.allocate(1, || counter.clone()).await.unwrap()[0];
+                let next = allocator.allocate(1, || counter.clone()).await.unwrap().ids[0];
                 assert_eq!(counter.entered.load(Ordering::SeqCst), trips);
                 assert!(!handed.contains(&next) && next <= reserved);
             }
@@ -648,7 +673,9 @@ mod tests {
         let counter = Arc::new(GatedCounter::default());
         let spawn = |count: u64| {
             let (allocator, counter) = (allocator.clone(), counter.clone());
-            tokio::spawn(async move { allocator.allocate(count, || counter.clone()).await })
+            tokio::spawn(async move {
+                Ok::<_, Error>(allocator.allocate(count, || counter.clone()).await?.ids)
+            })
         };
         let first = spawn(1);
         until("the first round trip", || {
@@ -697,6 +724,9 @@ mod tests {
             2,
             "ids held during the failed flush are put back"
         );
-        assert_eq!(allocator.allocate(2, || Failing).await.unwrap(), vec![5, 6]);
+        assert_eq!(
+            allocator.allocate(2, || Failing).await.unwrap().ids,
+            vec![5, 6]
+        );
     }
 }

@@ -1,11 +1,10 @@
 //! The bookkeeping of `insert_many`: one state per document, from waiting for an id to
 //! stored, failed or of unknown fate, turned into [`Error::Bulk`] when not all were stored.
 
+use crate::context::Context;
 use crate::error::{BulkError, FailedInsert};
 use crate::fields::{fill_positions, unset};
 use crate::scope::Scope;
-use crate::sequences::Route;
-use crate::session::Session;
 use crate::write::{self, Fate, Key, Rejection, Sending};
 use crate::{Document, Error, IdField, IdValue, Sequence};
 
@@ -22,17 +21,39 @@ enum State<V> {
 }
 
 /// The states of the documents of one `insert_many`, by position in the caller's slice.
-pub(crate) struct Batch<'a, V> {
+pub(crate) struct Batch<V> {
     states: Vec<State<V>>,
     /// The last id each document was sent with (0: none yet), for the report.
     tried: Vec<i64>,
     /// The error that aborted the caller's transaction: the batch's outcome is the
     /// transaction's, reported as this error with its labels, not document by document.
     aborted: Option<mongodb::error::Error>,
-    /// How the documents are sent: afresh, or again by a resume, and what settles them.
-    sending: Sending,
-    /// Where they go.
-    route: Route<'a>,
+}
+
+/// Documents of a batch sent together: their positions in the caller's slice, the keys
+/// of the ids they carry, and those ids' values.
+pub(crate) struct Outgoing<V> {
+    pub positions: Vec<usize>,
+    pub keys: Vec<Key>,
+    pub values: Vec<V>,
+}
+
+impl<V> Default for Outgoing<V> {
+    fn default() -> Self {
+        Outgoing {
+            positions: Vec::new(),
+            keys: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+}
+
+impl<V> Outgoing<V> {
+    pub(crate) fn push(&mut self, position: usize, key: Key, value: V) {
+        self.positions.push(position);
+        self.keys.push(key);
+        self.values.push(value);
+    }
 }
 
 /// A document whose `_id` another document holds.
@@ -41,16 +62,13 @@ pub(crate) struct Taken {
     pub rejection: Rejection,
 }
 
-impl<'a, V: Copy> Batch<'a, V> {
-    /// A batch of `len` documents, all waiting; they are sent as `sending` says (every
-    /// send of a waiting document is a first one).
-    pub(crate) fn new(len: usize, sending: Sending, route: Route<'a>) -> Self {
+impl<V: Copy> Batch<V> {
+    /// A batch of `len` documents, all waiting.
+    pub(crate) fn new(len: usize) -> Self {
         Batch {
             states: (0..len).map(|_| State::Waiting).collect(),
             tried: vec![0; len],
             aborted: None,
-            sending,
-            route,
         }
     }
 
@@ -105,45 +123,46 @@ impl<'a, V: Copy> Batch<'a, V> {
     /// [`fill_positions`]) and writes them for the first time, as [`write`](Batch::write).
     pub(crate) async fn fill_and_write<T: Document<Id: IdField<Value = V>>>(
         &mut self,
-        seq: &Sequence,
         docs: &mut [T],
-        positions: &[usize],
-        keys: &[Key],
-        session: &mut Session<'_>,
+        positions: Vec<usize>,
+        keys: Vec<Key>,
         hold: impl Send + 'static,
+        cx: &mut Context<'_>,
     ) -> Result<Vec<Taken>, Error> {
         let ids: Vec<i64> = keys.iter().map(|key| key.id).collect();
-        let values = fill_positions(seq, docs, positions, &ids)?;
-        let first = Sending::first(self.sending.content_is_unique);
-        Ok(self
-            .write(seq, docs, positions, keys, &values, first, session, hold)
-            .await)
+        let values = fill_positions(cx.seq, docs, &positions, &ids)?;
+        let outgoing = Outgoing {
+            positions,
+            keys,
+            values,
+        };
+        let first = cx.first();
+        Ok(self.write(docs, &outgoing, first, hold, cx).await)
     }
 
-    /// Writes `docs[positions]`, which carry the ids of `keys` (and `values`), with one
-    /// `insert_many`, and records their fates. Documents whose id another document holds
-    /// are left waiting, their ids untouched, and returned, for the caller to decide.
-    /// `hold` is dropped when the writes end (see [`write::insert_many`]).
-    // The documents, their positions, keys and values are the caller's parallel slices.
-    #[allow(clippy::too_many_arguments)]
+    /// Writes the documents of `outgoing` with one `insert_many`, sent as `send` says, and
+    /// records their fates. Documents whose id another document holds are left waiting,
+    /// their ids untouched, and returned, for the caller to decide. `hold` is dropped when
+    /// the writes end (see [`write::insert_many`]).
     pub(crate) async fn write<T: Document<Id: IdField<Value = V>>>(
         &mut self,
-        seq: &Sequence,
         docs: &mut [T],
-        positions: &[usize],
-        keys: &[Key],
-        values: &[V],
-        sending: Sending,
-        session: &mut Session<'_>,
+        outgoing: &Outgoing<V>,
+        send: Sending,
         hold: impl Send + 'static,
+        cx: &mut Context<'_>,
     ) -> Vec<Taken> {
-        let sent: Vec<&T> = positions.iter().map(|&p| &docs[p]).collect();
-        let fates = write::insert_many(self.route, seq, &sent, keys, sending, session, hold).await;
+        let sent: Vec<&T> = outgoing.positions.iter().map(|&p| &docs[p]).collect();
+        let fates = write::insert_many(&sent, &outgoing.keys, send, hold, cx).await;
         let mut taken = Vec::new();
-        for (((&position, key), &value), fate) in positions.iter().zip(keys).zip(values).zip(fates)
-        {
+        let sent = outgoing
+            .positions
+            .iter()
+            .zip(&outgoing.keys)
+            .zip(&outgoing.values);
+        for (((&position, key), &value), fate) in sent.zip(fates) {
             self.tried[position] = key.id;
-            if session.in_transaction() && self.aborted.is_none() {
+            if cx.session.in_transaction() && self.aborted.is_none() {
                 self.aborted = match &fate {
                     Fate::Unknown(unknown) => Some(unknown.error.clone()),
                     Fate::Refused(rejection) => rejection.source.clone(),
@@ -155,12 +174,12 @@ impl<'a, V: Copy> Batch<'a, V> {
                 Fate::Unknown(_) => self.states[position] = State::Unknown,
                 Fate::Refused(rejection) => {
                     unset(&mut docs[position]);
-                    self.fail(position, rejection);
+                    self.fail(position, *rejection);
                 }
                 Fate::Taken(rejection) => {
                     taken.push(Taken {
                         position,
-                        rejection,
+                        rejection: *rejection,
                     });
                 }
             }

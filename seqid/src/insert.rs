@@ -15,48 +15,48 @@
 //! and BENCHMARKS.md (*The client's own cost*) prints it.
 
 use crate::action::{BoxFuture, Call};
-use crate::bulk::{Batch, carried};
+use crate::bulk::{Batch, Outgoing, carried};
+use crate::context::Context;
 use crate::fields::{ensure_unset, unset};
 use crate::scope::Scope;
 use crate::sequences::Route;
-use crate::session::Session;
-use crate::write::{self, Fate, Key, Sending};
+use crate::span::{self, Traced};
+use crate::write::{self, Fate, Key};
 use crate::{Document, Error, IdField, IdValue, Sequence, Strategy};
 use crate::{counted, optimistic};
 use crate::{indexes, pending};
 
 pub(crate) async fn one<T: Document>(
     doc: &mut T,
-    db: Route<'_>,
+    route: Route<'_>,
     call: Call<'_>,
-) -> Result<IdValue<T>, Error> {
+) -> Traced<Result<IdValue<T>, Error>> {
     // A reference to the constant, not a copy of it in the insert's state.
     let seq: &'static Sequence = &T::SEQUENCE;
-    ensure_unset(seq, doc)?;
-    let attempts = attempts(seq, call.max_attempts)?;
-    let scope = Scope::of(seq, doc)?;
-    let send = Sending::first(call.content_is_unique);
-    let mut session = Session::of(call.session).await;
-    fresh(doc, scope, db, seq, attempts, send, &mut session).await
+    let mut cx = match Context::of(seq, route, call).await {
+        Ok(cx) => cx,
+        Err(error) => return Traced::from(Err(error)),
+    };
+    // Not held across the await below: the error it may hold is larger than the rest.
+    let scope = match ensure_unset(seq, doc).and_then(|()| Scope::of(seq, doc)) {
+        Ok(scope) => scope,
+        Err(error) => return cx.finish(Err(error)),
+    };
+    let result = fresh(doc, scope, &mut cx).await;
+    cx.finish(result)
 }
 
 /// Inserts a document whose id field is unset under a new id (a first send).
 async fn fresh<T: Document>(
     doc: &mut T,
     scope: Scope,
-    db: Route<'_>,
-    seq: &Sequence,
-    attempts: u32,
-    send: Sending,
-    session: &mut Session<'_>,
+    cx: &mut Context<'_>,
 ) -> Result<IdValue<T>, Error> {
-    match seq.strategy {
+    match cx.seq.strategy {
         // Boxed: the optimistic loop's state would otherwise make every counted insert's
         // as large as its own.
-        Strategy::Optimistic { .. } => {
-            optimistic_one(doc, scope, db, seq, attempts, send, session).await
-        }
-        _ => counted::insert_one(doc, scope, db, seq, send, session).await,
+        Strategy::Optimistic { .. } => optimistic_one(doc, scope, cx).await,
+        _ => counted::insert_one(doc, scope, cx).await,
     }
 }
 
@@ -65,17 +65,11 @@ async fn fresh<T: Document>(
 fn optimistic_one<'a, T: Document>(
     doc: &'a mut T,
     scope: Scope,
-    db: Route<'a>,
-    seq: &'a Sequence,
-    attempts: u32,
-    send: Sending,
-    session: &'a mut Session<'_>,
+    cx: &'a mut Context<'_>,
 ) -> BoxFuture<'a, Result<IdValue<T>, Error>> {
     Box::pin(async move {
-        indexes::require(db, seq, indexes::OPTIMISTIC).await?;
-        let collection = db.db.collection::<T>(seq.collection);
-        optimistic::insert::insert_one(doc, scope, db, seq, &collection, attempts, send, session)
-            .await
+        indexes::require(cx.route, cx.seq, indexes::OPTIMISTIC).await?;
+        optimistic::insert::insert_one(doc, scope, cx).await
     })
 }
 
@@ -107,41 +101,49 @@ pub(crate) fn conclude<T: Document>(
 
 pub(crate) async fn resume<T: Document>(
     doc: &mut T,
-    db: Route<'_>,
+    route: Route<'_>,
     call: Call<'_>,
-) -> Result<IdValue<T>, Error> {
-    let seq = T::SEQUENCE;
-    let attempts = attempts(&seq, call.max_attempts)?;
-    let first = Sending::first(call.content_is_unique);
-    let mut session = Session::of(call.session).await;
-    let (keys, values) = carried(&seq, std::slice::from_ref(doc), &[0])?;
-    let (Some(key), Some(&value)) = (keys.into_iter().next(), values.first()) else {
-        let scope = Scope::of(&seq, doc)?;
-        return fresh(doc, scope, db, &seq, attempts, first, &mut session).await;
+) -> Traced<Result<IdValue<T>, Error>> {
+    let seq: &'static Sequence = &T::SEQUENCE;
+    let mut cx = match Context::of(seq, route, call).await {
+        Ok(cx) => cx,
+        Err(error) => return Traced::from(Err(error)),
     };
-    indexes::require(db, &seq, indexes::RESUME).await?;
+    let result = resume_one(doc, &mut cx).await;
+    cx.finish(result)
+}
+
+/// [`resume`], in its context.
+async fn resume_one<T: Document>(doc: &mut T, cx: &mut Context<'_>) -> Result<IdValue<T>, Error> {
+    let (seq, route) = (cx.seq, cx.route);
+    let (keys, values) = carried(seq, std::slice::from_ref(doc), &[0])?;
+    let (Some(key), Some(&value)) = (keys.into_iter().next(), values.first()) else {
+        let scope = Scope::of(seq, doc)?;
+        return fresh(doc, scope, cx).await;
+    };
+    indexes::require(route, seq, indexes::RESUME).await?;
     // The write of a cancelled insert through this handle says itself what became of it.
-    if let Some(fate) = left_behind(db, &seq, &key, doc).await {
+    if let Some(fate) = left_behind(route, seq, &key, doc).await {
         return match fate {
             // Another writer's document held the id: as the insert itself would have.
-            Fate::Taken(_) if takes_a_new_id(&seq) => {
+            Fate::Taken(_) if takes_a_new_id(seq) => {
                 unset(doc);
-                fresh(doc, key.scope, db, &seq, attempts, first, &mut session).await
+                fresh(doc, key.scope, cx).await
             }
-            fate => conclude(&seq, doc, key.id, value, fate),
+            fate => conclude(seq, doc, key.id, value, fate),
         };
     }
-    let again = Sending::again(call.content_is_unique);
-    match write::insert_one(db, &seq, doc, &key, again, &mut session, ()).await {
+    let again = cx.again();
+    match write::insert_one(doc, &key, again, (), cx).await {
         // Only where the caller asserted that equal content is its own: a different
         // document holds the id (see `write::classify`).
-        Fate::Taken(_) if takes_a_new_id(&seq) => {
+        Fate::Taken(_) if takes_a_new_id(seq) => {
             unset(doc);
-            fresh(doc, key.scope, db, &seq, attempts, first, &mut session).await
+            fresh(doc, key.scope, cx).await
         }
         // The id stays, so that this document is not stored a second time by mistake.
-        Fate::Taken(rejection) => Err(rejection.into_error(&seq, key.id)),
-        fate => conclude(&seq, doc, key.id, value, fate),
+        Fate::Taken(rejection) => Err(rejection.into_error(seq, key.id)),
+        fate => conclude(seq, doc, key.id, value, fate),
     }
 }
 
@@ -174,136 +176,116 @@ fn takes_a_new_id(seq: &Sequence) -> bool {
 
 pub(crate) async fn many<T: Document>(
     docs: &mut [T],
-    db: Route<'_>,
+    route: Route<'_>,
     call: Call<'_>,
+) -> Traced<Result<Vec<IdValue<T>>, Error>> {
+    let seq: &'static Sequence = &T::SEQUENCE;
+    let mut cx = match Context::of(seq, route, call).await {
+        Ok(cx) => cx,
+        Err(error) => return Traced::from(Err(error)),
+    };
+    let result = many_fresh(docs, &mut cx).await;
+    cx.finish(result)
+}
+
+/// [`many`], in its context.
+async fn many_fresh<T: Document>(
+    docs: &mut [T],
+    cx: &mut Context<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {
-    let seq = T::SEQUENCE;
     for doc in docs.iter() {
-        ensure_unset(&seq, doc)?;
+        ensure_unset(cx.seq, doc)?;
     }
-    let attempts = attempts(&seq, call.max_attempts)?;
-    let scopes = scopes(&seq, docs)?;
-    let mut session = Session::of(call.session).await;
-    let batch = Batch::new(docs.len(), Sending::first(call.content_is_unique), db);
-    fill_waiting(docs, &scopes, db, &seq, attempts, batch, &mut session).await
+    let scopes = scopes(docs, cx)?;
+    let batch = Batch::new(docs.len());
+    fill_waiting(docs, &scopes, batch, cx).await
 }
 
 /// The scope of every document, read before anything is reserved or written.
-fn scopes<T: Document>(seq: &Sequence, docs: &[T]) -> Result<Vec<Scope>, Error> {
-    docs.iter().map(|doc| Scope::of(seq, doc)).collect()
+fn scopes<T: Document>(docs: &[T], cx: &Context<'_>) -> Result<Vec<Scope>, Error> {
+    let scopes = docs
+        .iter()
+        .map(|doc| Scope::of(cx.seq, doc))
+        .collect::<Result<Vec<_>, _>>()?;
+    span::scopes(cx.seq, &scopes);
+    Ok(scopes)
 }
 
 pub(crate) async fn resume_many<T: Document>(
     docs: &mut [T],
-    db: Route<'_>,
+    route: Route<'_>,
     call: Call<'_>,
+) -> Traced<Result<Vec<IdValue<T>>, Error>> {
+    let seq: &'static Sequence = &T::SEQUENCE;
+    let mut cx = match Context::of(seq, route, call).await {
+        Ok(cx) => cx,
+        Err(error) => return Traced::from(Err(error)),
+    };
+    let result = many_again(docs, &mut cx).await;
+    cx.finish(result)
+}
+
+/// [`resume_many`], in its context.
+async fn many_again<T: Document>(
+    docs: &mut [T],
+    cx: &mut Context<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {
-    let seq = T::SEQUENCE;
-    let attempts = attempts(&seq, call.max_attempts)?;
-    let scopes = scopes(&seq, docs)?;
-    let mut session = Session::of(call.session).await;
+    let (seq, route) = (cx.seq, cx.route);
+    let scopes = scopes(docs, cx)?;
     let carrying: Vec<usize> = (0..docs.len())
         .filter(|&p| !docs[p].sequence_id().is_unset())
         .collect();
-    let (keys, values) = carried(&seq, docs, &carrying)?;
-    let mut batch = Batch::new(docs.len(), Sending::first(call.content_is_unique), db);
+    let (keys, values) = carried(seq, docs, &carrying)?;
+    let mut batch = Batch::new(docs.len());
     if !carrying.is_empty() {
-        indexes::require(db, &seq, indexes::RESUME).await?;
+        indexes::require(route, seq, indexes::RESUME).await?;
         // The writes of a cancelled insert through this handle say themselves what became
         // of them; the other documents are sent again.
-        let mut again = (Vec::new(), Vec::new(), Vec::new());
+        let mut again = Outgoing::default();
         for ((&position, key), &value) in carrying.iter().zip(&keys).zip(&values) {
             batch.sent(position, key.id);
-            match left_behind(db, &seq, key, &docs[position]).await {
+            match left_behind(route, seq, key, &docs[position]).await {
                 Some(Fate::Stored) => batch.stored(position, value),
                 // Another writer's document held the id: a new one, as the insert itself
                 // would have done.
-                Some(Fate::Taken(_)) if takes_a_new_id(&seq) => unset(&mut docs[position]),
+                Some(Fate::Taken(_)) if takes_a_new_id(seq) => unset(&mut docs[position]),
                 Some(Fate::Taken(rejection) | Fate::Refused(rejection)) => {
                     unset(&mut docs[position]);
-                    batch.fail(position, rejection);
+                    batch.fail(position, *rejection);
                 }
-                Some(Fate::Unknown(_)) | None => {
-                    again.0.push(position);
-                    again.1.push(key.clone());
-                    again.2.push(value);
-                }
+                Some(Fate::Unknown(_)) | None => again.push(position, key.clone(), value),
             }
         }
-        let (carrying, keys, values) = again;
-        let taken = batch
-            .write(
-                &seq,
-                docs,
-                &carrying,
-                &keys,
-                &values,
-                Sending::again(call.content_is_unique),
-                &mut session,
-                (),
-            )
-            .await;
+        let send = cx.again();
+        let taken = batch.write(docs, &again, send, (), cx).await;
         // Replaced below, or of unknown fate with its id kept.
         for taken in taken {
-            match takes_a_new_id(&seq) {
+            match takes_a_new_id(seq) {
                 true => unset(&mut docs[taken.position]),
                 false => batch.unknown(taken.position),
             }
         }
     }
-    fill_waiting(docs, &scopes, db, &seq, attempts, batch, &mut session).await
+    fill_waiting(docs, &scopes, batch, cx).await
 }
 
 /// Gives every document still waiting in `batch` an id and writes it.
 async fn fill_waiting<T: Document>(
     docs: &mut [T],
     scopes: &[Scope],
-    db: Route<'_>,
-    seq: &Sequence,
-    attempts: u32,
-    batch: Batch<'_, IdValue<T>>,
-    session: &mut Session<'_>,
+    batch: Batch<IdValue<T>>,
+    cx: &mut Context<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {
-    let waiting = batch.waiting();
-    if waiting.is_empty() {
-        return batch.conclude(seq);
+    if batch.waiting().is_empty() {
+        return batch.conclude(cx.seq);
     }
-    match seq.strategy {
+    match cx.seq.strategy {
         Strategy::Optimistic { .. } => {
-            if let Err(error) = indexes::require(db, seq, indexes::OPTIMISTIC).await {
-                return batch.abandon(seq, error);
+            if let Err(error) = indexes::require(cx.route, cx.seq, indexes::OPTIMISTIC).await {
+                return batch.abandon(cx.seq, error);
             }
-            let collection = db.db.collection::<T>(seq.collection);
-            optimistic::insert::insert_many(
-                docs,
-                scopes,
-                db,
-                seq,
-                &collection,
-                attempts,
-                batch,
-                session,
-            )
-            .await
+            optimistic::insert::insert_many(docs, scopes, batch, cx).await
         }
-        _ => counted::insert_many(docs, scopes, db, seq, batch, session).await,
-    }
-}
-
-/// The attempts the optimistic loop may make: the call's, else the attribute's (other
-/// strategies make one).
-fn attempts(seq: &Sequence, call: Option<u32>) -> Result<u32, Error> {
-    let declared = match seq.strategy {
-        Strategy::Optimistic { max_attempts } => max_attempts,
-        _ => 1,
-    };
-    match call.unwrap_or(declared) {
-        0 => Err(Error::InvalidOption {
-            sequence: seq.name.to_owned(),
-            option: "max_attempts",
-            value: "0".into(),
-            reason: "at least one attempt is needed",
-        }),
-        n => Ok(n),
+        _ => counted::insert_many(docs, scopes, batch, cx).await,
     }
 }

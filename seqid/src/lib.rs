@@ -160,6 +160,7 @@ mod admin;
 mod allocator;
 mod backoff;
 mod bulk;
+mod context;
 mod counted;
 mod detach;
 mod document;
@@ -172,12 +173,14 @@ mod insert;
 pub mod kind;
 mod largest;
 mod numeric;
+mod once;
 mod optimistic;
 mod pending;
 mod scope;
 mod sequence;
 mod sequences;
 mod session;
+mod span;
 mod write;
 
 pub use action::{Insert, InsertMany};
@@ -197,7 +200,7 @@ pub use sequences::{AsDatabase, DEFAULT_RELEASE_AFTER, Database, Sequences, Stat
 #[doc(hidden)]
 pub mod __private {
     pub use crate::allocator::LiveBlock;
-    pub use crate::sequence::construct::{block, counters, gapless, optimistic, sequence};
+    pub use crate::sequence::construct::{Parts, block, counters, gapless, optimistic, sequence};
     pub use ::core;
 
     /// The supertraits of `Document`, for the bound of the stand-in impl the derive

@@ -9,12 +9,16 @@
 //! learns what became of the write from the write itself, instead of sending the document
 //! again and meeting, maybe, its own copy, which it could not tell from another writer's.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use futures_util::FutureExt;
 use futures_util::future::Shared;
 
 use mongodb::bson::RawDocument;
+use serde::Serialize;
 
 use crate::Sequence;
 use crate::action::BoxFuture;
@@ -71,38 +75,69 @@ impl Fates for Vec<Fate> {
     }
 }
 
-/// Runs `write` (outside the caller's session) to its end and returns its fates. If this
+/// Runs `write` (outside the caller's session) to its end and answers its fates. If this
 /// future is dropped first, the rest of the write runs in a task of its own (see
 /// [`crate::detach`]) and the wait for its fates goes to the route's handle, by the
-/// documents' `keys` and `fingerprints`.
-pub(crate) async fn answer<F: Fates, W: std::future::Future<Output = F> + Send + 'static>(
-    write: Finishing<W>,
-    route: Route<'_>,
-    seq: &Sequence,
-    keys: &[Key],
-    fingerprints: &[u64],
-) -> F {
-    let mut waiting = Waiting {
-        write,
-        route,
-        seq,
-        keys,
-        fingerprints,
-    };
-    (&mut waiting.write).await
-}
-
-/// A write under way; dropped before it ended, it hands the rest of the write to a task of
-/// its own and the wait for its fates to the handle.
-struct Waiting<'a, W: std::future::Future<Output = F> + Send + 'static, F: Fates> {
+/// `keys` and [`fingerprint`]s of the `documents` it writes.
+pub(crate) fn answer<'a, F, W, T>(
     write: Finishing<W>,
     route: Route<'a>,
     seq: &'a Sequence,
     keys: &'a [Key],
-    fingerprints: &'a [u64],
+    documents: &'a [&'a T],
+) -> Waiting<'a, W, F, T>
+where
+    F: Fates,
+    W: Future<Output = F> + Send + 'static,
+    T: Serialize + Sync,
+{
+    Waiting {
+        write,
+        route,
+        seq,
+        keys,
+        documents,
+    }
 }
 
-impl<W: std::future::Future<Output = F> + Send + 'static, F: Fates> Drop for Waiting<'_, W, F> {
+/// A write under way; dropped before it ended, it hands the rest of the write to a task of
+/// its own and the wait for its fates to the handle. A future of its own, not an `async
+/// fn`, so that the insert's state holds it once.
+pub(crate) struct Waiting<'a, W, F, T>
+where
+    W: Future<Output = F> + Send + 'static,
+    F: Fates,
+    T: Serialize + Sync,
+{
+    write: Finishing<W>,
+    route: Route<'a>,
+    seq: &'a Sequence,
+    keys: &'a [Key],
+    /// The documents as the caller holds them, serialized again only if the caller goes
+    /// away (they cannot change while the insert borrows them): every insert would
+    /// otherwise pay for a fingerprint that only a cancelled one needs.
+    documents: &'a [&'a T],
+}
+
+impl<W, F, T> Future for Waiting<'_, W, F, T>
+where
+    W: Future<Output = F> + Send + 'static,
+    F: Fates,
+    T: Serialize + Sync,
+{
+    type Output = F;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F> {
+        Pin::new(&mut self.write).poll(cx)
+    }
+}
+
+impl<W, F, T> Drop for Waiting<'_, W, F, T>
+where
+    W: Future<Output = F> + Send + 'static,
+    F: Fates,
+    T: Serialize + Sync,
+{
     fn drop(&mut self) {
         let Some(receiver) = self.write.detach() else {
             return;
@@ -114,11 +149,15 @@ impl<W: std::future::Future<Output = F> + Send + 'static, F: Fates> Drop for Wai
             .map(|fates| fates.ok().map(|fates| Arc::new(fates.into_vec())))
             .boxed()
             .shared();
-        for (index, (key, &fingerprint)) in self.keys.iter().zip(self.fingerprints).enumerate() {
+        for (index, (key, document)) in self.keys.iter().zip(self.documents).enumerate() {
+            // Serialized as it was for the write, so the same bytes.
+            let Ok(bytes) = mongodb::bson::to_raw_document_buf(document) else {
+                continue;
+            };
             let orphan = Orphan {
                 outcome: outcome.clone(),
                 index,
-                fingerprint,
+                fingerprint: fingerprint(&bytes),
             };
             sequences.orphaned(self.route.db.name(), self.seq, key, orphan);
         }

@@ -263,16 +263,16 @@ mod tests {
     use super::*;
     use crate::sequence::construct;
 
-    const PER_PROJECT: Sequence = construct::sequence(
-        "ticket",
-        "tickets",
-        "counters",
-        construct::counters(),
-        crate::CounterWriteConcern::Majority,
-        1,
-        "number",
-        &["project", "year"],
-    );
+    const PER_PROJECT: Sequence = construct::sequence(construct::Parts {
+        name: "ticket",
+        collection: "tickets",
+        counters: "counters",
+        strategy: construct::counters(),
+        counter_write_concern: crate::CounterWriteConcern::Majority,
+        start: 1,
+        field: "number",
+        scope: &["project", "year"],
+    });
 
     fn scope(project: Bson, year: Option<Bson>) -> Result<Scope, Error> {
         let mut doc = doc! { "project": project };

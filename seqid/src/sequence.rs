@@ -178,18 +178,29 @@ impl Sequence {
 pub mod construct {
     use super::{CounterWriteConcern, Sequence, Strategy};
 
-    // One argument per attribute key: the derive spells them all out.
-    #[allow(clippy::too_many_arguments)]
-    pub const fn sequence(
-        name: &'static str,
-        collection: &'static str,
-        counters: &'static str,
-        strategy: Strategy,
-        counter_write_concern: CounterWriteConcern,
-        start: i64,
-        field: &'static str,
-        scope: &'static [&'static str],
-    ) -> Sequence {
+    /// Every attribute key's value, as the derive spells them out.
+    pub struct Parts {
+        pub name: &'static str,
+        pub collection: &'static str,
+        pub counters: &'static str,
+        pub strategy: Strategy,
+        pub counter_write_concern: CounterWriteConcern,
+        pub start: i64,
+        pub field: &'static str,
+        pub scope: &'static [&'static str],
+    }
+
+    pub const fn sequence(parts: Parts) -> Sequence {
+        let Parts {
+            name,
+            collection,
+            counters,
+            strategy,
+            counter_write_concern,
+            start,
+            field,
+            scope,
+        } = parts;
         Sequence {
             name,
             collection,

@@ -32,11 +32,11 @@ use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{Acknowledgment, ReadConcern, ReadPreference, SelectionCriteria};
 use serde::Serialize;
 
+use crate::context::Context;
 use crate::detach::Finishing;
 use crate::error::{Error, duplicate_index, server_code};
 use crate::pending;
 use crate::scope::{Scope, grouped};
-use crate::sequences::Route;
 use crate::session::Session;
 use crate::{Sequence, numeric};
 
@@ -57,6 +57,9 @@ pub(crate) const PRIMARY: SelectionCriteria =
 
 /// What became of one document sent to the server with a given id.
 #[derive(Debug, Clone)]
+///
+/// The reasons are boxed: a fate travels through every layer of every insert, and one
+/// that is stored (nearly all) then moves 16 bytes, not 144.
 pub(crate) enum Fate {
     /// Stored under its id: the server acknowledged this call's write of it (or, where
     /// the caller asserted [`Sending::content_is_unique`], a document equal to it was
@@ -64,11 +67,23 @@ pub(crate) enum Fate {
     Stored,
     /// Another writer's document holds its id: it is not stored, and never will be under
     /// it.
-    Taken(Rejection),
+    Taken(Box<Rejection>),
     /// The server refused it, or it was never sent; it is not stored.
-    Refused(Rejection),
+    Refused(Box<Rejection>),
     /// Not known: the request may have been applied, or may still be.
-    Unknown(Unknown),
+    Unknown(Box<Unknown>),
+}
+
+impl Fate {
+    /// A document the server refused, or that was never sent.
+    pub(crate) fn refused(rejection: Rejection) -> Fate {
+        Fate::Refused(Box::new(rejection))
+    }
+
+    /// A document whose id another writer's document holds.
+    pub(crate) fn taken(rejection: Rejection) -> Fate {
+        Fate::Taken(Box::new(rejection))
+    }
 }
 
 /// Why the fate of a document is unknown, and the driver's error that left it so.
@@ -80,10 +95,10 @@ pub(crate) struct Unknown {
 
 /// The fate of a document left unknown by `error`, for the reason `why`.
 fn unknown(why: &'static str, error: &mongodb::error::Error) -> Fate {
-    Fate::Unknown(Unknown {
+    Fate::Unknown(Box::new(Unknown {
         why,
         error: error.clone(),
-    })
+    }))
 }
 
 /// Why an outcome is unknown, as the error message says it.
@@ -211,34 +226,43 @@ impl Sending {
 /// task of their own on the document serialized here (see [`crate::detach`]): dropping
 /// this future never drops them half-way. `hold` is dropped when the write ends.
 pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
-    route: Route<'_>,
-    seq: &Sequence,
     document: &T,
     key: &Key,
     send: Sending,
-    session: &mut Session<'_>,
     hold: impl Send + 'static,
+    cx: &mut Context<'_>,
 ) -> Fate {
-    if session.join().is_some() {
-        let collection = route.db.collection::<T>(seq.collection);
-        return write_one(&collection, seq, document, key, send, session).await;
+    let seq = cx.seq;
+    if cx.session.join().is_some() {
+        // Boxed: inline, the write's state would make every insert's larger (see
+        // `crate::insert`), and a write in the caller's session is not the common case.
+        let collection = cx.collection::<T>();
+        return Box::pin(write_one(
+            &collection,
+            seq,
+            document,
+            key,
+            send,
+            &mut cx.session,
+        ))
+        .await;
     }
     let bytes = match mongodb::bson::to_raw_document_buf(document) {
         Ok(bytes) => bytes,
-        Err(error) => return Fate::Refused(Rejection::not_sent(&error.into())),
+        Err(error) => return Fate::refused(Rejection::not_sent(&error.into())),
     };
-    let collection = route.db.collection::<RawDocumentBuf>(seq.collection);
-    let (owned, key_owned) = (*seq, key.clone());
-    let fingerprint = pending::fingerprint(&bytes);
+    let collection = cx.raw_collection();
+    let key_owned = key.clone();
     // Boxed here, so that the insert's state holds a pointer to the write, not the write.
     let write = Finishing::new(async move {
         let mut none = Session::none();
-        let fate = write_one(&collection, &owned, &bytes, &key_owned, send, &mut none).await;
+        let fate = write_one(&collection, seq, &bytes, &key_owned, send, &mut none).await;
         drop(hold);
         fate
     });
     let keys = std::slice::from_ref(key);
-    pending::answer(write, route, seq, keys, &[fingerprint]).await
+    let documents = std::slice::from_ref(&document);
+    pending::answer(write, cx.route, seq, keys, documents).await
 }
 
 /// [`insert_one`], where it runs.
@@ -261,36 +285,35 @@ async fn write_one<D: Serialize + Send + Sync>(
     if session.in_transaction() {
         return match &*error.kind {
             ErrorKind::Write(WriteFailure::WriteError(write)) => {
-                Fate::Refused(Rejection::write(write.code, &write.message))
+                Fate::refused(Rejection::write(write.code, &write.message))
             }
             _ => in_transaction(&error),
         };
     }
-    // The lookups are boxed: inline, their state would make every insert's larger (see
-    // `crate::insert`), and they follow an error.
+    // Boxed: inline, what follows an error (the lookups, the error itself) would make
+    // every write's state larger (see `crate::insert`).
+    Box::pin(after_error(collection, seq, document, key, error, send)).await
+}
+
+/// The fate of a document [`write_one`] sent outside a transaction, which the server did
+/// not store: `error` says why, or that the answer was lost.
+async fn after_error<D: Serialize + Send + Sync>(
+    collection: &Collection<D>,
+    seq: &Sequence,
+    document: &D,
+    key: &Key,
+    error: mongodb::error::Error,
+    send: Sending,
+) -> Fate {
     let fates = match &*error.kind {
         ErrorKind::Write(WriteFailure::WriteError(write)) => {
             let rejection = Rejection::write(write.code, &write.message);
-            Box::pin(classify(
-                collection,
-                seq,
-                &[(document, key, rejection)],
-                &error,
-                send,
-            ))
-            .await
+            classify(collection, seq, &[(document, key, rejection)], &error, send).await
         }
-        _ if never_sent(&error) => vec![Fate::Refused(Rejection::not_sent(&error))],
+        _ if never_sent(&error) => vec![Fate::refused(Rejection::not_sent(&error))],
         _ => {
-            Box::pin(settle(
-                collection,
-                seq,
-                &[document],
-                std::slice::from_ref(key),
-                &error,
-                send,
-            ))
-            .await
+            let keys = std::slice::from_ref(key);
+            settle(collection, seq, &[document], keys, &error, send).await
         }
     };
     again(fates, send, &error)
@@ -319,20 +342,19 @@ const MAX_COMMAND_DOCUMENTS: usize = 100_000;
 /// caller's session they are sent from a task of their own, as in [`insert_one`]. `hold`
 /// is dropped when the writes end.
 pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
-    route: Route<'_>,
-    seq: &Sequence,
     documents: &[&T],
     keys: &[Key],
     send: Sending,
-    session: &mut Session<'_>,
     hold: impl Send + 'static,
+    cx: &mut Context<'_>,
 ) -> Vec<Fate> {
+    let seq = cx.seq;
     let mut fates: Vec<Option<Fate>> = vec![None; documents.len()];
     let mut serialized = Vec::with_capacity(documents.len());
     for (position, (document, key)) in documents.iter().zip(keys).enumerate() {
         match mongodb::bson::to_raw_document_buf(document) {
             Ok(bytes) if bytes.as_bytes().len() > MAX_DOCUMENT_BYTES => {
-                fates[position] = Some(Fate::Refused(Rejection::held_back(format!(
+                fates[position] = Some(Fate::refused(Rejection::held_back(format!(
                     "not sent: the document is {} bytes, above the {MAX_DOCUMENT_BYTES}-byte \
                      limit of a BSON document",
                     bytes.as_bytes().len()
@@ -343,7 +365,7 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
                 key: key.clone(),
             }),
             Err(error) => {
-                fates[position] = Some(Fate::Refused(Rejection::held_back(format!(
+                fates[position] = Some(Fate::refused(Rejection::held_back(format!(
                     "not sent: the document cannot be serialized to BSON: {error}"
                 ))));
             }
@@ -352,22 +374,18 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     let positions: Vec<usize> = (0..documents.len())
         .filter(|&p| fates[p].is_none())
         .collect();
-    let raw = route.db.collection::<RawDocumentBuf>(seq.collection);
-    let sent = if session.join().is_some() {
-        send_commands(&raw, seq, &serialized, send, session).await
+    let raw = cx.raw_collection();
+    let sent = if cx.session.join().is_some() {
+        send_commands(&raw, seq, &serialized, send, &mut cx.session).await
     } else {
         let sent_keys: Vec<Key> = serialized.iter().map(|d| d.key.clone()).collect();
-        let fingerprints: Vec<u64> = serialized
-            .iter()
-            .map(|d| pending::fingerprint(&d.bytes))
-            .collect();
-        let owned = *seq;
+        let sent_documents: Vec<&T> = positions.iter().map(|&p| documents[p]).collect();
         let write = Finishing::new(async move {
-            let fates = send_commands(&raw, &owned, &serialized, send, &mut Session::none()).await;
+            let fates = send_commands(&raw, seq, &serialized, send, &mut Session::none()).await;
             drop(hold);
             fates
         });
-        pending::answer(write, route, seq, &sent_keys, &fingerprints).await
+        pending::answer(write, cx.route, seq, &sent_keys, &sent_documents).await
     };
     for (position, fate) in positions.into_iter().zip(sent) {
         fates[position] = Some(fate);
@@ -404,7 +422,7 @@ async fn send_commands(
                 if session.in_transaction() {
                     aborted = fates.iter().find_map(|fate| match fate {
                         Fate::Stored => None,
-                        Fate::Refused(Rejection { source: None, .. }) => None,
+                        Fate::Refused(rejection) if rejection.source.is_none() => None,
                         other => Some(other.clone()),
                     });
                 }
@@ -464,7 +482,7 @@ async fn insert_command(
         if let ErrorKind::InsertMany(bulk) = &*error.kind {
             for refused in bulk.write_errors.iter().flatten() {
                 if let Some(fate) = fates.get_mut(refused.index) {
-                    *fate = Fate::Refused(Rejection::write(refused.code, &refused.message));
+                    *fate = Fate::refused(Rejection::write(refused.code, &refused.message));
                 }
             }
         }
@@ -473,7 +491,7 @@ async fn insert_command(
     let bulk = match &*error.kind {
         ErrorKind::InsertMany(bulk) => bulk,
         _ if never_sent(&error) => {
-            let fates = vec![Fate::Refused(Rejection::not_sent(&error)); documents.len()];
+            let fates = vec![Fate::refused(Rejection::not_sent(&error)); documents.len()];
             return again(fates, send, &error);
         }
         _ => {
@@ -537,7 +555,7 @@ fn in_transaction(error: &mongodb::error::Error) -> Fate {
         ErrorKind::Command(_) | ErrorKind::Write(_) | ErrorKind::InsertMany(_)
     );
     if answered || never_sent(error) {
-        Fate::Refused(Rejection {
+        Fate::refused(Rejection {
             code: server_code(error),
             message: error.to_string(),
             index: None,
@@ -634,7 +652,7 @@ async fn classify<T: Serialize + Send + Sync>(
         .map(|(document, key, rejection)| {
             let rejection = rejection.clone();
             if !rejection.is_duplicate_key() {
-                return Fate::Refused(rejection);
+                return Fate::refused(rejection);
             }
             let stored = match &stored {
                 Ok(stored) => stored,
@@ -645,7 +663,7 @@ async fn classify<T: Serialize + Send + Sync>(
                     Fate::Stored
                 }
                 Some(_) if send.again && !send.content_is_unique => unknown(why::HELD, error),
-                Some(_) => Fate::Taken(rejection),
+                Some(_) => Fate::taken(rejection),
                 // A duplicate on another unique index (MongoDB names it; a server that
                 // does not is answered by the lookup).
                 None if rejection.index.as_deref() == Some(identity.as_str()) => {
@@ -656,7 +674,7 @@ async fn classify<T: Serialize + Send + Sync>(
                     );
                     unknown(why::UNHELD_DUPLICATE, error)
                 }
-                None => Fate::Refused(rejection),
+                None => Fate::refused(rejection),
             }
         })
         .collect()

@@ -8,13 +8,14 @@
 
 pub(crate) mod counter;
 
+use crate::allocator::Allocated;
 use crate::bulk::Batch;
+use crate::context::Context;
 use crate::fields::{fill, unset};
 use crate::insert::conclude;
 use crate::scope::{Scope, grouped};
 use crate::sequences::Route;
-use crate::session::Session;
-use crate::write::{self, Key, Rejection, Sending};
+use crate::write::{self, Key, Rejection};
 use crate::{Document, Error, IdValue, Sequence, Strategy};
 use counter::{Counter, CounterSource};
 
@@ -22,22 +23,22 @@ use counter::{Counter, CounterSource};
 pub(crate) async fn insert_one<T: Document>(
     doc: &mut T,
     scope: Scope,
-    route: Route<'_>,
-    seq: &Sequence,
-    send: Sending,
-    session: &mut Session<'_>,
+    cx: &mut Context<'_>,
 ) -> Result<IdValue<T>, Error> {
+    let (route, seq) = (cx.route, cx.seq);
     let id = match seq.strategy {
         // Boxed, as every path but the live block's (see `crate::insert`).
-        Strategy::Gapless => Box::pin(take(route, seq, &scope, 1, session)).await?[0],
+        Strategy::Gapless => Box::pin(take(&scope, 1, cx)).await?[0],
         _ => {
             let source = || source(route, seq, &scope);
-            route.counter(seq, &scope).allocate_one(source).await?
+            let allocated = route.counter(seq, &scope).allocate_one(source).await?;
+            cx.reservations += u32::from(allocated.waited);
+            allocated.ids
         }
     };
     let value = fill(seq, doc, id)?;
     let key = Key { scope, id };
-    let fate = write::insert_one(route, seq, doc, &key, send, session, ()).await;
+    let fate = write::insert_one(doc, &key, cx.first(), (), cx).await;
     conclude(seq, doc, id, value, fate)
 }
 
@@ -46,11 +47,10 @@ pub(crate) async fn insert_one<T: Document>(
 pub(crate) async fn insert_many<T: Document>(
     docs: &mut [T],
     scopes: &[Scope],
-    route: Route<'_>,
-    seq: &Sequence,
-    mut batch: Batch<'_, IdValue<T>>,
-    session: &mut Session<'_>,
+    mut batch: Batch<IdValue<T>>,
+    cx: &mut Context<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {
+    let (route, seq) = (cx.route, cx.seq);
     let waiting = batch.waiting();
     let groups = grouped(waiting.iter().map(|&p| (scopes[p].clone(), p)));
     // One reservation per scope. Gapless ones run in the caller's transaction, whose
@@ -59,7 +59,7 @@ pub(crate) async fn insert_many<T: Document>(
     if seq.strategy == Strategy::Gapless {
         for (scope, positions) in &groups {
             // A failed update aborts the transaction: nothing more can be done in it.
-            match take(route, seq, scope, positions.len() as u64, session).await {
+            match take(scope, positions.len() as u64, cx).await {
                 Ok(ids) => reserved.push(Ok(ids)),
                 Err(error) => return batch.abandon(seq, error),
             }
@@ -68,7 +68,12 @@ pub(crate) async fn insert_many<T: Document>(
         let takes = groups
             .iter()
             .map(|(scope, positions)| take_outside(route, seq, scope, positions.len() as u64));
-        reserved = futures_util::future::join_all(takes).await;
+        for taken in futures_util::future::join_all(takes).await {
+            reserved.push(taken.map(|allocated| {
+                cx.reservations += u32::from(allocated.waited);
+                allocated.ids
+            }));
+        }
     }
     // No id for any scope: the error itself, as for an unscoped sequence.
     if reserved.iter().all(Result::is_err) {
@@ -105,10 +110,7 @@ pub(crate) async fn insert_many<T: Document>(
             }
         }
     }
-    let taken = match batch
-        .fill_and_write(seq, docs, &positions, &keys, session, ())
-        .await
-    {
+    let taken = match batch.fill_and_write(docs, positions, keys, (), cx).await {
         Ok(taken) => taken,
         Err(error) => return batch.abandon(seq, error),
     };
@@ -125,37 +127,41 @@ pub(crate) async fn insert_many<T: Document>(
 /// outside the caller's transaction, so that concurrent transactions never conflict on
 /// the counter and a rollback costs a gap, never an id handed out twice. `gapless` takes
 /// them inside it, so that a rollback takes them back: it needs a transaction.
-async fn take(
-    route: Route<'_>,
-    seq: &Sequence,
-    scope: &Scope,
-    count: u64,
-    session: &mut Session<'_>,
-) -> Result<Vec<i64>, Error> {
+async fn take(scope: &Scope, count: u64, cx: &mut Context<'_>) -> Result<Vec<i64>, Error> {
+    let (route, seq) = (cx.route, cx.seq);
     if seq.strategy != Strategy::Gapless {
-        return take_outside(route, seq, scope, count).await;
+        let allocated = take_outside(route, seq, scope, count).await?;
+        cx.reservations += u32::from(allocated.waited);
+        return Ok(allocated.ids);
     }
-    if !session.in_transaction() {
+    if !cx.session.in_transaction() {
         return Err(Error::TransactionRequired {
             sequence: seq.name.to_owned(),
-            has_session: session.join().is_some(),
+            has_session: cx.session.join().is_some(),
         });
     }
     let allocator = route.counter(seq, scope);
     let counter = Counter { seq, scope };
-    let first =
-        counter::reserve_in_transaction(route.db, counter, count, &allocator.tally, session)
-            .await?;
+    let first = counter::reserve_in_transaction(
+        route.db,
+        counter,
+        count,
+        &allocator.tally,
+        &mut cx.session,
+    )
+    .await?;
+    cx.reservations += 1;
     Ok((0..count as i64).map(|i| first + i).collect())
 }
 
-/// `count` ids through the allocator of the counter of `scope` (counters and block).
+/// `count` ids through the allocator of the counter of `scope` (counters and block), for
+/// a call of `route` (taken by several scopes' reservations at once).
 async fn take_outside(
     route: Route<'_>,
     seq: &Sequence,
     scope: &Scope,
     count: u64,
-) -> Result<Vec<i64>, Error> {
+) -> Result<Allocated<Vec<i64>>, Error> {
     let allocator = route.counter(seq, scope);
     allocator
         .allocate(count, || source(route, seq, scope))

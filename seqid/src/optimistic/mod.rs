@@ -12,24 +12,50 @@
 //!
 //! Candidates also stay above every id the handle stored or found taken, so the loop
 //! makes progress even when the maximum query lags behind the writes that beat it (a
-//! lagging read, or a server whose `_id` order is not MongoDB's).
+//! lagging read, or a server whose `_id` order is not MongoDB's). Within one call, on
+//! every path, a [`Progress`] keeps the loop from ever trying again an id it saw taken,
+//! whatever the maximum answers; a maximum that goes backwards between two reads is
+//! logged as a warning, once per process and sequence.
 
 pub(crate) mod insert;
 
 use std::collections::BTreeSet;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use std::sync::Arc;
-
-use mongodb::bson::Document as BsonDocument;
+use mongodb::bson::{Bson, Document as BsonDocument};
 use mongodb::{ClientSession, Collection};
 
 use crate::allocator::{Allocator, Source, Tally};
+use crate::context::Context;
 use crate::largest::{self, Ids};
+use crate::once::{Warning, first_time};
 use crate::scope::Scope;
-use crate::sequences::Route;
-use crate::session::Session;
 use crate::{Error, Sequence, numeric};
+
+/// Reads the largest value of a sequence's field in a scope, and what the read learned of
+/// the values there: the maximum query on the target collection (a fake one in tests).
+pub(crate) trait Maximum: Clone + Send + Sync + 'static {
+    fn largest(
+        &self,
+        seq: &Sequence,
+        scope: &Scope,
+        ids: Ids,
+        session: Option<&mut ClientSession>,
+    ) -> impl Future<Output = Result<(Option<Bson>, Ids), Error>> + Send;
+}
+
+impl Maximum for Collection<BsonDocument> {
+    fn largest(
+        &self,
+        seq: &Sequence,
+        scope: &Scope,
+        ids: Ids,
+        session: Option<&mut ClientSession>,
+    ) -> impl Future<Output = Result<(Option<Bson>, Ids), Error>> + Send {
+        largest::numeric_id(self, seq, scope, ids, session)
+    }
+}
 
 /// The loop's state for one target collection, shared by the tasks of a
 /// [`Sequences`](crate::Sequences) handle (or made for one call).
@@ -47,6 +73,8 @@ struct Frontier {
     epoch: u64,
     /// Whether the collection holds non-numeric `_id`s, which sort above numbers.
     ids: Ids,
+    /// The largest numeric id the last maximum query read.
+    last_read: Option<i64>,
 }
 
 impl Default for Frontier {
@@ -56,6 +84,7 @@ impl Default for Frontier {
             floor: None,
             epoch: 0,
             ids: Ids::MaybeNumeric,
+            last_read: None,
         }
     }
 }
@@ -83,27 +112,29 @@ impl Optimistic {
     /// Candidate ids for `count` documents, registered as in flight until the returned
     /// guard is dropped or told which were stored. Inside the caller's transaction, the
     /// maximum is read in it (its snapshot), by this caller alone.
-    pub(crate) async fn candidates(
+    async fn candidates<M: Maximum>(
         self: &Arc<Self>,
-        collection: &Collection<BsonDocument>,
-        seq: &Sequence,
+        max: &M,
         scope: &Scope,
         count: usize,
-        session: &mut Session<'_>,
+        cx: &mut Context<'_>,
     ) -> Result<Arc<InFlight>, Error> {
-        let ids = if session.in_transaction() {
-            let first = self
-                .reserve(collection, seq, scope, count as u64, session.join())
-                .await?;
+        let seq = cx.seq;
+        let ids = if cx.session.in_transaction() {
+            let session = cx.session.join();
+            let first = self.reserve(max, seq, scope, count as u64, session).await?;
+            cx.reservations += 1;
             (0..count as i64).map(|i| first + i).collect()
         } else {
             let source = || MaxSource {
                 state: Arc::clone(self),
-                collection: collection.clone(),
+                max: max.clone(),
                 seq: *seq,
                 scope: scope.clone(),
             };
-            self.allocator.allocate(count as u64, source).await?
+            let allocated = self.allocator.allocate(count as u64, source).await?;
+            cx.reservations += u32::from(allocated.waited);
+            allocated.ids
         };
         Ok(Arc::new(InFlight {
             state: Arc::clone(self),
@@ -113,9 +144,9 @@ impl Optimistic {
 
     /// Reserves `amount` candidates above the largest numeric `_id` and every candidate
     /// in flight, and returns the first.
-    async fn reserve(
+    async fn reserve<M: Maximum>(
         &self,
-        collection: &Collection<BsonDocument>,
+        max: &M,
         seq: &Sequence,
         scope: &Scope,
         amount: u64,
@@ -123,10 +154,28 @@ impl Optimistic {
     ) -> Result<i64, Error> {
         let epoch_before = self.frontier().epoch;
         let known = self.frontier().ids;
-        let (stored, ids) = largest::numeric_id(collection, seq, scope, known, session).await?;
+        let (stored, ids) = max.largest(seq, scope, known, session).await?;
         let largest = stored.as_ref().and_then(numeric::floor);
         let mut frontier = self.frontier();
         frontier.ids = ids;
+        if let (Some(read), Some(before)) = (largest, frontier.last_read)
+            && read < before
+            && first_time(Warning::MaximumBackwards, seq)
+        {
+            tracing::warn!(
+                sequence = seq.name,
+                collection = seq.collection,
+                scope = %scope.in_scope(),
+                before,
+                read,
+                "optimistic: the largest {} read went backwards between two reads (a \
+                 wrong sort, a failover to a lagging member, or documents deleted); \
+                 candidates stay above every id seen stored or taken (logged once per \
+                 process and sequence)",
+                seq.field,
+            );
+        }
+        frontier.last_read = largest;
         if largest.is_none() && frontier.epoch == epoch_before {
             // Emptied (say, dropped) since the floor was raised: start again at 1.
             frontier.floor = None;
@@ -165,31 +214,79 @@ impl Optimistic {
 /// The loop's state for a call: the handle's, shared by its tasks; or, inside the
 /// caller's transaction, or through a bare database, one made for the call (a transaction
 /// reads the maximum in its own snapshot, which no other caller shares).
-pub(crate) fn state(
-    route: Route<'_>,
-    seq: &Sequence,
-    scope: &Scope,
-    session: &Session<'_>,
-) -> Arc<Optimistic> {
-    match session.in_transaction() {
+fn state(scope: &Scope, cx: &Context<'_>) -> Arc<Optimistic> {
+    match cx.session.in_transaction() {
         true => Arc::new(Optimistic::new()),
-        false => route.collection(seq, scope),
+        false => cx.route.collection(cx.seq, scope),
+    }
+}
+
+/// The loop of one call in one scope: the state its candidates come from, kept for the
+/// whole call (so that a state made for the call keeps what each attempt learned), and
+/// the largest id the call saw taken by another writer, which it never tries again. Every
+/// retry is then above every id the call saw taken, however the maximum it reads lags or
+/// errs.
+pub(crate) struct Progress {
+    state: Arc<Optimistic>,
+    seen_taken: Option<i64>,
+}
+
+impl Progress {
+    pub(crate) fn new(scope: &Scope, cx: &Context<'_>) -> Self {
+        Progress {
+            state: state(scope, cx),
+            seen_taken: None,
+        }
+    }
+
+    /// What the call's loop did, for [`Stats`](crate::Stats).
+    pub(crate) fn tally(&self) -> &Tally {
+        &self.state.allocator.tally
+    }
+
+    /// Candidates for `count` documents, all above every id this call saw taken.
+    pub(crate) async fn candidates<M: Maximum>(
+        &self,
+        max: &M,
+        scope: &Scope,
+        count: usize,
+        cx: &mut Context<'_>,
+    ) -> Result<Arc<InFlight>, Error> {
+        loop {
+            let flight = self.state.candidates(max, scope, count, cx).await?;
+            match self.seen_taken {
+                // Ids that were already reserved when this call saw a higher one taken
+                // (given back by a cancelled caller of the handle): dropped, and the
+                // floor raised, so that the next reservation goes above.
+                Some(taken) if flight.ids.iter().any(|&id| id <= taken) => {
+                    flight.finish([taken]);
+                }
+                _ => return Ok(flight),
+            }
+        }
+    }
+
+    /// Records candidates of `flight` that another writer took: neither this call nor
+    /// any other of the state tries them again.
+    pub(crate) fn taken(&mut self, flight: &InFlight, ids: &[i64]) {
+        flight.finish(ids.iter().copied());
+        self.seen_taken = self.seen_taken.max(ids.iter().copied().max());
     }
 }
 
 /// One maximum query serves every caller queued at that moment. It owns what it needs:
 /// it runs in the allocator's flusher.
-struct MaxSource {
+struct MaxSource<M> {
     state: Arc<Optimistic>,
-    collection: Collection<BsonDocument>,
+    max: M,
     seq: Sequence,
     scope: Scope,
 }
 
-impl Source for MaxSource {
+impl<M: Maximum> Source for MaxSource<M> {
     async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
         self.state
-            .reserve(&self.collection, &self.seq, &self.scope, amount, None)
+            .reserve(&self.max, &self.seq, &self.scope, amount, None)
             .await
     }
 

@@ -1,0 +1,132 @@
+//! What one insert call is, apart from its documents: [`Context`].
+
+use mongodb::Collection;
+use mongodb::bson::RawDocumentBuf;
+
+use crate::action::Call;
+use crate::once::{Warning, first_time};
+use crate::sequences::Route;
+use crate::session::Session;
+use crate::span::Traced;
+use crate::write::Sending;
+use crate::{Error, Sequence, Strategy};
+
+/// What one insert call is, apart from its documents: the sequence that numbers them,
+/// where they go (and the handle whose state the call shares), the caller's session, the
+/// attempts the optimistic loop may make, and whether the caller asserted that its
+/// content is unique. Every step of an insert takes what it works on (a document, a
+/// batch, a scope) and this.
+pub(crate) struct Context<'a> {
+    /// The derive's constant: a write left running by a cancelled caller refers to it.
+    pub seq: &'static Sequence,
+    pub route: Route<'a>,
+    pub session: Session<'a>,
+    /// Inserts the optimistic loop may try per document (1 for the other strategies).
+    pub attempts: u32,
+    /// The caller asserts that no other writer stores a document equal to one of these
+    /// (see [`Sending::content_is_unique`]).
+    pub content_is_unique: bool,
+    /// Reservation round trips the call waited for (shared with the callers waiting with
+    /// it), or made itself in its transaction: for the insert's span.
+    pub reservations: u32,
+}
+
+impl<'a> Context<'a> {
+    /// The context of a call of `route` for `seq`, with the options of `call`; looks
+    /// whether a transaction runs in the caller's session (without a round trip).
+    pub(crate) async fn of(
+        seq: &'static Sequence,
+        route: Route<'a>,
+        call: Call<'a>,
+    ) -> Result<Context<'a>, Error> {
+        let attempts = attempts(seq, call.max_attempts)?;
+        if route.sequences.is_none() {
+            warn_bare(seq);
+        }
+        Ok(Context {
+            seq,
+            route,
+            session: Session::of(call.session).await,
+            attempts,
+            content_is_unique: call.content_is_unique,
+            reservations: 0,
+        })
+    }
+
+    /// `output`, with what the call did for the insert's span.
+    pub(crate) fn finish<O>(&self, output: O) -> Traced<O> {
+        Traced {
+            output,
+            reservations: self.reservations,
+        }
+    }
+
+    /// How documents sent for the first time under their ids are sent.
+    pub(crate) fn first(&self) -> Sending {
+        Sending::first(self.content_is_unique)
+    }
+
+    /// How documents sent again under the ids they were sent with before are sent.
+    pub(crate) fn again(&self) -> Sending {
+        Sending::again(self.content_is_unique)
+    }
+
+    /// The collection the documents go to, typed as `D`.
+    pub(crate) fn collection<D: Send + Sync>(&self) -> Collection<D> {
+        self.route.db.collection(self.seq.collection)
+    }
+
+    /// The collection the documents go to, for documents serialized by seqid: the one a
+    /// handle's database keeps, else one made for the call.
+    pub(crate) fn raw_collection(&self) -> Collection<RawDocumentBuf> {
+        match self.route.collections {
+            Some(collections) => collections.get(self.route.db, self.seq.collection),
+            None => self.collection(),
+        }
+    }
+}
+
+/// Warns, once per process and sequence, of a `block` or `optimistic` insert through a
+/// bare `mongodb::Database`: through it every call works alone, and those two strategies
+/// lose what they are for (a `block` insert reserves exactly its own ids and keeps no
+/// block; the optimistic loop's tasks race each other).
+fn warn_bare(seq: &Sequence) {
+    let cost = match seq.strategy {
+        Strategy::Block { .. } => {
+            "reserves its own ids with one round trip per call and keeps no block"
+        }
+        Strategy::Optimistic { .. } => {
+            "queries the largest id per call, and the tasks of this process race each other"
+        }
+        Strategy::Counters | Strategy::Gapless => return,
+    };
+    if first_time(Warning::BareDatabase, seq) {
+        tracing::warn!(
+            sequence = seq.name,
+            collection = seq.collection,
+            strategy = seq.strategy_name(),
+            "seqid: a {} insert through a bare mongodb::Database {cost}; make one \
+             seqid::Sequences handle next to the client and insert through \
+             `sequences.database(..)` (logged once per process and sequence)",
+            seq.strategy_name(),
+        );
+    }
+}
+
+/// The attempts the optimistic loop may make: the call's, else the attribute's (other
+/// strategies make one).
+fn attempts(seq: &Sequence, call: Option<u32>) -> Result<u32, Error> {
+    let declared = match seq.strategy {
+        Strategy::Optimistic { max_attempts } => max_attempts,
+        _ => 1,
+    };
+    match call.unwrap_or(declared) {
+        0 => Err(Error::InvalidOption {
+            sequence: seq.name.to_owned(),
+            option: "max_attempts",
+            value: "0".into(),
+            reason: "at least one attempt is needed",
+        }),
+        n => Ok(n),
+    }
+}

@@ -1,0 +1,78 @@
+//! The span of each insert, so that a service's log shows where its time goes: what the
+//! insert is (sequence, collection, strategy, documents, scopes) and, once it ends, what
+//! it did (reservation round trips waited for, and the outcome). Retries of the loop and
+//! of a counter's first use are events inside it.
+//!
+//! At `debug` level: a service that logs at `info` pays one atomic load per insert for it.
+
+use std::collections::HashSet;
+
+use tracing::Span;
+use tracing::field::{Empty, display};
+
+use crate::scope::Scope;
+use crate::{Error, Sequence};
+
+/// The span of an insert of `documents` for `seq`; `operation` is `insert`,
+/// `insert_many`, `resume_insert` or `resume_insert_many`.
+pub(crate) fn of(seq: &Sequence, operation: &'static str, documents: usize) -> Span {
+    tracing::debug_span!(
+        "seqid.insert",
+        sequence = seq.name,
+        collection = seq.collection,
+        strategy = seq.strategy_name(),
+        operation,
+        documents,
+        scopes = Empty,
+        reservations = Empty,
+        outcome = Empty,
+    )
+}
+
+/// Records on the current insert's span how many distinct scopes its documents fall in
+/// (none for an unscoped sequence). For many documents: one document's is known before
+/// it runs.
+pub(crate) fn scopes(seq: &Sequence, scopes: &[Scope]) {
+    let span = Span::current();
+    if span.is_disabled() {
+        return;
+    }
+    let distinct = match seq.scope.is_empty() {
+        true => 0,
+        false => scopes.iter().collect::<HashSet<_>>().len(),
+    };
+    span.record("scopes", distinct);
+}
+
+/// What an insert answers, and what it did for its span.
+pub(crate) struct Traced<O> {
+    pub output: O,
+    /// Reservation round trips the call waited for (shared with the callers waiting with
+    /// it), or made itself in its transaction.
+    pub reservations: u32,
+}
+
+impl<O> From<O> for Traced<O> {
+    /// The answer of a call that ended before it waited for anything.
+    fn from(output: O) -> Self {
+        Traced {
+            output,
+            reservations: 0,
+        }
+    }
+}
+
+impl<V> Traced<Result<V, Error>> {
+    /// Records on `span` what the insert did: its reservation round trips, and its
+    /// outcome (`stored`, or the error's message); returns its answer.
+    pub(crate) fn record(self, span: &Span) -> Result<V, Error> {
+        if !span.is_disabled() {
+            span.record("reservations", self.reservations);
+            match &self.output {
+                Ok(_) => span.record("outcome", "stored"),
+                Err(error) => span.record("outcome", display(error)),
+            };
+        }
+        self.output
+    }
+}
