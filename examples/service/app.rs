@@ -647,7 +647,7 @@ mod by_hand {
                 ));
             }
         };
-        let seq = next(db, &counter, None).await?;
+        let seq = next(db, &counter).await?;
         // Numbers start at 1000: the first `$inc` of an upserted counter gives 1.
         let number = seq + 999;
         let stored = doc! {
@@ -675,29 +675,13 @@ mod by_hand {
     /// Two server quirks are handled by asking again (bounded): a concurrent first use
     /// may fail with E11000, as the manual says; and SecantusDB may answer a concurrent
     /// upsert with null although it applied it (a gap, never a repeat; seqid does the
-    /// same). In a transaction a null answer cannot be asked again (the `$inc` may be
-    /// in the transaction already, and would be counted twice): the caller aborts and
-    /// starts over.
-    async fn next(
-        db: &mongodb::Database,
-        counter: &str,
-        mut session: Option<&mut mongodb::ClientSession>,
-    ) -> Result<i64, ApiError> {
-        let counters = db.collection::<BsonDocument>("counters");
+    /// same).
+    async fn next(db: &mongodb::Database, counter: &str) -> Result<i64, ApiError> {
         for _ in 0..ATTEMPTS {
-            let update = counters
-                .find_one_and_update(doc! { "_id": counter }, doc! { "$inc": { "seq": 1 } })
-                .upsert(true)
-                .return_document(ReturnDocument::After);
-            let answer = match session.as_deref_mut() {
-                Some(session) => update.session(session).await,
-                None => update.await,
-            };
-            match answer {
+            match increment(db, counter, None).await {
                 Ok(Some(counter)) => return seq(&counter),
-                Ok(None) if session.is_some() => return Err(null_in_transaction()),
                 Ok(None) => continue,
-                Err(error) if session.is_none() && duplicate_key(&error) => continue,
+                Err(error) if duplicate_key(&error) => continue,
                 Err(error) => return Err(ApiError::driver(error)),
             }
         }
@@ -705,6 +689,24 @@ mod by_hand {
             StatusCode::SERVICE_UNAVAILABLE,
             format!("the counter {counter} answered null or raced {ATTEMPTS} times in a row"),
         ))
+    }
+
+    /// The `$inc` itself, in `session` if given: the counter after it, or `None` when
+    /// the server answered null.
+    async fn increment(
+        db: &mongodb::Database,
+        counter: &str,
+        session: Option<&mut mongodb::ClientSession>,
+    ) -> mongodb::error::Result<Option<BsonDocument>> {
+        let counters = db.collection::<BsonDocument>("counters");
+        let update = counters
+            .find_one_and_update(doc! { "_id": counter }, doc! { "$inc": { "seq": 1 } })
+            .upsert(true)
+            .return_document(ReturnDocument::After);
+        match session {
+            Some(session) => update.session(session).await,
+            None => update.await,
+        }
     }
 
     fn seq(counter: &BsonDocument) -> Result<i64, ApiError> {
@@ -725,8 +727,11 @@ mod by_hand {
         ApiError::new(StatusCode::SERVICE_UNAVAILABLE, NULL)
     }
 
-    /// The same two calls in the transaction, with the session, in `and_run`; a null
-    /// answer aborts the transaction and starts another (bounded).
+    /// The same two calls in the transaction, with the session, in `and_run`, which runs
+    /// the callback again after a write conflict (the driver's error keeps its
+    /// `TransientTransactionError` label). A null answer cannot be asked again in the
+    /// transaction (the `$inc` may be in it already, and would count twice): it aborts
+    /// the transaction, and another starts (bounded).
     pub async fn invoice(db: &mongodb::Database, body: NewInvoice) -> Result<Invoice, ApiError> {
         let mut session = db
             .client()
@@ -738,12 +743,12 @@ mod by_hand {
                 .start_transaction()
                 .and_run((db, &body), |session, (db, body)| {
                     async move {
-                        let number = match next(db, "invoice", Some(&mut *session)).await {
-                            Ok(number) => number,
-                            Err(error) => {
-                                return Err(mongodb::error::Error::custom(error.message));
-                            }
+                        let counter = increment(db, "invoice", Some(&mut *session)).await?;
+                        let Some(counter) = counter else {
+                            return Err(mongodb::error::Error::custom(NULL.to_owned()));
                         };
+                        let number = seq(&counter)
+                            .map_err(|error| mongodb::error::Error::custom(error.message))?;
                         let invoice = Invoice {
                             number,
                             customer: body.customer.clone(),
