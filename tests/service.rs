@@ -195,7 +195,7 @@ async fn the_service_stores_what_it_acknowledges_once_through_hang_ups_and_timeo
     )
     .await;
 
-    bad_input(&base, &app.db()).await;
+    bad_input(&base, app.db()).await;
 
     let isolated = load::transactions_isolated(test.client(), &test)
         .await
@@ -335,9 +335,11 @@ async fn the_service_stores_what_it_acknowledges_once_through_hang_ups_and_timeo
 
     // Hang-ups and timeouts: stored or not, never twice.
     let acknowledged = tickets.acks.len() + late.acks.len();
-    let mut all_tickets = Sent::default();
-    all_tickets.requests = tickets.requests.drain().chain(late.requests).collect();
-    all_tickets.acks = tickets.acks.drain(..).chain(late.acks).collect();
+    let all_tickets = Sent {
+        requests: tickets.requests.drain().chain(late.requests).collect(),
+        acks: tickets.acks.drain(..).chain(late.acks).collect(),
+        ..Sent::default()
+    };
     let checked = load::check_tickets(&test, &all_tickets).await.unwrap();
     eprintln!(
         "tickets: {} stored, {} of them unacknowledged (hung up or timed out)",

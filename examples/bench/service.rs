@@ -68,6 +68,17 @@ impl Row {
         }
     }
 
+    /// The slowest and fastest round, in 201/s.
+    fn spread(&self) -> String {
+        let min = self
+            .throughputs
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        let max = self.throughputs.iter().copied().fold(0.0, f64::max);
+        format!("{min:.0}–{max:.0}")
+    }
+
     fn median(&self) -> f64 {
         let mut sorted = self.throughputs.clone();
         sorted.sort_by(f64::total_cmp);
@@ -185,7 +196,7 @@ pub async fn run(config: &Config) -> Result<Vec<Row>, BoxError> {
 pub fn print(rows: &[Row]) {
     let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1000.0);
     println!(
-        "| service | route | 201/s | × by hand | p50 | p99 | max | hung up | other answers | stored (unacknowledged) | check |"
+        "| service | route | 201/s (rounds min–max) | × by hand | p50 | p99 | max | hung up | other answers | stored (unacknowledged) | check |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for row in rows {
@@ -222,10 +233,11 @@ pub fn print(rows: &[Row]) {
         };
         let sent = &row.sent;
         println!(
-            "| {} | {} | {:.0} | {ratio} | {} | {} | {} | {} | {} | {} ({}) | {check} |",
+            "| {} | {} | {:.0} ({}) | {ratio} | {} | {} | {} | {} | {} | {} ({}) | {check} |",
             row.mode.label(),
             row.route.label(),
             row.median(),
+            row.spread(),
             ms(sent.quantile(0.5)),
             ms(sent.quantile(0.99)),
             ms(sent.quantile(1.0)),

@@ -149,7 +149,7 @@ async fn run_client(
     deadline: Instant,
 ) -> Sent {
     let http = reqwest::Client::new();
-    let mut rng = SmallRng::seed_from_u64(client as u64 ^ 0x5e9_1d);
+    let mut rng = SmallRng::seed_from_u64(client as u64 ^ 0x5e91d);
     let mut sent = Sent::default();
     for n in 0..load.per_client {
         if Instant::now() >= deadline {
