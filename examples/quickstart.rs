@@ -17,7 +17,14 @@ struct User {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let db = seqid_harness::fresh_database("seqid_quickstart").await?;
+    // One client and one `Sequences` handle next to it, for the life of the process (an
+    // application keeps both in its state): every task inserting through the handle's
+    // databases shares its round trips and blocks of ids. A bare `mongodb::Database`
+    // works too, but each call then works alone, at about half the throughput.
+    let client = seqid_harness::client().await?; // mongodb::Client::with_uri_str(uri) in an application
+    let sequences = seqid::Sequences::new(&client);
+    let db = sequences.database("seqid_quickstart"); // derefs to mongodb::Database
+    db.drop().await?; // start from the tutorial's empty database
 
     let mut sarah = User {
         id: 0,

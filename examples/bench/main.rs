@@ -22,9 +22,17 @@ mod model;
 mod one;
 mod probe;
 mod scopes;
+mod service;
 mod single;
 mod stats;
 mod txn;
+
+// The example service and its load generator (`--only service`), as the example and
+// `tests/service.rs` run them.
+#[path = "../service/app.rs"]
+mod app;
+#[path = "../service/load.rs"]
+mod load;
 
 use std::time::{Duration, Instant};
 
@@ -44,10 +52,12 @@ usage: cargo run --release --example bench -- [options]
   --bulk-rounds N    interleaved rounds of bulk trials (default 5)
   --bulk-docs N      documents per bulk call (default 10000)
   --query-runs N     runs of each maximum query (default 100, fewer if slow)
-  --only LIST        comma-separated parts to run: one,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,cancel
+  --only LIST        comma-separated parts to run: one,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,cancel,service
                      (default all; instructions needs valgrind)
   --cost-contenders LIST  the cost part's contenders: driver,tutorial,block,counters,optimistic (default all)
   --cost-inserts N   inserts per cost trial (default 1000; 100 with --quick)
+  --service-clients N  concurrent HTTP clients of the service part (default 16)
+  --service-secs S   seconds of load per route, contender and round in the service part (default 5; 1 with --quick)
 ";
 
 /// What to run, and how long.
@@ -62,6 +72,8 @@ pub struct Config {
     /// The cost part's contenders, by short name; empty: all.
     pub cost_contenders: Vec<String>,
     pub cost_inserts: u32,
+    pub service_clients: usize,
+    pub service_trial: Duration,
 }
 
 impl Config {
@@ -85,11 +97,14 @@ impl Config {
                 "txn",
                 "scopes",
                 "cancel",
+                "service",
             ]
             .map(String::from)
             .to_vec(),
             cost_contenders: Vec::new(),
             cost_inserts: 1000,
+            service_clients: 16,
+            service_trial: Duration::from_secs(5),
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -102,6 +117,7 @@ impl Config {
                     config.maxq_runs = 10;
                     config.maxq_inserts = 10;
                     config.cost_inserts = 100;
+                    config.service_trial = Duration::from_secs(1);
                 }
                 "--rounds" => config.rounds = value()?.parse()?,
                 "--secs" => config.trial = Duration::from_secs_f64(value()?.parse()?),
@@ -113,6 +129,10 @@ impl Config {
                     config.cost_contenders = value()?.split(',').map(String::from).collect()
                 }
                 "--cost-inserts" => config.cost_inserts = value()?.parse()?,
+                "--service-clients" => config.service_clients = value()?.parse()?,
+                "--service-secs" => {
+                    config.service_trial = Duration::from_secs_f64(value()?.parse()?)
+                }
                 "-h" | "--help" => {
                     print!("{USAGE}");
                     std::process::exit(0);
@@ -255,6 +275,13 @@ async fn main() -> Result<(), BoxError> {
         None
     };
 
+    let served = if config.runs("service") {
+        eprintln!("the example service over HTTP ...");
+        Some(service::run(&config).await?)
+    } else {
+        None
+    };
+
     let usage = usage_before.delta(&monitor.snapshot(server_pid));
     let wall = began.elapsed().as_secs_f64();
     let share = |d: Option<Duration>| {
@@ -387,6 +414,31 @@ async fn main() -> Result<(), BoxError> {
              the wait), the best the driver alone can do under cancellation.\n"
         );
         cancel::print(rows);
+    }
+    if let Some(rows) = &served {
+        let settings = service::Settings::of(&config);
+        println!("## The example service over HTTP\n");
+        println!(
+            "`examples/service` started in this process on a free port, {} rounds per \
+             contender (alternating), each on a fresh database with a client and a \
+             `Sequences` handle of its own: {} concurrent HTTP clients for {:.0} s on \
+             `POST /projects/{{p}}/tickets` (8 projects), then {:.0} s on `POST /invoices`; \
+             {:.0} % of the requests hang up after a random delay of up to {} ms (the \
+             connection is closed, so the server drops the handler). The service, its \
+             clients and the database server share this machine. `201/s` is the median over \
+             rounds; latencies are those of the requests answered (not hung up), over all \
+             rounds. `check`: every 201 stored once under its number with its request id, no \
+             number twice in a project, no request id twice, tickets from 1000, invoices \
+             exactly 1..=n.\n",
+            settings.rounds,
+            settings.clients,
+            settings.duration.as_secs_f64(),
+            settings.duration.as_secs_f64(),
+            service::HANGUP_SHARE * 100.0,
+            service::HANGUP_WITHIN.as_millis()
+        );
+        service::print(rows);
+        println!();
     }
     println!(
         "Absolute figures depend on the server; the ratios are what this run shows. \
