@@ -20,6 +20,7 @@ mod app;
 
 use app::{App, Config, Mode};
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::format::FmtSpan;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -28,6 +29,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| EnvFilter::new("info,tower_http=debug,seqid=debug")),
         )
+        // A line as each span closes, with its time busy and idle: every request's, and
+        // inside it every insert's (`seqid.insert`, with its reservations and outcome).
+        .with_span_events(FmtSpan::CLOSE)
         .init();
 
     let mode = match std::env::var("SEQID_SERVICE_MODE").as_deref() {

@@ -17,8 +17,10 @@
 //! }
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! // Once per process, next to the client: the handle owns what tasks share.
 //! let client = mongodb::Client::with_uri_str("mongodb://localhost:27017").await?;
-//! let db = client.database("app");
+//! let sequences = seqid::Sequences::new(&client);
+//! let db = sequences.database("app"); // derefs to mongodb::Database
 //!
 //! let mut sarah = User { id: 0, name: "Sarah C.".into() };
 //! sarah.insert(&db).await?; // { _id: 1, name: "Sarah C." }
@@ -44,6 +46,11 @@
 //!   every task sharing a [`Sequences`] handle.
 //! - **`gapless`**: as `counters`, but the `$inc` joins the caller's transaction, so an
 //!   aborted transaction takes its id back: committed ids have no gap, ever.
+//!
+//! Inserts also take a bare `mongodb::Database`, but through it every call works alone:
+//! `block` reserves ids per call and keeps no block, `counters` tasks share no round trip,
+//! `optimistic` tasks race each other (see [`AsDatabase`]); a `block` or `optimistic`
+//! insert through one logs a warning, once per process and sequence.
 //!
 //! Inserts are actions, as in the driver: [`insert`](Document::insert) returns an
 //! [`Insert`] that is awaited directly, after options set by method
@@ -152,6 +159,17 @@
 //! };
 //! # Ok(()) }
 //! ```
+//!
+//! # Logging
+//!
+//! With [`tracing`](https://docs.rs/tracing): each insert runs in a `seqid.insert` span at
+//! debug level, with the sequence, collection, strategy, operation, documents and scopes,
+//! and, when it ends, the reservation round trips it waited for and its outcome
+//! (`stored`, or the error's message), so that a service's log shows where an insert's
+//! time went. Retries (a taken `_id` in the optimistic loop, a counter's first use) are
+//! debug events inside it. Warnings: a `block` or `optimistic` insert through a bare
+//! `mongodb::Database`, and a largest `_id` read that went backwards between two reads of
+//! the optimistic loop, each once per process and sequence.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

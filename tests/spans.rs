@@ -1,0 +1,167 @@
+//! What a service's log shows of seqid: each insert is a `seqid.insert` span that records
+//! what it did (reservation round trips, outcome), and the warnings that every call would
+//! repeat are logged once per process and sequence. Read from the formatted log of a
+//! `tracing-subscriber`, as a service writes it.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use seqid::{Document, Sequences};
+use seqid_harness::test_db;
+use serde::Serialize;
+use tracing::Level;
+use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::fmt::format::FmtSpan;
+
+#[derive(Debug, Serialize, Document)]
+#[seq_id("span_block", collection = "span_block", strategy = "block", block_size = 2)]
+struct Ticket {
+    _id: i64,
+    n: u32,
+}
+
+#[derive(Debug, Serialize, Document)]
+#[seq_id("span_bare_block", collection = "span_bare_block", strategy = "block")]
+struct BareTicket {
+    _id: i64,
+    n: u32,
+}
+
+#[derive(Debug, Serialize, Document)]
+#[seq_id("span_bare_optimistic", collection = "span_bare_optimistic", strategy = "optimistic")]
+struct BareNote {
+    _id: i64,
+    n: u32,
+}
+
+#[derive(Debug, Serialize, Document)]
+#[seq_id("span_bare_counters", collection = "span_bare_counters")]
+struct BareCounted {
+    _id: i64,
+    n: u32,
+}
+
+/// The log, as written.
+#[derive(Clone, Default)]
+struct Log(Arc<Mutex<Vec<u8>>>);
+
+impl Log {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+
+    /// Logs at debug level into this, on the current thread, until the guard drops.
+    fn install(&self) -> tracing::subscriber::DefaultGuard {
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(self.clone())
+            .with_max_level(Level::DEBUG)
+            .with_span_events(FmtSpan::CLOSE)
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::set_default(subscriber)
+    }
+}
+
+impl Write for Log {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> MakeWriter<'a> for Log {
+    type Writer = Log;
+
+    fn make_writer(&'a self) -> Log {
+        self.clone()
+    }
+}
+
+/// The closed `seqid.insert` spans of the log, in order.
+fn closed_inserts(log: &str) -> Vec<&str> {
+    log.lines()
+        .filter(|line| line.contains("seqid.insert{") && line.contains(" close "))
+        .collect()
+}
+
+/// Three inserts with a block of two, then one refused: the first and the third wait for
+/// a reservation, the second takes its id from the live block, and the refused one says
+/// why. (A current-thread runtime: the subscriber is this thread's.)
+#[tokio::test]
+async fn each_insert_is_a_span_that_records_what_it_did() {
+    let test = test_db("spans").await;
+    let db = Sequences::new(test.client()).database(test.name());
+    let log = Log::default();
+    let guard = log.install();
+    for n in 0..3 {
+        Ticket { _id: 0, n }.insert(&db).await.unwrap();
+    }
+    let error = Ticket { _id: 7, n: 3 }.insert(&db).await.unwrap_err();
+    let mut many = vec![Ticket { _id: 0, n: 4 }, Ticket { _id: 0, n: 5 }];
+    Ticket::insert_many(&mut many, &db).await.unwrap();
+    drop(guard);
+
+    let log = log.text();
+    let spans = closed_inserts(&log);
+    assert_eq!(spans.len(), 5, "one span per insert:\n{log}");
+    for span in &spans {
+        assert!(
+            span.contains(r#"sequence="span_block""#) && span.contains(r#"strategy="block""#),
+            "{span}"
+        );
+    }
+    let reservations: Vec<bool> = spans[..3]
+        .iter()
+        .map(|span| span.contains("reservations=1"))
+        .collect();
+    assert_eq!(reservations, [true, false, true], "{log}");
+    for span in &spans[..3] {
+        assert!(span.contains(r#"outcome="stored""#), "{span}");
+        assert!(span.contains(r#"operation="insert""#) && span.contains("documents=1"));
+    }
+    assert!(spans[3].contains("reservations=0"), "{}", spans[3]);
+    assert!(
+        spans[3].contains(&format!("outcome={error}")),
+        "the refused insert's span names its error ({error}):\n{}",
+        spans[3]
+    );
+    assert!(
+        spans[4].contains(r#"operation="insert_many""#)
+            && spans[4].contains("documents=2")
+            && spans[4].contains(r#"outcome="stored""#),
+        "{}",
+        spans[4]
+    );
+}
+
+/// A `block` or `optimistic` insert through a bare `mongodb::Database` warns once per
+/// process and sequence, naming the handle; `counters` does not warn (through a bare
+/// database it still does what the tutorial does).
+#[tokio::test]
+async fn a_bare_database_is_warned_of_once_per_sequence() {
+    let test = test_db("spans_bare").await;
+    BareNote::create_indexes(test.db()).await.unwrap();
+    let log = Log::default();
+    let guard = log.install();
+    for n in 0..3 {
+        BareTicket { _id: 0, n }.insert(test.db()).await.unwrap();
+        BareNote { _id: 0, n }.insert(test.db()).await.unwrap();
+        BareCounted { _id: 0, n }.insert(test.db()).await.unwrap();
+    }
+    drop(guard);
+
+    let log = log.text();
+    let warnings: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains("WARN") && line.contains("bare mongodb::Database"))
+        .collect();
+    assert_eq!(warnings.len(), 2, "one warning per sequence:\n{log}");
+    for (warning, sequence) in warnings.iter().zip(["span_bare_block", "span_bare_optimistic"]) {
+        assert!(warning.contains(sequence), "{warning}");
+        assert!(warning.contains("seqid::Sequences"), "names the handle: {warning}");
+    }
+}
