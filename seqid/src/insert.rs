@@ -1,18 +1,20 @@
-//! `insert`, `insert_many` and their `resume_*` counterparts: check the id fields and
-//! read the scopes, then hand the documents to their strategy family ([`counted`] or
-//! [`optimistic`]).
+//! `insert`, `insert_many` and their `resume_*` counterparts: make the call's
+//! [`Context`], check the id fields and read the scopes, then hand the documents to their
+//! strategy family ([`counted`] or [`optimistic`]).
 //!
 //! **The size of an insert's state.** An `insert` is one boxed future, whose size is that
 //! of the largest state any of its paths can reach: every `async fn` awaited inline adds
-//! its own. A block insert's common path (an id from the live block, one `insert`) would
-//! otherwise carry the states of the optimistic loop, of a reservation and of the lookups
-//! after an error, over 13 KB, allocated and copied on every call: about 1,000 of the
-//! 5,200 instructions seqid added to the driver's own insert (callgrind). So the paths
-//! that are rare, or that already cost a round trip, are boxed where they start: the
-//! optimistic branch here, a reservation in the allocator, the gapless reservation, the
-//! lookups after an error in [`write`], and `resume`. The state is now 776 bytes, below
-//! the allocator's per-thread cache limit; `tests/state.rs` holds every strategy to that,
-//! and BENCHMARKS.md (*The client's own cost*) prints it.
+//! its own, and every value held across an await. A block insert's common path (an id
+//! from the live block, one `insert`) would otherwise carry the states of the optimistic
+//! loop, of a reservation and of the lookups after an error, over 13 KB, allocated and
+//! copied on every call: about 1,000 of the 5,200 instructions seqid added to the
+//! driver's own insert (callgrind). So the paths that are rare, or that already cost a
+//! round trip, are boxed where they start: the optimistic branch here, a reservation in
+//! the allocator, the gapless reservation, a write in the caller's session and what
+//! follows a write's error in [`write`], and `resume`; the call's parts travel as one
+//! [`Context`] borrowed by each step, and a [`Fate`]'s reasons are boxed. The state is
+//! now 408 bytes; `tests/state.rs` holds every strategy to that, and BENCHMARKS.md (*The
+//! client's own cost*) prints it.
 
 use crate::action::{BoxFuture, Call};
 use crate::bulk::{Batch, Outgoing, carried};
