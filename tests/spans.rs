@@ -14,7 +14,12 @@ use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::fmt::format::FmtSpan;
 
 #[derive(Debug, Serialize, Document)]
-#[seq_id("span_block", collection = "span_block", strategy = "block", block_size = 2)]
+#[seq_id(
+    "span_block",
+    collection = "span_block",
+    strategy = "block",
+    block_size = 2
+)]
 struct Ticket {
     _id: i64,
     n: u32,
@@ -28,7 +33,11 @@ struct BareTicket {
 }
 
 #[derive(Debug, Serialize, Document)]
-#[seq_id("span_bare_optimistic", collection = "span_bare_optimistic", strategy = "optimistic")]
+#[seq_id(
+    "span_bare_optimistic",
+    collection = "span_bare_optimistic",
+    strategy = "optimistic"
+)]
 struct BareNote {
     _id: i64,
     n: u32,
@@ -160,8 +169,14 @@ async fn a_bare_database_is_warned_of_once_per_sequence() {
         .filter(|line| line.contains("WARN") && line.contains("bare mongodb::Database"))
         .collect();
     assert_eq!(warnings.len(), 2, "one warning per sequence:\n{log}");
-    for (warning, sequence) in warnings.iter().zip(["span_bare_block", "span_bare_optimistic"]) {
+    for (warning, sequence) in warnings
+        .iter()
+        .zip(["span_bare_block", "span_bare_optimistic"])
+    {
         assert!(warning.contains(sequence), "{warning}");
-        assert!(warning.contains("seqid::Sequences"), "names the handle: {warning}");
+        assert!(
+            warning.contains("seqid::Sequences"),
+            "names the handle: {warning}"
+        );
     }
 }

@@ -384,4 +384,38 @@ mod tests {
         assert_eq!(outcome.unwrap().0, 91);
         assert!(first_time(Warning::MaximumBackwards, &RISING));
     }
+
+    /// What `insert_many` relies on: the candidates of a round, some of them taken, are
+    /// followed by candidates above every one taken, however the maximum lags.
+    #[tokio::test]
+    async fn a_rounds_taken_candidates_are_never_handed_out_again() {
+        const SEQ: Sequence = seq("rounds");
+        let db = database().await;
+        for handle in [false, true] {
+            let sequences = Sequences::new(db.client());
+            let mut cx = Context {
+                seq: &SEQ,
+                route: Route {
+                    db: &db,
+                    sequences: handle.then_some(&sequences),
+                    collections: None,
+                },
+                session: Session::none(),
+                attempts: 16,
+                content_is_unique: false,
+                reservations: 0,
+            };
+            let scope = Scope::default();
+            let max = Answers::new(&[72]);
+            let mut progress = Progress::new(&scope, &cx);
+            let first = progress.candidates(&max, &scope, 3, &mut cx).await.unwrap();
+            assert_eq!(first.ids, [73, 74, 75]);
+            // 73 and 75 were taken by another writer; 74 was stored.
+            first.finish([74]);
+            progress.taken(&first, &[73, 75]);
+            drop(first);
+            let second = progress.candidates(&max, &scope, 2, &mut cx).await.unwrap();
+            assert_eq!(second.ids, [76, 77], "handle: {handle}");
+        }
+    }
 }
