@@ -385,7 +385,17 @@ async fn in_transaction(
         Ok(None) => None,
         Err(error) => Some(error),
     };
-    if let Some(value) = stored_seq(counters, counter).await?
+    // Only an answer that may mean the guard did not take the counter (no document, a
+    // duplicate `_id`, a type mismatch) is worth a look at what the counter holds. A
+    // write conflict, the common error here (concurrent transactions take turns on the
+    // counter), goes back at once: the caller's `and_run` retries the transaction, and a
+    // read first would lengthen every turn by a round trip.
+    let unmatched = matches!(
+        error.as_ref().map(server_code),
+        None | Some(Some(DUPLICATE_KEY | TYPE_MISMATCH))
+    );
+    if unmatched
+        && let Some(value) = stored_seq(counters, counter).await?
         && !numeric::countable(&value, 0)
     {
         return Err(not_numeric(counter, value));
