@@ -56,10 +56,10 @@ pub(crate) const PRIMARY: SelectionCriteria =
     SelectionCriteria::ReadPreference(ReadPreference::Primary);
 
 /// What became of one document sent to the server with a given id.
-#[derive(Debug, Clone)]
 ///
 /// The reasons are boxed: a fate travels through every layer of every insert, and one
 /// that is stored (nearly all) then moves 16 bytes, not 144.
+#[derive(Debug, Clone)]
 pub(crate) enum Fate {
     /// Stored under its id: the server acknowledged this call's write of it (or, where
     /// the caller asserted [`Sending::content_is_unique`], a document equal to it was

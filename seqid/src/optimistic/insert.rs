@@ -149,11 +149,10 @@ pub(crate) async fn insert_many<T: Document>(
         let groups = grouped(waiting.iter().map(|&p| (scopes[p].clone(), p)));
         let mut flights = Vec::with_capacity(groups.len());
         for (scope, positions) in &groups {
-            if !progress.contains_key(scope) {
-                progress.insert(scope.clone(), Progress::new(scope, cx));
-            }
-            let candidates = progress[scope].candidates(&max, scope, positions.len(), cx);
-            match candidates.await {
+            let progress = progress
+                .entry(scope.clone())
+                .or_insert_with(|| Progress::new(scope, cx));
+            match progress.candidates(&max, scope, positions.len(), cx).await {
                 Ok(flight) => flights.push(flight),
                 Err(error) => return batch.abandon(seq, error),
             }
@@ -182,18 +181,17 @@ pub(crate) async fn insert_many<T: Document>(
             unset(&mut docs[taken.position]);
             retried.insert(taken.position);
         }
-        // Taken ids are never tried again by this call; every candidate not refused is
-        // stored, taken or maybe stored: above it next time.
+        // Taken ids are never tried again by this call; every other candidate not refused
+        // is stored or maybe stored: above it next time.
         for ((scope, positions), flight) in groups.iter().zip(flights) {
             let progress = progress.get_mut(scope).expect("made above");
-            let sent = positions.iter().zip(&flight.ids);
-            let taken: Vec<i64> = sent
-                .clone()
-                .filter(|(p, _)| retried.contains(*p))
-                .map(|(_, &id)| id)
-                .collect();
-            let used = sent.filter(|(p, _)| !batch.failed(**p)).map(|(_, &id)| id);
-            flight.finish(used);
+            let (taken, others): (Vec<_>, Vec<_>) = positions
+                .iter()
+                .zip(&flight.ids)
+                .partition(|(p, _)| retried.contains(*p));
+            let taken: Vec<i64> = taken.into_iter().map(|(_, &id)| id).collect();
+            let used = others.into_iter().filter(|(p, _)| !batch.failed(**p));
+            flight.finish(used.map(|(_, &id)| id));
             progress.taken(&flight, &taken);
             let retries = &progress.tally().retries;
             retries.fetch_add(taken.len() as u64, Ordering::Relaxed);
