@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use mongodb::bson::Document as BsonDocument;
 use seqid::Database;
-use seqid::Document;
+use seqid::{Document, Model};
 
 use crate::Config;
 use crate::cost::{heap_in_use, peak, reset_peak};

@@ -13,7 +13,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use seqid::Document;
+use seqid::{Document, Model};
 
 use crate::Config;
 use crate::model::{

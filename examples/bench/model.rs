@@ -7,7 +7,7 @@ use mongodb::Collection;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::options::ReturnDocument;
 use seqid::Database;
-use seqid::Document;
+use seqid::{Document, Model};
 use serde::{Deserialize, Serialize};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

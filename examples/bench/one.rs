@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::options::{ReturnDocument, WriteConcern};
-use seqid::Document;
+use seqid::{Document, Model};
 
 use crate::Config;
 use crate::model::{

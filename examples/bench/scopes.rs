@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use mongodb::bson::Document as BsonDocument;
-use seqid::Document;
+use seqid::{Document, Model};
 use serde::{Deserialize, Serialize};
 
 use crate::Config;

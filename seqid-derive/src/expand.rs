@@ -48,8 +48,8 @@ fn impl_document(cont: &Container, decl: &Declaration, field: &Field) -> TokenSt
     let member = field.ident;
     let kind = kind_type(decl);
     // Only sequences with a counter offer the counter's operations (`sync_counter`).
-    // Bounded on `Document` (kept non-trivial with `for<'__seqid>`, as in `fallback`), so
-    // that a struct that is not `Serialize` gets one error, at the `Document` impl.
+    // Bounded on `Model` (kept non-trivial with `for<'__seqid>`, as in `fallback`), so
+    // that a struct that is not `Serialize` gets one error, at the `Model` impl.
     let counter_backed = match strategy_kind(decl) {
         StrategyKind::Optimistic => quote!(),
         StrategyKind::Counters | StrategyKind::Block | StrategyKind::Gapless => {
@@ -58,7 +58,7 @@ fn impl_document(cont: &Container, decl: &Declaration, field: &Field) -> TokenSt
                 .make_where_clause()
                 .predicates
                 .push(syn::parse_quote! {
-                    for<'__seqid> #ident #ty_generics: ::seqid::Document
+                    for<'__seqid> #ident #ty_generics: ::seqid::Model
                 });
             let (impl_generics, _, where_clause) = generics.split_for_impl();
             quote! {
@@ -69,7 +69,7 @@ fn impl_document(cont: &Container, decl: &Declaration, field: &Field) -> TokenSt
     };
     wrap_in_const(quote! {
         #[automatically_derived]
-        impl #impl_generics ::seqid::Document for #ident #ty_generics #where_clause {
+        impl #impl_generics ::seqid::Model for #ident #ty_generics #where_clause {
             const SEQUENCE: ::seqid::Sequence = #sequence;
             #id_type
             #kind

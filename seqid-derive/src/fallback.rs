@@ -40,7 +40,7 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
 
     let stand_in = wrap_in_const(quote! {
         #[automatically_derived]
-        impl #impl_generics ::seqid::Document for #ident #ty_generics #where_clause {
+        impl #impl_generics ::seqid::Model for #ident #ty_generics #where_clause {
             const SEQUENCE: ::seqid::Sequence = #sequence;
             #id_type
             #kind

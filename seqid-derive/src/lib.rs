@@ -20,7 +20,8 @@ mod valid;
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
 
-/// Implements `seqid::Document`: a field of the type is filled from a sequence.
+/// Implements `seqid::Model` (and with it `seqid::Document`): a field of the type is
+/// filled from a sequence.
 ///
 /// The struct needs named fields and declares one sequence, in one of two forms. The
 /// field the sequence fills has type `i32`, `i64`, `u32`, `u64` or an `Option` of one (or

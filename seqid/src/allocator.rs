@@ -21,8 +21,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::oneshot;
 
-use crate::Error;
 use crate::detach::Finishing;
+use crate::scope::Scope;
+use crate::{Error, Sequence};
 
 /// One round trip that takes ids from the database. It owns what it needs, since it runs
 /// in the flusher's task.
@@ -36,6 +37,16 @@ pub(crate) trait Source: Send + Sync + 'static {
 
     /// The error for a caller whose request the flusher dropped unanswered (it panicked).
     fn interrupted(&self) -> Error;
+}
+
+/// The error for callers whose reservation ended without an answer: the task making the
+/// round trip panicked.
+pub(crate) fn interrupted(seq: &'static Sequence, scope: &Scope) -> Error {
+    Error::driver(
+        seq,
+        format!("reserving ids{}", scope.in_scope()),
+        mongodb::error::Error::custom("the task making the round trip ended without an answer"),
+    )
 }
 
 /// Ids handed to a caller, and whether it waited for the flusher for them (a
@@ -443,9 +454,20 @@ mod tests {
         calls: AtomicU64,
     }
 
+    const SEQ: Sequence = crate::sequence::construct::sequence(crate::sequence::construct::Parts {
+        name: "s",
+        collection: "s",
+        counters: "counters",
+        strategy: crate::sequence::construct::counters(),
+        counter_write_concern: crate::CounterWriteConcern::Majority,
+        start: 1,
+        field: "_id",
+        scope: &[],
+    });
+
     fn interrupted() -> Error {
         Error::InvalidOption {
-            sequence: "s".into(),
+            sequence: &SEQ,
             option: "test",
             value: "x".into(),
             reason: "the flusher was interrupted",
@@ -701,7 +723,7 @@ mod tests {
     impl Source for Failing {
         async fn reserve(&self, _: u64, _: &Tally) -> Result<i64, Error> {
             Err(Error::InvalidOption {
-                sequence: "s".into(),
+                sequence: &SEQ,
                 option: "test",
                 value: "x".into(),
                 reason: "always fails",

@@ -1,15 +1,26 @@
-//! What one insert call is, apart from its documents: [`Context`].
+//! What one insert call is, apart from its documents: the options the caller set
+//! ([`Call`]), and the [`Context`] every step of the insert works in.
 
-use mongodb::Collection;
 use mongodb::bson::RawDocumentBuf;
+use mongodb::{ClientSession, Collection};
 
-use crate::action::Call;
+use crate::fate::Sending;
 use crate::once::{Warning, first_time};
-use crate::sequences::Route;
+use crate::registry::Route;
 use crate::session::Session;
 use crate::span::Traced;
-use crate::write::Sending;
 use crate::{Error, Sequence, Strategy};
+
+/// What one call asks for beyond its documents: the options set on its action.
+#[derive(Default)]
+pub(crate) struct Call<'a> {
+    /// The caller's session, and with it the caller's transaction, if one is running.
+    pub session: Option<&'a mut ClientSession>,
+    /// The optimistic loop's attempts, overriding `max_attempts` in the attribute.
+    pub max_attempts: Option<u32>,
+    /// The caller asserts that no other writer stores a document equal to one of these.
+    pub content_is_unique: bool,
+}
 
 /// What one insert call is, apart from its documents: the sequence that numbers them,
 /// where they go (and the handle whose state the call shares), the caller's session, the
@@ -40,7 +51,7 @@ impl<'a> Context<'a> {
         call: Call<'a>,
     ) -> Result<Context<'a>, Error> {
         let attempts = attempts(seq, call.max_attempts)?;
-        if route.sequences.is_none() {
+        if route.registry.is_none() {
             warn_bare(seq);
         }
         Ok(Context {
@@ -115,14 +126,14 @@ fn warn_bare(seq: &Sequence) {
 
 /// The attempts the optimistic loop may make: the call's, else the attribute's (other
 /// strategies make one).
-fn attempts(seq: &Sequence, call: Option<u32>) -> Result<u32, Error> {
+fn attempts(seq: &'static Sequence, call: Option<u32>) -> Result<u32, Error> {
     let declared = match seq.strategy {
         Strategy::Optimistic { max_attempts } => max_attempts,
         _ => 1,
     };
     match call.unwrap_or(declared) {
         0 => Err(Error::InvalidOption {
-            sequence: seq.name.to_owned(),
+            sequence: seq,
             option: "max_attempts",
             value: "0".into(),
             reason: "at least one attempt is needed",

@@ -1,18 +1,17 @@
-//! The trait `#[derive(Document)]` implements, and the operations it provides.
+//! What you do with a model: [`Document`], the user-facing operations (insert, find,
+//! indexes, stats), implemented once for every [`Model`]; and [`CounterBacked`], the
+//! counter's administration, for models whose sequence has a counter.
 
 use std::future::Future;
 
-use serde::Serialize;
+use crate::action::{FindById, Insert, InsertMany, Mode, PeekCounter, SetCounter, SyncCounter};
+use crate::model::{IdValue, Model};
+use crate::registry::Stats;
+use crate::sequences::{AsDatabase, Database};
+use crate::{Error, indexes};
 
-use crate::action::{Insert, InsertMany, Mode};
-use crate::{AsDatabase, Database, Error, FindById, IdField, Sequence, Stats};
-use crate::{PeekCounter, SetCounter, SyncCounter};
-
-/// The integer id of a [`Document`] type: `i64` for an `i64` or `Option<i64>` field.
-pub type IdValue<T> = <<T as Document>::Id as IdField>::Value;
-
-/// A struct whose `_id`, or another integer field, is taken from a sequence. Implement it
-/// with `#[derive(Document)]`.
+/// What you do with a model: insert it, find it, make its indexes. Every [`Model`] is a
+/// `Document`; `#[derive(Document)]` implements [`Model`], and this trait comes with it.
 ///
 /// The derive reads `#[seq_id("name", key = value, ...)]` and the field it fills: the
 /// field serialized as `_id`, or the field that carries the attribute (see the crate's
@@ -50,7 +49,7 @@ pub type IdValue<T> = <<T as Document>::Id as IdField>::Value;
 /// server's record of the first one, never with a duplicate key), and an answer that
 /// never came is [`Error::OutcomeUnknown`]. A caller whose documents each carry
 /// something only it writes may say so with
-/// [`content_is_unique`](crate::Insert::content_is_unique), and have such outcomes
+/// [`content_is_unique`](crate::action::Insert::content_is_unique), and have such outcomes
 /// settled by content.
 ///
 /// On a replica set the driver itself retries a write once after a network error, with
@@ -79,17 +78,17 @@ pub type IdValue<T> = <<T as Document>::Id as IdField>::Value;
 ///   is still under way), so it returns the id, inserts the document afresh, or says why
 ///   it was refused, exactly as the insert would have; through a bare database, it sends
 ///   the document again, and a copy found at the id is, as after a lost answer, its own
-///   only if the caller asserts [`content_is_unique`](crate::Insert::content_is_unique).
+///   only if the caller asserts [`content_is_unique`](crate::action::Insert::content_is_unique).
 ///   An optimistic candidate stays reserved by the handle until that write ends.
 ///
-/// An insert in the caller's session ([`Insert::session`](crate::Insert::session))
+/// An insert in the caller's session ([`Insert::session`](crate::action::Insert::session))
 /// cannot send anything from a task of its own, since the session is the caller's
 /// borrow: dropping it drops the driver's operation as dropping the driver's own future
 /// would. Abort the transaction then (the `gapless` strategy always runs in one).
 ///
 /// # Sessions and transactions
 ///
-/// [`.session(&mut session)`](crate::Insert::session) runs an insert in the caller's
+/// [`.session(&mut session)`](crate::action::Insert::session) runs an insert in the caller's
 /// session, and in its transaction if one is running:
 ///
 /// - **`counters` and `block`**: the document joins the transaction; the counter's
@@ -151,25 +150,9 @@ pub type IdValue<T> = <<T as Document>::Id as IdField>::Value;
 /// assert_eq!(id, sarah.id);
 /// # Ok(()) }
 /// ```
-pub trait Document: Serialize + Send + Sync + Sized {
-    /// The sequence and strategy declared by `#[seq_id(...)]`.
-    const SEQUENCE: Sequence;
-
-    /// The type of the field the sequence fills (`_id`, or the field marked `#[seq_id]`).
-    type Id: IdField;
-
-    /// The strategy, as a type ([`kind`](crate::kind)): it decides which setters an
-    /// insert offers.
-    type Kind: crate::kind::Kind;
-
-    /// The id field.
-    fn sequence_id(&self) -> &Self::Id;
-
-    /// The id field, to fill it.
-    fn sequence_id_mut(&mut self) -> &mut Self::Id;
-
+pub trait Document: Model {
     /// Takes the next id, stores it in the id field, inserts the document into
-    /// [`Sequence::collection`], and returns the id. Await the [`Insert`] it returns,
+    /// [`Sequence::collection`](crate::Sequence::collection), and returns the id. Await the [`Insert`] it returns,
     /// after setting options by method: [`session`](Insert::session), and for the
     /// optimistic strategy [`max_attempts`](Insert::max_attempts).
     ///
@@ -228,7 +211,7 @@ pub trait Document: Serialize + Send + Sync + Sized {
     ///   document written under the id by other means). Equal content does not tell them
     ///   apart: two callers inserting equal documents is ordinary. So the outcome stays
     ///   [`Error::OutcomeUnknown`], the id kept, unless the caller asserted
-    ///   [`content_is_unique`](crate::Insert::content_is_unique) (the document carries
+    ///   [`content_is_unique`](crate::action::Insert::content_is_unique) (the document carries
     ///   something only its writer puts there, such as a request id): then a document
     ///   equal to this one, field by field (numbers by value), is its own, `Ok(id)`, and
     ///   a different one is another writer's: the optimistic strategy inserts the
@@ -268,7 +251,7 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// failed ones, perhaps fixed since) are inserted with new ids. Nothing is stored
     /// twice. A document whose id a document already holds is reported in
     /// [`BulkError::unknown`](crate::BulkError::unknown), its id left in place, unless
-    /// the caller asserted [`content_is_unique`](crate::InsertMany::content_is_unique)
+    /// the caller asserted [`content_is_unique`](crate::action::InsertMany::content_is_unique)
     /// (see [`resume_insert`](Document::resume_insert) for what that settles).
     ///
     /// ```no_run
@@ -294,7 +277,8 @@ pub trait Document: Serialize + Send + Sync + Sized {
         InsertMany::new(docs, db.route(), Mode::Resume)
     }
 
-    /// The typed collection the documents go to ([`Sequence::collection`]), for
+    /// The typed collection the documents go to
+    /// ([`Sequence::collection`](crate::Sequence::collection)), for
     /// everything else the driver does.
     ///
     /// ```no_run
@@ -356,7 +340,7 @@ pub trait Document: Serialize + Send + Sync + Sized {
     fn create_indexes(
         db: &impl AsDatabase,
     ) -> impl Future<Output = Result<Vec<String>, Error>> + Send {
-        crate::indexes::create(db.route(), &Self::SEQUENCE)
+        indexes::create(db.route(), &Self::SEQUENCE)
     }
 
     /// What the [`Sequences`](crate::Sequences) handle of `db` has done for the sequence
@@ -376,9 +360,11 @@ pub trait Document: Serialize + Send + Sync + Sized {
     /// # Ok(()) }
     /// ```
     fn stats(db: &Database) -> Stats {
-        db.sequences().stats(db.name(), &Self::SEQUENCE)
+        db.stats(&Self::SEQUENCE)
     }
 }
+
+impl<T: Model> Document for T {}
 
 /// A [`Document`] whose sequence has a counter: the `counters` and `block` strategies.
 /// `#[derive(Document)]` implements it for those, and not for the optimistic strategy,
@@ -441,7 +427,7 @@ pub trait CounterBacked: Document {
     /// # Ok(()) }
     /// ```
     fn sync_every_scope(db: &impl AsDatabase) -> impl Future<Output = Result<u64, Error>> + Send {
-        crate::admin::sync_every_scope::<Self>(db.route())
+        crate::action::sync_every_scope::<Self>(db.route())
     }
 
     /// The counter's value, without taking an id: the last id handed out (with the block

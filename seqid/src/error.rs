@@ -4,14 +4,22 @@ use std::fmt;
 
 use mongodb::bson::Bson;
 
+use crate::Sequence;
+
 /// Everything that can go wrong while taking an id or inserting a document.
 ///
 /// Each message names the sequence and the offending value, so a log line alone tells
-/// what to fix.
+/// what to fix. Every variant holds the [`Sequence`] it was serving (its name, its
+/// collection, its field), and is at most 64 bytes: an `Error` is cheap to return.
 ///
 /// ```
+/// use seqid::{Document, Model};
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("userid", collection = "users")]
+/// # struct User { #[serde(rename = "_id")] id: i32 }
+///
 /// let error = seqid::Error::Overflow {
-///     sequence: "userid".into(),
+///     sequence: &User::SEQUENCE,
 ///     value: 2_147_483_648,
 ///     target: "the id field's type i32",
 ///     origin: "taken from the counter { _id: \"userid\" } in `counters`".into(),
@@ -27,12 +35,12 @@ use mongodb::bson::Bson;
 #[non_exhaustive]
 pub enum Error {
     /// The driver or the server failed (network, authentication, write concern, ...).
-    #[error("sequence `{sequence}`: {action} failed: {source}")]
+    #[error("sequence `{}`: {action} failed: {source}", .sequence.name)]
     Driver {
         /// The sequence being served.
-        sequence: String,
+        sequence: &'static Sequence,
         /// What seqid was doing, e.g. "reserving ids in `counters`".
-        action: String,
+        action: Box<str>,
         /// The driver's error.
         #[source]
         source: Box<mongodb::error::Error>,
@@ -44,19 +52,19 @@ pub enum Error {
     /// beyond the range of an `i64`. The counter is left as it was, and `value` is what it
     /// holds: the update applies only to a counter it leaves countable.
     #[error(
-        "sequence `{sequence}`: the counter {{ _id: {counter} }} in `{counters}` holds seq: {}, {}; \
+        "sequence `{}`: the counter {{ _id: {counter} }} in `{}` holds seq: {}, {}; \
          it was left as it is",
+        .sequence.name,
+        .sequence.counters,
         crate::numeric::shown(value),
         not_countable(value)
     )]
     CounterNotNumeric {
-        /// The sequence.
-        sequence: String,
+        /// The sequence (its counters collection: [`Sequence::counters`]).
+        sequence: &'static Sequence,
         /// The counter document's `_id`, as shown: `"userid"`, or for a scope
         /// `{ sequence: "ticket", scope: { project: "apollo" } }`.
-        counter: String,
-        /// The counters collection.
-        counters: String,
+        counter: Box<str>,
         /// The value the counter holds in `seq`.
         value: Box<Bson>,
     },
@@ -66,40 +74,39 @@ pub enum Error {
     /// seqid's own check is updated so: an Int64 beyond ±2^53, or a counter document
     /// without `seq`. No id was taken.
     #[error(
-        "sequence `{sequence}`: the counter {{ _id: {counter} }} in `{counters}` changed between \
+        "sequence `{}`: the counter {{ _id: {counter} }} in `{}` changed between \
          reading it and updating it as read, {attempts} times in a row (other writers kept \
-         taking ids from it); no id was taken"
+         taking ids from it); no id was taken",
+        .sequence.name,
+        .sequence.counters
     )]
     CounterContended {
         /// The sequence.
-        sequence: String,
+        sequence: &'static Sequence,
         /// The counter document's `_id`, as shown.
-        counter: String,
-        /// The counters collection.
-        counters: String,
+        counter: Box<str>,
         /// How many updates conditional on the value read were sent.
         attempts: u32,
     },
 
     /// `set_counter` (or `reset_counter`) was asked to move the counter below the largest
     /// numeric `_id` already stored: the ids between are taken. Nothing was changed; call
-    /// [`below_stored`](crate::SetCounter::below_stored) to do it all the same.
+    /// [`below_stored`](crate::action::SetCounter::below_stored) to do it all the same.
     #[error(
-        "sequence `{sequence}`: the counter would be set to {value}, below the largest {field} \
-         stored in `{collection}`{}, {largest}: the ids between are taken, and inserts would \
+        "sequence `{}`: the counter would be set to {value}, below the largest {} \
+         stored in `{}`{}, {largest}: the ids between are taken, and inserts would \
          fail until the counter passed them; nothing was changed (`.below_stored()` sets it \
          all the same)",
+        .sequence.name,
+        .sequence.field,
+        .sequence.collection,
         if scope.is_empty() { String::new() } else { format!(" in scope {scope}") }
     )]
     CounterBelowStored {
         /// The sequence.
-        sequence: String,
-        /// The collection.
-        collection: String,
-        /// The field the sequence fills.
-        field: &'static str,
+        sequence: &'static Sequence,
         /// The scope, as shown (`{ "project": "apollo" }`); empty when unscoped.
-        scope: String,
+        scope: Box<str>,
         /// The value asked for: the last id handed out.
         value: i64,
         /// The largest numeric `_id` stored.
@@ -110,14 +117,15 @@ pub enum Error {
     /// counter updated inside the caller's transaction, so that an aborted transaction
     /// takes its id back. Nothing was written.
     #[error(
-        "sequence `{sequence}` is gapless: its inserts must run in a transaction, and {}; \
+        "sequence `{}` is gapless: its inserts must run in a transaction, and {}; \
          start one (e.g. `session.start_transaction().and_run(...)`) and pass the session \
          with `.session(&mut session)`. Nothing was written",
+        .sequence.name,
         if *has_session { "the session given has none running" } else { "no session was given" }
     )]
     TransactionRequired {
         /// The sequence.
-        sequence: String,
+        sequence: &'static Sequence,
         /// Whether a session (with no transaction running) was given.
         has_session: bool,
     },
@@ -127,17 +135,17 @@ pub enum Error {
     /// compatible servers do, now and then, during the concurrent first use of a counter.
     /// No id was taken from this answer.
     #[error(
-        "sequence `{sequence}`: the server answered the upsert on the counter {{ _id: {counter} }} \
-         in `{counters}` with no document (null), {attempts} times in a row; a MongoDB server \
-         returns the counter or an error"
+        "sequence `{}`: the server answered the upsert on the counter {{ _id: {counter} }} \
+         in `{}` with no document (null), {attempts} times in a row; a MongoDB server \
+         returns the counter or an error",
+        .sequence.name,
+        .sequence.counters
     )]
     NoCounter {
         /// The sequence.
-        sequence: String,
+        sequence: &'static Sequence,
         /// The counter document's `_id`, as shown.
-        counter: String,
-        /// The counters collection.
-        counters: String,
+        counter: Box<str>,
         /// How many times the upsert was sent.
         attempts: u32,
     },
@@ -152,17 +160,17 @@ pub enum Error {
     /// [`insert`](crate::Document::insert) is refused rather than storing it twice;
     /// [`resume_insert`](crate::Document::resume_insert) finishes the job safely.
     #[error(
-        "sequence `{sequence}`: the outcome of inserting {field} {id} into `{collection}` is unknown: \
+        "sequence `{}`: the outcome of inserting {field} {id} into `{}` is unknown: \
          {reason} ({source}); the document keeps {field} {id}: call resume_insert to finish without \
-         storing it twice"
+         storing it twice",
+        .sequence.name,
+        .sequence.collection,
+        field = .sequence.field
     )]
     OutcomeUnknown {
-        /// The sequence.
-        sequence: String,
-        /// The target collection.
-        collection: String,
-        /// The field the sequence fills (`_id`, or the field marked `#[seq_id]`).
-        field: &'static str,
+        /// The sequence (its collection and field: [`Sequence::collection`],
+        /// [`Sequence::field`]).
+        sequence: &'static Sequence,
         /// The id the document was given, and keeps.
         id: i64,
         /// Why the outcome cannot be known.
@@ -174,88 +182,88 @@ pub enum Error {
 
     /// An id does not fit the Rust type of the id field (or the `i64` range of a sequence).
     #[error(
-        "sequence `{sequence}`: id {value} does not fit {target} ({origin}); nothing was inserted"
+        "sequence `{}`: id {value} does not fit {target} ({origin}); nothing was inserted",
+        .sequence.name
     )]
     Overflow {
         /// The sequence.
-        sequence: String,
+        sequence: &'static Sequence,
         /// The id that did not fit.
         value: i128,
         /// What it must fit: the id field's Rust type, or `i64`.
         target: &'static str,
         /// Where the number came from, e.g. the counter or the largest `_id` found.
-        origin: String,
+        origin: Box<str>,
     },
 
     /// The sequence handed out 0, which a plain integer id field reads as unset (an
     /// `Option` field holds it as `Some(0)`). Nothing was inserted.
     #[error(
-        "sequence `{sequence}`: the sequence handed out id 0 ({origin}), but a plain {target} id \
+        "sequence `{}`: the sequence handed out id 0 ({origin}), but a plain {target} id \
          field reads 0 as unset; nothing was inserted (move the sequence above 0, or make the \
-         field an Option<{target}>)"
+         field an Option<{target}>)",
+        .sequence.name
     )]
     ZeroId {
         /// The sequence.
-        sequence: String,
+        sequence: &'static Sequence,
         /// The Rust type of the id field.
         target: &'static str,
         /// Where the 0 came from.
-        origin: String,
+        origin: Box<str>,
     },
 
     /// The insert broke a unique index. Never retried for the counters and block strategies;
     /// the optimistic strategy retries a duplicate `_id` and returns this for any other index.
     #[error(
-        "sequence `{sequence}`: inserting {field} {id} into `{collection}` violates unique index {}: {message}",
+        "sequence `{}`: inserting {} {id} into `{}` violates unique index {}: {message}",
+        .sequence.name,
+        .sequence.field,
+        .sequence.collection,
         index.as_deref().unwrap_or("(unnamed)")
     )]
     DuplicateKey {
         /// The sequence.
-        sequence: String,
-        /// The target collection.
-        collection: String,
-        /// The field the sequence fills.
-        field: &'static str,
+        sequence: &'static Sequence,
         /// The id the document was given.
         id: i64,
         /// The index named by the server, when it says.
-        index: Option<String>,
+        index: Option<Box<str>>,
         /// The server's message.
-        message: String,
+        message: Box<str>,
     },
 
     /// The server refused the document for a reason other than a duplicate key (document
     /// validation, for example). Nothing was stored; the id field is unset again.
     #[error(
-        "sequence `{sequence}`: the server refused {field} {id} in `{collection}`{}: {message}",
+        "sequence `{}`: the server refused {} {id} in `{}`{}: {message}",
+        .sequence.name,
+        .sequence.field,
+        .sequence.collection,
         code.map(|c| format!(" (code {c})")).unwrap_or_default()
     )]
     Refused {
         /// The sequence.
-        sequence: String,
-        /// The target collection.
-        collection: String,
-        /// The field the sequence fills.
-        field: &'static str,
+        sequence: &'static Sequence,
         /// The id the document was given.
         id: i64,
         /// The server's error code.
         code: Option<i32>,
         /// The server's message.
-        message: String,
+        message: Box<str>,
     },
 
     /// The document already carries an id;
     /// see [`Document`](crate::Document#ids-already-set).
     #[error(
-        "sequence `{sequence}`: the document already has {field} {value}; insert fills only an unset \
-         id ({unset}); resume_insert finishes an insert whose outcome was unknown"
+        "sequence `{}`: the document already has {} {value}; insert fills only an unset \
+         id ({unset}); resume_insert finishes an insert whose outcome was unknown",
+        .sequence.name,
+        .sequence.field
     )]
     IdAlreadySet {
         /// The sequence.
-        sequence: String,
-        /// The field the sequence fills.
-        field: &'static str,
+        sequence: &'static Sequence,
         /// The id found in the document.
         value: i128,
         /// What an unset id looks like in this field: `0` or `None`.
@@ -264,16 +272,15 @@ pub enum Error {
 
     /// The optimistic loop found every id it tried already taken.
     #[error(
-        "sequence `{sequence}`: gave up after {attempts} attempts to insert into `{collection}`: \
-         every {field} tried was taken by another writer (last: {last_id})"
+        "sequence `{}`: gave up after {attempts} attempts to insert into `{}`: \
+         every {} tried was taken by another writer (last: {last_id})",
+        .sequence.name,
+        .sequence.collection,
+        .sequence.field
     )]
     RetriesExhausted {
         /// The sequence.
-        sequence: String,
-        /// The target collection.
-        collection: String,
-        /// The field the sequence fills.
-        field: &'static str,
+        sequence: &'static Sequence,
         /// How many inserts were tried.
         attempts: u32,
         /// The last id tried.
@@ -281,14 +288,14 @@ pub enum Error {
     },
 
     /// An option given at run time is out of range.
-    #[error("sequence `{sequence}`: {option} = {value} is invalid: {reason}")]
+    #[error("sequence `{}`: {option} = {value} is invalid: {reason}", .sequence.name)]
     InvalidOption {
         /// The sequence.
-        sequence: String,
+        sequence: &'static Sequence,
         /// The option's name.
         option: &'static str,
         /// The value given.
-        value: String,
+        value: Box<str>,
         /// What is allowed.
         reason: &'static str,
     },
@@ -297,14 +304,17 @@ pub enum Error {
     /// no single scope (a Double, an array, a subdocument, ...), or a call named the scope
     /// wrongly (missing for a scoped sequence, given for an unscoped one, or with the
     /// wrong number of values). Nothing was reserved or written.
-    #[error("sequence `{sequence}`: invalid scope {scope}: {reason}; nothing was written")]
+    #[error(
+        "sequence `{}`: invalid scope {scope}: {reason}; nothing was written",
+        .sequence.name
+    )]
     InvalidScope {
         /// The sequence.
-        sequence: String,
+        sequence: &'static Sequence,
         /// The scope value(s) at fault, as shown.
-        scope: String,
+        scope: Box<str>,
         /// Why it is not a scope, and what is.
-        reason: String,
+        reason: Box<str>,
     },
 
     /// The sequence fills a field other than `_id` and relies on a unique index on it (and
@@ -312,16 +322,16 @@ pub enum Error {
     /// refuse a number taken by another writer, and `resume_insert` to refuse a second
     /// copy of a document. Nothing was written; `T::create_indexes(&db)` creates it.
     #[error(
-        "sequence `{sequence}`: `{collection}` has no unique index on {keys}, which {why}; \
-         nothing was written: create it with `create_indexes` (or by hand)"
+        "sequence `{}`: `{}` has no unique index on {keys}, which {why}; \
+         nothing was written: create it with `create_indexes` (or by hand)",
+        .sequence.name,
+        .sequence.collection
     )]
     MissingIndex {
         /// The sequence.
-        sequence: String,
-        /// The target collection.
-        collection: String,
+        sequence: &'static Sequence,
         /// The index's keys, as shown: `{ "project": 1, "number": 1 }`.
-        keys: String,
+        keys: Box<str>,
         /// What relies on it.
         why: &'static str,
     },
@@ -332,18 +342,22 @@ pub enum Error {
 }
 
 impl Error {
-    /// The sequence the failed operation was serving.
+    /// The name of the sequence the failed operation was serving.
     ///
     /// ```
+    /// use seqid::{Document, Model};
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64 }
+    ///
     /// let error = seqid::Error::IdAlreadySet {
-    ///     sequence: "userid".into(),
-    ///     field: "_id",
+    ///     sequence: &User::SEQUENCE,
     ///     value: 7,
     ///     unset: "0",
     /// };
     /// assert_eq!(error.sequence(), "userid");
     /// ```
-    pub fn sequence(&self) -> &str {
+    pub fn sequence(&self) -> &'static str {
         match self {
             Error::Driver { sequence, .. }
             | Error::CounterNotNumeric { sequence, .. }
@@ -360,19 +374,20 @@ impl Error {
             | Error::ZeroId { sequence, .. }
             | Error::InvalidOption { sequence, .. }
             | Error::InvalidScope { sequence, .. }
-            | Error::MissingIndex { sequence, .. } => sequence,
-            Error::Bulk(bulk) => &bulk.sequence,
+            | Error::MissingIndex { sequence, .. } => sequence.name,
+            Error::Bulk(bulk) => bulk.sequence.name,
         }
     }
 
+    /// A failure of the driver (or the server) while seqid was doing `action`.
     pub(crate) fn driver(
-        sequence: &str,
+        sequence: &'static Sequence,
         action: impl Into<String>,
         source: mongodb::error::Error,
     ) -> Self {
         Error::Driver {
-            sequence: sequence.to_owned(),
-            action: action.into(),
+            sequence,
+            action: action.into().into_boxed_str(),
             source: Box::new(source),
         }
     }
@@ -411,12 +426,9 @@ impl Error {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct BulkError {
-    /// The sequence.
-    pub sequence: String,
-    /// The target collection.
-    pub collection: String,
-    /// The field the sequence fills.
-    pub field: &'static str,
+    /// The sequence (its collection and field: [`Sequence::collection`],
+    /// [`Sequence::field`]).
+    pub sequence: &'static Sequence,
     /// Indices (into the input slice) of the documents that are stored.
     pub inserted: Vec<usize>,
     /// Documents the server refused.
@@ -451,8 +463,8 @@ impl fmt::Display for BulkError {
         write!(
             f,
             "sequence `{}`: insert_many into `{}` stored {} of {} documents",
-            self.sequence,
-            self.collection,
+            self.sequence.name,
+            self.sequence.collection,
             self.inserted.len(),
             total
         )?;
@@ -462,7 +474,7 @@ impl fmt::Display for BulkError {
                 write!(
                     f,
                     " [#{} {} {}: {}]",
-                    failed.index, self.field, failed.id, failed.message
+                    failed.index, self.sequence.field, failed.id, failed.message
                 )?;
             }
             if self.failed.len() > SHOWN {
@@ -510,33 +522,19 @@ fn not_countable(value: &Bson) -> &'static str {
     }
 }
 
-/// The server's error code, whichever way the driver reports it.
-pub(crate) fn server_code(error: &mongodb::error::Error) -> Option<i32> {
-    use mongodb::error::{ErrorKind, WriteFailure};
-    match &*error.kind {
-        ErrorKind::Command(command) => Some(command.code),
-        ErrorKind::Write(WriteFailure::WriteError(write)) => Some(write.code),
-        ErrorKind::Write(WriteFailure::WriteConcernError(concern)) => Some(concern.code),
-        _ => None,
-    }
-}
-
-/// The index a duplicate key message names, in MongoDB's format
-/// `E11000 duplicate key error collection: db.users index: email_1 dup key: { ... }`.
-pub(crate) fn duplicate_index(message: &str) -> Option<&str> {
-    let rest = &message[message.find(" index: ")? + " index: ".len()..];
-    rest.split_whitespace().next()
-}
-
 /// For the callback of a transaction (`start_transaction().and_run(...)`), which returns
 /// the driver's error: a seqid error the driver caused becomes that very error, with its
 /// labels, so that a `TransientTransactionError` makes the driver run the transaction
 /// again; any other is carried whole, as a custom error.
 ///
 /// ```
+/// use seqid::{Document, Model};
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("userid", collection = "users")]
+/// # struct User { #[serde(rename = "_id")] id: i64 }
+///
 /// let error = seqid::Error::IdAlreadySet {
-///     sequence: "userid".into(),
-///     field: "_id",
+///     sequence: &User::SEQUENCE,
 ///     value: 7,
 ///     unset: "0",
 /// };
@@ -555,23 +553,25 @@ impl From<Error> for mongodb::error::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sequence::construct::{Parts, counters, sequence};
 
-    #[test]
-    fn duplicate_index_reads_mongodb_messages() {
-        let id = "E11000 duplicate key error collection: app.users index: _id_ dup key: { _id: 5 }";
-        assert_eq!(duplicate_index(id), Some("_id_"));
-        let email = "E11000 duplicate key error collection: app.users index: email_1 dup key: { email: \"a\" }";
-        assert_eq!(duplicate_index(email), Some("email_1"));
-        assert_eq!(duplicate_index("UNIQUE constraint failed: users._id"), None);
-    }
+    const SEQ: Sequence = sequence(Parts {
+        name: "s",
+        collection: "users",
+        counters: "counters",
+        strategy: counters(),
+        counter_write_concern: crate::CounterWriteConcern::Majority,
+        start: 1,
+        field: "_id",
+        scope: &[],
+    });
 
     #[test]
     fn a_counter_value_seqid_cannot_count_from_is_named_for_what_it_is() {
         let message = |value: Bson| {
             Error::CounterNotNumeric {
-                sequence: "s".into(),
+                sequence: &SEQ,
                 counter: "\"s\"".into(),
-                counters: "counters".into(),
                 value: Box::new(value),
             }
             .to_string()
@@ -603,9 +603,7 @@ mod tests {
     #[test]
     fn bulk_error_lists_what_failed() {
         let bulk = BulkError {
-            sequence: "userid".into(),
-            collection: "users".into(),
-            field: "_id",
+            sequence: &SEQ,
             inserted: vec![0, 2],
             failed: vec![FailedInsert {
                 index: 1,
@@ -617,7 +615,7 @@ mod tests {
         };
         assert_eq!(
             Error::Bulk(Box::new(bulk)).to_string(),
-            "sequence `userid`: insert_many into `users` stored 2 of 3 documents; 1 failed: [#1 _id 12: dup]"
+            "sequence `s`: insert_many into `users` stored 2 of 3 documents; 1 failed: [#1 _id 12: dup]"
         );
     }
 }

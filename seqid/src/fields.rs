@@ -1,13 +1,16 @@
-//! Reading and writing a document's id field: unset checks, checked conversions.
+//! Reading and writing a model's id field: unset checks, checked conversions, and the keys
+//! of the ids documents carry.
 
-use crate::{Document, Error, IdField, IdValue, Sequence};
+use crate::model::{IdValue, Model};
+use crate::scope::{Key, Scope};
+use crate::{Error, IdField, Sequence, Strategy};
 
-pub(crate) fn ensure_unset<T: Document>(seq: &Sequence, doc: &T) -> Result<(), Error> {
+/// `Ok` if the id field of `doc` is unset, else [`Error::IdAlreadySet`].
+pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
     match doc.sequence_id().get() {
         None => Ok(()),
         Some(value) => Err(Error::IdAlreadySet {
-            sequence: seq.name.to_owned(),
-            field: seq.field,
+            sequence: &T::SEQUENCE,
             value: value.into(),
             unset: T::Id::UNSET,
         }),
@@ -16,29 +19,30 @@ pub(crate) fn ensure_unset<T: Document>(seq: &Sequence, doc: &T) -> Result<(), E
 
 /// The id field holding `id`, and its integer; an error if the field's type cannot hold
 /// it, or reads it as unset (0 in a plain integer field).
-pub(crate) fn field<T: Document>(seq: &Sequence, id: i64) -> Result<(T::Id, IdValue<T>), Error> {
+fn field<T: Model>(id: i64) -> Result<(T::Id, IdValue<T>), Error> {
+    let seq = &T::SEQUENCE;
     let Some(field) = T::Id::from_seq(id) else {
         return Err(Error::Overflow {
-            sequence: seq.name.to_owned(),
+            sequence: seq,
             value: id.into(),
             target: T::Id::FIELD_TYPE,
-            origin: origin(seq),
+            origin: origin(seq).into(),
         });
     };
     match field.get() {
         Some(value) => Ok((field, value)),
         None => Err(Error::ZeroId {
-            sequence: seq.name.to_owned(),
+            sequence: seq,
             target: T::Id::TYPE_NAME,
-            origin: origin(seq),
+            origin: origin(seq).into(),
         }),
     }
 }
 
 /// Where a sequence's ids come from, for error messages.
-pub(crate) fn origin(seq: &Sequence) -> String {
+fn origin(seq: &Sequence) -> String {
     match seq.strategy {
-        crate::Strategy::Optimistic { .. } => format!(
+        Strategy::Optimistic { .. } => format!(
             "one above the largest numeric {} in `{}` and every id in flight",
             seq.field, seq.collection
         ),
@@ -54,15 +58,14 @@ pub(crate) fn origin(seq: &Sequence) -> String {
 }
 
 /// Fills the ids of `docs[positions]`; converts them all first, so an overflow fills none.
-pub(crate) fn fill_positions<T: Document>(
-    seq: &Sequence,
+pub(crate) fn fill_positions<T: Model>(
     docs: &mut [T],
     positions: &[usize],
-    ids: &[i64],
+    keys: &[Key],
 ) -> Result<Vec<IdValue<T>>, Error> {
-    let fields = ids
+    let fields = keys
         .iter()
-        .map(|&id| field::<T>(seq, id))
+        .map(|key| field::<T>(key.id))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(positions
         .iter()
@@ -74,12 +77,38 @@ pub(crate) fn fill_positions<T: Document>(
         .collect())
 }
 
-pub(crate) fn fill<T: Document>(seq: &Sequence, doc: &mut T, id: i64) -> Result<IdValue<T>, Error> {
-    let (field, value) = field::<T>(seq, id)?;
+/// Fills the id of `doc` with `id`, and returns its value.
+pub(crate) fn fill<T: Model>(doc: &mut T, id: i64) -> Result<IdValue<T>, Error> {
+    let (field, value) = field::<T>(id)?;
     *doc.sequence_id_mut() = field;
     Ok(value)
 }
 
-pub(crate) fn unset<T: Document>(doc: &mut T) {
+/// Sets the id field of `doc` back to unset (`0` or `None`).
+pub(crate) fn unset<T: Model>(doc: &mut T) {
     *doc.sequence_id_mut() = T::Id::unset();
+}
+
+/// The keys of `docs[positions]`, which all carry an id, and their id values. An id
+/// beyond `i64` cannot have come from a sequence: [`Error::Overflow`].
+pub(crate) fn carried<T: Model>(
+    docs: &[T],
+    positions: &[usize],
+) -> Result<(Vec<Key>, Vec<IdValue<T>>), Error> {
+    let seq = &T::SEQUENCE;
+    positions
+        .iter()
+        .filter_map(|&p| Some((&docs[p], docs[p].sequence_id().get()?)))
+        .map(|(doc, value)| {
+            let wide: i128 = value.into();
+            let id = i64::try_from(wide).map_err(|_| Error::Overflow {
+                sequence: seq,
+                value: wide,
+                target: "i64, the range of a sequence",
+                origin: "the id the document carries".into(),
+            })?;
+            let scope = Scope::of(seq, doc)?;
+            Ok((Key { scope, id }, value))
+        })
+        .collect()
 }

@@ -6,13 +6,14 @@
 //! largest + 1 would both be stored), and so does sending a document again
 //! (`resume_insert`), which relies on the index to refuse a second copy.
 
-use mongodb::bson::{Bson, Document as BsonDocument};
+use mongodb::bson::Document as BsonDocument;
 use mongodb::options::IndexOptions;
 use mongodb::{Collection, IndexModel};
 
 use crate::detach::Finishing;
-use crate::sequences::Route;
-use crate::write::identity_index;
+use crate::registry::Route;
+use crate::scope::Scope;
+use crate::server::{identity_index, identity_keys as keys, server_code};
 use crate::{Error, Sequence};
 
 /// What relies on the index, for [`Error::MissingIndex`].
@@ -21,17 +22,8 @@ pub(crate) const OPTIMISTIC: &str =
 pub(crate) const RESUME: &str =
     "resume_insert relies on to refuse a second copy of a document sent again";
 
-/// `{ <scope fields>: 1, <field>: 1 }`.
-pub(crate) fn keys(seq: &Sequence) -> BsonDocument {
-    seq.scope
-        .iter()
-        .chain([&seq.field])
-        .map(|&field| (field.to_owned(), Bson::Int32(1)))
-        .collect()
-}
-
 /// Creates the indexes the sequence relies on, if missing, and returns their names.
-pub(crate) async fn create(route: Route<'_>, seq: &Sequence) -> Result<Vec<String>, Error> {
+pub(crate) async fn create(route: Route<'_>, seq: &'static Sequence) -> Result<Vec<String>, Error> {
     if seq.field == "_id" {
         return Ok(vec![identity_index(seq)]);
     }
@@ -48,7 +40,7 @@ pub(crate) async fn create(route: Route<'_>, seq: &Sequence) -> Result<Vec<Strin
         .build();
     collection.create_index(model).await.map_err(|error| {
         Error::driver(
-            seq.name,
+            seq,
             format!(
                 "creating the unique index {name} on {} in `{}`",
                 keys(seq),
@@ -57,8 +49,8 @@ pub(crate) async fn create(route: Route<'_>, seq: &Sequence) -> Result<Vec<Strin
             error,
         )
     })?;
-    if let Some(sequences) = route.sequences {
-        sequences.found_index(route.db.name(), seq);
+    if let Some(registry) = route.registry {
+        registry.found_index(route.db.name(), seq);
     }
     Ok(vec![name])
 }
@@ -67,38 +59,39 @@ pub(crate) async fn create(route: Route<'_>, seq: &Sequence) -> Result<Vec<Strin
 /// call through a bare database), for what `why` says relies on it.
 pub(crate) async fn require(
     route: Route<'_>,
-    seq: &Sequence,
+    seq: &'static Sequence,
     why: &'static str,
 ) -> Result<(), Error> {
     if seq.field == "_id" {
         return Ok(());
     }
-    if let Some(sequences) = route.sequences
-        && sequences.index_found(route.db.name(), seq)
+    if let Some(registry) = route.registry
+        && registry.index_found(route.db.name(), seq)
     {
         return Ok(());
     }
     // Finishing, so that a cancelled insert never drops the listing half-way (see
     // `crate::detach`).
     let collection = route.db.collection::<BsonDocument>(seq.collection);
-    let owned = *seq;
-    if !Finishing::new(async move { exists(&collection, &owned).await }).await? {
+    if !Finishing::new(async move { exists(&collection, seq).await }).await? {
         return Err(Error::MissingIndex {
-            sequence: seq.name.to_owned(),
-            collection: seq.collection.to_owned(),
-            keys: keys(seq).to_string(),
+            sequence: seq,
+            keys: keys(seq).to_string().into(),
             why,
         });
     }
-    if let Some(sequences) = route.sequences {
-        sequences.found_index(route.db.name(), seq);
+    if let Some(registry) = route.registry {
+        registry.found_index(route.db.name(), seq);
     }
     Ok(())
 }
 
 /// Whether a unique index on exactly the sequence's keys, in order, exists (whatever its
 /// name). A collection that does not exist has none.
-async fn exists(collection: &Collection<BsonDocument>, seq: &Sequence) -> Result<bool, Error> {
+async fn exists(
+    collection: &Collection<BsonDocument>,
+    seq: &'static Sequence,
+) -> Result<bool, Error> {
     use futures_util::TryStreamExt;
     const NAMESPACE_NOT_FOUND: i32 = 26;
     let wanted: Vec<&str> = seq.scope.iter().chain([&seq.field]).copied().collect();
@@ -108,12 +101,12 @@ async fn exists(collection: &Collection<BsonDocument>, seq: &Sequence) -> Result
     };
     let indexes = match listed {
         Ok(indexes) => indexes,
-        Err(error) if crate::error::server_code(&error) == Some(NAMESPACE_NOT_FOUND) => {
+        Err(error) if server_code(&error) == Some(NAMESPACE_NOT_FOUND) => {
             return Ok(false);
         }
         Err(error) => {
             return Err(Error::driver(
-                seq.name,
+                seq,
                 format!("listing the indexes of `{}`", seq.collection),
                 error,
             ));
@@ -132,7 +125,7 @@ async fn exists(collection: &Collection<BsonDocument>, seq: &Sequence) -> Result
 
 /// The filter for the document at `number` in `scope` (`{}` when unscoped): what
 /// `find_by_id` and the lookups after an unknown outcome ask for.
-pub(crate) fn at(seq: &Sequence, scope: &crate::scope::Scope, number: i64) -> BsonDocument {
+pub(crate) fn at(seq: &Sequence, scope: &Scope, number: i64) -> BsonDocument {
     let mut filter = scope.filter();
     filter.insert(seq.field, number);
     filter

@@ -4,19 +4,22 @@
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::{ClientSession, Collection};
 
+use crate::frontier::{Ids, Maximum};
 use crate::scope::Scope;
-use crate::write::PRIMARY;
+use crate::server::PRIMARY;
 use crate::{Error, Sequence, numeric};
 
-/// What is known of the values of a sequence's field.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Ids {
-    /// Maybe only numbers: an unfiltered descending sort on the field reads one index
-    /// entry and finds the maximum, unless non-numeric values (which sort above numbers)
-    /// exist.
-    MaybeNumeric,
-    /// Non-numeric values were seen: only a query bounded to numbers finds the maximum.
-    Mixed,
+/// The maximum query the optimistic frontier reserves candidates above.
+impl Maximum for Collection<BsonDocument> {
+    fn largest(
+        &self,
+        seq: &'static Sequence,
+        scope: &Scope,
+        ids: Ids,
+        session: Option<&mut ClientSession>,
+    ) -> impl std::future::Future<Output = Result<(Option<Bson>, Ids), Error>> + Send {
+        numeric_id(self, seq, scope, ids, session)
+    }
 }
 
 /// The largest numeric value of `seq.field` among the documents of `scope`, or `None` if
@@ -29,7 +32,7 @@ pub(crate) enum Ids {
 /// or the one on the scope fields and the field).
 pub(crate) async fn numeric_id(
     collection: &Collection<BsonDocument>,
-    seq: &Sequence,
+    seq: &'static Sequence,
     scope: &Scope,
     ids: Ids,
     session: Option<&mut ClientSession>,
@@ -38,7 +41,7 @@ pub(crate) async fn numeric_id(
         .await
         .map_err(|error| {
             Error::driver(
-                seq.name,
+                seq,
                 format!(
                     "finding the largest {} in `{}`{}",
                     seq.field,

@@ -53,9 +53,9 @@
 //! insert through one logs a warning, once per process and sequence.
 //!
 //! Inserts are actions, as in the driver: [`insert`](Document::insert) returns an
-//! [`Insert`] that is awaited directly, after options set by method
-//! ([`session`](Insert::session), and for the optimistic strategy
-//! [`max_attempts`](Insert::max_attempts)). See [`Document`'s notes on sessions and
+//! [`Insert`](action::Insert) that is awaited directly, after options set by method
+//! ([`session`](action::Insert::session), and for the optimistic strategy
+//! [`max_attempts`](action::Insert::max_attempts)). See [`Document`'s notes on sessions and
 //! transactions](Document#sessions-and-transactions) for what joins the caller's
 //! transaction, and [`CounterWriteConcern`] for the counter's write concern
 //! (`w: "majority"` unless the type says otherwise).
@@ -140,7 +140,7 @@
 //! [`resume_insert_many`](Document::resume_insert_many)) finishes the job. `Ok` always
 //! means the server acknowledged this call's own write: an equal document found at the id
 //! proves nothing, since it may be another caller's (see
-//! [`content_is_unique`](Insert::content_is_unique) for callers whose documents carry
+//! [`content_is_unique`](action::Insert::content_is_unique) for callers whose documents carry
 //! something only they write). See
 //! [`Document`'s notes on failures](Document#failures-lost-answers-and-cancellation).
 //!
@@ -170,49 +170,68 @@
 //! debug events inside it. Warnings: a `block` or `optimistic` insert through a bare
 //! `mongodb::Database`, and a largest `_id` read that went backwards between two reads of
 //! the optimistic loop, each once per process and sequence.
+//!
+//! # The map of the crate
+//!
+//! Each layer uses only the layers below it (`python3 ../shared/tools/modgraph.py
+//! seqid/src` prints the edges and checks that no module cycle is left):
+//!
+//! | layer | modules | what it does |
+//! |---|---|---|
+//! | public API | [`document`](Document), [`action`], `sequences` | what a user does with a model: the actions and their builders, admin and find, the [`Sequences`] handle and its [`Database`] |
+//! | orchestration | `insert::{one, many, earlier}` | the only place where documents meet writes: reserve, fill, write, record, settle; the loop over rounds |
+//! | id sources | `counted`, `optimistic` | hand out ids per scope and take back what became of them; never hold documents |
+//! | round trips | `write`, `counter`, `largest`, `indexes` | one kind of command each, and what its answer means |
+//! | state | `context`, `pending`, `registry`, `frontier`, `allocator`, `orphan` | a call's options and context; writes left running; the handle's registry; the optimistic frontier; the allocator that shares reservations |
+//! | leaves | `model`, `fields`, `batch`, `fate`, `scope`, `span`, `server`, `error`, `sequence`, `id`, `kind`, `numeric`, `session`, `detach`, `once`, `backoff`, `future` | what a model is and its id field, a batch's pure bookkeeping, fates and keys, the server's constants, errors and numbers |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod action;
-mod admin;
 mod allocator;
 mod backoff;
-mod bulk;
+mod batch;
 mod context;
 mod counted;
+mod counter;
 mod detach;
 mod document;
 mod error;
+mod fate;
 mod fields;
-mod find;
+mod frontier;
+mod future;
 mod id;
 mod indexes;
 mod insert;
 pub mod kind;
 mod largest;
+mod model;
 mod numeric;
 mod once;
 mod optimistic;
+mod orphan;
 mod pending;
+mod registry;
 mod scope;
 mod sequence;
 mod sequences;
+mod server;
 mod session;
 mod span;
 mod write;
 
-pub use action::{Insert, InsertMany};
-pub use admin::{PeekCounter, SetCounter, SyncCounter};
-pub use document::{CounterBacked, Document, IdValue};
+pub use document::{CounterBacked, Document};
 pub use error::{BulkError, Error, FailedInsert};
-pub use find::FindById;
 pub use id::IdField;
+pub use model::{IdValue, Model};
+pub use registry::{DEFAULT_RELEASE_AFTER, Stats};
 pub use seqid_derive::Document;
 pub use sequence::{
     CounterWriteConcern, DEFAULT_BLOCK_SIZE, DEFAULT_COUNTERS, DEFAULT_MAX_ATTEMPTS, DEFAULT_START,
     Sequence, Strategy,
 };
-pub use sequences::{AsDatabase, DEFAULT_RELEASE_AFTER, Database, Sequences, Stats};
+pub use sequences::{AsDatabase, Database, Sequences};
 
 /// Not public API: what `#[derive(Document)]` expands to refers to these paths.
 #[doc(hidden)]
@@ -221,10 +240,10 @@ pub mod __private {
     pub use crate::sequence::construct::{Parts, block, counters, gapless, optimistic, sequence};
     pub use ::core;
 
-    /// The supertraits of `Document`, for the bound of the stand-in impl the derive
-    /// emits next to its errors (`for<'a> T: DocumentBounds` proves them without
-    /// requiring them). Not a re-export of `Serialize`, which would make rustc name
-    /// serde's trait by this path in messages.
+    /// The supertraits of `Model`, for the bound of the stand-in impl the derive emits
+    /// next to its errors (`for<'a> T: DocumentBounds` proves them without requiring
+    /// them). Not a re-export of `Serialize`, which would make rustc name serde's trait by
+    /// this path in messages.
     pub trait DocumentBounds: serde::Serialize + Send + Sync {}
 
     impl<T: serde::Serialize + Send + Sync + ?Sized> DocumentBounds for T {}

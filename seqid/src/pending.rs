@@ -15,48 +15,14 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures_util::FutureExt;
-use futures_util::future::Shared;
-
-use mongodb::bson::RawDocument;
 use serde::Serialize;
 
 use crate::Sequence;
-use crate::action::BoxFuture;
 use crate::detach::Finishing;
-use crate::sequences::Route;
-use crate::write::{Fate, Key};
-
-/// The fates of a write whose caller went away, once they come (`None`: its task ended
-/// without them).
-pub(crate) type Outcome = Shared<BoxFuture<'static, Option<Arc<Vec<Fate>>>>>;
-
-/// A write whose caller went away, as the handle keeps it: its fates, the place of one
-/// document among them, and that document's [`fingerprint`].
-pub(crate) struct Orphan {
-    pub outcome: Outcome,
-    pub index: usize,
-    pub fingerprint: u64,
-}
-
-/// The fingerprint of a document as serialized for a write: a resumed document is
-/// matched to the write this handle sent of it by its key and by this, so that when the
-/// handle sent two writes under one key (an optimistic candidate taken again after a
-/// write refused), each resume learns the fate of its own. Two equal documents written
-/// under one key are two callers' equal inserts: whichever fate each learns, each is
-/// stored once.
-pub(crate) fn fingerprint(document: &RawDocument) -> u64 {
-    use std::hash::BuildHasher;
-    foldhash::fast::FixedState::with_seed(0).hash_one(document.as_bytes())
-}
-
-impl Orphan {
-    /// What became of the document, once the write ends; `None` if its task ended
-    /// without an answer.
-    pub(crate) async fn fate(&self) -> Option<Fate> {
-        let fates = self.outcome.clone().await?;
-        fates.get(self.index).cloned()
-    }
-}
+use crate::fate::Fate;
+use crate::orphan::{Orphan, Outcome, fingerprint};
+use crate::registry::Route;
+use crate::scope::Key;
 
 /// What a detached write answers: the fate of its one document, or of each of many.
 pub(crate) trait Fates: Send + Sized + 'static {
@@ -142,7 +108,7 @@ where
         let Some(receiver) = self.write.detach() else {
             return;
         };
-        let Some(sequences) = self.route.sequences else {
+        let Some(registry) = self.route.registry else {
             return;
         };
         let outcome: Outcome = receiver
@@ -159,7 +125,7 @@ where
                 index,
                 fingerprint: fingerprint(&bytes),
             };
-            sequences.orphaned(self.route.db.name(), self.seq, key, orphan);
+            registry.orphaned(self.route.db.name(), self.seq, key, orphan);
         }
     }
 }

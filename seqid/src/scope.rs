@@ -49,25 +49,26 @@ impl Scope {
     pub(crate) const NONE: Scope = Scope(None);
 
     /// The scope `doc` belongs to; [`Scope::NONE`] for an unscoped sequence, at no cost.
-    pub(crate) fn of<T: Serialize>(seq: &Sequence, doc: &T) -> Result<Scope, Error> {
+    pub(crate) fn of<T: Serialize>(seq: &'static Sequence, doc: &T) -> Result<Scope, Error> {
         if seq.scope.is_empty() {
             return Ok(Scope::NONE);
         }
         let serialized = mongodb::bson::to_document(doc).map_err(|error| Error::InvalidScope {
-            sequence: seq.name.to_owned(),
+            sequence: seq,
             scope: "(the document)".into(),
-            reason: format!("the document could not be serialized to read its scope: {error}"),
+            reason: format!("the document could not be serialized to read its scope: {error}")
+                .into(),
         })?;
         Self::from_fields(seq, |field| serialized.get(field).cloned())
     }
 
     /// The scope a caller names (`.scope(...)` on an admin call or a find): the value of
     /// the one scope field, or a tuple (array) of values in the declared order.
-    pub(crate) fn given(seq: &Sequence, value: Option<&Bson>) -> Result<Scope, Error> {
+    pub(crate) fn given(seq: &'static Sequence, value: Option<&Bson>) -> Result<Scope, Error> {
         let invalid = |reason: String| Error::InvalidScope {
-            sequence: seq.name.to_owned(),
-            scope: value.map_or_else(|| "(none)".into(), |v| v.to_string()),
-            reason,
+            sequence: seq,
+            scope: value.map_or_else(|| "(none)".into(), |v| v.to_string().into()),
+            reason: reason.into(),
         };
         let Some(value) = value else {
             return match seq.scope {
@@ -97,15 +98,18 @@ impl Scope {
         }
     }
 
-    fn from_fields(seq: &Sequence, value: impl Fn(&str) -> Option<Bson>) -> Result<Scope, Error> {
+    fn from_fields(
+        seq: &'static Sequence,
+        value: impl Fn(&str) -> Option<Bson>,
+    ) -> Result<Scope, Error> {
         if seq.scope.is_empty() {
             return Ok(Scope::NONE);
         }
         let mut fields = BsonDocument::new();
         for &field in seq.scope {
             let normalized = normalize(value(field)).map_err(|why| Error::InvalidScope {
-                sequence: seq.name.to_owned(),
-                scope: format!("{field}: {}", value(field).unwrap_or(Bson::Null)),
+                sequence: seq,
+                scope: format!("{field}: {}", value(field).unwrap_or(Bson::Null)).into(),
                 reason: why.into(),
             })?;
             fields.insert(field, normalized);
@@ -152,9 +156,17 @@ impl Scope {
 
     /// The scope of a stored document, read back (`None`: its values are not scope
     /// values, so it belongs to no scope seqid counts).
-    pub(crate) fn of_stored(seq: &Sequence, stored: &BsonDocument) -> Option<Scope> {
+    pub(crate) fn of_stored(seq: &'static Sequence, stored: &BsonDocument) -> Option<Scope> {
         Self::from_fields(seq, |field| stored.get(field).cloned()).ok()
     }
+}
+
+/// Where a document's id is: its scope and its number, unique in the collection (the
+/// number alone for an unscoped sequence).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Key {
+    pub scope: Scope,
+    pub id: i64,
 }
 
 /// `items` grouped by scope: the groups in the order their scope first appears, the
@@ -258,6 +270,31 @@ impl fmt::Debug for Scope {
     }
 }
 
+/// The scope a caller names with `.scope(...)`, kept as given until the call runs: a
+/// value serde cannot write is reported then, as any other invalid scope.
+#[derive(Default)]
+pub(crate) struct Named(Option<Result<Bson, String>>);
+
+impl Named {
+    pub(crate) fn new(value: impl Serialize) -> Self {
+        Named(Some(
+            mongodb::bson::to_bson(&value).map_err(|error| error.to_string()),
+        ))
+    }
+
+    pub(crate) fn resolve(&self, seq: &'static Sequence) -> Result<Scope, Error> {
+        match &self.0 {
+            None => Scope::given(seq, None),
+            Some(Ok(value)) => Scope::given(seq, Some(value)),
+            Some(Err(error)) => Err(Error::InvalidScope {
+                sequence: seq,
+                scope: "(given)".into(),
+                reason: format!("the scope could not be serialized: {error}").into(),
+            }),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,7 +379,7 @@ mod tests {
         ] {
             let error = scope(value.clone(), None).unwrap_err();
             assert!(
-                matches!(&error, Error::InvalidScope { sequence, .. } if sequence == "ticket"),
+                matches!(&error, Error::InvalidScope { sequence, .. } if sequence.name == "ticket"),
                 "{error:?}"
             );
             assert!(error.to_string().contains("project"), "{error}");
@@ -351,30 +388,5 @@ mod tests {
         assert!(error.to_string().contains("tuple of 2 values"), "{error}");
         let error = Scope::given(&PER_PROJECT, None).unwrap_err();
         assert!(error.to_string().contains("`.scope(...)`"), "{error}");
-    }
-}
-
-/// The scope a caller names with `.scope(...)`, kept as given until the call runs: a
-/// value serde cannot write is reported then, as any other invalid scope.
-#[derive(Default)]
-pub(crate) struct Named(Option<Result<Bson, String>>);
-
-impl Named {
-    pub(crate) fn new(value: impl Serialize) -> Self {
-        Named(Some(
-            mongodb::bson::to_bson(&value).map_err(|error| error.to_string()),
-        ))
-    }
-
-    pub(crate) fn resolve(&self, seq: &Sequence) -> Result<Scope, Error> {
-        match &self.0 {
-            None => Scope::given(seq, None),
-            Some(Ok(value)) => Scope::given(seq, Some(value)),
-            Some(Err(error)) => Err(Error::InvalidScope {
-                sequence: seq.name.to_owned(),
-                scope: "(given)".into(),
-                reason: format!("the scope could not be serialized: {error}"),
-            }),
-        }
     }
 }

@@ -173,12 +173,14 @@ impl Sequence {
     }
 }
 
-/// Constructors for the derive: the types above are `#[non_exhaustive]`.
-#[doc(hidden)]
-pub mod construct {
+/// Constructors for the derive (through `__private`): the types above are
+/// `#[non_exhaustive]`.
+pub(crate) mod construct {
     use super::{CounterWriteConcern, Sequence, Strategy};
 
-    /// Every attribute key's value, as the derive spells them out.
+    /// Every attribute key's value, as the derive spells them out: the fields of
+    /// [`Sequence`], which documents each.
+    #[allow(missing_docs)]
     pub struct Parts {
         pub name: &'static str,
         pub collection: &'static str,
@@ -190,6 +192,7 @@ pub mod construct {
         pub scope: &'static [&'static str],
     }
 
+    /// The sequence the parts declare.
     pub const fn sequence(parts: Parts) -> Sequence {
         let Parts {
             name,
@@ -213,18 +216,22 @@ pub mod construct {
         }
     }
 
+    /// [`Strategy::Counters`].
     pub const fn counters() -> Strategy {
         Strategy::Counters
     }
 
+    /// [`Strategy::Optimistic`] with `max_attempts`.
     pub const fn optimistic(max_attempts: u32) -> Strategy {
         Strategy::Optimistic { max_attempts }
     }
 
+    /// [`Strategy::Block`] with `block_size`.
     pub const fn block(block_size: u32) -> Strategy {
         Strategy::Block { block_size }
     }
 
+    /// [`Strategy::Gapless`].
     pub const fn gapless() -> Strategy {
         Strategy::Gapless
     }

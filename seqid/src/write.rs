@@ -21,7 +21,7 @@
 //! - **A duplicate key answering a copy sent again** (a resume): the document there is
 //!   this call's earlier copy, or another writer's, and the two cannot be told apart.
 //!   Unknown, unless the caller asserted that no other writer stores a document equal to
-//!   this one ([`content_is_unique`](crate::Insert::content_is_unique)): then, and only
+//!   this one ([`content_is_unique`](crate::action::Insert::content_is_unique)): then, and only
 //!   then, a document equal to it is its own.
 
 use std::collections::HashMap;
@@ -29,196 +29,17 @@ use std::collections::HashMap;
 use mongodb::Collection;
 use mongodb::bson::{Bson, Document as BsonDocument, RawDocumentBuf, doc};
 use mongodb::error::{ErrorKind, WriteFailure};
-use mongodb::options::{Acknowledgment, ReadConcern, ReadPreference, SelectionCriteria};
+use mongodb::options::{Acknowledgment, ReadConcern};
 use serde::Serialize;
 
 use crate::context::Context;
 use crate::detach::Finishing;
-use crate::error::{Error, duplicate_index, server_code};
+use crate::fate::{Fate, Rejection, Sending, why};
 use crate::pending;
-use crate::scope::{Scope, grouped};
+use crate::scope::{Key, Scope, grouped};
+use crate::server::{PRIMARY, identity_index, server_code};
 use crate::session::Session;
 use crate::{Sequence, numeric};
-
-/// Where a document's id is: its scope and its number, unique in the collection (the
-/// number alone for an unscoped sequence).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct Key {
-    pub scope: Scope,
-    pub id: i64,
-}
-
-pub(crate) const DUPLICATE_KEY: i32 = 11000;
-
-/// Reads that decide ids go to the primary, whatever the database's read preference:
-/// a secondary may not have the latest writes yet.
-pub(crate) const PRIMARY: SelectionCriteria =
-    SelectionCriteria::ReadPreference(ReadPreference::Primary);
-
-/// What became of one document sent to the server with a given id.
-///
-/// The reasons are boxed: a fate travels through every layer of every insert, and one
-/// that is stored (nearly all) then moves 16 bytes, not 144.
-#[derive(Debug, Clone)]
-pub(crate) enum Fate {
-    /// Stored under its id: the server acknowledged this call's write of it (or, where
-    /// the caller asserted [`Sending::content_is_unique`], a document equal to it was
-    /// found there after a lost answer).
-    Stored,
-    /// Another writer's document holds its id: it is not stored, and never will be under
-    /// it.
-    Taken(Box<Rejection>),
-    /// The server refused it, or it was never sent; it is not stored.
-    Refused(Box<Rejection>),
-    /// Not known: the request may have been applied, or may still be.
-    Unknown(Box<Unknown>),
-}
-
-impl Fate {
-    /// A document the server refused, or that was never sent.
-    pub(crate) fn refused(rejection: Rejection) -> Fate {
-        Fate::Refused(Box::new(rejection))
-    }
-
-    /// A document whose id another writer's document holds.
-    pub(crate) fn taken(rejection: Rejection) -> Fate {
-        Fate::Taken(Box::new(rejection))
-    }
-}
-
-/// Why the fate of a document is unknown, and the driver's error that left it so.
-#[derive(Debug, Clone)]
-pub(crate) struct Unknown {
-    pub why: &'static str,
-    pub error: mongodb::error::Error,
-}
-
-/// The fate of a document left unknown by `error`, for the reason `why`.
-fn unknown(why: &'static str, error: &mongodb::error::Error) -> Fate {
-    Fate::Unknown(Box::new(Unknown {
-        why,
-        error: error.clone(),
-    }))
-}
-
-/// Why an outcome is unknown, as the error message says it.
-pub(crate) mod why {
-    pub const NO_ANSWER: &str = "no answer came after the request was sent";
-    pub const WRITE_CONCERN: &str = "the write was applied but its write concern was not satisfied, so it may yet be rolled back";
-    pub const UNHELD_DUPLICATE: &str = "the server refused a duplicate id that no document held \
-         when looked up; a copy of this very insert may still have been being applied";
-    pub const HELD: &str = "a document already holds the id: this insert's earlier copy, or \
-         another writer's, which equal content cannot tell apart (assert content_is_unique to \
-         settle by content)";
-    pub const SENT_AGAIN: &str =
-        "this copy was refused or not sent, and an earlier copy may still land";
-    pub const LOOKUP_FAILED: &str =
-        "after a duplicate key, the id could not be looked up to see whether a document holds it";
-    pub const IN_TRANSACTION: &str =
-        "no answer came inside the caller's transaction, whose fate decides the document's";
-}
-
-/// The server's (or the driver's) reason for not storing a document.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Rejection {
-    /// The server's error code; `None` when the request was never sent.
-    pub code: Option<i32>,
-    pub message: String,
-    /// For a duplicate key, the unique index the server named.
-    pub index: Option<String>,
-    /// The driver's error, when the driver failed before sending.
-    pub source: Option<mongodb::error::Error>,
-}
-
-impl Rejection {
-    fn write(code: i32, message: &str) -> Self {
-        Rejection {
-            code: Some(code),
-            message: message.to_owned(),
-            index: (code == DUPLICATE_KEY)
-                .then(|| duplicate_index(message).map(str::to_owned))
-                .flatten(),
-            source: None,
-        }
-    }
-
-    fn not_sent(error: &mongodb::error::Error) -> Self {
-        Rejection {
-            message: error.to_string(),
-            source: Some(error.clone()),
-            ..Rejection::default()
-        }
-    }
-
-    /// A document seqid did not send, for `message`.
-    fn held_back(message: String) -> Self {
-        Rejection {
-            message,
-            ..Rejection::default()
-        }
-    }
-
-    pub(crate) fn is_duplicate_key(&self) -> bool {
-        self.code == Some(DUPLICATE_KEY)
-    }
-
-    /// The error for a single document sent with `id`.
-    pub(crate) fn into_error(self, seq: &Sequence, id: i64) -> Error {
-        match self.source {
-            _ if self.is_duplicate_key() => Error::DuplicateKey {
-                sequence: seq.name.to_owned(),
-                collection: seq.collection.to_owned(),
-                field: seq.field,
-                id,
-                index: self.index,
-                message: self.message,
-            },
-            Some(source) => Error::driver(
-                seq.name,
-                format!("inserting {} {id} into `{}`", seq.field, seq.collection),
-                source,
-            ),
-            None => Error::Refused {
-                sequence: seq.name.to_owned(),
-                collection: seq.collection.to_owned(),
-                field: seq.field,
-                id,
-                code: self.code,
-                message: self.message,
-            },
-        }
-    }
-}
-
-/// How the documents of a write are sent, and what may settle their fate.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Sending {
-    /// The documents were sent before under their ids (a resume). A refusal of this copy
-    /// then says nothing of the earlier one, which may still be on its way, and a
-    /// duplicate key may be the earlier copy itself.
-    pub again: bool,
-    /// The caller asserts that no other writer stores a document equal to one of these:
-    /// a document equal to ours at our id is then ours.
-    pub content_is_unique: bool,
-}
-
-impl Sending {
-    /// Documents sent for the first time under their ids.
-    pub(crate) fn first(content_is_unique: bool) -> Self {
-        Sending {
-            again: false,
-            content_is_unique,
-        }
-    }
-
-    /// Documents sent again under the ids they were sent with before (a resume).
-    pub(crate) fn again(content_is_unique: bool) -> Self {
-        Sending {
-            again: true,
-            content_is_unique,
-        }
-    }
-}
 
 /// Inserts one document that carries the id of `key`, and says what became of it.
 ///
@@ -268,7 +89,7 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
 /// [`insert_one`], where it runs.
 async fn write_one<D: Serialize + Send + Sync>(
     collection: &Collection<D>,
-    seq: &Sequence,
+    seq: &'static Sequence,
     document: &D,
     key: &Key,
     send: Sending,
@@ -299,7 +120,7 @@ async fn write_one<D: Serialize + Send + Sync>(
 /// not store: `error` says why, or that the answer was lost.
 async fn after_error<D: Serialize + Send + Sync>(
     collection: &Collection<D>,
-    seq: &Sequence,
+    seq: &'static Sequence,
     document: &D,
     key: &Key,
     error: mongodb::error::Error,
@@ -318,7 +139,7 @@ async fn after_error<D: Serialize + Send + Sync>(
     };
     again(fates, send, &error)
         .pop()
-        .unwrap_or_else(|| unknown(why::NO_ANSWER, &error))
+        .unwrap_or_else(|| Fate::unknown(why::NO_ANSWER, &error))
 }
 
 /// The largest document MongoDB stores (`maxBsonObjectSize`).
@@ -406,7 +227,7 @@ struct Serialized {
 /// each.
 async fn send_commands(
     raw: &Collection<RawDocumentBuf>,
-    seq: &Sequence,
+    seq: &'static Sequence,
     documents: &[Serialized],
     send: Sending,
     session: &mut Session<'_>,
@@ -460,7 +281,7 @@ fn commands(
 /// Sends one `insert` command of `documents` and says what became of each.
 async fn insert_command(
     raw: &Collection<RawDocumentBuf>,
-    seq: &Sequence,
+    seq: &'static Sequence,
     documents: &[Serialized],
     send: Sending,
     session: &mut Session<'_>,
@@ -519,7 +340,7 @@ async fn insert_command(
     // they were written but may yet be rolled back.
     let others = match bulk.write_concern_error {
         None => Fate::Stored,
-        Some(_) => unknown(why::WRITE_CONCERN, &error),
+        Some(_) => Fate::unknown(why::WRITE_CONCERN, &error),
     };
     let mut fates = vec![others; documents.len()];
     let classified = classify(raw, seq, &rejected, &error, send).await;
@@ -537,7 +358,7 @@ fn again(fates: Vec<Fate>, send: Sending, error: &mongodb::error::Error) -> Vec<
     fates
         .into_iter()
         .map(|fate| match fate {
-            Fate::Refused(_) => unknown(why::SENT_AGAIN, error),
+            Fate::Refused(_) => Fate::unknown(why::SENT_AGAIN, error),
             fate => fate,
         })
         .collect()
@@ -562,7 +383,7 @@ fn in_transaction(error: &mongodb::error::Error) -> Fate {
             source: Some(error.clone()),
         })
     } else {
-        unknown(why::IN_TRANSACTION, error)
+        Fate::unknown(why::IN_TRANSACTION, error)
     }
 }
 
@@ -591,7 +412,7 @@ fn never_sent(error: &mongodb::error::Error) -> bool {
 /// write is there, but not as durable as asked, and may yet be rolled back.
 async fn settle<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
-    seq: &Sequence,
+    seq: &'static Sequence,
     documents: &[&T],
     keys: &[Key],
     error: &mongodb::error::Error,
@@ -599,9 +420,9 @@ async fn settle<T: Serialize + Send + Sync>(
 ) -> Vec<Fate> {
     let unknown = match &*error.kind {
         ErrorKind::Write(WriteFailure::WriteConcernError(_)) => {
-            return vec![unknown(why::WRITE_CONCERN, error); documents.len()];
+            return vec![Fate::unknown(why::WRITE_CONCERN, error); documents.len()];
         }
-        _ => unknown(why::NO_ANSWER, error),
+        _ => Fate::unknown(why::NO_ANSWER, error),
     };
     if !send.content_is_unique {
         return vec![unknown; documents.len()];
@@ -632,7 +453,7 @@ async fn settle<T: Serialize + Send + Sync>(
 /// its cause; taking a new id instead could store the document twice.
 async fn classify<T: Serialize + Send + Sync>(
     collection: &Collection<T>,
-    seq: &Sequence,
+    seq: &'static Sequence,
     rejected: &[(&T, &Key, Rejection)],
     error: &mongodb::error::Error,
     send: Sending,
@@ -656,13 +477,13 @@ async fn classify<T: Serialize + Send + Sync>(
             }
             let stored = match &stored {
                 Ok(stored) => stored,
-                Err(lookup) => return unknown(why::LOOKUP_FAILED, lookup),
+                Err(lookup) => return Fate::unknown(why::LOOKUP_FAILED, lookup),
             };
             match stored.get(*key) {
                 Some(found) if send.content_is_unique && same_document(*document, found) => {
                     Fate::Stored
                 }
-                Some(_) if send.again && !send.content_is_unique => unknown(why::HELD, error),
+                Some(_) if send.again && !send.content_is_unique => Fate::unknown(why::HELD, error),
                 Some(_) => Fate::taken(rejection),
                 // A duplicate on another unique index (MongoDB names it; a server that
                 // does not is answered by the lookup).
@@ -672,7 +493,7 @@ async fn classify<T: Serialize + Send + Sync>(
                         index = identity,
                         "duplicate id, but no document holds it when looked up: unknown"
                     );
-                    unknown(why::UNHELD_DUPLICATE, error)
+                    Fate::unknown(why::UNHELD_DUPLICATE, error)
                 }
                 None => Fate::refused(rejection),
             }
@@ -680,23 +501,8 @@ async fn classify<T: Serialize + Send + Sync>(
         .collect()
 }
 
-/// The name of the unique index that holds a sequence's ids: `_id`'s own, or the one
-/// [`create_indexes`](crate::Document::create_indexes) makes on the scope fields and the
-/// field, named as MongoDB names an index by default (`project_1_number_1`).
-pub(crate) fn identity_index(seq: &Sequence) -> String {
-    if seq.field == "_id" {
-        return "_id_".into();
-    }
-    seq.scope
-        .iter()
-        .chain([&seq.field])
-        .map(|field| format!("{field}_1"))
-        .collect::<Vec<_>>()
-        .join("_")
-}
-
 /// The filter for the documents at `keys`: by scope, the ids in it.
-fn at_keys(seq: &Sequence, keys: &[Key]) -> BsonDocument {
+fn at_keys(seq: &'static Sequence, keys: &[Key]) -> BsonDocument {
     let mut filters: Vec<BsonDocument> = grouped(keys.iter().map(|k| (k.scope.clone(), k.id)))
         .into_iter()
         .map(|(scope, ids)| {
@@ -716,7 +522,7 @@ fn at_keys(seq: &Sequence, keys: &[Key]) -> BsonDocument {
 /// `majority`): a write seen on the primary alone may yet be rolled back.
 async fn stored_documents<T: Send + Sync>(
     collection: &Collection<T>,
-    seq: &Sequence,
+    seq: &'static Sequence,
     keys: &[Key],
 ) -> Result<HashMap<Key, BsonDocument>, mongodb::error::Error> {
     use futures_util::TryStreamExt;

@@ -14,7 +14,7 @@ use std::ops::Range;
 use mongodb::bson::oid::ObjectId;
 use mongodb::options::DatabaseOptions;
 use mongodb::{Client, ClientSession};
-use seqid::{AsDatabase, Document, IdField, Strategy};
+use seqid::{AsDatabase, Document, IdField, Model, Strategy};
 use serde::{Deserialize, Serialize};
 
 use super::models::project_of;

@@ -1,6 +1,6 @@
 // With mistakes in a field's #[seq_id], uses of the type as a Document elsewhere still
 // compile: the stand-in impl has the sequence field's type.
-use seqid::Document;
+use seqid::{Document, Model};
 use serde::Serialize;
 
 #[derive(Serialize, Document)]

@@ -1,6 +1,6 @@
 // With a mistake in #[seq_id], uses of the type as a Document elsewhere still compile:
 // the user sees the attribute error only.
-use seqid::Document;
+use seqid::{Document, Model};
 use serde::Serialize;
 
 #[derive(Serialize, Document)]

@@ -1,6 +1,6 @@
 // Refused serde attributes among keys seqid ignores, some with complex values, and
 // uses of the types as documents: only the refusals are reported, no cascade.
-use seqid::Document;
+use seqid::{Document, Model};
 use serde::{Serialize, Serializer};
 
 fn as_string<S: Serializer>(id: &String, s: S) -> Result<S::Ok, S::Error> {

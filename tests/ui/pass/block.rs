@@ -1,5 +1,5 @@
 // strategy = "block", with and without block_size.
-use seqid::{Document, Strategy};
+use seqid::{Document, Model, Strategy};
 use serde::Serialize;
 
 #[derive(Serialize, Document)]

@@ -1,5 +1,5 @@
 // Every key the counters strategy accepts, given explicitly.
-use seqid::{Document, Strategy};
+use seqid::{Document, Model, Strategy};
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Document)]

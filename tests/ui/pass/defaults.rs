@@ -1,5 +1,5 @@
 // Only the name: collection from the struct name, default counters and strategy.
-use seqid::{Document, Strategy};
+use seqid::{Document, Model, Strategy};
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Document)]

@@ -1,5 +1,5 @@
 // serde keys seqid does not need are ignored, on fields and on the container.
-use seqid::Document;
+use seqid::{Document, Model};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 fn ser_upper<S: Serializer>(value: &str, s: S) -> Result<S::Ok, S::Error> {

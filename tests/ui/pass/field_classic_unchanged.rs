@@ -1,5 +1,5 @@
 // The sequence declared on the struct still fills `_id`, unscoped.
-use seqid::Document;
+use seqid::{Document, Model};
 use serde::Serialize;
 
 #[derive(Serialize, Document)]

@@ -1,5 +1,5 @@
 // A field literally named `_id` needs no serde attribute.
-use seqid::Document;
+use seqid::{Document, Model};
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Document)]

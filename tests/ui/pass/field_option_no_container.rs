@@ -1,6 +1,6 @@
 // No #[seq_id] on the struct: the collection is the struct name in snake_case. An
 // `Option<u32>` field, left out while unset (`skip_serializing_if`), and no `_id` field.
-use seqid::Document;
+use seqid::{Document, Model};
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Document)]

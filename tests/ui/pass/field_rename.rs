@@ -1,6 +1,6 @@
 // The constant holds the keys serde writes: `rename` and `rename_all` apply to the
 // sequence field and to the scope fields, which `scope` names by their Rust names.
-use seqid::Document;
+use seqid::{Document, Model};
 use serde::Serialize;
 
 #[derive(Serialize, Document)]

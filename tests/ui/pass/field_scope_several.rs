@@ -1,6 +1,6 @@
 // Several scope fields: their keys in the declared order, not the fields' order; a raw
 // identifier is named without `r#`.
-use seqid::Document;
+use seqid::{Document, Model};
 use serde::Serialize;
 
 #[derive(Serialize, Document)]

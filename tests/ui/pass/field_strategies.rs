@@ -1,5 +1,5 @@
 // Every strategy, and every key of a sequence, on a field.
-use seqid::{CounterBacked, CounterWriteConcern, Document, Strategy, kind};
+use seqid::{CounterBacked, CounterWriteConcern, Document, Model, Strategy, kind};
 use serde::Serialize;
 
 #[derive(Serialize, Document)]

@@ -1,7 +1,7 @@
 // The sequence on a field, per scope: the example, verbatim. The struct's
 // #[seq_id] only names the collection; `_id` is left to the driver's ObjectId.
 use mongodb::bson::oid::ObjectId;
-use seqid::{Document, Strategy};
+use seqid::{Document, Model, Strategy};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Serialize, Deserialize, seqid::Document)]

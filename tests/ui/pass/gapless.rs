@@ -1,5 +1,5 @@
 // The gapless strategy, and the counter's write concern of the others.
-use seqid::{CounterBacked, CounterWriteConcern, Document, Strategy, kind};
+use seqid::{CounterBacked, CounterWriteConcern, Document, Model, Strategy, kind};
 use serde::Serialize;
 
 #[derive(Serialize, Document)]

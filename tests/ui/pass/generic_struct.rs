@@ -1,5 +1,5 @@
 // Generics, lifetimes and where clauses pass through to the impl.
-use seqid::{Document, IdField};
+use seqid::{Document, IdField, Model};
 use serde::Serialize;
 
 #[derive(Serialize, Document)]

@@ -1,5 +1,5 @@
 // Every supported id type, with Self::Id equal to the field type.
-use seqid::{Document, IdField, IdValue};
+use seqid::{Document, IdField, IdValue, Model};
 use serde::Serialize;
 
 macro_rules! doc {

@@ -1,5 +1,5 @@
 // Keys may come in any order; the strategy may follow the key that depends on it.
-use seqid::{Document, Strategy};
+use seqid::{Document, Model, Strategy};
 use serde::Serialize;
 
 #[derive(Serialize, Document)]

@@ -25,7 +25,7 @@ pub struct Account<'a, T: Serialize + Send + Sync> {
 
 #[allow(deprecated)]
 fn main() {
-    use seqid::Document;
+    use seqid::Model;
     let user = User { id: 1 };
     assert_eq!(*user.sequence_id(), 1);
     let account = Account {

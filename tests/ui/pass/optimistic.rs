@@ -1,5 +1,5 @@
 // strategy = "optimistic", with and without max_attempts.
-use seqid::{Document, Strategy};
+use seqid::{Document, Model, Strategy};
 use serde::Serialize;
 
 #[derive(Serialize, Document)]

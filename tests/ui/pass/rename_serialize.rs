@@ -1,5 +1,5 @@
 // The serialize half of `rename(...)` decides the `_id` field.
-use seqid::Document;
+use seqid::{Document, Model};
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Document)]

@@ -1,7 +1,7 @@
 // serde attributes that only change deserialization, or leave the id as it is, are
 // accepted: `from`/`try_from` and a tag other than `_id` on the struct,
 // `skip_serializing_if`, `default` and `deserialize_with` on the id.
-use seqid::Document;
+use seqid::{Document, Model};
 use serde::{Deserialize, Deserializer, Serialize};
 
 #[derive(Deserialize)]

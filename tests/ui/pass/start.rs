@@ -1,5 +1,5 @@
 // `start = N` with every strategy, and its default.
-use seqid::Document;
+use seqid::{Document, Model};
 use serde::Serialize;
 
 #[derive(Serialize, Document)]

@@ -9,15 +9,19 @@ use std::marker::PhantomData;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use serde::Serialize;
 
-use crate::action::BoxFuture;
-use crate::counted::{self, counter};
-use crate::largest::{self, Ids};
+use crate::counted;
+use crate::counter::{self, Counter};
+use crate::frontier::Ids;
+use crate::future::BoxFuture;
+use crate::largest;
+use crate::model::Model;
+use crate::registry::Route;
 use crate::scope::{Named, Scope};
-use crate::sequences::Route;
-use crate::{CounterBacked, Error, Sequence, numeric};
+use crate::server::PRIMARY;
+use crate::{Error, Sequence, numeric};
 
-/// Sets a sequence's counter, from [`CounterBacked::set_counter`] or
-/// [`CounterBacked::reset_counter`]: await it for the value set.
+/// Sets a sequence's counter, from [`CounterBacked::set_counter`](crate::CounterBacked::set_counter) or
+/// [`CounterBacked::reset_counter`](crate::CounterBacked::reset_counter): await it for the value set.
 ///
 /// It refuses to move the counter below the largest numeric id already stored (in its
 /// scope) ([`Error::CounterBelowStored`]): the next ids would be taken already, and every
@@ -33,7 +37,7 @@ use crate::{CounterBacked, Error, Sequence, numeric};
 /// writes the sequence: no other process, and no insert of this one (a reservation in
 /// flight when the counter is set lands under the old value).
 #[must_use = "setting a counter does nothing until it is awaited"]
-pub struct SetCounter<'a, T: CounterBacked> {
+pub struct SetCounter<'a, T: Model> {
     db: Route<'a>,
     value: Value,
     below_stored: bool,
@@ -49,7 +53,7 @@ enum Value {
     Start,
 }
 
-impl<'a, T: CounterBacked> SetCounter<'a, T> {
+impl<'a, T: Model> SetCounter<'a, T> {
     pub(crate) fn to(db: Route<'a>, last: i64) -> Self {
         Self::new(db, Value::Last(last))
     }
@@ -106,57 +110,43 @@ impl<'a, T: CounterBacked> SetCounter<'a, T> {
     }
 }
 
-impl<'a, T: CounterBacked> IntoFuture for SetCounter<'a, T> {
+impl<'a, T: Model> IntoFuture for SetCounter<'a, T> {
     type Output = Result<i64, Error>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            let seq = T::SEQUENCE;
-            let scope = self.scope.resolve(&seq)?;
+            let seq: &'static Sequence = &T::SEQUENCE;
+            let scope = self.scope.resolve(seq)?;
             let last = match self.value {
                 Value::Last(last) => last,
                 Value::Start => seq.start - 1,
             };
             if last < 0 {
                 return Err(Error::InvalidOption {
-                    sequence: seq.name.to_owned(),
+                    sequence: seq,
                     option: "set_counter",
-                    value: last.to_string(),
+                    value: last.to_string().into(),
                     reason: "the counter holds the last id handed out, and ids start at 1",
                 });
             }
-            let counter = counter::Counter {
-                seq: &seq,
-                scope: &scope,
-            };
             if !self.below_stored {
-                refuse_below_stored(self.db, counter, last).await?;
+                refuse_below_stored(self.db, Counter { seq, scope: &scope }, last).await?;
             }
-            counter::set(self.db.db, counter, last).await?;
-            // This process's block was reserved under the old value: dropped.
-            if let Some(sequences) = self.db.sequences {
-                sequences.counter(self.db.db.name(), &seq, &scope).discard();
-            }
+            counted::set(self.db, seq, &scope, last).await?;
             Ok(last)
         })
     }
 }
 
-async fn refuse_below_stored(
-    db: Route<'_>,
-    counter: counter::Counter<'_>,
-    last: i64,
-) -> Result<(), Error> {
+async fn refuse_below_stored(db: Route<'_>, counter: Counter<'_>, last: i64) -> Result<(), Error> {
     let seq = counter.seq;
     let collection = db.db.collection(seq.collection);
     let (top, _) = largest::numeric_id(&collection, seq, counter.scope, Ids::Mixed, None).await?;
     match top.as_ref().and_then(numeric::floor) {
         Some(largest) if largest > last => Err(Error::CounterBelowStored {
-            sequence: seq.name.to_owned(),
-            collection: seq.collection.to_owned(),
-            field: seq.field,
-            scope: counter.scope.to_string(),
+            sequence: seq,
+            scope: counter.scope.to_string().into(),
             value: last,
             largest,
         }),
@@ -171,13 +161,13 @@ macro_rules! counter_call {
     ($(#[$doc:meta])* $action:ident, $must_use:literal, $what:literal, $example:literal) => {
         $(#[$doc])*
         #[must_use = $must_use]
-        pub struct $action<'a, T: CounterBacked> {
+        pub struct $action<'a, T: Model> {
             db: Route<'a>,
             scope: Named,
             _type: PhantomData<fn() -> T>,
         }
 
-        impl<'a, T: CounterBacked> $action<'a, T> {
+        impl<'a, T: Model> $action<'a, T> {
             pub(crate) fn new(db: Route<'a>) -> Self {
                 $action {
                     db,
@@ -207,7 +197,7 @@ macro_rules! counter_call {
 }
 
 counter_call!(
-    /// Reads a counter without taking an id, from [`CounterBacked::peek_counter`]: await it
+    /// Reads a counter without taking an id, from [`CounterBacked::peek_counter`](crate::CounterBacked::peek_counter): await it
     /// for the last id handed out (with the block strategy, the last id reserved; a process
     /// may hold some below it), or `None` while the counter does not exist (the next id is
     /// then `start`).
@@ -218,9 +208,9 @@ counter_call!(
 );
 
 counter_call!(
-    /// Raises a counter to the largest id stored, from [`CounterBacked::sync_counter`]:
+    /// Raises a counter to the largest id stored, from [`CounterBacked::sync_counter`](crate::CounterBacked::sync_counter):
     /// await it for the counter's value.
-    /// [`sync_every_scope`](CounterBacked::sync_every_scope) does it for every scope at
+    /// [`sync_every_scope`](crate::CounterBacked::sync_every_scope) does it for every scope at
     /// once.
     SyncCounter,
     "syncing a counter does nothing until it is awaited",
@@ -228,46 +218,39 @@ counter_call!(
     "let last = Ticket::sync_counter(&db).scope(\"apollo\").await?;"
 );
 
-impl<'a, T: CounterBacked> IntoFuture for PeekCounter<'a, T> {
+impl<'a, T: Model> IntoFuture for PeekCounter<'a, T> {
     type Output = Result<Option<i64>, Error>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            let seq = T::SEQUENCE;
-            let scope = self.scope.resolve(&seq)?;
-            counter::read(
-                self.db.db,
-                counter::Counter {
-                    seq: &seq,
-                    scope: &scope,
-                },
-            )
-            .await
+            let seq: &'static Sequence = &T::SEQUENCE;
+            let scope = self.scope.resolve(seq)?;
+            counter::read(self.db.db, Counter { seq, scope: &scope }).await
         })
     }
 }
 
-impl<'a, T: CounterBacked> IntoFuture for SyncCounter<'a, T> {
+impl<'a, T: Model> IntoFuture for SyncCounter<'a, T> {
     type Output = Result<i64, Error>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            let seq = T::SEQUENCE;
-            let scope = self.scope.resolve(&seq)?;
-            no_counter_for_optimistic(&seq)?;
-            counted::sync(self.db, &seq, &scope).await
+            let seq: &'static Sequence = &T::SEQUENCE;
+            let scope = self.scope.resolve(seq)?;
+            no_counter_for_optimistic(seq)?;
+            counted::sync(self.db, seq, &scope).await
         })
     }
 }
 
 /// `CounterBacked` is derived for counter strategies only; a hand-written impl for an
 /// optimistic type still gets a typed error.
-fn no_counter_for_optimistic(seq: &Sequence) -> Result<(), Error> {
+fn no_counter_for_optimistic(seq: &'static Sequence) -> Result<(), Error> {
     match seq.strategy {
         crate::Strategy::Optimistic { .. } => Err(Error::InvalidOption {
-            sequence: seq.name.to_owned(),
+            sequence: seq,
             option: "strategy",
             value: "optimistic".into(),
             reason: "the optimistic strategy keeps no counter to bring up to date",
@@ -279,12 +262,12 @@ fn no_counter_for_optimistic(seq: &Sequence) -> Result<(), Error> {
 /// Raises the counter of every scope that has documents to the largest id stored in it,
 /// and returns how many counters it brought up to date. Documents whose scope fields hold
 /// no scope value (see [`Error::InvalidScope`]) belong to no scope and are passed over.
-pub(crate) async fn sync_every_scope<T: CounterBacked>(route: Route<'_>) -> Result<u64, Error> {
+pub(crate) async fn sync_every_scope<T: Model>(route: Route<'_>) -> Result<u64, Error> {
     use futures_util::{StreamExt, TryStreamExt};
-    let seq = T::SEQUENCE;
-    no_counter_for_optimistic(&seq)?;
+    let seq: &'static Sequence = &T::SEQUENCE;
+    no_counter_for_optimistic(seq)?;
     if seq.scope.is_empty() {
-        counted::sync(route, &seq, &Scope::NONE).await?;
+        counted::sync(route, seq, &Scope::NONE).await?;
         return Ok(1);
     }
     // The scope values as `.scope(...)` takes them: the one value, or an array of them
@@ -302,7 +285,7 @@ pub(crate) async fn sync_every_scope<T: CounterBacked>(route: Route<'_>) -> Resu
     ];
     let failed = |error| {
         Error::driver(
-            seq.name,
+            seq,
             format!(
                 "finding the largest {} of every scope in `{}`",
                 seq.field, seq.collection
@@ -314,7 +297,7 @@ pub(crate) async fn sync_every_scope<T: CounterBacked>(route: Route<'_>) -> Resu
         .db
         .collection::<BsonDocument>(seq.collection)
         .aggregate(pipeline)
-        .selection_criteria(crate::write::PRIMARY)
+        .selection_criteria(PRIMARY)
         .await
         .map_err(failed)?
         .try_collect()
@@ -323,7 +306,7 @@ pub(crate) async fn sync_every_scope<T: CounterBacked>(route: Route<'_>) -> Resu
     let scopes: Vec<(Scope, i64)> = groups
         .iter()
         .filter_map(|group| {
-            let scope = Scope::given(&seq, Some(group.get("_id")?)).ok()?;
+            let scope = Scope::given(seq, Some(group.get("_id")?)).ok()?;
             Some((scope, group.get("top").and_then(numeric::floor)?))
         })
         .collect();
@@ -337,6 +320,11 @@ pub(crate) async fn sync_every_scope<T: CounterBacked>(route: Route<'_>) -> Resu
 }
 
 /// Raises the counter of `scope` to `largest`, an id stored in it.
-async fn raise(route: Route<'_>, seq: Sequence, scope: Scope, largest: i64) -> Result<i64, Error> {
-    counted::raise(route, &seq, &scope, largest).await
+async fn raise(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    scope: Scope,
+    largest: i64,
+) -> Result<i64, Error> {
+    counted::raise(route, seq, &scope, largest).await
 }

@@ -1,5 +1,8 @@
-//! The actions `insert` and `insert_many` return, as the driver's: awaited directly
-//! (`IntoFuture`), with options set by method.
+//! The actions [`Document`](crate::Document)'s methods return, as the driver's: each is awaited directly
+//! (`IntoFuture`), after options set by method. This module is their one public path:
+//! [`Insert`] and [`InsertMany`] (and the [`InsertFuture`] they become), [`FindById`],
+//! and the counter's administration, [`PeekCounter`], [`SetCounter`] and
+//! [`SyncCounter`].
 //!
 //! ```no_run
 //! # use seqid::Document;
@@ -12,6 +15,9 @@
 //! # Ok(()) }
 //! ```
 
+mod counter;
+mod find;
+
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 
@@ -19,20 +25,17 @@ use mongodb::ClientSession;
 
 use tracing::Span;
 
-use crate::sequences::Route;
-use crate::span::Traced;
-use crate::{Document, Error, IdValue, kind, span};
+pub(crate) use counter::sync_every_scope;
+pub use counter::{PeekCounter, SetCounter, SyncCounter};
+pub use find::FindById;
 
-/// What one call asks for beyond its documents.
-#[derive(Default)]
-pub(crate) struct Call<'a> {
-    /// The caller's session, and with it the caller's transaction, if one is running.
-    pub session: Option<&'a mut ClientSession>,
-    /// The optimistic loop's attempts, overriding `max_attempts` in the attribute.
-    pub max_attempts: Option<u32>,
-    /// The caller asserts that no other writer stores a document equal to one of these.
-    pub content_is_unique: bool,
-}
+use crate::context::Call;
+use crate::future::BoxFuture;
+use crate::insert::{many, one};
+use crate::model::{IdValue, Model};
+use crate::registry::Route;
+use crate::span::Traced;
+use crate::{Error, kind, span};
 
 /// Whether an action inserts afresh or finishes an earlier insert.
 #[derive(Clone, Copy)]
@@ -41,14 +44,12 @@ pub(crate) enum Mode {
     Resume,
 }
 
-pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
 /// The setters both actions offer; `$example` shows the action awaited.
 macro_rules! setters {
     ($action:ident, $example:literal) => {
-        impl<'a, T: Document> $action<'a, T> {
+        impl<'a, T: Model> $action<'a, T> {
             /// Runs the insert in `session`, and in its transaction if one is running: see
-            /// [`Document`'s notes on sessions](Document#sessions-and-transactions).
+            /// [`Document`'s notes on sessions](crate::Document#sessions-and-transactions).
             ///
             /// ```no_run
             /// # use seqid::Document;
@@ -71,7 +72,7 @@ macro_rules! setters {
             /// puts there, such as a request id. A document equal to it, field by field,
             /// found at its id is then taken to be this very insert's, which settles what
             /// seqid could not learn otherwise: an answer lost after the request was sent,
-            /// and, in [`resume_insert`](Document::resume_insert), an id that a document
+            /// and, in [`resume_insert`](crate::Document::resume_insert), an id that a document
             /// already holds (this insert's earlier copy, or another writer's).
             ///
             /// Without it, nothing is ever taken to be stored because of what it holds:
@@ -96,7 +97,7 @@ macro_rules! setters {
             }
         }
 
-        impl<'a, T: Document<Kind = kind::Optimistic>> $action<'a, T> {
+        impl<'a, T: Model<Kind = kind::Optimistic>> $action<'a, T> {
             /// Attempts the optimistic loop makes for this call before
             /// [`Error::RetriesExhausted`] (for many documents: rounds of retries of those
             /// whose ids were taken), instead of `max_attempts` in the attribute; at least
@@ -124,27 +125,27 @@ macro_rules! setters {
 setters!(Insert, "ticket.insert(&db)");
 setters!(InsertMany, "Ticket::insert_many(&mut tickets, &db)");
 
-/// An insert of one document, from [`Document::insert`] or
-/// [`Document::resume_insert`]: await it for the id.
+/// An insert of one document, from [`Document::insert`](crate::Document::insert) or
+/// [`Document::resume_insert`](crate::Document::resume_insert): await it for the id.
 #[must_use = "an insert does nothing until it is awaited"]
-pub struct Insert<'a, T: Document> {
+pub struct Insert<'a, T: Model> {
     doc: &'a mut T,
     db: Route<'a>,
     call: Call<'a>,
     mode: Mode,
 }
 
-/// An insert of many documents, from [`Document::insert_many`] or
-/// [`Document::resume_insert_many`]: await it for the ids, in order.
+/// An insert of many documents, from [`Document::insert_many`](crate::Document::insert_many) or
+/// [`Document::resume_insert_many`](crate::Document::resume_insert_many): await it for the ids, in order.
 #[must_use = "an insert does nothing until it is awaited"]
-pub struct InsertMany<'a, T: Document> {
+pub struct InsertMany<'a, T: Model> {
     docs: &'a mut [T],
     db: Route<'a>,
     call: Call<'a>,
     mode: Mode,
 }
 
-impl<'a, T: Document> Insert<'a, T> {
+impl<'a, T: Model> Insert<'a, T> {
     pub(crate) fn new(doc: &'a mut T, db: Route<'a>, mode: Mode) -> Self {
         Insert {
             doc,
@@ -155,7 +156,7 @@ impl<'a, T: Document> Insert<'a, T> {
     }
 }
 
-impl<'a, T: Document> IntoFuture for Insert<'a, T> {
+impl<'a, T: Model> IntoFuture for Insert<'a, T> {
     type Output = Result<IdValue<T>, Error>;
     type IntoFuture = InsertFuture<'a, IdValue<T>>;
 
@@ -170,11 +171,8 @@ impl<'a, T: Document> IntoFuture for Insert<'a, T> {
         // (see `crate::insert` on the size of the insert's state).
         let seq = &T::SEQUENCE;
         let (operation, insert): (_, BoxFuture<'a, _>) = match mode {
-            Mode::Insert => ("insert", Box::pin(crate::insert::one(doc, db, call))),
-            Mode::Resume => (
-                "resume_insert",
-                Box::pin(crate::insert::resume(doc, db, call)),
-            ),
+            Mode::Insert => ("insert", Box::pin(one::one(doc, db, call))),
+            Mode::Resume => ("resume_insert", Box::pin(one::resume(doc, db, call))),
         };
         let span = span::of(seq, operation, 1);
         span.record("scopes", u32::from(!seq.scope.is_empty()));
@@ -182,7 +180,7 @@ impl<'a, T: Document> IntoFuture for Insert<'a, T> {
     }
 }
 
-impl<'a, T: Document> InsertMany<'a, T> {
+impl<'a, T: Model> InsertMany<'a, T> {
     pub(crate) fn new(docs: &'a mut [T], db: Route<'a>, mode: Mode) -> Self {
         InsertMany {
             docs,
@@ -193,7 +191,7 @@ impl<'a, T: Document> InsertMany<'a, T> {
     }
 }
 
-impl<'a, T: Document> IntoFuture for InsertMany<'a, T> {
+impl<'a, T: Model> IntoFuture for InsertMany<'a, T> {
     type Output = Result<Vec<IdValue<T>>, Error>;
     type IntoFuture = InsertFuture<'a, Vec<IdValue<T>>>;
 
@@ -207,10 +205,10 @@ impl<'a, T: Document> IntoFuture for InsertMany<'a, T> {
         let seq = &T::SEQUENCE;
         let span = span::of(seq, "insert_many", docs.len());
         let insert: BoxFuture<'a, _> = match mode {
-            Mode::Insert => Box::pin(crate::insert::many(docs, db, call)),
+            Mode::Insert => Box::pin(many::many(docs, db, call)),
             Mode::Resume => {
                 span.record("operation", "resume_insert_many");
-                Box::pin(crate::insert::resume_many(docs, db, call))
+                Box::pin(many::resume_many(docs, db, call))
             }
         };
         InsertFuture { insert, span }
@@ -220,7 +218,7 @@ impl<'a, T: Document> IntoFuture for InsertMany<'a, T> {
 /// The future of an [`Insert`] or an [`InsertMany`]: the insert, polled inside its
 /// `tracing` span (`seqid.insert`, at debug level), which records what the insert did
 /// when it ends. Dropping it cancels the insert, as the crate's
-/// [notes on cancellation](Document#cancellation) describe.
+/// [notes on cancellation](crate::Document#cancellation) describe.
 ///
 /// ```no_run
 /// # use seqid::Document;

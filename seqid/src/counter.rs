@@ -8,14 +8,14 @@ use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::options::{Acknowledgment, ReturnDocument, WriteConcern};
 use mongodb::{ClientSession, Database};
 
-use crate::allocator::{Source, Tally};
+use crate::allocator::{Source, Tally, interrupted};
 use crate::backoff::backoff;
-use crate::error::{Error, server_code};
-use crate::largest::{self, Ids};
+use crate::frontier::Ids;
+use crate::largest;
 use crate::scope::Scope;
+use crate::server::{DUPLICATE_KEY, PRIMARY, server_code};
 use crate::session::Session;
-use crate::write::{DUPLICATE_KEY, PRIMARY};
-use crate::{CounterWriteConcern, Sequence, numeric};
+use crate::{CounterWriteConcern, Error, Sequence, numeric};
 
 /// Upserts that race on a new counter fail with E11000; the manual says a retry cannot
 /// fail again absent a delete, so a few attempts are plenty. The same bound holds for a
@@ -29,7 +29,7 @@ const CONTENDED_ATTEMPTS: u32 = 16;
 /// One counter document: a sequence's, or the one of a scope of it.
 #[derive(Clone, Copy)]
 pub(crate) struct Counter<'a> {
-    pub seq: &'a Sequence,
+    pub seq: &'static Sequence,
     pub scope: &'a Scope,
 }
 
@@ -40,8 +40,8 @@ impl Counter<'_> {
     }
 
     /// The `_id`, for messages.
-    fn shown(&self) -> String {
-        self.id().to_string()
+    fn shown(&self) -> Box<str> {
+        self.id().to_string().into()
     }
 
     fn filter(&self) -> BsonDocument {
@@ -63,19 +63,19 @@ impl Counter<'_> {
 /// It owns what it needs: it runs in the allocator's flusher.
 pub(crate) struct CounterSource {
     pub db: Database,
-    pub seq: Sequence,
+    pub seq: &'static Sequence,
     pub scope: Scope,
 }
 
 impl Source for CounterSource {
     async fn reserve(&self, amount: u64, tally: &Tally) -> Result<i64, Error> {
         let counter = Counter {
-            seq: &self.seq,
+            seq: self.seq,
             scope: &self.scope,
         };
         let seq = counter.seq;
         let overflow = || Error::Overflow {
-            sequence: seq.name.to_owned(),
+            sequence: seq,
             value: amount.into(),
             target: "i64",
             origin: "the number of ids reserved at once".into(),
@@ -86,17 +86,8 @@ impl Source for CounterSource {
     }
 
     fn interrupted(&self) -> Error {
-        interrupted(&self.seq, &self.scope)
+        interrupted(self.seq, &self.scope)
     }
-}
-
-/// The error for callers whose reservation ended without an answer: its task panicked.
-pub(crate) fn interrupted(seq: &Sequence, scope: &Scope) -> Error {
-    Error::driver(
-        seq.name,
-        format!("reserving ids{}", scope.in_scope()),
-        mongodb::error::Error::custom("the task making the round trip ended without an answer"),
-    )
 }
 
 /// Reserves `amount` ids inside the caller's transaction (the gapless strategy), and
@@ -110,7 +101,7 @@ pub(crate) async fn reserve_in_transaction(
 ) -> Result<i64, Error> {
     let seq = counter.seq;
     let step = i64::try_from(amount).map_err(|_| Error::Overflow {
-        sequence: seq.name.to_owned(),
+        sequence: seq,
         value: amount.into(),
         target: "i64",
         origin: "the number of ids reserved at once".into(),
@@ -126,12 +117,12 @@ pub(crate) async fn reserve_in_transaction(
 }
 
 /// The first of the `step` ids an `$inc: step` answered with `hi` reserved.
-fn first_of(seq: &Sequence, hi: i64, step: i64) -> Result<i64, Error> {
+fn first_of(seq: &'static Sequence, hi: i64, step: i64) -> Result<i64, Error> {
     hi.checked_sub(step - 1).ok_or_else(|| Error::Overflow {
-        sequence: seq.name.to_owned(),
+        sequence: seq,
         value: i128::from(hi) - i128::from(step) + 1,
         target: "i64",
-        origin: format!("the counter answered {hi} to $inc: {step}"),
+        origin: format!("the counter answered {hi} to $inc: {step}").into(),
     })
 }
 
@@ -285,13 +276,12 @@ async fn update(
         if !unmatched || attempt >= UPSERT_ATTEMPTS {
             return Err(match error {
                 None => Error::NoCounter {
-                    sequence: seq.name.to_owned(),
+                    sequence: seq,
                     counter: counter.shown(),
-                    counters: seq.counters.to_owned(),
                     attempts: attempt,
                 },
                 Some(error) => Error::driver(
-                    seq.name,
+                    seq,
                     format!("updating the counter in `{}`", seq.counters),
                     error,
                 ),
@@ -337,7 +327,7 @@ async fn ensure_started(
         Err(error) if server_code(&error) == Some(DUPLICATE_KEY) => {}
         Err(error) => {
             return Err(Error::driver(
-                seq.name,
+                seq,
                 format!(
                     "creating the counter in `{}` at {} (start = {})",
                     seq.counters,
@@ -402,13 +392,12 @@ async fn in_transaction(
     }
     Err(match error {
         None => Error::NoCounter {
-            sequence: seq.name.to_owned(),
+            sequence: seq,
             counter: counter.shown(),
-            counters: seq.counters.to_owned(),
             attempts: 1,
         },
         Some(error) => Error::driver(
-            seq.name,
+            seq,
             format!(
                 "updating the counter in `{}` in the caller's transaction",
                 seq.counters
@@ -469,7 +458,7 @@ async fn update_as_read(
             .await
             .map_err(|error| {
                 Error::driver(
-                    seq.name,
+                    seq,
                     format!("updating the counter in `{}`", seq.counters),
                     error,
                 )
@@ -480,9 +469,8 @@ async fn update_as_read(
         // Another writer moved the counter between the read and the update.
         if attempt >= CONTENDED_ATTEMPTS {
             return Err(Error::CounterContended {
-                sequence: seq.name.to_owned(),
+                sequence: seq,
                 counter: counter.shown(),
-                counters: seq.counters.to_owned(),
                 attempts: attempt,
             });
         }
@@ -526,7 +514,7 @@ pub(crate) async fn set(db: &Database, counter: Counter<'_>, last: i64) -> Resul
     }
     update.await.map_err(|error| {
         Error::driver(
-            seq.name,
+            seq,
             format!("setting the counter in `{}` to {last}", seq.counters),
             error,
         )
@@ -556,7 +544,7 @@ async fn stored(
         .map(|counter| counter.map(|c| c.get("seq").cloned()))
         .map_err(|error| {
             Error::driver(
-                seq.name,
+                seq,
                 format!("reading the counter in `{}`", seq.counters),
                 error,
             )
@@ -565,9 +553,8 @@ async fn stored(
 
 fn not_numeric(counter: Counter<'_>, value: Bson) -> Error {
     Error::CounterNotNumeric {
-        sequence: counter.seq.name.to_owned(),
+        sequence: counter.seq,
         counter: counter.shown(),
-        counters: counter.seq.counters.to_owned(),
         value: Box::new(value),
     }
 }

@@ -5,23 +5,25 @@ use std::future::IntoFuture;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::action::BoxFuture;
+use crate::Error;
+use crate::future::BoxFuture;
 use crate::indexes;
+use crate::model::{IdValue, Model};
+use crate::registry::Route;
 use crate::scope::Named;
-use crate::sequences::Route;
-use crate::{Document, Error, IdValue};
+use crate::server::PRIMARY;
 
-/// Finds a document by the number its sequence gave it, from [`Document::find_by_id`]:
+/// Finds a document by the number its sequence gave it, from [`Document::find_by_id`](crate::Document::find_by_id):
 /// await it for the document, or `None`. Read from the primary; numbers compare by value,
 /// so a document stored as Int32 by another tool is found by its `i64` number.
 #[must_use = "a find does nothing until it is awaited"]
-pub struct FindById<'a, T: Document> {
+pub struct FindById<'a, T: Model> {
     db: Route<'a>,
     id: IdValue<T>,
     scope: Named,
 }
 
-impl<'a, T: Document> FindById<'a, T> {
+impl<'a, T: Model> FindById<'a, T> {
     pub(crate) fn new(db: Route<'a>, id: IdValue<T>) -> Self {
         FindById {
             db,
@@ -49,14 +51,14 @@ impl<'a, T: Document> FindById<'a, T> {
     }
 }
 
-impl<'a, T: Document + DeserializeOwned> IntoFuture for FindById<'a, T> {
+impl<'a, T: Model + DeserializeOwned> IntoFuture for FindById<'a, T> {
     type Output = Result<Option<T>, Error>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            let seq = T::SEQUENCE;
-            let scope = self.scope.resolve(&seq)?;
+            let seq = &T::SEQUENCE;
+            let scope = self.scope.resolve(seq)?;
             let id: i128 = self.id.into();
             // A number beyond i64 cannot have come from a sequence: not stored.
             let Ok(id) = i64::try_from(id) else {
@@ -65,12 +67,12 @@ impl<'a, T: Document + DeserializeOwned> IntoFuture for FindById<'a, T> {
             self.db
                 .db
                 .collection::<T>(seq.collection)
-                .find_one(indexes::at(&seq, &scope, id))
-                .selection_criteria(crate::write::PRIMARY)
+                .find_one(indexes::at(seq, &scope, id))
+                .selection_criteria(PRIMARY)
                 .await
                 .map_err(|error| {
                     Error::driver(
-                        seq.name,
+                        seq,
                         format!(
                             "finding {} {id}{} in `{}`",
                             seq.field,

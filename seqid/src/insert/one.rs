@@ -1,35 +1,155 @@
-//! The optimistic loop: insert with a candidate id; when another writer took it
-//! (duplicate key on the sequence's unique index), back off and try a fresh candidate, a
-//! bounded number of times. Any other refusal is returned at once.
+//! One document: `insert` and `resume_insert`. The id comes from the strategy's source
+//! (one id from a counter, or the optimistic loop's candidates, retried while another
+//! writer takes them), is filled in, and the document is written once per id.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use mongodb::bson::Document as BsonDocument;
 
-use super::{InFlight, Maximum, Progress};
+use super::earlier::{left_behind, takes_a_new_id};
 use crate::backoff::backoff;
-use crate::bulk::Batch;
-use crate::context::Context;
-use crate::fields::{fill, unset};
-use crate::insert::conclude;
-use crate::scope::{Scope, grouped};
-use crate::write::{self, DUPLICATE_KEY, Fate, Key, Rejection, identity_index};
-use crate::{Document, Error, IdValue};
+use crate::context::{Call, Context};
+use crate::counted;
+use crate::fate::Fate;
+use crate::fields::{carried, ensure_unset, fill, unset};
+use crate::frontier::{InFlight, Maximum};
+use crate::future::BoxFuture;
+use crate::indexes;
+use crate::model::{IdValue, Model};
+use crate::optimistic::Progress;
+use crate::registry::Route;
+use crate::scope::{Key, Scope};
+use crate::span::Traced;
+use crate::write;
+use crate::{Error, Sequence, Strategy};
 
-/// Inserts `doc` in `scope` under the first candidate no other writer took.
-pub(crate) async fn insert_one<T: Document>(
+/// `insert`: a new id for `doc`, whose id field is unset, and one write.
+pub(crate) async fn one<T: Model>(
+    doc: &mut T,
+    route: Route<'_>,
+    call: Call<'_>,
+) -> Traced<Result<IdValue<T>, Error>> {
+    // A reference to the constant, not a copy of it in the insert's state.
+    let seq: &'static Sequence = &T::SEQUENCE;
+    let mut cx = match Context::of(seq, route, call).await {
+        Ok(cx) => cx,
+        Err(error) => return Traced::from(Err(error)),
+    };
+    // Not held across the await below: the error it may hold is larger than the rest.
+    let scope = match ensure_unset(doc).and_then(|()| Scope::of(seq, doc)) {
+        Ok(scope) => scope,
+        Err(error) => return cx.finish(Err(error)),
+    };
+    let result = fresh(doc, scope, &mut cx).await;
+    cx.finish(result)
+}
+
+/// Inserts a document whose id field is unset under a new id (a first send).
+pub(crate) async fn fresh<T: Model>(
     doc: &mut T,
     scope: Scope,
     cx: &mut Context<'_>,
 ) -> Result<IdValue<T>, Error> {
-    let max = cx.collection::<BsonDocument>();
-    let mut filling = Filling { doc, value: None };
-    let (id, fate) = run(&scope, &max, &mut filling, cx).await?;
-    let value = filling.value.expect("the loop writes at least once");
-    conclude(cx.seq, filling.doc, id, value, fate)
+    match cx.seq.strategy {
+        // Boxed: the optimistic loop's state would otherwise make every counted insert's
+        // as large as its own.
+        Strategy::Optimistic { .. } => optimistic_one(doc, scope, cx).await,
+        _ => counted_one(doc, scope, cx).await,
+    }
+}
+
+/// One id from the counter of `scope`, filled in, and one write.
+async fn counted_one<T: Model>(
+    doc: &mut T,
+    scope: Scope,
+    cx: &mut Context<'_>,
+) -> Result<IdValue<T>, Error> {
+    let id = counted::take_one(&scope, cx).await?;
+    let value = fill(doc, id)?;
+    let key = Key { scope, id };
+    let fate = write::insert_one(doc, &key, cx.first(), (), cx).await;
+    conclude(doc, id, value, fate)
+}
+
+/// The optimistic branch of [`fresh`], boxed apart (a box made inside `fresh` still
+/// leaves room for the unboxed state in `fresh`'s own).
+fn optimistic_one<'a, T: Model>(
+    doc: &'a mut T,
+    scope: Scope,
+    cx: &'a mut Context<'_>,
+) -> BoxFuture<'a, Result<IdValue<T>, Error>> {
+    Box::pin(async move {
+        indexes::require(cx.route, cx.seq, indexes::OPTIMISTIC).await?;
+        let max = cx.collection::<BsonDocument>();
+        let mut filling = Filling { doc, value: None };
+        let (id, fate) = run(&scope, &max, &mut filling, cx).await?;
+        let value = filling.value.expect("the loop writes at least once");
+        conclude(filling.doc, id, value, fate)
+    })
+}
+
+/// The answer for a single document written with `id`: a document known not to be
+/// stored gets its id field unset; one of unknown fate keeps it.
+fn conclude<T: Model>(
+    doc: &mut T,
+    id: i64,
+    value: IdValue<T>,
+    fate: Fate,
+) -> Result<IdValue<T>, Error> {
+    if fate.unsets_the_id() {
+        unset(doc);
+    }
+    fate.conclude(&T::SEQUENCE, id, value)
+}
+
+/// `resume_insert`: finishes an insert whose outcome was unknown.
+pub(crate) async fn resume<T: Model>(
+    doc: &mut T,
+    route: Route<'_>,
+    call: Call<'_>,
+) -> Traced<Result<IdValue<T>, Error>> {
+    let seq: &'static Sequence = &T::SEQUENCE;
+    let mut cx = match Context::of(seq, route, call).await {
+        Ok(cx) => cx,
+        Err(error) => return Traced::from(Err(error)),
+    };
+    let result = resume_one(doc, &mut cx).await;
+    cx.finish(result)
+}
+
+/// [`resume`], in its context.
+async fn resume_one<T: Model>(doc: &mut T, cx: &mut Context<'_>) -> Result<IdValue<T>, Error> {
+    let (seq, route) = (cx.seq, cx.route);
+    let (keys, values) = carried(std::slice::from_ref(doc), &[0])?;
+    let (Some(key), Some(&value)) = (keys.into_iter().next(), values.first()) else {
+        let scope = Scope::of(seq, doc)?;
+        return fresh(doc, scope, cx).await;
+    };
+    indexes::require(route, seq, indexes::RESUME).await?;
+    // The write of a cancelled insert through this handle says itself what became of it.
+    if let Some(fate) = left_behind(route, &key, doc).await {
+        return match fate {
+            // Another writer's document held the id: as the insert itself would have.
+            Fate::Taken(_) if takes_a_new_id(seq) => {
+                unset(doc);
+                fresh(doc, key.scope, cx).await
+            }
+            fate => conclude(doc, key.id, value, fate),
+        };
+    }
+    let again = cx.again();
+    match write::insert_one(doc, &key, again, (), cx).await {
+        // Only where the caller asserted that equal content is its own: a different
+        // document holds the id (see `write::classify`).
+        Fate::Taken(_) if takes_a_new_id(seq) => {
+            unset(doc);
+            fresh(doc, key.scope, cx).await
+        }
+        // The id stays, so that this document is not stored a second time by mistake.
+        Fate::Taken(rejection) => Err(rejection.into_error(seq, key.id)),
+        fate => conclude(doc, key.id, value, fate),
+    }
 }
 
 /// One write of the loop: the document under a candidate's key.
@@ -45,20 +165,20 @@ pub(crate) trait Attempt: Send {
 }
 
 /// The caller's document, filled with each candidate in turn.
-struct Filling<'d, T: Document> {
+struct Filling<'d, T: Model> {
     doc: &'d mut T,
     /// The id value of the last candidate filled in.
     value: Option<IdValue<T>>,
 }
 
-impl<T: Document> Attempt for Filling<'_, T> {
+impl<T: Model> Attempt for Filling<'_, T> {
     async fn write(
         &mut self,
         key: &Key,
         hold: Arc<InFlight>,
         cx: &mut Context<'_>,
     ) -> Result<Fate, Error> {
-        self.value = Some(fill(cx.seq, self.doc, key.id)?);
+        self.value = Some(fill(self.doc, key.id)?);
         let fate = write::insert_one(&*self.doc, key, cx.first(), hold, cx).await;
         if matches!(fate, Fate::Taken(_)) {
             unset(self.doc);
@@ -117,102 +237,10 @@ pub(crate) async fn run<M: Maximum, A: Attempt>(
         "optimistic: gave up"
     );
     Err(Error::RetriesExhausted {
-        sequence: seq.name.to_owned(),
-        collection: seq.collection.to_owned(),
-        field: seq.field,
+        sequence: seq,
         attempts,
         last_id,
     })
-}
-
-/// Writes the documents waiting in `batch`, retrying those whose id another writer took,
-/// up to the call's attempts. Each round takes the candidates of every scope, then writes
-/// the whole round with one `insert_many`.
-pub(crate) async fn insert_many<T: Document>(
-    docs: &mut [T],
-    scopes: &[Scope],
-    mut batch: Batch<IdValue<T>>,
-    cx: &mut Context<'_>,
-) -> Result<Vec<IdValue<T>>, Error> {
-    let seq = cx.seq;
-    let max = cx.collection::<BsonDocument>();
-    // Kept for the whole call: what each round learned holds for the next.
-    let mut progress: HashMap<Scope, Progress> = HashMap::new();
-    for attempt in 1..=cx.attempts {
-        let waiting = batch.waiting();
-        if waiting.is_empty() {
-            break;
-        }
-        if attempt > 1 {
-            backoff(attempt).await;
-        }
-        let groups = grouped(waiting.iter().map(|&p| (scopes[p].clone(), p)));
-        let mut flights = Vec::with_capacity(groups.len());
-        for (scope, positions) in &groups {
-            let progress = progress
-                .entry(scope.clone())
-                .or_insert_with(|| Progress::new(scope, cx));
-            match progress.candidates(&max, scope, positions.len(), cx).await {
-                Ok(flight) => flights.push(flight),
-                Err(error) => return batch.abandon(seq, error),
-            }
-        }
-        let (positions, keys): (Vec<usize>, Vec<Key>) = groups
-            .iter()
-            .zip(&flights)
-            .flat_map(|((scope, positions), flight)| {
-                positions.iter().zip(&flight.ids).map(|(&position, &id)| {
-                    let key = Key {
-                        scope: scope.clone(),
-                        id,
-                    };
-                    (position, key)
-                })
-            })
-            .unzip();
-        let written = batch.fill_and_write(docs, positions, keys, flights.clone(), cx);
-        let taken = match written.await {
-            Ok(taken) => taken,
-            Err(error) => return batch.abandon(seq, error),
-        };
-        // Another writer took these ids: the documents wait for new ones.
-        let mut retried = std::collections::HashSet::with_capacity(taken.len());
-        for taken in &taken {
-            unset(&mut docs[taken.position]);
-            retried.insert(taken.position);
-        }
-        // Taken ids are never tried again by this call; every other candidate not refused
-        // is stored or maybe stored: above it next time.
-        for ((scope, positions), flight) in groups.iter().zip(flights) {
-            let progress = progress.get_mut(scope).expect("made above");
-            let (taken, others): (Vec<_>, Vec<_>) = positions
-                .iter()
-                .zip(&flight.ids)
-                .partition(|(p, _)| retried.contains(*p));
-            let taken: Vec<i64> = taken.into_iter().map(|(_, &id)| id).collect();
-            let used = others.into_iter().filter(|(p, _)| !batch.failed(**p));
-            flight.finish(used.map(|(_, &id)| id));
-            progress.taken(&flight, &taken);
-            let retries = &progress.tally().retries;
-            retries.fetch_add(taken.len() as u64, Ordering::Relaxed);
-        }
-    }
-    let attempts = cx.attempts;
-    for position in batch.waiting() {
-        batch.fail(
-            position,
-            Rejection {
-                code: Some(DUPLICATE_KEY),
-                message: format!(
-                    "every {} tried in {attempts} attempts was taken by another writer",
-                    seq.field
-                ),
-                index: Some(identity_index(seq)),
-                ..Rejection::default()
-            },
-        );
-    }
-    batch.conclude(seq)
 }
 
 #[cfg(test)]
@@ -227,12 +255,14 @@ mod tests {
     use mongodb::bson::Bson;
 
     use super::*;
-    use crate::largest::Ids;
+    use crate::CounterWriteConcern;
+    use crate::fate::Rejection;
+    use crate::frontier::Ids;
     use crate::once::{Warning, first_time};
+    use crate::registry::Registry;
     use crate::sequence::construct::{Parts, optimistic, sequence};
-    use crate::sequences::{Route, Sequences};
+    use crate::server::DUPLICATE_KEY;
     use crate::session::Session;
-    use crate::{CounterWriteConcern, Sequence};
 
     const fn seq(name: &'static str) -> Sequence {
         sequence(Parts {
@@ -260,7 +290,7 @@ mod tests {
     impl Maximum for Answers {
         async fn largest(
             &self,
-            _: &Sequence,
+            _: &'static Sequence,
             _: &Scope,
             ids: Ids,
             _: Option<&mut ClientSession>,
@@ -314,10 +344,10 @@ mod tests {
         taken_through: i64,
     ) -> (Result<(i64, Fate), Error>, Vec<i64>) {
         let db = database().await;
-        let sequences = Sequences::new(db.client());
+        let registry = Registry::new();
         let route = Route {
             db: &db,
-            sequences: handle.then_some(&sequences),
+            registry: handle.then_some(&registry),
             collections: None,
         };
         let mut cx = Context {
@@ -390,12 +420,12 @@ mod tests {
         const SEQ: Sequence = seq("rounds");
         let db = database().await;
         for handle in [false, true] {
-            let sequences = Sequences::new(db.client());
+            let registry = Registry::new();
             let mut cx = Context {
                 seq: &SEQ,
                 route: Route {
                     db: &db,
-                    sequences: handle.then_some(&sequences),
+                    registry: handle.then_some(&registry),
                     collections: None,
                 },
                 session: Session::none(),

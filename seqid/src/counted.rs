@@ -1,0 +1,156 @@
+//! The counter-backed strategies, `counters`, `block` and `gapless`, as an id source: ids
+//! taken from the counter document `{ _id: <sequence>, seq }` ([`crate::counter`]), one
+//! per scope for a scoped sequence. `counters` and `block` take them through an allocator
+//! that shares round trips (and, for `block`, whole blocks) between the tasks of a
+//! [`Sequences`](crate::Sequences) handle, outside any transaction; `gapless` takes them
+//! inside the caller's transaction, one call at a time. A counter's id is handed out
+//! once, so an id held by another document is a failure, never a retry: this source
+//! takes nothing back.
+
+use crate::allocator::Allocated;
+use crate::context::Context;
+use crate::counter::{self, Counter, CounterSource};
+use crate::registry::Route;
+use crate::scope::Scope;
+use crate::{Error, Sequence, Strategy};
+
+/// One id from the counter of `scope`.
+pub(crate) async fn take_one(scope: &Scope, cx: &mut Context<'_>) -> Result<i64, Error> {
+    let (route, seq) = (cx.route, cx.seq);
+    match seq.strategy {
+        // Boxed, as every path but the live block's (see `crate::insert`).
+        Strategy::Gapless => Ok(Box::pin(take(scope, 1, cx)).await?[0]),
+        _ => {
+            let source = || source(route, seq, scope);
+            let allocated = route.counter(seq, scope).allocate_one(source).await?;
+            cx.reservations += u32::from(allocated.waited);
+            Ok(allocated.ids)
+        }
+    }
+}
+
+/// Ids for each group of documents, `(scope, count)`: one reservation per scope, each
+/// group's ids or why it has none. `Err` when nothing more can be reserved in this call:
+/// a gapless reservation failed, which aborts the caller's transaction.
+pub(crate) async fn take_groups(
+    groups: &[(Scope, usize)],
+    cx: &mut Context<'_>,
+) -> Result<Vec<Result<Vec<i64>, Error>>, Error> {
+    let (route, seq) = (cx.route, cx.seq);
+    let mut reserved = Vec::with_capacity(groups.len());
+    // Gapless reservations run in the caller's transaction, whose session serves one
+    // command at a time; the others run together.
+    if seq.strategy == Strategy::Gapless {
+        for (scope, count) in groups {
+            reserved.push(Ok(take(scope, *count as u64, cx).await?));
+        }
+        return Ok(reserved);
+    }
+    let takes = groups
+        .iter()
+        .map(|(scope, count)| take_outside(route, seq, scope, *count as u64));
+    for taken in futures_util::future::join_all(takes).await {
+        reserved.push(taken.map(|allocated| {
+            cx.reservations += u32::from(allocated.waited);
+            allocated.ids
+        }));
+    }
+    Ok(reserved)
+}
+
+/// `count` ids from the counter of `scope`, increasing. `counters` and `block` take them
+/// outside the caller's transaction, so that concurrent transactions never conflict on
+/// the counter and a rollback costs a gap, never an id handed out twice. `gapless` takes
+/// them inside it, so that a rollback takes them back: it needs a transaction.
+async fn take(scope: &Scope, count: u64, cx: &mut Context<'_>) -> Result<Vec<i64>, Error> {
+    let (route, seq) = (cx.route, cx.seq);
+    if seq.strategy != Strategy::Gapless {
+        let allocated = take_outside(route, seq, scope, count).await?;
+        cx.reservations += u32::from(allocated.waited);
+        return Ok(allocated.ids);
+    }
+    if !cx.session.in_transaction() {
+        return Err(Error::TransactionRequired {
+            sequence: seq,
+            has_session: cx.session.join().is_some(),
+        });
+    }
+    let allocator = route.counter(seq, scope);
+    let counter = Counter { seq, scope };
+    let first = counter::reserve_in_transaction(
+        route.db,
+        counter,
+        count,
+        &allocator.tally,
+        &mut cx.session,
+    )
+    .await?;
+    cx.reservations += 1;
+    Ok((0..count as i64).map(|i| first + i).collect())
+}
+
+/// `count` ids through the allocator of the counter of `scope` (counters and block), for
+/// a call of `route` (taken by several scopes' reservations at once).
+async fn take_outside(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    scope: &Scope,
+    count: u64,
+) -> Result<Allocated<Vec<i64>>, Error> {
+    let allocator = route.counter(seq, scope);
+    allocator
+        .allocate(count, || source(route, seq, scope))
+        .await
+}
+
+/// The counter of `scope`, as the allocators reserve from it.
+fn source(route: Route<'_>, seq: &'static Sequence, scope: &Scope) -> CounterSource {
+    CounterSource {
+        db: route.db.clone(),
+        seq,
+        scope: scope.clone(),
+    }
+}
+
+/// Raises the counter of `scope` to the largest numeric id stored in it, and returns its
+/// value. This process's live block of the scope is dropped: the ids left in it may be
+/// among those stored.
+pub(crate) async fn sync(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    scope: &Scope,
+) -> Result<i64, Error> {
+    let allocator = route.counter(seq, scope);
+    let value = counter::sync(route.db, Counter { seq, scope }, &allocator.tally).await?;
+    allocator.discard();
+    Ok(value)
+}
+
+/// Raises the counter of `scope` to `largest`, an id stored in it, and drops this
+/// process's live block of the scope, as [`sync`] does.
+pub(crate) async fn raise(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    scope: &Scope,
+    largest: i64,
+) -> Result<i64, Error> {
+    let allocator = route.counter(seq, scope);
+    let value = counter::raise(route.db, Counter { seq, scope }, largest, &allocator.tally).await?;
+    allocator.discard();
+    Ok(value)
+}
+
+/// Sets the counter of `scope` to `last`, and drops this process's live block of the
+/// scope: it was reserved under the old value.
+pub(crate) async fn set(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    scope: &Scope,
+    last: i64,
+) -> Result<(), Error> {
+    counter::set(route.db, Counter { seq, scope }, last).await?;
+    if let Some(registry) = route.registry {
+        registry.counter(route.db.name(), seq, scope).discard();
+    }
+    Ok(())
+}

@@ -1,0 +1,35 @@
+//! What became of a document sent before under the id it carries, for `resume_insert`
+//! and `resume_insert_many`.
+
+use crate::fate::Fate;
+use crate::model::Model;
+use crate::orphan::fingerprint;
+use crate::registry::Route;
+use crate::scope::Key;
+use crate::{Sequence, Strategy};
+
+/// What became of the write of `document` at `key`, sent by an insert through this handle
+/// whose caller went away before the answer came (see [`crate::pending`]): waited for if
+/// it is still under way. `None` when there is none, or its outcome is unknown too: then
+/// the document is sent again.
+pub(crate) async fn left_behind<T: Model>(
+    route: Route<'_>,
+    key: &Key,
+    document: &T,
+) -> Option<Fate> {
+    let registry = route.registry?;
+    let fingerprint = fingerprint(&mongodb::bson::to_raw_document_buf(document).ok()?);
+    let orphan = registry.take_orphan(route.db.name(), &T::SEQUENCE, key, fingerprint)?;
+    match orphan.fate().await? {
+        Fate::Unknown(_) => None,
+        fate => Some(fate),
+    }
+}
+
+/// Whether a resumed document whose id a different document holds gets a new id. With
+/// the optimistic strategy, another writer took the id after this insert was lost. A
+/// counter's id is handed out once, so the document there is this one, changed since it
+/// landed, or one written by other means: its fate stays unknown.
+pub(crate) fn takes_a_new_id(seq: &Sequence) -> bool {
+    matches!(seq.strategy, Strategy::Optimistic { .. })
+}

@@ -1,0 +1,382 @@
+//! Many documents: `insert_many` and `resume_insert_many`.
+//!
+//! **The path of one `insert_many`.** [`many`] makes the call's context, checks that every
+//! id field is unset and reads every document's scope (nothing is reserved or written
+//! while one is wrong), and starts a [`Batch`], the pure bookkeeping of where each
+//! document stands. Then, in rounds, down once and back up once:
+//!
+//! 1. **reserve**: the documents still waiting, grouped by scope, get their ids from the
+//!    strategy's [`Source`]: one reservation per scope, all scopes at once
+//!    ([`counted::take_groups`](crate::counted::take_groups), or a
+//!    [`Progress`](crate::optimistic::Progress) per scope);
+//! 2. **fill**: the ids go into the documents' id fields, all or none
+//!    ([`fill_positions`](crate::fields::fill_positions));
+//! 3. **write**: the round's documents go in one `insert_many`
+//!    ([`write::insert_many`](crate::write::insert_many), which sends commands of a size the
+//!    driver sends whole), and a fate comes back for each;
+//! 4. **record**: the batch records the fates ([`Batch::record`]); a document known not to
+//!    be stored gets its id field unset;
+//! 5. **settle**: the source learns what became of its ids: a counter's id held by another
+//!    document is a failure; an optimistic candidate another writer took is never tried
+//!    again, and its document waits for the next round.
+//!
+//! The counter strategies make one round; the optimistic one makes rounds until no
+//! document waits or its attempts are spent. The batch then concludes: every id, or
+//! [`Error::Bulk`] saying what became of each document. `resume_insert_many` first sends
+//! the documents that carry an id again (or learns their fate from the handle), then
+//! fills the rest as above.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mongodb::Collection;
+use mongodb::bson::Document as BsonDocument;
+
+use super::earlier::{left_behind, takes_a_new_id};
+use crate::backoff::backoff;
+use crate::batch::{Batch, Outgoing, Taken};
+use crate::context::{Call, Context};
+use crate::counted;
+use crate::fate::{Fate, Rejection};
+use crate::fields::{carried, ensure_unset, fill_positions, unset};
+use crate::frontier::InFlight;
+use crate::indexes;
+use crate::model::{IdValue, Model};
+use crate::optimistic::Progress;
+use crate::registry::Route;
+use crate::scope::{Key, Scope, grouped};
+use crate::server::{DUPLICATE_KEY, identity_index};
+use crate::span::{self, Traced};
+use crate::write;
+use crate::{Error, IdField, Sequence, Strategy};
+
+/// `insert_many`: new ids for `docs`, whose id fields are all unset.
+pub(crate) async fn many<T: Model>(
+    docs: &mut [T],
+    route: Route<'_>,
+    call: Call<'_>,
+) -> Traced<Result<Vec<IdValue<T>>, Error>> {
+    let seq: &'static Sequence = &T::SEQUENCE;
+    let mut cx = match Context::of(seq, route, call).await {
+        Ok(cx) => cx,
+        Err(error) => return Traced::from(Err(error)),
+    };
+    let result = many_fresh(docs, &mut cx).await;
+    cx.finish(result)
+}
+
+/// [`many`], in its context.
+async fn many_fresh<T: Model>(
+    docs: &mut [T],
+    cx: &mut Context<'_>,
+) -> Result<Vec<IdValue<T>>, Error> {
+    for doc in docs.iter() {
+        ensure_unset(doc)?;
+    }
+    let scopes = scopes(docs, cx)?;
+    let batch = Batch::new(docs.len());
+    fill_waiting(docs, &scopes, batch, cx).await
+}
+
+/// The scope of every document, read before anything is reserved or written.
+fn scopes<T: Model>(docs: &[T], cx: &Context<'_>) -> Result<Vec<Scope>, Error> {
+    let scopes = docs
+        .iter()
+        .map(|doc| Scope::of(cx.seq, doc))
+        .collect::<Result<Vec<_>, _>>()?;
+    span::scopes(cx.seq, &scopes);
+    Ok(scopes)
+}
+
+/// `resume_insert_many`: finishes an `insert_many` that did not store every document.
+pub(crate) async fn resume_many<T: Model>(
+    docs: &mut [T],
+    route: Route<'_>,
+    call: Call<'_>,
+) -> Traced<Result<Vec<IdValue<T>>, Error>> {
+    let seq: &'static Sequence = &T::SEQUENCE;
+    let mut cx = match Context::of(seq, route, call).await {
+        Ok(cx) => cx,
+        Err(error) => return Traced::from(Err(error)),
+    };
+    let result = many_again(docs, &mut cx).await;
+    cx.finish(result)
+}
+
+/// [`resume_many`], in its context.
+async fn many_again<T: Model>(
+    docs: &mut [T],
+    cx: &mut Context<'_>,
+) -> Result<Vec<IdValue<T>>, Error> {
+    let (seq, route) = (cx.seq, cx.route);
+    let scopes = scopes(docs, cx)?;
+    let carrying: Vec<usize> = (0..docs.len())
+        .filter(|&p| !docs[p].sequence_id().is_unset())
+        .collect();
+    let (keys, values) = carried(docs, &carrying)?;
+    let mut batch = Batch::new(docs.len());
+    if !carrying.is_empty() {
+        indexes::require(route, seq, indexes::RESUME).await?;
+        // The writes of a cancelled insert through this handle say themselves what became
+        // of them; the other documents are sent again.
+        let mut again = Outgoing::default();
+        for ((&position, key), &value) in carrying.iter().zip(&keys).zip(&values) {
+            batch.sent(position, key.id);
+            match left_behind(route, key, &docs[position]).await {
+                Some(Fate::Stored) => batch.stored(position, value),
+                // Another writer's document held the id: a new one, as the insert itself
+                // would have done.
+                Some(Fate::Taken(_)) if takes_a_new_id(seq) => unset(&mut docs[position]),
+                Some(Fate::Taken(rejection) | Fate::Refused(rejection)) => {
+                    unset(&mut docs[position]);
+                    batch.fail(position, *rejection);
+                }
+                Some(Fate::Unknown(_)) | None => again.push(position, key.clone(), value),
+            }
+        }
+        let send = cx.again();
+        let taken = write_round(docs, &mut batch, &again, send, Vec::new(), cx).await;
+        // Replaced below, or of unknown fate with its id kept.
+        for taken in taken {
+            match takes_a_new_id(seq) {
+                true => unset(&mut docs[taken.position]),
+                false => batch.unknown(taken.position),
+            }
+        }
+    }
+    fill_waiting(docs, &scopes, batch, cx).await
+}
+
+/// Gives every document still waiting in `batch` an id and writes it, in rounds (see the
+/// module's docs).
+async fn fill_waiting<T: Model>(
+    docs: &mut [T],
+    scopes: &[Scope],
+    mut batch: Batch<IdValue<T>>,
+    cx: &mut Context<'_>,
+) -> Result<Vec<IdValue<T>>, Error> {
+    let seq = cx.seq;
+    if batch.waiting().is_empty() {
+        return batch.conclude(seq);
+    }
+    let mut source = match seq.strategy {
+        Strategy::Optimistic { .. } => {
+            if let Err(error) = indexes::require(cx.route, seq, indexes::OPTIMISTIC).await {
+                return batch.abandon(seq, error);
+            }
+            Source::Optimistic {
+                max: cx.collection(),
+                progress: HashMap::new(),
+            }
+        }
+        _ => Source::Counted,
+    };
+    let rounds = source.rounds(cx);
+    for round in 1..=rounds {
+        let waiting = batch.waiting();
+        if waiting.is_empty() {
+            break;
+        }
+        if round > 1 {
+            backoff(round).await;
+        }
+        let groups = grouped(waiting.iter().map(|&p| (scopes[p].clone(), p)));
+        // Down: reserve, fill, write.
+        let reserved = match source.reserve(&groups, cx).await {
+            Ok(reserved) => reserved,
+            Err(error) => return batch.abandon(seq, error),
+        };
+        let mut positions = Vec::with_capacity(waiting.len());
+        let mut keys = Vec::with_capacity(waiting.len());
+        for ((scope, group), ids) in groups.iter().zip(&reserved.ids) {
+            match ids {
+                Ok(ids) => {
+                    for (&position, &id) in group.iter().zip(ids) {
+                        positions.push(position);
+                        keys.push(Key {
+                            scope: scope.clone(),
+                            id,
+                        });
+                    }
+                }
+                // No id for this scope: its documents fail, the others go on.
+                Err(error) => {
+                    let rejection = Rejection::held_back(error.to_string());
+                    for &position in group {
+                        batch.fail(position, rejection.clone());
+                    }
+                }
+            }
+        }
+        let values = match fill_positions(docs, &positions, &keys) {
+            Ok(values) => values,
+            Err(error) => return batch.abandon(seq, error),
+        };
+        let outgoing = Outgoing {
+            positions,
+            keys,
+            values,
+        };
+        let first = cx.first();
+        let flights = reserved.flights.clone();
+        let taken = write_round(docs, &mut batch, &outgoing, first, flights, cx).await;
+        // Up: the source learns what became of its ids.
+        source.settle(&groups, reserved, &taken, &mut batch, docs);
+    }
+    source.give_up(&mut batch, cx);
+    batch.conclude(seq)
+}
+
+/// Writes the documents of `outgoing` with one `insert_many`, sent as `send` says, and
+/// records their fates in `batch`: a document known not to be stored gets its id field
+/// unset. Documents whose id another document holds are returned, their ids untouched,
+/// for the source to settle. `flights` are released when the writes end.
+async fn write_round<T: Model>(
+    docs: &mut [T],
+    batch: &mut Batch<IdValue<T>>,
+    outgoing: &Outgoing<IdValue<T>>,
+    send: crate::fate::Sending,
+    flights: Vec<Arc<InFlight>>,
+    cx: &mut Context<'_>,
+) -> Vec<Taken> {
+    let sent: Vec<&T> = outgoing.positions.iter().map(|&p| &docs[p]).collect();
+    let fates = write::insert_many(&sent, &outgoing.keys, send, flights, cx).await;
+    let taken = batch.record(outgoing, fates, cx.session.in_transaction());
+    for &position in &outgoing.positions {
+        if batch.failed(position) {
+            unset(&mut docs[position]);
+        }
+    }
+    taken
+}
+
+/// Where a round's ids come from: the strategy's share of `insert_many`, its
+/// reservations and what it does with ids another writer holds.
+enum Source {
+    /// `counters`, `block`, `gapless`: one round; a counter's id held by another
+    /// document was written by other means (see `sync_counter`): a failure, not a retry.
+    Counted,
+    /// The optimistic loop: rounds until no document waits or the attempts are spent; a
+    /// taken candidate is never tried again, its document waits for the next round.
+    Optimistic {
+        max: Collection<BsonDocument>,
+        /// Kept for the whole call: what each round learned holds for the next.
+        progress: HashMap<Scope, Progress>,
+    },
+}
+
+/// The ids of one round, by group: each group's ids or why it has none, and the
+/// candidates kept in flight until the round's writes end (optimistic).
+struct Reserved {
+    ids: Vec<Result<Vec<i64>, Error>>,
+    flights: Vec<Arc<InFlight>>,
+}
+
+impl Source {
+    /// How many rounds the call may make.
+    fn rounds(&self, cx: &Context<'_>) -> u32 {
+        match self {
+            Source::Counted => 1,
+            Source::Optimistic { .. } => cx.attempts,
+        }
+    }
+
+    /// Ids for every group of waiting documents. `Err` stops the call: no id could be
+    /// had for any document (for the counters, the error itself when every scope
+    /// failed, as for an unscoped sequence).
+    async fn reserve(
+        &mut self,
+        groups: &[(Scope, Vec<usize>)],
+        cx: &mut Context<'_>,
+    ) -> Result<Reserved, Error> {
+        match self {
+            Source::Counted => {
+                let counts: Vec<(Scope, usize)> = groups
+                    .iter()
+                    .map(|(scope, positions)| (scope.clone(), positions.len()))
+                    .collect();
+                let mut ids = counted::take_groups(&counts, cx).await?;
+                if ids.iter().all(Result::is_err) {
+                    return Err(ids.swap_remove(0).expect_err("every reservation failed"));
+                }
+                Ok(Reserved {
+                    ids,
+                    flights: Vec::new(),
+                })
+            }
+            Source::Optimistic { max, progress } => {
+                let mut reserved = Reserved {
+                    ids: Vec::with_capacity(groups.len()),
+                    flights: Vec::with_capacity(groups.len()),
+                };
+                for (scope, positions) in groups {
+                    let progress = progress
+                        .entry(scope.clone())
+                        .or_insert_with(|| Progress::new(scope, cx));
+                    let flight = progress.candidates(max, scope, positions.len(), cx).await?;
+                    reserved.ids.push(Ok(flight.ids.clone()));
+                    reserved.flights.push(flight);
+                }
+                Ok(reserved)
+            }
+        }
+    }
+
+    /// What the source does with the round's fates: `taken` are the documents whose id
+    /// another document holds (their ids untouched in `docs`).
+    fn settle<T: Model>(
+        &mut self,
+        groups: &[(Scope, Vec<usize>)],
+        reserved: Reserved,
+        taken: &[Taken],
+        batch: &mut Batch<IdValue<T>>,
+        docs: &mut [T],
+    ) {
+        for taken in taken {
+            unset(&mut docs[taken.position]);
+        }
+        match self {
+            Source::Counted => {
+                for taken in taken {
+                    batch.fail(taken.position, taken.rejection.clone());
+                }
+            }
+            Source::Optimistic { progress, .. } => {
+                let retried: std::collections::HashSet<usize> =
+                    taken.iter().map(|taken| taken.position).collect();
+                // Taken ids are never tried again by this call; every other candidate
+                // not refused is stored or maybe stored: above it next time.
+                for ((scope, positions), flight) in groups.iter().zip(reserved.flights) {
+                    let progress = progress.get_mut(scope).expect("reserved above");
+                    let (taken, others): (Vec<_>, Vec<_>) = positions
+                        .iter()
+                        .zip(&flight.ids)
+                        .partition(|(p, _)| retried.contains(*p));
+                    let taken: Vec<i64> = taken.into_iter().map(|(_, &id)| id).collect();
+                    let used = others.into_iter().filter(|(p, _)| !batch.failed(**p));
+                    flight.finish(used.map(|(_, &id)| id));
+                    progress.taken(&flight, &taken);
+                    let retries = &progress.tally().retries;
+                    retries.fetch_add(taken.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    /// Fails the documents still waiting once the rounds are spent (optimistic: every
+    /// candidate they were given was taken).
+    fn give_up<V: Copy>(&self, batch: &mut Batch<V>, cx: &Context<'_>) {
+        if let Source::Optimistic { .. } = self {
+            let seq = cx.seq;
+            batch.fail_waiting(&Rejection {
+                code: Some(DUPLICATE_KEY),
+                message: format!(
+                    "every {} tried in {} attempts was taken by another writer",
+                    seq.field, cx.attempts
+                ),
+                index: Some(identity_index(seq)),
+                ..Rejection::default()
+            });
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! What a model is: the trait `#[derive(Document)]` implements, with the constants and the
+//! field accessors every layer of the runtime works with. What a user does with a model
+//! (insert, find, administer its counter) is [`Document`](crate::Document), on top.
+
+use serde::Serialize;
+
+use crate::{IdField, Sequence, kind};
+
+/// The integer id of a [`Model`] type: `i64` for an `i64` or `Option<i64>` field.
+pub type IdValue<T> = <<T as Model>::Id as IdField>::Value;
+
+/// A struct whose `_id`, or another integer field, is taken from a sequence: what
+/// `#[derive(Document)]` implements (constants and accessors, nothing else). Every such
+/// type is a [`Document`](crate::Document), whose methods insert it.
+///
+/// Its items are read through this trait, which must be in scope to name them on a type:
+///
+/// ```
+/// use seqid::{Document, Model, Strategy};
+/// # use serde::Serialize;
+///
+/// #[derive(Serialize, Document)]
+/// #[seq_id("userid", collection = "users")]
+/// struct User {
+///     #[serde(rename = "_id")]
+///     id: i64,
+///     name: String,
+/// }
+///
+/// assert_eq!(User::SEQUENCE.name, "userid");
+/// assert_eq!(User::SEQUENCE.strategy, Strategy::Counters);
+/// let user = User { id: 7, name: "Ada".into() };
+/// assert_eq!(*user.sequence_id(), 7);
+/// ```
+pub trait Model: Serialize + Send + Sync + Sized {
+    /// The sequence and strategy declared by `#[seq_id(...)]`.
+    const SEQUENCE: Sequence;
+
+    /// The type of the field the sequence fills (`_id`, or the field marked `#[seq_id]`).
+    type Id: IdField;
+
+    /// The strategy, as a type ([`kind`]): it decides which setters an insert offers.
+    type Kind: kind::Kind;
+
+    /// The id field.
+    fn sequence_id(&self) -> &Self::Id;
+
+    /// The id field, to fill it.
+    fn sequence_id_mut(&mut self) -> &mut Self::Id;
+}

@@ -1,0 +1,71 @@
+//! What seqid knows of the server: its error codes and messages, where reads that decide
+//! ids go, and the unique index that holds a sequence's numbers.
+
+use mongodb::bson::{Bson, Document as BsonDocument};
+use mongodb::options::{ReadPreference, SelectionCriteria};
+
+use crate::Sequence;
+
+/// A unique index refused a write.
+pub(crate) const DUPLICATE_KEY: i32 = 11000;
+
+/// Reads that decide ids go to the primary, whatever the database's read preference:
+/// a secondary may not have the latest writes yet.
+pub(crate) const PRIMARY: SelectionCriteria =
+    SelectionCriteria::ReadPreference(ReadPreference::Primary);
+
+/// The server's error code, whichever way the driver reports it.
+pub(crate) fn server_code(error: &mongodb::error::Error) -> Option<i32> {
+    use mongodb::error::{ErrorKind, WriteFailure};
+    match &*error.kind {
+        ErrorKind::Command(command) => Some(command.code),
+        ErrorKind::Write(WriteFailure::WriteError(write)) => Some(write.code),
+        ErrorKind::Write(WriteFailure::WriteConcernError(concern)) => Some(concern.code),
+        _ => None,
+    }
+}
+
+/// The index a duplicate key message names, in MongoDB's format
+/// `E11000 duplicate key error collection: db.users index: email_1 dup key: { ... }`.
+pub(crate) fn duplicate_index(message: &str) -> Option<&str> {
+    let rest = &message[message.find(" index: ")? + " index: ".len()..];
+    rest.split_whitespace().next()
+}
+
+/// The name of the unique index that holds a sequence's ids: `_id`'s own, or the one
+/// [`create_indexes`](crate::Document::create_indexes) makes on the scope fields and the
+/// field, named as MongoDB names an index by default (`project_1_number_1`).
+pub(crate) fn identity_index(seq: &Sequence) -> String {
+    if seq.field == "_id" {
+        return "_id_".into();
+    }
+    seq.scope
+        .iter()
+        .chain([&seq.field])
+        .map(|field| format!("{field}_1"))
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// The keys of that index: `{ <scope fields>: 1, <field>: 1 }`.
+pub(crate) fn identity_keys(seq: &Sequence) -> BsonDocument {
+    seq.scope
+        .iter()
+        .chain([&seq.field])
+        .map(|&field| (field.to_owned(), Bson::Int32(1)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicate_index_reads_mongodb_messages() {
+        let id = "E11000 duplicate key error collection: app.users index: _id_ dup key: { _id: 5 }";
+        assert_eq!(duplicate_index(id), Some("_id_"));
+        let email = "E11000 duplicate key error collection: app.users index: email_1 dup key: { email: \"a\" }";
+        assert_eq!(duplicate_index(email), Some("email_1"));
+        assert_eq!(duplicate_index("UNIQUE constraint failed: users._id"), None);
+    }
+}
