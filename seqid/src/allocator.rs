@@ -454,16 +454,7 @@ mod tests {
         calls: AtomicU64,
     }
 
-    const SEQ: Sequence = crate::sequence::construct::sequence(crate::sequence::construct::Parts {
-        name: "s",
-        collection: "s",
-        counters: "counters",
-        strategy: crate::sequence::construct::counters(),
-        counter_write_concern: crate::CounterWriteConcern::Majority,
-        start: 1,
-        field: "_id",
-        scope: &[],
-    });
+    const SEQ: Sequence = crate::sequence::testing::counted("s", "s");
 
     fn interrupted() -> Error {
         Error::InvalidOption {

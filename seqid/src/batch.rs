@@ -221,19 +221,10 @@ mod tests {
     use super::*;
     use crate::fate::Unknown;
     use crate::scope::Scope;
-    use crate::sequence::construct::{Parts, counters, sequence};
+    use crate::sequence::testing::counted;
     use crate::server::DUPLICATE_KEY;
 
-    const SEQ: Sequence = sequence(Parts {
-        name: "batch",
-        collection: "things",
-        counters: "counters",
-        strategy: counters(),
-        counter_write_concern: crate::CounterWriteConcern::Majority,
-        start: 1,
-        field: "_id",
-        scope: &[],
-    });
+    const SEQ: Sequence = counted("batch", "things");
 
     fn outgoing(positions: &[usize], ids: &[i64]) -> Outgoing<i64> {
         let mut outgoing = Outgoing::default();

@@ -553,18 +553,9 @@ impl From<Error> for mongodb::error::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sequence::construct::{Parts, counters, sequence};
+    use crate::sequence::testing::counted;
 
-    const SEQ: Sequence = sequence(Parts {
-        name: "s",
-        collection: "users",
-        counters: "counters",
-        strategy: counters(),
-        counter_write_concern: crate::CounterWriteConcern::Majority,
-        start: 1,
-        field: "_id",
-        scope: &[],
-    });
+    const SEQ: Sequence = counted("s", "users");
 
     #[test]
     fn a_counter_value_seqid_cannot_count_from_is_named_for_what_it_is() {

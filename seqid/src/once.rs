@@ -34,30 +34,12 @@ pub(crate) fn first_time(warning: Warning, seq: &Sequence) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::__private::{Parts, counters, sequence};
+    use crate::sequence::testing::counted;
 
     #[test]
     fn each_warning_is_due_once_per_sequence() {
-        const A: Sequence = sequence(Parts {
-            name: "once_a",
-            collection: "once",
-            counters: "counters",
-            strategy: counters(),
-            counter_write_concern: crate::CounterWriteConcern::Majority,
-            start: 1,
-            field: "_id",
-            scope: &[],
-        });
-        const B: Sequence = sequence(Parts {
-            name: "once_b",
-            collection: "once",
-            counters: "counters",
-            strategy: counters(),
-            counter_write_concern: crate::CounterWriteConcern::Majority,
-            start: 1,
-            field: "_id",
-            scope: &[],
-        });
+        const A: Sequence = counted("once_a", "once");
+        const B: Sequence = counted("once_b", "once");
         assert!(first_time(Warning::MaximumBackwards, &A));
         assert!(!first_time(Warning::MaximumBackwards, &A));
         assert!(first_time(Warning::BareDatabase, &A));

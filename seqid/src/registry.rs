@@ -479,17 +479,13 @@ mod tests {
     #[test]
     fn live_blocks_of_100_000_scopes_are_bounded() {
         use mongodb::bson::doc;
-        const PER_PROJECT: Sequence =
-            crate::sequence::construct::sequence(crate::sequence::construct::Parts {
-                name: "ticket",
-                collection: "tickets",
-                counters: "counters",
-                strategy: crate::sequence::construct::block(100),
-                counter_write_concern: crate::CounterWriteConcern::Majority,
-                start: 1,
-                field: "number",
-                scope: &["project"],
-            });
+        const PER_PROJECT: Sequence = crate::sequence::testing::on_field(
+            "ticket",
+            "tickets",
+            Strategy::Block { block_size: 100 },
+            "number",
+            &["project"],
+        );
         let sequences = Registry::new();
         sequences.release_idle_after(Duration::ZERO);
         let held = sequences.counter(

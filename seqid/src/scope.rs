@@ -298,18 +298,15 @@ impl Named {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sequence::construct;
+    use crate::sequence::testing::on_field;
 
-    const PER_PROJECT: Sequence = construct::sequence(construct::Parts {
-        name: "ticket",
-        collection: "tickets",
-        counters: "counters",
-        strategy: construct::counters(),
-        counter_write_concern: crate::CounterWriteConcern::Majority,
-        start: 1,
-        field: "number",
-        scope: &["project", "year"],
-    });
+    const PER_PROJECT: Sequence = on_field(
+        "ticket",
+        "tickets",
+        crate::Strategy::Counters,
+        "number",
+        &["project", "year"],
+    );
 
     fn scope(project: Bson, year: Option<Bson>) -> Result<Scope, Error> {
         let mut doc = doc! { "project": project };

@@ -236,3 +236,44 @@ pub(crate) mod construct {
         Strategy::Gapless
     }
 }
+
+/// Sequences for the unit tests, declared as the derive would.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::construct::{Parts, counters, sequence};
+    use super::{CounterWriteConcern, Sequence, Strategy};
+
+    /// A sequence `name` on `_id` of the collection `collection`, with `strategy`.
+    pub(crate) const fn on_id(
+        name: &'static str,
+        collection: &'static str,
+        strategy: Strategy,
+    ) -> Sequence {
+        on_field(name, collection, strategy, "_id", &[])
+    }
+
+    /// A sequence `name` on `field` of `collection`, counting per `scope`.
+    pub(crate) const fn on_field(
+        name: &'static str,
+        collection: &'static str,
+        strategy: Strategy,
+        field: &'static str,
+        scope: &'static [&'static str],
+    ) -> Sequence {
+        sequence(Parts {
+            name,
+            collection,
+            counters: "counters",
+            strategy,
+            counter_write_concern: CounterWriteConcern::Majority,
+            start: 1,
+            field,
+            scope,
+        })
+    }
+
+    /// A counters sequence `name` on `_id` of `collection`.
+    pub(crate) const fn counted(name: &'static str, collection: &'static str) -> Sequence {
+        on_id(name, collection, counters())
+    }
+}

@@ -255,26 +255,16 @@ mod tests {
     use mongodb::bson::Bson;
 
     use super::*;
-    use crate::CounterWriteConcern;
     use crate::fate::Rejection;
     use crate::frontier::Ids;
     use crate::once::{Warning, first_time};
     use crate::registry::Registry;
-    use crate::sequence::construct::{Parts, optimistic, sequence};
+    use crate::sequence::testing::on_id;
     use crate::server::DUPLICATE_KEY;
     use crate::session::Session;
 
     const fn seq(name: &'static str) -> Sequence {
-        sequence(Parts {
-            name,
-            collection: name,
-            counters: "counters",
-            strategy: optimistic(16),
-            counter_write_concern: CounterWriteConcern::Majority,
-            start: 1,
-            field: "_id",
-            scope: &[],
-        })
+        on_id(name, name, Strategy::Optimistic { max_attempts: 16 })
     }
 
     /// A maximum query that answers `answers` in turn, then the last one for ever.
