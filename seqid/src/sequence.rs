@@ -13,7 +13,7 @@ pub const DEFAULT_START: i64 = 1;
 /// `#[seq_id(...)]`.
 ///
 /// ```
-/// use seqid::{Document, Strategy};
+/// use seqid::{Document, Model, Strategy};
 /// # use serde::Serialize;
 ///
 /// #[derive(Serialize, Document)]
@@ -68,7 +68,7 @@ pub struct Sequence {
 /// is given again. So the counter waits for a majority unless the type says otherwise.
 ///
 /// ```
-/// use seqid::{CounterWriteConcern, Document};
+/// use seqid::{CounterWriteConcern, Document, Model};
 /// # use serde::Serialize;
 ///
 /// #[derive(Serialize, Document)]
@@ -114,7 +114,7 @@ pub enum CounterWriteConcern {
 /// works alone (see [`AsDatabase`](crate::AsDatabase)).
 ///
 /// ```
-/// use seqid::{Document, Strategy};
+/// use seqid::{Document, Model, Strategy};
 /// # use serde::Serialize;
 ///
 /// #[derive(Serialize, Document)]
@@ -155,7 +155,7 @@ impl Sequence {
     /// The name of the strategy as written in the attribute.
     ///
     /// ```
-    /// # use seqid::{Document, Strategy};
+    /// # use seqid::{Document, Model, Strategy};
     /// # use serde::Serialize;
     /// #[derive(Serialize, Document)]
     /// #[seq_id("ticket", strategy = "optimistic")]
