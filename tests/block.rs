@@ -324,7 +324,7 @@ async fn a_block_that_would_take_a_double_counter_to_2_pow_53_is_refused_and_the
         match &error {
             Error::CounterNotNumeric {
                 sequence, value, ..
-            } => assert_eq!((sequence.as_str(), &**value), ("near", &near)),
+            } => assert_eq!((sequence.name, &**value), ("near", &near)),
             other => panic!("expected CounterNotNumeric, got {other:?}"),
         }
         let text = error.to_string();

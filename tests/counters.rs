@@ -104,7 +104,7 @@ async fn a_counter_above_the_field_type_is_an_overflow_and_inserts_nothing() {
     let mut small = Small { id: 0 };
     let error = small.insert(&db).await.unwrap_err();
     assert!(
-        matches!(&error, Error::Overflow { sequence, value, target: "the id field's type i32", .. } if sequence == "small" && *value == i128::from(i32::MAX) + 1),
+        matches!(&error, Error::Overflow { sequence, value, target: "the id field's type i32", .. } if sequence.name == "small" && *value == i128::from(i32::MAX) + 1),
         "{error:?}"
     );
     assert!(error.to_string().contains("2147483648"), "{error}");
@@ -171,11 +171,10 @@ fn assert_not_numeric(error: &Error, value: &Bson, shown: &str, cause: &str) {
         Error::CounterNotNumeric {
             sequence,
             counter,
-            counters,
             value: reported,
         } => {
             assert_eq!(
-                (sequence.as_str(), counter.as_str(), counters.as_str()),
+                (sequence.name, &**counter, sequence.counters),
                 ("userid", "\"userid\"", "counters")
             );
             assert_eq!(**reported, *value);
@@ -356,14 +355,13 @@ async fn a_counter_updated_as_read_gives_way_to_other_writers_boundedly() {
     let Error::CounterContended {
         sequence,
         counter,
-        counters,
         attempts,
     } = &error
     else {
         panic!("expected CounterContended, got {error:?}")
     };
     assert_eq!(
-        (sequence.as_str(), counter.as_str(), counters.as_str()),
+        (sequence.name, &**counter, sequence.counters),
         ("userid", "\"userid\"", "counters")
     );
     assert_eq!(
@@ -479,14 +477,9 @@ async fn a_duplicate_on_another_unique_index_is_an_error_not_a_retry() {
     let mut again = user("Ada");
     let error = again.insert(&db).await.unwrap_err();
     match &error {
-        Error::DuplicateKey {
-            sequence,
-            collection,
-            id,
-            ..
-        } => {
+        Error::DuplicateKey { sequence, id, .. } => {
             assert_eq!(
-                (sequence.as_str(), collection.as_str(), *id),
+                (sequence.name, sequence.collection, *id),
                 ("userid", "users", 2)
             );
         }
@@ -716,8 +709,8 @@ async fn a_counter_upsert_that_keeps_failing_is_retried_a_bounded_number_of_time
     );
     assert_eq!(User::stats(&db).retries, attempts - 1);
     match &error {
-        Error::CounterContended { sequence, .. } if nx => assert_eq!(sequence, "userid"),
-        Error::Driver { sequence, .. } => assert_eq!(sequence, "userid"),
+        Error::CounterContended { sequence, .. } if nx => assert_eq!(sequence.name, "userid"),
+        Error::Driver { sequence, .. } => assert_eq!(sequence.name, "userid"),
         // nx-27017 answers this upsert with no document (and stores `{ _id: "userid" }`
         // without `seq`) instead of raising E11000: seqid retries that the same bounded
         // way and then says what the server answered.
@@ -726,10 +719,7 @@ async fn a_counter_upsert_that_keeps_failing_is_retried_a_bounded_number_of_time
             attempts: reported,
             ..
         } if seqid_harness::server_flavor().unwrap() == seqid_harness::ServerFlavor::Nx => {
-            assert_eq!(
-                (sequence.as_str(), u64::from(*reported)),
-                ("userid", attempts)
-            );
+            assert_eq!((sequence.name, u64::from(*reported)), ("userid", attempts));
             assert!(error.to_string().contains("no document"), "{error}");
         }
         other => panic!("expected a typed error about the counter, got {other:?}"),

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use common::{counter_value, integer};
 use mongodb::bson::{Document as BsonDocument, doc};
-use seqid::{Document, Insert, Sequences};
+use seqid::action::Insert;
+use seqid::{Document, Sequences};
 use seqid_harness::{RestartableServer, ServerFlavor, test_db};
 use serde::Serialize;
 

@@ -32,7 +32,7 @@ use common::tutorial::counter_loop;
 use common::{Thief, Workers, all_documents, assert_dense, counter_value, integer, one_to};
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::options::{DatabaseOptions, WriteConcern};
-use seqid::{AsDatabase, Document, Error, Strategy};
+use seqid::{AsDatabase, Document, Error, Model, Strategy};
 use seqid_harness::{RestartableServer, test_db};
 
 /// What the writers were told, and what they could not learn.

@@ -34,7 +34,7 @@ use common::{Payload, all_documents, integer};
 use mongodb::Database;
 use mongodb::bson::{Document as BsonDocument, doc};
 use mongodb::options::{DatabaseOptions, WriteConcern};
-use seqid::{Document, Error};
+use seqid::{Document, Error, Model};
 
 /// Calls one document (or batch) may take before the workload gives up on it.
 const TRIES: u32 = 200;
@@ -611,13 +611,10 @@ async fn lost_answers_are_settled_or_reported_unknown() {
     let mut doc = Counted::new("b".into());
     proxy.deliver_late("insert", Some("docs"), 2, Duration::from_secs(5));
     let error = doc.insert(&db).await.unwrap_err();
-    let Error::OutcomeUnknown {
-        id, ref sequence, ..
-    } = error
-    else {
+    let Error::OutcomeUnknown { id, sequence, .. } = error else {
         panic!("expected OutcomeUnknown, got {error:?}")
     };
-    assert_eq!((id, doc.id, sequence.as_str()), (1, 1, "faults_counters"));
+    assert_eq!((id, doc.id, sequence.name), (1, 1, "faults_counters"));
     assert!(error.to_string().contains("resume_insert"), "{error}");
     assert_eq!(doc.resume_insert(&db).await.unwrap(), 1);
 

@@ -181,7 +181,7 @@ async fn other_errors_are_returned_not_swallowed() {
     let mut huge = ticket(&"x".repeat(17 * 1024 * 1024));
     let error = huge.insert(&db).await.unwrap_err();
     assert!(
-        matches!(&error, Error::Driver { sequence, .. } if sequence == "ticket"),
+        matches!(&error, Error::Driver { sequence, .. } if sequence.name == "ticket"),
         "{error:?}"
     );
     assert_eq!(huge.id, 0);

@@ -106,7 +106,7 @@ async fn tickets_are_numbered_per_project_from_their_start() {
     );
     let error = Ticket::find_by_id(&db, 1001).await.unwrap_err();
     assert!(
-        matches!(&error, Error::InvalidScope { sequence, .. } if sequence == "ticket"),
+        matches!(&error, Error::InvalidScope { sequence, .. } if sequence.name == "ticket"),
         "{error:?}"
     );
     assert!(error.to_string().contains("`project`"), "{error}");
@@ -336,7 +336,7 @@ async fn scope_values_of_each_kind_count_apart_and_others_are_refused() {
         let mut doc = labelled(Some(key.clone()));
         let error = doc.insert(db).await.unwrap_err();
         assert!(
-            matches!(&error, Error::InvalidScope { sequence, .. } if sequence == "labelled"),
+            matches!(&error, Error::InvalidScope { sequence, .. } if sequence.name == "labelled"),
             "{key:?}: {error:?}"
         );
         assert!(error.to_string().contains("key: "), "{error}");
@@ -493,7 +493,7 @@ async fn the_optimistic_strategy_on_a_field_relies_on_its_unique_index() {
     let error = first.insert(&db).await.unwrap_err();
     assert!(
         matches!(&error, Error::MissingIndex { sequence, keys, .. }
-            if sequence == "issue" && keys.contains("repo") && keys.contains("number")),
+            if sequence.name == "issue" && keys.contains("repo") && keys.contains("number")),
         "{error:?}"
     );
     assert!(error.to_string().contains("create_indexes"), "{error}");
@@ -523,8 +523,10 @@ async fn the_optimistic_strategy_on_a_field_relies_on_its_unique_index() {
     let mut dup = issue("seqid", "first");
     let error = dup.insert(&db).await.unwrap_err();
     match &error {
-        Error::DuplicateKey { field, index, .. } => {
-            assert_eq!(*field, "number");
+        Error::DuplicateKey {
+            sequence, index, ..
+        } => {
+            assert_eq!(sequence.field, "number");
             // nx-27017 names no index in its message; MongoDB and SecantusDB do.
             if seqid_harness::server_flavor().unwrap() != ServerFlavor::Nx {
                 assert_eq!(index.as_deref(), Some("title_1"));
@@ -590,7 +592,10 @@ async fn counters_are_administered_per_scope() {
             Error::CounterBelowStored {
                 largest: 101,
                 value: 50,
-                field: "number",
+                sequence: seqid::Sequence {
+                    field: "number",
+                    ..
+                },
                 ..
             }
         ),

@@ -198,7 +198,7 @@ async fn a_counter_is_read_set_and_reset_without_taking_ids_below_what_is_stored
     assert!(
         matches!(
             &error,
-            Error::CounterBelowStored { sequence, value: 10, largest: 5000, .. } if sequence == "from_1000"
+            Error::CounterBelowStored { sequence, value: 10, largest: 5000, .. } if sequence.name == "from_1000"
         ),
         "{error:?}"
     );

@@ -185,7 +185,7 @@ async fn a_gapless_insert_outside_a_transaction_is_refused_before_anything_is_wr
     let mut invoice = Invoice::make(0, 0);
     let error = invoice.insert(&db).await.unwrap_err();
     assert!(
-        matches!(&error, Error::TransactionRequired { sequence, has_session: false } if sequence == "invoice"),
+        matches!(&error, Error::TransactionRequired { sequence, has_session: false } if sequence.name == "invoice"),
         "{error:?}"
     );
     assert!(
