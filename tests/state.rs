@@ -5,8 +5,6 @@
 //! copy 13 KB; see the `insert` module and BENCHMARKS.md, *The client's own cost*, which
 //! prints the release build's size. Sizes, not times: the same on every run of one build.
 
-mod common;
-
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::future::IntoFuture;
@@ -89,10 +87,15 @@ fn state_bytes<T: Document>(mut doc: T, db: &impl seqid::AsDatabase) -> u64 {
     bytes
 }
 
+/// The test database bound to a `Sequences` handle of its own.
+fn shared(test: &seqid_harness::TestDb) -> seqid::Database {
+    seqid::Sequences::new(test.client()).database(test.name())
+}
+
 #[tokio::test]
 async fn an_insert_state_is_small_for_every_strategy() {
     let db = test_db("state_size").await;
-    let shared = common::shared(&db);
+    let shared = shared(&db);
     let sizes = [
         (
             "counters",

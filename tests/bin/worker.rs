@@ -1,37 +1,44 @@
-//! A separate OS process for the multi-process tests: inserts documents with one
-//! strategy from many tasks and prints `<id> <writer> <n>` for each.
+//! A separate OS process for the multi-process tests: one writer inserting documents of
+//! one model from many tasks, printing `<id> <writer> <n>` for each acknowledged one,
+//! then `retries <counter upserts its handle retried>`.
 //!
-//! Usage: `seqid-worker <strategy> <database> <writer> <tasks> <per-task>`, where the
-//! strategy is `counters`, `optimistic`, `block`, `gapless`, or `scoped-` and one of the
-//! first three (numbers per project; the `n`-th document goes to `models::project_of(n)`),
-//! with `MONGODB_URI` set. It prints `ready` once connected and starts when it reads a
-//! line on stdin, so that the parent can start every writer at the same moment.
-//!
-//! A strategy `equal/<model>/<via>/<op>/<by>` runs an equal-document writer instead
-//! (`common/equal.rs`): documents all equal but for the id, written by `<by>` through a
-//! `handle` or a `bare` database, `one` at a time, `many` in batches or `both`.
+//! Usage: `seqid-worker <model>/<via>/<op>/<by> <database> <tasks> <per-task>`, with
+//! `MONGODB_URI` set (see `tests/it/support/writers.rs`): writer `<by>` of the model
+//! named `<model>` (or the MongoDB tutorial's code by hand, `tutorial...`), through a
+//! `handle` or a `bare` database, `one` document per call, `many` in batches or `both`.
+//! It prints `ready` once connected and starts when it reads a line on stdin, so that the
+//! parent can start every writer at the same moment.
 
-#[path = "../common/equal.rs"]
-mod equal;
-#[path = "../common/models.rs"]
+#[path = "../it/support/models.rs"]
 mod models;
-#[path = "../common/tutorial.rs"]
+#[path = "../it/support/tutorial.rs"]
 mod tutorial;
+// A worker runs one writer: the tests use the rest of this module (resuming, naming a
+// worker's mode, the scope of a document).
+#[allow(dead_code)]
+#[path = "../it/support/writers.rs"]
+mod writers;
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
 use models::{
-    BlockDoc, CountedDoc, GaplessDoc, OptimisticDoc, ScopedBlock, ScopedCounted, ScopedOptimistic,
-    Written, insert_written,
+    BlockDoc, CountedDoc, EqualBlock, EqualCounted, EqualGapless, EqualOptimistic, GaplessDoc,
+    Model, OptimisticDoc, ScopedBlock, ScopedCounted, ScopedEqualBlock, ScopedEqualCounted,
+    ScopedEqualOptimistic, ScopedOptimistic,
 };
+use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use seqid::Model as _;
+use tutorial::counter_loop;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 const DEADLINE: Duration = Duration::from_secs(300);
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [strategy, database, writer, tasks, per_task] = &args[..] else {
-        fail("usage: seqid-worker <strategy> <database> <writer> <tasks> <per-task>");
+    let [mode, database, tasks, per_task] = &args[..] else {
+        fail("usage: seqid-worker <model>/<via>/<op>/<by> <database> <tasks> <per-task>");
     };
     let tasks: usize = tasks
         .parse()
@@ -39,96 +46,138 @@ fn main() {
     let per_task: u32 = per_task
         .parse()
         .unwrap_or_else(|_| fail("per-task must be a number"));
+    let Some((model, via, op, by)) = parse_worker_mode(mode) else {
+        fail(&format!("bad mode {mode}"));
+    };
     let uri = std::env::var("MONGODB_URI").unwrap_or_else(|_| fail("MONGODB_URI is not set"));
     let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| fail(&e.to_string()));
     let result = runtime.block_on(async {
         let client = mongodb::Client::with_uri_str(&uri).await?;
         // One handle per process, as an application keeps one next to its client.
-        let db = seqid::Sequences::new(&client).database(database);
-        db.run_command(mongodb::bson::doc! { "ping": 1 }).await?;
+        let via = writers::Via::on(via, &client, database)
+            .unwrap_or_else(|| fail(&format!("bad database kind {via}")));
+        via.db()
+            .run_command(mongodb::bson::doc! { "ping": 1 })
+            .await?;
         println!("ready");
         std::io::stdout().flush()?;
         std::io::stdin().lock().read_line(&mut String::new())?;
-        if let Some(mode) = strategy.strip_prefix("equal/") {
-            let run = write_equal(&client, database, mode, tasks, per_task);
-            return tokio::time::timeout(DEADLINE, run)
-                .await
-                .map_err(|_| "deadline passed")?;
-        }
-        let run = async {
-            match strategy.as_str() {
-                "counters" => insert::<CountedDoc>(&db, writer, tasks, per_task).await,
-                "optimistic" => insert::<OptimisticDoc>(&db, writer, tasks, per_task).await,
-                "block" => insert::<BlockDoc>(&db, writer, tasks, per_task).await,
-                "gapless" => insert::<GaplessDoc>(&db, writer, tasks, per_task).await,
-                "scoped-counters" => insert::<ScopedCounted>(&db, writer, tasks, per_task).await,
-                "scoped-block" => insert::<ScopedBlock>(&db, writer, tasks, per_task).await,
-                "scoped-optimistic" => {
-                    insert::<ScopedOptimistic>(&db, writer, tasks, per_task).await
-                }
-                other => fail(&format!("unknown strategy {other}")),
-            }
-        };
-        tokio::time::timeout(DEADLINE, run)
+        let run = write_model(model, &via, by, tasks, per_task, op);
+        let (lines, retries) = tokio::time::timeout(DEADLINE, run)
             .await
-            .map_err(|_| "deadline passed")?
+            .map_err(|_| "deadline passed")??;
+        let mut out = std::io::stdout().lock();
+        for (id, writer, n) in lines {
+            writeln!(out, "{id} {writer} {n}")?;
+        }
+        // Counter upserts retried (each may leave a gap on a server that applies an
+        // upsert and answers it with no document), for the parent's check.
+        writeln!(out, "retries {retries}")?;
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
     });
     if let Err(error) = result {
         fail(&error.to_string());
     }
 }
 
-async fn insert<T: Written>(
-    db: &seqid::Database,
-    writer: &str,
+/// Runs writer `by` of the model named `model` (a [`Model::NAME`]; or by hand, without
+/// seqid: `tutorial`, the tutorial's optimistic loop on [`EqualOptimistic`]'s collection,
+/// and `tutorial-counters` and `tutorial-block`, its getNextSequence on the counter and
+/// collection of [`EqualCounted`] and [`EqualBlock`]), as the worker processes do;
+/// returns what the calls were told and the handle's counter retries.
+async fn write_model(
+    model: &str,
+    via: &writers::Via,
+    by: &str,
     tasks: usize,
     per_task: u32,
-) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let mut handles = Vec::new();
-    for task in 0..tasks {
-        let (db, writer) = (db.clone(), format!("{writer}-{task}"));
-        handles.push(tokio::spawn(async move {
-            let mut lines = Vec::new();
-            for n in 0..per_task {
-                let id = insert_written::<T>(&db, &writer, n).await?;
-                lines.push(format!("{id} {writer} {n}"));
+    op: writers::Op,
+) -> Result<(Vec<writers::Line>, u64), BoxError> {
+    macro_rules! run {
+        ($($model:ty),*) => {$(
+            if model == <$model>::NAME {
+                let lines = writers::write::<$model>(via, by, tasks, per_task, op).await?;
+                return Ok((lines, via.retries::<$model>()));
             }
-            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(lines)
-        }));
+        )*};
     }
-    let mut out = std::io::stdout().lock();
-    for handle in handles {
-        for line in handle.await?? {
-            writeln!(out, "{line}")?;
+    run!(
+        CountedDoc,
+        OptimisticDoc,
+        BlockDoc,
+        GaplessDoc,
+        ScopedCounted,
+        ScopedBlock,
+        ScopedOptimistic,
+        EqualCounted,
+        EqualBlock,
+        EqualOptimistic,
+        EqualGapless,
+        ScopedEqualCounted,
+        ScopedEqualBlock,
+        ScopedEqualOptimistic
+    );
+    let (db, count) = (via.db(), tasks as u32 * per_task);
+    let ids = match model {
+        "tutorial" => optimistic_loop(db, EqualOptimistic::SEQUENCE.collection, by, count).await?,
+        "tutorial-counters" | "tutorial-block" => {
+            let seq = match model {
+                "tutorial-counters" => EqualCounted::SEQUENCE,
+                _ => EqualBlock::SEQUENCE,
+            };
+            counter_loop(db, seq.name, seq.collection, by, count).await?
         }
-    }
-    // Counter upserts retried (each may leave a gap on a server that applies an upsert
-    // and answers it with no document), for the parent's check.
-    writeln!(out, "retries {}", T::stats(db).retries)?;
-    Ok(())
+        other => return Err(format!("unknown model {other}").into()),
+    };
+    let lines = ids
+        .into_iter()
+        .zip(0..)
+        .map(|(id, n)| (id, by.to_owned(), n));
+    Ok((lines.collect(), 0))
 }
 
-/// An equal-document writer: prints `<id> <by> <n>` for each document acknowledged, then
-/// the handle's counter retries.
-async fn write_equal(
-    client: &mongodb::Client,
-    database: &str,
-    mode: &str,
-    tasks: usize,
-    per_task: u32,
-) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let Some((model, via, op, by)) = equal::parse_worker_mode(mode) else {
-        fail(&format!("bad equal mode {mode}"));
+/// Parses `writers::worker_mode`'s `<model>/<via>/<op>/<by>`.
+fn parse_worker_mode(mode: &str) -> Option<(&str, &str, writers::Op, &str)> {
+    let mut parts = mode.splitn(4, '/');
+    let (model, via, op, by) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    Some((model, via, parse_op(op)?, by))
+}
+
+/// The tutorial's optimistic loop, by hand: the largest numeric `_id` plus one,
+/// inserted, and on a duplicate key (11000) the same again; `count` documents
+/// `{ _id, writer }`; returns the ids.
+///
+/// The query is bounded to numbers (`$lte: Infinity`): a string `_id` sorts above them,
+/// and nx-27017 orders an unfiltered sort on `_id` as text.
+pub async fn optimistic_loop(
+    db: &mongodb::Database,
+    collection: &str,
+    by: &str,
+    count: u32,
+) -> Result<Vec<i64>, BoxError> {
+    let coll = db.collection::<BsonDocument>(collection);
+    let next = || async {
+        let top = coll
+            .find_one(doc! { "_id": { "$lte": f64::INFINITY } })
+            .sort(doc! { "_id": -1 })
+            .projection(doc! { "_id": 1 })
+            .await?;
+        match top.as_ref().and_then(|top| top.get("_id")) {
+            None => Ok(1),
+            Some(Bson::Int32(v)) => Ok(i64::from(*v) + 1),
+            Some(Bson::Int64(v)) => Ok(v + 1),
+            Some(Bson::Double(v)) => Ok(*v as i64 + 1),
+            Some(other) => Err(format!("a numeric query found {other}").into()),
+        }
     };
-    let via = equal::Via::on(via, client, database)
-        .unwrap_or_else(|| fail(&format!("bad database kind {via}")));
-    let (lines, retries) = equal::write_model(model, &via, by, tasks, per_task, op).await?;
-    let mut out = std::io::stdout().lock();
-    for (id, by, n) in lines {
-        writeln!(out, "{id} {by} {n}")?;
-    }
-    writeln!(out, "retries {retries}")?;
-    Ok(())
+    tutorial::by_hand(db, collection, by, count, true, next).await
+}
+
+fn parse_op(name: &str) -> Option<writers::Op> {
+    use writers::Op;
+    [Op::One, Op::Many, Op::Both]
+        .into_iter()
+        .find(|op| op.name() == name)
 }
 
 fn fail(message: &str) -> ! {

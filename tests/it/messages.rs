@@ -1,8 +1,7 @@
 //! Every error names the true cause: the value as stored, where a number came from, and
 //! what an unset id looks like for the field at hand.
 
-mod common;
-
+use crate::support;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use seqid::{Document, Error};
 use seqid_harness::test_db;
@@ -40,7 +39,7 @@ async fn set_counter(db: &mongodb::Database, name: &str, seq: impl Into<Bson>) {
 #[tokio::test]
 async fn zero_is_the_unset_marker_of_a_plain_field_not_an_overflow() {
     let db = test_db("messages_zero").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     set_counter(&db, "zero", -1).await;
     let error = Plain { id: 0 }.insert(&db).await.unwrap_err();
     assert!(
@@ -64,7 +63,7 @@ async fn zero_is_the_unset_marker_of_a_plain_field_not_an_overflow() {
 #[tokio::test]
 async fn an_id_already_set_says_what_unset_looks_like_for_the_field() {
     let db = test_db("messages_unset").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let error = Unsigned { id: Some(0) }.insert(&db).await.unwrap_err();
     assert!(
         matches!(
@@ -87,7 +86,7 @@ async fn an_id_already_set_says_what_unset_looks_like_for_the_field() {
 #[tokio::test]
 async fn a_counter_with_a_fraction_is_called_so() {
     let db = test_db("messages_fraction").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     set_counter(&db, "zero", 2.5).await;
     let error = Plain { id: 0 }.insert(&db).await.unwrap_err();
     assert!(
@@ -95,7 +94,7 @@ async fn a_counter_with_a_fraction_is_called_so() {
         "{error:?}"
     );
     assert!(error.to_string().contains("not a whole number"), "{error}");
-    assert_eq!(common::all_documents(&db, "plain").await.len(), 0);
+    assert_eq!(support::all_documents(&db, "plain").await.len(), 0);
 }
 
 #[tokio::test]
@@ -108,7 +107,7 @@ async fn a_huge_document_is_refused_and_the_rest_of_its_batch_stored() {
         body: String,
     }
     let db = test_db("messages_too_large").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let mut batch = vec![
         Big {
             id: 0,
@@ -140,10 +139,10 @@ async fn a_huge_document_is_refused_and_the_rest_of_its_batch_stored() {
     assert!(error.to_string().contains("not sent"), "{error}");
     assert_eq!(bulk.inserted, vec![0, 2], "{error}");
     assert_eq!(batch[1].id, 0, "not sent: its id is unset");
-    let stored: Vec<i64> = common::all_documents(&db, "big")
+    let stored: Vec<i64> = support::all_documents(&db, "big")
         .await
         .iter()
-        .map(|d| d.get("_id").and_then(common::integer).unwrap())
+        .map(|d| d.get("_id").and_then(support::integer).unwrap())
         .collect();
     assert_eq!(stored, vec![batch[0].id, batch[2].id]);
 }
@@ -157,7 +156,7 @@ async fn an_optimistic_overflow_names_the_id_it_came_from() {
         id: i64,
     }
     let db = test_db("messages_huge").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     db.collection::<BsonDocument>("huge")
         .insert_one(doc! { "_id": 1e300 })
         .await

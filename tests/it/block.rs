@@ -1,13 +1,13 @@
 //! The block strategy against a real server process.
 
-mod common;
-
 use std::collections::BTreeSet;
 
-use common::models::BlockDoc;
-use common::tutorial::plain_increment;
-use common::{
-    Workers, counted_db, counter_value, insert_concurrently, integer, merge, stored_writes,
+use crate::support;
+use crate::support::models::{BlockDoc, Model};
+use crate::support::tutorial::plain_increment;
+use crate::support::writers::{Op, worker_mode};
+use crate::support::{
+    Workers, counted_db, counter_value, insert_concurrently, integer, stored_writes,
 };
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use seqid::{Document, Error};
@@ -34,14 +34,10 @@ struct PlainDoc {
 #[tokio::test]
 async fn one_increment_per_block() {
     let (db, counter) = counted_db("block_round_trips").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let mut ids = Vec::new();
     for n in 0..95 {
-        let mut doc = BlockDoc {
-            id: 0,
-            writer: "one".into(),
-            n,
-        };
+        let mut doc = BlockDoc::make("one", n);
         ids.push(doc.insert(&db).await.unwrap());
     }
     assert_eq!(ids, (1..=95).collect::<Vec<_>>());
@@ -59,7 +55,7 @@ async fn one_increment_per_block() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiting_tasks_share_one_refill() {
     let (db, counter) = counted_db("block_refills").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let writes = insert_concurrently::<BlockDoc>(&db, "task", 64, 10).await;
     assert_eq!(writes.len(), 640);
     let trips = counter.count("findAndModify");
@@ -74,7 +70,7 @@ async fn waiting_tasks_share_one_refill() {
 #[tokio::test]
 async fn bulk_inserts_take_the_rest_of_the_block_then_whole_blocks_in_one_trip() {
     let (db, counter) = counted_db("block_bulk").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     Order { id: None }.insert(&db).await.unwrap();
     let mut orders: Vec<Order> = (0..250).map(|_| Order { id: None }).collect();
     let ids = Order::insert_many(&mut orders, &db).await.unwrap();
@@ -96,9 +92,9 @@ async fn bulk_inserts_take_the_rest_of_the_block_then_whole_blocks_in_one_trip()
 #[tokio::test]
 async fn each_database_has_its_own_block() {
     let a = test_db("block_db_a").await;
-    let a = common::shared(&a);
+    let a = support::shared(&a);
     let b = test_db("block_db_b").await;
-    let b = common::shared(&b);
+    let b = support::shared(&b);
     assert_eq!(Order { id: None }.insert(&a).await.unwrap(), 1);
     assert_eq!(Order { id: None }.insert(&b).await.unwrap(), 1);
     assert_eq!(Order { id: None }.insert(&a).await.unwrap(), 2);
@@ -108,19 +104,10 @@ async fn each_database_has_its_own_block() {
 #[tokio::test]
 async fn plain_writers_share_the_sequence_and_ids_increase_in_a_process() {
     let db = test_db("block_pooled").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let mut seen = Vec::new();
     for n in 0..30 {
-        seen.push(
-            BlockDoc {
-                id: 0,
-                writer: "block".into(),
-                n,
-            }
-            .insert(&db)
-            .await
-            .unwrap(),
-        );
+        seen.push(BlockDoc::make("block", n).insert(&db).await.unwrap());
         if n % 4 == 0 {
             // The tutorial's getNextSequence and seqid's counters strategy.
             seen.push(plain_increment(&db, "multi_block").await.unwrap());
@@ -153,8 +140,9 @@ async fn plain_writers_share_the_sequence_and_ids_increase_in_a_process() {
 #[tokio::test]
 async fn a_restart_leaves_a_gap_smaller_than_a_block() {
     let db = test_db("block_restart").await;
-    let db = common::shared(&db);
-    let mut worker = Workers::spawn("block", &db, 1, 1, 3);
+    let db = support::shared(&db);
+    let mode = worker_mode(BlockDoc::NAME, "handle", Op::One, "process0");
+    let mut worker = Workers::spawn(&db, [mode], 1, 3);
     worker.go();
     let from_worker = worker.finish().await;
     assert_eq!(
@@ -167,54 +155,9 @@ async fn a_restart_leaves_a_gap_smaller_than_a_block() {
         "the worker reserved one block"
     );
     // This process starts its own block after the worker's, which ended with the worker.
-    let next = BlockDoc {
-        id: 0,
-        writer: "parent".into(),
-        n: 0,
-    }
-    .insert(&db)
-    .await
-    .unwrap();
+    let next = BlockDoc::make("parent", 0).insert(&db).await.unwrap();
     assert_eq!(next, 11);
     assert!(next - 3 - 1 < 10, "gap of at most block_size - 1 ids");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ids_are_unique_across_tasks_processes_and_a_plain_writer() {
-    let db = test_db("block_load").await;
-    let db = common::shared(&db);
-    let mut workers = Workers::spawn("block", &db, 3, 16, 25);
-    workers.go();
-    let plain = tokio::spawn({
-        let db = db.clone();
-        async move {
-            let mut values = Vec::new();
-            for _ in 0..150 {
-                values.push(plain_increment(&db, "multi_block").await.unwrap());
-            }
-            values
-        }
-    });
-    let mut writes = insert_concurrently::<BlockDoc>(&db, "parent", 64, 10).await;
-    merge(&mut writes, workers.finish().await);
-    let plain = plain.await.unwrap();
-    assert_eq!(writes.len(), 640 + 3 * 16 * 25);
-    assert_eq!(
-        stored_writes(&db, "multi_block").await,
-        writes,
-        "every document stored under its id"
-    );
-    let plain_set: BTreeSet<i64> = plain.iter().copied().collect();
-    assert_eq!(
-        plain_set.len(),
-        plain.len(),
-        "the plain writer's values are distinct"
-    );
-    let overlap: Vec<&i64> = writes.keys().filter(|id| plain_set.contains(id)).collect();
-    assert!(
-        overlap.is_empty(),
-        "block ids handed out to the plain writer too: {overlap:?}"
-    );
 }
 
 /// Thousands of block inserts cancelled while queued for a block, while a block is being
@@ -226,7 +169,7 @@ async fn ids_are_unique_across_tasks_processes_and_a_plain_writer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelled_block_inserts_give_their_ids_back() {
     let (db, counter) = counted_db("block_cancelled").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let mut cancelled = 0;
     let mut kept = BTreeSet::new();
     let mut returned = Vec::new();
@@ -235,11 +178,7 @@ async fn cancelled_block_inserts_give_their_ids_back() {
             .map(|i| {
                 let db = db.clone();
                 tokio::spawn(async move {
-                    let mut doc = BlockDoc {
-                        id: 0,
-                        writer: format!("r{round}"),
-                        n: i as u32,
-                    };
+                    let mut doc = BlockDoc::make(&format!("r{round}"), i as u32);
                     let wait = std::time::Duration::from_micros((i * 131 + round * 17) % 2500);
                     let outcome = tokio::time::timeout(wait, doc.insert(&db)).await;
                     (doc.id, outcome.ok().map(Result::unwrap))
@@ -261,7 +200,7 @@ async fn cancelled_block_inserts_give_their_ids_back() {
     assert!(cancelled >= 1000, "only {cancelled} inserts were cancelled");
     // Requests still on their way land (or not) first.
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    let stored: BTreeSet<i64> = common::all_documents(&db, "multi_block")
+    let stored: BTreeSet<i64> = support::all_documents(&db, "multi_block")
         .await
         .iter()
         .filter_map(|d| integer(d.get("_id").unwrap()))
@@ -278,11 +217,7 @@ async fn cancelled_block_inserts_give_their_ids_back() {
     assert!(handed.len() as u64 + stats.unused <= reserved as u64);
     if stats.unused > 0 {
         let trips = counter.count("findAndModify");
-        let mut next = BlockDoc {
-            id: 0,
-            writer: "after".into(),
-            n: 0,
-        };
+        let mut next = BlockDoc::make("after", 0);
         let id = next.insert(&db).await.unwrap();
         assert_eq!(
             counter.count("findAndModify"),
@@ -303,7 +238,7 @@ async fn a_block_that_would_take_a_double_counter_to_2_pow_53_is_refused_and_the
         id: i64,
     }
     let db = test_db("block_near_limit").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let counters = db.collection::<BsonDocument>("counters");
     let stored = || async {
         counters

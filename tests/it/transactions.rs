@@ -6,93 +6,146 @@
 //! transaction tests check that it still has none, say so, and stop; they never pass by
 //! running what the server cannot do.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
-
-use common::equal::Via;
-use common::transactions::{Make, Seen, in_transactions, without_transactions};
-use common::{counter_value, integer};
 
 use mongodb::bson::{Document as BsonDocument, doc};
 use mongodb::event::EventHandler;
 use mongodb::event::command::CommandEvent;
 use mongodb::options::{Acknowledgment, DatabaseOptions, WriteConcern};
-use seqid::{Document, Error, Sequences};
-use seqid_harness::{test_db, test_db_with};
+use seqid::{Document, Error, Sequences, Strategy};
+use seqid_harness::{TestDb, test_db, test_db_with};
 use serde::Serialize;
 
-#[derive(Debug, Serialize, Document)]
-#[seq_id("invoice", collection = "invoices", strategy = "gapless")]
-struct Invoice {
-    #[serde(rename = "_id")]
-    id: i64,
-    task: u32,
-    n: u32,
-}
+use crate::support;
+use crate::support::ledger::{Told, check};
+use crate::support::models::{
+    EqualBlock, EqualCounted, EqualGapless, EqualOptimistic, Model, PROJECTS, WIDE,
+};
+use crate::support::transactions::{in_transactions, without_transactions};
+use crate::support::writers::{BATCH, Op, Via, task_writer, write};
+use crate::support::{all_documents, counter_value, one_to, seed_string_id};
 
-#[derive(Debug, Serialize, Document)]
-#[seq_id("txn_counted", collection = "txn_counted")]
-struct Counted {
-    #[serde(rename = "_id")]
-    id: i64,
-    task: u32,
-    n: u32,
-}
-
-#[derive(Debug, Serialize, Document)]
-#[seq_id(
+unique_model!(
+    Invoice = "txn-invoice",
+    "invoice",
+    collection = "invoices",
+    strategy = "gapless"
+);
+unique_model!(
+    Counted = "txn-counted",
+    "txn_counted",
+    collection = "txn_counted"
+);
+unique_model!(
+    Blocked = "txn-block",
     "txn_block",
     collection = "txn_block",
     strategy = "block",
     block_size = 10
-)]
-struct Blocked {
-    #[serde(rename = "_id")]
-    id: i64,
-    task: u32,
-    n: u32,
+);
+unique_model!(
+    Opt = "txn-optimistic",
+    "txn_opt",
+    collection = "txn_opt",
+    strategy = "optimistic"
+);
+
+/// Every third transaction of tasks 0, 1 and 2 aborts on purpose (see
+/// `in_transactions`): the documents they held, `per_task` documents a task, `batch` per
+/// transaction.
+fn aborted(per_task: u32, batch: u32) -> u32 {
+    let aborted: u32 = (0..per_task)
+        .step_by(batch as usize)
+        .skip(1)
+        .step_by(3)
+        .map(|first| batch.min(per_task - first))
+        .sum();
+    3 * aborted
 }
 
-#[derive(Debug, Serialize, Document)]
-#[seq_id("txn_opt", collection = "txn_opt", strategy = "optimistic")]
-struct Opt {
-    #[serde(rename = "_id")]
-    id: i64,
-    task: u32,
-    n: u32,
-}
-
-macro_rules! make {
-    ($($t:ident),*) => {$(
-        impl Make for $t {
-            fn make(task: u32, n: u32) -> Self {
-                $t { id: 0, task, n }
+/// `tasks` tasks insert `per_task` documents of `T` each through `via`, in transactions
+/// of their own of `batch` documents, some aborted on purpose, some retried by `and_run`
+/// after a write conflict (`in_transactions`). Only committed documents are acknowledged,
+/// and they are stored, exactly (`ledger::check`, beside what writer `first` stored
+/// before); an attempt that did not commit took an id no committed document has; and the
+/// ids keep the strategy's promise: counters hand every id out once, to a committed
+/// document or an abandoned attempt (a gap, never a repeat); blocks never twice, within
+/// what the counter reserved; optimistic and gapless `1..=n` (a rolled back id was never
+/// stored, or was taken back: the next maximum, or counter, hands it out again), an
+/// abandoned attempt's ids at most a batch past the last. Returns the number of
+/// attempts, retries included.
+async fn in_transactions_checked<T: Model + Document<Id = i64>>(
+    test: &TestDb,
+    via: &Via,
+    (tasks, per_task, batch): (u32, u32, u32),
+    first: usize,
+) -> usize {
+    let label = format!("{} {} {batch}", T::SEQUENCE.name, via.name());
+    let mut told = Told::default();
+    if first > 0 {
+        told.add::<T>(
+            write::<T>(via, "first", 1, first as u32, Op::One)
+                .await
+                .unwrap(),
+        );
+    }
+    let seen = in_transactions::<T>(via, tasks, per_task, batch).await;
+    let n = (tasks * per_task - aborted(per_task, batch)) as usize;
+    assert_eq!(seen.committed.len(), n, "{label}: committed");
+    let committed = seen
+        .committed
+        .iter()
+        .map(|&(id, task, n)| (id, task_writer::<T>("seqid", task as usize), n));
+    told.add::<T>(committed.collect());
+    let ids = check::<T>(test, &told, &[("first", first), ("seqid", n)]).await;
+    let ids = &ids[""];
+    let all = n + first;
+    let name = T::SEQUENCE.name;
+    match T::SEQUENCE.strategy {
+        Strategy::Counters => {
+            // Every id the counter handed out went to a committed document or an attempt
+            // that did not commit (a gap), once.
+            let last = counter_value(test, name).await.unwrap();
+            let mut every: Vec<i64> = ids.iter().chain(&seen.abandoned).copied().collect();
+            every.sort_unstable();
+            assert_eq!(every, (1..=last).collect::<Vec<_>>(), "{label}");
+            let aborted = aborted(per_task, batch) as usize;
+            assert!(
+                seen.abandoned.len() >= aborted,
+                "{label}: {:?}",
+                seen.abandoned
+            );
+        }
+        Strategy::Block { .. } => {
+            let distinct: BTreeSet<i64> = ids.iter().chain(&seen.abandoned).copied().collect();
+            assert_eq!(
+                distinct.len(),
+                ids.len() + seen.abandoned.len(),
+                "{label}: no id twice"
+            );
+            let reserved = counter_value(test, name).await.unwrap();
+            assert!(
+                distinct.last().is_some_and(|&top| top <= reserved),
+                "{label}"
+            );
+        }
+        _ => {
+            assert_eq!(ids, &one_to(all), "{label}: no gap, ever");
+            // An attempt that did not commit took ids of its snapshot, at most a batch
+            // past the last, and gave them back with its rollback.
+            let top = (all + batch as usize) as i64;
+            assert!(
+                seen.abandoned.iter().all(|id| (1..=top).contains(id)),
+                "{label}: abandoned {:?}",
+                seen.abandoned
+            );
+            if T::SEQUENCE.strategy == Strategy::Gapless {
+                assert_eq!(counter_value(test, name).await, Some(all as i64), "{label}");
             }
         }
-    )*};
-}
-make!(Invoice, Counted, Blocked, Opt);
-
-/// Every committed document is stored, once, under its id; nothing else is stored.
-async fn stored_as_committed(db: &mongodb::Database, collection: &str, seen: &Seen) -> Vec<i64> {
-    let docs = common::all_documents(db, collection).await;
-    let mut stored: Vec<(i64, u32, u32)> = docs
-        .iter()
-        .map(|d| {
-            (
-                integer(d.get("_id").unwrap()).unwrap(),
-                integer(d.get("task").unwrap()).unwrap() as u32,
-                integer(d.get("n").unwrap()).unwrap() as u32,
-            )
-        })
-        .collect();
-    stored.sort_unstable();
-    let mut committed = seen.committed.clone();
-    committed.sort_unstable();
-    assert_eq!(stored, committed, "stored exactly what was committed");
-    stored.iter().map(|(id, ..)| *id).collect()
+    }
+    seen.attempts
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -101,23 +154,11 @@ async fn gapless_ids_are_one_to_n_through_aborts_and_write_conflicts() {
     if without_transactions(&test).await {
         return;
     }
-    let db = common::shared(&test);
-    let seen = in_transactions::<Invoice>(&Via::Handle(db.clone()), 16, 5, 1).await;
-    let n = seen.committed.len() as i64;
-    assert_eq!(n, 16 * 5 - 6, "six transactions aborted on purpose");
-    let ids = stored_as_committed(&db, "invoices", &seen).await;
-    assert_eq!(ids, (1..=n).collect::<Vec<_>>(), "no gap, ever");
-    assert_eq!(counter_value(&db, "invoice").await, Some(n));
-    // An attempt that did not commit took the next id of its snapshot, at most n + 1,
-    // and gave it back with its rollback.
-    assert!(
-        seen.abandoned.iter().all(|id| (1..=n + 1).contains(id)),
-        "{:?}",
-        seen.abandoned
-    );
+    let db = Via::Handle(support::shared(&test));
+    let attempts = in_transactions_checked::<Invoice>(&test, &db, (16, 5, 1), 0).await;
     // Attempts beyond the six aborted on purpose were retried by `and_run` after a write
     // conflict on the counter: sixteen concurrent transactions take turns.
-    let conflicts = seen.attempts - 16 * 5;
+    let conflicts = attempts - 16 * 5;
     eprintln!("gapless: {conflicts} attempts retried after a write conflict");
     assert!(conflicts > 0, "16 concurrent transactions never conflicted");
 }
@@ -128,39 +169,20 @@ async fn counters_outside_the_transaction_cost_a_gap_per_rollback_never_a_repeat
     if without_transactions(&test).await {
         return;
     }
-    let db = common::shared(&test);
+    let db = Via::Handle(support::shared(&test));
     // The counter exists before the tasks start: SecantusDB may answer a concurrent first
     // use's upsert with no document after applying it (a gap nobody learns of; see
-    // `common::assert_dense`), and this test is about transactions, not first use.
+    // `support::assert_dense`), and this test is about transactions, not first use.
     test.collection::<BsonDocument>("counters")
         .insert_one(doc! { "_id": "txn_counted", "seq": 0 })
         .await
         .unwrap();
     // So does the collection: concurrent transactions that would create it conflict, and
-    // an attempt whose insert fails has its id unset, where the accounting below cannot
-    // see it (a gap all the same, never a repeat).
+    // an attempt whose insert fails has its id unset, where the accounting cannot see it
+    // (a gap all the same, never a repeat).
     test.create_collection("txn_counted").await.unwrap();
-    let seen = in_transactions::<Counted>(&Via::Handle(db.clone()), 16, 5, 1).await;
-    assert_eq!(seen.committed.len(), 16 * 5 - 6);
-    let ids = stored_as_committed(&db, "txn_counted", &seen).await;
-    // Every id the counter handed out went to a committed document or an attempt that
-    // did not commit (a gap), once.
-    let last = counter_value(&db, "txn_counted").await.unwrap();
-    let mut all: Vec<i64> = ids.iter().chain(&seen.abandoned).copied().collect();
-    all.sort_unstable();
-    assert_eq!(all, (1..=last).collect::<Vec<_>>());
-    assert!(seen.abandoned.len() >= 6, "{:?}", seen.abandoned);
-
-    let seen = in_transactions::<Blocked>(&Via::Handle(db.clone()), 16, 5, 1).await;
-    let ids = stored_as_committed(&db, "txn_block", &seen).await;
-    let distinct: BTreeSet<i64> = ids.iter().chain(&seen.abandoned).copied().collect();
-    assert_eq!(
-        distinct.len(),
-        ids.len() + seen.abandoned.len(),
-        "no id twice"
-    );
-    let reserved = counter_value(&db, "txn_block").await.unwrap();
-    assert!(distinct.last().is_some_and(|&top| top <= reserved));
+    in_transactions_checked::<Counted>(&test, &db, (16, 5, 1), 0).await;
+    in_transactions_checked::<Blocked>(&test, &db, (16, 5, 1), 0).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -169,20 +191,63 @@ async fn optimistic_inserts_in_transactions_take_fresh_ids_on_retry() {
     if without_transactions(&test).await {
         return;
     }
-    let db = common::shared(&test);
-    let seen = in_transactions::<Opt>(&Via::Handle(db.clone()), 8, 5, 1).await;
-    let n = seen.committed.len() as i64;
-    assert_eq!(n, 8 * 5 - 6);
-    let ids = stored_as_committed(&db, "txn_opt", &seen).await;
-    // A rolled back id was never stored, so the next maximum takes it again: no gap.
-    assert_eq!(ids, (1..=n).collect::<Vec<_>>());
+    let db = Via::Handle(support::shared(&test));
+    in_transactions_checked::<Opt>(&test, &db, (8, 5, 1), 0).await;
+}
+
+/// The same transactions with equal documents, through a handle and bare, one document
+/// or a batch per transaction, 8 tasks of 8 documents, after writer `first` stored one
+/// document per scope (the counters exist). The collections exist beforehand
+/// (concurrent transactions that would create them conflict), and the optimistic
+/// collection holds a string `_id` (`seed_string_id`).
+async fn equal_documents_in_transactions<T: Model + Document<Id = i64>>(label: &str) {
+    for (via, batch) in [
+        ("handle", 1),
+        ("bare", 1),
+        ("handle", BATCH),
+        ("bare", BATCH),
+    ] {
+        let test = test_db(&format!("{label}_{via}_{batch}")).await;
+        if without_transactions(&test).await {
+            return;
+        }
+        for collection in [T::SEQUENCE.collection, T::SEQUENCE.counters] {
+            test.create_collection(collection).await.unwrap();
+        }
+        T::create_indexes(&*test).await.unwrap();
+        if T::SEQUENCE.strategy_name() == "optimistic" {
+            seed_string_id(&test, T::SEQUENCE.collection).await;
+        }
+        let via = Via::on(via, test.client(), test.name()).unwrap();
+        in_transactions_checked::<T>(&test, &via, (8, 8, batch), PROJECTS as usize).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gapless_ids_are_one_to_n_through_aborts_and_write_conflicts_equal() {
+    equal_documents_in_transactions::<EqualGapless>("txn_equal_gapless").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counters_outside_the_transaction_cost_a_gap_per_rollback_equal() {
+    equal_documents_in_transactions::<EqualCounted>("txn_equal_counters").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocks_outside_the_transaction_never_repeat_an_id_equal() {
+    equal_documents_in_transactions::<EqualBlock>("txn_equal_block").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn optimistic_inserts_in_transactions_take_fresh_ids_on_retry_equal() {
+    equal_documents_in_transactions::<EqualOptimistic>("txn_equal_optimistic").await;
 }
 
 #[tokio::test]
 async fn a_gapless_insert_outside_a_transaction_is_refused_before_anything_is_written() {
     let test = test_db("txn_required").await;
-    let db = common::shared(&test);
-    let mut invoice = Invoice::make(0, 0);
+    let db = support::shared(&test);
+    let mut invoice = Invoice::make("seqid-0", 0);
     let error = invoice.insert(&db).await.unwrap_err();
     assert!(
         matches!(&error, Error::TransactionRequired { sequence, has_session: false } if sequence.name == "invoice"),
@@ -210,7 +275,7 @@ async fn a_gapless_insert_outside_a_transaction_is_refused_before_anything_is_wr
             .contains("the session given has none running"),
         "{error}"
     );
-    let mut many = vec![Invoice::make(0, 1), Invoice::make(0, 2)];
+    let mut many = vec![Invoice::make("seqid-0", 1), Invoice::make("seqid-0", 2)];
     let error = Invoice::insert_many(&mut many, &db).await.unwrap_err();
     assert!(
         matches!(error, Error::TransactionRequired { .. }),
@@ -223,7 +288,7 @@ async fn a_gapless_insert_outside_a_transaction_is_refused_before_anything_is_wr
         None,
         "no counter written"
     );
-    assert!(common::all_documents(&db, "invoices").await.is_empty());
+    assert!(all_documents(&db, "invoices").await.is_empty());
     // The session is as it was: a plain write in it works.
     test.collection::<BsonDocument>("other")
         .insert_one(doc! { "x": 1 })
@@ -306,10 +371,10 @@ async fn counter_writes_carry_their_write_concern_and_inserts_the_collections() 
         .build();
     let db = Sequences::new(test.client()).database_with_options(test.name(), w1);
     for n in 0..3 {
-        Counted::make(0, n).insert(&db).await.unwrap();
+        Counted::make("seqid-0", n).insert(&db).await.unwrap();
         DatabaseConcern { id: 0 }.insert(&db).await.unwrap();
     }
-    let mut batch = vec![Counted::make(1, 0), Counted::make(1, 1)];
+    let mut batch = vec![Counted::make("seqid-1", 0), Counted::make("seqid-1", 1)];
     Counted::insert_many(&mut batch, &db).await.unwrap();
 
     let concern = |body: &BsonDocument| body.get_document("writeConcern").ok().cloned();
@@ -351,12 +416,12 @@ async fn counter_writes_carry_their_write_concern_and_inserts_the_collections() 
     commands.clear();
     let mut session = test.client().start_session().await.unwrap();
     session.start_transaction().await.unwrap();
-    Counted::make(2, 0)
+    Counted::make("seqid-2", 0)
         .insert(&db)
         .session(&mut session)
         .await
         .unwrap();
-    Invoice::make(2, 0)
+    Invoice::make("seqid-2", 0)
         .insert(&db)
         .session(&mut session)
         .await
@@ -388,45 +453,4 @@ async fn counter_writes_carry_their_write_concern_and_inserts_the_collections() 
             );
         }
     }
-}
-
-/// Two other processes of 8 tasks and 16 tasks here, every insert in a transaction of its
-/// own: the committed ids are exactly 1..=N across the processes, and the counter is N.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn gapless_ids_are_one_to_n_across_processes() {
-    use common::models::{GaplessDoc, insert_written};
-    let test = test_db("txn_gapless_processes").await;
-    if without_transactions(&test).await {
-        return;
-    }
-    let db = common::shared(&test);
-    let mut workers = common::Workers::spawn("gapless", &db, 2, 8, 10);
-    workers.go();
-    let tasks: Vec<_> = (0..16)
-        .map(|task| {
-            let db = db.clone();
-            tokio::spawn(async move {
-                let writer = format!("parent-{task}");
-                let mut ids = Vec::new();
-                for n in 0..10 {
-                    let id = insert_written::<GaplessDoc>(&db, &writer, n).await.unwrap();
-                    ids.push((id, (writer.clone(), n)));
-                }
-                ids
-            })
-        })
-        .collect();
-    let mut writes = common::Writes::new();
-    for task in tasks {
-        common::merge(&mut writes, task.await.unwrap().into_iter().collect());
-    }
-    common::merge(&mut writes, workers.finish().await);
-    let n = 2 * 8 * 10 + 16 * 10;
-    assert_eq!(
-        writes.keys().copied().collect::<BTreeSet<_>>(),
-        common::one_to(n),
-        "committed ids 1..=N, no gap, no repeat"
-    );
-    assert_eq!(common::stored_writes(&db, "multi_gapless").await, writes);
-    assert_eq!(counter_value(&db, "multi_gapless").await, Some(n as i64));
 }

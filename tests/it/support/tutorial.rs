@@ -1,7 +1,7 @@
 //! MongoDB's tutorial "Create an Auto-Incrementing Sequence Field", written by hand with
 //! the driver, without seqid: the other writers the tests set beside seqid. Shared by
-//! the tests and the worker processes (`tests/bin/worker.rs`).
-#![allow(dead_code)] // the worker and the tests each use their own subset
+//! the tests and the worker processes (`tests/bin/worker.rs`, which also runs the
+//! tutorial's optimistic loop).
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::error::{ErrorKind, WriteFailure};
@@ -37,7 +37,7 @@ pub async fn plain_increment(db: &mongodb::Database, name: &str) -> Result<i64, 
     Err(format!("the {name} upsert answered null ten times in a row").into())
 }
 
-/// The tutorial's counters, by hand: `count` documents `{ _id, by }` inserted into
+/// The tutorial's counters, by hand: `count` documents `{ _id, writer }` inserted into
 /// `collection` under ids from getNextSequence on counter `name`; returns the ids. A
 /// duplicate key is an error: the counter hands each id out once.
 pub async fn counter_loop(
@@ -53,39 +53,9 @@ pub async fn counter_loop(
     .await
 }
 
-/// The tutorial's optimistic loop, by hand: the largest numeric `_id` plus one,
-/// inserted, and on a duplicate key (11000) the same again; `count` documents
-/// `{ _id, by }`; returns the ids.
-///
-/// The query is bounded to numbers (`$lte: Infinity`): a string `_id` sorts above them,
-/// and nx-27017 orders an unfiltered sort on `_id` as text.
-pub async fn optimistic_loop(
-    db: &mongodb::Database,
-    collection: &str,
-    by: &str,
-    count: u32,
-) -> Result<Vec<i64>, BoxError> {
-    let coll = db.collection::<BsonDocument>(collection);
-    let next = || async {
-        let top = coll
-            .find_one(doc! { "_id": { "$lte": f64::INFINITY } })
-            .sort(doc! { "_id": -1 })
-            .projection(doc! { "_id": 1 })
-            .await?;
-        match top.as_ref().and_then(|top| top.get("_id")) {
-            None => Ok(1),
-            Some(Bson::Int32(v)) => Ok(i64::from(*v) + 1),
-            Some(Bson::Int64(v)) => Ok(v + 1),
-            Some(Bson::Double(v)) => Ok(*v as i64 + 1),
-            Some(other) => Err(format!("a numeric query found {other}").into()),
-        }
-    };
-    by_hand(db, collection, by, count, true, next).await
-}
-
-/// `count` documents `{ _id, by }` inserted into `collection`, each under the id `next`
+/// `count` documents `{ _id, writer }` inserted into `collection`, each under the id `next`
 /// gives; on a duplicate key, when `retry`, `next` is asked again (10,000 times at most).
-async fn by_hand<F, Fut>(
+pub async fn by_hand<F, Fut>(
     db: &mongodb::Database,
     collection: &str,
     by: &str,
@@ -102,7 +72,7 @@ where
     for n in 0..count {
         for tries in 1.. {
             let id = next().await?;
-            match coll.insert_one(doc! { "_id": id, "by": by }).await {
+            match coll.insert_one(doc! { "_id": id, "writer": by }).await {
                 Ok(_) => {
                     ids.push(id);
                     break;

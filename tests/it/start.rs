@@ -1,11 +1,10 @@
 //! `start = N`, the counter's administration (peek, set, reset), newtype ids, and the
 //! typed collection with `find_by_id`.
 
-mod common;
-
+use crate::support;
 use std::collections::BTreeSet;
 
-use common::{counter_value, integer};
+use crate::support::{counter_value, integer};
 use mongodb::bson::{Document as BsonDocument, doc};
 use seqid::{CounterBacked, Document, Error};
 use seqid_harness::test_db;
@@ -49,7 +48,7 @@ struct Optimistic {
 #[tokio::test]
 async fn a_new_counter_starts_at_start() {
     let test = test_db("start_counters").await;
-    let db = common::shared(&test);
+    let db = support::shared(&test);
     assert_eq!(Counted { id: 0, n: 0 }.insert(&db).await.unwrap(), 1000);
     assert_eq!(Counted { id: 0, n: 1 }.insert(&db).await.unwrap(), 1001);
     assert_eq!(counter_value(&db, "from_1000").await, Some(1001));
@@ -64,7 +63,7 @@ async fn a_new_counter_starts_at_start() {
 #[tokio::test]
 async fn a_counter_that_exists_goes_on_from_its_value() {
     let test = test_db("start_existing").await;
-    let db = common::shared(&test);
+    let db = support::shared(&test);
     // Made by another tool, below `start`: it is the counter, and seqid goes on from it.
     test.collection::<BsonDocument>("counters")
         .insert_one(doc! { "_id": "from_1000", "seq": 7 })
@@ -79,7 +78,7 @@ async fn a_counter_that_exists_goes_on_from_its_value() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_first_use_starts_at_start_without_a_gap() {
     let test = test_db("start_concurrent").await;
-    let db = common::shared(&test);
+    let db = support::shared(&test);
     let tasks: Vec<_> = (0..32)
         .map(|n| {
             let db = db.clone();
@@ -98,7 +97,7 @@ async fn concurrent_first_use_starts_at_start_without_a_gap() {
 #[tokio::test]
 async fn the_optimistic_strategy_starts_at_start_and_steps_over_what_is_stored() {
     let test = test_db("start_optimistic").await;
-    let db = common::shared(&test);
+    let db = support::shared(&test);
     assert_eq!(Optimistic { id: 0, n: 0 }.insert(&db).await.unwrap(), 1000);
     test.collection::<BsonDocument>("opt_from_1000")
         .insert_one(doc! { "_id": 5000, "n": 9 })
@@ -111,7 +110,7 @@ async fn the_optimistic_strategy_starts_at_start_and_steps_over_what_is_stored()
         .insert_one(doc! { "_id": 3, "n": 9 })
         .await
         .unwrap();
-    let low_db = common::shared(&low);
+    let low_db = support::shared(&low);
     assert_eq!(
         Optimistic { id: 0, n: 2 }.insert(&low_db).await.unwrap(),
         1000
@@ -135,14 +134,14 @@ struct Ticket {
 #[tokio::test]
 async fn a_newtype_id_is_filled_stored_as_an_integer_and_found_again() {
     let test = test_db("newtype").await;
-    let db = common::shared(&test);
+    let db = support::shared(&test);
     let mut first = Ticket {
         number: TicketNo(0),
         title: "first".into(),
     };
     assert_eq!(first.insert(&db).await.unwrap(), 1);
     assert_eq!(first.number, TicketNo(1));
-    let stored = common::all_documents(&db, "tickets").await;
+    let stored = support::all_documents(&db, "tickets").await;
     assert_eq!(stored.len(), 1);
     assert_eq!(
         integer(stored[0].get("_id").unwrap()),
@@ -174,7 +173,7 @@ async fn a_newtype_id_is_filled_stored_as_an_integer_and_found_again() {
 #[tokio::test]
 async fn a_counter_is_read_set_and_reset_without_taking_ids_below_what_is_stored() {
     let test = test_db("admin").await;
-    let db = common::shared(&test);
+    let db = support::shared(&test);
     assert_eq!(
         Counted::peek_counter(&db).await.unwrap(),
         None,
@@ -228,7 +227,7 @@ async fn a_counter_is_read_set_and_reset_without_taking_ids_below_what_is_stored
         matches!(error, Error::DuplicateKey { id: 1000, .. }),
         "{error:?}"
     );
-    let stored: Vec<i64> = common::all_documents(&db, "from_1000")
+    let stored: Vec<i64> = support::all_documents(&db, "from_1000")
         .await
         .iter()
         .filter_map(|d| integer(d.get("_id").unwrap()))
@@ -239,7 +238,7 @@ async fn a_counter_is_read_set_and_reset_without_taking_ids_below_what_is_stored
 #[tokio::test]
 async fn setting_the_counter_drops_this_processs_live_block() {
     let test = test_db("admin_block").await;
-    let db = common::shared(&test);
+    let db = support::shared(&test);
     assert_eq!(Blocked { id: 0, n: 0 }.insert(&db).await.unwrap(), 1000);
     assert_eq!(db_stats_unused(&db), 9, "1001..=1009 held in memory");
     Blocked::set_counter(&db, 2000).await.unwrap();

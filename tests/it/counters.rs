@@ -1,11 +1,10 @@
 //! The counters strategy against a real server process.
 
-mod common;
-
-use common::models::CountedDoc;
-use common::{
-    Workers, assert_dense, counted_db, counter_value, insert_concurrently, integer, merge,
-    stored_writes, unique_index,
+use crate::support;
+use crate::support::models::CountedDoc;
+use crate::support::{
+    assert_dense, counted_db, counter_value, insert_concurrently, integer, stored_writes,
+    unique_index,
 };
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use seqid::{CounterBacked, Document, Error};
@@ -37,7 +36,7 @@ async fn count(db: &mongodb::Database, collection: &str) -> u64 {
 #[tokio::test]
 async fn first_use_starts_at_one_and_stores_the_tutorial_layout() {
     let db = test_db("counters_first_use").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let mut sarah = user("Sarah C.");
     assert_eq!(sarah.insert(&db).await.unwrap(), 1);
     assert_eq!(sarah.id, 1);
@@ -51,7 +50,7 @@ async fn first_use_starts_at_one_and_stores_the_tutorial_layout() {
 #[tokio::test]
 async fn counters_written_by_other_tools_work() {
     let db = test_db("counters_other_tools").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     // The mongo shell writes Doubles: db.counters.insert({_id: "userid", seq: 0}).
     let mut counters = vec![
         (Bson::Double(0.0), 0),
@@ -96,7 +95,7 @@ async fn a_counter_above_the_field_type_is_an_overflow_and_inserts_nothing() {
         id: i32,
     }
     let db = test_db("counters_overflow").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     db.collection::<BsonDocument>("counters")
         .insert_one(doc! { "_id": "small", "seq": i32::MAX })
         .await
@@ -196,7 +195,7 @@ fn assert_not_numeric(error: &Error, value: &Bson, shown: &str, cause: &str) {
 #[tokio::test]
 async fn a_counter_that_is_not_a_whole_number_is_reported_as_it_is_and_never_moved() {
     let db = test_db("counters_not_numeric").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let mut cases = vec![
         (
             Bson::String("twelve".into()),
@@ -250,7 +249,7 @@ async fn a_counter_that_is_not_a_whole_number_is_reported_as_it_is_and_never_mov
 #[tokio::test]
 async fn whole_double_and_decimal_counters_count_on_in_their_own_type() {
     let db = test_db("counters_whole").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     // What the mongo shell writes: `seq: 7` is a Double.
     set_counter(&db, "userid", Bson::Double(7.0)).await;
     assert_eq!(user("a").insert(&db).await.unwrap(), 8);
@@ -312,7 +311,7 @@ fn interloper(times: usize) -> mongodb::event::EventHandler<mongodb::event::comm
             return;
         }
         // Blocking here holds seqid's update back until the other writer's is applied.
-        common::write_meanwhile(&started.db, |db| async move {
+        support::write_meanwhile(&started.db, |db| async move {
             db.collection::<BsonDocument>("counters")
                 .update_one(doc! { "_id": "userid" }, doc! { "$inc": { "seq": 1 } })
                 .await
@@ -334,7 +333,7 @@ async fn a_counter_updated_as_read_gives_way_to_other_writers_boundedly() {
         o.command_event_handler = Some(handler)
     })
     .await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     set_counter(&db, "userid", Bson::Int64(BEYOND_GUARD)).await;
     assert_eq!(user("a").insert(&db).await.unwrap(), BEYOND_GUARD + 3);
     assert_eq!(
@@ -349,7 +348,7 @@ async fn a_counter_updated_as_read_gives_way_to_other_writers_boundedly() {
         o.command_event_handler = Some(handler)
     })
     .await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     set_counter(&db, "userid", Bson::Int64(BEYOND_GUARD)).await;
     let error = user("a").insert(&db).await.unwrap_err();
     let Error::CounterContended {
@@ -381,7 +380,7 @@ async fn a_counter_updated_as_read_gives_way_to_other_writers_boundedly() {
 #[tokio::test]
 async fn a_whole_decimal_counter_moves_with_one_update() {
     let db = test_db("counters_decimal").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     if !stores_decimals() {
         // nx-27017 cannot store a Decimal128 counter, so this case cannot arise there.
         // Checked, not assumed: the day it stores one, this test fails and runs in full.
@@ -405,7 +404,7 @@ async fn a_whole_decimal_counter_moves_with_one_update() {
 #[tokio::test]
 async fn sync_counter_leaves_a_counter_it_cannot_count_from_as_it_is() {
     let db = test_db("counters_sync_not_numeric").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     db.collection::<BsonDocument>("users")
         .insert_one(doc! { "_id": 150 })
         .await
@@ -441,7 +440,7 @@ async fn sync_counter_leaves_a_counter_it_cannot_count_from_as_it_is() {
 #[tokio::test]
 async fn a_document_that_already_has_an_id_is_refused_before_any_id_is_taken() {
     let db = test_db("counters_id_set").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let mut explicit = User {
         id: 77,
         name: "explicit".into(),
@@ -470,7 +469,7 @@ async fn a_document_that_already_has_an_id_is_refused_before_any_id_is_taken() {
 #[tokio::test]
 async fn a_duplicate_on_another_unique_index_is_an_error_not_a_retry() {
     let (db, counter) = counted_db("counters_unique").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     unique_index(&db, "users", "name").await;
     user("Ada").insert(&db).await.unwrap();
     counter.reset();
@@ -496,7 +495,7 @@ async fn a_duplicate_on_another_unique_index_is_an_error_not_a_retry() {
 #[tokio::test]
 async fn insert_many_takes_all_ids_with_one_increment() {
     let (db, counter) = counted_db("counters_bulk").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     user("first").insert(&db).await.unwrap();
     counter.reset();
     let mut users: Vec<User> = (0..50).map(|i| user(&format!("u{i}"))).collect();
@@ -515,7 +514,7 @@ async fn insert_many_takes_all_ids_with_one_increment() {
 #[tokio::test]
 async fn insert_many_says_which_documents_were_stored() {
     let db = test_db("counters_bulk_partial").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     unique_index(&db, "users", "name").await;
     user("taken").insert(&db).await.unwrap();
     let mut batch = vec![
@@ -597,7 +596,7 @@ async fn every_supported_id_type_is_filled() {
 
     let db = test_db("counters_types").await;
 
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let mut a = I32 { id: 0 };
     assert_eq!(a.insert(&db).await.unwrap(), 1_i32);
     let mut b = U32 { id: 0 };
@@ -636,7 +635,7 @@ async fn every_supported_id_type_is_filled() {
 #[tokio::test]
 async fn the_insert_future_is_send_and_runs_in_spawned_tasks() {
     let db = test_db("counters_send").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let handle = tokio::spawn({
         let db = db.clone();
         async move { user("spawned").insert(&db).await }
@@ -647,7 +646,7 @@ async fn the_insert_future_is_send_and_runs_in_spawned_tasks() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixty_four_tasks_get_exactly_one_to_3200() {
     let db = test_db("counters_concurrent").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let writes = insert_concurrently::<CountedDoc>(&db, "task", 64, 50).await;
     assert_dense(
         &writes.keys().copied().collect(),
@@ -664,30 +663,13 @@ async fn sixty_four_tasks_get_exactly_one_to_3200() {
     assert!(stats.reservations <= 3200, "{stats:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn several_processes_share_one_counter() {
-    let db = test_db("counters_processes").await;
-    let db = common::shared(&db);
-    let mut workers = Workers::spawn("counters", &db, 2, 16, 40);
-    workers.go();
-    let mut writes = insert_concurrently::<CountedDoc>(&db, "parent", 16, 40).await;
-    let (theirs, retries) = workers.finish_counting_retries().await;
-    merge(&mut writes, theirs);
-    assert_dense(
-        &writes.keys().copied().collect(),
-        3 * 16 * 40,
-        retries + CountedDoc::stats(&db).retries,
-    );
-    assert_eq!(stored_writes(&db, "multi_counters").await, writes);
-}
-
 #[tokio::test]
 async fn a_counter_upsert_that_keeps_failing_is_retried_a_bounded_number_of_times() {
     // E11000 on the counter's upsert is the race of concurrent first use, retried. A
     // unique index on `seq` makes every upsert of a new counter fail that way, so the
     // retries must stop and report, never loop.
     let (db, counter) = counted_db("counters_upsert_retry").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let counters = db.collection::<BsonDocument>("counters");
     unique_index(&db, "counters", "seq").await;
     counters
@@ -730,7 +712,7 @@ async fn a_counter_upsert_that_keeps_failing_is_retried_a_bounded_number_of_time
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelled_inserts_never_wedge_the_sequence() {
     let db = test_db("counters_cancelled").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let tasks: Vec<_> = (0..32_u64)
         .map(|task| {
             let db = db.clone();
@@ -813,7 +795,7 @@ async fn sync_counter_continues_after_ids_written_by_other_means() {
     }
     // (`sync_counter` on an optimistic type does not compile: `tests/ui/fail`.)
     let db = test_db("counters_sync").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     // An import with ids of every numeric type, and one that is not a number.
     db.collection::<BsonDocument>("imported")
         .insert_many([

@@ -3,9 +3,8 @@
 //! produces the unknown outcomes for real; here each situation a lost answer can leave
 //! behind is set up directly, so that every branch runs on every server.
 
-mod common;
-
-use common::{Payload as Model, all_documents, integer};
+use crate::support;
+use crate::support::{Payload as Model, all_documents, integer};
 use mongodb::Database;
 use mongodb::bson::{Document as BsonDocument, doc};
 use seqid::{Document, Error};
@@ -86,7 +85,7 @@ fn held_unknown(resumed: Result<i64, Error>, expected: i64) {
 /// `content_is_unique` has equal content taken for its own, which is what it asserts.)
 async fn equal_documents_are_not_taken_for_each_other<T: Model>(label: &str) {
     let db = test_db(label).await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let mut first = T::new("same".into());
     let id = first.insert(&db).await.unwrap();
     let mut second = first.clone();
@@ -128,7 +127,7 @@ async fn equal_documents_are_not_taken_for_each_other_optimistic() {
 /// another document holds: each is finished exactly once.
 async fn resume_single<T: Model>(label: &str) {
     let db = test_db(label).await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let mut landed = T::new("landed".into());
     let id = landed.insert(&db).await.unwrap();
     assert_eq!(landed.id(), id);
@@ -210,7 +209,7 @@ async fn resume_insert_optimistic() {
 /// id taken by another document, and unset (refused earlier): one call stores each once.
 async fn resume_batch<T: Model>(label: &str) {
     let db = test_db(label).await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let mut batch: Vec<T> = (0..6).map(|i| T::new(format!("doc{i}"))).collect();
     let ids: Vec<i64> = T::insert_many(&mut batch, &db).await.unwrap();
     never_arrived(&db, ids[3]).await;
@@ -302,7 +301,7 @@ async fn resume_insert_many_optimistic() {
 #[tokio::test]
 async fn a_changed_document_is_not_mistaken_for_the_stored_one() {
     let db = test_db("resume_changed").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let mut first = Optimistic::new("same payload".into());
     let id = first.insert(&db).await.unwrap();
     let mut changed = first.clone();

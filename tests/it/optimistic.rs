@@ -1,13 +1,10 @@
 //! The optimistic-loop strategy against a real server process.
 
-mod common;
-
+use crate::support;
 use std::collections::BTreeSet;
 
-use common::models::OptimisticDoc;
-use common::{
-    Thief, Workers, counted_db, insert_concurrently, merge, one_to, stored_writes, unique_index,
-};
+use crate::support::models::OptimisticDoc;
+use crate::support::{Thief, counted_db, insert_concurrently, one_to, stored_writes, unique_index};
 use mongodb::bson::{Document as BsonDocument, doc, oid::ObjectId};
 use seqid::{Document, Error};
 use seqid_harness::test_db;
@@ -48,7 +45,7 @@ fn raw(db: &mongodb::Database) -> mongodb::Collection<BsonDocument> {
 #[tokio::test]
 async fn an_empty_collection_starts_at_one_and_ids_follow_the_largest() {
     let db = test_db("optimistic_first").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     assert_eq!(ticket("a").insert(&db).await.unwrap(), 1);
     assert_eq!(ticket("b").insert(&db).await.unwrap(), 2);
     let names: Vec<String> = db.list_collection_names().await.unwrap();
@@ -61,7 +58,7 @@ async fn an_empty_collection_starts_at_one_and_ids_follow_the_largest() {
 #[tokio::test]
 async fn non_numeric_and_mixed_numeric_ids_are_handled() {
     let db = test_db("optimistic_mixed").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     raw(&db)
         .insert_many([
             doc! { "_id": 3_i32 },
@@ -87,7 +84,7 @@ async fn non_numeric_and_mixed_numeric_ids_are_handled() {
 async fn a_taken_id_is_retried_with_a_fresh_maximum() {
     let thief = Thief::new("tickets", 1);
     let db = thief.watch("optimistic_retry").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let mut t = ticket("mine");
     let id = t.insert(&db).await.unwrap();
     assert_eq!(thief.stolen(), vec![1], "the first candidate was taken");
@@ -105,7 +102,7 @@ async fn a_taken_id_is_retried_with_a_fresh_maximum() {
 async fn retries_are_bounded_by_the_attribute_and_the_option() {
     let thief = Thief::new("tickets", usize::MAX);
     let db = thief.watch("optimistic_bounded").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
 
     let mut impatient = ImpatientTicket {
         id: 0,
@@ -159,7 +156,7 @@ async fn retries_are_bounded_by_the_attribute_and_the_option() {
 #[tokio::test]
 async fn a_duplicate_on_another_unique_index_is_returned_at_once() {
     let (db, counter) = counted_db("optimistic_unique").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     unique_index(&db, "tickets", "title").await;
     ticket("same").insert(&db).await.unwrap();
     counter.reset();
@@ -176,7 +173,7 @@ async fn a_duplicate_on_another_unique_index_is_returned_at_once() {
 #[tokio::test]
 async fn other_errors_are_returned_not_swallowed() {
     let db = test_db("optimistic_other_error").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     // Larger than the 16 MiB BSON limit: refused, and not a duplicate.
     let mut huge = ticket(&"x".repeat(17 * 1024 * 1024));
     let error = huge.insert(&db).await.unwrap_err();
@@ -194,7 +191,7 @@ async fn other_errors_are_returned_not_swallowed() {
 async fn insert_many_keeps_what_was_stored_and_retries_only_taken_ids() {
     let thief = Thief::new("tickets", 0);
     let db = thief.watch("optimistic_bulk").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     ticket("first").insert(&db).await.unwrap();
     thief.arm(2);
     let mut batch: Vec<Ticket> = (0..5).map(|i| ticket(&format!("t{i}"))).collect();
@@ -212,7 +209,7 @@ async fn insert_many_keeps_what_was_stored_and_retries_only_taken_ids() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn other_writers_with_explicit_ids_are_stepped_over() {
     let db = test_db("optimistic_other_writers").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let explicit = tokio::spawn({
         let coll = db.collection::<BsonDocument>("multi_optimistic");
         async move {
@@ -249,37 +246,9 @@ async fn other_writers_with_explicit_ids_are_stepped_over() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tasks_and_processes_get_exactly_one_to_n() {
-    let db = test_db("optimistic_processes").await;
-    let db = common::shared(&db);
-    // Work-around for nx-27017 only: it orders an unfiltered sort on `_id` as text
-    // ("99" above "100"), so the largest id it reports is wrong once ids pass 99, and a
-    // process that did not write the true maximum itself keeps losing races. A string
-    // `_id` makes seqid use its numeric-bounded query (`$lte: Infinity`), which nx orders
-    // correctly. MongoDB orders both queries right; the seed changes nothing there.
-    db.collection::<BsonDocument>("multi_optimistic")
-        .insert_one(doc! { "_id": "nx-27017 sorts _id as text" })
-        .await
-        .unwrap();
-    let mut workers = Workers::spawn("optimistic", &db, 2, 8, 25);
-    workers.go();
-    let mut writes = insert_concurrently::<OptimisticDoc>(&db, "parent", 32, 25).await;
-    let in_process = OptimisticDoc::stats(&db);
-    merge(&mut writes, workers.finish().await);
-    let n = 32 * 25 + 2 * 8 * 25;
-    assert_eq!(
-        writes.keys().copied().collect::<BTreeSet<_>>(),
-        one_to(n),
-        "dense, no duplicate"
-    );
-    assert_eq!(stored_writes(&db, "multi_optimistic").await, writes);
-    println!("optimistic, 32 tasks + 2 processes: {in_process:?}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_of_one_process_do_not_collide() {
     let db = test_db("optimistic_in_process").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let writes = insert_concurrently::<OptimisticDoc>(&db, "task", 32, 20).await;
     assert_eq!(writes.keys().copied().collect::<BTreeSet<_>>(), one_to(640));
     let stats = OptimisticDoc::stats(&db);
@@ -300,7 +269,7 @@ async fn tasks_of_one_process_do_not_collide() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelled_inserts_leave_no_candidate_behind() {
     let db = test_db("optimistic_cancelled").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     // Work-around for nx-27017 only, as in `tasks_and_processes_get_exactly_one_to_n`: it
     // orders an unfiltered sort on `_id` as text, so its maximum is wrong past 9; a
     // string `_id` makes seqid use its numeric-bounded query, which nx orders right.
@@ -352,10 +321,10 @@ async fn cancelled_inserts_leave_no_candidate_behind() {
     );
     // Requests still on their way land (or not) first.
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    let top = common::all_documents(&db, "tickets")
+    let top = support::all_documents(&db, "tickets")
         .await
         .iter()
-        .filter_map(|d| common::integer(d.get("_id").unwrap()))
+        .filter_map(|d| support::integer(d.get("_id").unwrap()))
         .max()
         .unwrap_or(0);
     let next = ticket("after").insert(&db).await.unwrap();
@@ -367,7 +336,7 @@ async fn cancelled_inserts_leave_no_candidate_behind() {
     for doc in &mut unfinished {
         doc.resume_insert(&db).content_is_unique().await.unwrap();
     }
-    let docs = common::all_documents(&db, "tickets").await;
+    let docs = support::all_documents(&db, "tickets").await;
     let titles: Vec<&str> = docs
         .iter()
         .filter_map(|d| d.get_str("title").ok())
@@ -385,7 +354,7 @@ async fn cancelled_inserts_leave_no_candidate_behind() {
 async fn insert_many_reports_documents_whose_every_id_was_taken() {
     let thief = Thief::new("tickets", 0);
     let db = thief.watch("optimistic_bulk_exhausted").await;
-    let db = common::shared(&db);
+    let db = support::shared(&db);
     let mut batch: Vec<Ticket> = (0..3).map(|i| ticket(&format!("t{i}"))).collect();
     // The first write loses ids 1 and 2; their retry (4 and 5) loses again.
     thief.arm(2);

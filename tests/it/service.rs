@@ -6,9 +6,9 @@
 //! nx-27017 has no transaction isolation: there the concurrent invoice load is not run
 //! (checked, not assumed, and said); invoices are sent one at a time and checked.
 
-#[path = "../examples/service/app.rs"]
+#[path = "../../examples/service/app.rs"]
 mod app;
-#[path = "../examples/service/load.rs"]
+#[path = "../../examples/service/load.rs"]
 mod load;
 
 use std::time::Duration;

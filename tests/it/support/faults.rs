@@ -1,6 +1,5 @@
-//! The fault rig shared by `tests/faults.rs` and `tests/equal.rs`: a SecantusDB of the
-//! test's own (restartable), a checking client, the application's client (through a
-//! fault proxy or not), and `failCommand` faults.
+//! The fault rig: a SecantusDB of the test's own (restartable), a checking client, the
+//! application's client (through a fault proxy or not), and `failCommand` faults.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

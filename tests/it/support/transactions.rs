@@ -1,5 +1,5 @@
-//! Transactions shared by `tests/transactions.rs` and `tests/equal.rs`: whether the
-//! server has them, and tasks inserting in transactions of their own, some aborted.
+//! Transactions: whether the server has them, and tasks inserting in transactions of
+//! their own, some aborted.
 
 use std::sync::{Arc, Mutex};
 
@@ -8,12 +8,8 @@ use mongodb::bson::{Document as BsonDocument, doc};
 use seqid::{Document, IdField};
 use seqid_harness::{ServerFlavor, TestDb};
 
-use super::equal::Via;
-
-/// A document made by task `task` as its `n`-th.
-pub trait Make: Document<Id = i64> + 'static {
-    fn make(task: u32, n: u32) -> Self;
-}
+use super::models::Model;
+use super::writers::{Via, task_writer};
 
 /// On nx-27017, checks that its transactions still lack isolation, says so, and returns
 /// `true`: the caller stops. Elsewhere, `false`. nx-27017 accepts transactions and rolls
@@ -55,11 +51,16 @@ pub struct Seen {
     pub attempts: usize,
 }
 
-/// `tasks` tasks, each inserting `per_task` documents through `db`, `batch` per
-/// transaction (one `insert`, or one `insert_many` of `batch`), run with the driver's
-/// `and_run` (which retries a transient error); every third transaction of task 0, 1 and
-/// 2 aborts on purpose after its insert.
-pub async fn in_transactions<T: Make>(db: &Via, tasks: u32, per_task: u32, batch: u32) -> Seen {
+/// `tasks` tasks, each inserting `per_task` documents through `db` (writer `seqid`, see
+/// `writers::task_writer`), `batch` per transaction (one `insert`, or one `insert_many`
+/// of `batch`), run with the driver's `and_run` (which retries a transient error); every
+/// third transaction of task 0, 1 and 2 aborts on purpose after its insert.
+pub async fn in_transactions<T: Model + Document<Id = i64>>(
+    db: &Via,
+    tasks: u32,
+    per_task: u32,
+    batch: u32,
+) -> Seen {
     let seen = Arc::new(Mutex::new(Seen::default()));
     let handles: Vec<_> = (0..tasks)
         .map(|task| {
@@ -76,7 +77,8 @@ pub async fn in_transactions<T: Make>(db: &Via, tasks: u32, per_task: u32, batch
                             let range = range.clone();
                             async move {
                                 seen.lock().unwrap().attempts += 1;
-                                let mut docs: Vec<T> = range.map(|n| T::make(task, n)).collect();
+                                let writer = task_writer::<T>("seqid", task as usize);
+                                let mut docs: Vec<T> = range.map(|n| T::make(&writer, n)).collect();
                                 let inserted = db.insert(&mut docs, Some(&mut *session)).await;
                                 // The ids taken by an attempt that does not commit.
                                 let ids = docs.iter().filter_map(|doc| doc.sequence_id().get());

@@ -10,16 +10,26 @@
 //! insert that follows the storm is as quick as one before it. Then every document a
 //! cancelled caller left with an id is finished with `resume_insert`, and the collection
 //! is read back: every document stored exactly once, under the id its call returned.
-
-mod common;
+//!
+//! And cancelled calls driven to an end the README's way, with unique documents and with
+//! documents all equal but for the id: the document a cancelled call left with an id is
+//! resumed, one left without is inserted again, and what is stored is held to what the
+//! callers were told.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use common::Payload;
 use mongodb::bson::{Document as BsonDocument, doc};
 use seqid::{AsDatabase, Error};
 use seqid_harness::{ServerFlavor, test_db};
+
+use crate::support;
+use crate::support::Payload;
+use crate::support::ledger::{Drive, Driven, Told, check, drive_task};
+use crate::support::models::{
+    BlockDoc, CountedDoc, EqualBlock, EqualCounted, EqualOptimistic, Model, OptimisticDoc, PROJECTS,
+};
+use crate::support::writers::{Op, Via, task_writer, write};
 
 payload_model!(Counted, "cancel_counters", collection = "docs");
 payload_model!(
@@ -193,7 +203,7 @@ async fn storm_leaves_the_client_usable<T: Payload>(label: &str, handle: bool) {
             .await
             .unwrap();
     }
-    let shared = common::shared(&test);
+    let shared = support::shared(&test);
     let bare: mongodb::Database = (*test).clone();
     let (driver_max, driver_timeouts) = driver_storm(&plain).await;
     assert_eq!(driver_timeouts, 0, "the driver's own storm timed out");
@@ -278,13 +288,13 @@ async fn storm_leaves_the_client_usable<T: Payload>(label: &str, handle: bool) {
     // Writes of cancelled callers that had no id yet never went out; those still under
     // way land (or not) first.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let stored = common::all_documents(&test, "docs").await;
+    let stored = support::all_documents(&test, "docs").await;
     let mut by_payload: BTreeMap<String, Vec<i64>> = BTreeMap::new();
     for doc in &stored {
         let Ok(payload) = doc.get_str("payload") else {
             continue; // the string `_id` above
         };
-        let id = doc.get("_id").and_then(common::integer).unwrap();
+        let id = doc.get("_id").and_then(support::integer).unwrap();
         by_payload.entry(payload.to_owned()).or_default().push(id);
     }
     for (payload, id) in &acknowledged {
@@ -326,4 +336,110 @@ storm_tests! {
     storms_leave_optimistic_usable_through_a_handle: Optimistic, "cancel_optimistic_handle", true;
     storms_leave_optimistic_usable_through_a_bare_database:
         Optimistic, "cancel_optimistic_bare", false;
+}
+
+/// Through a handle and bare, with `insert` and with `insert_many`.
+const EVERY_WAY: [(&str, Op); 4] = [
+    ("handle", Op::One),
+    ("bare", Op::One),
+    ("handle", Op::Many),
+    ("bare", Op::Many),
+];
+
+/// Cancelled inserts driven to an end: rounds of 8 tasks whose first call (one document,
+/// or a batch) is dropped after 0 to 3 ms (waiting for ids, reserving, inserting),
+/// through a handle and bare, after writer `first` stored four documents (the counters
+/// exist). A cancelled document that kept its id is resumed; one that did not is
+/// inserted again. At least 20 calls are cancelled; the only errors are unknown outcomes
+/// (a resume that met a copy already stored, which it cannot tell from another writer's
+/// equal document: of a batch, in a bulk error); afterwards the sequence still serves,
+/// and what is stored is what the callers were told (`ledger::check`).
+async fn cancelled_inserts_driven_to_an_end<T: Model>(label: &str) {
+    const ROUNDS: u64 = 10;
+    const TASKS: u64 = 8;
+    for (via_kind, op) in EVERY_WAY {
+        let label = format!("{label}_{via_kind}_{}", op.name());
+        let test = test_db(&label).await;
+        for collection in [T::SEQUENCE.collection, T::SEQUENCE.counters] {
+            test.create_collection(collection).await.unwrap();
+        }
+        T::create_indexes(&*test).await.unwrap();
+        if T::SEQUENCE.strategy_name() == "optimistic" {
+            support::seed_string_id(&test, T::SEQUENCE.collection).await;
+        }
+        let via = Via::on(via_kind, test.client(), test.name()).unwrap();
+        let mut told = Told::default();
+        told.add::<T>(
+            write::<T>(&via, "first", 1, PROJECTS, Op::One)
+                .await
+                .unwrap(),
+        );
+        let count = op.batch(0);
+        let mut driven = Driven::default();
+        for round in 0..ROUNDS {
+            let tasks: Vec<_> = (0..TASKS)
+                .map(|i| {
+                    let via = via.clone();
+                    let first = Duration::from_micros((i * 131 + round * 17) % 3000);
+                    let drive = Drive {
+                        first,
+                        ..Drive::PATIENT.with(op)
+                    };
+                    // Each task a writer of its own for unique documents.
+                    let writer = task_writer::<T>("seqid", (round * TASKS + i) as usize);
+                    tokio::spawn(
+                        async move { drive_task::<T>(&via, &writer, 0, 0..count, drive).await },
+                    )
+                })
+                .collect();
+            for task in tasks {
+                driven.merge(task.await.unwrap());
+            }
+        }
+        let cancelled = driven.cancelled;
+        assert!(
+            cancelled >= 20,
+            "{label}: only {cancelled} calls were cancelled"
+        );
+        // Resumes that met a copy already stored, which they cannot tell from another
+        // writer's equal document: unknown outcomes (of a batch, in a bulk error), and
+        // nothing else.
+        let errors: Vec<_> = driven.errors.keys().collect();
+        let unknown = ["OutcomeUnknown", "Bulk"];
+        assert!(
+            errors.iter().all(|e| unknown.contains(e)),
+            "{label}: {errors:?}"
+        );
+        // The sequence is not wedged (the cancelling client's connection pool may take
+        // seconds to recover, hence the generous limit).
+        let after = write::<T>(&via, "after", 1, 1, Op::One);
+        let after = tokio::time::timeout(Duration::from_secs(60), after).await;
+        told.add::<T>(after.expect("the sequence is not wedged").unwrap());
+        let unknown = driven.unknown();
+        driven.record::<T>(&mut told);
+        let seqid = (ROUNDS * TASKS) as usize * count as usize;
+        let expected = [("first", PROJECTS as usize), ("seqid", seqid), ("after", 1)];
+        check::<T>(&test, &told, &expected).await;
+        eprintln!("{label}: {cancelled} calls cancelled, {unknown} documents left unknown");
+    }
+}
+
+/// `name: Model;` makes test `name`, which runs `cancelled_inserts_driven_to_an_end`.
+macro_rules! driven_to_an_end {
+    ($($name:ident: $model:ty;)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            cancelled_inserts_driven_to_an_end::<$model>(stringify!($name)).await;
+        }
+    )*};
+}
+
+driven_to_an_end! {
+    cancelled_counters_inserts_driven_to_an_end_store_each_document_once: CountedDoc;
+    cancelled_block_inserts_driven_to_an_end_store_each_document_once: BlockDoc;
+    cancelled_optimistic_inserts_driven_to_an_end_store_each_document_once: OptimisticDoc;
+    cancelled_counters_inserts_driven_to_an_end_store_each_document_once_equal: EqualCounted;
+    cancelled_block_inserts_driven_to_an_end_store_each_document_once_equal: EqualBlock;
+    cancelled_optimistic_inserts_driven_to_an_end_store_each_document_once_equal:
+        EqualOptimistic;
 }

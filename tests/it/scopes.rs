@@ -2,8 +2,7 @@
 //! the optimistic loop per scope value, under concurrency and across processes; scope
 //! values of every kind; the unique index; administration and finds per scope.
 
-mod common;
-
+use crate::support;
 use std::collections::{BTreeMap, BTreeSet};
 
 use mongodb::bson::oid::ObjectId;
@@ -12,8 +11,8 @@ use seqid::{CounterBacked, Document, Error};
 use seqid_harness::{ServerFlavor, test_db};
 use serde::{Deserialize, Serialize};
 
-use common::models::{PROJECTS, ScopedBlock, ScopedCounted, ScopedOptimistic, Written, project_of};
-use common::{Workers, all_documents, assert_dense, counted_db, integer, one_to, shared};
+use crate::support::models::{Model, PROJECTS, ScopedBlock, project_of};
+use crate::support::{all_documents, counted_db, integer, one_to, shared};
 
 /// The ticket tracker of the issue, verbatim: ObjectId `_id`, a number per project.
 #[derive(Debug, Serialize, Deserialize, seqid::Document)]
@@ -118,161 +117,6 @@ async fn tickets_are_numbered_per_project_from_their_start() {
         Ticket::peek_counter(&db).scope("mercury").await.unwrap(),
         None
     );
-}
-
-/// Inserts `per_task` documents from each of `tasks` tasks; returns
-/// `(project, number) -> (writer, n)`, failing on a number handed out twice in a scope.
-async fn insert_scoped<T: Written>(
-    db: &seqid::Database,
-    label: &str,
-    tasks: usize,
-    per_task: u32,
-) -> BTreeMap<(String, i64), (String, u32)> {
-    let handles: Vec<_> = (0..tasks)
-        .map(|task| {
-            let (db, writer) = (db.clone(), format!("{label}-{task}"));
-            tokio::spawn(async move {
-                let mut numbers = Vec::new();
-                for n in 0..per_task {
-                    let id = T::written(&writer, n)
-                        .insert(&db)
-                        .await
-                        .unwrap_or_else(|e| panic!("{writer} #{n}: {e}"));
-                    numbers.push((common::id_of::<T>(id), writer.clone(), n));
-                }
-                numbers
-            })
-        })
-        .collect();
-    let mut all = Vec::new();
-    for handle in handles {
-        all.extend(handle.await.expect("task panicked"));
-    }
-    by_scope(all)
-}
-
-/// Reported numbers by `(project, number)`, failing on a number given twice in a scope.
-fn by_scope(lines: Vec<(i64, String, u32)>) -> BTreeMap<(String, i64), (String, u32)> {
-    let mut writes = BTreeMap::new();
-    for (number, writer, n) in lines {
-        let key = (project_of(n), number);
-        if let Some(first) = writes.insert(key.clone(), (writer.clone(), n)) {
-            panic!(
-                "{key:?} handed out twice: to {first:?} and {:?}",
-                (writer, n)
-            );
-        }
-    }
-    writes
-}
-
-/// The stored documents of a scoped model, by `(project, number)`, failing on a number
-/// stored twice in a scope.
-async fn stored_scoped(
-    db: &mongodb::Database,
-    collection: &str,
-) -> BTreeMap<(String, i64), (String, u32)> {
-    let mut writes = BTreeMap::new();
-    for d in all_documents(db, collection).await {
-        let key = (
-            d.get_str("project").unwrap().to_owned(),
-            d.get("number").and_then(integer).unwrap(),
-        );
-        let who = (
-            d.get_str("writer").unwrap().to_owned(),
-            d.get("n").and_then(integer).unwrap() as u32,
-        );
-        if let Some(first) = writes.insert(key.clone(), who.clone()) {
-            panic!("{key:?} stored twice: {first:?} and {who:?}");
-        }
-    }
-    writes
-}
-
-/// 64 tasks here and 16 in each of two other processes number documents of four projects
-/// at once: every number is given once per project, every document is stored once, as
-/// reported, and `check` judges each project's numbers.
-async fn many_writers_per_scope<T: Written>(
-    label: &str,
-    strategy: &str,
-    collection: &str,
-    check: impl Fn(&str, &BTreeSet<i64>, usize, u64),
-) {
-    const PER_TASK: u32 = 2 * PROJECTS;
-    let test = test_db(label).await;
-    let db = shared(&test);
-    T::create_indexes(&db).await.unwrap();
-    let mut workers = Workers::spawn(strategy, &test, 2, 16, PER_TASK);
-    workers.go();
-    let mut writes = insert_scoped::<T>(&db, "parent", 64, PER_TASK).await;
-    let (lines, retries) = workers.finish_lines().await;
-    for (key, who) in by_scope(lines) {
-        if let Some(first) = writes.insert(key.clone(), who.clone()) {
-            panic!("{key:?} handed out twice: to {first:?} and {who:?}");
-        }
-    }
-    let total = (64 + 2 * 16) * PER_TASK as usize;
-    assert_eq!(writes.len(), total, "every document numbered once");
-    assert_eq!(
-        stored_scoped(&test, collection).await,
-        writes,
-        "every document stored once, with the number it was given"
-    );
-    let retries = retries + T::stats(&db).retries;
-    for p in 0..PROJECTS {
-        let project = format!("p{p}");
-        let numbers: BTreeSet<i64> = writes
-            .keys()
-            .filter(|(scope, _)| *scope == project)
-            .map(|(_, number)| *number)
-            .collect();
-        check(&project, &numbers, total / PROJECTS as usize, retries);
-    }
-}
-
-#[tokio::test]
-async fn counters_number_each_scope_apart_across_tasks_and_processes() {
-    many_writers_per_scope::<ScopedCounted>(
-        "scopes_many_counters",
-        "scoped-counters",
-        "scoped_counters",
-        |_, numbers, n, retries| assert_dense(numbers, n, retries),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn optimistic_numbers_each_scope_apart_across_tasks_and_processes() {
-    many_writers_per_scope::<ScopedOptimistic>(
-        "scopes_many_optimistic",
-        "scoped-optimistic",
-        "scoped_optimistic",
-        // Nothing failed, so nothing is missing: each project is numbered 1..=n.
-        |project, numbers, n, _| assert_eq!(numbers, &one_to(n), "{project}"),
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn blocks_number_each_scope_apart_across_tasks_and_processes() {
-    many_writers_per_scope::<ScopedBlock>(
-        "scopes_many_block",
-        "scoped-block",
-        "scoped_block",
-        // Three processes hold a block of 10 of each project: at most 3 × 10 reserved
-        // and not handed out, plus a counter retry's worth on SecantusDB (see
-        // `assert_dense`).
-        |project, numbers, n, retries| {
-            assert_eq!(numbers.len(), n, "{project}");
-            let top = *numbers.last().unwrap();
-            assert!(
-                top <= (n + 3 * 10) as i64 + 10 * retries as i64,
-                "{project}: numbers up to {top} for {n} documents"
-            );
-            assert!(*numbers.first().unwrap() >= 1);
-        },
-    )
-    .await;
 }
 
 /// A scope field of any type, present or not.
@@ -418,9 +262,7 @@ async fn insert_many_takes_one_reservation_per_scope() {
     assert_eq!(all_documents(&test, "tickets").await.len(), 30);
 
     // The block strategy likewise: one reservation per scope for 250 documents.
-    let mut blocks: Vec<ScopedBlock> = (0..250)
-        .map(|n| ScopedBlock::written("bulk", n % 2))
-        .collect();
+    let mut blocks: Vec<ScopedBlock> = (0..250).map(|n| ScopedBlock::make("bulk", n % 2)).collect();
     ScopedBlock::insert_many(&mut blocks, &db).await.unwrap();
     let stats = ScopedBlock::stats(&db);
     assert_eq!(stats.reservations, 2, "{stats:?}");
@@ -442,14 +284,14 @@ async fn each_scope_has_its_own_live_block_and_idle_ones_are_released() {
     let db = sequences.database(test.name());
     // Two projects in turn: each takes from its own block, one reservation each.
     for n in 0..20 {
-        let number = ScopedBlock::written("turns", n).insert(&db).await.unwrap();
+        let number = ScopedBlock::make("turns", n).insert(&db).await.unwrap();
         assert_eq!(number, i64::from(n / PROJECTS + 1));
     }
     assert_eq!(ScopedBlock::stats(&db).reservations, u64::from(PROJECTS));
     // Many scopes used once: memory follows the scopes in use, not every one seen.
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     for n in 0..400 {
-        let mut doc = ScopedBlock::written("many", 0);
+        let mut doc = ScopedBlock::make("many", 0);
         doc.project = format!("many-{n}");
         doc.insert(&db).await.unwrap();
         assert!(
@@ -460,7 +302,7 @@ async fn each_scope_has_its_own_live_block_and_idle_ones_are_released() {
     }
     // A released block costs its unused numbers, as documented: p0, idle through the
     // sweeps of those 400 scopes, takes its next number from a new block.
-    let number = ScopedBlock::written("after", 0).insert(&db).await.unwrap();
+    let number = ScopedBlock::make("after", 0).insert(&db).await.unwrap();
     assert_eq!(
         number, 11,
         "p0 held 1..=10 and handed out 5; its block was released"
@@ -519,7 +361,7 @@ async fn the_optimistic_strategy_on_a_field_relies_on_its_unique_index() {
     assert_eq!(issue("other", "elsewhere").insert(&db).await.unwrap(), 1);
 
     // A duplicate on another unique index is the document's fault: not retried.
-    common::unique_index(&test, "issues", "title").await;
+    support::unique_index(&test, "issues", "title").await;
     let mut dup = issue("seqid", "first");
     let error = dup.insert(&db).await.unwrap_err();
     match &error {
@@ -622,7 +464,7 @@ async fn counters_are_administered_per_scope() {
             .scope(("apollo", 1))
             .await
             .unwrap_err(),
-        common::models::CountedDoc::peek_counter(&db)
+        support::models::CountedDoc::peek_counter(&db)
             .scope("apollo")
             .await
             .unwrap_err(),

@@ -1,0 +1,29 @@
+//! seqid's integration tests, against real server processes: one crate, one module per
+//! concept. Scenarios are written once, generic over the model (`support::models`), and
+//! run with unique documents and with documents all equal but for the id.
+//!
+//! A local server is started once for the whole crate (see `seqid-harness`); each test
+//! works in a database of its own, dropped at its end. Fault tests, and the second
+//! deployment, run SecantusDB servers of their own. `tests/ui.rs` (the derive's
+//! compile-time behaviour) and `tests/state.rs` (a counting global allocator) are crates
+//! of their own.
+
+#[macro_use]
+mod support;
+
+mod block;
+mod cancellation;
+mod counters;
+mod deployments;
+mod driver_cancellation;
+mod faults;
+mod messages;
+mod optimistic;
+mod other_writers;
+mod processes;
+mod resume;
+mod scopes;
+mod service;
+mod spans;
+mod start;
+mod transactions;

@@ -1,0 +1,269 @@
+//! The models the scenarios write, shared by the tests and the worker processes they start
+//! (`tests/bin/worker.rs`).
+//!
+//! A scenario is written once, generic over [`Model`], and run with both kinds of
+//! documents:
+//!
+//! - **unique** documents `{ _id, writer, n, wide }`: each holds its writer and its place
+//!   `n` in the writer's run, so a copy stored twice, or stored under another document's
+//!   id, shows; and a caller may resume with `content_is_unique`, since equal content is
+//!   its own. (`wide` is an Int64 beyond Int32, so that contents are compared by value.)
+//! - **equal** documents `{ _id, writer }`: all equal but for the id within a writer (and,
+//!   for a scoped model, within a project). A writer is a group of callers whose documents
+//!   are identical: the tasks of one process, of several processes, or the MongoDB
+//!   tutorial's loop written by hand. Nothing in a document tells one caller's from
+//!   another's, so a caller may only be told "stored under id N" when the server
+//!   acknowledged its own write.
+//!
+//! Every model here has a [`Model::NAME`], by which a worker process is told what to write.
+
+use seqid::Document;
+
+/// A model a scenario writes: its `n`-th document of writer `writer`.
+pub trait Model: Document + Clone + std::fmt::Debug + Send + Sync + 'static {
+    /// The name a worker process knows it by (see `writers::write_model`).
+    const NAME: &'static str;
+
+    /// Whether every document is different (`{ writer, n }` in it), or the documents of a
+    /// writer are all equal (in a scope).
+    const UNIQUE: bool;
+
+    /// The `n`-th document of writer `writer`; for a scoped model, in project
+    /// [`project_of(n)`](project_of).
+    fn make(writer: &str, n: u32) -> Self;
+}
+
+/// How many projects the scoped models spread their documents over: the `n`-th document
+/// of a writer goes to project `p{n % PROJECTS}`.
+pub const PROJECTS: u32 = 4;
+
+/// The project of a writer's `n`-th scoped document.
+pub fn project_of(n: u32) -> String {
+    format!("p{}", n % PROJECTS)
+}
+
+/// An Int64 beyond Int32, in every unique document.
+pub const WIDE: i64 = 1 << 40;
+
+/// `unique_model!(Name = "name", "sequence", key = value, ...)` declares a unique model
+/// `{ _id: i64, writer, n, wide }` with that `#[seq_id(...)]` (where [`Model`] and
+/// [`WIDE`] are in scope).
+macro_rules! unique_model {
+    ($(#[$doc:meta])* $name:ident = $model:literal, $($attr:tt)*) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, seqid::Document)]
+        #[seq_id($($attr)*)]
+        pub struct $name {
+            #[serde(rename = "_id")]
+            pub id: i64,
+            pub writer: String,
+            pub n: u32,
+            pub wide: i64,
+        }
+
+        impl Model for $name {
+            const NAME: &'static str = $model;
+            const UNIQUE: bool = true;
+
+            fn make(writer: &str, n: u32) -> Self {
+                $name { id: 0, writer: writer.to_owned(), n, wide: WIDE }
+            }
+        }
+    };
+}
+
+/// `scoped_unique_model!(Name = "name", collection, seq_id(...))` declares a unique model
+/// numbered per project in a field, beside the ObjectId `_id` the driver gives it (where
+/// [`Model`], [`WIDE`] and [`project_of`] are in scope).
+macro_rules! scoped_unique_model {
+    ($(#[$doc:meta])* $name:ident = $model:literal, $collection:literal, $($attr:tt)*) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, seqid::Document)]
+        #[seq_id(collection = $collection)]
+        pub struct $name {
+            #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+            pub id: Option<mongodb::bson::oid::ObjectId>,
+            pub project: String,
+            #[seq_id($($attr)*)]
+            pub number: i64,
+            pub writer: String,
+            pub n: u32,
+            pub wide: i64,
+        }
+
+        impl Model for $name {
+            const NAME: &'static str = $model;
+            const UNIQUE: bool = true;
+
+            fn make(writer: &str, n: u32) -> Self {
+                $name {
+                    id: None,
+                    project: project_of(n),
+                    number: 0,
+                    writer: writer.to_owned(),
+                    n,
+                    wide: WIDE,
+                }
+            }
+        }
+    };
+}
+
+/// `equal_model!(Name = "name", "sequence", key = value, ...)` declares an equal model
+/// `{ _id: i64, writer }`.
+macro_rules! equal_model {
+    ($(#[$doc:meta])* $name:ident = $model:literal, $($attr:tt)*) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, seqid::Document)]
+        #[seq_id($($attr)*)]
+        pub struct $name {
+            #[serde(rename = "_id")]
+            pub id: i64,
+            pub writer: String,
+        }
+
+        impl Model for $name {
+            const NAME: &'static str = $model;
+            const UNIQUE: bool = false;
+
+            fn make(writer: &str, _: u32) -> Self {
+                $name { id: 0, writer: writer.to_owned() }
+            }
+        }
+    };
+}
+
+/// `scoped_equal_model!(Name = "name", seq_id(...))` declares an equal model numbered per
+/// project, in the collection `scoped_equal`.
+macro_rules! scoped_equal_model {
+    ($name:ident = $model:literal, $($attr:tt)*) => {
+        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, seqid::Document)]
+        #[seq_id(collection = "scoped_equal")]
+        pub struct $name {
+            #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+            pub id: Option<mongodb::bson::oid::ObjectId>,
+            pub project: String,
+            #[seq_id($($attr)*)]
+            pub number: i64,
+            pub writer: String,
+        }
+
+        impl Model for $name {
+            const NAME: &'static str = $model;
+            const UNIQUE: bool = false;
+
+            fn make(writer: &str, n: u32) -> Self {
+                $name { id: None, project: project_of(n), number: 0, writer: writer.to_owned() }
+            }
+        }
+    };
+}
+
+unique_model!(
+    /// The counters strategy, written by several processes at once.
+    CountedDoc = "counters",
+    "multi_counters",
+    collection = "multi_counters"
+);
+unique_model!(
+    /// The optimistic loop, written by several processes at once.
+    OptimisticDoc = "optimistic",
+    "multi_optimistic",
+    collection = "multi_optimistic",
+    strategy = "optimistic",
+    max_attempts = 64
+);
+unique_model!(
+    /// Blocks of 10 ids, written by several processes at once.
+    BlockDoc = "block",
+    "multi_block",
+    collection = "multi_block",
+    strategy = "block",
+    block_size = 10
+);
+unique_model!(
+    /// Gapless, each insert in a transaction of its own, by several processes at once.
+    GaplessDoc = "gapless",
+    "multi_gapless",
+    collection = "multi_gapless",
+    strategy = "gapless"
+);
+
+scoped_unique_model!(
+    /// Numbered per project by several processes at once, with the counters strategy.
+    ScopedCounted = "scoped-counters",
+    "scoped_counters",
+    "scoped_counters",
+    scope = "project"
+);
+scoped_unique_model!(
+    /// Numbered per project by several processes at once, with blocks of 10.
+    ScopedBlock = "scoped-block",
+    "scoped_block",
+    "scoped_block",
+    scope = "project",
+    strategy = "block",
+    block_size = 10
+);
+scoped_unique_model!(
+    /// Numbered per project by several processes at once, with the optimistic loop (on
+    /// the unique index `create_indexes` makes).
+    ScopedOptimistic = "scoped-optimistic",
+    "scoped_optimistic",
+    "scoped_optimistic",
+    scope = "project",
+    strategy = "optimistic",
+    max_attempts = 64
+);
+
+equal_model!(
+    /// Equal documents, the counters strategy.
+    EqualCounted = "equal-counters",
+    "equal_counters",
+    collection = "equal_counters"
+);
+equal_model!(
+    /// Equal documents, blocks of 10.
+    EqualBlock = "equal-block",
+    "equal_block",
+    collection = "equal_block",
+    strategy = "block",
+    block_size = 10
+);
+equal_model!(
+    /// The model of issue 17, `Ticket { id: 0, writer: "seqid" }`, optimistic. Tasks
+    /// inserting through a bare database share nothing and race each other (and every
+    /// other process) for each id: many attempts.
+    EqualOptimistic = "equal-optimistic",
+    "ticket",
+    collection = "tickets",
+    strategy = "optimistic",
+    max_attempts = 1000
+);
+equal_model!(
+    /// Equal documents, gapless.
+    EqualGapless = "equal-gapless",
+    "equal_gapless",
+    collection = "equal_gapless",
+    strategy = "gapless"
+);
+
+scoped_equal_model!(
+    ScopedEqualCounted = "scoped-equal-counters",
+    "scoped_equal_counters",
+    scope = "project"
+);
+scoped_equal_model!(
+    ScopedEqualBlock = "scoped-equal-block",
+    "scoped_equal_block",
+    scope = "project",
+    strategy = "block",
+    block_size = 10
+);
+scoped_equal_model!(
+    ScopedEqualOptimistic = "scoped-equal-optimistic",
+    "scoped_equal_optimistic",
+    scope = "project",
+    strategy = "optimistic",
+    max_attempts = 1000
+);
