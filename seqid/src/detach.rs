@@ -4,7 +4,7 @@
 //! handler, a `tokio::time::timeout` fires. The driver documents that dropping one of its
 //! operations before it completes is not safe: a dropped check-out stays queued in the
 //! pool's wait queue, a command dropped on the wire costs its connection, and a storm of
-//! them wedges the client for seconds (`tests/driver_cancellation.rs`). So every driver
+//! them wedges the client for seconds (`tests/it/driver_cancellation.rs`). So every driver
 //! operation seqid starts outside the caller's session is [`Finishing`]: it owns what it
 //! needs (the document already serialized, a clone of the collection), it is polled where
 //! the caller awaits it, and if the caller drops it first, the rest of it runs in a task
