@@ -144,7 +144,7 @@ where
 /// The same storm, of the driver's own `insert_one`: the slowest normal insert, and how
 /// many timed out. Each call runs in a task of its own, whose output the cancelled caller
 /// stops waiting for: dropping the driver's own future mid-way wedges the client
-/// (`tests/driver_cancellation.rs`), which would make it no yardstick.
+/// (the `driver_cancellation` module), which would make it no yardstick.
 async fn driver_storm(db: &mongodb::Database) -> (Duration, usize) {
     let collection = db.collection::<BsonDocument>("plain");
     let insert = move |doc: BsonDocument| {
@@ -197,7 +197,7 @@ async fn storm_leaves_the_client_usable<T: Payload>(label: &str, handle: bool) {
     if T::SEQUENCE.strategy_name() == "optimistic" {
         // Work-around for nx-27017 only: it orders an unfiltered sort on `_id` as text,
         // so its maximum is wrong past 9; a string `_id` makes seqid use its
-        // numeric-bounded query, which nx orders right (as in tests/optimistic.rs).
+        // numeric-bounded query, which nx orders right (see `support::seed_string_id`).
         test.collection::<BsonDocument>("docs")
             .insert_one(doc! { "_id": "nx-27017 sorts _id as text" })
             .await

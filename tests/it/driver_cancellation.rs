@@ -14,7 +14,7 @@
 //! `Collection`, the document already serialized), the caller awaiting only the `JoinHandle`,
 //! never abandons a check-out nor a command half-way: the same storm leaves no trace.
 //!
-//! `cargo test --test driver_cancellation -- --nocapture` prints what each test measured.
+//! `cargo test --test it driver_cancellation -- --nocapture` prints what each test measured.
 
 use std::future::{Future, IntoFuture};
 use std::sync::{Arc, Mutex};

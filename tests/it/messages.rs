@@ -82,7 +82,7 @@ async fn an_id_already_set_says_what_unset_looks_like_for_the_field() {
 }
 
 /// (A Double counter from 2^53 on, or one the ids asked for would take there, is refused
-/// for its precision, not called "not a whole number": `tests/counters.rs` and `block.rs`.)
+/// for its precision, not called "not a whole number": the `counters` and `block` modules.)
 #[tokio::test]
 async fn a_counter_with_a_fraction_is_called_so() {
     let db = test_db("messages_fraction").await;

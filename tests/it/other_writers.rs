@@ -149,7 +149,7 @@ async fn an_equal_document_under_the_id_is_not_taken_for_ours_optimistic() {
     another_writers_equal_document::<EqualOptimistic>("equal_thief_optimistic").await;
 }
 
-/// `tests/it/optimistic.rs`'s ids taken every time, with equal documents: another writer
+/// The `optimistic` module's ids taken every time, with equal documents: another writer
 /// stores a document equal to seqid's under every id seqid tries, and two attempts run
 /// out. Nothing is acknowledged to seqid, through a handle or bare: a single document
 /// fails (`RetriesExhausted`), a batch's documents are listed as failed, ids unset.

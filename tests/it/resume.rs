@@ -1,5 +1,5 @@
 //! Finishing an insert whose outcome was unknown (`resume_insert`, `resume_insert_many`),
-//! for every strategy, against a real server process. The fault suite (`faults.rs`)
+//! for every strategy, against a real server process. The fault suite (the `faults` module)
 //! produces the unknown outcomes for real; here each situation a lost answer can leave
 //! behind is set up directly, so that every branch runs on every server.
 

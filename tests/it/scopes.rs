@@ -621,10 +621,10 @@ struct Entry {
 async fn gapless_numbers_each_scope_without_a_gap() {
     let test = test_db("scopes_gapless").await;
     if seqid_harness::server_flavor().unwrap() == ServerFlavor::Nx {
-        // nx-27017 has no transactions (see tests/transactions.rs), which gapless needs.
+        // nx-27017 has no transactions (see the `transactions` module), which gapless needs.
         return;
     }
-    // Created beforehand, so that no transaction creates them (see tests/transactions.rs).
+    // Created beforehand, so that no transaction creates them (see the `transactions` module).
     for collection in ["ledger", "counters"] {
         test.create_collection(collection).await.unwrap();
     }
