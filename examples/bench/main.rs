@@ -15,6 +15,7 @@
 mod bulk;
 mod cancel;
 mod ceiling;
+mod contention;
 mod cost;
 mod instructions;
 mod maxq;
@@ -52,7 +53,7 @@ usage: cargo run --release --example bench -- [options]
   --bulk-rounds N    interleaved rounds of bulk trials (default 5)
   --bulk-docs N      documents per bulk call (default 10000)
   --query-runs N     runs of each maximum query (default 100, fewer if slow)
-  --only LIST        comma-separated parts to run: one,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,cancel,service
+  --only LIST        comma-separated parts to run: one,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,cancel,service,contention
                      (default all; instructions needs valgrind)
   --cost-contenders LIST  the cost part's contenders: driver,tutorial,block,counters,optimistic (default all)
   --cost-inserts N   inserts per cost trial (default 1000; 100 with --quick)
@@ -98,6 +99,7 @@ impl Config {
                 "scopes",
                 "cancel",
                 "service",
+                "contention",
             ]
             .map(String::from)
             .to_vec(),
@@ -153,6 +155,10 @@ impl Config {
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some(contention::CHILD) {
+        return contention::child_main(&args[1..]).await;
+    }
     let config = Config::from_args()?;
     let began = Instant::now();
     let load_before = probe::load_average();
@@ -173,7 +179,6 @@ async fn main() -> Result<(), BoxError> {
     let server_pid = probe::server_pid(&db).await;
     let usage_before = monitor.snapshot(server_pid);
 
-    let args: Vec<String> = std::env::args().skip(1).collect();
     println!("# seqid benchmark\n");
     println!(
         "- command: `cargo run --release --example bench{}`",
@@ -278,6 +283,13 @@ async fn main() -> Result<(), BoxError> {
     let served = if config.runs("service") {
         eprintln!("the example service over HTTP ...");
         Some(service::run(&config).await?)
+    } else {
+        None
+    };
+
+    let contended = if config.runs("contention") {
+        eprintln!("uncoordinated optimistic writers ...");
+        Some(contention::run(name, &config).await?)
     } else {
         None
     };
@@ -449,6 +461,19 @@ async fn main() -> Result<(), BoxError> {
     // is dropped again at the next run's start anyway.
     if let Err(error) = db.drop().await {
         eprintln!("warning: dropping the benchmark's database failed: {error}");
+    }
+    if let Some(rows) = &contended {
+        println!("## Uncoordinated optimistic writers\n");
+        println!(
+            "`strategy = \"optimistic\"` with the type's defaults. Writers are tasks inserting \
+             through a bare `mongodb::Database`, or OS processes with a `Sequences` handle each, \
+             {} inserts per writer, one after the other; another OS process runs the tutorial's \
+             loop by hand on the same collection for as long as they write. Latency is each \
+             successful insert's; `stored` is the collection's count afterwards, which must be \
+             the inserts acknowledged plus the tutorial's.\n",
+            if config.rounds > 1 { 40 } else { 10 }
+        );
+        contention::print(rows);
     }
     Ok(())
 }

@@ -13,8 +13,8 @@ use crate::case::RenameRule;
 use crate::ctxt::Ctxt;
 
 /// The keys `#[seq_id]` accepts after the name, for the "unknown key" message.
-const KEYS: &str = "`collection`, `counters`, `strategy`, `max_attempts`, `block_size`, \
-                    `counter_write_concern`, `start`, `scope`";
+const KEYS: &str = "`collection`, `counters`, `strategy`, `max_attempts`, `time_budget_ms`, \
+                    `block_size`, `counter_write_concern`, `start`, `scope`";
 
 /// A `key = value` setting. `value` is `None` when the value was invalid: that error is
 /// already reported, and checks that depend on the value are skipped rather than piled on.
@@ -84,6 +84,7 @@ pub struct SeqId {
     pub counters: Option<Setting<LitStr>>,
     pub strategy: Option<Setting<StrategyKind>>,
     pub max_attempts: Option<Setting<u32>>,
+    pub time_budget_ms: Option<Setting<u32>>,
     pub block_size: Option<Setting<u32>>,
     pub counter_write_concern: Option<Setting<CounterWrite>>,
     pub start: Option<Setting<i64>>,
@@ -113,6 +114,7 @@ impl SeqId {
             counters: None,
             strategy: None,
             max_attempts: None,
+            time_budget_ms: None,
             block_size: None,
             counter_write_concern: None,
             start: None,
@@ -230,6 +232,10 @@ impl SeqId {
             "max_attempts" => {
                 let parsed = positive_u32(cx, value, &name);
                 put(cx, &mut self.max_attempts, key, parsed)
+            }
+            "time_budget_ms" => {
+                let parsed = positive_u32(cx, value, &name);
+                put(cx, &mut self.time_budget_ms, key, parsed)
             }
             "block_size" => {
                 let parsed = positive_u32(cx, value, &name);
@@ -358,7 +364,8 @@ fn scope(cx: &Ctxt, value: &Expr) -> Option<Vec<LitStr>> {
     }
 }
 
-/// An integer literal from 1 to `u32::MAX`, the range of `max_attempts` and `block_size`.
+/// An integer literal from 1 to `u32::MAX`, the range of `max_attempts`, `time_budget_ms`
+/// and `block_size`.
 fn positive_u32(cx: &Ctxt, value: &Expr, key: &str) -> Option<u32> {
     positive(cx, value, key, "u32", "a u32", u32::MAX.into()).map(|n| n as u32)
 }

@@ -165,11 +165,9 @@ pub fn sequence(cont: &Container, decl: &Declaration) -> TokenStream {
     let strategy = match strategy_kind(decl) {
         StrategyKind::Counters => quote!(::seqid::__private::counters()),
         StrategyKind::Optimistic => {
-            let n = count(
-                settings.and_then(|s| value(&s.max_attempts)),
-                quote!(::seqid::DEFAULT_MAX_ATTEMPTS),
-            );
-            quote!(::seqid::__private::optimistic(#n))
+            let attempts = optional(settings.and_then(|s| value(&s.max_attempts)));
+            let budget = optional(settings.and_then(|s| value(&s.time_budget_ms)));
+            quote!(::seqid::__private::optimistic(#attempts, #budget))
         }
         StrategyKind::Block => {
             let n = count(
@@ -209,7 +207,19 @@ fn value<T>(setting: &Option<Setting<T>>) -> Option<&T> {
     setting.as_ref().and_then(|setting| setting.value.as_ref())
 }
 
-/// A `max_attempts` or `block_size` value, or the runtime's default constant.
+/// A `max_attempts` or `time_budget_ms` value as an `Option<u32>`: `None` leaves the
+/// runtime's default.
+fn optional(value: Option<&u32>) -> TokenStream {
+    match value {
+        Some(&n) => {
+            let n = Literal::u32_suffixed(n);
+            quote!(::seqid::__private::core::option::Option::Some(#n))
+        }
+        None => quote!(::seqid::__private::core::option::Option::None),
+    }
+}
+
+/// A `block_size` value, or the runtime's default constant.
 fn count(value: Option<&u32>, default: TokenStream) -> TokenStream {
     match value {
         Some(&n) => Literal::u32_suffixed(n).into_token_stream(),

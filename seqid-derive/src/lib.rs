@@ -77,7 +77,8 @@ use syn::{DeriveInput, parse_macro_input};
 /// The `_id` sequence cannot be scoped: a scoped number repeats from one scope to the
 /// next, and `_id` must be unique.
 ///
-/// (Both examples are tested in the workspace's `tests/ui`, where the runtime exists.)
+/// (Both examples are tested in the workspace's `tests/it/derive`, where the runtime
+/// exists.)
 ///
 /// # One sequence per struct
 ///
@@ -99,7 +100,8 @@ use syn::{DeriveInput, parse_macro_input};
 /// | `collection` | collection the documents go into; on the struct only | the struct name in snake_case (`BlogPost` → `"blog_post"`) |
 /// | `counters` | collection holding the counters | `seqid::DEFAULT_COUNTERS` (`"counters"`) |
 /// | `strategy` | `"counters"`, `"optimistic"`, `"block"` or `"gapless"` | `"counters"` |
-/// | `max_attempts` | attempts of the optimistic strategy, at least 1 | `seqid::DEFAULT_MAX_ATTEMPTS` |
+/// | `max_attempts` | attempts the optimistic strategy makes at most, at least 1 (the time budget holds too) | none: the time budget alone bounds the loop |
+/// | `time_budget_ms` | how long, in milliseconds, the optimistic strategy keeps retrying while other writers take its ids, at least 1 | `seqid::DEFAULT_TIME_BUDGET` (10 s) |
 /// | `block_size` | ids per reservation of the block strategy, at least 1 | `seqid::DEFAULT_BLOCK_SIZE` |
 /// | `counter_write_concern` | `"majority"` or `"database"`: the counter's `$inc` (counters, block) | `"majority"` |
 /// | `start` | the first number, from 1 to `i64::MAX` | `seqid::DEFAULT_START` (1) |
@@ -108,7 +110,7 @@ use syn::{DeriveInput, parse_macro_input};
 /// On the struct without a name, only `collection` is accepted: the other keys set up the
 /// sequence, and go in the field's attribute.
 ///
-/// `max_attempts` is refused unless `strategy = "optimistic"`, `block_size` unless
+/// `max_attempts` and `time_budget_ms` are refused unless `strategy = "optimistic"`, `block_size` unless
 /// `strategy = "block"`, and `counter_write_concern` with `"optimistic"` (no counter) or
 /// `"gapless"` (its counter follows the transaction's write concern). Collection names
 /// must be non-empty, without `$` or NUL, and not start with `system.`.

@@ -71,7 +71,7 @@ fn check_collection_name(cx: &Ctxt, key: &syn::Ident, lit: &LitStr) {
     cx.error_spanned_by(lit, format!("`{}` {problem}", key.unraw()));
 }
 
-/// `max_attempts` and `block_size` tune one strategy each; given with another strategy
+/// `max_attempts`, `time_budget_ms` and `block_size` tune one strategy each; given with another strategy
 /// they would be silently ignored, so they are refused.
 fn check_strategy_keys(cx: &Ctxt, seq_id: &SeqId) {
     let (strategy, how) = match &seq_id.strategy {
@@ -84,6 +84,7 @@ fn check_strategy_keys(cx: &Ctxt, seq_id: &SeqId) {
     };
     let owned = [
         (&seq_id.max_attempts, StrategyKind::Optimistic),
+        (&seq_id.time_budget_ms, StrategyKind::Optimistic),
         (&seq_id.block_size, StrategyKind::Block),
     ];
     // The counter's write concern applies where seqid writes the counter on its own:

@@ -1,12 +1,15 @@
 //! What one insert call is, apart from its documents: the options the caller set
 //! ([`Call`]), and the [`Context`] every step of the insert works in.
 
+use std::time::Duration;
+
 use mongodb::bson::RawDocumentBuf;
 use mongodb::{ClientSession, Collection};
 
 use crate::fate::Sending;
 use crate::once::{Warning, first_time};
 use crate::registry::Route;
+use crate::retry::Budget;
 use crate::session::Session;
 use crate::span::Traced;
 use crate::{Error, Sequence, Strategy};
@@ -18,13 +21,15 @@ pub(crate) struct Call<'a> {
     pub session: Option<&'a mut ClientSession>,
     /// The optimistic loop's attempts, overriding `max_attempts` in the attribute.
     pub max_attempts: Option<u32>,
+    /// The optimistic loop's time budget, overriding `time_budget_ms` in the attribute.
+    pub time_budget: Option<Duration>,
     /// The caller asserts that no other writer stores a document equal to one of these.
     pub content_is_unique: bool,
 }
 
 /// What one insert call is, apart from its documents: the sequence that numbers them,
-/// where they go (and the handle whose state the call shares), the caller's session, the
-/// attempts the optimistic loop may make, and whether the caller asserted that its
+/// where they go (and the handle whose state the call shares), the caller's session, how
+/// long and how many times the optimistic loop may try, and whether the caller asserted that its
 /// content is unique. Every step of an insert takes what it works on (a document, a
 /// batch, a scope) and this.
 pub(crate) struct Context<'a> {
@@ -32,8 +37,9 @@ pub(crate) struct Context<'a> {
     pub seq: &'static Sequence,
     pub route: Route<'a>,
     pub session: Session<'a>,
-    /// Inserts the optimistic loop may try per document (1 for the other strategies).
-    pub attempts: u32,
+    /// How long and how many times the optimistic loop may try (once for the other
+    /// strategies).
+    pub budget: Budget,
     /// The caller asserts that no other writer stores a document equal to one of these
     /// (see [`Sending::content_is_unique`]).
     pub content_is_unique: bool,
@@ -50,7 +56,7 @@ impl<'a> Context<'a> {
         route: Route<'a>,
         call: Call<'a>,
     ) -> Result<Context<'a>, Error> {
-        let attempts = attempts(seq, call.max_attempts)?;
+        let budget = budget(seq, &call)?;
         if route.registry.is_none() {
             warn_bare(seq);
         }
@@ -58,7 +64,7 @@ impl<'a> Context<'a> {
             seq,
             route,
             session: Session::of(call.session).await,
-            attempts,
+            budget,
             content_is_unique: call.content_is_unique,
             reservations: 0,
         })
@@ -100,14 +106,15 @@ impl<'a> Context<'a> {
 /// Warns, once per process and sequence, of a `block` or `optimistic` insert through a
 /// bare `mongodb::Database`: through it every call works alone, and those two strategies
 /// lose what they are for (a `block` insert reserves exactly its own ids and keeps no
-/// block; the optimistic loop's tasks race each other).
+/// block; the optimistic loop's tasks take turns instead of sharing candidates).
 fn warn_bare(seq: &Sequence) {
     let cost = match seq.strategy {
         Strategy::Block { .. } => {
             "reserves its own ids with one round trip per call and keeps no block"
         }
         Strategy::Optimistic { .. } => {
-            "queries the largest id per call, and the tasks of this process race each other"
+            "queries the largest id per call, and the tasks of this process take turns, one \
+             insert at a time"
         }
         Strategy::Counters | Strategy::Gapless => return,
     };
@@ -124,20 +131,35 @@ fn warn_bare(seq: &Sequence) {
     }
 }
 
-/// The attempts the optimistic loop may make: the call's, else the attribute's (other
-/// strategies make one).
-fn attempts(seq: &'static Sequence, call: Option<u32>) -> Result<u32, Error> {
-    let declared = match seq.strategy {
-        Strategy::Optimistic { max_attempts } => max_attempts,
-        _ => 1,
+/// How long and how many times the optimistic loop may try: the call's settings, else
+/// the attribute's (the other strategies try once).
+fn budget(seq: &'static Sequence, call: &Call<'_>) -> Result<Budget, Error> {
+    let Strategy::Optimistic {
+        max_attempts,
+        time_budget,
+    } = seq.strategy
+    else {
+        return Ok(Budget::ONCE);
     };
-    match call.unwrap_or(declared) {
-        0 => Err(Error::InvalidOption {
+    let budget = Budget {
+        max_attempts: call.max_attempts.or(max_attempts),
+        time: call.time_budget.unwrap_or(time_budget),
+    };
+    if budget.max_attempts == Some(0) {
+        return Err(Error::InvalidOption {
             sequence: seq,
             option: "max_attempts",
             value: "0".into(),
             reason: "at least one attempt is needed",
-        }),
-        n => Ok(n),
+        });
     }
+    if budget.time.is_zero() {
+        return Err(Error::InvalidOption {
+            sequence: seq,
+            option: "time_budget",
+            value: "0 ms".into(),
+            reason: "the first attempt needs some time",
+        });
+    }
+    Ok(budget)
 }

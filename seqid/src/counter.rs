@@ -131,7 +131,8 @@ fn first_of(seq: &'static Sequence, hi: i64, step: i64) -> Result<i64, Error> {
 pub(crate) async fn sync(db: &Database, counter: Counter<'_>, tally: &Tally) -> Result<i64, Error> {
     let seq = counter.seq;
     let collection = db.collection::<BsonDocument>(seq.collection);
-    let (top, _) = largest::numeric_id(&collection, seq, counter.scope, Ids::Mixed, None).await?;
+    let (top, _) =
+        largest::numeric_id(&collection, seq, counter.scope, Ids::Mixed, None, None).await?;
     let largest = top.as_ref().and_then(numeric::floor).unwrap_or(0);
     raise(db, counter, largest, tally).await
 }

@@ -154,7 +154,8 @@ pub trait Document: Model {
     /// Takes the next id, stores it in the id field, inserts the document into
     /// [`Sequence::collection`](crate::Sequence::collection), and returns the id. Await the [`Insert`] it returns,
     /// after setting options by method: [`session`](Insert::session), and for the
-    /// optimistic strategy [`max_attempts`](Insert::max_attempts).
+    /// optimistic strategy [`time_budget`](Insert::time_budget) and
+    /// [`max_attempts`](Insert::max_attempts).
     ///
     /// ```no_run
     /// # use seqid::Document;

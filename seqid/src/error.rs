@@ -1,6 +1,7 @@
 //! `seqid::Error`: every way taking an id or inserting can fail.
 
 use std::fmt;
+use std::time::Duration;
 
 use mongodb::bson::Bson;
 
@@ -270,19 +271,27 @@ pub enum Error {
         unset: &'static str,
     },
 
-    /// The optimistic loop found every id it tried already taken.
+    /// The optimistic loop found every id it tried already taken, until its time budget
+    /// was spent (or its `max_attempts` made).
     #[error(
-        "sequence `{}`: gave up after {attempts} attempts to insert into `{}`: \
-         every {} tried was taken by another writer (last: {last_id})",
+        "sequence `{}`: gave up after {attempts} attempts in {} ms to insert into `{}`: \
+         every {} tried was taken by another writer (last: {last_id}); {}",
         .sequence.name,
+        .elapsed.as_millis(),
         .sequence.collection,
-        .sequence.field
+        .sequence.field,
+        GaveUp(*.time_budget, *.attempts)
     )]
     RetriesExhausted {
         /// The sequence.
         sequence: &'static Sequence,
         /// How many inserts were tried.
         attempts: u32,
+        /// How long the loop tried, from its first attempt.
+        elapsed: Duration,
+        /// The time budget, when it is what ended the loop; `None` when its
+        /// `max_attempts` did.
+        time_budget: Option<Duration>,
         /// The last id tried.
         last_id: i64,
     },
@@ -490,6 +499,22 @@ impl fmt::Display for BulkError {
             )?;
         }
         Ok(())
+    }
+}
+
+/// Why the optimistic loop stopped: its time budget spent, or its count of attempts made.
+struct GaveUp(Option<Duration>, u32);
+
+impl fmt::Display for GaveUp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(budget) => write!(
+                f,
+                "its time budget of {} ms is spent (`.time_budget(..)`, `time_budget_ms`)",
+                budget.as_millis()
+            ),
+            None => write!(f, "its max_attempts = {} are made", self.1),
+        }
     }
 }
 

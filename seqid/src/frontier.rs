@@ -34,14 +34,17 @@ pub(crate) enum Ids {
     Mixed,
 }
 
-/// Reads the largest value of a sequence's field in a scope, and what the read learned of
-/// the values there: the maximum query on the target collection (a fake one in tests).
+/// Reads the largest value of a sequence's field in a scope (above `above`, if given: a
+/// maximum read after an id was seen taken asks only above it), and what the read
+/// learned of the values there: the maximum query on the target collection (a fake one
+/// in tests).
 pub(crate) trait Maximum: Clone + Send + Sync + 'static {
     fn largest(
         &self,
         seq: &'static Sequence,
         scope: &Scope,
         ids: Ids,
+        above: Option<i64>,
         session: Option<&mut ClientSession>,
     ) -> impl Future<Output = Result<(Option<Bson>, Ids), Error>> + Send;
 }
@@ -100,19 +103,22 @@ impl Frontier {
 
     /// Candidate ids for `count` documents of `seq` in `scope`, registered as in flight
     /// until the returned guard is dropped or told which were stored, and whether a
-    /// maximum query was waited for. In `transaction`, the caller's, the maximum is read
-    /// in it (its snapshot), by this caller alone.
+    /// maximum query was waited for; the maximum is read above `above` if given (an id
+    /// the caller saw taken). In `transaction`, the caller's, the maximum is read in it
+    /// (its snapshot), by this caller alone.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn candidates<M: Maximum>(
         self: &Arc<Self>,
         max: &M,
         seq: &'static Sequence,
         scope: &Scope,
         count: usize,
+        above: Option<i64>,
         transaction: Option<&mut ClientSession>,
     ) -> Result<Allocated<Arc<InFlight>>, Error> {
         let (ids, waited) = if let Some(session) = transaction {
             let first = self
-                .reserve(max, seq, scope, count as u64, Some(session))
+                .reserve(max, seq, scope, count as u64, above, Some(session))
                 .await?;
             ((0..count as i64).map(|i| first + i).collect(), true)
         } else {
@@ -121,6 +127,7 @@ impl Frontier {
                 max: max.clone(),
                 seq,
                 scope: scope.clone(),
+                above,
             };
             let allocated = self.allocator.allocate(count as u64, source).await?;
             (allocated.ids, allocated.waited)
@@ -135,24 +142,26 @@ impl Frontier {
         })
     }
 
-    /// Reserves `amount` candidates above the largest numeric `_id` and every candidate
-    /// in flight, and returns the first.
+    /// Reserves `amount` candidates above the largest numeric `_id` (read above `above`
+    /// if given) and every candidate in flight, and returns the first.
     async fn reserve<M: Maximum>(
         &self,
         max: &M,
         seq: &'static Sequence,
         scope: &Scope,
         amount: u64,
+        above: Option<i64>,
         session: Option<&mut ClientSession>,
     ) -> Result<i64, Error> {
         let epoch_before = self.bounds().epoch;
         let known = self.bounds().ids;
-        let (stored, ids) = max.largest(seq, scope, known, session).await?;
+        let (stored, ids) = max.largest(seq, scope, known, above, session).await?;
         let largest = stored.as_ref().and_then(numeric::floor);
         let mut bounds = self.bounds();
         bounds.ids = ids;
         if let (Some(read), Some(before)) = (largest, bounds.last_read)
             && read < before
+            && above.is_none()
             && first_time(Warning::MaximumBackwards, seq)
         {
             tracing::warn!(
@@ -169,8 +178,9 @@ impl Frontier {
             );
         }
         bounds.last_read = largest;
-        if largest.is_none() && bounds.epoch == epoch_before {
-            // Emptied (say, dropped) since the floor was raised: start again at 1.
+        if largest.is_none() && above.is_none() && bounds.epoch == epoch_before {
+            // Emptied (say, dropped) since the floor was raised: start again at 1. (A
+            // read above an id seen taken says nothing of the ids below it.)
             bounds.floor = None;
         }
         // Never below the first id (`start`), whatever the collection holds.
@@ -212,12 +222,15 @@ struct MaxSource<M> {
     max: M,
     seq: &'static Sequence,
     scope: Scope,
+    /// The id the caller that made this source saw taken: every caller served with it
+    /// goes above it anyway (the frontier's floor holds it).
+    above: Option<i64>,
 }
 
 impl<M: Maximum> Source for MaxSource<M> {
     async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
         self.state
-            .reserve(&self.max, self.seq, &self.scope, amount, None)
+            .reserve(&self.max, self.seq, &self.scope, amount, self.above, None)
             .await
     }
 

@@ -16,28 +16,35 @@ impl Maximum for Collection<BsonDocument> {
         seq: &'static Sequence,
         scope: &Scope,
         ids: Ids,
+        above: Option<i64>,
         session: Option<&mut ClientSession>,
     ) -> impl std::future::Future<Output = Result<(Option<Bson>, Ids), Error>> + Send {
-        numeric_id(self, seq, scope, ids, session)
+        numeric_id(self, seq, scope, ids, above, session)
     }
 }
 
 /// The largest numeric value of `seq.field` among the documents of `scope`, or `None` if
-/// there is none, and what the query learned.
+/// there is none, and what the query learned. With `above`, only values above it are
+/// asked for (`None`: there is none above it).
 ///
 /// In `session`, the caller's transaction, when given.
 ///
-/// With [`Ids::Mixed`], the query is bounded to numbers: `$lte: Infinity` is
-/// type-bracketed, so MongoDB still reads one entry of the index on the field (`_id`'s,
-/// or the one on the scope fields and the field).
+/// With [`Ids::Mixed`], or `above`, the query is bounded to numbers: `$lte: Infinity` and
+/// `$gt: above` are type-bracketed, so MongoDB still reads one entry of the index on the
+/// field (`_id`'s, or the one on the scope fields and the field). `above` is what the
+/// optimistic loop passes after another writer took an id: however the server sorts
+/// (nx-27017 sorts an unfiltered `_id` as text) and whatever a lagging read answers, the
+/// next candidate then comes from the ids above the one taken, not one id higher per
+/// attempt.
 pub(crate) async fn numeric_id(
     collection: &Collection<BsonDocument>,
     seq: &'static Sequence,
     scope: &Scope,
     ids: Ids,
+    above: Option<i64>,
     session: Option<&mut ClientSession>,
 ) -> Result<(Option<Bson>, Ids), Error> {
-    query(collection, seq.field, scope, ids, session)
+    query(collection, seq.field, scope, ids, above, session)
         .await
         .map_err(|error| {
             Error::driver(
@@ -58,8 +65,15 @@ async fn query(
     field: &str,
     scope: &Scope,
     ids: Ids,
+    above: Option<i64>,
     mut session: Option<&mut ClientSession>,
 ) -> mongodb::error::Result<(Option<Bson>, Ids)> {
+    if let Some(above) = above {
+        let mut bounded = scope.filter();
+        bounded.insert(field, doc! { "$gt": above });
+        let top = top_id(collection, field, bounded, session).await?;
+        return Ok((top, ids));
+    }
     if ids == Ids::MaybeNumeric {
         let top = top_id(collection, field, scope.filter(), session.as_deref_mut()).await?;
         match top {

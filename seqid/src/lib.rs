@@ -41,7 +41,8 @@
 //!   `counters.{ _id: name, seq }`, as in MongoDB's tutorial. Tasks sharing a
 //!   [`Sequences`] handle that wait at the same moment share one `$inc: k`.
 //! - **`optimistic`**: the largest numeric `_id` plus one, retried on a duplicate `_id`
-//!   (`max_attempts`, jittered backoff); no counters collection, no gaps.
+//!   within a time budget (10 s unless `time_budget_ms` says otherwise), retries spread
+//!   by what the loop learns; no counters collection, no gaps.
 //! - **`block`**: `block_size` ids reserved with one `$inc` and handed out in memory by
 //!   every task sharing a [`Sequences`] handle.
 //! - **`gapless`**: as `counters`, but the `$inc` joins the caller's transaction, so an
@@ -49,12 +50,13 @@
 //!
 //! Inserts also take a bare `mongodb::Database`, but through it every call works alone:
 //! `block` reserves ids per call and keeps no block, `counters` tasks share no round trip,
-//! `optimistic` tasks race each other (see [`AsDatabase`]); a `block` or `optimistic`
+//! `optimistic` tasks take turns, one insert at a time (see [`AsDatabase`]); a `block` or `optimistic`
 //! insert through one logs a warning, once per process and sequence.
 //!
 //! Inserts are actions, as in the driver: [`insert`](Document::insert) returns an
 //! [`Insert`](action::Insert) that is awaited directly, after options set by method
 //! ([`session`](action::Insert::session), and for the optimistic strategy
+//! [`time_budget`](action::Insert::time_budget) and
 //! [`max_attempts`](action::Insert::max_attempts)). See [`Document`'s notes on sessions and
 //! transactions](Document#sessions-and-transactions) for what joins the caller's
 //! transaction, and [`CounterWriteConcern`] for the counter's write concern
@@ -182,8 +184,8 @@
 //! | orchestration | `insert::{one, many, earlier}` | the only place where documents meet writes: reserve, fill, write, record, settle; the loop over rounds |
 //! | id sources | `counted`, `optimistic` | hand out ids per scope and take back what became of them; never hold documents |
 //! | round trips | `write`, `counter`, `largest`, `indexes` | one kind of command each, and what its answer means |
-//! | state | `context`, `pending`, `registry`, `frontier`, `allocator`, `orphan` | a call's options and context; writes left running; the handle's registry; the optimistic frontier; the allocator that shares reservations |
-//! | leaves | `model`, `fields`, `batch`, `fate`, `scope`, `span`, `server`, `error`, `sequence`, `id`, `kind`, `numeric`, `session`, `detach`, `once`, `backoff`, `future` | what a model is and its id field, a batch's pure bookkeeping, fates and keys, the server's constants, errors and numbers |
+//! | state | `context`, `pending`, `registry`, `frontier`, `allocator`, `orphan`, `turnstile` | a call's options and context; writes left running; the handle's registry; the optimistic frontier; the allocator that shares reservations; the turns bare optimistic inserts of a process take |
+//! | leaves | `model`, `fields`, `batch`, `fate`, `scope`, `span`, `server`, `error`, `sequence`, `id`, `kind`, `numeric`, `session`, `detach`, `once`, `backoff`, `retry`, `future` | what a model is and its id field, a batch's pure bookkeeping, fates and keys, the server's constants, errors and numbers, how long and how the optimistic loop retries |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -213,12 +215,14 @@ mod optimistic;
 mod orphan;
 mod pending;
 mod registry;
+mod retry;
 mod scope;
 mod sequence;
 mod sequences;
 mod server;
 mod session;
 mod span;
+mod turnstile;
 mod write;
 
 pub use document::{CounterBacked, Document};
@@ -228,7 +232,7 @@ pub use model::{IdValue, Model};
 pub use registry::{DEFAULT_RELEASE_AFTER, Stats};
 pub use seqid_derive::Document;
 pub use sequence::{
-    CounterWriteConcern, DEFAULT_BLOCK_SIZE, DEFAULT_COUNTERS, DEFAULT_MAX_ATTEMPTS, DEFAULT_START,
+    CounterWriteConcern, DEFAULT_BLOCK_SIZE, DEFAULT_COUNTERS, DEFAULT_START, DEFAULT_TIME_BUDGET,
     Sequence, Strategy,
 };
 pub use sequences::{AsDatabase, Database, Sequences};

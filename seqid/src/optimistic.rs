@@ -45,7 +45,8 @@ impl Progress {
         &self.frontier.allocator.tally
     }
 
-    /// Candidates for `count` documents, all above every id this call saw taken.
+    /// Candidates for `count` documents, all above every id this call saw taken (the
+    /// maximum is then read above it).
     pub(crate) async fn candidates<M: Maximum>(
         &self,
         max: &M,
@@ -60,7 +61,7 @@ impl Progress {
             };
             let allocated = self
                 .frontier
-                .candidates(max, cx.seq, scope, count, transaction)
+                .candidates(max, cx.seq, scope, count, self.seen_taken, transaction)
                 .await?;
             cx.reservations += u32::from(allocated.waited);
             let flight = allocated.ids;

@@ -1,9 +1,13 @@
 //! What a `#[seq_id(...)]` attribute says about a type: the sequence and how ids are taken.
 
+use std::time::Duration;
+
 /// The name of the counters collection when `counters = "..."` is not given.
 pub const DEFAULT_COUNTERS: &str = "counters";
-/// Attempts the optimistic loop makes when `max_attempts` is not given.
-pub const DEFAULT_MAX_ATTEMPTS: u32 = 16;
+/// How long the optimistic loop keeps retrying an insert whose ids other writers take,
+/// when `time_budget_ms` is not given: long enough to ride out a burst of contention,
+/// short enough for a request handler to answer within its own timeout.
+pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(10);
 /// Ids reserved per round trip by the block strategy when `block_size` is not given.
 pub const DEFAULT_BLOCK_SIZE: u32 = 100;
 /// The first id of a sequence when `start` is not given.
@@ -136,8 +140,14 @@ pub enum Strategy {
     /// [`create_indexes`](crate::Document::create_indexes) makes).
     #[non_exhaustive]
     Optimistic {
-        /// How many inserts are tried before [`Error::RetriesExhausted`](crate::Error).
-        max_attempts: u32,
+        /// How many inserts are tried at most before
+        /// [`Error::RetriesExhausted`](crate::Error), if bounded by a count
+        /// (`max_attempts`); by default only the time bounds the loop.
+        max_attempts: Option<u32>,
+        /// How long the loop keeps retrying before
+        /// [`Error::RetriesExhausted`](crate::Error) (`time_budget_ms`,
+        /// [`DEFAULT_TIME_BUDGET`] by default).
+        time_budget: Duration,
     },
     /// Blocks of `block_size` ids reserved with one `$inc` and handed out in memory to the
     /// tasks sharing a [`Sequences`](crate::Sequences) handle.
@@ -221,9 +231,17 @@ pub(crate) mod construct {
         Strategy::Counters
     }
 
-    /// [`Strategy::Optimistic`] with `max_attempts`.
-    pub const fn optimistic(max_attempts: u32) -> Strategy {
-        Strategy::Optimistic { max_attempts }
+    /// [`Strategy::Optimistic`] with `max_attempts`, and a time budget of
+    /// `time_budget_ms` milliseconds ([`DEFAULT_TIME_BUDGET`] if `None`).
+    pub const fn optimistic(max_attempts: Option<u32>, time_budget_ms: Option<u32>) -> Strategy {
+        let time_budget = match time_budget_ms {
+            Some(ms) => super::Duration::from_millis(ms as u64),
+            None => super::DEFAULT_TIME_BUDGET,
+        };
+        Strategy::Optimistic {
+            max_attempts,
+            time_budget,
+        }
     }
 
     /// [`Strategy::Block`] with `block_size`.

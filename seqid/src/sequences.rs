@@ -207,8 +207,8 @@ impl Deref for Database {
 /// dropped after it, because nothing tells which deployment the database belongs to: a
 /// `counters` insert sends its own `$inc` (the tutorial's two commands), a `block` insert
 /// reserves exactly the ids it needs (no block is kept), an `optimistic` insert queries
-/// the largest `_id` itself (tasks of one process may then race each other, each race a
-/// retry). Ids are as unique either way; the handle makes them cheaper.
+/// the largest `_id` itself (tasks of one process then take turns, one insert at a time,
+/// where a handle's tasks insert side by side under distinct candidates). Ids are as unique either way; the handle makes them cheaper.
 ///
 /// ```no_run
 /// # use seqid::Document;

@@ -119,7 +119,14 @@ async fn write_model(
     );
     let (db, count) = (via.db(), tasks as u32 * per_task);
     let ids = match model {
-        "tutorial" => optimistic_loop(db, EqualOptimistic::SEQUENCE.collection, by, count).await?,
+        "tutorial" => {
+            let collection = EqualOptimistic::SEQUENCE.collection;
+            optimistic_loop(db, collection, by, count, false).await?
+        }
+        "tutorial-unique" => {
+            let collection = OptimisticDoc::SEQUENCE.collection;
+            optimistic_loop(db, collection, by, count, true).await?
+        }
         "tutorial-counters" | "tutorial-block" => {
             let seq = match model {
                 "tutorial-counters" => EqualCounted::SEQUENCE,
@@ -145,7 +152,7 @@ fn parse_worker_mode(mode: &str) -> Option<(&str, &str, writers::Op, &str)> {
 
 /// The tutorial's optimistic loop, by hand: the largest numeric `_id` plus one,
 /// inserted, and on a duplicate key (11000) the same again; `count` documents
-/// `{ _id, writer }`; returns the ids.
+/// `{ _id, writer }` (and `n` when `numbered`); returns the ids.
 ///
 /// The query is bounded to numbers (`$lte: Infinity`): a string `_id` sorts above them,
 /// and nx-27017 orders an unfiltered sort on `_id` as text.
@@ -154,6 +161,7 @@ pub async fn optimistic_loop(
     collection: &str,
     by: &str,
     count: u32,
+    numbered: bool,
 ) -> Result<Vec<i64>, BoxError> {
     let coll = db.collection::<BsonDocument>(collection);
     let next = || async {
@@ -170,7 +178,7 @@ pub async fn optimistic_loop(
             Some(other) => Err(format!("a numeric query found {other}").into()),
         }
     };
-    tutorial::by_hand(db, collection, by, count, true, next).await
+    tutorial::by_hand(db, collection, by, count, true, numbered, next).await
 }
 
 fn parse_op(name: &str) -> Option<writers::Op> {

@@ -42,8 +42,7 @@ payload_model!(
     Optimistic,
     "cancel_optimistic",
     collection = "docs",
-    strategy = "optimistic",
-    max_attempts = 64
+    strategy = "optimistic"
 );
 
 /// Rounds of [`TASKS`] tasks: all but [`NORMAL`] are cancelled after [`CANCEL_AFTER`].

@@ -27,13 +27,12 @@ unique_model!(
     block_size = 10
 );
 unique_model!(
-    /// Bare optimistic inserts of one process race each other (nothing is shared), each
-    /// race a retry: more attempts.
+    /// Bare optimistic inserts of one process share no candidate (they take turns), within
+    /// the default time budget.
     Optimistic = "dep-optimistic",
     "dep_opt",
     collection = "dep_opt",
-    strategy = "optimistic",
-    max_attempts = 200
+    strategy = "optimistic"
 );
 
 /// One insert through a handle's database.

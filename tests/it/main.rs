@@ -5,8 +5,9 @@
 //! A local server is started once for the whole crate (see `seqid-harness`); each test
 //! works in a database of its own, dropped at its end. Fault tests, and the second
 //! deployment, run SecantusDB servers of their own. `tests/ui.rs` (the derive's
-//! compile-time behaviour) and `tests/state.rs` (a counting global allocator) are crates
-//! of their own.
+//! compile-time errors), `tests/lints.rs` (the derive's code under a crate's strict lints)
+//! and `tests/state.rs` (a counting global allocator) are crates of their own; what the
+//! derive accepts is `derive` here.
 
 #[macro_use]
 mod support;
@@ -15,6 +16,7 @@ mod block;
 mod cancellation;
 mod counters;
 mod deployments;
+mod derive;
 mod driver_cancellation;
 mod faults;
 mod messages;

@@ -1,7 +1,9 @@
 //! The optimistic-loop strategy against a real server process.
 
-use crate::support;
 use std::collections::BTreeSet;
+use std::time::Duration;
+
+use crate::support;
 
 use crate::support::models::OptimisticDoc;
 use crate::support::{Thief, counted_db, insert_concurrently, one_to, stored_writes, unique_index};
@@ -151,6 +153,47 @@ async fn retries_are_bounded_by_the_attribute_and_the_option() {
         "{error:?}"
     );
     assert_eq!(thief.inserts(), 5);
+
+    // By default only time bounds the loop: it tries while the budget lasts, then says
+    // how long and how many times it tried.
+    let budget = Duration::from_millis(300);
+    let error = t.insert(&db).time_budget(budget).await.unwrap_err();
+    let Error::RetriesExhausted {
+        attempts,
+        elapsed,
+        time_budget,
+        last_id,
+        ..
+    } = &error
+    else {
+        panic!("{error:?}");
+    };
+    assert_eq!(*time_budget, Some(budget));
+    assert!(*elapsed >= budget, "{error}");
+    assert!(*attempts >= 2, "{error}");
+    assert_eq!(thief.inserts(), 5 + *attempts as usize, "{error}");
+    assert_eq!(*last_id, 5 + i64::from(*attempts), "each id tried once");
+    let message = error.to_string();
+    assert!(
+        message.contains(&format!(
+            "after {attempts} attempts in {} ms",
+            elapsed.as_millis()
+        )) && message.contains("its time budget of 300 ms is spent"),
+        "{message}"
+    );
+    assert_eq!(t.id, 0);
+
+    let error = t.insert(&db).time_budget(Duration::ZERO).await.unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            Error::InvalidOption {
+                option: "time_budget",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
 }
 
 #[tokio::test]

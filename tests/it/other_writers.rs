@@ -11,41 +11,77 @@ use seqid::{AsDatabase, Document, Error};
 use seqid_harness::test_db;
 
 use crate::support::ledger::{Fate, Told, assert_strategy, check, fates};
-use crate::support::models::{EqualBlock, EqualCounted, EqualOptimistic, Model, PROJECTS};
+use crate::support::models::{
+    EqualBlock, EqualCounted, EqualOptimistic, Model, OptimisticDoc, PROJECTS,
+};
 use crate::support::writers::{Op, Via, number_of, worker_mode, write};
 use crate::support::{Thief, Workers, seed_string_id};
 
-/// The scenario: 16 tasks insert `EqualOptimistic { id: 0, writer: "seqid" }` 40
-/// times each through `via`, while another OS process runs the tutorial's optimistic
-/// loop by hand for 200 documents, on a collection that holds a string `_id`. Every
-/// document is stored once, acknowledged to one caller, and the ids are `1..=840`.
-async fn tasks_beside_the_tutorials_loop_in_another_process(label: &str, via: &str) {
+/// 16 tasks insert 40 documents each through `via` with the optimistic strategy and its
+/// default budget, while another OS process runs the tutorial's optimistic loop by hand
+/// for 200 documents, on a collection that holds a string `_id`. No insert fails (the
+/// loop retries while the server answers), every document is stored once, acknowledged
+/// to one caller, and the ids are `1..=840`; with unique and with equal documents.
+async fn tasks_beside_the_tutorials_loop_in_another_process<T: Model>(
+    label: &str,
+    via: &str,
+    tutorial: &str,
+) {
     let test = test_db(label).await;
     let via = Via::on(via, test.client(), test.name()).unwrap();
-    seed_string_id(&test, EqualOptimistic::SEQUENCE.collection).await;
-    let mode = worker_mode("tutorial", "bare", Op::One, "tutorial");
+    seed_string_id(&test, T::SEQUENCE.collection).await;
+    let mode = worker_mode(tutorial, "bare", Op::One, "tutorial");
     let mut tutorial = Workers::spawn(&test, [mode], 1, 200);
     tutorial.go();
-    let ours = write::<EqualOptimistic>(&via, "seqid", 16, 40, Op::One)
-        .await
-        .unwrap();
+    let ours = write::<T>(&via, "seqid", 16, 40, Op::One).await.unwrap();
     let (theirs, _) = tutorial.finish_lines().await;
     let mut told = Told::default();
-    told.add::<EqualOptimistic>(ours);
-    told.add::<EqualOptimistic>(theirs);
+    told.add::<T>(ours);
+    told.add::<T>(theirs);
+    // Unique documents' writers are `seqid-<task>`, in the group `seqid`.
     let expected = [("seqid", 640), ("tutorial", 200)];
-    let ids = check::<EqualOptimistic>(&test, &told, &expected).await;
-    assert_strategy::<EqualOptimistic>(&ids, &told, 0);
+    let ids = check::<T>(&test, &told, &expected).await;
+    assert_strategy::<T>(&ids, &told, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn equal_tickets_of_bare_tasks_and_the_tutorials_loop_are_each_stored_once() {
-    tasks_beside_the_tutorials_loop_in_another_process("equal_tutorial_bare", "bare").await;
+    tasks_beside_the_tutorials_loop_in_another_process::<EqualOptimistic>(
+        "equal_tutorial_bare",
+        "bare",
+        "tutorial",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn equal_tickets_of_a_handle_and_the_tutorials_loop_are_each_stored_once() {
-    tasks_beside_the_tutorials_loop_in_another_process("equal_tutorial_handle", "handle").await;
+    tasks_beside_the_tutorials_loop_in_another_process::<EqualOptimistic>(
+        "equal_tutorial_handle",
+        "handle",
+        "tutorial",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unique_tickets_of_bare_tasks_and_the_tutorials_loop_are_each_stored_once() {
+    tasks_beside_the_tutorials_loop_in_another_process::<OptimisticDoc>(
+        "unique_tutorial_bare",
+        "bare",
+        "tutorial-unique",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unique_tickets_of_a_handle_and_the_tutorials_loop_are_each_stored_once() {
+    tasks_beside_the_tutorials_loop_in_another_process::<OptimisticDoc>(
+        "unique_tutorial_handle",
+        "handle",
+        "tutorial-unique",
+    )
+    .await;
 }
 
 /// Through a handle and bare, with `insert` and with `insert_many`.

@@ -142,7 +142,8 @@ impl<'a, T: Model> IntoFuture for SetCounter<'a, T> {
 async fn refuse_below_stored(db: Route<'_>, counter: Counter<'_>, last: i64) -> Result<(), Error> {
     let seq = counter.seq;
     let collection = db.db.collection(seq.collection);
-    let (top, _) = largest::numeric_id(&collection, seq, counter.scope, Ids::Mixed, None).await?;
+    let (top, _) =
+        largest::numeric_id(&collection, seq, counter.scope, Ids::Mixed, None, None).await?;
     match top.as_ref().and_then(numeric::floor) {
         Some(largest) if largest > last => Err(Error::CounterBelowStored {
             sequence: seq,

@@ -98,10 +98,12 @@ macro_rules! setters {
         }
 
         impl<'a, T: Model<Kind = kind::Optimistic>> $action<'a, T> {
-            /// Attempts the optimistic loop makes for this call before
+            /// Attempts the optimistic loop makes at most for this call before
             /// [`Error::RetriesExhausted`] (for many documents: rounds of retries of those
             /// whose ids were taken), instead of `max_attempts` in the attribute; at least
-            /// 1. Offered for the optimistic strategy only.
+            /// 1. The [time budget](Self::time_budget) still holds: the loop stops at
+            /// whichever comes first. By default only the time bounds the loop. Offered
+            /// for the optimistic strategy only.
             ///
             /// ```no_run
             /// # use seqid::Document;
@@ -116,6 +118,30 @@ macro_rules! setters {
             /// ```
             pub fn max_attempts(mut self, attempts: u32) -> Self {
                 self.call.max_attempts = Some(attempts);
+                self
+            }
+
+            /// How long the optimistic loop keeps retrying for this call while other
+            /// writers take the ids it tries, from its first attempt, before
+            /// [`Error::RetriesExhausted`]; instead of `time_budget_ms` in the attribute
+            /// ([`DEFAULT_TIME_BUDGET`](crate::DEFAULT_TIME_BUDGET), 10 s, by default).
+            /// A write under way is not cut short: the budget decides whether to try
+            /// again. More than zero. Offered for the optimistic strategy only.
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # #[derive(serde::Serialize, Document)]
+            /// # #[seq_id("ticket", strategy = "optimistic")]
+            /// # struct Ticket { _id: i64 }
+            /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+            /// # let mut ticket = Ticket { _id: 0 };
+            /// # let mut tickets = vec![Ticket { _id: 0 }, Ticket { _id: 0 }];
+            /// use std::time::Duration;
+            #[doc = concat!("let done = ", $example, ".time_budget(Duration::from_secs(2)).await?;")]
+            /// # Ok(()) }
+            /// ```
+            pub fn time_budget(mut self, budget: std::time::Duration) -> Self {
+                self.call.time_budget = Some(budget);
                 self
             }
         }

@@ -21,7 +21,8 @@
 //!    again, and its document waits for the next round.
 //!
 //! The counter strategies make one round; the optimistic one makes rounds until no
-//! document waits or its attempts are spent. The batch then concludes: every id, or
+//! document waits or its budget is spent (waiting between rounds as
+//! [`Tries`](crate::retry::Tries) learns). The batch then concludes: every id, or
 //! [`Error::Bulk`] saying what became of each document. `resume_insert_many` first sends
 //! the documents that carry an id again (or learns their fate from the handle), then
 //! fills the rest as above.
@@ -33,7 +34,6 @@ use mongodb::Collection;
 use mongodb::bson::Document as BsonDocument;
 
 use super::earlier::{left_behind, takes_a_new_id};
-use crate::backoff::backoff;
 use crate::batch::{Batch, Outgoing, Taken};
 use crate::context::{Call, Context};
 use crate::counted;
@@ -44,6 +44,7 @@ use crate::indexes;
 use crate::model::{IdValue, Model};
 use crate::optimistic::Progress;
 use crate::registry::Route;
+use crate::retry::Tries;
 use crate::scope::{Key, Scope, grouped};
 use crate::server::{DUPLICATE_KEY, identity_index};
 use crate::span::{self, Traced};
@@ -171,15 +172,9 @@ async fn fill_waiting<T: Model>(
         }
         _ => Source::Counted,
     };
-    let rounds = source.rounds(cx);
-    for round in 1..=rounds {
+    let mut tries = Tries::start(cx.budget);
+    while tries.next().await {
         let waiting = batch.waiting();
-        if waiting.is_empty() {
-            break;
-        }
-        if round > 1 {
-            backoff(round).await;
-        }
         let groups = grouped(waiting.iter().map(|&p| (scopes[p].clone(), p)));
         // Down: reserve, fill, write.
         let reserved = match source.reserve(&groups, cx).await {
@@ -208,6 +203,9 @@ async fn fill_waiting<T: Model>(
                 }
             }
         }
+        if let Some(first) = keys.first() {
+            tries.read(first.id);
+        }
         let values = match fill_positions(docs, &positions, &keys) {
             Ok(values) => values,
             Err(error) => return batch.abandon(seq, error),
@@ -222,8 +220,12 @@ async fn fill_waiting<T: Model>(
         let taken = write_round(docs, &mut batch, &outgoing, first, flights, cx).await;
         // Up: the source learns what became of its ids.
         source.settle(&groups, reserved, &taken, &mut batch, docs);
+        if batch.waiting().is_empty() {
+            break;
+        }
+        tries.lost();
     }
-    source.give_up(&mut batch, cx);
+    source.give_up(&mut batch, &tries, cx);
     batch.conclude(seq)
 }
 
@@ -256,7 +258,7 @@ enum Source {
     /// `counters`, `block`, `gapless`: one round; a counter's id held by another
     /// document was written by other means (see `sync_counter`): a failure, not a retry.
     Counted,
-    /// The optimistic loop: rounds until no document waits or the attempts are spent; a
+    /// The optimistic loop: rounds until no document waits or the budget is spent; a
     /// taken candidate is never tried again, its document waits for the next round.
     Optimistic {
         max: Collection<BsonDocument>,
@@ -273,14 +275,6 @@ struct Reserved {
 }
 
 impl Source {
-    /// How many rounds the call may make.
-    fn rounds(&self, cx: &Context<'_>) -> u32 {
-        match self {
-            Source::Counted => 1,
-            Source::Optimistic { .. } => cx.attempts,
-        }
-    }
-
     /// Ids for every group of waiting documents. `Err` stops the call: no id could be
     /// had for any document (for the counters, the error itself when every scope
     /// failed, as for an unscoped sequence).
@@ -363,16 +357,18 @@ impl Source {
         }
     }
 
-    /// Fails the documents still waiting once the rounds are spent (optimistic: every
+    /// Fails the documents still waiting once the budget is spent (optimistic: every
     /// candidate they were given was taken).
-    fn give_up<V: Copy>(&self, batch: &mut Batch<V>, cx: &Context<'_>) {
+    fn give_up<V: Copy>(&self, batch: &mut Batch<V>, tries: &Tries, cx: &Context<'_>) {
         if let Source::Optimistic { .. } = self {
             let seq = cx.seq;
             batch.fail_waiting(&Rejection {
                 code: Some(DUPLICATE_KEY),
                 message: format!(
-                    "every {} tried in {} attempts was taken by another writer",
-                    seq.field, cx.attempts
+                    "every {} tried in {} attempts over {} ms was taken by another writer",
+                    seq.field,
+                    tries.made(),
+                    tries.elapsed().as_millis()
                 ),
                 index: Some(identity_index(seq)),
                 ..Rejection::default()

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use mongodb::bson::Document as BsonDocument;
 
 use super::earlier::{left_behind, takes_a_new_id};
-use crate::backoff::backoff;
 use crate::context::{Call, Context};
 use crate::counted;
 use crate::fate::Fate;
@@ -19,8 +18,10 @@ use crate::indexes;
 use crate::model::{IdValue, Model};
 use crate::optimistic::Progress;
 use crate::registry::Route;
+use crate::retry::Tries;
 use crate::scope::{Key, Scope};
 use crate::span::Traced;
+use crate::turnstile;
 use crate::write;
 use crate::{Error, Sequence, Strategy};
 
@@ -189,7 +190,7 @@ impl<T: Model> Attempt for Filling<'_, T> {
 
 /// The loop for one document in `scope`, with candidates above the maximum `max` reads:
 /// the id of the last write and its fate (never [`Fate::Taken`]), or
-/// [`Error::RetriesExhausted`] after the call's attempts.
+/// [`Error::RetriesExhausted`] once the call's budget is spent.
 pub(crate) async fn run<M: Maximum, A: Attempt>(
     scope: &Scope,
     max: &M,
@@ -198,25 +199,35 @@ pub(crate) async fn run<M: Maximum, A: Attempt>(
 ) -> Result<(i64, Fate), Error> {
     let seq = cx.seq;
     let mut progress = Progress::new(scope, cx);
+    let mut tries = Tries::start(cx.budget);
     let mut last_id = 0;
-    for n in 1..=cx.attempts {
-        if n > 1 {
-            backoff(n).await;
-        }
+    // Through a bare database, the tasks of this process take turns, one attempt at a
+    // time (see `turnstile`).
+    let bare = cx.route.registry.is_none() && !cx.session.in_transaction();
+    while tries.next().await {
+        let turn = match bare {
+            true => turnstile::turn(seq, scope, tries.patience()).await,
+            false => None,
+        };
         let flight = progress.candidates(max, scope, 1, cx).await?;
         let key = Key {
             scope: scope.clone(),
             id: flight.ids[0],
         };
+        tries.read(key.id);
         last_id = key.id;
-        match attempt.write(&key, Arc::clone(&flight), cx).await? {
+        let fate = attempt.write(&key, Arc::clone(&flight), cx).await?;
+        // The next task of this process reads after this write.
+        drop(turn);
+        match fate {
             Fate::Taken(_) => {
                 progress.taken(&flight, &[key.id]);
                 progress.tally().retried();
+                tries.lost();
                 tracing::debug!(
                     sequence = seq.name,
                     id = key.id,
-                    attempt = n,
+                    attempt = tries.made(),
                     "optimistic: id taken by another writer; retrying"
                 );
             }
@@ -229,18 +240,9 @@ pub(crate) async fn run<M: Maximum, A: Attempt>(
             }
         }
     }
-    let attempts = cx.attempts;
-    tracing::warn!(
-        sequence = seq.name,
-        attempts,
-        last_id,
-        "optimistic: gave up"
-    );
-    Err(Error::RetriesExhausted {
-        sequence: seq,
-        attempts,
-        last_id,
-    })
+    let error = tries.exhausted(seq, last_id);
+    tracing::warn!(sequence = seq.name, %error, "optimistic: gave up");
+    Err(error)
 }
 
 #[cfg(test)]
@@ -258,22 +260,43 @@ mod tests {
     use crate::fate::Rejection;
     use crate::frontier::Ids;
     use crate::once::{Warning, first_time};
+    use std::time::Duration;
+
     use crate::registry::Registry;
+    use crate::retry::Budget;
+    use crate::sequence::construct::optimistic;
     use crate::sequence::testing::on_id;
     use crate::server::DUPLICATE_KEY;
     use crate::session::Session;
 
     const fn seq(name: &'static str) -> Sequence {
-        on_id(name, name, Strategy::Optimistic { max_attempts: 16 })
+        on_id(name, name, optimistic(Some(16), None))
     }
 
-    /// A maximum query that answers `answers` in turn, then the last one for ever.
+    /// A maximum query that answers `answers` in turn, then the last one for ever, to an
+    /// unfiltered read; a read above an id answers the largest id `stored` holds above
+    /// it, as MongoDB would (a wrong sort, a lagging read: the unfiltered answers).
     #[derive(Clone)]
-    struct Answers(Arc<Mutex<VecDeque<i64>>>);
+    struct Answers {
+        unfiltered: Arc<Mutex<VecDeque<i64>>>,
+        stored: i64,
+        /// Every read, with its `above`.
+        reads: Arc<Mutex<Vec<Option<i64>>>>,
+    }
 
     impl Answers {
+        /// `answers` to unfiltered reads; nothing stored above any id.
         fn new(answers: &[i64]) -> Self {
-            Answers(Arc::new(Mutex::new(answers.iter().copied().collect())))
+            Answers::storing(answers, 0)
+        }
+
+        /// `answers` to unfiltered reads; ids up to `stored` are stored.
+        fn storing(answers: &[i64], stored: i64) -> Self {
+            Answers {
+                unfiltered: Arc::new(Mutex::new(answers.iter().copied().collect())),
+                stored,
+                reads: Arc::default(),
+            }
         }
     }
 
@@ -283,9 +306,15 @@ mod tests {
             _: &'static Sequence,
             _: &Scope,
             ids: Ids,
+            above: Option<i64>,
             _: Option<&mut ClientSession>,
         ) -> Result<(Option<Bson>, Ids), Error> {
-            let mut answers = self.0.lock().unwrap();
+            self.reads.lock().unwrap().push(above);
+            if let Some(above) = above {
+                let top = (self.stored > above).then_some(Bson::Int64(self.stored));
+                return Ok((top, ids));
+            }
+            let mut answers = self.unfiltered.lock().unwrap();
             let answer = match answers.len() {
                 1 => answers[0],
                 _ => answers.pop_front().expect("at least one answer"),
@@ -344,7 +373,10 @@ mod tests {
             seq,
             route,
             session: Session::none(),
-            attempts: 16,
+            budget: Budget {
+                max_attempts: Some(16),
+                time: Duration::from_secs(10),
+            },
             content_is_unique: false,
             reservations: 0,
         };
@@ -372,35 +404,80 @@ mod tests {
     }
 
     /// With more taken ids than attempts, the loop gives up, having tried each id once.
-    #[tokio::test]
+    /// (The clock is tokio's fake one: the loop's waits between attempts take no time.)
+    #[tokio::test(start_paused = true)]
     async fn the_loop_gives_up_after_its_attempts_with_every_id_tried_once() {
         const SEQ: Sequence = seq("exhausted");
         let (outcome, tried) = run_loop(&SEQ, false, &Answers::new(&[72]), 1_000).await;
         match outcome {
             Err(Error::RetriesExhausted {
-                attempts, last_id, ..
-            }) => assert_eq!((attempts, last_id), (16, 88)),
+                attempts,
+                last_id,
+                time_budget,
+                ..
+            }) => assert_eq!((attempts, last_id, time_budget), (16, 88, None)),
             other => panic!("expected RetriesExhausted, got {other:?}"),
         }
         assert_eq!(tried, (73..=88).collect::<Vec<_>>());
     }
 
-    /// A maximum that goes backwards between two reads of one call is warned of (once per
-    /// process and sequence); one that only rises is not.
+    /// After a taken id, the maximum is read above it: a server whose unfiltered sort
+    /// answers 9 (nx-27017 sorts `_id` as text) while ids up to 73 are stored costs one
+    /// lost attempt, not one per id from 10 to 73.
+    #[tokio::test]
+    async fn a_read_after_a_taken_id_asks_above_it_and_jumps_to_the_stored_maximum() {
+        const SEQ: Sequence = seq("above");
+        for handle in [false, true] {
+            let max = Answers::storing(&[9], 73);
+            let (outcome, tried) = run_loop(&SEQ, handle, &max, 73).await;
+            assert_eq!(outcome.unwrap().0, 74, "handle: {handle}");
+            assert_eq!(tried, [10, 74], "handle: {handle}");
+            assert_eq!(*max.reads.lock().unwrap(), [None, Some(10)]);
+        }
+    }
+
+    /// A maximum that goes backwards between two unfiltered reads of one frontier is
+    /// warned of (once per process and sequence); one that only rises is not.
     #[tokio::test]
     async fn a_maximum_going_backwards_is_warned_of_once() {
         const BACKWARDS: Sequence = seq("backwards");
         const RISING: Sequence = seq("rising");
-        let (outcome, tried) = run_loop(&BACKWARDS, false, &Answers::new(&[80, 72]), 85).await;
-        assert_eq!(outcome.unwrap().0, 86);
-        assert_eq!(tried, (81..=86).collect::<Vec<_>>());
-        assert!(
-            !first_time(Warning::MaximumBackwards, &BACKWARDS),
-            "the warning was logged"
-        );
-        let (outcome, _) = run_loop(&RISING, false, &Answers::new(&[72, 80, 90]), 85).await;
-        assert_eq!(outcome.unwrap().0, 91);
-        assert!(first_time(Warning::MaximumBackwards, &RISING));
+        let db = database().await;
+        for (seq, answers, warned) in [(&BACKWARDS, [80, 72], true), (&RISING, [72, 80], false)] {
+            // Through a handle: both calls read through one frontier.
+            let registry = Registry::new();
+            let max = Answers::new(&answers);
+            for _ in 0..2 {
+                let mut cx = Context {
+                    seq,
+                    route: Route {
+                        db: &db,
+                        registry: Some(&registry),
+                        collections: None,
+                    },
+                    session: Session::none(),
+                    budget: Budget {
+                        max_attempts: Some(16),
+                        time: Duration::from_secs(10),
+                    },
+                    content_is_unique: false,
+                    reservations: 0,
+                };
+                let mut others = Others {
+                    taken_through: 0,
+                    tried: Vec::new(),
+                };
+                run(&Scope::default(), &max, &mut others, &mut cx)
+                    .await
+                    .unwrap();
+            }
+            assert_eq!(
+                !first_time(Warning::MaximumBackwards, seq),
+                warned,
+                "{}",
+                seq.name
+            );
+        }
     }
 
     /// What `insert_many` relies on: the candidates of a round, some of them taken, are
@@ -419,7 +496,10 @@ mod tests {
                     collections: None,
                 },
                 session: Session::none(),
-                attempts: 16,
+                budget: Budget {
+                    max_attempts: Some(16),
+                    time: Duration::from_secs(10),
+                },
                 content_is_unique: false,
                 reservations: 0,
             };

@@ -170,8 +170,7 @@ unique_model!(
     OptimisticDoc = "optimistic",
     "multi_optimistic",
     collection = "multi_optimistic",
-    strategy = "optimistic",
-    max_attempts = 64
+    strategy = "optimistic"
 );
 unique_model!(
     /// Blocks of 10 ids, written by several processes at once.
@@ -212,8 +211,7 @@ scoped_unique_model!(
     "scoped_optimistic",
     "scoped_optimistic",
     scope = "project",
-    strategy = "optimistic",
-    max_attempts = 64
+    strategy = "optimistic"
 );
 
 equal_model!(
@@ -231,14 +229,13 @@ equal_model!(
     block_size = 10
 );
 equal_model!(
-    /// The model of issue 17, `Ticket { id: 0, writer: "seqid" }`, optimistic. Tasks
-    /// inserting through a bare database share nothing and race each other (and every
-    /// other process) for each id: many attempts.
+    /// `Ticket { id: 0, writer: "seqid" }`, optimistic, with the default time budget.
+    /// Tasks inserting through a bare database share no candidate (they take turns) and
+    /// race every other process for each id: many attempts.
     EqualOptimistic = "equal-optimistic",
     "ticket",
     collection = "tickets",
-    strategy = "optimistic",
-    max_attempts = 1000
+    strategy = "optimistic"
 );
 equal_model!(
     /// Equal documents, gapless.
@@ -264,6 +261,5 @@ scoped_equal_model!(
     ScopedEqualOptimistic = "scoped-equal-optimistic",
     "scoped_equal_optimistic",
     scope = "project",
-    strategy = "optimistic",
-    max_attempts = 1000
+    strategy = "optimistic"
 );

@@ -47,20 +47,22 @@ pub async fn counter_loop(
     by: &str,
     count: u32,
 ) -> Result<Vec<i64>, BoxError> {
-    by_hand(db, collection, by, count, false, || {
+    by_hand(db, collection, by, count, false, false, || {
         plain_increment(db, name)
     })
     .await
 }
 
-/// `count` documents `{ _id, writer }` inserted into `collection`, each under the id `next`
-/// gives; on a duplicate key, when `retry`, `next` is asked again (10,000 times at most).
+/// `count` documents `{ _id, writer }` inserted into `collection` (with `n`, their
+/// number, when `numbered`, as unique models hold it), each under the id `next` gives; on
+/// a duplicate key, when `retry`, `next` is asked again (10,000 times at most).
 pub async fn by_hand<F, Fut>(
     db: &mongodb::Database,
     collection: &str,
     by: &str,
     count: u32,
     retry: bool,
+    numbered: bool,
     mut next: F,
 ) -> Result<Vec<i64>, BoxError>
 where
@@ -72,7 +74,11 @@ where
     for n in 0..count {
         for tries in 1.. {
             let id = next().await?;
-            match coll.insert_one(doc! { "_id": id, "writer": by }).await {
+            let mut written = doc! { "_id": id, "writer": by };
+            if numbered {
+                written.insert("n", i64::from(n));
+            }
+            match coll.insert_one(written).await {
                 Ok(_) => {
                     ids.push(id);
                     break;

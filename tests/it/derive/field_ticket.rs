@@ -1,7 +1,7 @@
-// The sequence on a field, per scope: the example, verbatim. The struct's
-// #[seq_id] only names the collection; `_id` is left to the driver's ObjectId.
+//! The sequence on a field, per scope: the example, verbatim. The struct's
+//! #[seq_id] only names the collection; `_id` is left to the driver's ObjectId.
 use mongodb::bson::oid::ObjectId;
-use seqid::{Document, Model, Strategy};
+use seqid::{Model, Strategy};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Serialize, Deserialize, seqid::Document)]
@@ -14,7 +14,8 @@ struct Ticket {
     number: i64,
 }
 
-fn main() {
+#[test]
+fn field_ticket_is_accepted() {
     let s = Ticket::SEQUENCE;
     assert_eq!(s.name, "ticket");
     assert_eq!(s.field, "number");

@@ -1,5 +1,5 @@
-// Several scope fields: their keys in the declared order, not the fields' order; a raw
-// identifier is named without `r#`.
+//! Several scope fields: their keys in the declared order, not the fields' order; a raw
+//! identifier is named without `r#`.
 use seqid::{Document, Model};
 use serde::Serialize;
 
@@ -20,7 +20,8 @@ struct Line {
     position: u32,
 }
 
-fn main() {
+#[test]
+fn field_scope_several_is_accepted() {
     assert_eq!(Invoice::SEQUENCE.scope, &["tenant", "year", "type"]);
     assert_eq!(Invoice::SEQUENCE.field, "number");
     assert_eq!(Line::SEQUENCE.scope, &["invoice"]);

@@ -1,10 +1,15 @@
-// Every strategy, and every key of a sequence, on a field.
+//! Every strategy, and every key of a sequence, on a field.
 use seqid::{CounterBacked, CounterWriteConcern, Document, Model, Strategy, kind};
 use serde::Serialize;
 
 #[derive(Serialize, Document)]
 struct A {
-    #[seq_id("a", strategy = "counters", counters = "seqs", counter_write_concern = "database")]
+    #[seq_id(
+        "a",
+        strategy = "counters",
+        counters = "seqs",
+        counter_write_concern = "database"
+    )]
     number: i64,
 }
 
@@ -29,13 +34,20 @@ struct D {
 
 fn counter_backed<T: CounterBacked>() {}
 
-fn main() {
+#[test]
+fn field_strategies_is_accepted() {
     assert_eq!(A::SEQUENCE.counters, "seqs");
     assert!(matches!(A::SEQUENCE.strategy, Strategy::Counters));
-    assert_eq!(A::SEQUENCE.counter_write_concern, CounterWriteConcern::Database);
+    assert_eq!(
+        A::SEQUENCE.counter_write_concern,
+        CounterWriteConcern::Database
+    );
     assert!(matches!(
         B::SEQUENCE.strategy,
-        Strategy::Optimistic { max_attempts: 3, .. }
+        Strategy::Optimistic {
+            max_attempts: Some(3),
+            ..
+        }
     ));
     assert_eq!(B::SEQUENCE.scope, &["group"]);
     assert!(matches!(
@@ -61,5 +73,9 @@ fn main() {
     kind_of::<B, kind::Optimistic>();
     kind_of::<C, kind::Block>();
     kind_of::<D, kind::Gapless>();
-    let _ = B { group: String::new(), number: 0 }.group;
+    let _ = B {
+        group: String::new(),
+        number: 0,
+    }
+    .group;
 }

@@ -1,5 +1,5 @@
-// The constant holds the keys serde writes: `rename` and `rename_all` apply to the
-// sequence field and to the scope fields, which `scope` names by their Rust names.
+//! The constant holds the keys serde writes: `rename` and `rename_all` apply to the
+//! sequence field and to the scope fields, which `scope` names by their Rust names.
 use seqid::{Document, Model};
 use serde::Serialize;
 
@@ -23,7 +23,8 @@ struct Entry {
     sequence: Option<u32>,
 }
 
-fn main() {
+#[test]
+fn field_rename_is_accepted() {
     assert_eq!(WorkOrder::SEQUENCE.field, "orderNumber");
     assert_eq!(WorkOrder::SEQUENCE.scope, &["dept", "siteCode"]);
     assert_eq!(WorkOrder::SEQUENCE.collection, "work_orders");

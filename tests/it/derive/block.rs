@@ -1,4 +1,4 @@
-// strategy = "block", with and without block_size.
+//! strategy = "block", with and without block_size.
 use seqid::{Document, Model, Strategy};
 use serde::Serialize;
 
@@ -15,7 +15,8 @@ struct OrderLine {
     _id: u64,
 }
 
-fn main() {
+#[test]
+fn block_is_accepted() {
     assert!(matches!(
         Order::SEQUENCE.strategy,
         Strategy::Block { block_size: 50, .. }

@@ -1,4 +1,4 @@
-// A field literally named `_id` needs no serde attribute.
+//! A field literally named `_id` needs no serde attribute.
 use seqid::{Document, Model};
 use serde::{Deserialize, Serialize};
 
@@ -10,7 +10,8 @@ struct Note {
     external_id: String,
 }
 
-fn main() {
+#[test]
+fn field_named_id_is_accepted() {
     let mut note = Note {
         _id: None,
         external_id: "x".into(),

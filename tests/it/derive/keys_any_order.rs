@@ -1,4 +1,4 @@
-// Keys may come in any order; the strategy may follow the key that depends on it.
+//! Keys may come in any order; the strategy may follow the key that depends on it.
 use seqid::{Document, Model, Strategy};
 use serde::Serialize;
 
@@ -20,7 +20,8 @@ struct B {
     _id: i64,
 }
 
-fn main() {
+#[test]
+fn keys_any_order_is_accepted() {
     assert!(matches!(
         A::SEQUENCE.strategy,
         Strategy::Block { block_size: 10, .. }
@@ -30,7 +31,7 @@ fn main() {
     assert!(matches!(
         B::SEQUENCE.strategy,
         Strategy::Optimistic {
-            max_attempts: 3,
+            max_attempts: Some(3),
             ..
         }
     ));

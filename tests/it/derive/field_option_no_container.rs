@@ -1,5 +1,5 @@
-// No #[seq_id] on the struct: the collection is the struct name in snake_case. An
-// `Option<u32>` field, left out while unset (`skip_serializing_if`), and no `_id` field.
+//! No #[seq_id] on the struct: the collection is the struct name in snake_case. An
+//! `Option<u32>` field, left out while unset (`skip_serializing_if`), and no `_id` field.
 use seqid::{Document, Model};
 use serde::{Deserialize, Serialize};
 
@@ -11,7 +11,8 @@ struct SupportCase {
     case_number: Option<u32>,
 }
 
-fn main() {
+#[test]
+fn field_option_no_container_is_accepted() {
     let s = SupportCase::SEQUENCE;
     assert_eq!(s.collection, "support_case");
     assert_eq!(s.name, "case");

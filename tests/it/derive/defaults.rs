@@ -1,4 +1,4 @@
-// Only the name: collection from the struct name, default counters and strategy.
+//! Only the name: collection from the struct name, default counters and strategy.
 use seqid::{Document, Model, Strategy};
 use serde::{Deserialize, Serialize};
 
@@ -10,7 +10,8 @@ struct BlogPost {
     title: String,
 }
 
-fn main() {
+#[test]
+fn defaults_is_accepted() {
     let s = BlogPost::SEQUENCE;
     assert_eq!(s.name, "postid");
     assert_eq!(s.collection, "blog_post");

@@ -1,4 +1,4 @@
-// `start = N` with every strategy, and its default.
+//! `start = N` with every strategy, and its default.
 use seqid::{Document, Model};
 use serde::Serialize;
 
@@ -30,7 +30,8 @@ struct D {
     id: u32,
 }
 
-fn main() {
+#[test]
+fn start_is_accepted() {
     assert_eq!(A::SEQUENCE.start, 1000);
     assert_eq!(B::SEQUENCE.start, i64::MAX);
     assert_eq!(C::SEQUENCE.start, 42);

@@ -1,4 +1,4 @@
-// The gapless strategy, and the counter's write concern of the others.
+//! The gapless strategy, and the counter's write concern of the others.
 use seqid::{CounterBacked, CounterWriteConcern, Document, Model, Strategy, kind};
 use serde::Serialize;
 
@@ -23,7 +23,8 @@ async fn in_transaction(db: &mongodb::Database, session: &mut mongodb::ClientSes
     let _ = Invoice { id: 0 }.insert(db).session(session).await;
 }
 
-fn main() {
+#[test]
+fn gapless_is_accepted() {
     assert_eq!(Invoice::SEQUENCE.strategy, Strategy::Gapless);
     assert_eq!(Invoice::SEQUENCE.strategy_name(), "gapless");
     assert_eq!(

@@ -1,4 +1,4 @@
-// The serialize half of `rename(...)` decides the `_id` field.
+//! The serialize half of `rename(...)` decides the `_id` field.
 use seqid::{Document, Model};
 use serde::{Deserialize, Serialize};
 
@@ -12,7 +12,8 @@ struct User {
     legacy: u64,
 }
 
-fn main() {
+#[test]
+fn rename_serialize_is_accepted() {
     let mut user = User { id: 1, legacy: 2 };
     assert_eq!(*user.sequence_id(), 1);
     *user.sequence_id_mut() = 4;

@@ -1,4 +1,4 @@
-// The sequence declared on the struct still fills `_id`, unscoped.
+//! The sequence declared on the struct still fills `_id`, unscoped.
 use seqid::{Document, Model};
 use serde::Serialize;
 
@@ -10,7 +10,8 @@ struct User {
     name: String,
 }
 
-fn main() {
+#[test]
+fn field_classic_unchanged_is_accepted() {
     assert_eq!(User::SEQUENCE.name, "userid");
     assert_eq!(User::SEQUENCE.field, "_id");
     assert!(User::SEQUENCE.scope.is_empty());

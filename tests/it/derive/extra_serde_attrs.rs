@@ -1,4 +1,4 @@
-// serde keys seqid does not need are ignored, on fields and on the container.
+//! serde keys seqid does not need are ignored, on fields and on the container.
 use seqid::{Document, Model};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -52,7 +52,8 @@ struct Plain {
     _id: i32,
 }
 
-fn main() {
+#[test]
+fn extra_serde_attrs_is_accepted() {
     let p = Profile {
         id: None,
         display_name: String::new(),

@@ -1,4 +1,4 @@
-// Every supported id type, with Self::Id equal to the field type.
+//! Every supported id type, with Self::Id equal to the field type.
 use seqid::{Document, IdField, IdValue, Model};
 use serde::Serialize;
 
@@ -29,7 +29,8 @@ fn check<D: Document>(doc: &D, unset: D::Id) {
     assert!(doc.sequence_id().is_unset());
 }
 
-fn main() {
+#[test]
+fn id_types_is_accepted() {
     check(&I32 { id: 0 }, 0_i32);
     check(&I64 { id: 0 }, 0_i64);
     check(&U32 { id: 0 }, 0_u32);

@@ -1,5 +1,5 @@
-// The futures of the provided methods are Send for a derived type. Checked at compile
-// time only: nothing here runs against a database.
+//! The futures of the provided methods are Send for a derived type. Checked at compile
+//! time only: nothing here runs against a database.
 use seqid::Document;
 use serde::Serialize;
 
@@ -18,6 +18,7 @@ fn futures_are_send(db: &mongodb::Database, user: &mut User, users: &mut [User])
     assert_send(User::insert_many(users, db));
 }
 
-fn main() {
+#[test]
+fn send_futures_is_accepted() {
     let _ = User { id: 0 }.id;
 }

@@ -1,6 +1,6 @@
-// serde attributes that only change deserialization, or leave the id as it is, are
-// accepted: `from`/`try_from` and a tag other than `_id` on the struct,
-// `skip_serializing_if`, `default` and `deserialize_with` on the id.
+//! serde attributes that only change deserialization, or leave the id as it is, are
+//! accepted: `from`/`try_from` and a tag other than `_id` on the struct,
+//! `skip_serializing_if`, `default` and `deserialize_with` on the id.
 use seqid::{Document, Model};
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -54,7 +54,8 @@ fn is_zero(id: &u32) -> bool {
     *id == 0
 }
 
-fn main() {
+#[test]
+fn serde_allowed_is_accepted() {
     let mut user = User {
         id: None,
         name: "Ann".into(),

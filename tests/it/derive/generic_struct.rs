@@ -1,4 +1,4 @@
-// Generics, lifetimes and where clauses pass through to the impl.
+//! Generics, lifetimes and where clauses pass through to the impl.
 use seqid::{Document, IdField, Model};
 use serde::Serialize;
 
@@ -25,7 +25,8 @@ fn sequence_of<D: Document>(_: &D) -> seqid::Sequence {
     D::SEQUENCE
 }
 
-fn main() {
+#[test]
+fn generic_struct_is_accepted() {
     let page = Page {
         id: 9,
         items: vec![1_u8],

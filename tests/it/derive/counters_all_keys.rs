@@ -1,4 +1,4 @@
-// Every key the counters strategy accepts, given explicitly.
+//! Every key the counters strategy accepts, given explicitly.
 use seqid::{Document, Model, Strategy};
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +15,8 @@ struct User {
     name: String,
 }
 
-fn main() {
+#[test]
+fn counters_all_keys_is_accepted() {
     let s = User::SEQUENCE;
     assert_eq!(s.name, "userid");
     assert_eq!(s.collection, "users");
