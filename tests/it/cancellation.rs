@@ -42,7 +42,8 @@ payload_model!(
     Optimistic,
     "cancel_optimistic",
     collection = "docs",
-    strategy = "optimistic"
+    strategy = "optimistic",
+    time_budget_ms = 60000
 );
 
 /// Rounds of [`TASKS`] tasks: all but [`NORMAL`] are cancelled after [`CANCEL_AFTER`].

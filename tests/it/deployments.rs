@@ -32,7 +32,8 @@ unique_model!(
     Optimistic = "dep-optimistic",
     "dep_opt",
     collection = "dep_opt",
-    strategy = "optimistic"
+    strategy = "optimistic",
+    time_budget_ms = 60000
 );
 
 /// One insert through a handle's database.

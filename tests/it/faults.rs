@@ -65,7 +65,8 @@ unique_model!(
     Optimistic = "faults-optimistic",
     "faults_optimistic",
     collection = "docs",
-    strategy = "optimistic"
+    strategy = "optimistic",
+    time_budget_ms = 60000
 );
 scoped_unique_model!(
     /// Numbered per project in a field, beside the ObjectId `_id` the driver gives each
