@@ -354,6 +354,30 @@ mod tests {
             .database("app")
     }
 
+    /// The context of a call of `seq` into `db`, through `registry`'s handle or bare: 16
+    /// attempts within 10 s.
+    fn context<'a>(
+        seq: &'static Sequence,
+        db: &'a mongodb::Database,
+        registry: Option<&'a Registry>,
+    ) -> Context<'a> {
+        Context {
+            seq,
+            route: Route {
+                db,
+                registry,
+                collections: None,
+            },
+            session: Session::none(),
+            budget: Budget {
+                max_attempts: Some(16),
+                time: Duration::from_secs(10),
+            },
+            content_is_unique: false,
+            reservations: 0,
+        }
+    }
+
     /// Runs the loop once for `seq`, through a handle or a bare database, against `max`
     /// and another writer holding every id up to `taken_through`.
     async fn run_loop(
@@ -364,22 +388,7 @@ mod tests {
     ) -> (Result<(i64, Fate), Error>, Vec<i64>) {
         let db = database().await;
         let registry = Registry::new();
-        let route = Route {
-            db: &db,
-            registry: handle.then_some(&registry),
-            collections: None,
-        };
-        let mut cx = Context {
-            seq,
-            route,
-            session: Session::none(),
-            budget: Budget {
-                max_attempts: Some(16),
-                time: Duration::from_secs(10),
-            },
-            content_is_unique: false,
-            reservations: 0,
-        };
+        let mut cx = context(seq, &db, handle.then_some(&registry));
         let mut others = Others {
             taken_through,
             tried: Vec::new(),
@@ -448,21 +457,7 @@ mod tests {
             let registry = Registry::new();
             let max = Answers::new(&answers);
             for _ in 0..2 {
-                let mut cx = Context {
-                    seq,
-                    route: Route {
-                        db: &db,
-                        registry: Some(&registry),
-                        collections: None,
-                    },
-                    session: Session::none(),
-                    budget: Budget {
-                        max_attempts: Some(16),
-                        time: Duration::from_secs(10),
-                    },
-                    content_is_unique: false,
-                    reservations: 0,
-                };
+                let mut cx = context(seq, &db, Some(&registry));
                 let mut others = Others {
                     taken_through: 0,
                     tried: Vec::new(),
@@ -488,21 +483,7 @@ mod tests {
         let db = database().await;
         for handle in [false, true] {
             let registry = Registry::new();
-            let mut cx = Context {
-                seq: &SEQ,
-                route: Route {
-                    db: &db,
-                    registry: handle.then_some(&registry),
-                    collections: None,
-                },
-                session: Session::none(),
-                budget: Budget {
-                    max_attempts: Some(16),
-                    time: Duration::from_secs(10),
-                },
-                content_is_unique: false,
-                reservations: 0,
-            };
+            let mut cx = context(&SEQ, &db, handle.then_some(&registry));
             let scope = Scope::default();
             let max = Answers::new(&[72]);
             let mut progress = Progress::new(&scope, &cx);
