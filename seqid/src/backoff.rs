@@ -1,5 +1,5 @@
-//! Waiting before a retry, so that writers that collided spread out: the optimistic loop
-//! after a taken `_id`, the counter's upsert after a race of first use.
+//! Waiting before a retry of the counter's upsert after a race of first use, so that the
+//! writers that collided spread out. (The optimistic loop's waits are learned: `retry`.)
 
 use std::time::Duration;
 

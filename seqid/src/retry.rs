@@ -107,8 +107,12 @@ impl Tries {
 
     /// Whether no attempt is left: the count reached, or the time passed.
     fn spent(&self) -> bool {
+        self.count_reached() || self.started.elapsed() >= self.budget.time
+    }
+
+    /// Whether the call made its `max_attempts`, if it has a count.
+    fn count_reached(&self) -> bool {
         self.budget.max_attempts.is_some_and(|max| self.made >= max)
-            || self.started.elapsed() >= self.budget.time
     }
 
     /// Learns from a read of the maximum whose first candidate is `candidate`: the ids
@@ -153,13 +157,11 @@ impl Tries {
 
     /// The error of a call that gave up, its last candidate `last_id`.
     pub(crate) fn exhausted(&self, seq: &'static Sequence, last_id: i64) -> Error {
-        let elapsed = self.elapsed();
-        let count_reached = self.budget.max_attempts.is_some_and(|max| self.made >= max);
         Error::RetriesExhausted {
             sequence: seq,
             attempts: self.made,
-            elapsed,
-            time_budget: (!count_reached).then_some(self.budget.time),
+            elapsed: self.elapsed(),
+            time_budget: (!self.count_reached()).then_some(self.budget.time),
             last_id,
         }
     }
@@ -193,6 +195,11 @@ const MAX_LOSSES: u32 = 8;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sequence::construct::optimistic;
+    use crate::sequence::testing::on_id;
+
+    /// The sequence the errors name (the bounds come from each test's `Budget`).
+    const SEQ: Sequence = on_id("budget", "budget", optimistic(None, None));
 
     /// The window spans two attempts per writer racing: the ids others store per attempt,
     /// or the losses in a row (at most 8); within its bound.
@@ -236,14 +243,6 @@ mod tests {
     /// many.
     #[tokio::test(start_paused = true)]
     async fn a_loop_that_always_loses_gives_up_when_its_time_is_spent() {
-        const SEQ: Sequence = crate::sequence::testing::on_id(
-            "budget",
-            "budget",
-            crate::Strategy::Optimistic {
-                max_attempts: None,
-                time_budget: Duration::from_secs(2),
-            },
-        );
         let budget = Budget {
             max_attempts: None,
             time: Duration::from_secs(2),
@@ -290,14 +289,6 @@ mod tests {
     /// A count of attempts, when set, ends the loop first, and the error says so.
     #[tokio::test(start_paused = true)]
     async fn a_count_of_attempts_ends_the_loop_before_the_time() {
-        const SEQ: Sequence = crate::sequence::testing::on_id(
-            "count",
-            "count",
-            crate::Strategy::Optimistic {
-                max_attempts: Some(3),
-                time_budget: Duration::from_secs(2),
-            },
-        );
         let mut tries = Tries::start(Budget {
             max_attempts: Some(3),
             time: Duration::from_secs(2),
