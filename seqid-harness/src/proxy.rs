@@ -113,8 +113,14 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Shared {
     /// The action for a request of `command` on `target`, consuming one
     /// `times` of the first armed rule that matches.
-    fn take(&self, command: &str, target: Option<&str>) -> Option<Action> {
+    /// Counts a request and takes the first rule it matches, if any, in one step
+    /// under the rules' lock: whoever sees the rules (`armed`) or the count after it
+    /// sees both, so a rule armed once a request was counted cannot catch that request.
+    fn admit(&self, command: &str, target: Option<&str>) -> Option<Action> {
         let mut rules = lock(&self.rules);
+        *lock(&self.requests)
+            .entry(command.to_ascii_lowercase())
+            .or_default() += 1;
         let i = rules.iter().position(|rule| {
             rule.command.eq_ignore_ascii_case(command)
                 && rule
@@ -129,12 +135,6 @@ impl Shared {
         }
         self.fired[action.fault().index()].fetch_add(1, Ordering::SeqCst);
         Some(action)
-    }
-
-    fn count_request(&self, command: &str) {
-        *lock(&self.requests)
-            .entry(command.to_ascii_lowercase())
-            .or_default() += 1;
     }
 
     /// Returns at once unless the proxy is paused, else when it is resumed.
@@ -515,7 +515,10 @@ impl FaultProxy {
     }
 
     /// How many requests of `command` (case-insensitive) clients have sent
-    /// through the proxy, faulted or not.
+    /// through the proxy, faulted or not. A request is counted once it has been
+    /// matched against the rules (a request stalled by [`pause`](FaultProxy::pause)
+    /// when it is released), so a rule armed after the count has grown cannot
+    /// catch the requests counted.
     ///
     /// ```no_run
     /// # async fn f(proxy: &seqid_harness::FaultProxy) {
@@ -794,11 +797,8 @@ async fn relay(
         loop {
             let request = read_message(&mut from_client).await.ok()?;
             let command = request.command();
-            if let Some((name, _)) = &command {
-                shared.count_request(name);
-            }
             shared.unpaused().await;
-            let action = command.and_then(|(name, target)| shared.take(&name, target.as_deref()));
+            let action = command.and_then(|(name, target)| shared.admit(&name, target.as_deref()));
             match action {
                 None => to_server.write_all(&request.bytes).await.ok()?,
                 Some(Action::CutBeforeRequest) => return None,

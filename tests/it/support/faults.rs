@@ -243,16 +243,24 @@ pub async fn twice_in_a_row_three_times(proxy: &FaultProxy, command: &str, late:
 
 /// Loses a reply to `command` now and then, five times: one at a time, re-armed only
 /// once the lost request's retry has passed, so that each retry gets through.
+///
+/// The proxy counts a request and matches it against the rules in one step, so once the
+/// rule is seen spent the count includes the lost request, and the next request counted
+/// (its retry: one task sends them one at a time) went by with no rule armed.
 pub async fn lose_one_reply_at_a_time(proxy: &FaultProxy, command: &str) {
-    for _ in 0..5 {
-        let seen = proxy.requests(command);
-        proxy.lose_reply(command, None, 1);
+    async fn until(mut done: impl FnMut() -> bool) {
         for _ in 0..2000 {
-            if proxy.requests(command) >= seen + 2 {
-                break;
+            if done() {
+                return;
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
+    }
+    for _ in 0..5 {
+        proxy.lose_reply(command, None, 1);
+        until(|| proxy.armed() == 0).await;
+        let with_lost = proxy.requests(command);
+        until(|| proxy.requests(command) > with_lost).await;
     }
     proxy.disarm_all();
 }
