@@ -59,6 +59,8 @@ usage: cargo run --release --example bench -- [options]
   --cost-inserts N   inserts per cost trial (default 1000; 100 with --quick)
   --service-clients N  concurrent HTTP clients of the service part (default 16)
   --service-secs S   seconds of load per route, contender and round in the service part (default 5; 1 with --quick)
+
+env SEQID_BENCH_TRACE=FILTER  log to stderr with that filter (e.g. seqid=debug: each optimistic retry)
 ";
 
 /// What to run, and how long.
@@ -158,6 +160,12 @@ async fn main() -> Result<(), BoxError> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some(contention::CHILD) {
         return contention::child_main(&args[1..]).await;
+    }
+    if std::env::var_os("SEQID_BENCH_TRACE").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_env("SEQID_BENCH_TRACE"))
+            .with_writer(std::io::stderr)
+            .init();
     }
     let config = Config::from_args()?;
     let began = Instant::now();
