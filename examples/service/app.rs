@@ -61,7 +61,7 @@ use tower_http::trace::TraceLayer;
 #[derive(Debug, Serialize, Deserialize, Document)]
 #[seq_id(collection = "tickets")]
 pub struct Ticket {
-    /// The driver makes it: tickets are found by (project, number).
+    /// Filled by `insert` (a new `ObjectId`); tickets are found by (project, number).
     #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
     pub id: Option<ObjectId>,
     /// The project's name (a string) or number (an integer).

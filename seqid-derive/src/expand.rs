@@ -47,6 +47,7 @@ fn impl_document(cont: &Container, decl: &Declaration, field: &Field) -> TokenSt
     let id_type = id_type(field);
     let member = field.ident;
     let kind = kind_type(decl);
+    let object_id = object_id(cont, field);
     // Only sequences with a counter offer the counter's operations (`sync_counter`).
     // Bounded on `Model` (kept non-trivial with `for<'__seqid>`, as in `fallback`), so
     // that a struct that is not `Serialize` gets one error, at the `Model` impl.
@@ -79,9 +80,55 @@ fn impl_document(cont: &Container, decl: &Declaration, field: &Field) -> TokenSt
             fn sequence_id_mut(&mut self) -> &mut Self::Id {
                 &mut self.#member
             }
+            #object_id
         }
         #counter_backed
     })
+}
+
+/// `object_id_mut`, when the sequence fills another field than `_id` and `_id` is written
+/// `Option<ObjectId>` (by its last path segments): the insert fills it when `None`. The
+/// type is spelled as seqid's in the body, so an `ObjectId` of another bson version is a
+/// type error at the field's type.
+fn object_id(cont: &Container, field: &Field) -> TokenStream {
+    let Some(id) = cont.id_field() else {
+        return quote!();
+    };
+    if id.ident == field.ident || !is_option_of_object_id(id.ty) {
+        return quote!();
+    }
+    let member = id.ident;
+    let ty = id.ty;
+    quote_spanned! {ty.span()=>
+        fn object_id_mut(
+            &mut self,
+        ) -> ::seqid::__private::core::option::Option<
+            &mut ::seqid::__private::core::option::Option<::seqid::__private::ObjectId>,
+        > {
+            ::seqid::__private::core::option::Option::Some(&mut self.#member)
+        }
+    }
+}
+
+/// Whether `ty` is written `Option<ObjectId>` (any path to either).
+fn is_option_of_object_id(ty: &syn::Type) -> bool {
+    let last = |ty: &syn::Type| match ty {
+        syn::Type::Path(path) if path.qself.is_none() => path.path.segments.last().cloned(),
+        _ => None,
+    };
+    let Some(option) = last(ty) else {
+        return false;
+    };
+    let syn::PathArguments::AngleBracketed(args) = &option.arguments else {
+        return false;
+    };
+    let mut args = args.args.iter();
+    match (option.ident == "Option", args.next(), args.next()) {
+        (true, Some(syn::GenericArgument::Type(inner)), None) => {
+            last(inner).is_some_and(|seg| seg.ident == "ObjectId" && seg.arguments.is_none())
+        }
+        _ => false,
+    }
 }
 
 /// The strategy the sequence declares (the default when absent).

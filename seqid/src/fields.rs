@@ -1,6 +1,8 @@
 //! Reading and writing a model's id field: unset checks, checked conversions, and the keys
 //! of the ids documents carry.
 
+use mongodb::bson::oid::ObjectId;
+
 use crate::model::{IdValue, Model};
 use crate::scope::{Key, Scope};
 use crate::{Error, IdField, Sequence, Strategy};
@@ -111,4 +113,48 @@ pub(crate) fn carried<T: Model>(
             Ok((Key { scope, id }, value))
         })
         .collect()
+}
+
+/// The `_id`s an insert filled ([`Model::object_id_mut`]: an `Option<ObjectId>` beside a
+/// field sequence). When it is dropped, at the insert's end or when its caller goes
+/// away, each of those documents whose sequence id is unset (known not stored, or never
+/// sent) gets its `_id` back to `None`: a document's ids are unset together or kept
+/// together, whatever path the insert took.
+pub(crate) struct ObjectIds<'d, T: Model> {
+    docs: &'d mut [T],
+    /// The positions whose `_id` this insert filled.
+    filled: Vec<usize>,
+}
+
+impl<'d, T: Model> ObjectIds<'d, T> {
+    /// Fills the unset `_id`s of `docs` with new `ObjectId`s (none for a model without
+    /// one, at no cost).
+    pub(crate) fn fill(docs: &'d mut [T]) -> Self {
+        let mut filled = Vec::new();
+        for (position, doc) in docs.iter_mut().enumerate() {
+            if let Some(slot @ None) = doc.object_id_mut() {
+                *slot = Some(ObjectId::new());
+                filled.push(position);
+            }
+        }
+        ObjectIds { docs, filled }
+    }
+
+    /// The documents, to insert them.
+    pub(crate) fn docs(&mut self) -> &mut [T] {
+        self.docs
+    }
+}
+
+impl<T: Model> Drop for ObjectIds<'_, T> {
+    fn drop(&mut self) {
+        for &position in &self.filled {
+            let doc = &mut self.docs[position];
+            if doc.sequence_id().is_unset()
+                && let Some(slot) = doc.object_id_mut()
+            {
+                *slot = None;
+            }
+        }
+    }
 }

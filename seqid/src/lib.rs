@@ -91,6 +91,7 @@
 //! Ticket::create_indexes(&db).await?; // unique { project: 1, number: 1 }
 //! let mut ticket = Ticket { id: None, project: "apollo".into(), number: 0 };
 //! ticket.insert(&db).await?; // 1000, then 1001, ... in each project
+//! assert!(ticket.id.is_some()); // an unset `Option<ObjectId>` `_id` is filled too
 //! let same = Ticket::find_by_id(&db, 1000).scope("apollo").await?;
 //! # Ok(()) }
 //! ```
@@ -243,6 +244,7 @@ pub mod __private {
     pub use crate::allocator::LiveBlock;
     pub use crate::sequence::construct::{Parts, block, counters, gapless, optimistic, sequence};
     pub use ::core;
+    pub use mongodb::bson::oid::ObjectId;
 
     /// The supertraits of `Model`, for the bound of the stand-in impl the derive emits
     /// next to its errors (`for<'a> T: DocumentBounds` proves them without requiring

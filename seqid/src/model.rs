@@ -2,6 +2,7 @@
 //! field accessors every layer of the runtime works with. What a user does with a model
 //! (insert, find, administer its counter) is [`Document`](crate::Document), on top.
 
+use mongodb::bson::oid::ObjectId;
 use serde::Serialize;
 
 use crate::{IdField, Sequence, kind};
@@ -47,4 +48,32 @@ pub trait Model: Serialize + Send + Sync + Sized {
 
     /// The id field, to fill it.
     fn sequence_id_mut(&mut self) -> &mut Self::Id;
+
+    /// The document's `_id`, when the sequence fills another field and `_id` is an
+    /// `Option<ObjectId>`: an insert fills it with a new `ObjectId` when it is `None`, so
+    /// that the caller holds every id of what it stored, and sets it back to `None` with
+    /// the sequence's field when the document is known not to be stored. An `ObjectId`
+    /// the caller set is sent as it is and never changed. The derive implements it for
+    /// such a field (written `Option<ObjectId>`, bson's `ObjectId`); `None` otherwise.
+    ///
+    /// ```
+    /// use mongodb::bson::oid::ObjectId;
+    /// use seqid::{Document, Model};
+    /// # use serde::Serialize;
+    ///
+    /// #[derive(Serialize, Document)]
+    /// #[seq_id(collection = "tickets")]
+    /// struct Ticket {
+    ///     #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    ///     id: Option<ObjectId>,
+    ///     #[seq_id("ticket_number")]
+    ///     number: i64,
+    /// }
+    ///
+    /// let mut ticket = Ticket { id: None, number: 0 };
+    /// assert_eq!(ticket.object_id_mut(), Some(&mut None));
+    /// ```
+    fn object_id_mut(&mut self) -> Option<&mut Option<ObjectId>> {
+        None
+    }
 }

@@ -20,6 +20,7 @@ mod derive;
 mod driver_cancellation;
 mod faults;
 mod messages;
+mod object_ids;
 mod optimistic;
 mod other_writers;
 mod processes;

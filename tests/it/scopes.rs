@@ -67,7 +67,7 @@ async fn tickets_are_numbered_per_project_from_their_start() {
             ("gemini", 1001)
         ]
     );
-    // The driver gave every document an ObjectId `_id`; seqid filled the number.
+    // Every document has an ObjectId `_id` (seqid filled it with the number).
     let docs = all_documents(&test, "tickets").await;
     assert_eq!(docs.len(), 5);
     assert!(docs.iter().all(|d| d.get_object_id("_id").is_ok()));
@@ -587,7 +587,7 @@ async fn a_field_sequence_without_scope_numbers_a_newtype_and_resumes_on_its_ind
         "{error:?}"
     );
     // ...unless the caller asserts that its content is its own: then it is recognised
-    // (the driver gave it another ObjectId this time), once.
+    // (the same ObjectId too, which insert filled), once.
     assert_eq!(
         first.resume_insert(db).content_is_unique().await.unwrap(),
         1

@@ -38,7 +38,7 @@ use crate::batch::{Batch, Outgoing, Taken};
 use crate::context::{Call, Context};
 use crate::counted;
 use crate::fate::{Fate, Rejection};
-use crate::fields::{carried, ensure_unset, fill_positions, unset};
+use crate::fields::{ObjectIds, carried, ensure_unset, fill_positions, unset};
 use crate::frontier::InFlight;
 use crate::indexes;
 use crate::model::{IdValue, Model};
@@ -62,7 +62,9 @@ pub(crate) async fn many<T: Model>(
         Ok(cx) => cx,
         Err(error) => return Traced::from(Err(error)),
     };
-    let result = many_fresh(docs, &mut cx).await;
+    let mut ids = ObjectIds::fill(docs);
+    let result = many_fresh(ids.docs(), &mut cx).await;
+    drop(ids);
     cx.finish(result)
 }
 
@@ -100,7 +102,9 @@ pub(crate) async fn resume_many<T: Model>(
         Ok(cx) => cx,
         Err(error) => return Traced::from(Err(error)),
     };
-    let result = many_again(docs, &mut cx).await;
+    let mut ids = ObjectIds::fill(docs);
+    let result = many_again(ids.docs(), &mut cx).await;
+    drop(ids);
     cx.finish(result)
 }
 

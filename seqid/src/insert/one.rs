@@ -11,7 +11,7 @@ use super::earlier::{left_behind, takes_a_new_id};
 use crate::context::{Call, Context};
 use crate::counted;
 use crate::fate::Fate;
-use crate::fields::{carried, ensure_unset, fill, unset};
+use crate::fields::{ObjectIds, carried, ensure_unset, fill, unset};
 use crate::frontier::{InFlight, Maximum};
 use crate::future::BoxFuture;
 use crate::indexes;
@@ -42,7 +42,9 @@ pub(crate) async fn one<T: Model>(
         Ok(scope) => scope,
         Err(error) => return cx.finish(Err(error)),
     };
-    let result = fresh(doc, scope, &mut cx).await;
+    let mut ids = ObjectIds::fill(std::slice::from_mut(doc));
+    let result = fresh(&mut ids.docs()[0], scope, &mut cx).await;
+    drop(ids);
     cx.finish(result)
 }
 
@@ -115,7 +117,9 @@ pub(crate) async fn resume<T: Model>(
         Ok(cx) => cx,
         Err(error) => return Traced::from(Err(error)),
     };
-    let result = resume_one(doc, &mut cx).await;
+    let mut ids = ObjectIds::fill(std::slice::from_mut(doc));
+    let result = resume_one(&mut ids.docs()[0], &mut cx).await;
+    drop(ids);
     cx.finish(result)
 }
 
