@@ -144,6 +144,14 @@ impl<'d, T: Model> ObjectIds<'d, T> {
     pub(crate) fn docs(&mut self) -> &mut [T] {
         self.docs
     }
+
+    /// Whether this insert filled the `_id` of every document: then no other writer can
+    /// store a document equal to one of them (an `ObjectId` is unique to the process and
+    /// moment that made it), so a document equal to one of them, found at its id, is its
+    /// own ([`Sending::content_is_unique`](crate::fate::Sending::content_is_unique)).
+    pub(crate) fn made_content_unique(&self) -> bool {
+        !self.filled.is_empty() && self.filled.len() == self.docs.len()
+    }
 }
 
 impl<T: Model> Drop for ObjectIds<'_, T> {

@@ -53,7 +53,9 @@ pub trait Model: Serialize + Send + Sync + Sized {
     /// `Option<ObjectId>`: an insert fills it with a new `ObjectId` when it is `None`, so
     /// that the caller holds every id of what it stored, and sets it back to `None` with
     /// the sequence's field when the document is known not to be stored. An `ObjectId`
-    /// the caller set is sent as it is and never changed. The derive implements it for
+    /// the caller set is sent as it is and never changed. A document found with an
+    /// `ObjectId` the insert made is its own, so a lost answer is settled by looking, as
+    /// with `content_is_unique`. The derive implements it for
     /// such a field (written `Option<ObjectId>`, bson's `ObjectId`); `None` otherwise.
     ///
     /// ```

@@ -3,7 +3,8 @@
 //! caller holds every id of what it stored; it is set back to `None` together with the
 //! sequence's field whenever the document is known not to be stored (a refusal, a call
 //! dropped before its write), and kept with it when the outcome is unknown. An `ObjectId`
-//! the caller set is sent as it is.
+//! the caller set is sent as it is. One the insert made proves a document found with it
+//! to be this one: a lost answer is settled.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -142,9 +143,10 @@ async fn a_document_refused_gets_its_object_id_back_with_its_number() {
     );
 }
 
-/// Through a proxy that stalls every request: an insert dropped before its write leaves
-/// both ids unset; once its answers are lost, its ids are kept, and `resume_insert`
-/// settles it under the same `_id`.
+/// Through a proxy that stalls, loses or delays requests: an insert dropped before its
+/// write leaves both ids unset; a lost answer is settled by the `ObjectId` the insert
+/// filled (a document found with it is this one, whatever its content); an answer that
+/// cannot be had yet keeps both ids, and `resume_insert` settles it under the same `_id`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_insert_unsets_both_ids_and_a_lost_answer_keeps_both() {
     let test = test_db("object_ids_dropped").await;
@@ -164,31 +166,58 @@ async fn a_dropped_insert_unsets_both_ids_and_a_lost_answer_keeps_both() {
     assert_eq!((dropped.id, dropped.number), (None, 0));
     proxy.resume();
 
-    // The insert's reply and its retry's, lost: the outcome is unknown, both ids kept.
+    // The insert's answer and its retry's, lost: the document is found stored with the
+    // ObjectId this insert gave it, so the insert succeeds.
     proxy.lose_reply("insert", Some("tickets"), 2);
     let mut lost = ticket("apollo", "lost");
-    let error = lost.insert(&db).await.unwrap_err();
+    let number = lost.insert(&db).await.unwrap();
+    assert!(proxy.fired() >= 1, "no answer was lost");
+    assert_eq!(lost.number, number);
+    // The same for a batch.
+    proxy.lose_reply("insert", Some("tickets"), 2);
+    let mut batch = vec![ticket("gemini", "lost 0"), ticket("gemini", "lost 1")];
+    let numbers = Ticket::insert_many(&mut batch, &db).await.unwrap();
+    assert_eq!(numbers, [1, 2]);
+    proxy.disarm_all();
+
+    // The insert and its retry delivered 2 s late, after the client gave up: nothing is
+    // found yet, the outcome is unknown, and both ids are kept.
+    let late_before = proxy.late_deliveries();
+    proxy.deliver_late("insert", Some("tickets"), 2, Duration::from_secs(2));
+    let mut late = ticket("apollo", "late");
+    let error = late.insert(&db).await.unwrap_err();
     assert!(matches!(error, Error::OutcomeUnknown { .. }), "{error:?}");
-    let (id, number) = (lost.id.expect("kept"), lost.number);
+    let (id, number) = (late.id.expect("kept"), late.number);
     assert_ne!(number, 0);
     proxy.disarm_all();
-    // Sent again under both ids: stored once, by this call or the lost one.
-    let resumed = lost.resume_insert(&db).content_is_unique().await.unwrap();
-    assert_eq!((lost.id, resumed), (Some(id), number));
-    let titled = |title: &str| {
-        let title = title.to_owned();
-        move |row: &&(ObjectId, String, i64, String)| row.3 == title
-    };
+    for _ in 0..100 {
+        if proxy.late_deliveries() > late_before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Sent again under both ids: stored once, by this call or the late one.
+    let resumed = late.resume_insert(&db).content_is_unique().await.unwrap();
+    assert_eq!((late.id, resumed), (Some(id), number));
+
     let all = stored(&test).await;
-    assert_eq!(all.iter().filter(titled("lost")).count(), 1);
-    assert_eq!(all.iter().filter(titled("dropped")).count(), 0);
-    let row = all.iter().find(titled("lost")).unwrap();
-    assert_eq!((row.0, row.2), (id, number));
+    let titled = |title: &str| all.iter().filter(|row| row.3 == title).collect::<Vec<_>>();
     assert_eq!(
-        test.collection::<mongodb::bson::Document>("tickets")
-            .count_documents(doc! {})
-            .await
-            .unwrap(),
-        2
+        titled("dropped"),
+        Vec::<&(ObjectId, String, i64, String)>::new()
     );
+    assert_eq!(titled("lost"), [&rows(&[&lost]).pop_first().unwrap()]);
+    assert_eq!(
+        titled("late"),
+        [&(id, "apollo".into(), number, "late".into())]
+    );
+    let in_batch = rows(&[&batch[0], &batch[1]]);
+    assert!(all.is_superset(&in_batch), "{all:?}");
+    assert_eq!(all.len(), 5, "{all:?}");
+    let count = test
+        .collection::<mongodb::bson::Document>("tickets")
+        .count_documents(doc! {})
+        .await
+        .unwrap();
+    assert_eq!(count, 5);
 }

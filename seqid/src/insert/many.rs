@@ -63,6 +63,7 @@ pub(crate) async fn many<T: Model>(
         Err(error) => return Traced::from(Err(error)),
     };
     let mut ids = ObjectIds::fill(docs);
+    cx.content_is_unique |= ids.made_content_unique();
     let result = many_fresh(ids.docs(), &mut cx).await;
     drop(ids);
     cx.finish(result)

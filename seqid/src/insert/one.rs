@@ -43,6 +43,7 @@ pub(crate) async fn one<T: Model>(
         Err(error) => return cx.finish(Err(error)),
     };
     let mut ids = ObjectIds::fill(std::slice::from_mut(doc));
+    cx.content_is_unique |= ids.made_content_unique();
     let result = fresh(&mut ids.docs()[0], scope, &mut cx).await;
     drop(ids);
     cx.finish(result)
