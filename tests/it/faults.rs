@@ -69,8 +69,8 @@ unique_model!(
     time_budget_ms = 60000
 );
 scoped_unique_model!(
-    /// Numbered per project in a field, beside the ObjectId `_id` the driver gives each
-    /// copy.
+    /// Numbered per project in a field, beside an `Option<ObjectId>` `_id` the insert
+    /// fills.
     Numbered = "faults-scoped",
     "docs",
     "faults_scoped",
@@ -811,6 +811,9 @@ enum Settle {
     OnResume,
     /// On the insert itself: the lost answer is settled at once.
     OnInsert,
+    /// On the insert itself, without the caller's assertion: the `ObjectId` `_id` the
+    /// insert filled proves a document found with it to be this one.
+    ByObjectId,
 }
 
 /// One write of [`lost_answers`]: documents `ns` of writer `seqid`, in one call, and the
@@ -886,20 +889,21 @@ const UNIQUE_LOST: &[Run] = &[
     },
 ];
 
-/// As [`UNIQUE_LOST`], for a scoped sequence on a field: a lost answer is settled by
-/// looking the document up by scope and number (the driver gave the stored copy an `_id`
-/// the caller's struct never saw), the rest is unknown, and resuming, which relies on the
-/// unique index on the scope and the number, stores each document once. Documents `n` 0,
-/// 4, 8, ... are in project p0, and 1, 5, 9, ... in p1.
+/// As [`UNIQUE_LOST`], for a scoped sequence on a field beside an `Option<ObjectId>`
+/// `_id`, which the insert fills: a lost answer is settled by looking the document up by
+/// scope and number, where the `ObjectId` proves it to be this one without the caller's
+/// assertion; requests still late are unknown, and resuming, which relies on the unique
+/// index on the scope and the number, stores each document once. Documents `n` 0, 4, 8,
+/// ... are in project p0, and 1, 5, 9, ... in p1.
 const SCOPED_LOST: &[Run] = &[
     Run {
         via: "handle",
         cases: &[
-            case(&[0], Lose::Answers, Settle::OnResume, &[1]),
+            case(&[0], Lose::Answers, Settle::ByObjectId, &[1]),
             case(
                 &[4, 1, 8, 5, 12, 9],
                 Lose::Answers,
-                Settle::OnInsert,
+                Settle::ByObjectId,
                 &[2, 1, 3, 2, 4, 3],
             ),
         ],
@@ -982,11 +986,11 @@ async fn lost_answers<T: Model>(runs: &[Run], late_by: Duration) -> Vec<Row> {
                 }
                 Lose::Answers => proxy.lose_reply("insert", collection, 2),
             }
-            let settle_now = case.settle == Settle::OnInsert;
-            let result = match (&via, settle_now) {
-                (_, false) => via.insert(&mut docs, None).await,
-                (Via::Handle(db), true) => settled(db, &mut docs).await,
-                (Via::Bare(db), true) => settled(db, &mut docs).await,
+            let settle_now = matches!(case.settle, Settle::OnInsert | Settle::ByObjectId);
+            let result = match (&via, case.settle) {
+                (Via::Handle(db), Settle::OnInsert) => settled(db, &mut docs).await,
+                (Via::Bare(db), Settle::OnInsert) => settled(db, &mut docs).await,
+                _ => via.insert(&mut docs, None).await,
             };
             assert_eq!(
                 proxy.fired() - fired,
@@ -1036,6 +1040,9 @@ async fn lost_answers<T: Model>(runs: &[Run], late_by: Duration) -> Vec<Row> {
                     let acked = [Fate::Acked].repeat(docs.len());
                     assert_eq!(fate, acked, "{label}: settled: {resumed:?}");
                 }
+            } else {
+                let acked = [Fate::Acked].repeat(docs.len());
+                assert_eq!(fate, acked, "{label}: settled at once: {result:?}");
             }
             let ids: Vec<i64> = docs.iter().map(number_of).collect();
             if let Some(expected) = case.ids {

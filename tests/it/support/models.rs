@@ -137,11 +137,12 @@ macro_rules! equal_model {
 /// project, in the collection `scoped_equal`.
 macro_rules! scoped_equal_model {
     ($name:ident = $model:literal, $($attr:tt)*) => {
+        // No `_id` field: the server gives each document one, which the caller never
+        // sees. An `Option<ObjectId>` `_id` would be filled by seqid and make every
+        // document unique (see `object_ids.rs`), which these models must not be.
         #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, seqid::Document)]
         #[seq_id(collection = "scoped_equal")]
         pub struct $name {
-            #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
-            pub id: Option<mongodb::bson::oid::ObjectId>,
             pub project: String,
             #[seq_id($($attr)*)]
             pub number: i64,
@@ -153,7 +154,7 @@ macro_rules! scoped_equal_model {
             const UNIQUE: bool = false;
 
             fn make(writer: &str, n: u32) -> Self {
-                $name { id: None, project: project_of(n), number: 0, writer: writer.to_owned() }
+                $name { project: project_of(n), number: 0, writer: writer.to_owned() }
             }
         }
     };
