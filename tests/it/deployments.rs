@@ -28,7 +28,7 @@ unique_model!(
 );
 unique_model!(
     /// Bare optimistic inserts of one process share no candidate (they take turns), within
-    /// the default time budget.
+    /// a minute's budget (a stress model's).
     Optimistic = "dep-optimistic",
     "dep_opt",
     collection = "dep_opt",

@@ -17,8 +17,8 @@ use crate::support::models::{
 use crate::support::writers::{Op, Via, number_of, worker_mode, write};
 use crate::support::{Thief, Workers, seed_string_id};
 
-/// 16 tasks insert 40 documents each through `via` with the optimistic strategy and its
-/// default budget, while another OS process runs the tutorial's optimistic loop by hand
+/// 16 tasks insert 40 documents each through `via` with the optimistic strategy (a
+/// minute's budget: the models' own), while another OS process runs the tutorial's optimistic loop by hand
 /// for 200 documents, on a collection that holds a string `_id`. No insert fails (the
 /// loop retries while the server answers), every document is stored once, acknowledged
 /// to one caller, and the ids are `1..=840`; with unique and with equal documents.

@@ -168,8 +168,8 @@ unique_model!(
 );
 unique_model!(
     /// The optimistic loop, written by several processes at once (48 writers in three
-    /// processes, on two loaded cores in CI: a minute's budget, where a request handler's
-    /// default of 10 s is what the equal models keep).
+    /// processes, on two loaded cores in CI: a minute's budget, as for every optimistic
+    /// stress model; the default of 10 s is the benchmark's to measure).
     OptimisticDoc = "optimistic",
     "multi_optimistic",
     collection = "multi_optimistic",
@@ -234,13 +234,18 @@ equal_model!(
     block_size = 10
 );
 equal_model!(
-    /// `Ticket { id: 0, writer: "seqid" }`, optimistic, with the default time budget.
-    /// Tasks inserting through a bare database share no candidate (they take turns) and
-    /// race every other process for each id: many attempts.
+    /// `Ticket { id: 0, writer: "seqid" }`, optimistic. Tasks inserting through a bare
+    /// database share no candidate (they take turns) and race every other process for
+    /// each id: many attempts. A minute's budget, like the unique stress models: the
+    /// suite checks that every document is stored once with four tests at a time on two
+    /// cores (CI once saw 16 bare tasks beside the tutorial's loop spend the default
+    /// 10 s); how long inserts take under contention is the benchmark's to show, never a
+    /// timed test's.
     EqualOptimistic = "equal-optimistic",
     "ticket",
     collection = "tickets",
-    strategy = "optimistic"
+    strategy = "optimistic",
+    time_budget_ms = 60000
 );
 equal_model!(
     /// Equal documents, gapless.
@@ -266,5 +271,6 @@ scoped_equal_model!(
     ScopedEqualOptimistic = "scoped-equal-optimistic",
     "scoped_equal_optimistic",
     scope = "project",
-    strategy = "optimistic"
+    strategy = "optimistic",
+    time_budget_ms = 60000
 );
