@@ -38,7 +38,7 @@ use crate::batch::{Batch, Outgoing, Taken};
 use crate::context::{Call, Context};
 use crate::counted;
 use crate::fate::{Fate, Rejection};
-use crate::fields::{ObjectIds, carried, ensure_unset, fill_positions, unset};
+use crate::fields::{FilledObjectIds, carried, ensure_unset, fill_positions, unset};
 use crate::frontier::InFlight;
 use crate::indexes;
 use crate::model::{IdValue, Model};
@@ -62,7 +62,7 @@ pub(crate) async fn many<T: Model>(
         Ok(cx) => cx,
         Err(error) => return Traced::from(Err(error)),
     };
-    let mut ids = ObjectIds::fill(docs);
+    let mut ids = FilledObjectIds::fill(docs);
     cx.content_is_unique |= ids.made_content_unique();
     let result = many_fresh(ids.docs(), &mut cx).await;
     drop(ids);
@@ -103,7 +103,7 @@ pub(crate) async fn resume_many<T: Model>(
         Ok(cx) => cx,
         Err(error) => return Traced::from(Err(error)),
     };
-    let mut ids = ObjectIds::fill(docs);
+    let mut ids = FilledObjectIds::fill(docs);
     let result = many_again(ids.docs(), &mut cx).await;
     drop(ids);
     cx.finish(result)

@@ -11,7 +11,7 @@ use super::earlier::{left_behind, takes_a_new_id};
 use crate::context::{Call, Context};
 use crate::counted;
 use crate::fate::Fate;
-use crate::fields::{ObjectIds, carried, ensure_unset, fill, unset};
+use crate::fields::{FilledObjectId, carried, ensure_unset, fill, unset};
 use crate::frontier::{InFlight, Maximum};
 use crate::future::BoxFuture;
 use crate::indexes;
@@ -42,9 +42,9 @@ pub(crate) async fn one<T: Model>(
         Ok(scope) => scope,
         Err(error) => return cx.finish(Err(error)),
     };
-    let mut ids = ObjectIds::fill(std::slice::from_mut(doc));
+    let mut ids = FilledObjectId::fill(doc);
     cx.content_is_unique |= ids.made_content_unique();
-    let result = fresh(&mut ids.docs()[0], scope, &mut cx).await;
+    let result = fresh(ids.doc(), scope, &mut cx).await;
     drop(ids);
     cx.finish(result)
 }
@@ -118,8 +118,8 @@ pub(crate) async fn resume<T: Model>(
         Ok(cx) => cx,
         Err(error) => return Traced::from(Err(error)),
     };
-    let mut ids = ObjectIds::fill(std::slice::from_mut(doc));
-    let result = resume_one(&mut ids.docs()[0], &mut cx).await;
+    let mut ids = FilledObjectId::fill(doc);
+    let result = resume_one(ids.doc(), &mut cx).await;
     drop(ids);
     cx.finish(result)
 }
