@@ -88,6 +88,30 @@ seqid_docs! {
     MaxQuery50k;
 }
 
+/// Two sequences in one document (issue 26): a counter for `_id`, and a number from
+/// blocks of 100, both filled by one insert that writes once.
+#[derive(Debug, Clone, Serialize, Deserialize, Document)]
+#[seq_id("bench_two_id", collection = "single_two")]
+pub struct TwoSequencesDoc {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub name: String,
+    pub n: i32,
+    #[seq_id("bench_two_number", strategy = "block", block_size = 100)]
+    pub number: i64,
+}
+
+impl Make for TwoSequencesDoc {
+    fn make(name: &str, n: i32) -> Self {
+        TwoSequencesDoc {
+            id: 0,
+            name: name.to_owned(),
+            n,
+            number: 0,
+        }
+    }
+}
+
 /// The counters collection and document of the hand-written tutorial code.
 pub const TUTORIAL_COUNTERS: &str = "counters";
 pub const TUTORIAL_SEQUENCE: &str = "tutorial";
@@ -102,6 +126,7 @@ pub enum Contender {
     Optimistic,
     Block10,
     Block100,
+    TwoSequences,
     IntId,
 }
 
@@ -109,13 +134,14 @@ pub enum Contender {
 static NEXT_INT_ID: AtomicI64 = AtomicI64::new(1);
 
 impl Contender {
-    pub const ALL: [Contender; 7] = [
+    pub const ALL: [Contender; 8] = [
         Contender::Plain,
         Contender::Tutorial,
         Contender::Counters,
         Contender::Optimistic,
         Contender::Block10,
         Contender::Block100,
+        Contender::TwoSequences,
         Contender::IntId,
     ];
 
@@ -127,6 +153,7 @@ impl Contender {
             Contender::Optimistic => "seqid optimistic",
             Contender::Block10 => "seqid block 10",
             Contender::Block100 => "seqid block 100",
+            Contender::TwoSequences => "seqid two sequences (counters _id + block 100 number)",
             Contender::IntId => "(reference) insert_one, integer _id from memory",
         }
     }
@@ -140,6 +167,7 @@ impl Contender {
             Contender::Optimistic => OptimisticDoc::SEQUENCE.collection,
             Contender::Block10 => Block10Doc::SEQUENCE.collection,
             Contender::Block100 => Block100Doc::SEQUENCE.collection,
+            Contender::TwoSequences => TwoSequencesDoc::SEQUENCE.collection,
             Contender::IntId => "single_int_id",
         }
     }
@@ -166,6 +194,7 @@ impl Contender {
             Contender::Optimistic => seqid_one::<OptimisticDoc>(db, name, n).await?,
             Contender::Block10 => seqid_one::<Block10Doc>(db, name, n).await?,
             Contender::Block100 => seqid_one::<Block100Doc>(db, name, n).await?,
+            Contender::TwoSequences => seqid_one::<TwoSequencesDoc>(db, name, n).await?,
             Contender::IntId => {
                 db.collection::<TutorialDoc>(self.collection())
                     .insert_one(TutorialDoc {

@@ -104,7 +104,8 @@ impl SeqId {
         for repeated in found {
             cx.error_spanned_by(
                 repeated,
-                "duplicate #[seq_id] attribute: a type draws its ids from one sequence",
+                "duplicate #[seq_id] attribute: an item declares one sequence at most (a field \
+                 holds one number); declare another sequence on a field of its own",
             );
         }
         let mut seq_id = SeqId {

@@ -1,135 +1,210 @@
-//! Which `#[seq_id]` declares the struct's sequence, and the field the sequence fills.
+//! Which `#[seq_id]` attributes declare the struct's sequences, the fields they fill, and
+//! which one is primary.
 //!
-//! Two forms. `#[seq_id("name", ...)]` on the struct puts the sequence on `_id`. On a
-//! field, it puts the sequence on that field, and the struct's `#[seq_id(...)]`, without
-//! a name, only sets the collection. A struct has one sequence: every other attribute
-//! that would declare one is an error here, at that attribute.
-
-use std::ptr;
+//! `#[seq_id("name", ...)]` on the struct puts a sequence on `_id`; on a field, it puts
+//! one on that field, and the struct's `#[seq_id(...)]` without a name then only sets the
+//! collection. Any number of sequences, each on a field of its own, with a name of its
+//! own, one of them `optimistic` at most: every attribute that breaks a rule is an error
+//! here, at that attribute.
 
 use syn::ext::IdentExt;
 
 use crate::ast::{Container, Field};
-use crate::attr::{Name, SeqId};
+use crate::attr::{Name, SeqId, StrategyKind};
 use crate::ctxt::Ctxt;
 use crate::scope;
 
+/// Every sequence the struct declares, and which one is primary.
 pub struct Declaration<'c> {
-    pub form: Form<'c>,
+    /// The struct's `_id` sequence first, if it names one, then the fields', in order.
+    pub sequences: Vec<Declared<'c>>,
+    /// The index in `sequences` of the primary sequence: the one `SEQUENCE` and
+    /// `sequence_id` are, whose write the insert retries (see [`primary_of`]).
+    pub primary: usize,
+}
+
+/// One `#[seq_id("name", ...)]` that declares a sequence.
+pub struct Declared<'c> {
+    pub attr: &'c SeqId,
+    /// The field the sequence fills; `None` for `_id` when no field is serialized as
+    /// `_id` (reported by `valid`).
+    pub field: Option<&'c Field<'c>>,
+    /// Declared on the struct: the sequence fills `_id`.
+    pub on_id: bool,
     /// The scope fields in the declared order, the valid ones only (the others are
     /// reported). Empty unless the sequence is on a field.
     pub scope: Vec<&'c Field<'c>>,
 }
 
-pub enum Form<'c> {
-    /// `#[seq_id("name", ...)]` on the struct: the sequence fills `_id`.
-    Id {
-        attr: &'c SeqId,
-        /// `None` when no field is serialized as `_id` (reported by `valid`).
-        field: Option<&'c Field<'c>>,
-    },
-    /// `#[seq_id("name", ...)]` on a field, which the sequence fills.
-    Field {
-        attr: &'c SeqId,
-        field: &'c Field<'c>,
-    },
-    /// Nothing declares a sequence (reported).
-    Undeclared,
+impl Declared<'_> {
+    /// The key the sequence fills, as serialized.
+    pub fn key(&self) -> &str {
+        match (self.on_id, self.field) {
+            (false, Some(field)) => &field.ser_name,
+            _ => "_id",
+        }
+    }
+
+    /// The strategy the sequence declares (the default when absent).
+    pub fn strategy(&self) -> StrategyKind {
+        self.attr
+            .strategy
+            .as_ref()
+            .and_then(|setting| setting.value)
+            .unwrap_or(StrategyKind::Counters)
+    }
+
+    /// The Rust name of the field the sequence fills, for messages.
+    fn field_name(&self) -> String {
+        match self.field {
+            Some(field) if !self.on_id => field.ident.unraw().to_string(),
+            _ => "_id".to_owned(),
+        }
+    }
 }
 
 impl<'c> Declaration<'c> {
-    /// Finds the declaration, reporting to `cx` every attribute out of its place.
+    /// Finds every sequence, reporting to `cx` every attribute out of its place and every
+    /// pair of sequences that cannot go together.
     pub fn from_container(cx: &Ctxt, cont: &'c Container<'c>) -> Declaration<'c> {
         let fields = cont.fields();
-        let marked = || {
-            fields
-                .iter()
-                .filter_map(|field| Some((field, field.seq_id.as_ref()?)))
-        };
-        let form = match &cont.seq_id {
-            Some(attr) if attr.names_a_sequence() => Form::Id {
+        let mut sequences = Vec::new();
+        // The struct's attribute first, then the fields': errors in the order of the source.
+        if let Some(attr) = &cont.seq_id
+            && attr.names_a_sequence()
+        {
+            refuse_scope_on_id(cx, attr);
+            sequences.push(Declared {
                 attr,
                 field: cont.id_field(),
-            },
-            // A `#[seq_id]` on the `_id` field declares nothing (it is reported below).
-            _ => match marked().find(|(field, _)| !field.is_id()) {
-                Some((field, attr)) => Form::Field { attr, field },
-                None => Form::Undeclared,
-            },
-        };
-
-        // The struct's attribute first, then the fields': errors in the order of the source.
-        match (&form, &cont.seq_id) {
-            (Form::Id { attr, .. }, _) => refuse_scope_on_id(cx, attr),
-            (Form::Field { attr, field }, Some(container)) => {
-                refuse_sequence_keys(cx, container, attr, field);
-            }
-            (Form::Field { .. }, None) => {}
-            (Form::Undeclared, container) => {
-                // A `#[seq_id]` on `_id` is reported already, and says what to do.
-                if marked().next().is_none() {
-                    report_undeclared(cx, cont, container.as_ref());
-                }
-            }
+                on_id: true,
+                scope: Vec::new(),
+            });
         }
-        let mut scope = Vec::new();
-        for (field, attr) in marked() {
-            match &form {
-                _ if field.is_id() => cx.error_spanned_by(&attr.attr, ON_ID_FIELD),
-                Form::Id { attr: declared, .. } => cx.error_spanned_by(
-                    &attr.attr,
-                    format!(
-                        "the struct's #[seq_id({name}, ...)] already puts a sequence on `_id`, \
-                         and a struct has one sequence: remove this #[seq_id], or the name \
-                         from the struct's to put the sequence on `{field}`",
-                        name = name_or_placeholder(declared),
-                        field = field.ident.unraw(),
-                    ),
-                ),
-                Form::Field { field: first, .. } if ptr::eq(*first, field) => {
-                    check_field_attr(cx, attr);
-                    if let Some(names) = attr.scope.as_ref().and_then(|s| s.value.as_ref()) {
-                        scope = scope::resolve(cx, cont, field, names);
-                    }
-                }
-                Form::Field { field: first, .. } => cx.error_spanned_by(
-                    &attr.attr,
-                    format!(
-                        "a struct has one sequence, and `{}` already carries it: remove \
-                         this #[seq_id]",
-                        first.ident.unraw()
-                    ),
-                ),
-                // Not reached: a marked field is `_id` (above) or makes the `Field` form.
-                Form::Undeclared => {}
-            }
+        // With the sequences on fields, the struct's attribute is checked before them.
+        let first_on_a_field = fields
+            .iter()
+            .find(|field| field.seq_id.is_some() && !field.is_id());
+        if let (true, Some(container), Some(first)) =
+            (sequences.is_empty(), &cont.seq_id, first_on_a_field)
+        {
+            refuse_sequence_keys(cx, container, first);
         }
-        Declaration { form, scope }
+        for field in fields {
+            let Some(attr) = &field.seq_id else { continue };
+            if field.is_id() {
+                cx.error_spanned_by(&attr.attr, ON_ID_FIELD);
+                continue;
+            }
+            check_field_attr(cx, attr);
+            let scope = match attr.scope.as_ref().and_then(|s| s.value.as_ref()) {
+                Some(names) => scope::resolve(cx, cont, field, names),
+                None => Vec::new(),
+            };
+            sequences.push(Declared {
+                attr,
+                field: Some(field),
+                on_id: false,
+                scope,
+            });
+        }
+        // A `#[seq_id]` on `_id` is reported already, and says what to do.
+        if sequences.is_empty() && !fields.iter().any(|field| field.seq_id.is_some()) {
+            report_undeclared(cx, cont, cont.seq_id.as_ref());
+        }
+        refuse_a_name_twice(cx, &sequences);
+        refuse_a_second_optimistic(cx, &sequences);
+        let primary = primary_of(&sequences);
+        Declaration { sequences, primary }
     }
 
-    /// The attribute that names the sequence and sets it up, if any.
-    pub fn settings(&self) -> Option<&'c SeqId> {
-        match self.form {
-            Form::Id { attr, .. } | Form::Field { attr, .. } => Some(attr),
-            Form::Undeclared => None,
-        }
+    /// The primary sequence, if any is declared.
+    pub fn primary(&self) -> Option<&Declared<'c>> {
+        self.sequences.get(self.primary)
     }
 
-    /// The field the sequence fills, if known.
+    /// The other sequences, in the order of the source.
+    pub fn others(&self) -> impl Iterator<Item = &Declared<'c>> {
+        let primary = self.primary;
+        self.sequences
+            .iter()
+            .enumerate()
+            .filter(move |(index, _)| *index != primary)
+            .map(|(_, declared)| declared)
+    }
+
+    /// The field the primary sequence fills, if known.
     pub fn field(&self) -> Option<&'c Field<'c>> {
-        match self.form {
-            Form::Id { field, .. } => field,
-            Form::Field { field, .. } => Some(field),
-            Form::Undeclared => None,
-        }
+        self.primary().and_then(|declared| declared.field)
     }
 
-    /// The key the sequence fills, as serialized.
-    pub fn key(&self) -> &'c str {
-        match self.form {
-            Form::Field { field, .. } => &field.ser_name,
-            Form::Id { .. } | Form::Undeclared => "_id",
+    /// Whether a sequence fills `_id`.
+    pub fn on_id(&self) -> bool {
+        self.sequences.iter().any(|declared| declared.on_id)
+    }
+}
+
+/// The primary sequence: the optimistic one if there is one (its loop retries the write,
+/// and the others' ids are reserved once and kept across its retries), else the `_id`
+/// one, else the first field's.
+fn primary_of(sequences: &[Declared]) -> usize {
+    sequences
+        .iter()
+        .position(|declared| declared.strategy() == StrategyKind::Optimistic)
+        .or_else(|| sequences.iter().position(|declared| declared.on_id))
+        .unwrap_or(0)
+}
+
+/// One name, one sequence: refused at the second declaration of a name.
+fn refuse_a_name_twice(cx: &Ctxt, sequences: &[Declared]) {
+    for (index, declared) in sequences.iter().enumerate() {
+        let Some(name) = declared.attr.name() else {
+            continue;
+        };
+        let first = sequences[..index].iter().find(|earlier| {
+            earlier
+                .attr
+                .name()
+                .is_some_and(|n| n.value() == name.value())
+        });
+        if let Some(first) = first {
+            cx.error_spanned_by(
+                name,
+                format!(
+                    "the sequence {name:?} is declared on `{first}` already: a sequence \
+                     numbers one field of a document (one counter for two fields would give \
+                     them two different numbers, and two declarations could set it up \
+                     differently); give this one a name of its own",
+                    name = name.value(),
+                    first = first.field_name(),
+                ),
+            );
         }
+    }
+}
+
+/// One optimistic sequence per document at most: refused at the second.
+fn refuse_a_second_optimistic(cx: &Ctxt, sequences: &[Declared]) {
+    let mut optimistic = sequences
+        .iter()
+        .filter(|declared| declared.strategy() == StrategyKind::Optimistic);
+    let Some(first) = optimistic.next() else {
+        return;
+    };
+    for declared in optimistic {
+        let Some(strategy) = &declared.attr.strategy else {
+            continue;
+        };
+        cx.error_spanned_by(
+            &strategy.key,
+            format!(
+                "`{first}` has the document's optimistic sequence already, and a document \
+                 has one at most: the optimistic loop writes a candidate and retries when \
+                 another writer took it, and two loops in one write could not tell whose \
+                 number was taken; use strategy = \"counters\" or \"block\" here",
+                first = first.field_name(),
+            ),
+        );
     }
 }
 
@@ -149,9 +224,10 @@ fn refuse_scope_on_id(cx: &Ctxt, attr: &SeqId) {
     }
 }
 
-/// With the sequence on a field, the struct's attribute only names the collection.
-fn refuse_sequence_keys(cx: &Ctxt, container: &SeqId, declared: &SeqId, field: &Field) {
-    let name = name_or_placeholder(declared);
+/// With the sequences on fields, the struct's attribute only names the collection.
+fn refuse_sequence_keys(cx: &Ctxt, container: &SeqId, first: &Field) {
+    let Some(attr) = &first.seq_id else { return };
+    let name = name_or_placeholder(attr);
     for key in container
         .keys
         .iter()
@@ -160,11 +236,11 @@ fn refuse_sequence_keys(cx: &Ctxt, container: &SeqId, declared: &SeqId, field: &
         cx.error_spanned_by(
             key,
             format!(
-                "`{key}` sets up the sequence, so it goes in the field's \
+                "`{key}` sets up a sequence, so it goes in the field's \
                  #[seq_id({name}, ...)] on `{field}`; the struct's #[seq_id] without a name \
                  only sets `collection`",
                 key = key.unraw(),
-                field = field.ident.unraw(),
+                field = first.ident.unraw(),
             ),
         );
     }

@@ -2,7 +2,7 @@
 //! of `fallback`.
 
 use proc_macro2::{Literal, Span, TokenStream};
-use quote::{ToTokens, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident, LitStr};
@@ -11,7 +11,7 @@ use crate::ast::{Container, Field};
 use crate::attr::{CounterWrite, SeqId, Setting, StrategyKind};
 use crate::case::snake_case;
 use crate::ctxt::Ctxt;
-use crate::declaration::Declaration;
+use crate::declaration::{Declaration, Declared};
 use crate::{fallback, valid};
 
 pub fn derive(input: &DeriveInput) -> TokenStream {
@@ -43,11 +43,13 @@ fn impl_document(cont: &Container, decl: &Declaration, field: &Field) -> TokenSt
     let mut ident = cont.ident.clone();
     ident.set_span(Span::call_site());
     let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
-    let sequence = sequence(cont, decl);
+    let sequence = sequence(cont, decl.primary());
     let id_type = id_type(field);
     let member = field.ident;
     let kind = kind_type(decl);
-    let object_id = object_id(cont, field);
+    let object_id = object_id(cont, decl);
+    let others = others(cont, decl);
+    let handles = handles(cont, decl);
     // Only sequences with a counter offer the counter's operations (`sync_counter`).
     // Bounded on `Model` (kept non-trivial with `for<'__seqid>`, as in `fallback`), so
     // that a struct that is not `Serialize` gets one error, at the `Model` impl.
@@ -81,20 +83,117 @@ fn impl_document(cont: &Container, decl: &Declaration, field: &Field) -> TokenSt
                 &mut self.#member
             }
             #object_id
+            #others
         }
         #counter_backed
+        #handles
     })
+}
+
+/// `OTHERS` and the accessors of their fields, for a struct with several sequences.
+fn others(cont: &Container, decl: &Declaration) -> TokenStream {
+    let others: Vec<&Declared> = decl.others().collect();
+    if others.is_empty() {
+        return quote!();
+    }
+    let sequences = others.iter().map(|declared| sequence(cont, Some(declared)));
+    let fields: Vec<_> = others
+        .iter()
+        .filter_map(|declared| declared.field)
+        .collect();
+    let index = (0..fields.len()).map(Literal::usize_unsuffixed);
+    // Through a function bounded on `IdField` and spanned at the field's type: a type
+    // that cannot hold a number is reported there, with `IdField`'s message.
+    let get = fields.iter().map(|field| {
+        let (member, ty) = (field.ident, field.ty);
+        quote_spanned!(ty.span()=> ::seqid::__private::any_id::<#ty>(&self.#member))
+    });
+    let get_mut = fields.iter().map(|field| {
+        let (member, ty) = (field.ident, field.ty);
+        quote_spanned!(ty.span()=> ::seqid::__private::any_id_mut::<#ty>(&mut self.#member))
+    });
+    let index_mut = index.clone();
+    let option = quote!(::seqid::__private::core::option::Option);
+    quote! {
+        const OTHERS: &'static [::seqid::Sequence] = &[#(#sequences),*];
+        fn other_id(
+            &self,
+            index: ::seqid::__private::core::primitive::usize,
+        ) -> #option<&dyn ::seqid::AnyIdField> {
+            match index {
+                #(#index => #option::Some(#get),)*
+                _ => #option::None,
+            }
+        }
+        fn other_id_mut(
+            &mut self,
+            index: ::seqid::__private::core::primitive::usize,
+        ) -> #option<&mut dyn ::seqid::AnyIdField> {
+            match index {
+                #(#index_mut => #option::Some(#get_mut),)*
+                _ => #option::None,
+            }
+        }
+    }
+}
+
+/// For a struct with several sequences, one associated function per sequence,
+/// `<field>_sequence()`, that gives its [`SequenceOf`] handle.
+fn handles(cont: &Container, decl: &Declaration) -> TokenStream {
+    if decl.sequences.len() < 2 {
+        return quote!();
+    }
+    let mut ident = cont.ident.clone();
+    ident.set_span(Span::call_site());
+    let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
+    let mut others = 0usize;
+    let functions = decl
+        .sequences
+        .iter()
+        .enumerate()
+        .filter_map(|(index, declared)| {
+            let field = declared.field?;
+            let constant = match index == decl.primary {
+                true => quote!(<Self as ::seqid::Model>::SEQUENCE),
+                false => {
+                    let other = Literal::usize_unsuffixed(others);
+                    others += 1;
+                    quote!(<Self as ::seqid::Model>::OTHERS[#other])
+                }
+            };
+            let function = format_ident!("{}_sequence", field.ident.unraw());
+            let kind = kind_marker(declared.strategy());
+            let name = declared.attr.name().map(LitStr::value).unwrap_or_default();
+            let doc = format!(
+                "The sequence `{name}`, which fills `{}`: to find a document by its number and \
+             administer its counter.",
+                field.ident.unraw()
+            );
+            Some(quote! {
+                #[doc = #doc]
+                pub const fn #function() -> ::seqid::SequenceOf<Self, #kind> {
+                    ::seqid::SequenceOf::__new(&#constant)
+                }
+            })
+        });
+    let functions: Vec<TokenStream> = functions.collect();
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #ident #ty_generics #where_clause {
+            #(#functions)*
+        }
+    }
 }
 
 /// `object_id_mut`, when the sequence fills another field than `_id` and `_id` is written
 /// `Option<ObjectId>` (by its last path segments): the insert fills it when `None`. The
 /// type is spelled as seqid's in the body, so an `ObjectId` of another bson version is a
 /// type error at the field's type.
-fn object_id(cont: &Container, field: &Field) -> TokenStream {
+fn object_id(cont: &Container, decl: &Declaration) -> TokenStream {
     let Some(id) = cont.id_field() else {
         return quote!();
     };
-    if id.ident == field.ident || !is_option_of_object_id(id.ty) {
+    if decl.on_id() || !is_option_of_object_id(id.ty) {
         return quote!();
     }
     let member = id.ident;
@@ -131,23 +230,26 @@ fn is_option_of_object_id(ty: &syn::Type) -> bool {
     }
 }
 
-/// The strategy the sequence declares (the default when absent).
+/// The strategy the primary sequence declares (the default when absent).
 pub fn strategy_kind(decl: &Declaration) -> StrategyKind {
-    decl.settings()
-        .and_then(|settings| value(&settings.strategy))
-        .copied()
-        .unwrap_or(StrategyKind::Counters)
+    decl.primary()
+        .map_or(StrategyKind::Counters, Declared::strategy)
 }
 
-/// `type Kind = ...;`: the strategy as a type.
+/// `type Kind = ...;`: the primary's strategy as a type.
 pub fn kind_type(decl: &Declaration) -> TokenStream {
-    let marker = match strategy_kind(decl) {
-        StrategyKind::Counters => quote!(Counters),
-        StrategyKind::Optimistic => quote!(Optimistic),
-        StrategyKind::Block => quote!(Block),
-        StrategyKind::Gapless => quote!(Gapless),
-    };
-    quote!(type Kind = ::seqid::kind::#marker;)
+    let marker = kind_marker(strategy_kind(decl));
+    quote!(type Kind = #marker;)
+}
+
+/// A strategy as a type.
+fn kind_marker(strategy: StrategyKind) -> TokenStream {
+    match strategy {
+        StrategyKind::Counters => quote!(::seqid::kind::Counters),
+        StrategyKind::Optimistic => quote!(::seqid::kind::Optimistic),
+        StrategyKind::Block => quote!(::seqid::kind::Block),
+        StrategyKind::Gapless => quote!(::seqid::kind::Gapless),
+    }
 }
 
 /// The generated items go in an anonymous const, under the lint allowances of serde's
@@ -184,10 +286,10 @@ pub fn id_type(field: &Field) -> TokenStream {
     quote_spanned!(ty.span()=> type Id = #ty;)
 }
 
-/// The `SEQUENCE` constant. Anything absent or invalid takes its default, which is only
-/// a placeholder when an error was reported.
-pub fn sequence(cont: &Container, decl: &Declaration) -> TokenStream {
-    let settings = decl.settings();
+/// A sequence's constant (`declared`: `None` when none is declared). Anything absent or
+/// invalid takes its default, which is only a placeholder when an error was reported.
+pub fn sequence(cont: &Container, declared: Option<&Declared>) -> TokenStream {
+    let settings = declared.map(|declared| declared.attr);
 
     let name = match settings.and_then(SeqId::name) {
         Some(name) => name.clone(),
@@ -209,7 +311,7 @@ pub fn sequence(cont: &Container, decl: &Declaration) -> TokenStream {
         Some(lit) => quote!(#lit),
         None => quote!(::seqid::DEFAULT_COUNTERS),
     };
-    let strategy = match strategy_kind(decl) {
+    let strategy = match declared.map_or(StrategyKind::Counters, Declared::strategy) {
         StrategyKind::Counters => quote!(::seqid::__private::counters()),
         StrategyKind::Optimistic => {
             let attempts = optional(settings.and_then(|s| value(&s.max_attempts)));
@@ -233,8 +335,11 @@ pub fn sequence(cont: &Container, decl: &Declaration) -> TokenStream {
         Some(&n) => Literal::i64_suffixed(n).into_token_stream(),
         None => quote!(::seqid::DEFAULT_START),
     };
-    let field = decl.key();
-    let scope = decl.scope.iter().map(|field| &field.ser_name);
+    let field = declared.map_or("_id", Declared::key);
+    let scope = declared
+        .into_iter()
+        .flat_map(|declared| &declared.scope)
+        .map(|field| &field.ser_name);
     quote! {
         ::seqid::__private::sequence(::seqid::__private::Parts {
             name: #name,

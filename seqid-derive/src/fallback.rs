@@ -24,7 +24,7 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
         for<'__seqid> #ident #ty_generics: ::seqid::__private::DocumentBounds
     });
     let (impl_generics, _, where_clause) = generics.split_for_impl();
-    let sequence = sequence(cont, decl);
+    let sequence = sequence(cont, decl.primary());
     let kind = kind_type(decl);
 
     // The type of the field the sequence fills, when known, so that an unsupported type

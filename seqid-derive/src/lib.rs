@@ -23,8 +23,8 @@ use syn::{DeriveInput, parse_macro_input};
 /// Implements `seqid::Model` (and with it `seqid::Document`): a field of the type is
 /// filled from a sequence.
 ///
-/// The struct needs named fields and declares one sequence, in one of two forms. The
-/// field the sequence fills has type `i32`, `i64`, `u32`, `u64` or an `Option` of one (or
+/// The struct needs named fields and declares at least one sequence, on `_id` or on a
+/// field (or several: see below). A field a sequence fills has type `i32`, `i64`, `u32`, `u64` or an `Option` of one (or
 /// a `seqid::newtype_id!` over one).
 ///
 /// # The sequence on `_id`
@@ -80,14 +80,21 @@ use syn::{DeriveInput, parse_macro_input};
 /// (Both examples are tested in the workspace's `tests/it/derive`, where the runtime
 /// exists.)
 ///
-/// # One sequence per struct
+/// # Several sequences
 ///
-/// This is a decision, not a limit of MongoDB: `Document` has one `Id` type, one
-/// `sequence_id` accessor and one `SEQUENCE`, and an insert takes one number. So a
-/// struct declares one sequence, and the derive refuses, each at the attribute: a
-/// `#[seq_id]` on a second field (the message names the first), a field's `#[seq_id]`
-/// next to a named one on the struct, two `#[seq_id]` on the same item, and a field's
-/// `#[seq_id]` on the `_id` field (the `_id` sequence is declared on the struct).
+/// A struct may declare a sequence on `_id` and one on each of any number of other
+/// fields; `insert` fills them all and writes the document once. The primary sequence
+/// (`Model::SEQUENCE`, `sequence_id`) is the optimistic one if there is one, else the
+/// `_id` one, else the first field's; the others are `Model::OTHERS`, read and filled
+/// through `Model::other_id`. For such a struct the derive also writes one associated
+/// function per sequence, `<field>_sequence()`, giving its `seqid::SequenceOf` handle.
+/// Refused, each at the attribute, with the reason: two `#[seq_id]` on the same item (a
+/// field holds one number), a sequence name declared twice (one counter for two fields
+/// would give them two numbers of it, and two declarations could set it up
+/// differently), a second `optimistic` sequence (two loops in one write could not tell
+/// whose number another writer took), and a field's `#[seq_id]` on the `_id` field (the
+/// `_id` sequence is declared on the struct). `gapless` goes with any other strategy: it
+/// is reserved in the caller's transaction, the others as they always are.
 ///
 /// # `#[seq_id(...)]`
 ///

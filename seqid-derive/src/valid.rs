@@ -9,27 +9,48 @@ use syn::ext::IdentExt;
 use crate::ast::{Container, Data, Field};
 use crate::attr::{SeqId, Setting, StrategyKind};
 use crate::ctxt::Ctxt;
-use crate::declaration::{Declaration, Form};
+use crate::declaration::Declaration;
 
 pub fn check(cx: &Ctxt, cont: &Container, decl: &Declaration) {
     for refused in &cont.serde.refused {
         cx.error_spanned_by(&refused.span_of, refused.why);
     }
-    check_names(cx, cont, decl);
-    if let Some(settings) = decl.settings() {
-        check_strategy_keys(cx, settings);
+    // In the order of the source: the struct's sequence's name, its collection, then
+    // the rest of each sequence.
+    let mut collection = cont
+        .seq_id
+        .as_ref()
+        .and_then(|attr| attr.collection.as_ref());
+    let mut check_collection = |cx: &Ctxt| {
+        if let Some(Setting {
+            key,
+            value: Some(lit),
+        }) = collection.take()
+        {
+            check_collection_name(cx, key, lit);
+        }
+    };
+    if !decl
+        .sequences
+        .first()
+        .is_some_and(|declared| declared.on_id)
+    {
+        check_collection(cx);
     }
-    if let Some(field) = decl.field() {
-        check_filled_field(cx, field, matches!(decl.form, Form::Id { .. }));
+    for declared in &decl.sequences {
+        check_names(cx, declared.attr);
+        check_collection(cx);
+        check_strategy_keys(cx, declared.attr);
+        if let Some(field) = declared.field {
+            check_filled_field(cx, field, declared.on_id);
+        }
     }
     check_id_fields(cx, cont, decl);
 }
 
-/// The sequence's name and counters collection, where the sequence is declared, and the
-/// collection, always on the struct.
-fn check_names(cx: &Ctxt, cont: &Container, decl: &Declaration) {
-    let settings = decl.settings();
-    if let Some(name) = settings.and_then(SeqId::name) {
+/// A sequence's name and counters collection, where the sequence is declared.
+fn check_names(cx: &Ctxt, settings: &SeqId) {
+    if let Some(name) = settings.name() {
         if name.value().is_empty() {
             cx.error_spanned_by(name, "the sequence name must not be empty");
         } else if name.value().starts_with('[') {
@@ -42,15 +63,12 @@ fn check_names(cx: &Ctxt, cont: &Container, decl: &Declaration) {
             );
         }
     }
-    let collection = cont
-        .seq_id
-        .as_ref()
-        .and_then(|attr| attr.collection.as_ref());
-    let counters = settings.and_then(|attr| attr.counters.as_ref());
-    for setting in [collection, counters].into_iter().flatten() {
-        if let Some(lit) = &setting.value {
-            check_collection_name(cx, &setting.key, lit);
-        }
+    if let Some(Setting {
+        key,
+        value: Some(lit),
+    }) = &settings.counters
+    {
+        check_collection_name(cx, key, lit);
     }
 }
 
@@ -170,7 +188,7 @@ fn check_id_fields(cx: &Ctxt, cont: &Container, decl: &Declaration) {
     };
     let mut ids = fields.iter().filter(|field| field.is_id());
     let Some(id) = ids.next() else {
-        if let Form::Id { .. } = decl.form {
+        if decl.on_id() {
             report_missing_id(cx, cont, fields);
         }
         return;

@@ -216,24 +216,45 @@ struct Request {
 
 /// Ids sent to a caller. A caller cancelled after they were sent and before it took them
 /// drops them with its end of the channel: they go back to the live block then, for the
-/// next callers, as those of a caller cancelled before they were sent.
-struct Handed {
+/// next callers, as those of a caller cancelled before they were sent. A document with
+/// several sequences holds its sequences' ids so until it has them all, and fills them in
+/// together: a caller cancelled while one reservation is still out gives the others back.
+pub(crate) struct Handed {
     ids: Vec<i64>,
-    allocator: Arc<Allocator>,
+    /// Where they go back to; `None` for ids no allocator handed out (a gapless
+    /// reservation's, which the caller's transaction takes back).
+    allocator: Option<Arc<Allocator>>,
 }
 
 impl Handed {
-    fn take(mut self) -> Vec<i64> {
+    /// Ids that go back nowhere when dropped.
+    pub(crate) fn kept(ids: Vec<i64>) -> Self {
+        Handed {
+            ids,
+            allocator: None,
+        }
+    }
+
+    /// The ids, for good: from now on they are the caller's, used or lost.
+    pub(crate) fn take(mut self) -> Vec<i64> {
         std::mem::take(&mut self.ids)
+    }
+}
+
+impl std::fmt::Debug for Handed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Handed").field(&self.ids).finish()
     }
 }
 
 impl Drop for Handed {
     fn drop(&mut self) {
+        let Some(allocator) = &self.allocator else {
+            return;
+        };
         if self.ids.is_empty() {
             return;
         }
-        let allocator = &self.allocator;
         let count = self.ids.len() as u64;
         allocator.tally.ids.fetch_sub(count, Ordering::Relaxed);
         allocator.live.lock().give_back(&self.ids);
@@ -305,12 +326,36 @@ impl Allocator {
         count: u64,
         source: impl Fn() -> S,
     ) -> Result<Allocated<Vec<i64>>, Error> {
+        let allocated = self.allocate_held(count, source).await?;
+        Ok(Allocated {
+            ids: allocated.ids.take(),
+            waited: allocated.waited,
+        })
+    }
+
+    /// [`allocate`](Allocator::allocate), with the ids given back to this allocator if
+    /// they are dropped before [`Handed::take`].
+    pub(crate) async fn allocate_held<S: Source>(
+        self: &Arc<Self>,
+        count: u64,
+        source: impl Fn() -> S,
+    ) -> Result<Allocated<Handed>, Error> {
+        let handed = |ids| Handed {
+            ids,
+            allocator: Some(Arc::clone(self)),
+        };
         if count == 0 {
-            return Ok(Allocated::default());
+            return Ok(Allocated {
+                ids: handed(Vec::new()),
+                waited: false,
+            });
         }
         if let Some(ids) = self.live.take(count) {
             self.tally.ids.fetch_add(count, Ordering::Relaxed);
-            return Ok(Allocated { ids, waited: false });
+            return Ok(Allocated {
+                ids: handed(ids),
+                waited: false,
+            });
         }
         let (reply, mut answer) = oneshot::channel();
         self.queue_lock().push(Request { count, reply });
@@ -331,7 +376,7 @@ impl Allocator {
         .await;
         match answer {
             Ok(result) => result.map(|handed| Allocated {
-                ids: handed.take(),
+                ids: handed,
                 waited: true,
             }),
             Err(_) => Err(source().interrupted()),
@@ -381,7 +426,7 @@ impl Allocator {
             held.spans.take(request.count, &mut ids);
             let handed = Handed {
                 ids,
-                allocator: Arc::clone(self),
+                allocator: Some(Arc::clone(self)),
             };
             self.tally.ids.fetch_add(request.count, Ordering::Relaxed);
             // Cancelled just now: the ids go back to the next callers.

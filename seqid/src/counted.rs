@@ -7,11 +7,12 @@
 //! once, so an id held by another document is a failure, never a retry: this source
 //! takes nothing back.
 
-use crate::allocator::Allocated;
+use crate::allocator::{Allocated, Handed};
 use crate::context::Context;
 use crate::counter::{self, Counter, CounterSource};
 use crate::registry::Route;
 use crate::scope::Scope;
+use crate::session::Session;
 use crate::{Error, Sequence, Strategy};
 
 /// One id from the counter of `scope`.
@@ -31,18 +32,20 @@ pub(crate) async fn take_one(scope: &Scope, cx: &mut Context<'_>) -> Result<i64,
 
 /// Ids for each group of documents, `(scope, count)`: one reservation per scope, each
 /// group's ids or why it has none. `Err` when nothing more can be reserved in this call:
-/// a gapless reservation failed, which aborts the caller's transaction.
+/// a gapless reservation failed, which aborts the caller's transaction. Each group's ids
+/// go back to their allocator if they are dropped before [`Handed::take`] (a document
+/// with several sequences holds them so until it has every sequence's).
 pub(crate) async fn take_groups(
     groups: &[(Scope, usize)],
     cx: &mut Context<'_>,
-) -> Result<Vec<Result<Vec<i64>, Error>>, Error> {
+) -> Result<Vec<Result<Handed, Error>>, Error> {
     let (route, seq) = (cx.route, cx.seq);
     let mut reserved = Vec::with_capacity(groups.len());
     // Gapless reservations run in the caller's transaction, whose session serves one
     // command at a time; the others run together.
     if seq.strategy == Strategy::Gapless {
         for (scope, count) in groups {
-            reserved.push(Ok(take(scope, *count as u64, cx).await?));
+            reserved.push(Ok(Handed::kept(take(scope, *count as u64, cx).await?)));
         }
         return Ok(reserved);
     }
@@ -67,39 +70,48 @@ async fn take(scope: &Scope, count: u64, cx: &mut Context<'_>) -> Result<Vec<i64
     if seq.strategy != Strategy::Gapless {
         let allocated = take_outside(route, seq, scope, count).await?;
         cx.reservations += u32::from(allocated.waited);
-        return Ok(allocated.ids);
+        return Ok(allocated.ids.take());
     }
-    if !cx.session.in_transaction() {
-        return Err(Error::TransactionRequired {
-            sequence: seq,
-            has_session: cx.session.join().is_some(),
-        });
-    }
-    let allocator = route.counter(seq, scope);
-    let counter = Counter { seq, scope };
-    let first = counter::reserve_in_transaction(
-        route.db,
-        counter,
-        count,
-        &allocator.tally,
-        &mut cx.session,
-    )
-    .await?;
+    let ids = take_in_transaction(route, seq, scope, count, &mut cx.session).await?;
     cx.reservations += 1;
-    Ok((0..count as i64).map(|i| first + i).collect())
+    Ok(ids)
 }
 
-/// `count` ids through the allocator of the counter of `scope` (counters and block), for
-/// a call of `route` (taken by several scopes' reservations at once).
-async fn take_outside(
+/// `count` ids of the gapless `seq` from the counter of `scope`, in the transaction
+/// running in `session` ([`Error::TransactionRequired`] without one).
+pub(crate) async fn take_in_transaction(
     route: Route<'_>,
     seq: &'static Sequence,
     scope: &Scope,
     count: u64,
-) -> Result<Allocated<Vec<i64>>, Error> {
+    session: &mut Session<'_>,
+) -> Result<Vec<i64>, Error> {
+    if !session.in_transaction() {
+        return Err(Error::TransactionRequired {
+            sequence: seq,
+            has_session: session.join().is_some(),
+        });
+    }
+    let allocator = route.counter(seq, scope);
+    let counter = Counter { seq, scope };
+    let first =
+        counter::reserve_in_transaction(route.db, counter, count, &allocator.tally, session)
+            .await?;
+    Ok((0..count as i64).map(|i| first + i).collect())
+}
+
+/// `count` ids through the allocator of the counter of `scope` (counters and block), for
+/// a call of `route` (taken by several scopes' reservations at once), given back if
+/// dropped before they are taken.
+pub(crate) async fn take_outside(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    scope: &Scope,
+    count: u64,
+) -> Result<Allocated<Handed>, Error> {
     let allocator = route.counter(seq, scope);
     allocator
-        .allocate(count, || source(route, seq, scope))
+        .allocate_held(count, || source(route, seq, scope))
         .await
 }
 

@@ -314,10 +314,11 @@ pub trait Document: Model {
     /// # Ok(()) }
     /// ```
     fn find_by_id(db: &impl AsDatabase, id: IdValue<Self>) -> FindById<'_, Self> {
-        FindById::new(db.route(), id)
+        FindById::new(db.route(), &Self::SEQUENCE, id)
     }
 
-    /// Creates the indexes the sequence relies on, if missing, and returns their names.
+    /// Creates the indexes the sequence relies on (every sequence's, for a type that
+    /// declares several), if missing, and returns their names.
     /// A sequence on `_id` relies on `_id`'s own index, which always exists (`["_id_"]`).
     /// A sequence on another field relies on a unique index on its scope fields and the
     /// field, in that order, named as MongoDB names it by default
@@ -341,7 +342,7 @@ pub trait Document: Model {
     fn create_indexes(
         db: &impl AsDatabase,
     ) -> impl Future<Output = Result<Vec<String>, Error>> + Send {
-        indexes::create(db.route(), &Self::SEQUENCE)
+        indexes::create_all::<Self>(db.route())
     }
 
     /// What the [`Sequences`](crate::Sequences) handle of `db` has done for the sequence
@@ -409,7 +410,7 @@ pub trait CounterBacked: Document {
     /// # Ok(()) }
     /// ```
     fn sync_counter(db: &impl AsDatabase) -> SyncCounter<'_, Self> {
-        SyncCounter::new(db.route())
+        SyncCounter::new(db.route(), &Self::SEQUENCE)
     }
 
     /// Raises the counter of every scope that has documents to the largest id stored in
@@ -428,7 +429,7 @@ pub trait CounterBacked: Document {
     /// # Ok(()) }
     /// ```
     fn sync_every_scope(db: &impl AsDatabase) -> impl Future<Output = Result<u64, Error>> + Send {
-        crate::action::sync_every_scope::<Self>(db.route())
+        crate::action::sync_every_scope(db.route(), &Self::SEQUENCE)
     }
 
     /// The counter's value, without taking an id: the last id handed out (with the block
@@ -446,7 +447,7 @@ pub trait CounterBacked: Document {
     /// # Ok(()) }
     /// ```
     fn peek_counter(db: &impl AsDatabase) -> PeekCounter<'_, Self> {
-        PeekCounter::new(db.route())
+        PeekCounter::new(db.route(), &Self::SEQUENCE)
     }
 
     /// Sets the counter to `last`, the last id handed out: the next id is `last + 1`.
@@ -465,7 +466,7 @@ pub trait CounterBacked: Document {
     /// # Ok(()) }
     /// ```
     fn set_counter(db: &impl AsDatabase, last: i64) -> SetCounter<'_, Self> {
-        SetCounter::to(db.route(), last)
+        SetCounter::to(db.route(), &Self::SEQUENCE, last)
     }
 
     /// Sets the counter back to `start - 1`, so that the next id is the sequence's first.
@@ -482,6 +483,6 @@ pub trait CounterBacked: Document {
     /// # Ok(()) }
     /// ```
     fn reset_counter(db: &impl AsDatabase) -> SetCounter<'_, Self> {
-        SetCounter::to_start(db.route())
+        SetCounter::to_start(db.route(), &Self::SEQUENCE)
     }
 }

@@ -149,3 +149,71 @@ macro_rules! newtype_id {
         }
     };
 }
+
+/// An id field seen through a reference, whatever its type: how the runtime reads and
+/// fills the fields of a document's other sequences ([`Model::other_id`](crate::Model::other_id)),
+/// whose types differ from one field to the next. Implemented for every [`IdField`].
+///
+/// ```
+/// use seqid::AnyIdField;
+///
+/// let mut number: Option<u32> = None;
+/// let field: &mut dyn AnyIdField = &mut number;
+/// assert_eq!(field.value(), None);
+/// assert!(field.fill(42));
+/// assert_eq!(field.value(), Some(42));
+/// assert!(!field.fill(-1), "a u32 cannot hold -1");
+/// field.unset();
+/// assert_eq!(number, None);
+/// ```
+pub trait AnyIdField: Send + Sync {
+    /// The id, widened, or `None` when unset.
+    fn value(&self) -> Option<i128>;
+
+    /// Stores `id`; `false`, and nothing stored, when the field's type cannot hold it.
+    fn fill(&mut self, id: i64) -> bool;
+
+    /// Sets the field back to unset (`0` or `None`).
+    fn unset(&mut self);
+
+    /// [`IdField::FIELD_TYPE`], for error messages.
+    fn field_type(&self) -> &'static str;
+
+    /// [`IdField::UNSET`], for error messages.
+    fn unset_value(&self) -> &'static str;
+
+    /// [`IdField::TYPE_NAME`], for error messages.
+    fn type_name(&self) -> &'static str;
+}
+
+impl<F: IdField> AnyIdField for F {
+    fn value(&self) -> Option<i128> {
+        self.get().map(Into::into)
+    }
+
+    fn fill(&mut self, id: i64) -> bool {
+        match F::from_seq(id) {
+            Some(field) => {
+                *self = field;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn unset(&mut self) {
+        *self = F::unset();
+    }
+
+    fn field_type(&self) -> &'static str {
+        F::FIELD_TYPE
+    }
+
+    fn unset_value(&self) -> &'static str {
+        F::UNSET
+    }
+
+    fn type_name(&self) -> &'static str {
+        F::TYPE_NAME
+    }
+}

@@ -11,6 +11,7 @@ use mongodb::options::IndexOptions;
 use mongodb::{Collection, IndexModel};
 
 use crate::detach::Finishing;
+use crate::model::Model;
 use crate::registry::Route;
 use crate::scope::Scope;
 use crate::server::{identity_index, identity_keys as keys, server_code};
@@ -57,6 +58,20 @@ pub(crate) async fn create(route: Route<'_>, seq: &'static Sequence) -> Result<V
 
 /// Makes sure the unique index the sequence relies on exists (once per handle; on every
 /// call through a bare database), for what `why` says relies on it.
+/// [`create`] for every sequence of `T` (its primary and [`Model::OTHERS`]), one after the
+/// other, with each index named once.
+pub(crate) async fn create_all<T: Model>(route: Route<'_>) -> Result<Vec<String>, Error> {
+    let mut names = create(route, &T::SEQUENCE).await?;
+    for seq in T::OTHERS {
+        for name in create(route, seq).await? {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    Ok(names)
+}
+
 pub(crate) async fn require(
     route: Route<'_>,
     seq: &'static Sequence,

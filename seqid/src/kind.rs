@@ -38,6 +38,14 @@ impl Kind for Block {}
 impl Kind for Optimistic {}
 impl Kind for Gapless {}
 
+/// The strategies that keep a counter: all but [`Optimistic`]. A
+/// [`SequenceOf`](crate::SequenceOf) offers the counter's operations for these only.
+pub trait WithCounter: Kind {}
+
+impl WithCounter for Counters {}
+impl WithCounter for Block {}
+impl WithCounter for Gapless {}
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for super::Counters {}

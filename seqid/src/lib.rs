@@ -96,12 +96,43 @@
 //! # Ok(()) }
 //! ```
 //!
-//! A struct carries one sequence. Each scope value (a string, an integer, an ObjectId, a
-//! boolean, or null, which a missing field also is) has a counter of its own, and with the
-//! block strategy a live block of its own; other values are refused
-//! ([`Error::InvalidScope`]). The optimistic strategy, and `resume_insert`, rely on the
-//! unique index [`create_indexes`](Document::create_indexes) makes
-//! ([`Error::MissingIndex`] without it). The README has the counters' layout.
+//! Each scope value (a string, an integer, an ObjectId, a boolean, or null, which a missing
+//! field also is) has a counter of its own, and with the block strategy a live block of its
+//! own; other values are refused ([`Error::InvalidScope`]). The optimistic strategy, and
+//! `resume_insert`, rely on the unique index [`create_indexes`](Document::create_indexes)
+//! makes ([`Error::MissingIndex`] without it). The README has the counters' layout.
+//!
+//! # Several sequences in one document
+//!
+//! A struct may declare a sequence on `_id` and one on each of any number of integer
+//! fields: `insert` reserves them all at once, fills them, and writes the document once;
+//! `insert_many` reserves each once per call and scope. Their ids are unset together or
+//! kept together. The primary sequence ([`Model::SEQUENCE`]) is the optimistic one if any,
+//! else the `_id` one, else the first field's; the others are [`Model::OTHERS`], and each
+//! sequence has a typed [`SequenceOf`] handle, named after its field, for its counter and
+//! finds. At most one sequence is optimistic, and a name is declared once (compile errors).
+//!
+//! ```no_run
+//! use seqid::Document;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Document)]
+//! #[seq_id("issue_id", collection = "issues")]
+//! struct Issue {
+//!     #[serde(rename = "_id")]
+//!     id: i64,
+//!     repo: String,
+//!     #[seq_id("issue_number", scope = "repo", strategy = "block")]
+//!     number: i64,
+//! }
+//!
+//! # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+//! Issue::create_indexes(&db).await?; // `_id_` and unique { repo: 1, number: 1 }
+//! let mut issue = Issue { id: 0, repo: "seqid".into(), number: 0 };
+//! issue.insert(&db).await?; // both filled, one write
+//! let same = Issue::number_sequence().find(&db, issue.number).scope("seqid").await?;
+//! # Ok(()) }
+//! ```
 //!
 //! # Sharing state between tasks: [`Sequences`]
 //!
@@ -194,6 +225,7 @@ pub mod action;
 mod allocator;
 mod backoff;
 mod batch;
+mod companions;
 mod context;
 mod counted;
 mod counter;
@@ -214,11 +246,13 @@ mod numeric;
 mod once;
 mod optimistic;
 mod orphan;
+mod others;
 mod pending;
 mod registry;
 mod retry;
 mod scope;
 mod sequence;
+mod sequence_of;
 mod sequences;
 mod server;
 mod session;
@@ -228,7 +262,7 @@ mod write;
 
 pub use document::{CounterBacked, Document};
 pub use error::{BulkError, Error, FailedInsert};
-pub use id::IdField;
+pub use id::{AnyIdField, IdField};
 pub use model::{IdValue, Model};
 pub use registry::{DEFAULT_RELEASE_AFTER, Stats};
 pub use seqid_derive::Document;
@@ -236,6 +270,7 @@ pub use sequence::{
     CounterWriteConcern, DEFAULT_BLOCK_SIZE, DEFAULT_COUNTERS, DEFAULT_START, DEFAULT_TIME_BUDGET,
     Sequence, Strategy,
 };
+pub use sequence_of::SequenceOf;
 pub use sequences::{AsDatabase, Database, Sequences};
 
 /// Not public API: what `#[derive(Document)]` expands to refers to these paths.
@@ -245,6 +280,19 @@ pub mod __private {
     pub use crate::sequence::construct::{Parts, block, counters, gapless, optimistic, sequence};
     pub use ::core;
     pub use mongodb::bson::oid::ObjectId;
+
+    use crate::{AnyIdField, IdField};
+
+    /// A field of another sequence, as the runtime reads it: bounded on `IdField`, so that
+    /// a field type that cannot hold a number gets `IdField`'s message, at the type.
+    pub fn any_id<F: IdField>(field: &F) -> &dyn AnyIdField {
+        field
+    }
+
+    /// [`any_id`], to fill the field.
+    pub fn any_id_mut<F: IdField>(field: &mut F) -> &mut dyn AnyIdField {
+        field
+    }
 
     /// The supertraits of `Model`, for the bound of the stand-in impl the derive emits
     /// next to its errors (`for<'a> T: DocumentBounds` proves them without requiring

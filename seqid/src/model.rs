@@ -5,7 +5,7 @@
 use mongodb::bson::oid::ObjectId;
 use serde::Serialize;
 
-use crate::{IdField, Sequence, kind};
+use crate::{AnyIdField, IdField, Sequence, kind};
 
 /// The integer id of a [`Model`] type: `i64` for an `i64` or `Option<i64>` field.
 pub type IdValue<T> = <<T as Model>::Id as IdField>::Value;
@@ -76,6 +76,77 @@ pub trait Model: Serialize + Send + Sync + Sized {
     /// assert_eq!(ticket.object_id_mut(), Some(&mut None));
     /// ```
     fn object_id_mut(&mut self) -> Option<&mut Option<ObjectId>> {
+        None
+    }
+
+    /// The document's other sequences, when it declares several: every `#[seq_id]` but
+    /// the one of [`SEQUENCE`](Model::SEQUENCE), in the order of the fields. An insert
+    /// fills their fields with the primary's, writes the document once, and unsets them
+    /// all together or keeps them all together. Empty for a document with one sequence.
+    ///
+    /// ```
+    /// use seqid::{Document, Model};
+    /// # use serde::Serialize;
+    ///
+    /// #[derive(Serialize, Document)]
+    /// #[seq_id("issue_id", collection = "issues")]
+    /// struct Issue {
+    ///     #[serde(rename = "_id")]
+    ///     id: i64,
+    ///     repo: String,
+    ///     #[seq_id("issue_number", scope = "repo", strategy = "block")]
+    ///     number: i64,
+    /// }
+    ///
+    /// assert_eq!(Issue::SEQUENCE.name, "issue_id");
+    /// assert_eq!(Issue::OTHERS[0].name, "issue_number");
+    /// assert_eq!(Issue::OTHERS[0].scope, ["repo"]);
+    /// ```
+    const OTHERS: &'static [Sequence] = &[];
+
+    /// The field of `OTHERS[index]`, or `None` past the end.
+    ///
+    /// ```
+    /// # use seqid::{Document, Model};
+    /// # use serde::Serialize;
+    /// # #[derive(Serialize, Document)]
+    /// # #[seq_id("issue_id", collection = "issues")]
+    /// # struct Issue {
+    /// #     #[serde(rename = "_id")]
+    /// #     id: i64,
+    /// #     repo: String,
+    /// #     #[seq_id("issue_number", scope = "repo", strategy = "block")]
+    /// #     number: i64,
+    /// # }
+    /// let issue = Issue { id: 0, repo: "seqid".into(), number: 7 };
+    /// assert_eq!(issue.other_id(0).and_then(|field| field.value()), Some(7));
+    /// assert!(issue.other_id(1).is_none());
+    /// ```
+    fn other_id(&self, index: usize) -> Option<&dyn AnyIdField> {
+        let _ = index;
+        None
+    }
+
+    /// The field of `OTHERS[index]`, to fill it, or `None` past the end.
+    ///
+    /// ```
+    /// # use seqid::{Document, Model};
+    /// # use serde::Serialize;
+    /// # #[derive(Serialize, Document)]
+    /// # #[seq_id("issue_id", collection = "issues")]
+    /// # struct Issue {
+    /// #     #[serde(rename = "_id")]
+    /// #     id: i64,
+    /// #     repo: String,
+    /// #     #[seq_id("issue_number", scope = "repo", strategy = "block")]
+    /// #     number: i64,
+    /// # }
+    /// let mut issue = Issue { id: 0, repo: "seqid".into(), number: 0 };
+    /// assert!(issue.other_id_mut(0).unwrap().fill(8));
+    /// assert_eq!(issue.number, 8);
+    /// ```
+    fn other_id_mut(&mut self, index: usize) -> Option<&mut dyn AnyIdField> {
+        let _ = index;
         None
     }
 }

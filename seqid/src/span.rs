@@ -13,12 +13,20 @@ use tracing::field::{Empty, display};
 use crate::scope::Scope;
 use crate::{Error, Sequence};
 
-/// The span of an insert of `documents` for `seq`; `operation` is `insert`,
-/// `insert_many`, `resume_insert` or `resume_insert_many`.
-pub(crate) fn of(seq: &Sequence, operation: &'static str, documents: usize) -> Span {
-    tracing::debug_span!(
+/// The span of an insert of `documents` for `seq`, the primary sequence of their type,
+/// and `others`, the type's other sequences (listed with it in `sequences` when there
+/// are any); `operation` is `insert`, `insert_many`, `resume_insert` or
+/// `resume_insert_many`.
+pub(crate) fn of(
+    seq: &Sequence,
+    others: &[Sequence],
+    operation: &'static str,
+    documents: usize,
+) -> Span {
+    let span = tracing::debug_span!(
         "seqid.insert",
         sequence = seq.name,
+        sequences = Empty,
         collection = seq.collection,
         strategy = seq.strategy_name(),
         operation,
@@ -26,7 +34,12 @@ pub(crate) fn of(seq: &Sequence, operation: &'static str, documents: usize) -> S
         scopes = Empty,
         reservations = Empty,
         outcome = Empty,
-    )
+    );
+    if !others.is_empty() && !span.is_disabled() {
+        let names: Vec<&str> = [seq].into_iter().chain(others).map(|s| s.name).collect();
+        span.record("sequences", names.join(", "));
+    }
+    span
 }
 
 /// Records on the current insert's span how many distinct scopes its documents fall in

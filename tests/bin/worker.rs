@@ -23,9 +23,9 @@ use std::io::{BufRead, Write};
 use std::time::Duration;
 
 use models::{
-    BlockDoc, CountedDoc, EqualBlock, EqualCounted, EqualGapless, EqualOptimistic, GaplessDoc,
-    Model, OptimisticDoc, ScopedBlock, ScopedCounted, ScopedEqualBlock, ScopedEqualCounted,
-    ScopedEqualOptimistic, ScopedOptimistic,
+    BlockDoc, CountedDoc, EqualBlock, EqualCounted, EqualGapless, EqualOptimistic, EqualTracker,
+    GaplessDoc, Model, OptimisticDoc, ScopedBlock, ScopedCounted, ScopedEqualBlock,
+    ScopedEqualCounted, ScopedEqualOptimistic, ScopedOptimistic, TrackerDoc,
 };
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use seqid::Model as _;
@@ -115,7 +115,9 @@ async fn write_model(
         EqualGapless,
         ScopedEqualCounted,
         ScopedEqualBlock,
-        ScopedEqualOptimistic
+        ScopedEqualOptimistic,
+        TrackerDoc,
+        EqualTracker
     );
     let (db, count) = (via.db(), tasks as u32 * per_task);
     let ids = match model {

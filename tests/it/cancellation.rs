@@ -27,7 +27,8 @@ use crate::support;
 use crate::support::Payload;
 use crate::support::ledger::{Drive, Driven, Told, check, drive_task};
 use crate::support::models::{
-    BlockDoc, CountedDoc, EqualBlock, EqualCounted, EqualOptimistic, Model, OptimisticDoc, PROJECTS,
+    BlockDoc, CountedDoc, EqualBlock, EqualCounted, EqualOptimistic, EqualTracker, Model,
+    OptimisticDoc, PROJECTS, TrackerDoc,
 };
 use crate::support::writers::{Op, Via, task_writer, write};
 
@@ -442,4 +443,9 @@ driven_to_an_end! {
     cancelled_block_inserts_driven_to_an_end_store_each_document_once_equal: EqualBlock;
     cancelled_optimistic_inserts_driven_to_an_end_store_each_document_once_equal:
         EqualOptimistic;
+    // Two sequences in one document (issue 26): every id given back or kept together.
+    cancelled_inserts_of_several_sequences_driven_to_an_end_store_each_document_once:
+        TrackerDoc;
+    cancelled_inserts_of_several_sequences_driven_to_an_end_store_each_document_once_equal:
+        EqualTracker;
 }

@@ -27,6 +27,7 @@ mod processes;
 mod resume;
 mod scopes;
 mod service;
+mod several;
 mod spans;
 mod start;
 mod transactions;

@@ -7,16 +7,18 @@
 
 use seqid::{Document, Strategy};
 
-use crate::support::ledger::{Told, assert_strategy, check};
+use std::collections::BTreeSet;
+
+use crate::support::ledger::{Told, assert_strategy, check, check_others};
 use crate::support::models::{
-    BlockDoc, CountedDoc, EqualBlock, EqualCounted, EqualGapless, EqualOptimistic, GaplessDoc,
-    Model, OptimisticDoc, PROJECTS, ScopedBlock, ScopedCounted, ScopedEqualBlock,
-    ScopedEqualCounted, ScopedEqualOptimistic, ScopedOptimistic,
+    BlockDoc, CountedDoc, EqualBlock, EqualCounted, EqualGapless, EqualOptimistic, EqualTracker,
+    GaplessDoc, Model, OptimisticDoc, PROJECTS, ScopedBlock, ScopedCounted, ScopedEqualBlock,
+    ScopedEqualCounted, ScopedEqualOptimistic, ScopedOptimistic, TrackerDoc,
 };
 use crate::support::transactions::without_transactions;
 use crate::support::tutorial::plain_increment;
 use crate::support::writers::{Op, Via, worker_mode, write};
-use crate::support::{Workers, counter_value, seed_string_id};
+use crate::support::{Workers, counter_value, one_to, seed_string_id};
 
 /// How a multi-process run is laid out.
 #[derive(Clone, Copy)]
@@ -191,6 +193,23 @@ async fn across_processes<T: Model>(label: &str, plan: Plan) {
         let n = told.acked.len() as i64;
         assert_eq!(counter_value(&test, T::SEQUENCE.name).await, Some(n));
     }
+    // The other sequences (`check` saw every number once): a counter's numbers are dense
+    // in each scope, as the primary's are.
+    let others = check_others::<T>(&test).await;
+    for (seq, numbers) in T::OTHERS.iter().zip(others) {
+        let in_scopes: usize = numbers.values().map(BTreeSet::len).sum();
+        assert_eq!(
+            in_scopes,
+            told.acked.len(),
+            "{}: a number per document",
+            seq.name
+        );
+        if seq.strategy == Strategy::Counters {
+            for (scope, numbers) in &numbers {
+                assert_eq!(numbers, &one_to(numbers.len()), "{}: {scope}", seq.name);
+            }
+        }
+    }
 }
 
 /// `name: Model, plan;` makes test `name`, which runs `across_processes::<Model>`.
@@ -204,6 +223,15 @@ macro_rules! across_processes {
 }
 
 across_processes! {
+    // Issue 26's tracker: a global `_id` and a number per project, two sequences in one
+    // document. 16 tasks here and in each of two other processes; equal documents with
+    // handles and bare, one per call and in batches.
+    several_sequences_number_every_document_once_across_processes:
+        TrackerDoc, unique((16, 20), (2, 16, 20), 0);
+    several_sequences_number_every_document_once_across_processes_equal_handles:
+        EqualTracker, equal("handle", false);
+    several_sequences_number_every_document_once_across_processes_equal_bare:
+        EqualTracker, equal("bare", false);
     // 16 tasks here and in each of two other processes.
     counters_share_one_counter_across_processes: CountedDoc, unique((16, 40), (2, 16, 40), 0);
     counters_share_one_counter_across_processes_equal_handles:

@@ -39,6 +39,7 @@ use crate::{Error, Sequence, numeric};
 #[must_use = "setting a counter does nothing until it is awaited"]
 pub struct SetCounter<'a, T: Model> {
     db: Route<'a>,
+    seq: &'static Sequence,
     value: Value,
     below_stored: bool,
     scope: Named,
@@ -54,17 +55,18 @@ enum Value {
 }
 
 impl<'a, T: Model> SetCounter<'a, T> {
-    pub(crate) fn to(db: Route<'a>, last: i64) -> Self {
-        Self::new(db, Value::Last(last))
+    pub(crate) fn to(db: Route<'a>, seq: &'static Sequence, last: i64) -> Self {
+        Self::new(db, seq, Value::Last(last))
     }
 
-    pub(crate) fn to_start(db: Route<'a>) -> Self {
-        Self::new(db, Value::Start)
+    pub(crate) fn to_start(db: Route<'a>, seq: &'static Sequence) -> Self {
+        Self::new(db, seq, Value::Start)
     }
 
-    fn new(db: Route<'a>, value: Value) -> Self {
+    fn new(db: Route<'a>, seq: &'static Sequence, value: Value) -> Self {
         SetCounter {
             db,
+            seq,
             value,
             below_stored: false,
             scope: Named::default(),
@@ -116,7 +118,7 @@ impl<'a, T: Model> IntoFuture for SetCounter<'a, T> {
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            let seq: &'static Sequence = &T::SEQUENCE;
+            let seq = self.seq;
             let scope = self.scope.resolve(seq)?;
             let last = match self.value {
                 Value::Last(last) => last,
@@ -164,14 +166,16 @@ macro_rules! counter_call {
         #[must_use = $must_use]
         pub struct $action<'a, T: Model> {
             db: Route<'a>,
+            seq: &'static Sequence,
             scope: Named,
             _type: PhantomData<fn() -> T>,
         }
 
         impl<'a, T: Model> $action<'a, T> {
-            pub(crate) fn new(db: Route<'a>) -> Self {
+            pub(crate) fn new(db: Route<'a>, seq: &'static Sequence) -> Self {
                 $action {
                     db,
+                    seq,
                     scope: Named::default(),
                     _type: PhantomData,
                 }
@@ -225,7 +229,7 @@ impl<'a, T: Model> IntoFuture for PeekCounter<'a, T> {
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            let seq: &'static Sequence = &T::SEQUENCE;
+            let seq = self.seq;
             let scope = self.scope.resolve(seq)?;
             counter::read(self.db.db, Counter { seq, scope: &scope }).await
         })
@@ -238,7 +242,7 @@ impl<'a, T: Model> IntoFuture for SyncCounter<'a, T> {
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            let seq: &'static Sequence = &T::SEQUENCE;
+            let seq = self.seq;
             let scope = self.scope.resolve(seq)?;
             no_counter_for_optimistic(seq)?;
             counted::sync(self.db, seq, &scope).await
@@ -263,9 +267,11 @@ fn no_counter_for_optimistic(seq: &'static Sequence) -> Result<(), Error> {
 /// Raises the counter of every scope that has documents to the largest id stored in it,
 /// and returns how many counters it brought up to date. Documents whose scope fields hold
 /// no scope value (see [`Error::InvalidScope`]) belong to no scope and are passed over.
-pub(crate) async fn sync_every_scope<T: Model>(route: Route<'_>) -> Result<u64, Error> {
+pub(crate) async fn sync_every_scope(
+    route: Route<'_>,
+    seq: &'static Sequence,
+) -> Result<u64, Error> {
     use futures_util::{StreamExt, TryStreamExt};
-    let seq: &'static Sequence = &T::SEQUENCE;
     no_counter_for_optimistic(seq)?;
     if seq.scope.is_empty() {
         counted::sync(route, seq, &Scope::NONE).await?;

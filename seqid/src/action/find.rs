@@ -5,13 +5,15 @@ use std::future::IntoFuture;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::Error;
+use std::marker::PhantomData;
+
 use crate::future::BoxFuture;
 use crate::indexes;
-use crate::model::{IdValue, Model};
+use crate::model::Model;
 use crate::registry::Route;
 use crate::scope::Named;
 use crate::server::PRIMARY;
+use crate::{Error, Sequence};
 
 /// Finds a document by the number its sequence gave it, from [`Document::find_by_id`](crate::Document::find_by_id):
 /// await it for the document, or `None`. Read from the primary; numbers compare by value,
@@ -19,16 +21,20 @@ use crate::server::PRIMARY;
 #[must_use = "a find does nothing until it is awaited"]
 pub struct FindById<'a, T: Model> {
     db: Route<'a>,
-    id: IdValue<T>,
+    seq: &'static Sequence,
+    id: i128,
     scope: Named,
+    _type: PhantomData<fn() -> T>,
 }
 
 impl<'a, T: Model> FindById<'a, T> {
-    pub(crate) fn new(db: Route<'a>, id: IdValue<T>) -> Self {
+    pub(crate) fn new(db: Route<'a>, seq: &'static Sequence, id: impl Into<i128>) -> Self {
         FindById {
             db,
-            id,
+            seq,
+            id: id.into(),
             scope: Named::default(),
+            _type: PhantomData,
         }
     }
 
@@ -57,9 +63,9 @@ impl<'a, T: Model + DeserializeOwned> IntoFuture for FindById<'a, T> {
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            let seq = &T::SEQUENCE;
+            let seq = self.seq;
             let scope = self.scope.resolve(seq)?;
-            let id: i128 = self.id.into();
+            let id = self.id;
             // A number beyond i64 cannot have come from a sequence: not stored.
             let Ok(id) = i64::try_from(id) else {
                 return Ok(None);

@@ -200,7 +200,7 @@ impl<'a, T: Model> IntoFuture for Insert<'a, T> {
             Mode::Insert => ("insert", Box::pin(one::one(doc, db, call))),
             Mode::Resume => ("resume_insert", Box::pin(one::resume(doc, db, call))),
         };
-        let span = span::of(seq, operation, 1);
+        let span = span::of(seq, T::OTHERS, operation, 1);
         span.record("scopes", u32::from(!seq.scope.is_empty()));
         InsertFuture { insert, span }
     }
@@ -229,7 +229,7 @@ impl<'a, T: Model> IntoFuture for InsertMany<'a, T> {
             mode,
         } = self;
         let seq = &T::SEQUENCE;
-        let span = span::of(seq, "insert_many", docs.len());
+        let span = span::of(seq, T::OTHERS, "insert_many", docs.len());
         let insert: BoxFuture<'a, _> = match mode {
             Mode::Insert => Box::pin(many::many(docs, db, call)),
             Mode::Resume => {

@@ -34,15 +34,18 @@ use mongodb::Collection;
 use mongodb::bson::Document as BsonDocument;
 
 use super::earlier::{left_behind, takes_a_new_id};
+use crate::allocator::Handed;
 use crate::batch::{Batch, Outgoing, Taken};
+use crate::companions::CompanionsOfMany;
 use crate::context::{Call, Context};
 use crate::counted;
 use crate::fate::{Fate, Rejection};
-use crate::fields::{FilledObjectIds, carried, ensure_unset, fill_positions, unset};
+use crate::fields::{carried, ensure_unset, fill_positions, unset};
 use crate::frontier::InFlight;
 use crate::indexes;
 use crate::model::{IdValue, Model};
 use crate::optimistic::Progress;
+use crate::others::{self, Wanted};
 use crate::registry::Route;
 use crate::retry::Tries;
 use crate::scope::{Key, Scope, grouped};
@@ -62,7 +65,14 @@ pub(crate) async fn many<T: Model>(
         Ok(cx) => cx,
         Err(error) => return Traced::from(Err(error)),
     };
-    let mut ids = FilledObjectIds::fill(docs);
+    // Every id checked before the guard: an id the caller set never reaches it.
+    let checked = docs
+        .iter()
+        .try_for_each(|doc| ensure_unset(doc).and_then(|()| others::ensure_unset(doc)));
+    if let Err(error) = checked {
+        return cx.finish(Err(error));
+    }
+    let mut ids = CompanionsOfMany::fill(docs);
     cx.content_is_unique |= ids.made_content_unique();
     let result = many_fresh(ids.docs(), &mut cx).await;
     drop(ids);
@@ -74,9 +84,6 @@ async fn many_fresh<T: Model>(
     docs: &mut [T],
     cx: &mut Context<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {
-    for doc in docs.iter() {
-        ensure_unset(doc)?;
-    }
     let scopes = scopes(docs, cx)?;
     let batch = Batch::new(docs.len());
     fill_waiting(docs, &scopes, batch, cx).await
@@ -103,7 +110,16 @@ pub(crate) async fn resume_many<T: Model>(
         Ok(cx) => cx,
         Err(error) => return Traced::from(Err(error)),
     };
-    let mut ids = FilledObjectIds::fill(docs);
+    // A document without its sequence id is inserted afresh: its other ids must be
+    // unset, as for `insert_many`.
+    let checked = docs
+        .iter()
+        .filter(|doc| doc.sequence_id().is_unset())
+        .try_for_each(others::ensure_unset);
+    if let Err(error) = checked {
+        return cx.finish(Err(error));
+    }
+    let mut ids = CompanionsOfMany::fill(docs);
     let result = many_again(ids.docs(), &mut cx).await;
     drop(ids);
     cx.finish(result)
@@ -181,17 +197,44 @@ async fn fill_waiting<T: Model>(
     while tries.next().await {
         let waiting = batch.waiting();
         let groups = grouped(waiting.iter().map(|&p| (scopes[p].clone(), p)));
-        // Down: reserve, fill, write.
-        let reserved = match source.reserve(&groups, cx).await {
+        // Down: reserve (the other sequences' ids too, in the first round: they are kept
+        // across the rounds), fill, write.
+        let wanted = match Wanted::of(docs, &waiting) {
+            Ok(wanted) => wanted,
+            Err(error) => return batch.abandon(seq, error),
+        };
+        let route = cx.route;
+        let (reserved, other_ids) = futures_util::join!(
+            source.reserve(&groups, cx),
+            others::reserve_outside(route, &wanted)
+        );
+        let Reserved { ids, flights } = match reserved {
             Ok(reserved) => reserved,
             Err(error) => return batch.abandon(seq, error),
         };
+        if !wanted.is_empty() {
+            let filled = match other_ids {
+                Ok(mut other_ids) => {
+                    others::reserve_inside(route, &wanted, &mut other_ids, &mut cx.session)
+                        .await
+                        .map(|()| other_ids)
+                }
+                Err(error) => Err(error),
+            }
+            .and_then(|other_ids| {
+                cx.reservations += other_ids.waited;
+                others::fill(docs, &wanted, other_ids)
+            });
+            if let Err(error) = filled {
+                return batch.abandon(seq, error);
+            }
+        }
         let mut positions = Vec::with_capacity(waiting.len());
         let mut keys = Vec::with_capacity(waiting.len());
-        for ((scope, group), ids) in groups.iter().zip(&reserved.ids) {
-            match ids {
+        for ((scope, group), ids) in groups.iter().zip(ids) {
+            match ids.map(Handed::take) {
                 Ok(ids) => {
-                    for (&position, &id) in group.iter().zip(ids) {
+                    for (&position, &id) in group.iter().zip(&ids) {
                         positions.push(position);
                         keys.push(Key {
                             scope: scope.clone(),
@@ -221,10 +264,9 @@ async fn fill_waiting<T: Model>(
             values,
         };
         let first = cx.first();
-        let flights = reserved.flights.clone();
-        let taken = write_round(docs, &mut batch, &outgoing, first, flights, cx).await;
+        let taken = write_round(docs, &mut batch, &outgoing, first, flights.clone(), cx).await;
         // Up: the source learns what became of its ids.
-        source.settle(&groups, reserved, &taken, &mut batch, docs);
+        source.settle(&groups, flights, &taken, &mut batch, docs);
         if batch.waiting().is_empty() {
             break;
         }
@@ -275,7 +317,9 @@ enum Source {
 /// The ids of one round, by group: each group's ids or why it has none, and the
 /// candidates kept in flight until the round's writes end (optimistic).
 struct Reserved {
-    ids: Vec<Result<Vec<i64>, Error>>,
+    /// Held until filled in: a caller cancelled while the other sequences' reservations
+    /// are still out gives them back.
+    ids: Vec<Result<Handed, Error>>,
     flights: Vec<Arc<InFlight>>,
 }
 
@@ -313,7 +357,7 @@ impl Source {
                         .entry(scope.clone())
                         .or_insert_with(|| Progress::new(scope, cx));
                     let flight = progress.candidates(max, scope, positions.len(), cx).await?;
-                    reserved.ids.push(Ok(flight.ids.clone()));
+                    reserved.ids.push(Ok(Handed::kept(flight.ids.clone())));
                     reserved.flights.push(flight);
                 }
                 Ok(reserved)
@@ -326,7 +370,7 @@ impl Source {
     fn settle<T: Model>(
         &mut self,
         groups: &[(Scope, Vec<usize>)],
-        reserved: Reserved,
+        flights: Vec<Arc<InFlight>>,
         taken: &[Taken],
         batch: &mut Batch<IdValue<T>>,
         docs: &mut [T],
@@ -345,7 +389,7 @@ impl Source {
                     taken.iter().map(|taken| taken.position).collect();
                 // Taken ids are never tried again by this call; every other candidate
                 // not refused is stored or maybe stored: above it next time.
-                for ((scope, positions), flight) in groups.iter().zip(reserved.flights) {
+                for ((scope, positions), flight) in groups.iter().zip(flights) {
                     let progress = progress.get_mut(scope).expect("reserved above");
                     let (taken, others): (Vec<_>, Vec<_>) = positions
                         .iter()

@@ -8,22 +8,24 @@ use std::sync::Arc;
 use mongodb::bson::Document as BsonDocument;
 
 use super::earlier::{left_behind, takes_a_new_id};
+use crate::companions::Companions;
 use crate::context::{Call, Context};
 use crate::counted;
 use crate::fate::Fate;
-use crate::fields::{FilledObjectId, carried, ensure_unset, fill, unset};
+use crate::fields::{carried, ensure_unset, fill, unset};
 use crate::frontier::{InFlight, Maximum};
 use crate::future::BoxFuture;
 use crate::indexes;
 use crate::model::{IdValue, Model};
 use crate::optimistic::Progress;
+use crate::others::{self, Wanted};
 use crate::registry::Route;
 use crate::retry::Tries;
 use crate::scope::{Key, Scope};
 use crate::span::Traced;
 use crate::turnstile;
 use crate::write;
-use crate::{Error, Sequence, Strategy};
+use crate::{Error, IdField, Sequence, Strategy};
 
 /// `insert`: a new id for `doc`, whose id field is unset, and one write.
 pub(crate) async fn one<T: Model>(
@@ -38,11 +40,12 @@ pub(crate) async fn one<T: Model>(
         Err(error) => return Traced::from(Err(error)),
     };
     // Not held across the await below: the error it may hold is larger than the rest.
-    let scope = match ensure_unset(doc).and_then(|()| Scope::of(seq, doc)) {
+    let checked = ensure_unset(doc).and_then(|()| others::ensure_unset(doc));
+    let scope = match checked.and_then(|()| Scope::of(seq, doc)) {
         Ok(scope) => scope,
         Err(error) => return cx.finish(Err(error)),
     };
-    let mut ids = FilledObjectId::fill(doc);
+    let mut ids = Companions::fill(doc);
     cx.content_is_unique |= ids.made_content_unique();
     let result = fresh(ids.doc(), scope, &mut cx).await;
     drop(ids);
@@ -69,11 +72,53 @@ async fn counted_one<T: Model>(
     scope: Scope,
     cx: &mut Context<'_>,
 ) -> Result<IdValue<T>, Error> {
-    let id = counted::take_one(&scope, cx).await?;
+    let id = match T::OTHERS.is_empty() {
+        true => counted::take_one(&scope, cx).await?,
+        // Boxed: a document with several sequences costs a round trip per reservation.
+        false => Box::pin(take_all(doc, &scope, cx)).await?,
+    };
     let value = fill(doc, id)?;
     let key = Key { scope, id };
     let fate = write::insert_one(doc, &key, cx.first(), (), cx).await;
     conclude(doc, id, value, fate)
+}
+
+/// One id of the primary sequence, its reservation out at the same time as the other
+/// sequences' (see [`crate::others`]); the others' ids filled in. The primary's id is held
+/// as theirs are until all have come: a caller cancelled meanwhile gives them all back.
+async fn take_all<T: Model>(
+    doc: &mut T,
+    scope: &Scope,
+    cx: &mut Context<'_>,
+) -> Result<i64, Error> {
+    let wanted = Wanted::of(std::slice::from_ref(doc), &[0])?;
+    let route = cx.route;
+    let primary = [(scope.clone(), 1)];
+    let (primary, reserved) = futures_util::join!(
+        counted::take_groups(&primary, cx),
+        others::reserve_outside(route, &wanted)
+    );
+    let primary = primary?.pop().expect("one group, one reservation")?;
+    let mut reserved = reserved?;
+    others::reserve_inside(route, &wanted, &mut reserved, &mut cx.session).await?;
+    cx.reservations += reserved.waited;
+    let id = primary.take()[0];
+    others::fill(std::slice::from_mut(doc), &wanted, reserved)?;
+    Ok(id)
+}
+
+/// The other sequences' ids of `doc` that are unset, reserved and filled in before the
+/// optimistic loop's first attempt, and kept across its retries.
+async fn fill_others<T: Model>(doc: &mut T, cx: &mut Context<'_>) -> Result<(), Error> {
+    let wanted = Wanted::of(std::slice::from_ref(doc), &[0])?;
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let route = cx.route;
+    let mut reserved = others::reserve_outside(route, &wanted).await?;
+    others::reserve_inside(route, &wanted, &mut reserved, &mut cx.session).await?;
+    cx.reservations += reserved.waited;
+    others::fill(std::slice::from_mut(doc), &wanted, reserved)
 }
 
 /// The optimistic branch of [`fresh`], boxed apart (a box made inside `fresh` still
@@ -85,6 +130,9 @@ fn optimistic_one<'a, T: Model>(
 ) -> BoxFuture<'a, Result<IdValue<T>, Error>> {
     Box::pin(async move {
         indexes::require(cx.route, cx.seq, indexes::OPTIMISTIC).await?;
+        if !T::OTHERS.is_empty() {
+            fill_others(doc, cx).await?;
+        }
         let max = cx.collection::<BsonDocument>();
         let mut filling = Filling { doc, value: None };
         let (id, fate) = run(&scope, &max, &mut filling, cx).await?;
@@ -101,10 +149,22 @@ fn conclude<T: Model>(
     value: IdValue<T>,
     fate: Fate,
 ) -> Result<IdValue<T>, Error> {
+    // A duplicate on another sequence's index is that sequence's number, read before
+    // the ids are unset.
+    let other = match &fate {
+        Fate::Taken(rejection) | Fate::Refused(rejection) if rejection.is_duplicate_key() => {
+            let index = rejection.index.as_deref();
+            index.and_then(|index| others::on_index(doc, index))
+        }
+        _ => None,
+    };
     if fate.unsets_the_id() {
         unset(doc);
     }
-    fate.conclude(&T::SEQUENCE, id, value)
+    match other {
+        Some((seq, other_id)) => fate.conclude(seq, other_id, value),
+        None => fate.conclude(&T::SEQUENCE, id, value),
+    }
 }
 
 /// `resume_insert`: finishes an insert whose outcome was unknown.
@@ -118,7 +178,12 @@ pub(crate) async fn resume<T: Model>(
         Ok(cx) => cx,
         Err(error) => return Traced::from(Err(error)),
     };
-    let mut ids = FilledObjectId::fill(doc);
+    if doc.sequence_id().is_unset()
+        && let Err(error) = others::ensure_unset(doc)
+    {
+        return cx.finish(Err(error));
+    }
+    let mut ids = Companions::fill(doc);
     let result = resume_one(ids.doc(), &mut cx).await;
     drop(ids);
     cx.finish(result)

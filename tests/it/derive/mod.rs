@@ -28,4 +28,5 @@ mod optimistic;
 mod rename_serialize;
 mod send_futures;
 mod serde_allowed;
+mod several_sequences;
 mod start;

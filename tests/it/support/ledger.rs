@@ -235,11 +235,46 @@ pub async fn check<T: Model>(
             T::SEQUENCE.name
         );
     }
+    check_others::<T>(db).await;
     let mut ids: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
     for (scope, id, _, _) in &told.acked {
         ids.entry(scope.clone()).or_default().insert(*id);
     }
     ids
+}
+
+/// For a model with several sequences: every stored document carries a number of each
+/// other sequence, and no two documents the same one in a scope. Returns, per other
+/// sequence, the numbers stored in each scope.
+pub async fn check_others<T: Document>(
+    db: &mongodb::Database,
+) -> Vec<BTreeMap<String, BTreeSet<i64>>> {
+    let documents = all_documents(db, T::SEQUENCE.collection).await;
+    let mut all = Vec::new();
+    for seq in T::OTHERS {
+        let mut numbers: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
+        for d in documents
+            .iter()
+            .filter(|d| !matches!(d.get("_id"), Some(Bson::String(_))))
+        {
+            let scope = match seq.scope.first() {
+                Some(field) => d.get_str(field).unwrap().to_owned(),
+                None => String::new(),
+            };
+            let number = d
+                .get(seq.field)
+                .and_then(integer)
+                .filter(|&number| number != 0)
+                .unwrap_or_else(|| panic!("{}: no {} in {d}", seq.name, seq.field));
+            assert!(
+                numbers.entry(scope.clone()).or_default().insert(number),
+                "{}: {scope}/{number} stored twice (in {d})",
+                seq.name
+            );
+        }
+        all.push(numbers);
+    }
+    all
 }
 
 /// Judges the acknowledged ids of each scope by the strategy's promise, `n` documents

@@ -274,3 +274,72 @@ scoped_equal_model!(
     strategy = "optimistic",
     time_budget_ms = 60000
 );
+
+/// The issue tracker of issue 26, unique documents: a global `_id` from a counter, and a
+/// number per project from blocks of 10 (the other sequence).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, seqid::Document)]
+#[seq_id("tracker_id", collection = "trackers")]
+pub struct TrackerDoc {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub project: String,
+    #[seq_id(
+        "tracker_number",
+        scope = "project",
+        strategy = "block",
+        block_size = 10
+    )]
+    pub number: i64,
+    pub writer: String,
+    pub n: u32,
+    pub wide: i64,
+}
+
+impl Model for TrackerDoc {
+    const NAME: &'static str = "tracker";
+    const UNIQUE: bool = true;
+
+    fn make(writer: &str, n: u32) -> Self {
+        TrackerDoc {
+            id: 0,
+            project: project_of(n),
+            number: 0,
+            writer: writer.to_owned(),
+            n,
+            wide: WIDE,
+        }
+    }
+}
+
+/// The issue tracker with equal documents (equal but for the ids within a writer and a
+/// project): `_id` from blocks of 10, and a number per project from a counter (the other
+/// sequence, dense).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, seqid::Document)]
+#[seq_id(
+    "equal_tracker_id",
+    collection = "equal_trackers",
+    strategy = "block",
+    block_size = 10
+)]
+pub struct EqualTracker {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub project: String,
+    #[seq_id("equal_tracker_number", scope = "project")]
+    pub number: i64,
+    pub writer: String,
+}
+
+impl Model for EqualTracker {
+    const NAME: &'static str = "equal-tracker";
+    const UNIQUE: bool = false;
+
+    fn make(writer: &str, n: u32) -> Self {
+        EqualTracker {
+            id: 0,
+            project: project_of(n),
+            number: 0,
+            writer: writer.to_owned(),
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! [`SequenceOf`]: one sequence of a document type that declares several, to find by its
+//! numbers and to administer its counter.
+
+use std::future::Future;
+use std::marker::PhantomData;
+
+use crate::action::{FindById, PeekCounter, SetCounter, SyncCounter};
+use crate::indexes;
+use crate::kind::{Kind, WithCounter};
+use crate::model::Model;
+use crate::registry::Stats;
+use crate::sequences::{AsDatabase, Database};
+use crate::{Error, Sequence};
+
+/// One sequence of a document type `T` that declares several (`K`: its strategy, as a
+/// [`kind`](crate::kind)). `#[derive(Document)]` gives one per sequence of such a type, as
+/// an associated function named after the field the sequence fills: `<field>_sequence()`
+/// (`id_sequence()` for the sequence on `_id` of a field named `id`). What
+/// [`Document`](crate::Document) and [`CounterBacked`](crate::CounterBacked) do for the
+/// type's primary sequence ([`Model::SEQUENCE`]), this does for any of them; the counter's
+/// operations exist only for a sequence that keeps one (not `optimistic`), checked at
+/// compile time.
+///
+/// ```no_run
+/// use seqid::Document;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, Document)]
+/// #[seq_id("issue_id", collection = "issues")]
+/// struct Issue {
+///     #[serde(rename = "_id")]
+///     id: i64,
+///     repo: String,
+///     #[seq_id("issue_number", scope = "repo", strategy = "block")]
+///     number: i64,
+///     title: String,
+/// }
+///
+/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+/// let numbers = Issue::number_sequence();
+/// assert_eq!(numbers.sequence().name, "issue_number");
+/// let last = numbers.peek_counter(&db).scope("seqid").await?;
+/// let issue = numbers.find(&db, 42).scope("seqid").await?;
+/// # Ok(()) }
+/// ```
+pub struct SequenceOf<T, K> {
+    seq: &'static Sequence,
+    _type: PhantomData<fn() -> (T, K)>,
+}
+
+impl<T, K> Clone for SequenceOf<T, K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T, K> Copy for SequenceOf<T, K> {}
+
+impl<T, K> std::fmt::Debug for SequenceOf<T, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("SequenceOf").field(&self.seq.name).finish()
+    }
+}
+
+impl<T: Model, K: Kind> SequenceOf<T, K> {
+    /// For the derive, which passes one of `T`'s sequences.
+    #[doc(hidden)]
+    pub const fn __new(seq: &'static Sequence) -> Self {
+        SequenceOf {
+            seq,
+            _type: PhantomData,
+        }
+    }
+
+    /// The sequence, as declared.
+    ///
+    /// ```
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("issue_id", collection = "issues")]
+    /// # struct Issue { #[serde(rename = "_id")] id: i64, repo: String,
+    /// #   #[seq_id("issue_number", scope = "repo", strategy = "block")] number: i64 }
+    /// assert_eq!(Issue::number_sequence().sequence().field, "number");
+    /// assert_eq!(Issue::id_sequence().sequence().name, "issue_id");
+    /// ```
+    pub fn sequence(&self) -> &'static Sequence {
+        self.seq
+    }
+
+    /// The document this sequence numbered `id` (in the scope named with
+    /// [`.scope(...)`](FindById::scope), for a scoped sequence), read from the primary, as
+    /// [`Document::find_by_id`](crate::Document::find_by_id).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("issue_id", collection = "issues")]
+    /// # struct Issue { #[serde(rename = "_id")] id: i64, repo: String,
+    /// #   #[seq_id("issue_number", scope = "repo", strategy = "block")] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let issue: Option<Issue> = Issue::number_sequence().find(&db, 7).scope("seqid").await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn find(self, db: &impl AsDatabase, id: i64) -> FindById<'_, T> {
+        FindById::new(db.route(), self.seq, id)
+    }
+
+    /// Creates the unique index this sequence relies on, if missing, and returns its name,
+    /// as [`Document::create_indexes`](crate::Document::create_indexes) does for every
+    /// sequence of the type.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("issue_id", collection = "issues")]
+    /// # struct Issue { #[serde(rename = "_id")] id: i64, repo: String,
+    /// #   #[seq_id("issue_number", scope = "repo", strategy = "block")] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// assert_eq!(Issue::number_sequence().create_index(&db).await?, ["repo_1_number_1"]);
+    /// # Ok(()) }
+    /// ```
+    pub fn create_index(
+        self,
+        db: &impl AsDatabase,
+    ) -> impl Future<Output = Result<Vec<String>, Error>> + Send {
+        indexes::create(db.route(), self.seq)
+    }
+
+    /// What the [`Sequences`](crate::Sequences) handle of `db` has done for this sequence,
+    /// as [`Document::stats`](crate::Document::stats).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("issue_id", collection = "issues")]
+    /// # struct Issue { #[serde(rename = "_id")] id: i64, repo: String,
+    /// #   #[seq_id("issue_number", scope = "repo", strategy = "block")] number: i64 }
+    /// # fn run(db: seqid::Database) {
+    /// println!("{} blocks reserved", Issue::number_sequence().stats(&db).reservations);
+    /// # }
+    /// ```
+    pub fn stats(self, db: &Database) -> Stats {
+        db.stats(self.seq)
+    }
+}
+
+impl<T: Model, K: WithCounter> SequenceOf<T, K> {
+    /// Reads this sequence's counter, as
+    /// [`CounterBacked::peek_counter`](crate::CounterBacked::peek_counter).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("issue_id", collection = "issues")]
+    /// # struct Issue { #[serde(rename = "_id")] id: i64, repo: String,
+    /// #   #[seq_id("issue_number", scope = "repo", strategy = "block")] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let last = Issue::number_sequence().peek_counter(&db).scope("seqid").await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn peek_counter(self, db: &impl AsDatabase) -> PeekCounter<'_, T> {
+        PeekCounter::new(db.route(), self.seq)
+    }
+
+    /// Sets this sequence's counter, as
+    /// [`CounterBacked::set_counter`](crate::CounterBacked::set_counter).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("issue_id", collection = "issues")]
+    /// # struct Issue { #[serde(rename = "_id")] id: i64, repo: String,
+    /// #   #[seq_id("issue_number", scope = "repo", strategy = "block")] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// Issue::number_sequence().set_counter(&db, 100).scope("imported").await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn set_counter(self, db: &impl AsDatabase, last: i64) -> SetCounter<'_, T> {
+        SetCounter::to(db.route(), self.seq, last)
+    }
+
+    /// Sets this sequence's counter back to its start, as
+    /// [`CounterBacked::reset_counter`](crate::CounterBacked::reset_counter).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("issue_id", collection = "issues")]
+    /// # struct Issue { #[serde(rename = "_id")] id: i64, repo: String,
+    /// #   #[seq_id("issue_number", scope = "repo", strategy = "block")] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// Issue::number_sequence().reset_counter(&db).scope("archived").below_stored().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn reset_counter(self, db: &impl AsDatabase) -> SetCounter<'_, T> {
+        SetCounter::to_start(db.route(), self.seq)
+    }
+
+    /// Raises this sequence's counter to the largest number stored, as
+    /// [`CounterBacked::sync_counter`](crate::CounterBacked::sync_counter).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("issue_id", collection = "issues")]
+    /// # struct Issue { #[serde(rename = "_id")] id: i64, repo: String,
+    /// #   #[seq_id("issue_number", scope = "repo", strategy = "block")] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let last = Issue::number_sequence().sync_counter(&db).scope("seqid").await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn sync_counter(self, db: &impl AsDatabase) -> SyncCounter<'_, T> {
+        SyncCounter::new(db.route(), self.seq)
+    }
+
+    /// Raises the counter of every scope of this sequence, as
+    /// [`CounterBacked::sync_every_scope`](crate::CounterBacked::sync_every_scope).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("issue_id", collection = "issues")]
+    /// # struct Issue { #[serde(rename = "_id")] id: i64, repo: String,
+    /// #   #[seq_id("issue_number", scope = "repo", strategy = "block")] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let scopes = Issue::number_sequence().sync_every_scope(&db).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn sync_every_scope(
+        self,
+        db: &impl AsDatabase,
+    ) -> impl Future<Output = Result<u64, Error>> + Send {
+        crate::action::sync_every_scope(db.route(), self.seq)
+    }
+}
