@@ -224,10 +224,10 @@ macro_rules! across_processes {
 
 across_processes! {
     // Issue 26's tracker: a global `_id` and a number per project, two sequences in one
-    // document. 16 tasks here and in each of two other processes; equal documents with
-    // handles and bare, one per call and in batches.
+    // document. 16 tasks here and in each of two other processes, one per call and in
+    // batches; equal documents with handles and bare.
     several_sequences_number_every_document_once_across_processes:
-        TrackerDoc, unique((16, 20), (2, 16, 20), 0);
+        TrackerDoc, Plan { op: Op::Both, ..unique((16, 20), (2, 16, 20), 0) };
     several_sequences_number_every_document_once_across_processes_equal_handles:
         EqualTracker, equal("handle", false);
     several_sequences_number_every_document_once_across_processes_equal_bare:

@@ -50,6 +50,21 @@ struct BareCounted {
     n: u32,
 }
 
+/// Two sequences in one document: the span lists both.
+#[derive(Debug, Serialize, Document)]
+#[seq_id("span_issue", collection = "span_issues")]
+struct Issue {
+    _id: i64,
+    repo: String,
+    #[seq_id(
+        "span_issue_number",
+        scope = "repo",
+        strategy = "block",
+        block_size = 2
+    )]
+    number: i64,
+}
+
 /// The log, as written.
 #[derive(Clone, Default)]
 struct Log(Arc<Mutex<Vec<u8>>>);
@@ -179,4 +194,31 @@ async fn a_bare_database_is_warned_of_once_per_sequence() {
             "names the handle: {warning}"
         );
     }
+}
+
+/// An insert of a document with several sequences lists them all in its span, the primary
+/// first; its reservations count every sequence's round trips (two here, out together).
+#[tokio::test]
+async fn the_span_of_a_document_with_several_sequences_lists_them() {
+    let test = test_db("spans_several").await;
+    let db = Sequences::new(test.client()).database(test.name());
+    let log = Log::default();
+    let guard = log.install();
+    let mut issue = Issue {
+        _id: 0,
+        repo: "seqid".into(),
+        number: 0,
+    };
+    issue.insert(&db).await.unwrap();
+    drop(guard);
+    let log = log.text();
+    let spans = closed_inserts(&log);
+    assert_eq!(spans.len(), 1, "{log}");
+    assert!(
+        spans[0].contains(r#"sequences="span_issue, span_issue_number""#),
+        "{}",
+        spans[0]
+    );
+    assert!(spans[0].contains("reservations=2"), "{}", spans[0]);
+    assert_eq!((issue._id, issue.number), (1, 1));
 }
