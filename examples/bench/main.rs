@@ -213,9 +213,10 @@ async fn main() -> Result<(), BoxError> {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     println!(
-        "- single inserts: {} interleaved rounds × 3 concurrencies × 7 contenders (6 + a reference), {:.2} s per trial; \
+        "- single inserts: {} interleaved rounds × 3 concurrencies × {} contenders (a reference among them), {:.2} s per trial; \
          bulk: {} rounds of {} documents",
         config.rounds,
+        model::Contender::ALL.len(),
         config.trial.as_secs_f64(),
         config.bulk_rounds,
         config.bulk_docs

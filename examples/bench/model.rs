@@ -1,5 +1,6 @@
-//! The documents and the six ways of inserting one: every contender writes the same
-//! document shape, `{ _id, name: String, n: i32 }`, into its own collection.
+//! The documents and the ways of inserting one: every contender writes the same
+//! document shape, `{ _id, name: String, n: i32 }` (the two-sequence one adds its
+//! `number`), into its own collection.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -116,7 +117,8 @@ impl Make for TwoSequencesDoc {
 pub const TUTORIAL_COUNTERS: &str = "counters";
 pub const TUTORIAL_SEQUENCE: &str = "tutorial";
 
-/// The contenders of the single-insert benchmark: the six of the issue, and a reference
+/// The contenders of the single-insert benchmark: the six of the first issue, two
+/// sequences in one document (issue 26), and a reference
 /// that shows what the server charges for an integer `_id` without any id allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Contender {

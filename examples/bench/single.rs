@@ -1,5 +1,5 @@
-//! Single inserts: six contenders, three concurrencies, interleaved rounds of
-//! fixed-duration trials on one client and one server.
+//! Single inserts: the contenders of `model::Contender`, three concurrencies,
+//! interleaved rounds of fixed-duration trials on one client and one server.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
