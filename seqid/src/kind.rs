@@ -40,6 +40,15 @@ impl Kind for Gapless {}
 
 /// The strategies that keep a counter: all but [`Optimistic`]. A
 /// [`SequenceOf`](crate::SequenceOf) offers the counter's operations for these only.
+///
+/// ```
+/// use seqid::kind::{self, WithCounter};
+///
+/// fn has_a_counter<K: WithCounter>() {}
+/// has_a_counter::<kind::Block>();
+/// has_a_counter::<kind::Gapless>();
+/// // has_a_counter::<kind::Optimistic>(); // does not compile: no counter
+/// ```
 pub trait WithCounter: Kind {}
 
 impl WithCounter for Counters {}
