@@ -12,6 +12,7 @@
 //! the others: the session serves one command at a time.
 
 use crate::allocator::Handed;
+use crate::context::Context;
 use crate::counted;
 use crate::fields::origin;
 use crate::model::Model;
@@ -73,7 +74,7 @@ impl Wanted {
 pub(crate) struct Reserved {
     ids: Vec<Option<Handed>>,
     /// Reservation round trips waited for, for the insert's span.
-    pub waited: u32,
+    waited: u32,
 }
 
 /// Reserves every group of `wanted` that is reserved outside the caller's transaction
@@ -107,9 +108,25 @@ pub(crate) async fn reserve_outside(route: Route<'_>, wanted: &Wanted) -> Result
     Ok(reserved)
 }
 
+/// The rest of a reservation begun with [`reserve_outside`] (`outside`, its outcome): the
+/// gapless groups, in the caller's transaction, then every id filled into `docs`, all or
+/// none; the round trips counted for the insert's span. On an error, the ids not filled
+/// go back.
+pub(crate) async fn finish<T: Model>(
+    docs: &mut [T],
+    wanted: &Wanted,
+    outside: Result<Reserved, Error>,
+    cx: &mut Context<'_>,
+) -> Result<(), Error> {
+    let mut reserved = outside?;
+    reserve_inside(cx.route, wanted, &mut reserved, &mut cx.session).await?;
+    cx.reservations += reserved.waited;
+    fill(docs, wanted, reserved)
+}
+
 /// Reserves the gapless groups of `wanted` in the caller's transaction, one after the
 /// other, into `reserved`.
-pub(crate) async fn reserve_inside(
+async fn reserve_inside(
     route: Route<'_>,
     wanted: &Wanted,
     reserved: &mut Reserved,
@@ -130,11 +147,7 @@ pub(crate) async fn reserve_inside(
 /// Fills the reserved ids into `docs`, all or none: a field whose type cannot hold its id
 /// is [`Error::Overflow`] naming its sequence, and the fields filled before it are unset
 /// again. The ids are the documents' from here on, used or lost: none goes back.
-pub(crate) fn fill<T: Model>(
-    docs: &mut [T],
-    wanted: &Wanted,
-    reserved: Reserved,
-) -> Result<(), Error> {
+fn fill<T: Model>(docs: &mut [T], wanted: &Wanted, reserved: Reserved) -> Result<(), Error> {
     let mut filled: Vec<(usize, usize)> = Vec::new();
     let result = fill_each(docs, wanted, reserved, &mut filled);
     if result.is_err() {

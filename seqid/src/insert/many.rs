@@ -212,22 +212,10 @@ async fn fill_waiting<T: Model>(
             Ok(reserved) => reserved,
             Err(error) => return batch.abandon(seq, error),
         };
-        if !wanted.is_empty() {
-            let filled = match other_ids {
-                Ok(mut other_ids) => {
-                    others::reserve_inside(route, &wanted, &mut other_ids, &mut cx.session)
-                        .await
-                        .map(|()| other_ids)
-                }
-                Err(error) => Err(error),
-            }
-            .and_then(|other_ids| {
-                cx.reservations += other_ids.waited;
-                others::fill(docs, &wanted, other_ids)
-            });
-            if let Err(error) = filled {
-                return batch.abandon(seq, error);
-            }
+        if !wanted.is_empty()
+            && let Err(error) = others::finish(docs, &wanted, other_ids, cx).await
+        {
+            return batch.abandon(seq, error);
         }
         let mut positions = Vec::with_capacity(waiting.len());
         let mut keys = Vec::with_capacity(waiting.len());

@@ -99,12 +99,8 @@ async fn take_all<T: Model>(
         others::reserve_outside(route, &wanted)
     );
     let primary = primary?.pop().expect("one group, one reservation")?;
-    let mut reserved = reserved?;
-    others::reserve_inside(route, &wanted, &mut reserved, &mut cx.session).await?;
-    cx.reservations += reserved.waited;
-    let id = primary.take()[0];
-    others::fill(std::slice::from_mut(doc), &wanted, reserved)?;
-    Ok(id)
+    others::finish(std::slice::from_mut(doc), &wanted, reserved, cx).await?;
+    Ok(primary.take()[0])
 }
 
 /// The other sequences' ids of `doc` that are unset, reserved and filled in before the
@@ -114,11 +110,8 @@ async fn fill_others<T: Model>(doc: &mut T, cx: &mut Context<'_>) -> Result<(), 
     if wanted.is_empty() {
         return Ok(());
     }
-    let route = cx.route;
-    let mut reserved = others::reserve_outside(route, &wanted).await?;
-    others::reserve_inside(route, &wanted, &mut reserved, &mut cx.session).await?;
-    cx.reservations += reserved.waited;
-    others::fill(std::slice::from_mut(doc), &wanted, reserved)
+    let reserved = others::reserve_outside(cx.route, &wanted).await;
+    others::finish(std::slice::from_mut(doc), &wanted, reserved, cx).await
 }
 
 /// The optimistic branch of [`fresh`], boxed apart (a box made inside `fresh` still
