@@ -6,7 +6,7 @@ use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::{DeriveInput, Generics, Ident, Type};
 
-use crate::attr::{SeqId, SerdeContainer, SerdeField};
+use crate::attr::{SeqDisplay, SeqId, SerdeContainer, SerdeField};
 use crate::ctxt::Ctxt;
 
 pub struct Container<'a> {
@@ -36,12 +36,25 @@ pub struct Field<'a> {
     pub ser_name_span: Span,
     /// The field's `#[seq_id]`, if any.
     pub seq_id: Option<SeqId>,
+    /// The field's `#[seq_display]`, if any.
+    pub display: Option<SeqDisplay>,
 }
 
 impl<'a> Container<'a> {
     /// Reads the input, reporting the errors found on the way to `cx`.
     pub fn from_ast(cx: &Ctxt, input: &'a DeriveInput) -> Container<'a> {
         let seq_id = SeqId::from_attrs(cx, &input.attrs);
+        if let Some(display) = input
+            .attrs
+            .iter()
+            .find(|attr| attr.path().is_ident("seq_display"))
+        {
+            cx.error_spanned_by(
+                display,
+                "#[seq_display] goes on the `String` field that holds the code, not on the \
+                 struct",
+            );
+        }
         let serde = SerdeContainer::from_attrs(&input.attrs);
         let data = match &input.data {
             syn::Data::Struct(data) => match &data.fields {
@@ -101,6 +114,7 @@ impl<'a> Field<'a> {
         // Named fields always have an ident; the filter only keeps this total.
         let ident = field.ident.as_ref()?;
         let seq_id = SeqId::from_attrs(cx, &field.attrs);
+        let display = SeqDisplay::from_attrs(cx, &field.attrs);
         let serde = SerdeField::from_attrs(&field.attrs);
         let (ser_name, ser_name_span) = match &serde.rename {
             Some(lit) => (lit.value(), lit.span()),
@@ -120,6 +134,7 @@ impl<'a> Field<'a> {
             ser_name,
             ser_name_span,
             seq_id,
+            display,
         })
     }
 

@@ -510,6 +510,50 @@ const TAG_ID: &str = "#[serde(tag = \"_id\")] cannot be used on a `Document`: se
                       would write the struct's name as `_id`, next to the id seqid fills; \
                       choose another tag";
 
+/// `#[seq_display("format")]` on a field: the format of the display code seqid writes
+/// into it. `format` is `None` when the attribute was malformed (reported).
+pub struct SeqDisplay {
+    pub attr: Attribute,
+    pub format: Option<LitStr>,
+}
+
+impl SeqDisplay {
+    /// Reads the `#[seq_display]` of a field, if any; a second one is reported.
+    pub fn from_attrs(cx: &Ctxt, attrs: &[Attribute]) -> Option<SeqDisplay> {
+        let mut found = attrs
+            .iter()
+            .filter(|attr| attr.path().is_ident("seq_display"));
+        let first = found.next()?;
+        for repeated in found {
+            cx.error_spanned_by(
+                repeated,
+                "duplicate #[seq_display] attribute: a field holds one code; put another \
+                 format on a `String` field of its own",
+            );
+        }
+        let format = match &first.meta {
+            Meta::List(list) => match list.parse_args::<LitStr>() {
+                Ok(format) => Some(format),
+                Err(_) => {
+                    cx.error_spanned_by(&list.tokens, DISPLAY_ARGUMENT);
+                    None
+                }
+            },
+            meta => {
+                cx.error_spanned_by(meta, DISPLAY_ARGUMENT);
+                None
+            }
+        };
+        Some(SeqDisplay {
+            attr: first.clone(),
+            format,
+        })
+    }
+}
+
+const DISPLAY_ARGUMENT: &str = "#[seq_display] takes the code's format, one string literal: \
+                                #[seq_display(\"INV-{year}-{number:04}\")]";
+
 /// The field-level `#[serde(...)]` keys that decide a field's serialized key, and those
 /// that keep serde from writing the field's own value under it.
 #[derive(Default)]

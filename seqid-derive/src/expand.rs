@@ -12,15 +12,17 @@ use crate::attr::{CounterWrite, SeqId, Setting, StrategyKind};
 use crate::case::snake_case;
 use crate::ctxt::Ctxt;
 use crate::declaration::{Declaration, Declared};
-use crate::{fallback, valid};
+use crate::display::{Display, Part};
+use crate::{display, fallback, valid};
 
 pub fn derive(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
     let cont = Container::from_ast(&cx, input);
     let decl = Declaration::from_container(&cx, &cont);
     valid::check(&cx, &cont, &decl);
+    let displays = display::resolve(&cx, &cont, &decl);
     match (cx.check(), decl.field()) {
-        (Ok(()), Some(field)) => impl_document(&cont, &decl, field),
+        (Ok(()), Some(field)) => impl_document(&cont, &decl, &displays, field),
         // A missing sequence or `_id` field is reported, so this is not reached; stay
         // total anyway.
         (Ok(()), None) => fallback::expand(
@@ -37,7 +39,12 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
 }
 
 /// The impl of a valid input; `field` is the one the sequence fills.
-fn impl_document(cont: &Container, decl: &Declaration, field: &Field) -> TokenStream {
+fn impl_document(
+    cont: &Container,
+    decl: &Declaration,
+    displays: &[Display],
+    field: &Field,
+) -> TokenStream {
     // The self type at the call site, like the trait path: a struct that is not
     // `Serialize` then gets one error at the derive instead of a second one at its name.
     let mut ident = cont.ident.clone();
@@ -50,6 +57,7 @@ fn impl_document(cont: &Container, decl: &Declaration, field: &Field) -> TokenSt
     let object_id = object_id(cont, decl);
     let others = others(cont, decl);
     let handles = handles(cont, decl);
+    let (codes, finders) = codes(cont, decl, displays);
     // Only sequences with a counter offer the counter's operations (`sync_counter`).
     // Bounded on `Model` (kept non-trivial with `for<'__seqid>`, as in `fallback`), so
     // that a struct that is not `Serialize` gets one error, at the `Model` impl.
@@ -84,10 +92,132 @@ fn impl_document(cont: &Container, decl: &Declaration, field: &Field) -> TokenSt
             }
             #object_id
             #others
+            #codes
         }
         #counter_backed
         #handles
+        #finders
     })
+}
+
+/// `DISPLAYS` and the functions that read, fill and write the display fields; and one
+/// `find_by_<field>` function per display field.
+fn codes(cont: &Container, decl: &Declaration, displays: &[Display]) -> (TokenStream, TokenStream) {
+    if displays.is_empty() {
+        return (quote!(), quote!());
+    }
+    let constants = displays.iter().map(|display| {
+        let key = &display.field.ser_name;
+        let format = display.format;
+        let sequence = sequence_constant(decl, display.sequence);
+        quote!(::seqid::__private::display_code(#key, #format, &#sequence))
+    });
+    let index: Vec<Literal> = (0..displays.len()).map(Literal::usize_unsuffixed).collect();
+    let members: Vec<&Ident> = displays.iter().map(|display| display.field.ident).collect();
+    let writes = displays.iter().map(|display| write_code(cont, decl, display));
+    let option = quote!(::seqid::__private::core::option::Option);
+    let usize = quote!(::seqid::__private::core::primitive::usize);
+    let string = quote!(::seqid::__private::String);
+    let codes = quote! {
+        const DISPLAYS: &'static [::seqid::DisplayCode] = &[#(#constants),*];
+        fn display_field(&self, index: #usize) -> #option<&#string> {
+            match index {
+                #(#index => #option::Some(&self.#members),)*
+                _ => #option::None,
+            }
+        }
+        fn display_field_mut(&mut self, index: #usize) -> #option<&mut #string> {
+            match index {
+                #(#index => #option::Some(&mut self.#members),)*
+                _ => #option::None,
+            }
+        }
+        fn write_code(
+            &self,
+            index: #usize,
+            out: &mut #string,
+        ) -> ::seqid::__private::core::result::Result<(), ::seqid::Unshowable> {
+            match index {
+                #(#index => { #writes })*
+                _ => {}
+            }
+            ::seqid::__private::core::result::Result::Ok(())
+        }
+    };
+    let mut ident = cont.ident.clone();
+    ident.set_span(Span::call_site());
+    let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
+    let functions = displays.iter().zip(&index).map(|(display, index)| {
+        let field = display.field.ident.unraw();
+        let function = format_ident!("find_by_{}", field);
+        let doc = format!(
+            "The document whose `{field}` holds `code`, a code written by \
+             `{}`: await it for the document, or `None`.",
+            display.format.value()
+        );
+        quote! {
+            #[doc = #doc]
+            pub fn #function<'__seqid>(
+                db: &'__seqid impl ::seqid::AsDatabase,
+                code: &'__seqid str,
+            ) -> ::seqid::action::FindByCode<'__seqid, Self> {
+                ::seqid::__private::find_by_code(
+                    db,
+                    &<Self as ::seqid::Model>::DISPLAYS[#index],
+                    code,
+                )
+            }
+        }
+    });
+    let finders = quote! {
+        #[automatically_derived]
+        impl #impl_generics #ident #ty_generics #where_clause {
+            #(#functions)*
+        }
+    };
+    (codes, finders)
+}
+
+/// The body of `write_code` for one display field: its parts in order.
+fn write_code(cont: &Container, decl: &Declaration, display: &Display) -> TokenStream {
+    let parts = display.parts.iter().map(|part| {
+        let (name, width) = match part {
+            Part::Literal(text) => return quote!(::seqid::__private::literal(out, #text);),
+            Part::Field { name, width, .. } => (name, Literal::usize_unsuffixed(width.unwrap_or(0))),
+        };
+        let Some(field) = cont.fields().iter().find(|f| f.ident.unraw() == name.as_str()) else {
+            return quote!();
+        };
+        let (member, ty) = (field.ident, field.ty);
+        let numbered = decl
+            .sequences
+            .iter()
+            .any(|declared| declared.field.is_some_and(|f| std::ptr::eq(f, field)));
+        if numbered {
+            quote_spanned!(ty.span()=> ::seqid::__private::number(out, &self.#member, #width);)
+        } else if display::is_string(ty) {
+            let separator = match display.separator(name) {
+                Some(c) => quote!(::seqid::__private::core::option::Option::Some(#c)),
+                None => quote!(::seqid::__private::core::option::Option::None),
+            };
+            quote!(::seqid::__private::text(out, &self.#member, #name, #separator)?;)
+        } else {
+            quote_spanned!(ty.span()=> ::seqid::__private::integer(out, &self.#member, #width);)
+        }
+    });
+    quote!(#(#parts)*)
+}
+
+/// The constant of the sequence at `index` in the declaration: `SEQUENCE` for the
+/// primary, an element of `OTHERS` for another.
+fn sequence_constant(decl: &Declaration, index: usize) -> TokenStream {
+    match index.cmp(&decl.primary) {
+        std::cmp::Ordering::Equal => quote!(<Self as ::seqid::Model>::SEQUENCE),
+        order => {
+            let other = Literal::usize_unsuffixed(index - usize::from(order.is_gt()));
+            quote!(<Self as ::seqid::Model>::OTHERS[#other])
+        }
+    }
 }
 
 /// `OTHERS` and the accessors of their fields, for a struct with several sequences.

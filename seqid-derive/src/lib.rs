@@ -12,6 +12,7 @@ mod attr;
 mod case;
 mod ctxt;
 mod declaration;
+mod display;
 mod expand;
 mod fallback;
 mod scope;
@@ -152,7 +153,7 @@ use syn::{DeriveInput, parse_macro_input};
 ///
 /// Generic parameters pass through unchanged: bound them so that the struct is
 /// `Serialize + Send + Sync` and the sequence field's type is a `seqid::IdField`.
-#[proc_macro_derive(Document, attributes(seq_id))]
+#[proc_macro_derive(Document, attributes(seq_id, seq_display))]
 pub fn derive_document(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::derive(&input).into()

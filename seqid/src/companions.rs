@@ -1,6 +1,7 @@
 //! The ids a document carries beside its sequence id: the `_id` an insert fills
-//! ([`Model::object_id_mut`]: an `Option<ObjectId>` beside a field sequence) and the ids of
-//! its other sequences ([`Model::OTHERS`]). They follow the sequence id: when the insert
+//! ([`Model::object_id_mut`]: an `Option<ObjectId>` beside a field sequence), the ids of
+//! its other sequences ([`Model::OTHERS`]) and the display codes written from them
+//! ([`Model::DISPLAYS`]). They follow the sequence id: when the insert
 //! ends, or its caller goes away, a document whose sequence id is unset (known not stored,
 //! or never sent) gets them back unset too, so that a document's ids are unset together or
 //! kept together, whatever path the insert took.
@@ -13,6 +14,7 @@
 use mongodb::bson::oid::ObjectId;
 
 use crate::IdField;
+use crate::code;
 use crate::model::Model;
 
 /// The guard of one document's companion ids. A flag, not [`CompanionsOfMany`]'s list: a
@@ -82,7 +84,7 @@ impl<'d, T: Model> CompanionsOfMany<'d, T> {
 
 impl<T: Model> Drop for CompanionsOfMany<'_, T> {
     fn drop(&mut self) {
-        if self.object_ids.is_empty() && T::OTHERS.is_empty() {
+        if self.object_ids.is_empty() && T::OTHERS.is_empty() && T::DISPLAYS.is_empty() {
             return;
         }
         let mut filled = self.object_ids.iter().peekable();
@@ -105,8 +107,8 @@ fn fill_object_id<T: Model>(doc: &mut T) -> bool {
     }
 }
 
-/// If the sequence id of `doc` is unset: its other sequences' ids too, and its `_id` if
-/// this call filled it (`object_id`).
+/// If the sequence id of `doc` is unset: its other sequences' ids too, its display codes
+/// (written from the ids), and its `_id` if this call filled it (`object_id`).
 fn follow<T: Model>(doc: &mut T, object_id: bool) {
     if !doc.sequence_id().is_unset() {
         return;
@@ -119,4 +121,5 @@ fn follow<T: Model>(doc: &mut T, object_id: bool) {
             field.unset();
         }
     }
+    code::clear(doc);
 }

@@ -271,6 +271,27 @@ pub enum Error {
         unset: &'static str,
     },
 
+    /// A display code cannot be written: the document carries one already (`insert`
+    /// writes it with the id), or a string it shows holds the character that ends that
+    /// string in the code, which would let two documents' codes read alike. Nothing was
+    /// reserved or written.
+    #[error(
+        "sequence `{}`: the code {:?} cannot be written into `{}`: {value} {reason}",
+        .sequence.name,
+        .display.format,
+        .display.field
+    )]
+    InvalidCode {
+        /// The sequence whose number the code shows.
+        sequence: &'static Sequence,
+        /// The display field and its format.
+        display: &'static crate::DisplayCode,
+        /// The value at fault, with its field: `` `shop` = "north-east" ``.
+        value: Box<str>,
+        /// Why it cannot be written, and what to do.
+        reason: Box<str>,
+    },
+
     /// The optimistic loop found every id it tried already taken, until its time budget
     /// was spent (or its `max_attempts` made).
     #[error(
@@ -383,6 +404,7 @@ impl Error {
             | Error::ZeroId { sequence, .. }
             | Error::InvalidOption { sequence, .. }
             | Error::InvalidScope { sequence, .. }
+            | Error::InvalidCode { sequence, .. }
             | Error::MissingIndex { sequence, .. } => sequence.name,
             Error::Bulk(bulk) => bulk.sequence.name,
         }

@@ -1,6 +1,7 @@
 //! Reading and writing a model's id field: unset checks, checked conversions, and the keys
 //! of the ids documents carry.
 
+use crate::code;
 use crate::model::{IdValue, Model};
 use crate::scope::{Key, Scope};
 use crate::{Error, IdField, Sequence, Strategy};
@@ -57,7 +58,8 @@ pub(crate) fn origin(seq: &Sequence) -> String {
     }
 }
 
-/// Fills the ids of `docs[positions]`; converts them all first, so an overflow fills none.
+/// Fills the ids of `docs[positions]`, and their display codes (the primary's id is the
+/// last one filled, in every path); converts them all first, so an overflow fills none.
 pub(crate) fn fill_positions<T: Model>(
     docs: &mut [T],
     positions: &[usize],
@@ -67,20 +69,34 @@ pub(crate) fn fill_positions<T: Model>(
         .iter()
         .map(|key| field::<T>(key.id))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(positions
+    let values = positions
         .iter()
         .zip(fields)
         .map(|(&position, (field, value))| {
             *docs[position].sequence_id_mut() = field;
             value
         })
-        .collect())
+        .collect();
+    let coded = positions
+        .iter()
+        .try_for_each(|&position| code::fill(&mut docs[position]));
+    if let Err(error) = coded {
+        for &position in positions {
+            unset(&mut docs[position]);
+        }
+        return Err(error);
+    }
+    Ok(values)
 }
 
-/// Fills the id of `doc` with `id`, and returns its value.
+/// Fills the id of `doc` with `id`, and its display codes; returns the id's value.
 pub(crate) fn fill<T: Model>(doc: &mut T, id: i64) -> Result<IdValue<T>, Error> {
     let (field, value) = field::<T>(id)?;
     *doc.sequence_id_mut() = field;
+    if let Err(error) = code::fill(doc) {
+        unset(doc);
+        return Err(error);
+    }
     Ok(value)
 }
 

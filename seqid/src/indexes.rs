@@ -6,7 +6,7 @@
 //! largest + 1 would both be stored), and so does sending a document again
 //! (`resume_insert`), which relies on the index to refuse a second copy.
 
-use mongodb::bson::Document as BsonDocument;
+use mongodb::bson::{Document as BsonDocument, doc};
 use mongodb::options::IndexOptions;
 use mongodb::{Collection, IndexModel};
 
@@ -15,7 +15,7 @@ use crate::model::Model;
 use crate::registry::Route;
 use crate::scope::Scope;
 use crate::server::{identity_index, identity_keys as keys, server_code};
-use crate::{Error, Sequence};
+use crate::{DisplayCode, Error, Sequence};
 
 /// What relies on the index, for [`Error::MissingIndex`].
 pub(crate) const OPTIMISTIC: &str =
@@ -56,10 +56,8 @@ pub(crate) async fn create(route: Route<'_>, seq: &'static Sequence) -> Result<V
     Ok(vec![name])
 }
 
-/// Makes sure the unique index the sequence relies on exists (once per handle; on every
-/// call through a bare database), for what `why` says relies on it.
 /// [`create`] for every sequence of `T` (its primary and [`Model::OTHERS`]), one after the
-/// other, with each index named once.
+/// other, with each index named once; then [`create_for_code`] for every display field.
 pub(crate) async fn create_all<T: Model>(route: Route<'_>) -> Result<Vec<String>, Error> {
     let mut names = create(route, &T::SEQUENCE).await?;
     for seq in T::OTHERS {
@@ -69,8 +67,46 @@ pub(crate) async fn create_all<T: Model>(route: Route<'_>) -> Result<Vec<String>
             }
         }
     }
+    for display in T::DISPLAYS {
+        names.push(create_for_code(route, display).await?);
+    }
     Ok(names)
 }
+
+/// Creates the unique index on a display field, if missing, and returns its name
+/// (MongoDB's default, `code_1`): the database's own guarantee that no two documents
+/// hold one code, beside the derive's proof that no two numbers write one. Partial, on
+/// strings only: documents stored before the field existed hold none, and are not
+/// duplicates of one another.
+async fn create_for_code(route: Route<'_>, display: &'static DisplayCode) -> Result<String, Error> {
+    let seq = display.sequence;
+    let name = format!("{}_1", display.field);
+    let model = IndexModel::builder()
+        .keys(doc! { display.field: 1 })
+        .options(
+            IndexOptions::builder()
+                .unique(true)
+                .name(name.clone())
+                .partial_filter_expression(doc! { display.field: { "$type": "string" } })
+                .build(),
+        )
+        .build();
+    let collection = route.db.collection::<BsonDocument>(seq.collection);
+    collection.create_index(model).await.map_err(|error| {
+        Error::driver(
+            seq,
+            format!(
+                "creating the unique index {name} on the display field `{}` in `{}`",
+                display.field, seq.collection
+            ),
+            error,
+        )
+    })?;
+    Ok(name)
+}
+
+/// Makes sure the unique index the sequence relies on exists (once per handle; on every
+/// call through a bare database), for what `why` says relies on it.
 
 pub(crate) async fn require(
     route: Route<'_>,

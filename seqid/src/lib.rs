@@ -225,6 +225,7 @@ pub mod action;
 mod allocator;
 mod backoff;
 mod batch;
+mod code;
 mod companions;
 mod context;
 mod counted;
@@ -260,6 +261,7 @@ mod span;
 mod turnstile;
 mod write;
 
+pub use code::{DisplayCode, Unshowable};
 pub use document::{CounterBacked, Document};
 pub use error::{BulkError, Error, FailedInsert};
 pub use id::{AnyIdField, IdField};
@@ -276,9 +278,12 @@ pub use sequences::{AsDatabase, Database, Sequences};
 /// Not public API: what `#[derive(Document)]` expands to refers to these paths.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::action::find::find_by_code;
     pub use crate::allocator::LiveBlock;
+    pub use crate::code::{Integer, display_code, integer, literal, number, text};
     pub use crate::sequence::construct::{Parts, block, counters, gapless, optimistic, sequence};
     pub use ::core;
+    pub use ::std::string::String;
     pub use mongodb::bson::oid::ObjectId;
 
     use crate::{AnyIdField, IdField};

@@ -5,7 +5,7 @@
 use mongodb::bson::oid::ObjectId;
 use serde::Serialize;
 
-use crate::{AnyIdField, IdField, Sequence, kind};
+use crate::{AnyIdField, DisplayCode, IdField, Sequence, Unshowable, kind};
 
 /// The integer id of a [`Model`] type: `i64` for an `i64` or `Option<i64>` field.
 pub type IdValue<T> = <<T as Model>::Id as IdField>::Value;
@@ -148,5 +148,79 @@ pub trait Model: Serialize + Send + Sync + Sized {
     fn other_id_mut(&mut self, index: usize) -> Option<&mut dyn AnyIdField> {
         let _ = index;
         None
+    }
+
+    /// The fields that hold display codes (`#[seq_display("...")]`), in the order of the
+    /// fields: the insert writes each from the document's numbers and fields, and stores
+    /// it with the document. Empty for a document without one.
+    ///
+    /// ```
+    /// use seqid::{Document, Model};
+    /// # use serde::Serialize;
+    ///
+    /// #[derive(Serialize, Document)]
+    /// #[seq_id("invoice", collection = "invoices")]
+    /// struct Invoice {
+    ///     #[serde(rename = "_id")]
+    ///     id: i64,
+    ///     #[seq_display("INV-{id:06}")]
+    ///     code: String,
+    /// }
+    ///
+    /// assert_eq!(Invoice::DISPLAYS[0].format, "INV-{id:06}");
+    /// ```
+    const DISPLAYS: &'static [DisplayCode] = &[];
+
+    /// The field of `DISPLAYS[index]`, or `None` past the end.
+    ///
+    /// ```
+    /// # use seqid::{Document, Model};
+    /// # use serde::Serialize;
+    /// # #[derive(Serialize, Document)]
+    /// # #[seq_id("invoice", collection = "invoices")]
+    /// # struct Invoice { #[serde(rename = "_id")] id: i64, #[seq_display("INV-{id:06}")] code: String }
+    /// let invoice = Invoice { id: 42, code: "INV-000042".into() };
+    /// assert_eq!(invoice.display_field(0).map(String::as_str), Some("INV-000042"));
+    /// ```
+    fn display_field(&self, index: usize) -> Option<&String> {
+        let _ = index;
+        None
+    }
+
+    /// The field of `DISPLAYS[index]`, to write the code into it, or `None` past the end.
+    ///
+    /// ```
+    /// # use seqid::{Document, Model};
+    /// # use serde::Serialize;
+    /// # #[derive(Serialize, Document)]
+    /// # #[seq_id("invoice", collection = "invoices")]
+    /// # struct Invoice { #[serde(rename = "_id")] id: i64, #[seq_display("INV-{id:06}")] code: String }
+    /// let mut invoice = Invoice { id: 42, code: String::new() };
+    /// invoice.display_field_mut(0).unwrap().push_str("INV-000042");
+    /// assert_eq!(invoice.code, "INV-000042");
+    /// ```
+    fn display_field_mut(&mut self, index: usize) -> Option<&mut String> {
+        let _ = index;
+        None
+    }
+
+    /// Writes the code of `DISPLAYS[index]` into `out`, from the document's fields as they
+    /// are (a number not filled yet writes nothing), or says which string value would make
+    /// it ambiguous. Nothing past the end.
+    ///
+    /// ```
+    /// # use seqid::{Document, Model};
+    /// # use serde::Serialize;
+    /// # #[derive(Serialize, Document)]
+    /// # #[seq_id("invoice", collection = "invoices")]
+    /// # struct Invoice { #[serde(rename = "_id")] id: i64, #[seq_display("INV-{id:06}")] code: String }
+    /// let invoice = Invoice { id: 42, code: String::new() };
+    /// let mut code = String::new();
+    /// invoice.write_code(0, &mut code).unwrap();
+    /// assert_eq!(code, "INV-000042");
+    /// ```
+    fn write_code(&self, index: usize, out: &mut String) -> Result<(), Unshowable> {
+        let _ = (index, out);
+        Ok(())
     }
 }

@@ -1,6 +1,7 @@
 //! The span of each insert, so that a service's log shows where its time goes: what the
 //! insert is (sequence, collection, strategy, documents, scopes) and, once it ends, what
-//! it did (reservation round trips waited for, and the outcome). Retries of the loop and
+//! it did (the display code it wrote, reservation round trips waited for, and the
+//! outcome). Retries of the loop and
 //! of a counter's first use are events inside it.
 //!
 //! At `debug` level: a service that logs at `info` pays one atomic load per insert for it.
@@ -10,6 +11,8 @@ use std::collections::HashSet;
 use tracing::Span;
 use tracing::field::{Empty, display};
 
+use crate::code;
+use crate::model::Model;
 use crate::scope::Scope;
 use crate::{Error, Sequence};
 
@@ -32,6 +35,7 @@ pub(crate) fn of(
         operation,
         documents,
         scopes = Empty,
+        code = Empty,
         reservations = Empty,
         outcome = Empty,
     );
@@ -55,6 +59,22 @@ pub(crate) fn scopes(seq: &Sequence, scopes: &[Scope]) {
         false => scopes.iter().collect::<HashSet<_>>().len(),
     };
     span.record("scopes", distinct);
+}
+
+/// Records on the current insert's span the display code its documents were sent with
+/// (the first and the last, for many), if their type has one: what a service's users
+/// quote when they ask about a document.
+pub(crate) fn codes<T: Model>(docs: &[T]) {
+    if T::DISPLAYS.is_empty() {
+        return;
+    }
+    let span = Span::current();
+    if span.is_disabled() {
+        return;
+    }
+    if let Some(shown) = code::shown(docs) {
+        span.record("code", shown);
+    }
 }
 
 /// What an insert answers, and what it did for its span.

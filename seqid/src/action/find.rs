@@ -1,4 +1,5 @@
-//! [`FindById`]: a document by its number, in its scope for a scoped sequence.
+//! [`FindById`]: a document by its number, in its scope for a scoped sequence; and
+//! [`FindByCode`], by its display code.
 
 use std::future::IntoFuture;
 
@@ -13,7 +14,8 @@ use crate::model::Model;
 use crate::registry::Route;
 use crate::scope::Named;
 use crate::server::PRIMARY;
-use crate::{Error, Sequence};
+use crate::sequences::AsDatabase;
+use crate::{DisplayCode, Error, Sequence};
 
 /// Finds a document by the number its sequence gave it, from [`Document::find_by_id`](crate::Document::find_by_id):
 /// await it for the document, or `None`. Read from the primary; numbers compare by value,
@@ -84,6 +86,78 @@ impl<'a, T: Model + DeserializeOwned> IntoFuture for FindById<'a, T> {
                             seq.field,
                             scope.in_scope(),
                             seq.collection
+                        ),
+                        error,
+                    )
+                })
+        })
+    }
+}
+
+/// Finds a document by its display code, from the `find_by_<field>` function the derive
+/// writes for each `#[seq_display]` field (`Invoice::find_by_code(&db, "INV-2026-0042")`
+/// for a field named `code`): await it for the document, or `None`. Read from the
+/// primary, by the field's unique index (made by
+/// [`create_indexes`](crate::Document::create_indexes)).
+///
+/// ```no_run
+/// # use seqid::Document;
+/// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+/// # #[seq_id(collection = "invoices")]
+/// # struct Invoice {
+/// #     year: i32,
+/// #     #[seq_id("invoice", scope = "year")]
+/// #     number: i64,
+/// #     #[seq_display("INV-{year}-{number:04}")]
+/// #     code: String,
+/// # }
+/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+/// let invoice: Option<Invoice> = Invoice::find_by_code(&db, "INV-2026-0042").await?;
+/// # Ok(()) }
+/// ```
+#[must_use = "a find does nothing until it is awaited"]
+pub struct FindByCode<'a, T: Model> {
+    db: Route<'a>,
+    display: &'static DisplayCode,
+    code: &'a str,
+    _type: PhantomData<fn() -> T>,
+}
+
+/// For the derive's `find_by_<field>`: the find of `code` in the field of `display`.
+#[doc(hidden)]
+pub fn find_by_code<'a, T: Model>(
+    db: &'a impl AsDatabase,
+    display: &'static DisplayCode,
+    code: &'a str,
+) -> FindByCode<'a, T> {
+    FindByCode {
+        db: db.route(),
+        display,
+        code,
+        _type: PhantomData,
+    }
+}
+
+impl<'a, T: Model + DeserializeOwned> IntoFuture for FindByCode<'a, T> {
+    type Output = Result<Option<T>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let (display, code) = (self.display, self.code);
+            let seq = display.sequence;
+            self.db
+                .db
+                .collection::<T>(seq.collection)
+                .find_one(mongodb::bson::doc! { display.field: code })
+                .selection_criteria(PRIMARY)
+                .await
+                .map_err(|error| {
+                    Error::driver(
+                        seq,
+                        format!(
+                            "finding {} {code:?} in `{}`",
+                            display.field, seq.collection
                         ),
                         error,
                     )

@@ -16,7 +16,7 @@
 //! ```
 
 mod counter;
-mod find;
+pub(crate) mod find;
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
@@ -27,7 +27,7 @@ use tracing::Span;
 
 pub(crate) use counter::sync_every_scope;
 pub use counter::{PeekCounter, SetCounter, SyncCounter};
-pub use find::FindById;
+pub use find::{FindByCode, FindById};
 
 use crate::context::Call;
 use crate::future::BoxFuture;

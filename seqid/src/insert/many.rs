@@ -36,6 +36,7 @@ use mongodb::bson::Document as BsonDocument;
 use super::earlier::{left_behind, takes_a_new_id};
 use crate::allocator::Handed;
 use crate::batch::{Batch, Outgoing, Taken};
+use crate::code;
 use crate::companions::CompanionsOfMany;
 use crate::context::{Call, Context};
 use crate::counted;
@@ -66,15 +67,18 @@ pub(crate) async fn many<T: Model>(
         Err(error) => return Traced::from(Err(error)),
     };
     // Every id checked before the guard: an id the caller set never reaches it.
-    let checked = docs
-        .iter()
-        .try_for_each(|doc| ensure_unset(doc).and_then(|()| others::ensure_unset(doc)));
+    let checked = docs.iter().try_for_each(|doc| {
+        ensure_unset(doc)
+            .and_then(|()| others::ensure_unset(doc))
+            .and_then(|()| code::ensure_unset(doc))
+    });
     if let Err(error) = checked {
         return cx.finish(Err(error));
     }
     let mut ids = CompanionsOfMany::fill(docs);
     cx.content_is_unique |= ids.made_content_unique();
     let result = many_fresh(ids.docs(), &mut cx).await;
+    span::codes(ids.docs());
     drop(ids);
     cx.finish(result)
 }
@@ -89,8 +93,10 @@ async fn many_fresh<T: Model>(
     fill_waiting(docs, &scopes, batch, cx).await
 }
 
-/// The scope of every document, read before anything is reserved or written.
+/// The scope of every document, read before anything is reserved or written; and every
+/// document's codes checked, for a value that would make one ambiguous.
 fn scopes<T: Model>(docs: &[T], cx: &Context<'_>) -> Result<Vec<Scope>, Error> {
+    docs.iter().try_for_each(code::check)?;
     let scopes = docs
         .iter()
         .map(|doc| Scope::of(cx.seq, doc))
@@ -115,12 +121,13 @@ pub(crate) async fn resume_many<T: Model>(
     let checked = docs
         .iter()
         .filter(|doc| doc.sequence_id().is_unset())
-        .try_for_each(others::ensure_unset);
+        .try_for_each(|doc| others::ensure_unset(doc).and_then(|()| code::ensure_unset(doc)));
     if let Err(error) = checked {
         return cx.finish(Err(error));
     }
     let mut ids = CompanionsOfMany::fill(docs);
     let result = many_again(ids.docs(), &mut cx).await;
+    span::codes(ids.docs());
     drop(ids);
     cx.finish(result)
 }
@@ -136,6 +143,10 @@ async fn many_again<T: Model>(
         .filter(|&p| !docs[p].sequence_id().is_unset())
         .collect();
     let (keys, values) = carried(docs, &carrying)?;
+    // The codes their first send wrote, from the same ids and fields.
+    for &position in &carrying {
+        code::fill(&mut docs[position])?;
+    }
     let mut batch = Batch::new(docs.len());
     if !carrying.is_empty() {
         indexes::require(route, seq, indexes::RESUME).await?;

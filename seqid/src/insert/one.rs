@@ -8,6 +8,7 @@ use std::sync::Arc;
 use mongodb::bson::Document as BsonDocument;
 
 use super::earlier::{left_behind, takes_a_new_id};
+use crate::code;
 use crate::companions::Companions;
 use crate::context::{Call, Context};
 use crate::counted;
@@ -22,7 +23,7 @@ use crate::others::{self, Wanted};
 use crate::registry::Route;
 use crate::retry::Tries;
 use crate::scope::{Key, Scope};
-use crate::span::Traced;
+use crate::span::{self, Traced};
 use crate::turnstile;
 use crate::write;
 use crate::{Error, IdField, Sequence, Strategy};
@@ -40,7 +41,9 @@ pub(crate) async fn one<T: Model>(
         Err(error) => return Traced::from(Err(error)),
     };
     // Not held across the await below: the error it may hold is larger than the rest.
-    let checked = ensure_unset(doc).and_then(|()| others::ensure_unset(doc));
+    let checked = ensure_unset(doc)
+        .and_then(|()| others::ensure_unset(doc))
+        .and_then(|()| code::ensure_unset(doc));
     let scope = match checked.and_then(|()| Scope::of(seq, doc)) {
         Ok(scope) => scope,
         Err(error) => return cx.finish(Err(error)),
@@ -48,6 +51,7 @@ pub(crate) async fn one<T: Model>(
     let mut ids = Companions::fill(doc);
     cx.content_is_unique |= ids.made_content_unique();
     let result = fresh(ids.doc(), scope, &mut cx).await;
+    span::codes(std::slice::from_ref(ids.doc()));
     drop(ids);
     cx.finish(result)
 }
@@ -58,6 +62,8 @@ pub(crate) async fn fresh<T: Model>(
     scope: Scope,
     cx: &mut Context<'_>,
 ) -> Result<IdValue<T>, Error> {
+    // Before any id is taken: a value that would make a code ambiguous.
+    code::check(doc)?;
     match cx.seq.strategy {
         // Boxed: the optimistic loop's state would otherwise make every counted insert's
         // as large as its own.
@@ -172,12 +178,13 @@ pub(crate) async fn resume<T: Model>(
         Err(error) => return Traced::from(Err(error)),
     };
     if doc.sequence_id().is_unset()
-        && let Err(error) = others::ensure_unset(doc)
+        && let Err(error) = others::ensure_unset(doc).and_then(|()| code::ensure_unset(doc))
     {
         return cx.finish(Err(error));
     }
     let mut ids = Companions::fill(doc);
     let result = resume_one(ids.doc(), &mut cx).await;
+    span::codes(std::slice::from_ref(ids.doc()));
     drop(ids);
     cx.finish(result)
 }
@@ -190,6 +197,8 @@ async fn resume_one<T: Model>(doc: &mut T, cx: &mut Context<'_>) -> Result<IdVal
         let scope = Scope::of(seq, doc)?;
         return fresh(doc, scope, cx).await;
     };
+    // The code its first send wrote, from the same ids and fields.
+    code::fill(doc)?;
     indexes::require(route, seq, indexes::RESUME).await?;
     // The write of a cancelled insert through this handle says itself what became of it.
     if let Some(fate) = left_behind(route, &key, doc).await {
