@@ -13,6 +13,8 @@ use serde::Serialize;
 pub struct User {
     #[serde(rename = "_id")]
     id: i64,
+    #[seq_display("U{id}")]
+    code: String,
 }
 
 /// A generic document.
@@ -22,19 +24,28 @@ pub struct Account<'a, T: Serialize + Send + Sync> {
     _id: u64,
     name: &'a str,
     extra: T,
+    #[seq_display("A-{_id:06}")]
+    code: String,
 }
 
 #[test]
 #[allow(deprecated)]
 fn generated_code_raises_no_warning() {
     use seqid::Model;
-    let user = User { id: 1 };
+    let user = User {
+        id: 1,
+        code: String::new(),
+    };
     assert_eq!(*user.sequence_id(), 1);
     let account = Account {
         _id: 2,
         name: "a",
         extra: (),
+        code: String::new(),
     };
     assert_eq!(*account.sequence_id(), 2);
-    let _ = (account.name, account.extra);
+    let mut code = String::new();
+    account.write_code(0, &mut code).unwrap();
+    assert_eq!(code, "A-000002");
+    let _ = (account.name, account.extra, user.code);
 }

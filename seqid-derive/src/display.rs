@@ -281,11 +281,11 @@ pub fn resolve<'c>(cx: &Ctxt, cont: &'c Container<'c>, decl: &Declaration<'c>) -
                 continue;
             }
         };
-        let Some(sequence) = decl
-            .sequences
-            .iter()
-            .position(|declared| declared.field.is_some_and(|f| f.ident == checked.sequence.as_str()))
-        else {
+        let Some(sequence) = decl.sequences.iter().position(|declared| {
+            declared
+                .field
+                .is_some_and(|f| f.ident == checked.sequence.as_str())
+        }) else {
             continue;
         };
         if let Some(first) = displays.iter().find(|display| display.sequence == sequence) {
@@ -334,7 +334,8 @@ fn holds_a_code(cx: &Ctxt, decl: &Declaration, field: &Field, attr: &syn::Attrib
         );
         fine = false;
     }
-    if !is_string(field.ty) {
+    // A sequence's field is not a `String`, for the reason given above.
+    if fine && !is_string(field.ty) {
         cx.error_spanned_by(
             field.ty,
             "a display field holds its code as a `String`: seqid writes the code into it",
@@ -364,7 +365,11 @@ fn holds_a_code(cx: &Ctxt, decl: &Declaration, field: &Field, attr: &syn::Attrib
 
 /// What the field named `name` shows as in a code, or why it cannot be shown.
 fn shown(cont: &Container, decl: &Declaration, name: &str) -> Result<Shown, String> {
-    let Some(field) = cont.fields().iter().find(|field| field.ident.unraw() == name) else {
+    let Some(field) = cont
+        .fields()
+        .iter()
+        .find(|field| field.ident.unraw() == name)
+    else {
         let known: Vec<String> = cont
             .fields()
             .iter()

@@ -114,7 +114,9 @@ fn codes(cont: &Container, decl: &Declaration, displays: &[Display]) -> (TokenSt
     });
     let index: Vec<Literal> = (0..displays.len()).map(Literal::usize_unsuffixed).collect();
     let members: Vec<&Ident> = displays.iter().map(|display| display.field.ident).collect();
-    let writes = displays.iter().map(|display| write_code(cont, decl, display));
+    let writes = displays
+        .iter()
+        .map(|display| write_code(cont, decl, display));
     let option = quote!(::seqid::__private::core::option::Option);
     let usize = quote!(::seqid::__private::core::primitive::usize);
     let string = quote!(::seqid::__private::String);
@@ -183,26 +185,32 @@ fn write_code(cont: &Container, decl: &Declaration, display: &Display) -> TokenS
     let parts = display.parts.iter().map(|part| {
         let (name, width) = match part {
             Part::Literal(text) => return quote!(::seqid::__private::literal(out, #text);),
-            Part::Field { name, width, .. } => (name, Literal::usize_unsuffixed(width.unwrap_or(0))),
+            Part::Field { name, width, .. } => {
+                (name, Literal::usize_unsuffixed(width.unwrap_or(0)))
+            }
         };
-        let Some(field) = cont.fields().iter().find(|f| f.ident.unraw() == name.as_str()) else {
+        let Some(field) = cont
+            .fields()
+            .iter()
+            .find(|f| f.ident.unraw() == name.as_str())
+        else {
             return quote!();
         };
-        let (member, ty) = (field.ident, field.ty);
+        let member = field.ident;
         let numbered = decl
             .sequences
             .iter()
             .any(|declared| declared.field.is_some_and(|f| std::ptr::eq(f, field)));
         if numbered {
-            quote_spanned!(ty.span()=> ::seqid::__private::number(out, &self.#member, #width);)
-        } else if display::is_string(ty) {
+            quote!(::seqid::__private::number(out, &self.#member, #width);)
+        } else if display::is_string(field.ty) {
             let separator = match display.separator(name) {
                 Some(c) => quote!(::seqid::__private::core::option::Option::Some(#c)),
                 None => quote!(::seqid::__private::core::option::Option::None),
             };
             quote!(::seqid::__private::text(out, &self.#member, #name, #separator)?;)
         } else {
-            quote_spanned!(ty.span()=> ::seqid::__private::integer(out, &self.#member, #width);)
+            quote!(::seqid::__private::integer(out, &self.#member, #width);)
         }
     });
     quote!(#(#parts)*)

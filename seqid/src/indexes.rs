@@ -107,7 +107,6 @@ async fn create_for_code(route: Route<'_>, display: &'static DisplayCode) -> Res
 
 /// Makes sure the unique index the sequence relies on exists (once per handle; on every
 /// call through a bare database), for what `why` says relies on it.
-
 pub(crate) async fn require(
     route: Route<'_>,
     seq: &'static Sequence,

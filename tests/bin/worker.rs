@@ -9,6 +9,9 @@
 //! It prints `ready` once connected and starts when it reads a line on stdin, so that the
 //! parent can start every writer at the same moment.
 
+// The suite's ledger finds documents by their codes (`Model::find_by_code`); a worker
+// only writes them.
+#[allow(dead_code)]
 #[path = "../it/support/models.rs"]
 mod models;
 #[path = "../it/support/tutorial.rs"]

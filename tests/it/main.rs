@@ -14,6 +14,7 @@ mod support;
 
 mod block;
 mod cancellation;
+mod codes;
 mod counters;
 mod deployments;
 mod derive;

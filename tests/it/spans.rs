@@ -65,6 +65,15 @@ struct Issue {
     number: i64,
 }
 
+/// An invoice with a display code (issue 27): the span shows the code it wrote.
+#[derive(Debug, Serialize, Document)]
+#[seq_id("span_invoice", collection = "span_invoices")]
+struct Invoice {
+    _id: i64,
+    #[seq_display("INV-{_id:04}")]
+    code: String,
+}
+
 /// The log, as written.
 #[derive(Clone, Default)]
 struct Log(Arc<Mutex<Vec<u8>>>);
@@ -221,4 +230,31 @@ async fn the_span_of_a_document_with_several_sequences_lists_them() {
     );
     assert!(spans[0].contains("reservations=2"), "{}", spans[0]);
     assert_eq!((issue._id, issue.number), (1, 1));
+}
+
+/// The span of an insert shows the code it wrote; of many, the first and the last.
+#[tokio::test]
+async fn the_span_of_an_insert_shows_the_code_it_wrote() {
+    let test = test_db("spans_codes").await;
+    let db = Sequences::new(test.client()).database(test.name());
+    let log = Log::default();
+    let guard = log.install();
+    let invoice = || Invoice {
+        _id: 0,
+        code: String::new(),
+    };
+    invoice().insert(&db).await.unwrap();
+    Invoice::insert_many(&mut [invoice(), invoice(), invoice()], &db)
+        .await
+        .unwrap();
+    drop(guard);
+    let log = log.text();
+    let spans = closed_inserts(&log);
+    assert_eq!(spans.len(), 2, "{log}");
+    assert!(spans[0].contains(r#"code="INV-0001""#), "{}", spans[0]);
+    assert!(
+        spans[1].contains(r#"code="INV-0002 .. INV-0004""#),
+        "{}",
+        spans[1]
+    );
 }

@@ -13,8 +13,8 @@ use crate::indexes;
 use crate::model::Model;
 use crate::registry::Route;
 use crate::scope::Named;
-use crate::server::PRIMARY;
 use crate::sequences::AsDatabase;
+use crate::server::PRIMARY;
 use crate::{DisplayCode, Error, Sequence};
 
 /// Finds a document by the number its sequence gave it, from [`Document::find_by_id`](crate::Document::find_by_id):
@@ -155,10 +155,7 @@ impl<'a, T: Model + DeserializeOwned> IntoFuture for FindByCode<'a, T> {
                 .map_err(|error| {
                     Error::driver(
                         seq,
-                        format!(
-                            "finding {} {code:?} in `{}`",
-                            display.field, seq.collection
-                        ),
+                        format!("finding {} {code:?} in `{}`", display.field, seq.collection),
                         error,
                     )
                 })

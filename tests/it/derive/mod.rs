@@ -12,6 +12,7 @@
 mod block;
 mod counters_all_keys;
 mod defaults;
+mod display_codes;
 mod extra_serde_attrs;
 mod field_classic_unchanged;
 mod field_named_id;

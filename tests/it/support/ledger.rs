@@ -236,6 +236,7 @@ pub async fn check<T: Model>(
         );
     }
     check_others::<T>(db).await;
+    check_codes::<T>(db).await;
     let mut ids: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
     for (scope, id, _, _) in &told.acked {
         ids.entry(scope.clone()).or_default().insert(*id);
@@ -275,6 +276,58 @@ pub async fn check_others<T: Document>(
         all.push(numbers);
     }
     all
+}
+
+/// For a model with display fields: every stored document carries a code in each, the
+/// code its own numbers and fields write (so, per the format, its number and scope), no
+/// two documents the same code, and the derive's `find_by_<field>` finds each document
+/// by it.
+pub async fn check_codes<T: Model>(db: &mongodb::Database) {
+    use futures_util::StreamExt;
+
+    if T::DISPLAYS.is_empty() {
+        return;
+    }
+    let documents: Vec<T> = all_documents(db, T::SEQUENCE.collection)
+        .await
+        .into_iter()
+        .filter(|d| !matches!(d.get("_id"), Some(Bson::String(_))))
+        .map(|d| {
+            mongodb::bson::from_document(d.clone())
+                .unwrap_or_else(|e| panic!("{}: {d} is not a document of the model: {e}", T::NAME))
+        })
+        .collect();
+    for (index, display) in T::DISPLAYS.iter().enumerate() {
+        let mut seen = BTreeSet::new();
+        for doc in &documents {
+            let code = doc.display_field(index).unwrap();
+            let mut written = String::new();
+            doc.write_code(index, &mut written).unwrap();
+            assert!(!code.is_empty(), "{}: no code in {doc:?}", display.field);
+            assert_eq!(code, &written, "{}: the code of {doc:?}", display.format);
+            assert!(
+                seen.insert(code.clone()),
+                "{}: {code} stored twice",
+                display.format
+            );
+        }
+        let finds = futures_util::stream::iter(&documents)
+            .map(|doc| async move {
+                let code = doc.display_field(index).unwrap();
+                (doc, T::find_by_code(db, index, code).await)
+            })
+            .buffer_unordered(16)
+            .collect::<Vec<_>>()
+            .await;
+        for (doc, found) in finds {
+            assert_eq!(
+                found.as_ref(),
+                Some(doc),
+                "{}: found by its code",
+                display.format
+            );
+        }
+    }
 }
 
 /// Judges the acknowledged ids of each scope by the strategy's promise, `n` documents

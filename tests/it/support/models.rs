@@ -17,10 +17,19 @@
 //!
 //! Every model here has a [`Model::NAME`], by which a worker process is told what to write.
 
+use std::future::Future;
+use std::pin::Pin;
+
 use seqid::Document;
+use serde::de::DeserializeOwned;
+
+/// The document a finder found.
+pub type Found<'a, T> = Pin<Box<dyn Future<Output = Option<T>> + Send + 'a>>;
 
 /// A model a scenario writes: its `n`-th document of writer `writer`.
-pub trait Model: Document + Clone + std::fmt::Debug + Send + Sync + 'static {
+pub trait Model:
+    Document + DeserializeOwned + Clone + PartialEq + std::fmt::Debug + Send + Sync + 'static
+{
     /// The name a worker process knows it by (see `writers::write_model`).
     const NAME: &'static str;
 
@@ -31,6 +40,14 @@ pub trait Model: Document + Clone + std::fmt::Debug + Send + Sync + 'static {
     /// The `n`-th document of writer `writer`; for a scoped model, in project
     /// [`project_of(n)`](project_of).
     fn make(writer: &str, n: u32) -> Self;
+
+    /// The document whose display field `DISPLAYS[index]` holds `code`, found by the
+    /// `find_by_<field>` function the derive wrote for that field. A model with display
+    /// fields implements it; the others have none to look in.
+    fn find_by_code<'a>(db: &'a mongodb::Database, index: usize, code: &'a str) -> Found<'a, Self> {
+        let _ = (db, index, code);
+        Box::pin(async { None })
+    }
 }
 
 /// How many projects the scoped models spread their documents over: the `n`-th document
@@ -86,6 +103,8 @@ macro_rules! scoped_unique_model {
             pub project: String,
             #[seq_id($($attr)*)]
             pub number: i64,
+            #[seq_display("{project}#{number:04}")]
+            pub code: String,
             pub writer: String,
             pub n: u32,
             pub wide: i64,
@@ -100,10 +119,21 @@ macro_rules! scoped_unique_model {
                     id: None,
                     project: project_of(n),
                     number: 0,
+                    code: String::new(),
                     writer: writer.to_owned(),
                     n,
                     wide: WIDE,
                 }
+            }
+
+            fn find_by_code<'a>(
+                db: &'a mongodb::Database,
+                _: usize,
+                code: &'a str,
+            ) -> ::std::pin::Pin<
+                Box<dyn ::std::future::Future<Output = Option<Self>> + Send + 'a>,
+            > {
+                Box::pin(async move { $name::find_by_code(db, code).await.unwrap() })
             }
         }
     };
@@ -146,6 +176,8 @@ macro_rules! scoped_equal_model {
             pub project: String,
             #[seq_id($($attr)*)]
             pub number: i64,
+            #[seq_display("{project}/{number}")]
+            pub code: String,
             pub writer: String,
         }
 
@@ -154,7 +186,22 @@ macro_rules! scoped_equal_model {
             const UNIQUE: bool = false;
 
             fn make(writer: &str, n: u32) -> Self {
-                $name { project: project_of(n), number: 0, writer: writer.to_owned() }
+                $name {
+                    project: project_of(n),
+                    number: 0,
+                    code: String::new(),
+                    writer: writer.to_owned(),
+                }
+            }
+
+            fn find_by_code<'a>(
+                db: &'a mongodb::Database,
+                _: usize,
+                code: &'a str,
+            ) -> ::std::pin::Pin<
+                Box<dyn ::std::future::Future<Output = Option<Self>> + Send + 'a>,
+            > {
+                Box::pin(async move { $name::find_by_code(db, code).await.unwrap() })
             }
         }
     };
@@ -290,6 +337,11 @@ pub struct TrackerDoc {
         block_size = 10
     )]
     pub number: i64,
+    /// A code of each sequence (issue 27).
+    #[seq_display("{project}-{number:03}")]
+    pub code: String,
+    #[seq_display("T{id:06}")]
+    pub reference: String,
     pub writer: String,
     pub n: u32,
     pub wide: i64,
@@ -304,10 +356,21 @@ impl Model for TrackerDoc {
             id: 0,
             project: project_of(n),
             number: 0,
+            code: String::new(),
+            reference: String::new(),
             writer: writer.to_owned(),
             n,
             wide: WIDE,
         }
+    }
+
+    fn find_by_code<'a>(db: &'a mongodb::Database, index: usize, code: &'a str) -> Found<'a, Self> {
+        Box::pin(async move {
+            match index {
+                0 => TrackerDoc::find_by_code(db, code).await.unwrap(),
+                _ => TrackerDoc::find_by_reference(db, code).await.unwrap(),
+            }
+        })
     }
 }
 
@@ -327,6 +390,8 @@ pub struct EqualTracker {
     pub project: String,
     #[seq_id("equal_tracker_number", scope = "project")]
     pub number: i64,
+    #[seq_display("{project}#{number}")]
+    pub code: String,
     pub writer: String,
 }
 
@@ -339,7 +404,12 @@ impl Model for EqualTracker {
             id: 0,
             project: project_of(n),
             number: 0,
+            code: String::new(),
             writer: writer.to_owned(),
         }
+    }
+
+    fn find_by_code<'a>(db: &'a mongodb::Database, _: usize, code: &'a str) -> Found<'a, Self> {
+        Box::pin(async move { EqualTracker::find_by_code(db, code).await.unwrap() })
     }
 }

@@ -1,0 +1,15 @@
+// A field holds one code.
+use serde::Serialize;
+
+#[derive(Serialize, seqid::Document)]
+#[seq_id(collection = "invoices")]
+struct Invoice {
+    year: i32,
+    #[seq_id("invoice", scope = "year")]
+    number: i64,
+    #[seq_display("INV-{year}-{number:04}")]
+    #[seq_display("{year}/{number}")]
+    code: String,
+}
+
+fn main() {}

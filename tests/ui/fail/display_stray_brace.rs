@@ -1,0 +1,14 @@
+// A `}` that closes nothing is a mistake; `}}` writes the character.
+use serde::Serialize;
+
+#[derive(Serialize, seqid::Document)]
+#[seq_id(collection = "invoices")]
+struct Invoice {
+    year: i32,
+    #[seq_id("invoice", scope = "year")]
+    number: i64,
+    #[seq_display("INV}-{year}-{number}")]
+    code: String,
+}
+
+fn main() {}

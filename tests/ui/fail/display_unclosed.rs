@@ -1,0 +1,14 @@
+// A `{` opens a placeholder, which must be closed.
+use serde::Serialize;
+
+#[derive(Serialize, seqid::Document)]
+#[seq_id(collection = "invoices")]
+struct Invoice {
+    year: i32,
+    #[seq_id("invoice", scope = "year")]
+    number: i64,
+    #[seq_display("INV-{year}-{number")]
+    code: String,
+}
+
+fn main() {}
