@@ -17,7 +17,8 @@ use seqid::{Document, Model};
 
 use crate::Config;
 use crate::model::{
-    Block100Doc, BoxError, CountersDoc, Make, OptimisticDoc, TutorialDoc, tutorial_next_id,
+    Block100Doc, BoxError, CodedDoc, CountersDoc, Make, OptimisticDoc, TutorialDoc,
+    tutorial_next_id,
 };
 use crate::stats::{Table, median};
 
@@ -96,15 +97,17 @@ pub enum Contender {
     Tutorial,
     Block100,
     Counters,
+    Coded,
     Optimistic,
 }
 
 impl Contender {
-    pub const ALL: [Contender; 5] = [
+    pub const ALL: [Contender; 6] = [
         Contender::Driver,
         Contender::Tutorial,
         Contender::Block100,
         Contender::Counters,
+        Contender::Coded,
         Contender::Optimistic,
     ];
 
@@ -115,6 +118,7 @@ impl Contender {
             Contender::Tutorial => "tutorial",
             Contender::Block100 => "block",
             Contender::Counters => "counters",
+            Contender::Coded => "coded",
             Contender::Optimistic => "optimistic",
         }
     }
@@ -125,6 +129,7 @@ impl Contender {
             Contender::Tutorial => "driver findAndModify + insert_one (the tutorial, by hand)",
             Contender::Block100 => "seqid block 100",
             Contender::Counters => "seqid counters",
+            Contender::Coded => "seqid counters + display code",
             Contender::Optimistic => "seqid optimistic",
         }
     }
@@ -135,6 +140,7 @@ impl Contender {
             Contender::Tutorial => "cost_tutorial",
             Contender::Block100 => Block100Doc::SEQUENCE.collection,
             Contender::Counters => CountersDoc::SEQUENCE.collection,
+            Contender::Coded => CodedDoc::SEQUENCE.collection,
             Contender::Optimistic => OptimisticDoc::SEQUENCE.collection,
         }
     }
@@ -170,6 +176,9 @@ impl Contender {
             }
             Contender::Counters => {
                 CountersDoc::make(name, n).insert(db).await?;
+            }
+            Contender::Coded => {
+                CodedDoc::make(name, n).insert(db).await?;
             }
             Contender::Optimistic => {
                 OptimisticDoc::make(name, n).insert(db).await?;
@@ -287,6 +296,7 @@ fn state_bytes(contender: Contender, db: &seqid::Database) -> Option<u64> {
         Contender::Driver | Contender::Tutorial => None,
         Contender::Block100 => Some(measure::<Block100Doc>(db)),
         Contender::Counters => Some(measure::<CountersDoc>(db)),
+        Contender::Coded => Some(measure::<CodedDoc>(db)),
         Contender::Optimistic => Some(measure::<OptimisticDoc>(db)),
     }
 }

@@ -55,7 +55,7 @@ usage: cargo run --release --example bench -- [options]
   --query-runs N     runs of each maximum query (default 100, fewer if slow)
   --only LIST        comma-separated parts to run: one,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,cancel,service,contention
                      (default all; instructions needs valgrind)
-  --cost-contenders LIST  the cost part's contenders: driver,tutorial,block,counters,optimistic (default all)
+  --cost-contenders LIST  the cost part's contenders: driver,tutorial,block,counters,coded,optimistic (default all)
   --cost-inserts N   inserts per cost trial (default 1000; 100 with --quick)
   --service-clients N  concurrent HTTP clients of the service part (default 16)
   --service-secs S   seconds of load per route, contender and round in the service part (default 5; 1 with --quick)

@@ -113,12 +113,36 @@ impl Make for TwoSequencesDoc {
     }
 }
 
+/// The counters strategy with a display code (issue 27): `CountersDoc` and a `code`
+/// written from its id, `U-000042`, stored in the same write.
+#[derive(Debug, Clone, Serialize, Deserialize, Document)]
+#[seq_id("bench_coded", collection = "single_coded")]
+pub struct CodedDoc {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub name: String,
+    pub n: i32,
+    #[seq_display("U-{id:06}")]
+    pub code: String,
+}
+
+impl Make for CodedDoc {
+    fn make(name: &str, n: i32) -> Self {
+        CodedDoc {
+            id: 0,
+            name: name.to_owned(),
+            n,
+            code: String::new(),
+        }
+    }
+}
+
 /// The counters collection and document of the hand-written tutorial code.
 pub const TUTORIAL_COUNTERS: &str = "counters";
 pub const TUTORIAL_SEQUENCE: &str = "tutorial";
 
 /// The contenders of the single-insert benchmark: the six of the first issue, two
-/// sequences in one document (issue 26), and a reference
+/// sequences in one document (issue 26), a display code (issue 27), and a reference
 /// that shows what the server charges for an integer `_id` without any id allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Contender {
@@ -129,6 +153,7 @@ pub enum Contender {
     Block10,
     Block100,
     TwoSequences,
+    Coded,
     IntId,
 }
 
@@ -136,7 +161,7 @@ pub enum Contender {
 static NEXT_INT_ID: AtomicI64 = AtomicI64::new(1);
 
 impl Contender {
-    pub const ALL: [Contender; 8] = [
+    pub const ALL: [Contender; 9] = [
         Contender::Plain,
         Contender::Tutorial,
         Contender::Counters,
@@ -144,6 +169,7 @@ impl Contender {
         Contender::Block10,
         Contender::Block100,
         Contender::TwoSequences,
+        Contender::Coded,
         Contender::IntId,
     ];
 
@@ -156,6 +182,7 @@ impl Contender {
             Contender::Block10 => "seqid block 10",
             Contender::Block100 => "seqid block 100",
             Contender::TwoSequences => "seqid two sequences (counters _id + block 100 number)",
+            Contender::Coded => "seqid counters + display code",
             Contender::IntId => "(reference) insert_one, integer _id from memory",
         }
     }
@@ -170,6 +197,7 @@ impl Contender {
             Contender::Block10 => Block10Doc::SEQUENCE.collection,
             Contender::Block100 => Block100Doc::SEQUENCE.collection,
             Contender::TwoSequences => TwoSequencesDoc::SEQUENCE.collection,
+            Contender::Coded => CodedDoc::SEQUENCE.collection,
             Contender::IntId => "single_int_id",
         }
     }
@@ -197,6 +225,7 @@ impl Contender {
             Contender::Block10 => seqid_one::<Block10Doc>(db, name, n).await?,
             Contender::Block100 => seqid_one::<Block100Doc>(db, name, n).await?,
             Contender::TwoSequences => seqid_one::<TwoSequencesDoc>(db, name, n).await?,
+            Contender::Coded => seqid_one::<CodedDoc>(db, name, n).await?,
             Contender::IntId => {
                 db.collection::<TutorialDoc>(self.collection())
                     .insert_one(TutorialDoc {

@@ -110,7 +110,8 @@ fn codes(cont: &Container, decl: &Declaration, displays: &[Display]) -> (TokenSt
         let key = &display.field.ser_name;
         let format = display.format;
         let sequence = sequence_constant(decl, display.sequence);
-        quote!(::seqid::__private::display_code(#key, #format, &#sequence))
+        let checks_values = !display.separators.is_empty();
+        quote!(::seqid::__private::display_code(#key, #format, &#sequence, #checks_values))
     });
     let index: Vec<Literal> = (0..displays.len()).map(Literal::usize_unsuffixed).collect();
     let members: Vec<&Ident> = displays.iter().map(|display| display.field.ident).collect();

@@ -130,6 +130,54 @@ use syn::{DeriveInput, parse_macro_input};
 /// scope), named once, and written by serde as itself (not `skip`, `skip_serializing` or
 /// `flatten`).
 ///
+/// # `#[seq_display("...")]`: display codes
+///
+/// On a `String` field, `#[seq_display("INV-{year}-{number:04}")]` makes it the document's
+/// code: `insert` and `insert_many` write it from the document's numbers and fields once
+/// the ids are filled, and store it in the same write. `create_indexes` makes a unique
+/// index on it (`code_1`, partial on strings: documents stored before the field existed
+/// hold none), and the derive writes `find_by_<field>(&db, code)` for it.
+///
+/// The format is a string literal of text and placeholders:
+///
+/// - `{field}` shows a field, named by its Rust name: a sequence's field (the `_id` one
+///   too, `{id}` for `id` renamed `_id`), or a field whose type is written `String` or a
+///   primitive integer (`i32`, `u64`, ...). `{field:0N}` pads a number with zeros to `N`
+///   digits; a number wider than that is written whole, never cut. `{{` and `}}` write
+///   braces.
+/// - The first sequence field shown is the sequence whose codes these are, and the format
+///   shows every scope field of that sequence. One display field per sequence.
+/// - No two placeholders side by side: `{a}{b}` writes `1`+`23` and `12`+`3` alike, and a
+///   width does not help, since a wider number is written whole.
+/// - A number is not followed by a digit (`{number}0`).
+/// - A string followed by text is ended by that text's first character: a value holding
+///   it is refused at run time, before any id is taken (`seqid::Error::InvalidCode`). A
+///   string at the end of the format may hold anything. No width on a string.
+///
+/// Why that is enough: read from the left, each piece of text matches itself, a number is
+/// an optional `-` and the longest run of digits after it, a string runs to its separator
+/// or to the end; so a code reads back into one set of values. It holds the sequence's
+/// number and scope, which the sequence hands out once, so two documents never get one
+/// code. Every rule broken is an error at the format, naming the placeholder; on a field
+/// that is not a `String`, that a sequence fills, that serde skips or writes by other
+/// means, or on the struct, an error at that token.
+///
+/// ```ignore
+/// #[derive(Serialize, Deserialize, seqid::Document)]
+/// #[seq_id(collection = "invoices")]
+/// struct Invoice {
+///     year: i32,
+///     #[seq_id("invoice", scope = "year")]
+///     number: i64,
+///     #[seq_display("INV-{year}-{number:04}")] // INV-2026-0042, INV-2026-12345
+///     code: String,
+/// }
+/// ```
+///
+/// `insert` refuses a document whose code is set (the code comes with the id), empties it
+/// with the ids when the document is known not to be stored, and keeps it with them when
+/// the outcome is unknown; `resume_insert` writes the code of the ids the document carries.
+///
 /// # serde attributes
 ///
 /// seqid fills the sequence's field, so serde must write that field's own value under

@@ -38,6 +38,7 @@ use crate::{Error, IdField, Sequence};
 /// let display = &Invoice::DISPLAYS[0];
 /// assert_eq!((display.field, display.format), ("code", "INV-{year}-{number:04}"));
 /// assert_eq!(display.sequence.name, "invoice");
+/// assert!(!display.checks_values, "integers only: every value can be shown");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -48,6 +49,10 @@ pub struct DisplayCode {
     pub format: &'static str,
     /// The sequence whose number the code shows (the first number in the format).
     pub sequence: &'static Sequence,
+    /// Whether the format shows a string before more text, whose values are checked
+    /// before any id is taken ([`Unshowable`]); `false`: every value can be shown, and
+    /// there is nothing to check.
+    pub checks_values: bool,
 }
 
 /// A value a code cannot show: a string holding the character that ends it in the code,
@@ -103,12 +108,15 @@ pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
     Ok(())
 }
 
-/// `Ok` if every code of `doc` can be written, checked before any id is taken.
+/// `Ok` if every code of `doc` can be written, checked before any id is taken (by writing
+/// it, where a value could be refused).
 pub(crate) fn check<T: Model>(doc: &T) -> Result<(), Error> {
     let mut scratch = String::new();
-    for index in 0..T::DISPLAYS.len() {
-        scratch.clear();
-        written(doc, index, &mut scratch)?;
+    for (index, display) in T::DISPLAYS.iter().enumerate() {
+        if display.checks_values {
+            scratch.clear();
+            written(doc, index, &mut scratch)?;
+        }
     }
     Ok(())
 }
@@ -174,11 +182,13 @@ pub const fn display_code(
     field: &'static str,
     format: &'static str,
     sequence: &'static Sequence,
+    checks_values: bool,
 ) -> DisplayCode {
     DisplayCode {
         field,
         format,
         sequence,
+        checks_values,
     }
 }
 

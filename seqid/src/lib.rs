@@ -134,6 +134,40 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Display codes
+//!
+//! A `String` field marked `#[seq_display("INV-{year}-{number:04}")]` gets a code written by
+//! `insert` from the document's numbers and fields, stored in the same write: the number
+//! stays the source of truth, the code is what people read. The derive checks at compile
+//! time that no two documents can get one code (the format shows the sequence's number and
+//! every scope field of it, kept apart so that a code reads back into them); a string value
+//! that would blur that at run time is refused before any id is taken
+//! ([`Error::InvalidCode`]). `create_indexes` makes a unique index on the field, and the
+//! derive writes `find_by_<field>` ([`action::FindByCode`]). The derive's documentation has
+//! the rules.
+//!
+//! ```no_run
+//! use seqid::Document;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Document)]
+//! #[seq_id(collection = "invoices")]
+//! struct Invoice {
+//!     year: i32,
+//!     #[seq_id("invoice", scope = "year")]
+//!     number: i64,
+//!     #[seq_display("INV-{year}-{number:04}")]
+//!     code: String,
+//! }
+//!
+//! # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+//! Invoice::create_indexes(&db).await?; // unique { year: 1, number: 1 } and { code: 1 }
+//! let mut invoice = Invoice { year: 2026, number: 0, code: String::new() };
+//! invoice.insert(&db).await?; // number 1 of 2026, code "INV-2026-0001", one write
+//! let same = Invoice::find_by_code(&db, &invoice.code).await?;
+//! # Ok(()) }
+//! ```
+//!
 //! # Sharing state between tasks: [`Sequences`]
 //!
 //! `insert` accepts a bare `mongodb::Database`, as above, or a [`Database`] made by a

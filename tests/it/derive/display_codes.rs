@@ -78,6 +78,8 @@ fn codes_show_ids_of_any_type_escapes_and_strings() {
     assert_eq!(fields, ["label", "code"]);
     assert_eq!(Ticket::DISPLAYS[0].sequence.name, "ticket_id");
     assert_eq!(Ticket::DISPLAYS[1].sequence.name, "ticket_number");
+    // `{queue}` ends the code: any value can be shown, none to check.
+    assert!(!Ticket::DISPLAYS[1].checks_values);
     // A number not filled yet writes nothing: the insert writes the code once it is.
     let unset = Ticket {
         id: None,
@@ -116,6 +118,7 @@ fn a_string_followed_by_text_may_not_hold_its_first_character() {
     assert_eq!(refused.placeholder, "shop");
     assert_eq!(refused.value, "north-east");
     assert_eq!(refused.separator, '-');
+    assert!(Order::DISPLAYS[0].checks_values);
 }
 
 /// Without a display field, nothing changes: no `DISPLAYS`, no code written.
