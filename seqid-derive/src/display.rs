@@ -237,20 +237,44 @@ pub fn check(
 pub struct Display<'c> {
     pub field: &'c Field<'c>,
     pub format: &'c LitStr,
-    pub parts: Vec<Part>,
+    /// The format's parts, each placeholder resolved to its field.
+    pub pieces: Vec<Piece<'c>>,
     /// The index, in the declaration's sequences, of the sequence whose codes these are.
     pub sequence: usize,
-    /// The separator of each string placeholder followed by a literal.
-    pub separators: Vec<(String, char)>,
+}
+
+/// A part of a checked format, as the code is written.
+pub enum Piece<'c> {
+    Literal(String),
+    /// A sequence's number, zero-padded to `width` digits (`0`: none).
+    Number {
+        field: &'c Field<'c>,
+        width: usize,
+    },
+    /// Another integer field.
+    Integer {
+        field: &'c Field<'c>,
+        width: usize,
+    },
+    /// A string field, ended by `separator` when text follows it.
+    Text {
+        field: &'c Field<'c>,
+        separator: Option<char>,
+    },
 }
 
 impl Display<'_> {
-    /// The separator that ends the string placeholder `name`, if one does.
-    pub fn separator(&self, name: &str) -> Option<char> {
-        self.separators
-            .iter()
-            .find(|(field, _)| field == name)
-            .map(|&(_, separator)| separator)
+    /// Whether some values cannot be shown: a string followed by text.
+    pub fn checks_values(&self) -> bool {
+        self.pieces.iter().any(|piece| {
+            matches!(
+                piece,
+                Piece::Text {
+                    separator: Some(_),
+                    ..
+                }
+            )
+        })
     }
 }
 
@@ -284,7 +308,7 @@ pub fn resolve<'c>(cx: &Ctxt, cont: &'c Container<'c>, decl: &Declaration<'c>) -
         let Some(sequence) = decl.sequences.iter().position(|declared| {
             declared
                 .field
-                .is_some_and(|f| f.ident == checked.sequence.as_str())
+                .is_some_and(|f| f.ident.unraw() == checked.sequence.as_str())
         }) else {
             continue;
         };
@@ -300,25 +324,65 @@ pub fn resolve<'c>(cx: &Ctxt, cont: &'c Container<'c>, decl: &Declaration<'c>) -
             );
             continue;
         }
+        let pieces = checked
+            .parts
+            .into_iter()
+            .filter_map(|part| piece(cont, decl, part, &checked.separators))
+            .collect();
         displays.push(Display {
             field,
             format,
-            parts: checked.parts,
+            pieces,
             sequence,
-            separators: checked.separators,
         });
     }
     displays
+}
+
+/// A checked part, its placeholder resolved to its field.
+fn piece<'c>(
+    cont: &'c Container<'c>,
+    decl: &Declaration,
+    part: Part,
+    separators: &[(String, char)],
+) -> Option<Piece<'c>> {
+    let (name, width) = match part {
+        Part::Literal(text) => return Some(Piece::Literal(text)),
+        Part::Field { name, width, .. } => (name, width.unwrap_or(0)),
+    };
+    let field = field_named(cont, &name)?;
+    Some(match shown(cont, decl, &name).ok()? {
+        Shown::Number => Piece::Number { field, width },
+        Shown::Integer => Piece::Integer { field, width },
+        Shown::Text => Piece::Text {
+            field,
+            separator: separators
+                .iter()
+                .find(|(text, _)| *text == name)
+                .map(|&(_, separator)| separator),
+        },
+    })
+}
+
+/// The field whose Rust name is `name`.
+fn field_named<'c>(cont: &'c Container<'c>, name: &str) -> Option<&'c Field<'c>> {
+    cont.fields()
+        .iter()
+        .find(|field| field.ident.unraw() == name)
+}
+
+/// Whether a sequence fills `field`.
+fn numbered(decl: &Declaration, field: &Field) -> bool {
+    decl.sequences
+        .iter()
+        .any(|declared| declared.field.is_some_and(|f| std::ptr::eq(f, field)))
 }
 
 /// Whether `field` can hold a code: a `String`, written by serde as itself, filled by no
 /// sequence. Each reason it cannot is reported.
 fn holds_a_code(cx: &Ctxt, decl: &Declaration, field: &Field, attr: &syn::Attribute) -> bool {
     let mut fine = true;
-    let filled = decl
-        .sequences
-        .iter()
-        .any(|declared| declared.field.is_some_and(|f| std::ptr::eq(f, field)));
+    let filled = numbered(decl, field);
     if filled || field.is_id() {
         cx.error_spanned_by(
             attr,
@@ -382,11 +446,7 @@ fn shown(cont: &Container, decl: &Declaration, name: &str) -> Result<Shown, Stri
             known.join(", ")
         ));
     };
-    let numbered = decl
-        .sequences
-        .iter()
-        .any(|declared| declared.field.is_some_and(|f| std::ptr::eq(f, field)));
-    if numbered {
+    if numbered(decl, field) {
         Ok(Shown::Number)
     } else if field.display.is_some() {
         Err(format!(
@@ -433,7 +493,7 @@ fn simple_name(ty: &syn::Type) -> Option<String> {
 }
 
 /// Whether `ty` is written `String` (any path to it).
-pub fn is_string(ty: &syn::Type) -> bool {
+fn is_string(ty: &syn::Type) -> bool {
     simple_name(ty).is_some_and(|name| name == "String")
 }
 

@@ -12,7 +12,7 @@ use crate::attr::{CounterWrite, SeqId, Setting, StrategyKind};
 use crate::case::snake_case;
 use crate::ctxt::Ctxt;
 use crate::declaration::{Declaration, Declared};
-use crate::display::{Display, Part};
+use crate::display::{Display, Piece};
 use crate::{display, fallback, valid};
 
 pub fn derive(input: &DeriveInput) -> TokenStream {
@@ -110,14 +110,12 @@ fn codes(cont: &Container, decl: &Declaration, displays: &[Display]) -> (TokenSt
         let key = &display.field.ser_name;
         let format = display.format;
         let sequence = sequence_constant(decl, display.sequence);
-        let checks_values = !display.separators.is_empty();
+        let checks_values = display.checks_values();
         quote!(::seqid::__private::display_code(#key, #format, &#sequence, #checks_values))
     });
     let index: Vec<Literal> = (0..displays.len()).map(Literal::usize_unsuffixed).collect();
     let members: Vec<&Ident> = displays.iter().map(|display| display.field.ident).collect();
-    let writes = displays
-        .iter()
-        .map(|display| write_code(cont, decl, display));
+    let writes = displays.iter().map(write_code);
     let option = quote!(::seqid::__private::core::option::Option);
     let usize = quote!(::seqid::__private::core::primitive::usize);
     let string = quote!(::seqid::__private::String);
@@ -181,40 +179,29 @@ fn codes(cont: &Container, decl: &Declaration, displays: &[Display]) -> (TokenSt
     (codes, finders)
 }
 
-/// The body of `write_code` for one display field: its parts in order.
-fn write_code(cont: &Container, decl: &Declaration, display: &Display) -> TokenStream {
-    let parts = display.parts.iter().map(|part| {
-        let (name, width) = match part {
-            Part::Literal(text) => return quote!(::seqid::__private::literal(out, #text);),
-            Part::Field { name, width, .. } => {
-                (name, Literal::usize_unsuffixed(width.unwrap_or(0)))
-            }
-        };
-        let Some(field) = cont
-            .fields()
-            .iter()
-            .find(|f| f.ident.unraw() == name.as_str())
-        else {
-            return quote!();
-        };
-        let member = field.ident;
-        let numbered = decl
-            .sequences
-            .iter()
-            .any(|declared| declared.field.is_some_and(|f| std::ptr::eq(f, field)));
-        if numbered {
+/// The body of `write_code` for one display field: its pieces in order.
+fn write_code(display: &Display) -> TokenStream {
+    let pieces = display.pieces.iter().map(|piece| match piece {
+        Piece::Literal(text) => quote!(::seqid::__private::literal(out, #text);),
+        Piece::Number { field, width } => {
+            let (member, width) = (field.ident, Literal::usize_unsuffixed(*width));
             quote!(::seqid::__private::number(out, &self.#member, #width);)
-        } else if display::is_string(field.ty) {
-            let separator = match display.separator(name) {
+        }
+        Piece::Integer { field, width } => {
+            let (member, width) = (field.ident, Literal::usize_unsuffixed(*width));
+            quote!(::seqid::__private::integer(out, &self.#member, #width);)
+        }
+        Piece::Text { field, separator } => {
+            let member = field.ident;
+            let name = field.ident.unraw().to_string();
+            let separator = match separator {
                 Some(c) => quote!(::seqid::__private::core::option::Option::Some(#c)),
                 None => quote!(::seqid::__private::core::option::Option::None),
             };
             quote!(::seqid::__private::text(out, &self.#member, #name, #separator)?;)
-        } else {
-            quote!(::seqid::__private::integer(out, &self.#member, #width);)
         }
     });
-    quote!(#(#parts)*)
+    quote!(#(#pieces)*)
 }
 
 /// The constant of the sequence at `index` in the declaration: `SEQUENCE` for the

@@ -133,3 +133,32 @@ fn a_model_without_a_display_field_has_none() {
     assert!(Plain::DISPLAYS.is_empty());
     assert!(Plain { _id: 1 }.display_field(0).is_none());
 }
+
+/// Raw identifiers: placeholders name fields without `r#`, and the finder is named after
+/// the field the same way.
+#[derive(Serialize, serde::Deserialize, seqid::Document)]
+#[seq_id(collection = "matches")]
+struct Match {
+    r#type: String,
+    #[seq_id("match", scope = "type")]
+    r#match: i64,
+    #[seq_display("{type}:{match:02}")]
+    r#ref: String,
+}
+
+/// Compiled, never run: the finder of `r#ref`.
+async fn find_a_match(db: mongodb::Database) -> Result<Option<Match>, seqid::Error> {
+    Match::find_by_ref(&db, "league:03").await
+}
+
+#[test]
+fn raw_identifiers_are_named_without_their_prefix() {
+    let game = Match {
+        r#type: "league".into(),
+        r#match: 3,
+        r#ref: String::new(),
+    };
+    assert_eq!(code(&game, 0), "league:03");
+    assert_eq!(Match::DISPLAYS[0].field, "ref");
+    assert!(Match::DISPLAYS[0].checks_values, "`{{type}}` is followed by `:`");
+}
