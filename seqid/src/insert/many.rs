@@ -88,15 +88,15 @@ async fn many_fresh<T: Model>(
     docs: &mut [T],
     cx: &mut Context<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {
+    // Before any id is taken: a value that would make a code ambiguous.
+    docs.iter().try_for_each(code::check)?;
     let scopes = scopes(docs, cx)?;
     let batch = Batch::new(docs.len());
     fill_waiting(docs, &scopes, batch, cx).await
 }
 
-/// The scope of every document, read before anything is reserved or written; and every
-/// document's codes checked, for a value that would make one ambiguous.
+/// The scope of every document, read before anything is reserved or written.
 fn scopes<T: Model>(docs: &[T], cx: &Context<'_>) -> Result<Vec<Scope>, Error> {
-    docs.iter().try_for_each(code::check)?;
     let scopes = docs
         .iter()
         .map(|doc| Scope::of(cx.seq, doc))
@@ -138,6 +138,7 @@ async fn many_again<T: Model>(
     cx: &mut Context<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {
     let (seq, route) = (cx.seq, cx.route);
+    docs.iter().try_for_each(code::check)?;
     let scopes = scopes(docs, cx)?;
     let carrying: Vec<usize> = (0..docs.len())
         .filter(|&p| !docs[p].sequence_id().is_unset())

@@ -160,5 +160,8 @@ fn raw_identifiers_are_named_without_their_prefix() {
     };
     assert_eq!(code(&game, 0), "league:03");
     assert_eq!(Match::DISPLAYS[0].field, "ref");
-    assert!(Match::DISPLAYS[0].checks_values, "`{{type}}` is followed by `:`");
+    assert!(
+        Match::DISPLAYS[0].checks_values,
+        "`{{type}}` is followed by `:`"
+    );
 }
