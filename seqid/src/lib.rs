@@ -265,6 +265,7 @@ mod context;
 mod counted;
 mod counter;
 mod detach;
+mod display;
 mod document;
 mod error;
 mod fate;
@@ -295,7 +296,7 @@ mod span;
 mod turnstile;
 mod write;
 
-pub use code::{DisplayCode, Unshowable};
+pub use display::{DisplayCode, Unshowable};
 pub use document::{CounterBacked, Document};
 pub use error::{BulkError, Error, FailedInsert};
 pub use id::{AnyIdField, IdField};
@@ -314,7 +315,7 @@ pub use sequences::{AsDatabase, Database, Sequences};
 pub mod __private {
     pub use crate::action::find::find_by_code;
     pub use crate::allocator::LiveBlock;
-    pub use crate::code::{Integer, display_code, integer, literal, number, text};
+    pub use crate::display::{Integer, display_code, integer, literal, number, text};
     pub use crate::sequence::construct::{Parts, block, counters, gapless, optimistic, sequence};
     pub use ::core;
     pub use ::std::string::String;
