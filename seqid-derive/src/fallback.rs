@@ -4,7 +4,8 @@
 //! cascade of "`Document` is not implemented".
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
+use syn::ext::IdentExt;
 use syn::parse_quote;
 
 use crate::ast::Container;
@@ -38,6 +39,25 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
     };
     let unreachable = quote!(::seqid::__private::core::unreachable!());
 
+    // The finders a `#[seq_display]` field gets, so that calls to them elsewhere add no
+    // error of their own either.
+    let finders = cont
+        .fields()
+        .iter()
+        .filter(|field| field.display.is_some())
+        .map(|field| {
+            let function = format_ident!("find_by_{}", field.ident.unraw());
+            quote! {
+                #[allow(dead_code)]
+                pub fn #function<'__seqid>(
+                    db: &'__seqid impl ::seqid::AsDatabase,
+                    code: &'__seqid str,
+                ) -> ::seqid::action::FindByCode<'__seqid, Self> {
+                    let _ = (db, code);
+                    #unreachable
+                }
+            }
+        });
     let stand_in = wrap_in_const(quote! {
         #[automatically_derived]
         impl #impl_generics ::seqid::Model for #ident #ty_generics #where_clause {
@@ -50,6 +70,10 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
             fn sequence_id_mut(&mut self) -> &mut Self::Id {
                 #unreachable
             }
+        }
+        #[automatically_derived]
+        impl #impl_generics #ident #ty_generics #where_clause {
+            #(#finders)*
         }
     });
     quote! {
