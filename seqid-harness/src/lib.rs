@@ -71,6 +71,7 @@
 mod commands;
 mod error;
 mod find;
+mod install;
 mod mongod;
 mod nx;
 mod pip;
