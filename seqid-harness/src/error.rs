@@ -1,14 +1,16 @@
-//! [`HarnessError`]: no server could be had, or reached.
+//! [`HarnessError`]: no server could be had, or reached, or a tool installed.
 
 use std::fmt;
 
 use crate::util::display_path;
 use crate::{nx, secantus};
 
-/// No MongoDB-compatible server could be had (or reached).
+/// No MongoDB-compatible server could be had (or reached), or another tool
+/// that the tests run (see [`Tool`](crate::Tool)) could not be installed.
 ///
 /// Its [`Display`](fmt::Display) text says what went wrong, what to do about
-/// it, and ends with the relevant tail of the server log or pip output.
+/// it, and ends with the relevant tail of the server log or the installer's
+/// output.
 ///
 /// ```no_run
 /// match seqid_harness::server_uri() {
@@ -37,6 +39,21 @@ impl HarnessError {
             display_path(&secantus::PACKAGE.install_dir()),
             nx::PACKAGE.pip_install(),
             display_path(&nx::PACKAGE.install_dir()),
+        );
+        let details = details.trim();
+        if !details.is_empty() {
+            message.push_str(details);
+            message.push('\n');
+        }
+        HarnessError { message }
+    }
+
+    /// An error about installing or running another tool (issue 28), with
+    /// what is missing and what to install.
+    pub(crate) fn no_tool(tool: &str, problem: &str, remedy: &str, details: &str) -> Self {
+        let mut message = format!(
+            "seqid-harness: cannot install or run {tool}, which the tests that share counters with it \
+             run in processes of their own: {problem}\n{remedy}\n"
         );
         let details = details.trim();
         if !details.is_empty() {

@@ -63,6 +63,11 @@
 //! } // the database is dropped here
 //! ```
 //!
+//! Other tools that keep auto-increment counters in MongoDB (MongoEngine,
+//! mongoose-sequence, mongoose-auto-increment, @typegoose/auto-increment), for
+//! the tests that share counters with them, are installed on first use in the
+//! same way, with pip and npm, and run in processes of their own: see [`Tool`].
+//!
 //! [SecantusDB]: https://pypi.org/project/secantusdb/
 //! [nx-27017]: https://pypi.org/project/nx-27017/
 
@@ -82,6 +87,7 @@ mod runtime;
 mod secantus;
 mod start;
 mod test_db;
+mod tools;
 mod util;
 mod watchdog;
 
@@ -99,10 +105,12 @@ pub use proxy::{Fault, FaultProxy, server_addr};
 pub use restartable::RestartableServer;
 pub use secantus::SECANTUS_VERSION;
 pub use test_db::{TestDb, test_db, test_db_with};
+pub use tools::Tool;
 
 use watchdog::Watchdog;
 
-/// The python interpreter used for pip, the watchdog, SecantusDB and nx-27017.
+/// The python interpreter used for pip, the watchdog, SecantusDB, nx-27017
+/// and MongoEngine.
 const PYTHON: &str = "python3";
 
 // ---------------------------------------------------------------------------
