@@ -23,6 +23,7 @@ mod faults;
 mod messages;
 mod object_ids;
 mod optimistic;
+mod other_tools;
 mod other_writers;
 mod processes;
 mod resume;
