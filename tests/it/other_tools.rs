@@ -477,9 +477,7 @@ async fn mongoose_sequence() {
 #[tokio::test]
 async fn mongoose_auto_increment() {
     let test = test_db("other_tools_mongoose_auto_increment").await;
-    create_identitycounters_on_secantus(&test).await;
-    let script = "mongoose_auto_increment.js";
-    let check_counter = |counter: Vec<BsonDocument>, last: i32| {
+    let check_counter = |counter: Vec<BsonDocument>, last: i64| {
         assert_eq!(counter.len(), 1, "one counter: {counter:?}");
         let c = &counter[0];
         assert_eq!(keys(c), ["__v", "_id", "count", "field", "model"], "{c:?}");
@@ -489,46 +487,18 @@ async fn mongoose_auto_increment() {
         assert_eq!(c.get("__v"), Some(&Bson::Int32(0)), "{c:?}");
         assert_eq!(
             c.get("count"),
-            Some(&Bson::Int32(last)),
+            Some(&Bson::Int32(i32::try_from(last).unwrap())),
             "count: the last id handed out, an Int32"
         );
     };
-
-    let first = run(
-        Tool::MongooseAutoIncrement,
-        script,
-        &test,
-        3,
-        &["first"],
-        &[],
-    )
-    .await;
-    assert_eq!(first[0]["book"], [0, 1, 2], "ids from 0");
-    check_counter(all_documents(&test, "identitycounters").await, 2);
-    assert_unique_index(
-        &test,
-        "identitycounters",
-        "field_1_model_1",
-        doc! { "field": 1, "model": 1 },
-    )
-    .await;
-    assert_stored_once(
-        &test,
-        "books",
-        "_id",
-        "title",
-        &range(0, 3),
-        titles(&["first"], 3),
-    )
-    .await;
-
-    let writers = ["a", "b"];
-    let more = run(Tool::MongooseAutoIncrement, script, &test, 5, &writers, &[]).await;
-    assert_eq!(ids_of(&more, "book"), range(3, 10), "two processes at once");
-    check_counter(all_documents(&test, "identitycounters").await, 12);
-    let mut all_titles = titles(&["first"], 3);
-    all_titles.extend(titles(&writers, 5));
-    assert_stored_once(&test, "books", "_id", "title", &range(0, 13), all_titles).await;
+    let books = FromZero {
+        tool: Tool::MongooseAutoIncrement,
+        script: "mongoose_auto_increment.js",
+        sequence: "book",
+        collection: "books",
+        index: ("field_1_model_1", doc! { "field": 1, "model": 1 }),
+    };
+    books.run(&test, check_counter).await;
 }
 
 /// @typegoose/auto-increment 5.0.1's AutoIncrementID (mongoose 9): collection
@@ -538,8 +508,6 @@ async fn mongoose_auto_increment() {
 #[tokio::test]
 async fn typegoose_auto_increment() {
     let test = test_db("other_tools_typegoose_auto_increment").await;
-    create_identitycounters_on_secantus(&test).await;
-    let script = "typegoose_auto_increment.js";
     // nx-27017 0.8.1 hands small Int64 values back as Int32 (see `stored_writes` in
     // `support`): there the Int64 that the plugin writes (`count: Long(-1)` at creation,
     // then `$inc: {count: Long(1)}`) is read back as an Int32.
@@ -563,52 +531,54 @@ async fn typegoose_auto_increment() {
             "count: the last id handed out, an Int64"
         );
     };
+    let orders = FromZero {
+        tool: Tool::TypegooseAutoIncrement,
+        script: "typegoose_auto_increment.js",
+        sequence: "order",
+        collection: "orders",
+        index: ("field_1_modelName_1", doc! { "field": 1, "modelName": 1 }),
+    };
+    orders.run(&test, check_counter).await;
+}
 
-    let first = run(
-        Tool::TypegooseAutoIncrement,
-        script,
-        &test,
-        3,
-        &["first"],
-        &[],
-    )
-    .await;
-    assert_eq!(first[0]["order"], [0, 1, 2], "ids from 0");
-    check_counter(all_documents(&test, "identitycounters").await, 2);
-    assert_unique_index(
-        &test,
-        "identitycounters",
-        "field_1_modelName_1",
-        doc! { "field": 1, "modelName": 1 },
-    )
-    .await;
-    assert_stored_once(
-        &test,
-        "orders",
-        "_id",
-        "title",
-        &range(0, 3),
-        titles(&["first"], 3),
-    )
-    .await;
+/// A tool whose ids start at 0, with its counter in `identitycounters` (the two
+/// mongoose-auto-increment plugins): what its test runs.
+struct FromZero {
+    tool: Tool,
+    script: &'static str,
+    /// The sequence name its script prints.
+    sequence: &'static str,
+    /// The collection its documents go to.
+    collection: &'static str,
+    /// The unique index the tool makes on its counters: name and keys.
+    index: (&'static str, BsonDocument),
+}
 
-    let writers = ["a", "b"];
-    let more = run(
-        Tool::TypegooseAutoIncrement,
-        script,
-        &test,
-        5,
-        &writers,
-        &[],
-    )
-    .await;
-    assert_eq!(
-        ids_of(&more, "order"),
-        range(3, 10),
-        "two processes at once"
-    );
-    check_counter(all_documents(&test, "identitycounters").await, 12);
-    let mut all_titles = titles(&["first"], 3);
-    all_titles.extend(titles(&writers, 5));
-    assert_stored_once(&test, "orders", "_id", "title", &range(0, 13), all_titles).await;
+impl FromZero {
+    /// One process saves 3 documents, then two at once save 5 each: ids 0 to 12, each
+    /// document stored once, and the counter (judged by `check_counter`, with the last
+    /// id handed out) after each run.
+    async fn run(self, test: &Database, check_counter: impl Fn(Vec<BsonDocument>, i64)) {
+        create_identitycounters_on_secantus(test).await;
+        let (tool, script, collection) = (self.tool, self.script, self.collection);
+        let first = run(tool, script, test, 3, &["first"], &[]).await;
+        assert_eq!(first[0][self.sequence], [0, 1, 2], "ids from 0");
+        check_counter(all_documents(test, "identitycounters").await, 2);
+        let (name, keys) = self.index;
+        assert_unique_index(test, "identitycounters", name, keys).await;
+        let firsts = titles(&["first"], 3);
+        assert_stored_once(test, collection, "_id", "title", &range(0, 3), firsts).await;
+
+        let writers = ["a", "b"];
+        let more = run(tool, script, test, 5, &writers, &[]).await;
+        assert_eq!(
+            ids_of(&more, self.sequence),
+            range(3, 10),
+            "two processes at once"
+        );
+        check_counter(all_documents(test, "identitycounters").await, 12);
+        let mut all_titles = titles(&["first"], 3);
+        all_titles.extend(titles(&writers, 5));
+        assert_stored_once(test, collection, "_id", "title", &range(0, 13), all_titles).await;
+    }
 }
