@@ -14,7 +14,8 @@ use crate::ctxt::Ctxt;
 
 /// The keys `#[seq_id]` accepts after the name, for the "unknown key" message.
 const KEYS: &str = "`collection`, `counters`, `strategy`, `max_attempts`, `time_budget_ms`, \
-                    `block_size`, `counter_write_concern`, `start`, `scope`";
+                    `block_size`, `counter_write_concern`, `start`, `step`, `scope`, `layout`, \
+                    `counter_name`, `counter_field`, `counter_value`, `counter_holds`";
 
 /// A `key = value` setting. `value` is `None` when the value was invalid: that error is
 /// already reported, and checks that depend on the value are skipped rather than piled on.
@@ -63,6 +64,115 @@ impl CounterWrite {
     }
 }
 
+/// The `layout = "..."` presets: the tools whose counters seqid shares, and what the
+/// derive checks against each (the layouts themselves are the runtime's `Layout`
+/// constants).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum LayoutKind {
+    Tutorial,
+    MongoEngine,
+    MongooseSequence,
+    MongooseAutoIncrement,
+    Typegoose,
+    Go,
+}
+
+impl LayoutKind {
+    const ALL: [LayoutKind; 6] = [
+        Self::Tutorial,
+        Self::MongoEngine,
+        Self::MongooseSequence,
+        Self::MongooseAutoIncrement,
+        Self::Typegoose,
+        Self::Go,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Tutorial => "tutorial",
+            Self::MongoEngine => "mongoengine",
+            Self::MongooseSequence => "mongoose-sequence",
+            Self::MongooseAutoIncrement => "mongoose-auto-increment",
+            Self::Typegoose => "typegoose",
+            Self::Go => "go",
+        }
+    }
+
+    /// The tool, for messages.
+    pub fn tool(self) -> &'static str {
+        match self {
+            Self::Tutorial => "the MongoDB tutorial's layout",
+            Self::MongoEngine => "MongoEngine's SequenceField",
+            Self::MongooseSequence => "mongoose-sequence",
+            Self::MongooseAutoIncrement => "mongoose-auto-increment",
+            Self::Typegoose => "@typegoose/auto-increment",
+            Self::Go => "the Go blog post's layout",
+        }
+    }
+
+    /// The runtime's `Layout` constant.
+    pub fn constant(self) -> &'static str {
+        match self {
+            Self::Tutorial => "TUTORIAL",
+            Self::MongoEngine => "MONGOENGINE",
+            Self::MongooseSequence => "MONGOOSE_SEQUENCE",
+            Self::MongooseAutoIncrement => "MONGOOSE_AUTO_INCREMENT",
+            Self::Typegoose => "TYPEGOOSE",
+            Self::Go => "GO",
+        }
+    }
+
+    /// The counters collection the tool uses unless told otherwise.
+    pub fn default_counters(self) -> &'static str {
+        match self {
+            Self::MongoEngine => "mongoengine.counters",
+            Self::MongooseAutoIncrement | Self::Typegoose => "identitycounters",
+            Self::Tutorial | Self::MongooseSequence | Self::Go => "counters",
+        }
+    }
+
+    /// The first id the tool hands out unless told otherwise (`startAt`, `start_seq`).
+    pub fn first_id(self) -> i64 {
+        match self {
+            Self::MongooseAutoIncrement | Self::Typegoose => 0,
+            _ => 1,
+        }
+    }
+
+    /// Why the tool's counter cannot hold a scope, if it cannot.
+    pub fn without_scope(self) -> Option<&'static str> {
+        match self {
+            Self::Tutorial | Self::MongooseSequence => None,
+            Self::MongoEngine => {
+                Some("finds its counter by `_id: \"<collection>.<field>\"` alone, with no scope")
+            }
+            Self::MongooseAutoIncrement => {
+                Some("finds its counter by `model` and `field` alone, with no scope")
+            }
+            Self::Typegoose => {
+                Some("finds its counter by `modelName` and `field` alone, with no scope")
+            }
+            Self::Go => Some("finds its counter by `_id` alone, with no scope"),
+        }
+    }
+
+    /// Why the tool's ids cannot be a step apart, if they cannot.
+    pub fn without_step(self) -> Option<&'static str> {
+        match self {
+            Self::MongoEngine => Some("always adds 1 to its counter (`$inc: { next: 1 }`)"),
+            Self::Go => Some("adds 1 per id (`$inc: { sequence: 1 }`)"),
+            _ => None,
+        }
+    }
+}
+
+/// The `counter_holds = "..."` values.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum HoldsKind {
+    Last,
+    Next,
+}
+
 /// The first argument of `#[seq_id(...)]`.
 pub enum Name {
     /// A string literal: the sequence name.
@@ -88,8 +198,14 @@ pub struct SeqId {
     pub block_size: Option<Setting<u32>>,
     pub counter_write_concern: Option<Setting<CounterWrite>>,
     pub start: Option<Setting<i64>>,
+    pub step: Option<Setting<u32>>,
     /// The fields, by Rust name, whose values the numbers are counted per.
     pub scope: Option<Setting<Vec<LitStr>>>,
+    pub layout: Option<Setting<LayoutKind>>,
+    pub counter_name: Option<Setting<LitStr>>,
+    pub counter_field: Option<Setting<LitStr>>,
+    pub counter_value: Option<Setting<LitStr>>,
+    pub counter_holds: Option<Setting<HoldsKind>>,
     /// The keys stored (known ones, not repeated), in the order written, for checks that
     /// refuse keys by where the attribute is: their errors then come in source order.
     pub keys: Vec<Ident>,
@@ -119,7 +235,13 @@ impl SeqId {
             block_size: None,
             counter_write_concern: None,
             start: None,
+            step: None,
             scope: None,
+            layout: None,
+            counter_name: None,
+            counter_field: None,
+            counter_value: None,
+            counter_holds: None,
             keys: Vec::new(),
         };
         seq_id.parse(cx, first);
@@ -226,9 +348,74 @@ impl SeqId {
                 put(cx, &mut self.strategy, key, parsed)
             }
             "start" => {
-                let parsed =
-                    positive(cx, value, &name, "i64", "an i64", i64::MAX as u128).map(|n| n as i64);
+                // 0 is a first id for the tools that count from 0 (`valid` then asks for
+                // an `Option` field, where 0 is not "unset").
+                let parsed = bounded(cx, value, &name, "i64", "an i64", 0, i64::MAX as u128)
+                    .map(|n| n as i64);
                 put(cx, &mut self.start, key, parsed)
+            }
+            "step" => {
+                let parsed = positive_u32(cx, value, &name);
+                put(cx, &mut self.step, key, parsed)
+            }
+            "layout" => {
+                let parsed = string(cx, value, "`layout`", "\"mongoengine\"").and_then(|lit| {
+                    let kind = LayoutKind::ALL
+                        .into_iter()
+                        .find(|kind| kind.name() == lit.value());
+                    if kind.is_none() {
+                        let names: Vec<String> = LayoutKind::ALL
+                            .iter()
+                            .map(|kind| format!("{:?}", kind.name()))
+                            .collect();
+                        cx.error_spanned_by(
+                            &lit,
+                            format!(
+                                "unknown layout {:?}: expected one of {}; for another tool's \
+                                 counter, describe it with `counter_name`, `counter_field`, \
+                                 `counter_value` and `counter_holds` instead",
+                                lit.value(),
+                                names.join(", ")
+                            ),
+                        );
+                    }
+                    kind
+                });
+                put(cx, &mut self.layout, key, parsed)
+            }
+            "counter_name" => {
+                let parsed = counter_key(cx, value, &name, "\"model\"");
+                put(cx, &mut self.counter_name, key, parsed)
+            }
+            "counter_field" => {
+                let parsed = counter_key(cx, value, &name, "\"field\"");
+                put(cx, &mut self.counter_field, key, parsed)
+            }
+            "counter_value" => {
+                let parsed = counter_key(cx, value, &name, "\"count\"");
+                put(cx, &mut self.counter_value, key, parsed)
+            }
+            "counter_holds" => {
+                let parsed = string(cx, value, "`counter_holds`", "\"last\"").and_then(|lit| {
+                    let holds = match lit.value().as_str() {
+                        "last" => Some(HoldsKind::Last),
+                        "next" => Some(HoldsKind::Next),
+                        _ => None,
+                    };
+                    if holds.is_none() {
+                        cx.error_spanned_by(
+                            &lit,
+                            format!(
+                                "unknown counter_holds {:?}: expected \"last\" (the counter \
+                                 holds the last id handed out, the default) or \"next\" (the \
+                                 next id to hand out)",
+                                lit.value()
+                            ),
+                        );
+                    }
+                    holds
+                });
+                put(cx, &mut self.counter_holds, key, parsed)
             }
             "max_attempts" => {
                 let parsed = positive_u32(cx, value, &name);
@@ -365,20 +552,49 @@ fn scope(cx: &Ctxt, value: &Expr) -> Option<Vec<LitStr>> {
     }
 }
 
-/// An integer literal from 1 to `u32::MAX`, the range of `max_attempts`, `time_budget_ms`
-/// and `block_size`.
-fn positive_u32(cx: &Ctxt, value: &Expr, key: &str) -> Option<u32> {
-    positive(cx, value, key, "u32", "a u32", u32::MAX.into()).map(|n| n as u32)
+/// A field name of the counter document (`counter_name`, `counter_field`,
+/// `counter_value`): a string literal MongoDB takes as a top-level field name.
+fn counter_key(cx: &Ctxt, value: &Expr, key: &str, example: &str) -> Option<LitStr> {
+    let lit = string(cx, value, &format!("`{key}`"), example)?;
+    let name = lit.value();
+    let why = if name.is_empty() {
+        Some("must not be empty")
+    } else if name.starts_with('$') {
+        Some("must not start with `$`: MongoDB reads that as an operator")
+    } else if name.contains('.') {
+        Some("must not contain `.`: MongoDB reads that as a path into a subdocument")
+    } else if name.contains('\0') {
+        Some("must not contain a NUL character")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => {
+            cx.error_spanned_by(
+                &lit,
+                format!("`{key}` names a field of the counter, so it {why}"),
+            );
+            None
+        }
+        None => Some(lit),
+    }
 }
 
-/// An integer literal from 1 to `max`, the range of the setting `key`, of type `type_name`
-/// (`a_type` in messages: "an i64").
-fn positive(
+/// An integer literal from 1 to `u32::MAX`, the range of `max_attempts`, `time_budget_ms`,
+/// `block_size` and `step`.
+fn positive_u32(cx: &Ctxt, value: &Expr, key: &str) -> Option<u32> {
+    bounded(cx, value, key, "u32", "a u32", 1, u32::MAX.into()).map(|n| n as u32)
+}
+
+/// An integer literal from `min` to `max`, the range of the setting `key`, of type
+/// `type_name` (`a_type` in messages: "an i64").
+fn bounded(
     cx: &Ctxt,
     value: &Expr,
     key: &str,
     type_name: &str,
     a_type: &str,
+    min: u128,
     max: u128,
 ) -> Option<u128> {
     match ungroup(value) {
@@ -389,8 +605,8 @@ fn positive(
                     return None;
                 }
                 return match int.base10_parse::<u128>() {
-                    Ok(0) => {
-                        cx.error_spanned_by(int, format!("`{key}` must be at least 1"));
+                    Ok(n) if n < min => {
+                        cx.error_spanned_by(int, format!("`{key}` must be at least {min}"));
                         None
                     }
                     Ok(n) if n <= max => Some(n),
@@ -408,7 +624,7 @@ fn positive(
             if let Expr::Lit(lit) = ungroup(&unary.expr)
                 && let Lit::Int(_) = lit.lit
             {
-                cx.error_spanned_by(value, format!("`{key}` must be at least 1"));
+                cx.error_spanned_by(value, format!("`{key}` must be at least {min}"));
                 return None;
             }
         }

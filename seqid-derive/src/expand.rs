@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident, LitStr};
 
 use crate::ast::{Container, Field};
-use crate::attr::{CounterWrite, SeqId, Setting, StrategyKind};
+use crate::attr::{CounterWrite, HoldsKind, SeqId, Setting, StrategyKind};
 use crate::case::snake_case;
 use crate::ctxt::Ctxt;
 use crate::declaration::{Declaration, Declared};
@@ -433,10 +433,16 @@ pub fn sequence(cont: &Container, declared: Option<&Declared>) -> TokenStream {
             cont.ident.span(),
         ),
     };
-    let counters = match settings.and_then(|s| value(&s.counters)) {
-        Some(lit) => quote!(#lit),
-        None => quote!(::seqid::DEFAULT_COUNTERS),
+    let preset = settings.and_then(|s| value(&s.layout)).copied();
+    let counters = match (settings.and_then(|s| value(&s.counters)), preset) {
+        (Some(lit), _) => quote!(#lit),
+        (None, Some(preset)) => {
+            let name = preset.default_counters();
+            quote!(#name)
+        }
+        (None, None) => quote!(::seqid::DEFAULT_COUNTERS),
     };
+    let layout = settings.map_or_else(|| quote!(::seqid::Layout::TUTORIAL), layout);
     let strategy = match declared.map_or(StrategyKind::Counters, Declared::strategy) {
         StrategyKind::Counters => quote!(::seqid::__private::counters()),
         StrategyKind::Optimistic => {
@@ -457,9 +463,10 @@ pub fn sequence(cont: &Container, declared: Option<&Declared>) -> TokenStream {
         Some(CounterWrite::Database) => quote!(::seqid::CounterWriteConcern::Database),
         Some(CounterWrite::Majority) | None => quote!(::seqid::CounterWriteConcern::Majority),
     };
-    let start = match settings.and_then(|s| value(&s.start)) {
-        Some(&n) => Literal::i64_suffixed(n).into_token_stream(),
-        None => quote!(::seqid::DEFAULT_START),
+    let start = match (settings.and_then(|s| value(&s.start)), preset) {
+        (Some(&n), _) => Literal::i64_suffixed(n).into_token_stream(),
+        (None, Some(preset)) => Literal::i64_suffixed(preset.first_id()).into_token_stream(),
+        (None, None) => quote!(::seqid::DEFAULT_START),
     };
     let field = declared.map_or("_id", Declared::key);
     let scope = declared
@@ -471,12 +478,57 @@ pub fn sequence(cont: &Container, declared: Option<&Declared>) -> TokenStream {
             name: #name,
             collection: #collection,
             counters: #counters,
+            layout: #layout,
             strategy: #strategy,
             counter_write_concern: #counter_write_concern,
             start: #start,
             field: #field,
             scope: &[#(#scope),*],
         })
+    }
+}
+
+/// The counter's layout: a tool's preset, or the one the `counter_*` keys describe, with
+/// the step if one is given.
+fn layout(settings: &SeqId) -> TokenStream {
+    let given = |setting: &Option<Setting<LitStr>>| value(setting).map(LitStr::value);
+    let preset = value(&settings.layout).copied();
+    let by_hand = [
+        &settings.counter_name,
+        &settings.counter_field,
+        &settings.counter_value,
+    ]
+    .iter()
+    .any(|setting| setting.is_some())
+        || settings.counter_holds.is_some();
+    let layout = match preset {
+        Some(preset) => {
+            let constant = Ident::new(preset.constant(), Span::call_site());
+            quote!(::seqid::Layout::#constant)
+        }
+        None if by_hand => {
+            let name = given(&settings.counter_name).unwrap_or_else(|| "_id".to_owned());
+            let field = given(&settings.counter_field);
+            let value_key = given(&settings.counter_value).unwrap_or_else(|| "seq".to_owned());
+            let next = value(&settings.counter_holds) == Some(&HoldsKind::Next);
+            let field_tokens = match &field {
+                Some(field) => quote!(::seqid::__private::core::option::Option::Some(#field)),
+                None => quote!(::seqid::__private::core::option::Option::None),
+            };
+            // The unique index on the fields that find the counter, in the order declared.
+            let index = std::iter::once(&name).chain(field.as_ref());
+            quote! {
+                ::seqid::__private::custom(#name, #field_tokens, #value_key, #next, &[#(#index),*])
+            }
+        }
+        None => quote!(::seqid::Layout::TUTORIAL),
+    };
+    match value(&settings.step) {
+        Some(&step) => {
+            let step = Literal::u32_suffixed(step);
+            quote!(::seqid::__private::stepped(#layout, #step))
+        }
+        None => layout,
     }
 }
 

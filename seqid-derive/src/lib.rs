@@ -15,6 +15,7 @@ mod declaration;
 mod display;
 mod expand;
 mod fallback;
+mod layout;
 mod scope;
 mod valid;
 

@@ -10,6 +10,7 @@ use crate::ast::{Container, Data, Field};
 use crate::attr::{SeqId, Setting, StrategyKind};
 use crate::ctxt::Ctxt;
 use crate::declaration::Declaration;
+use crate::layout;
 
 pub fn check(cx: &Ctxt, cont: &Container, decl: &Declaration) {
     for refused in &cont.serde.refused {
@@ -41,6 +42,7 @@ pub fn check(cx: &Ctxt, cont: &Container, decl: &Declaration) {
         check_names(cx, declared.attr);
         check_collection(cx);
         check_strategy_keys(cx, declared.attr);
+        layout::check(cx, declared);
         if let Some(field) = declared.field {
             check_filled_field(cx, field, declared.on_id);
         }

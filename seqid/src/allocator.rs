@@ -28,12 +28,18 @@ use crate::{Error, Sequence};
 /// One round trip that takes ids from the database. It owns what it needs, since it runs
 /// in the flusher's task.
 pub(crate) trait Source: Send + Sync + 'static {
-    /// Takes `amount` ids, `first ..= first + amount - 1`, and returns `first`.
+    /// Takes `amount` ids, `first`, `first + step`, ... (`amount` of them), and returns
+    /// `first`.
     fn reserve(
         &self,
         amount: u64,
         tally: &Tally,
     ) -> impl Future<Output = Result<i64, Error>> + Send;
+
+    /// How far apart the ids of one reservation are (the sequence's `step`).
+    fn step(&self) -> i64 {
+        1
+    }
 
     /// The error for a caller whose request the flusher dropped unanswered (it panicked).
     fn interrupted(&self) -> Error;
@@ -74,32 +80,37 @@ impl Tally {
     }
 }
 
-/// A run of ids reserved and not yet handed out: `next`, `next + 1`, ... (`left` of them).
+/// A run of ids reserved and not yet handed out: `next`, `next + step`, ... (`left` of
+/// them).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Span {
     next: i64,
     left: u64,
+    step: i64,
 }
 
 impl Span {
-    fn new(first: i64, count: u64) -> Self {
+    fn new(first: i64, count: u64, step: i64) -> Self {
         Span {
             next: first,
             left: count,
+            step,
         }
     }
 
     /// Takes up to `n` ids off the front.
     fn split_front(&mut self, n: u64) -> Span {
-        let taken = Span::new(self.next, n.min(self.left));
+        let taken = Span::new(self.next, n.min(self.left), self.step);
         self.left -= taken.left;
         // Wrapping: once the last id (possibly i64::MAX) is taken, `next` is never read.
-        self.next = self.next.wrapping_add(taken.left as i64);
+        self.next = self
+            .next
+            .wrapping_add((taken.left as i64).wrapping_mul(self.step));
         taken
     }
 
     fn ids(self) -> impl Iterator<Item = i64> {
-        (0..self.left).map(move |i| self.next + i as i64)
+        (0..self.left).map(move |i| self.next + i as i64 * self.step)
     }
 }
 
@@ -132,7 +143,7 @@ impl Spans {
     fn give_back(&mut self, ids: &[i64]) {
         for &id in ids {
             let at = self.0.partition_point(|span| span.next < id);
-            self.0.insert(at, Span::new(id, 1));
+            self.0.insert(at, Span::new(id, 1, 1));
         }
     }
 
@@ -180,7 +191,7 @@ impl LiveBlock {
 
     /// Replaces the (used up) block with `first ..= first + count - 1`.
     pub fn refill(&self, first: i64, count: u64) {
-        *self.lock() = Spans(VecDeque::from([Span::new(first, count)]));
+        *self.lock() = Spans(VecDeque::from([Span::new(first, count, 1)]));
     }
 
     /// How many ids are left.
@@ -409,7 +420,10 @@ impl Allocator {
             let amount = (demand - held.spans.left()).div_ceil(self.chunk) * self.chunk;
             self.tally.reservations.fetch_add(1, Ordering::Relaxed);
             match source.reserve(amount, &self.tally).await {
-                Ok(first) => held.spans.0.push_back(Span::new(first, amount)),
+                Ok(first) => held
+                    .spans
+                    .0
+                    .push_back(Span::new(first, amount, source.step())),
                 Err(error) => {
                     for request in batch {
                         let _ = request.reply.send(Err(error.clone()));

@@ -97,7 +97,8 @@ pub(crate) async fn take_in_transaction(
     let first =
         counter::reserve_in_transaction(route.db, counter, count, &allocator.tally, session)
             .await?;
-    Ok((0..count as i64).map(|i| first + i).collect())
+    let step = seq.layout.step;
+    Ok((0..count as i64).map(|i| first + i * step).collect())
 }
 
 /// `count` ids through the allocator of the counter of `scope` (counters and block), for

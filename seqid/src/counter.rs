@@ -1,12 +1,20 @@
-//! The counters document: `{ _id: <sequence>, seq: <last id handed out> }` (for a scope,
-//! `_id` names the sequence and the scope's values: see [`scope`](crate::scope)), advanced with
-//! one `findAndModify` + `$inc` (upsert), as in the MongoDB tutorial. Its filter lets the
-//! `$inc` apply only to a counter that stays a whole number an id can come from, so a
-//! counter holding 1.5 (or a string, or a Double at 2^53) is reported as it is, never moved.
+//! The counter document, laid out as the sequence's [`Layout`] says: the tutorial's
+//! `{ _id: <sequence>, seq: <last id handed out> }` (for a scope, `_id` names the sequence
+//! and the scope's values: see [`scope`](crate::scope)), or another tool's, found by
+//! fields. It is advanced with one `findAndModify` + `$inc`, as in the MongoDB tutorial.
+//! Its filter lets the `$inc` apply only to a counter that stays a whole number an id can
+//! come from, so a counter holding 1.5 (or a string, or a Double at 2^53) is reported as
+//! it is, never moved.
+//!
+//! A counter found by `_id` is created by the upsert, whose `_id` index makes a race of
+//! first uses one counter. A counter found by fields (its `_id` an ObjectId) is created
+//! only by an insert after the tool's unique index on those fields is made, since an
+//! upsert without it could create two counters for one sequence; its updates do not
+//! upsert.
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use mongodb::options::{Acknowledgment, ReturnDocument, WriteConcern};
-use mongodb::{ClientSession, Database};
+use mongodb::options::{Acknowledgment, IndexOptions, ReturnDocument, WriteConcern};
+use mongodb::{ClientSession, Database, IndexModel};
 
 use crate::allocator::{Source, Tally, interrupted};
 use crate::backoff::backoff;
@@ -15,13 +23,18 @@ use crate::largest;
 use crate::scope::Scope;
 use crate::server::{DUPLICATE_KEY, PRIMARY, server_code};
 use crate::session::Session;
-use crate::{CounterWriteConcern, Error, Sequence, numeric};
+use crate::{CounterWriteConcern, Error, Layout, ScopeEncoding, Sequence, Width, numeric};
 
 /// Upserts that race on a new counter fail with E11000; the manual says a retry cannot
 /// fail again absent a delete, so a few attempts are plenty. The same bound holds for a
 /// server that answers an upsert with no document.
 const UPSERT_ATTEMPTS: u32 = 5;
 const TYPE_MISMATCH: i32 = 14;
+/// An index of the same keys exists under another name, or with other options: the
+/// counter's fields are indexed already (by the tool, or by a server that names indexes
+/// itself).
+const INDEX_OPTIONS_CONFLICT: i32 = 85;
+const INDEX_KEY_SPECS_CONFLICT: i32 = 86;
 /// Updates conditional on the value read lose only to other writers taking ids, which
 /// the backoff spreads out; a bound all the same, so no caller waits forever.
 const CONTENDED_ATTEMPTS: u32 = 16;
@@ -34,33 +47,134 @@ pub(crate) struct Counter<'a> {
 }
 
 impl Counter<'_> {
-    /// The counter document's `_id`.
-    fn id(&self) -> Bson {
-        self.scope.counter_id(self.seq)
+    fn layout(&self) -> &'static Layout {
+        &self.seq.layout
     }
 
-    /// The `_id`, for messages.
-    fn shown(&self) -> Box<str> {
-        self.id().to_string().into()
-    }
-
+    /// The fields that find the counter, all equalities (an upsert copies them).
     fn filter(&self) -> BsonDocument {
-        doc! { "_id": self.id() }
+        let (seq, layout) = (self.seq, self.layout());
+        if layout.by_id() {
+            return doc! { "_id": self.scope.counter_id(seq) };
+        }
+        let mut filter = doc! { layout.name_key: seq.name };
+        if let Some(key) = layout.field_key {
+            filter.insert(key, seq.field);
+        }
+        if let ScopeEncoding::InField(key) = layout.scope {
+            filter.insert(key, self.scope.reference_value());
+        }
+        filter
+    }
+
+    /// The counter, for messages: its `_id`, or the fields that find it.
+    fn shown(&self) -> Box<str> {
+        match self.layout().by_id() {
+            true => self.scope.counter_id(self.seq).to_string().into(),
+            false => self.filter().to_string().into(),
+        }
+    }
+
+    /// The field that holds the counter's value.
+    fn value_key(&self) -> &'static str {
+        self.layout().value_key
+    }
+
+    /// The value the counter holds when `last` is the last id handed out.
+    fn value_of(&self, last: i64) -> Result<i64, Error> {
+        last.checked_add(self.layout().offset())
+            .ok_or_else(|| self.overflow(i128::from(last) + i128::from(self.layout().offset())))
+    }
+
+    /// The last id handed out when the counter holds `value`.
+    fn last_of(&self, value: i64) -> Result<i64, Error> {
+        value
+            .checked_sub(self.layout().offset())
+            .ok_or_else(|| self.overflow(i128::from(value) - i128::from(self.layout().offset())))
+    }
+
+    fn overflow(&self, value: i128) -> Error {
+        Error::Overflow {
+            sequence: self.seq,
+            value,
+            target: "i64",
+            origin: format!("the counter {} in `{}`", self.shown(), self.seq.counters).into(),
+        }
+    }
+
+    /// `value` typed as the layout writes it.
+    fn written(&self, value: i64) -> Bson {
+        match self.layout().width {
+            Width::Int64 => Bson::Int64(value),
+            _ => i32::try_from(value).map_or(Bson::Int64(value), Bson::Int32),
+        }
+    }
+
+    /// A new counter whose value is `value`: the fields that find it, the fields the
+    /// layout creates it with, and for a scope in its `_id` the fields people and other
+    /// tools find it by.
+    fn created(&self, value: i64) -> BsonDocument {
+        let mut created = self.filter();
+        created.insert(self.value_key(), self.written(value));
+        for (key, value) in self.layout().created_with {
+            created.insert(*key, *value);
+        }
+        if let Some(fields) = self.scope.counter_fields(self.seq)
+            && self.layout().scope == ScopeEncoding::InId
+        {
+            created.extend(fields);
+        }
+        created
     }
 
     /// `update`, and for a scope's counter the fields it is created with for people and
-    /// other tools (`$setOnInsert`).
+    /// other tools (`$setOnInsert`). Only a counter found by `_id` is upserted.
     fn creating(&self, mut update: BsonDocument) -> BsonDocument {
-        if let Some(fields) = self.scope.counter_fields(self.seq) {
+        if let Some(fields) = self.scope.counter_fields(self.seq)
+            && self.layout().scope == ScopeEncoding::InId
+        {
             update.insert("$setOnInsert", fields);
         }
         update
     }
+
+    /// The value a counter holds before the first id, `start`, is handed out.
+    fn before_start(&self) -> Result<i64, Error> {
+        let seq = self.seq;
+        let last = seq
+            .start
+            .checked_sub(seq.layout.step)
+            .ok_or_else(|| self.overflow(i128::from(seq.start) - i128::from(seq.layout.step)))?;
+        self.value_of(last)
+    }
+
+    /// Whether the counter that one `$inc` creates from nothing hands out `start` first:
+    /// `$inc: n × step` stores `n × step`, whose first id is `step - offset`. Else the
+    /// counter is created before its first update, at [`before_start`](Self::before_start).
+    fn upsert_starts_right(&self) -> bool {
+        let layout = self.layout();
+        layout.by_id() && self.seq.start == layout.step - layout.offset()
+    }
+
+    /// The largest id of the sequence (`start + k × step`) not above `largest`, or the
+    /// one before `start` (`start - step`, a counter before its first id) if `largest`
+    /// is below that.
+    pub(crate) fn last_at_most(&self, largest: i64) -> Result<i64, Error> {
+        let step = i128::from(self.seq.layout.step);
+        let before = i128::from(self.seq.start) - step;
+        let largest = i128::from(largest);
+        let last = match largest <= before {
+            true => before,
+            false => before + (largest - before).div_euclid(step) * step,
+        };
+        i64::try_from(last).map_err(|_| self.overflow(last))
+    }
 }
 
-/// Reserves ids by adding to the counter: `$inc: amount` returning `hi` owns
-/// `hi - amount + 1 ..= hi` (pooled semantics, so plain `$inc: 1` writers never collide).
-/// It owns what it needs: it runs in the allocator's flusher.
+/// Reserves ids by adding to the counter: `$inc: amount × step` whose answer says the last
+/// id is `hi` owns the `amount` ids `hi - (amount - 1) × step ..= hi` (pooled semantics,
+/// so writers adding one step at a time never collide). It owns what it needs: it runs
+/// in the allocator's flusher.
 pub(crate) struct CounterSource {
     pub db: Database,
     pub seq: &'static Sequence,
@@ -73,16 +187,13 @@ impl Source for CounterSource {
             seq: self.seq,
             scope: &self.scope,
         };
-        let seq = counter.seq;
-        let overflow = || Error::Overflow {
-            sequence: seq,
-            value: amount.into(),
-            target: "i64",
-            origin: "the number of ids reserved at once".into(),
-        };
-        let step = i64::try_from(amount).map_err(|_| overflow())?;
-        let hi = update(&self.db, counter, Change::Inc(step), tally, None).await?;
-        first_of(seq, hi, step)
+        let increment = increment(counter, amount)?;
+        let value = update(&self.db, counter, Change::Inc(increment), tally, None).await?;
+        first_of(counter, value, amount)
+    }
+
+    fn step(&self) -> i64 {
+        self.seq.layout.step
     }
 
     fn interrupted(&self) -> Error {
@@ -91,7 +202,8 @@ impl Source for CounterSource {
 }
 
 /// Reserves `amount` ids inside the caller's transaction (the gapless strategy), and
-/// returns the first: the transaction's rollback takes them back.
+/// returns the first (the others follow it, `step` apart): the transaction's rollback
+/// takes them back.
 pub(crate) async fn reserve_in_transaction(
     db: &Database,
     counter: Counter<'_>,
@@ -99,30 +211,44 @@ pub(crate) async fn reserve_in_transaction(
     tally: &Tally,
     session: &mut Session<'_>,
 ) -> Result<i64, Error> {
-    let seq = counter.seq;
-    let step = i64::try_from(amount).map_err(|_| Error::Overflow {
-        sequence: seq,
-        value: amount.into(),
-        target: "i64",
-        origin: "the number of ids reserved at once".into(),
-    })?;
+    let increment = increment(counter, amount)?;
+    // A counter found by fields is not upserted: made (outside the transaction, which
+    // cannot create the index) before the transaction's first update of it.
+    ensure_exists(db, counter, tally).await?;
     tally
         .reservations
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let hi = update(db, counter, Change::Inc(step), tally, session.join()).await?;
+    let value = update(db, counter, Change::Inc(increment), tally, session.join()).await?;
     tally
         .ids
         .fetch_add(amount, std::sync::atomic::Ordering::Relaxed);
-    first_of(seq, hi, step)
+    first_of(counter, value, amount)
 }
 
-/// The first of the `step` ids an `$inc: step` answered with `hi` reserved.
-fn first_of(seq: &'static Sequence, hi: i64, step: i64) -> Result<i64, Error> {
-    hi.checked_sub(step - 1).ok_or_else(|| Error::Overflow {
-        sequence: seq,
-        value: i128::from(hi) - i128::from(step) + 1,
+/// What `$inc` adds to reserve `amount` ids: `amount × step`.
+fn increment(counter: Counter<'_>, amount: u64) -> Result<i64, Error> {
+    let step = counter.seq.layout.step;
+    i64::try_from(amount)
+        .ok()
+        .and_then(|amount| amount.checked_mul(step))
+        .ok_or_else(|| Error::Overflow {
+            sequence: counter.seq,
+            value: i128::from(amount) * i128::from(step),
+            target: "i64",
+            origin: format!("{amount} ids reserved at once, {step} apart").into(),
+        })
+}
+
+/// The first of the `amount` ids an `$inc` that left the counter at `value` reserved.
+fn first_of(counter: Counter<'_>, value: i64, amount: u64) -> Result<i64, Error> {
+    let last = counter.last_of(value)?;
+    let step = i128::from(counter.seq.layout.step);
+    let first = i128::from(last) - (i128::from(amount) - 1) * step;
+    i64::try_from(first).map_err(|_| Error::Overflow {
+        sequence: counter.seq,
+        value: first,
         target: "i64",
-        origin: format!("the counter answered {hi} to $inc: {step}").into(),
+        origin: format!("the counter answered {value} to the reservation of {amount} ids").into(),
     })
 }
 
@@ -133,23 +259,32 @@ pub(crate) async fn sync(db: &Database, counter: Counter<'_>, tally: &Tally) -> 
     let collection = db.collection::<BsonDocument>(seq.collection);
     let (top, _) =
         largest::numeric_id(&collection, seq, counter.scope, Ids::Mixed, None, None).await?;
-    let largest = top.as_ref().and_then(numeric::floor).unwrap_or(0);
+    // No numeric id stored: the counter is raised to the one before `start`, at most.
+    let largest = top.as_ref().and_then(numeric::floor).unwrap_or(i64::MIN);
     raise(db, counter, largest, tally).await
 }
 
-/// Raises the counter to `largest`, an id stored, and never below the first id: a counter
-/// this creates starts where `start` says. Returns the counter's value.
+/// Raises the counter so that the next id it hands out is above `largest`, an id stored,
+/// and never below the first id: a counter this creates starts where `start` says.
+/// Returns the last id handed out, as the counter now says.
+///
+/// With a step, the counter is raised to the largest id of the sequence (`start + k ×
+/// step`) not above `largest`: the next id is then above `largest` and still one of the
+/// sequence's, so writers that interleave by step (odd and even ids) keep to their own.
 pub(crate) async fn raise(
     db: &Database,
     counter: Counter<'_>,
     largest: i64,
     tally: &Tally,
 ) -> Result<i64, Error> {
-    let floor = largest.max(counter.seq.start - 1);
-    update(db, counter, Change::Max(floor), tally, None).await
+    let floor = counter.last_at_most(largest)?;
+    let value = counter.value_of(floor)?;
+    let value = update(db, counter, Change::Max(value), tally, None).await?;
+    counter.last_of(value)
 }
 
-/// What is done to the counter's `seq`.
+/// What is done to the counter's value (its `seq`, in the tutorial's layout), in the
+/// units the counter holds.
 #[derive(Debug, Clone, Copy)]
 enum Change {
     /// `$inc`: reserves ids.
@@ -161,7 +296,7 @@ enum Change {
 }
 
 impl Change {
-    fn update(self) -> BsonDocument {
+    fn update(self, value_key: &str) -> BsonDocument {
         let (operator, operand) = match self {
             Change::Inc(operand) => ("$inc", operand),
             Change::Max(operand) => ("$max", operand),
@@ -169,7 +304,7 @@ impl Change {
         // An Int32 operand keeps an Int32 counter Int32 (MongoDB widens it itself on
         // overflow), so other tools reading the counter see the type they wrote.
         let operand = i32::try_from(operand).map_or(Bson::Int64(operand), Bson::Int32);
-        doc! { operator: { "seq": operand } }
+        doc! { operator: { value_key: operand } }
     }
 
     /// How far the change can move the counter up: `$max` leaves it or replaces it by the
@@ -182,7 +317,7 @@ impl Change {
     }
 }
 
-/// The counter `{ _id: <sequence> }` if its `seq` is a whole number that can take
+/// The counter `filter` finds if its value (`value_key`) is a whole number that can take
 /// `reach` and stay strictly within ±2^53 ([`numeric::double_range`]): an Int32, an Int64,
 /// a whole Double or a whole Decimal128 in that range. That is every counter a sequence
 /// meets in practice, and each stays countable after the update. Any other counter (a
@@ -199,16 +334,17 @@ impl Change {
 /// without a fraction, Double and Decimal128 included, and no NaN, BinData aside, which
 /// the range, type-bracketed to numbers, keeps out (nx-27017's matches fractions too:
 /// there a Double counter of 1.5 still moves).
-fn guard(id: Bson, reach: i64) -> BsonDocument {
+fn guard(mut filter: BsonDocument, value_key: &str, reach: i64) -> BsonDocument {
     let range = numeric::double_range(reach);
-    doc! {
-        "_id": id,
-        "seq": {
+    filter.insert(
+        value_key,
+        doc! {
             "$bitsAllClear": 0,
             "$gte": *range.start(),
             "$lte": *range.end(),
         },
-    }
+    );
+    filter
 }
 
 /// Whether [`guard`] takes a counter holding `value` for a change of `reach`.
@@ -216,9 +352,9 @@ fn guarded(value: &Bson, reach: i64) -> bool {
     numeric::integral(value).is_some_and(|n| numeric::double_range(reach).contains(&n))
 }
 
-/// Applies `change` to the counter with an upsert, only if the counter stays countable,
-/// and returns its new value. A counter that is not countable is left as it is and
-/// reported with the value it holds.
+/// Applies `change` to the counter (with an upsert, for a counter found by `_id`), only
+/// if the counter stays countable, and returns its new value. A counter that is not
+/// countable is left as it is and reported with the value it holds.
 ///
 /// With `transaction`, the update joins the caller's transaction, is sent once (a failed
 /// write aborts the transaction, so nothing can be retried inside it), and any error is
@@ -233,14 +369,17 @@ async fn update(
 ) -> Result<i64, Error> {
     let seq = counter.seq;
     let counters = db.collection::<BsonDocument>(seq.counters);
-    ensure_started(&counters, counter, tally).await?;
-    let filter = guard(counter.id(), change.reach());
-    let update = counter.creating(change.update());
+    if counter.layout().by_id() {
+        ensure_started(&counters, counter, tally).await?;
+    }
+    let value_key = counter.value_key();
+    let filter = guard(counter.filter(), value_key, change.reach());
+    let update = counter.creating(change.update(value_key));
     let mut attempt = 1;
     loop {
         let mut find_and_modify = counters
             .find_one_and_update(filter.clone(), update.clone())
-            .upsert(true)
+            .upsert(counter.layout().by_id())
             .return_document(ReturnDocument::After);
         match transaction.as_deref_mut() {
             Some(session) => find_and_modify = find_and_modify.session(session),
@@ -261,16 +400,21 @@ async fn update(
         };
         // `None`: the server answered with no document; else the error's code.
         let code = error.as_ref().map(server_code);
-        // The filter did not take the counter (the upsert then meets its `_id`: E11000),
-        // or a server that does not apply the filter met a string (error 14), or answered
-        // with no document, which some servers do for either, or after applying the
-        // update during a concurrent first use. The counter as stored tells which.
+        // The filter did not take the counter (the upsert then meets its `_id`: E11000;
+        // without an upsert, no document), or a server that does not apply the filter met
+        // a string (error 14), or answered with no document, which some servers do for
+        // either, or after applying the update during a concurrent first use. The counter
+        // as stored tells which.
         let unmatched = matches!(code, None | Some(Some(DUPLICATE_KEY | TYPE_MISMATCH)));
         if unmatched {
             match update_as_read(&counters, counter, change, &update, tally).await? {
                 AsRead::Updated(stored) => return new_value(counter, &stored),
+                // No counter found by fields: made now, then updated by the next round.
+                AsRead::NoCounter if !counter.layout().by_id() => {
+                    create(&counters, counter, counter.before_start()?).await?;
+                }
                 // No counter, or one the guard takes now: the upsert race of a counter's
-                // first use (or a unique index on `seq`), retried as the manual says.
+                // first use (or a unique index on its value), retried as the manual says.
                 AsRead::NoCounter | AsRead::Guarded => {}
             }
         }
@@ -300,47 +444,128 @@ async fn update(
     }
 }
 
-/// Makes sure the counter of a sequence that starts elsewhere than 1 exists before the
-/// first update: created at `start - 1`, so that the first id handed out is `start`. A
-/// counter that exists, made by seqid or by another tool, is left as it is; so is one that
-/// another writer creates first (E11000). Once per allocator: a sequence that starts at 1
-/// is the tutorial's, and its upsert creates the counter.
+/// Makes sure a counter found by `_id` whose upsert would not hand out `start` first
+/// exists before the first update: created at [`Counter::before_start`], so that the first
+/// id handed out is `start`. A counter that exists, made by seqid or by another tool, is
+/// left as it is; so is one that another writer creates first (E11000). Once per
+/// allocator: a sequence that starts at its step (1, 2, 3, ... by default) is the
+/// tutorial's, and its upsert creates the counter.
 async fn ensure_started(
     counters: &mongodb::Collection<BsonDocument>,
     counter: Counter<'_>,
     tally: &Tally,
 ) -> Result<(), Error> {
     use std::sync::atomic::Ordering;
-    let seq = counter.seq;
-    if seq.start == 1 || tally.counter_exists.load(Ordering::Relaxed) {
+    if counter.upsert_starts_right() || tally.counter_exists.load(Ordering::Relaxed) {
         return Ok(());
     }
-    let before = seq.start - 1;
-    let before = i32::try_from(before).map_or(Bson::Int64(before), Bson::Int32);
-    let mut created = doc! { "_id": counter.id(), "seq": before };
-    created.extend(counter.scope.counter_fields(seq).unwrap_or_default());
-    let mut insert = counters.insert_one(created);
+    insert_counter(counters, counter, counter.before_start()?).await?;
+    tally.counter_exists.store(true, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Makes sure the counter exists, outside any transaction, once per allocator, for a
+/// counter found by fields (whose updates do not upsert): read, and created at
+/// [`Counter::before_start`] if missing. A counter found by `_id` is left to the upsert.
+async fn ensure_exists(db: &Database, counter: Counter<'_>, tally: &Tally) -> Result<(), Error> {
+    use std::sync::atomic::Ordering;
+    if counter.layout().by_id() || tally.counter_exists.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let counters = db.collection::<BsonDocument>(counter.seq.counters);
+    if stored(&counters, counter).await?.is_none() {
+        create(&counters, counter, counter.before_start()?).await?;
+    }
+    tally.counter_exists.store(true, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Creates the counter found by fields at `value`: the tool's unique index on those
+/// fields first, so that two writers creating it at once make one counter (the second
+/// insert meets the index, E11000, and leaves the first's).
+async fn create(
+    counters: &mongodb::Collection<BsonDocument>,
+    counter: Counter<'_>,
+    value: i64,
+) -> Result<(), Error> {
+    ensure_unique_index(counters, counter).await?;
+    insert_counter(counters, counter, value).await
+}
+
+/// Inserts the counter at `value`, with the counter's write concern; one that exists
+/// (E11000) is left as it is.
+async fn insert_counter(
+    counters: &mongodb::Collection<BsonDocument>,
+    counter: Counter<'_>,
+    value: i64,
+) -> Result<(), Error> {
+    let seq = counter.seq;
+    let mut insert = counters.insert_one(counter.created(value));
     if let Some(concern) = counter_write_concern(seq, counters) {
         insert = insert.write_concern(concern);
     }
     match insert.await {
-        Ok(_) => {}
-        Err(error) if server_code(&error) == Some(DUPLICATE_KEY) => {}
-        Err(error) => {
-            return Err(Error::driver(
-                seq,
-                format!(
-                    "creating the counter in `{}` at {} (start = {})",
-                    seq.counters,
-                    seq.start - 1,
-                    seq.start
-                ),
-                error,
-            ));
-        }
+        Ok(_) => Ok(()),
+        Err(error) if server_code(&error) == Some(DUPLICATE_KEY) => Ok(()),
+        Err(error) => Err(Error::driver(
+            seq,
+            format!(
+                "creating the counter {} in `{}` at {value} (start = {})",
+                counter.shown(),
+                seq.counters,
+                seq.start
+            ),
+            error,
+        )),
     }
-    tally.counter_exists.store(true, Ordering::Relaxed);
-    Ok(())
+}
+
+/// The unique index that makes a counter found by fields one document: the tool's own
+/// (same keys, same name), so that the tool, making its index, finds it made. One of the
+/// same keys under another name counts as made.
+async fn ensure_unique_index(
+    counters: &mongodb::Collection<BsonDocument>,
+    counter: Counter<'_>,
+) -> Result<(), Error> {
+    let (seq, layout) = (counter.seq, counter.layout());
+    let mut keys = BsonDocument::new();
+    for key in layout.unique_index {
+        keys.insert(*key, 1);
+    }
+    let name = layout
+        .unique_index
+        .iter()
+        .map(|key| format!("{key}_1"))
+        .collect::<Vec<_>>()
+        .join("_");
+    let index = IndexModel::builder()
+        .keys(keys)
+        .options(
+            IndexOptions::builder()
+                .unique(true)
+                .name(name.clone())
+                .build(),
+        )
+        .build();
+    match counters.create_index(index).await {
+        Ok(_) => Ok(()),
+        Err(error)
+            if matches!(
+                server_code(&error),
+                Some(INDEX_OPTIONS_CONFLICT | INDEX_KEY_SPECS_CONFLICT)
+            ) =>
+        {
+            Ok(())
+        }
+        Err(error) => Err(Error::driver(
+            seq,
+            format!(
+                "making the unique index `{name}` that keeps one counter per sequence in `{}` ({})",
+                seq.counters, layout.tool
+            ),
+            error,
+        )),
+    }
 }
 
 /// The write concern of an update of the counter outside a transaction: the database's
@@ -386,7 +611,7 @@ async fn in_transaction(
         None | Some(Some(DUPLICATE_KEY | TYPE_MISMATCH))
     );
     if unmatched
-        && let Some(value) = stored_seq(counters, counter).await?
+        && let Some(value) = stored_value(counters, counter).await?
         && !numeric::countable(&value, 0)
     {
         return Err(not_numeric(counter, value));
@@ -412,21 +637,23 @@ async fn in_transaction(
 enum AsRead {
     /// The counter after the update.
     Updated(BsonDocument),
-    /// There is no counter: the upsert race of a first use, which the caller retries.
+    /// There is no counter: the upsert race of a first use, which the caller retries,
+    /// or a counter found by fields that the caller creates.
     NoCounter,
     /// The counter is one the guard takes: it was created (or made countable) by another
-    /// writer since the upsert looked, and the guarded upsert, one atomic `$inc` that no
+    /// writer since the update looked, and the guarded update, one atomic `$inc` that no
     /// other writer can make fail, is the way to update it.
     Guarded,
 }
 
-/// For a counter the guarded upsert did not update: reads it, reports it if it is not
+/// For a counter the guarded update did not update: reads it, reports it if it is not
 /// countable, else applies `update` on condition that it still holds the value read
-/// (`{ _id, seq: <value> }`), so a counter changed meanwhile to something seqid cannot
-/// count from is never touched. That is the way of an Int64 beyond ±2^53, which the
-/// guard's range leaves out, and of a counter without `seq` (made by another tool).
+/// (`{ <filter>, <value_key>: <value> }`), so a counter changed meanwhile to something
+/// seqid cannot count from is never touched. That is the way of an Int64 beyond ±2^53,
+/// which the guard's range leaves out, and of a counter without its value field (made by
+/// another tool).
 ///
-/// A counter the guard takes is left to the guarded upsert ([`AsRead::Guarded`]): a
+/// A counter the guard takes is left to the guarded update ([`AsRead::Guarded`]): a
 /// conditional update would have to win a race against every writer taking ids, and
 /// while they keep taking them (a concurrent first use under load) it keeps losing.
 async fn update_as_read(
@@ -441,7 +668,7 @@ async fn update_as_read(
     loop {
         let condition = match stored(counters, counter).await? {
             None => return Ok(AsRead::NoCounter),
-            // A counter without `seq` (made by another tool): `$inc` starts it.
+            // A counter without a value (made by another tool): `$inc` starts it.
             Some(None) => doc! { "$exists": false },
             Some(Some(value)) if guarded(&value, change.reach()) => return Ok(AsRead::Guarded),
             Some(Some(value)) if numeric::countable(&value, change.reach()) => {
@@ -449,10 +676,10 @@ async fn update_as_read(
             }
             Some(Some(value)) => return Err(not_numeric(counter, value)),
         };
-        // A round trip more than the guarded upsert: counted as a retry.
+        // A round trip more than the guarded update: counted as a retry.
         tally.retried();
         let mut filter = counter.filter();
-        filter.insert("seq", condition);
+        filter.insert(counter.value_key(), condition);
         let reply = counters
             .find_one_and_update(filter, update.clone())
             .return_document(ReturnDocument::After)
@@ -480,59 +707,87 @@ async fn update_as_read(
     }
 }
 
-/// The counter's new value, as an id. The update applies only to a countable counter, so
-/// only a server that does not apply the filter as MongoDB does gets the error here.
+/// The counter's new value, as an integer. The update applies only to a countable
+/// counter, so only a server that does not apply the filter as MongoDB does gets the
+/// error here.
 fn new_value(counter: Counter<'_>, stored: &BsonDocument) -> Result<i64, Error> {
-    let value = stored.get("seq").cloned().unwrap_or(Bson::Null);
+    let value = stored
+        .get(counter.value_key())
+        .cloned()
+        .unwrap_or(Bson::Null);
     numeric::integral(&value).ok_or_else(|| not_numeric(counter, value))
 }
 
-/// The counter's value, or `None` when there is no counter (or it has no `seq`).
+/// The last id the counter has handed out, or `None` when there is no counter (or it
+/// has no value).
 pub(crate) async fn read(db: &Database, counter: Counter<'_>) -> Result<Option<i64>, Error> {
     let counters = db.collection::<BsonDocument>(counter.seq.counters);
-    match stored_seq(&counters, counter).await? {
+    match stored_value(&counters, counter).await? {
         None => Ok(None),
         Some(value) => match numeric::integral(&value) {
-            Some(n) => Ok(Some(n)),
+            Some(n) => counter.last_of(n).map(Some),
             None => Err(not_numeric(counter, value)),
         },
     }
 }
 
-/// Sets the counter to `last` (creating it if missing), with the counter's write concern.
+/// Sets the counter so that `last` is the last id handed out (creating it if missing),
+/// with the counter's write concern.
 pub(crate) async fn set(db: &Database, counter: Counter<'_>, last: i64) -> Result<(), Error> {
     let seq = counter.seq;
     let counters = db.collection::<BsonDocument>(seq.counters);
-    let value = i32::try_from(last).map_or(Bson::Int64(last), Bson::Int32);
-    let mut update = counters
-        .update_one(
-            counter.filter(),
-            counter.creating(doc! { "$set": { "seq": value } }),
-        )
-        .upsert(true);
-    if let Some(concern) = counter_write_concern(seq, &counters) {
-        update = update.write_concern(concern);
-    }
-    update.await.map_err(|error| {
+    let value = counter.value_of(last)?;
+    let failed = |error| {
         Error::driver(
             seq,
             format!("setting the counter in `{}` to {last}", seq.counters),
             error,
         )
-    })?;
-    Ok(())
+    };
+    let by_id = counter.layout().by_id();
+    // A counter found by fields is created by an insert (see the module's notes), and
+    // updated if another writer creates it meanwhile.
+    for _ in 0..UPSERT_ATTEMPTS {
+        let set = doc! { "$set": { counter.value_key(): counter.written(value) } };
+        let mut update = counters
+            .update_one(counter.filter(), counter.creating(set))
+            .upsert(by_id);
+        if let Some(concern) = counter_write_concern(seq, &counters) {
+            update = update.write_concern(concern);
+        }
+        let result = update.await.map_err(failed)?;
+        if by_id || result.matched_count > 0 {
+            return Ok(());
+        }
+        ensure_unique_index(&counters, counter).await?;
+        let mut insert = counters.insert_one(counter.created(value));
+        if let Some(concern) = counter_write_concern(seq, &counters) {
+            insert = insert.write_concern(concern);
+        }
+        match insert.await {
+            Ok(_) => return Ok(()),
+            Err(error) if server_code(&error) == Some(DUPLICATE_KEY) => {}
+            Err(error) => return Err(failed(error)),
+        }
+    }
+    Err(Error::CounterContended {
+        sequence: seq,
+        counter: counter.shown(),
+        attempts: UPSERT_ATTEMPTS,
+    })
 }
 
-/// The `seq` the counter holds, or `None` if there is no counter or it has no `seq` (which
-/// `$inc` creates).
-async fn stored_seq(
+/// The value the counter holds, or `None` if there is no counter or it has no value
+/// (which `$inc` creates).
+async fn stored_value(
     counters: &mongodb::Collection<BsonDocument>,
     counter: Counter<'_>,
 ) -> Result<Option<Bson>, Error> {
     Ok(stored(counters, counter).await?.flatten())
 }
 
-/// The counter as stored: `None` if there is none, else its `seq` (`None` if it has none).
+/// The counter as stored: `None` if there is none, else its value (`None` if it has
+/// none).
 async fn stored(
     counters: &mongodb::Collection<BsonDocument>,
     counter: Counter<'_>,
@@ -542,7 +797,7 @@ async fn stored(
         .find_one(counter.filter())
         .selection_criteria(PRIMARY)
         .await
-        .map(|counter| counter.map(|c| c.get("seq").cloned()))
+        .map(|found| found.map(|c| c.get(counter.value_key()).cloned()))
         .map_err(|error| {
             Error::driver(
                 seq,

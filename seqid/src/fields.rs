@@ -47,6 +47,10 @@ pub(crate) fn origin(seq: &Sequence) -> String {
             "one above the largest numeric {} in `{}` and every id in flight",
             seq.field, seq.collection
         ),
+        _ if !seq.layout.by_id() => format!(
+            "taken from the counter {{ {}: {:?}, ... }} in `{}` ({}'s layout)",
+            seq.layout.name_key, seq.name, seq.counters, seq.layout.tool
+        ),
         _ if !seq.scope.is_empty() => format!(
             "taken from the counter of its scope, {{ _id: {{ sequence: {:?}, scope: ... }} }} in `{}`",
             seq.name, seq.counters

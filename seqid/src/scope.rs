@@ -146,6 +146,30 @@ impl Scope {
         Some(doc! { "sequence": seq.name, "scope": values.fields.clone() })
     }
 
+    /// This scope as mongoose-sequence writes it in a counter's `reference_value`: a
+    /// document of the scope fields in the order JavaScript's `Array.prototype.sort`
+    /// puts their names (UTF-16 code units), each integer an Int32 where it fits (as
+    /// Node.js writes a number), and `null` when unscoped. The counter is found by
+    /// equality with that document, so its order and types are the tool's.
+    pub(crate) fn reference_value(&self) -> Bson {
+        let Some(values) = &self.0 else {
+            return Bson::Null;
+        };
+        let mut fields: Vec<(&String, &Bson)> = values.fields.iter().collect();
+        fields.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
+        let document = fields
+            .into_iter()
+            .map(|(key, value)| {
+                let value = match value {
+                    Bson::Int64(n) => i32::try_from(*n).map_or(Bson::Int64(*n), Bson::Int32),
+                    other => other.clone(),
+                };
+                (key.clone(), value)
+            })
+            .collect();
+        Bson::Document(document)
+    }
+
     /// " in scope { ... }", or nothing when unscoped: for messages.
     pub(crate) fn in_scope(&self) -> String {
         match &self.0 {

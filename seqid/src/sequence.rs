@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::Layout;
+
 /// The name of the counters collection when `counters = "..."` is not given.
 pub const DEFAULT_COUNTERS: &str = "counters";
 /// How long the optimistic loop keeps retrying an insert whose ids other writers take,
@@ -40,9 +42,12 @@ pub struct Sequence {
     pub name: &'static str,
     /// The collection the documents are inserted into.
     pub collection: &'static str,
-    /// The collection holding one `{ _id: name, seq: last }` document per sequence.
-    /// The optimistic strategy does not use it.
+    /// The collection holding the sequence's counter (one per scope), laid out as
+    /// [`layout`](Sequence::layout) says. The optimistic strategy keeps no counter.
     pub counters: &'static str,
+    /// How the counter document is kept: the tutorial's `{ _id: name, seq: last }`, or
+    /// another tool's layout (`layout = "..."`), and the step between ids.
+    pub layout: Layout,
     /// How ids are taken.
     pub strategy: Strategy,
     /// The write concern of the counter's updates (counters and block strategies).
@@ -186,7 +191,7 @@ impl Sequence {
 /// Constructors for the derive (through `__private`): the types above are
 /// `#[non_exhaustive]`.
 pub(crate) mod construct {
-    use super::{CounterWriteConcern, Sequence, Strategy};
+    use super::{CounterWriteConcern, Layout, Sequence, Strategy};
 
     /// Every attribute key's value, as the derive spells them out: the fields of
     /// [`Sequence`], which documents each.
@@ -195,6 +200,7 @@ pub(crate) mod construct {
         pub name: &'static str,
         pub collection: &'static str,
         pub counters: &'static str,
+        pub layout: Layout,
         pub strategy: Strategy,
         pub counter_write_concern: CounterWriteConcern,
         pub start: i64,
@@ -208,6 +214,7 @@ pub(crate) mod construct {
             name,
             collection,
             counters,
+            layout,
             strategy,
             counter_write_concern,
             start,
@@ -218,6 +225,7 @@ pub(crate) mod construct {
             name,
             collection,
             counters,
+            layout,
             strategy,
             counter_write_concern,
             start,
@@ -259,7 +267,7 @@ pub(crate) mod construct {
 #[cfg(test)]
 pub(crate) mod testing {
     use super::construct::{Parts, counters, sequence};
-    use super::{CounterWriteConcern, Sequence, Strategy};
+    use super::{CounterWriteConcern, Layout, Sequence, Strategy};
 
     /// A sequence `name` on `_id` of the collection `collection`, with `strategy`.
     pub(crate) const fn on_id(
@@ -282,6 +290,7 @@ pub(crate) mod testing {
             name,
             collection,
             counters: "counters",
+            layout: Layout::TUTORIAL,
             strategy,
             counter_write_concern: CounterWriteConcern::Majority,
             start: 1,

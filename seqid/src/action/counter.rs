@@ -120,20 +120,29 @@ impl<'a, T: Model> IntoFuture for SetCounter<'a, T> {
         Box::pin(async move {
             let seq = self.seq;
             let scope = self.scope.resolve(seq)?;
+            let counter = Counter { seq, scope: &scope };
             let last = match self.value {
                 Value::Last(last) => last,
-                Value::Start => seq.start - 1,
+                Value::Start => counter.last_at_most(i64::MIN)?,
             };
-            if last < 0 {
+            // The counter holds the last id handed out: with a step, one of the
+            // progression `start + k × step` (k may be negative: the counter may be set
+            // below `start`), and not below the one before the first id, 0 or `start`.
+            let step = i128::from(seq.layout.step);
+            let before_first = (i128::from(seq.start) - step).min(0);
+            let (wide, start) = (i128::from(last), i128::from(seq.start));
+            if wide < before_first || (wide - start).rem_euclid(step) != 0 {
                 return Err(Error::InvalidOption {
                     sequence: seq,
                     option: "set_counter",
                     value: last.to_string().into(),
-                    reason: "the counter holds the last id handed out, and ids start at 1",
+                    reason: "the counter holds the last id handed out: an id of the \
+                             sequence, `start + k × step`, not below 0 (or below \
+                             `start - step` when that is negative, nothing handed out yet)",
                 });
             }
             if !self.below_stored {
-                refuse_below_stored(self.db, Counter { seq, scope: &scope }, last).await?;
+                refuse_below_stored(self.db, counter, last).await?;
             }
             counted::set(self.db, seq, &scope, last).await?;
             Ok(last)

@@ -1,0 +1,229 @@
+//! How a sequence's counter document is kept: the fields that find it, the field that
+//! holds its value and what that value means, and the step between ids. The MongoDB
+//! tutorial's layout is seqid's own; the others are those of the tools whose counters
+//! seqid shares (`layout = "..."`), so that a service written with MongoEngine, mongoose
+//! or Go and one written with seqid number the same collection from the same counter.
+
+/// Where a scoped sequence's scope goes in its counter document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ScopeEncoding {
+    /// The layout has no scope: a scoped sequence does not compile with it.
+    Unscoped,
+    /// In the `_id`: `'["<name>",<value>,...]'`, with `sequence` and `scope` fields for
+    /// people and other tools (seqid's own encoding, see the crate's notes on scopes).
+    InId,
+    /// In this field, as a document of the scope fields in the order JavaScript sorts
+    /// their names, and `null` for an unscoped sequence: mongoose-sequence's
+    /// `reference_value`.
+    InField(&'static str),
+}
+
+/// What the value of a counter is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Holds {
+    /// The last id handed out (the tutorial and every tool seqid has a preset for).
+    Last,
+    /// The next id to hand out.
+    Next,
+}
+
+/// The width a counter's value is written with when seqid creates or sets it. `$inc`
+/// keeps the width the counter has (MongoDB widens an Int32 on overflow by itself).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Width {
+    /// Int32 when the value fits, else Int64: what the tutorial's shell, pymongo and
+    /// Node.js write.
+    Narrowest,
+    /// Int64 always (@typegoose/auto-increment's `count` is a `BigInt`).
+    Int64,
+}
+
+/// How a sequence's counter document is laid out, declared with `layout = "..."` (a
+/// tool's preset) or the explicit keys `counter_name`, `counter_field`, `counter_value`,
+/// `counter_holds`, and `step`. Every strategy that keeps a counter works on every layout;
+/// the derive refuses what a layout cannot hold (a scope where the tool has none, a step
+/// where the tool always adds 1).
+///
+/// | `layout` | counters collection | the counter is found by | value |
+/// |---|---|---|---|
+/// | `"tutorial"` (the default) | `counters` | `_id: "<name>"` | `seq`, the last id |
+/// | `"mongoengine"` | `mongoengine.counters` | `_id: "<name>"` (`"<collection>.<field>"`) | `next`, the last id |
+/// | `"mongoose-sequence"` | `counters` | `id: "<name>"`, `reference_value`: the scope or `null` | `seq`, the last id |
+/// | `"mongoose-auto-increment"` | `identitycounters` | `model: "<name>"`, `field: "<field>"` | `count`, the last id |
+/// | `"typegoose"` | `identitycounters` | `modelName: "<name>"`, `field: "<field>"` | `count` (Int64), the last id |
+/// | `"go"` | `counters` | `_id: "<name>"` | `sequence`, the last id |
+///
+/// ```
+/// use seqid::{Document, Holds, Layout, Model};
+/// # use serde::Serialize;
+///
+/// #[derive(Serialize, Document)]
+/// #[seq_id("Book", collection = "books", layout = "mongoose-auto-increment")]
+/// struct Book {
+///     #[serde(rename = "_id")]
+///     id: Option<i64>,
+/// }
+///
+/// let layout = Book::SEQUENCE.layout;
+/// assert_eq!(layout, Layout::MONGOOSE_AUTO_INCREMENT);
+/// assert_eq!((layout.name_key, layout.field_key), ("model", Some("field")));
+/// assert_eq!((layout.value_key, layout.holds, layout.step), ("count", Holds::Last, 1));
+/// assert_eq!(Book::SEQUENCE.counters, "identitycounters");
+/// assert_eq!(Book::SEQUENCE.start, 0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Layout {
+    /// The tool whose layout this is, for messages: `"the MongoDB tutorial"`, ...
+    pub tool: &'static str,
+    /// The counter's field that holds the sequence name: `_id`, or a field of a counter
+    /// whose `_id` is an ObjectId.
+    pub name_key: &'static str,
+    /// A counter field that holds the key of the field the sequence numbers (the
+    /// mongoose plugins' `field`), if the layout has one.
+    pub field_key: Option<&'static str>,
+    /// Where a scope goes.
+    pub scope: ScopeEncoding,
+    /// The counter's field that holds its value.
+    pub value_key: &'static str,
+    /// What the value is.
+    pub holds: Holds,
+    /// How far apart two ids are (`step = N`, a tool's `inc_amount` or `incrementBy`):
+    /// the ids are `start`, `start + step`, `start + 2 × step`, ...
+    pub step: i64,
+    /// How a value seqid writes is typed.
+    pub width: Width,
+    /// Fields a counter is created with besides those that find it and its value, and
+    /// their values (mongoose-auto-increment's `__v: 0`).
+    pub created_with: &'static [(&'static str, i32)],
+    /// The keys of the unique index that makes a counter found by fields (not by `_id`)
+    /// one document, in the tool's order, so that the index seqid makes is the tool's.
+    pub unique_index: &'static [&'static str],
+}
+
+impl Layout {
+    /// The MongoDB tutorial's `{ _id: "<name>", seq: <last id> }` in `counters`,
+    /// seqid's own. A scope is kept in the `_id` (see the crate's notes on scopes).
+    pub const TUTORIAL: Layout = Layout {
+        tool: "the MongoDB tutorial",
+        name_key: "_id",
+        field_key: None,
+        scope: ScopeEncoding::InId,
+        value_key: "seq",
+        holds: Holds::Last,
+        step: 1,
+        width: Width::Narrowest,
+        created_with: &[],
+        unique_index: &[],
+    };
+
+    /// MongoEngine's `SequenceField`: `{ _id: "<collection>.<field>", next: <last id> }`
+    /// in `mongoengine.counters`; no scope, no step.
+    pub const MONGOENGINE: Layout = Layout {
+        tool: "MongoEngine's SequenceField",
+        value_key: "next",
+        scope: ScopeEncoding::Unscoped,
+        ..Layout::TUTORIAL
+    };
+
+    /// mongoose-sequence: `{ _id: ObjectId, id: "<name>", reference_value: <scope or
+    /// null>, seq: <last id> }` in `counters`, unique on `{ id, reference_value }`.
+    pub const MONGOOSE_SEQUENCE: Layout = Layout {
+        tool: "mongoose-sequence",
+        name_key: "id",
+        scope: ScopeEncoding::InField("reference_value"),
+        unique_index: &["id", "reference_value"],
+        ..Layout::TUTORIAL
+    };
+
+    /// mongoose-auto-increment: `{ _id: ObjectId, model: "<name>", field: "<field>",
+    /// count: <last id>, __v: 0 }` in `identitycounters`, unique on `{ field, model }`;
+    /// no scope.
+    pub const MONGOOSE_AUTO_INCREMENT: Layout = Layout {
+        tool: "mongoose-auto-increment",
+        name_key: "model",
+        field_key: Some("field"),
+        scope: ScopeEncoding::Unscoped,
+        value_key: "count",
+        created_with: &[("__v", 0)],
+        unique_index: &["field", "model"],
+        ..Layout::TUTORIAL
+    };
+
+    /// @typegoose/auto-increment's `AutoIncrementID`: `{ _id: ObjectId, modelName:
+    /// "<name>", field: "<field>", count: <last id, Int64> }` in `identitycounters`,
+    /// unique on `{ field, modelName }`; no scope.
+    pub const TYPEGOOSE: Layout = Layout {
+        tool: "@typegoose/auto-increment",
+        name_key: "modelName",
+        field_key: Some("field"),
+        scope: ScopeEncoding::Unscoped,
+        value_key: "count",
+        width: Width::Int64,
+        unique_index: &["field", "modelName"],
+        ..Layout::TUTORIAL
+    };
+
+    /// The Go blog post's `{ _id: "<name>", sequence: <last id> }`; no scope.
+    pub const GO: Layout = Layout {
+        tool: "the Go blog post",
+        value_key: "sequence",
+        scope: ScopeEncoding::Unscoped,
+        ..Layout::TUTORIAL
+    };
+
+    /// Whether the counter is found by its `_id` (else by fields, with an ObjectId `_id`).
+    pub const fn by_id(&self) -> bool {
+        matches!(self.name_key.as_bytes(), b"_id")
+    }
+
+    /// How much more than the last id handed out the value is: 0 or `step`.
+    pub const fn offset(&self) -> i64 {
+        match self.holds {
+            Holds::Last => 0,
+            Holds::Next => self.step,
+        }
+    }
+}
+
+/// Constructors for the derive (through `__private`): [`Layout`] is `#[non_exhaustive]`.
+pub(crate) mod construct {
+    use super::{Holds, Layout, ScopeEncoding};
+
+    /// `layout` with ids `step` apart.
+    pub const fn stepped(layout: Layout, step: u32) -> Layout {
+        Layout {
+            step: step as i64,
+            ..layout
+        }
+    }
+
+    /// A layout given key by key (`counter_name`, `counter_field`, `counter_value`,
+    /// `counter_holds`): found by `_id`, or by fields with a unique index on them.
+    pub const fn custom(
+        name_key: &'static str,
+        field_key: Option<&'static str>,
+        value_key: &'static str,
+        holds_next: bool,
+        unique_index: &'static [&'static str],
+    ) -> Layout {
+        let by_id = matches!(name_key.as_bytes(), b"_id");
+        Layout {
+            tool: "the layout declared",
+            name_key,
+            field_key,
+            scope: if by_id {
+                ScopeEncoding::InId
+            } else {
+                ScopeEncoding::Unscoped
+            },
+            value_key,
+            holds: if holds_next { Holds::Next } else { Holds::Last },
+            unique_index,
+            ..Layout::TUTORIAL
+        }
+    }
+}
