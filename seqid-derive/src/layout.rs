@@ -40,30 +40,36 @@ fn by_hand(attr: &SeqId) -> impl Iterator<Item = &Ident> {
     .flatten()
 }
 
-/// The optimistic loop keeps no counter: every key about one is refused.
+/// The optimistic loop keeps no counter: every key about one is refused, in the order
+/// written.
 fn refuse_counter_keys(cx: &Ctxt, attr: &SeqId) {
-    let about_the_counter = [
-        attr.counters.as_ref().map(|s| &s.key),
-        attr.layout.as_ref().map(|s| &s.key),
+    const ABOUT_THE_COUNTER: [&str; 6] = [
+        "counters",
+        "layout",
+        "counter_name",
+        "counter_field",
+        "counter_value",
+        "counter_holds",
     ];
-    for key in about_the_counter.into_iter().flatten().chain(by_hand(attr)) {
-        cx.error_spanned_by(
-            key,
-            format!(
-                "`{key}` describes the sequence's counter, and strategy = \"optimistic\" keeps \
-                 none (its ids are one above the largest stored): remove `{key}`, or use \
-                 strategy = \"counters\", \"block\" or \"gapless\" to share a counter",
-                key = key.unraw(),
-            ),
-        );
-    }
-    if let Some(step) = &attr.step {
-        cx.error_spanned_by(
-            &step.key,
-            "`step` spaces the ids a counter hands out, and strategy = \"optimistic\" keeps no \
-             counter: its next id is one above the largest stored, whoever stored it; remove \
-             `step`, or use strategy = \"counters\", \"block\" or \"gapless\"",
-        );
+    for key in &attr.keys {
+        let name = key.unraw().to_string();
+        if name == "step" {
+            cx.error_spanned_by(
+                key,
+                "`step` spaces the ids a counter hands out, and strategy = \"optimistic\" keeps \
+                 no counter: its next id is one above the largest stored, whoever stored it; \
+                 remove `step`, or use strategy = \"counters\", \"block\" or \"gapless\"",
+            );
+        } else if ABOUT_THE_COUNTER.contains(&name.as_str()) {
+            cx.error_spanned_by(
+                key,
+                format!(
+                    "`{name}` describes the sequence's counter, and strategy = \"optimistic\" \
+                     keeps none (its ids are one above the largest stored): remove `{name}`, or \
+                     use strategy = \"counters\", \"block\" or \"gapless\" to share a counter"
+                ),
+            );
+        }
     }
 }
 

@@ -296,15 +296,15 @@ enum Change {
 }
 
 impl Change {
-    fn update(self, value_key: &str) -> BsonDocument {
+    fn update(self, counter: Counter<'_>) -> BsonDocument {
         let (operator, operand) = match self {
             Change::Inc(operand) => ("$inc", operand),
             Change::Max(operand) => ("$max", operand),
         };
-        // An Int32 operand keeps an Int32 counter Int32 (MongoDB widens it itself on
-        // overflow), so other tools reading the counter see the type they wrote.
-        let operand = i32::try_from(operand).map_or(Bson::Int64(operand), Bson::Int32);
-        doc! { operator: { value_key: operand } }
+        // Typed as the layout writes its values: an Int32 operand keeps an Int32 counter
+        // Int32 (MongoDB widens it itself on overflow), so other tools reading the counter
+        // see the type they wrote; `$max` writes its operand's type when it raises.
+        doc! { operator: { counter.value_key(): counter.written(operand) } }
     }
 
     /// How far the change can move the counter up: `$max` leaves it or replaces it by the
@@ -374,7 +374,7 @@ async fn update(
     }
     let value_key = counter.value_key();
     let filter = guard(counter.filter(), value_key, change.reach());
-    let update = counter.creating(change.update(value_key));
+    let update = counter.creating(change.update(counter));
     let mut attempt = 1;
     loop {
         let mut find_and_modify = counters

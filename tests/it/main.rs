@@ -20,6 +20,7 @@ mod deployments;
 mod derive;
 mod driver_cancellation;
 mod faults;
+mod layouts;
 mod messages;
 mod object_ids;
 mod optimistic;

@@ -1,4 +1,4 @@
-// `start` is the first id: an integer literal from 1 to i64::MAX.
+// `start` is the first id: an integer literal from 0 (0 only in an `Option` field) to i64::MAX.
 use serde::Serialize;
 
 #[derive(Serialize, seqid::Document)]
