@@ -102,18 +102,25 @@ use syn::{DeriveInput, parse_macro_input};
 ///
 /// The first argument is the sequence name, a non-empty string literal not starting with
 /// `[` (kept for the counters of scopes): the `_id` of the sequence's document in the
-/// counters collection. Then, in any order:
+/// counters collection (or, with another tool's `layout`, the name that tool finds its
+/// counter by). Then, in any order:
 ///
 /// | key | value | default |
 /// |-----|-------|---------|
 /// | `collection` | collection the documents go into; on the struct only | the struct name in snake_case (`BlogPost` → `"blog_post"`) |
-/// | `counters` | collection holding the counters | `seqid::DEFAULT_COUNTERS` (`"counters"`) |
+/// | `counters` | collection holding the counters; not with `"optimistic"` (no counter) | `seqid::DEFAULT_COUNTERS` (`"counters"`), or the `layout`'s tool's |
 /// | `strategy` | `"counters"`, `"optimistic"`, `"block"` or `"gapless"` | `"counters"` |
 /// | `max_attempts` | attempts the optimistic strategy makes at most, at least 1 (the time budget holds too) | none: the time budget alone bounds the loop |
 /// | `time_budget_ms` | how long, in milliseconds, the optimistic strategy keeps retrying while other writers take its ids, at least 1 | `seqid::DEFAULT_TIME_BUDGET` (10 s) |
 /// | `block_size` | ids per reservation of the block strategy, at least 1 | `seqid::DEFAULT_BLOCK_SIZE` |
 /// | `counter_write_concern` | `"majority"` or `"database"`: the counter's `$inc` (counters, block) | `"majority"` |
-/// | `start` | the first number, from 1 to `i64::MAX` | `seqid::DEFAULT_START` (1) |
+/// | `start` | the first number, from 1 to `i64::MAX` (0 in an `Option` field, where 0 is not "unset") | `seqid::DEFAULT_START` (1), or the `layout`'s tool's (0 for mongoose-auto-increment and typegoose) |
+/// | `step` | how far apart the ids are, at least 1: `step = 2` gives `start`, `start + 2`, ... (the tools' `inc_amount`, `incrementBy`) | 1 |
+/// | `layout` | another tool's counter layout, to share its counter: `"tutorial"`, `"mongoengine"`, `"mongoose-sequence"`, `"mongoose-auto-increment"`, `"typegoose"` or `"go"` (see `seqid::Layout`) | `"tutorial"` |
+/// | `counter_name` | a layout by hand: the counter's field holding the sequence name (a counter found by it has an ObjectId `_id` and a unique index on the fields that find it) | `"_id"` |
+/// | `counter_field` | a layout by hand: a counter field holding the key of the field numbered, with `counter_name` | none |
+/// | `counter_value` | a layout by hand: the counter's field holding its value | `"seq"` |
+/// | `counter_holds` | a layout by hand: `"last"` (the last id handed out) or `"next"` (the next one) | `"last"` |
 /// | `scope` | `"field"` or `["field", ...]`: the fields, by Rust name, the numbers are counted per; on a field's sequence only | none |
 ///
 /// On the struct without a name, only `collection` is accepted: the other keys set up the
@@ -123,6 +130,15 @@ use syn::{DeriveInput, parse_macro_input};
 /// `strategy = "block"`, and `counter_write_concern` with `"optimistic"` (no counter) or
 /// `"gapless"` (its counter follows the transaction's write concern). Collection names
 /// must be non-empty, without `$` or NUL, and not start with `system.`.
+///
+/// What a counter is, `counters`, `layout`, `step` and the `counter_*` keys, is refused
+/// with `"optimistic"`, which keeps none. A `layout` is a tool's whole: the `counter_*`
+/// keys are refused with it, and so is what the tool cannot hold: `scope` but with
+/// `"tutorial"` and `"mongoose-sequence"`, `step` with `"mongoengine"` and `"go"` (they add
+/// 1), `counters` with `"mongoose-auto-increment"` (its collection is fixed). By hand, a
+/// scope needs a counter found by `_id`, `counter_field` needs `counter_name`, and each
+/// key names a field of its own. A first id of 0 (`start = 0`, or a tool that starts
+/// there) needs an `Option` id field.
 ///
 /// `SEQUENCE.field` holds the key the sequence fills and `SEQUENCE.scope` the keys of
 /// the scope fields, in the declared order, both as serde writes them (`rename` and

@@ -1,6 +1,7 @@
 //! The counter-backed strategies, `counters`, `block` and `gapless`, as an id source: ids
-//! taken from the counter document `{ _id: <sequence>, seq }` ([`crate::counter`]), one
-//! per scope for a scoped sequence. `counters` and `block` take them through an allocator
+//! taken from the counter document, the tutorial's `{ _id: <sequence>, seq }` or another
+//! tool's layout ([`crate::counter`]), one per scope for a scoped sequence. `counters`
+//! and `block` take them through an allocator
 //! that shares round trips (and, for `block`, whole blocks) between the tasks of a
 //! [`Sequences`](crate::Sequences) handle, outside any transaction; `gapless` takes them
 //! inside the caller's transaction, one call at a time. A counter's id is handed out

@@ -38,7 +38,8 @@
 //! Chosen per type with `strategy = "..."` (see [`Strategy`]):
 //!
 //! - **`counters`** (default): `findAndModify` with `$inc` and upsert on
-//!   `counters.{ _id: name, seq }`, as in MongoDB's tutorial. Tasks sharing a
+//!   `counters.{ _id: name, seq }`, as in MongoDB's tutorial (or another tool's counter,
+//!   see below). Tasks sharing a
 //!   [`Sequences`] handle that wait at the same moment share one `$inc: k`.
 //! - **`optimistic`**: the largest numeric `_id` plus one, retried on a duplicate `_id`
 //!   within a time budget (10 s unless `time_budget_ms` says otherwise), retries spread
@@ -101,6 +102,44 @@
 //! own; other values are refused ([`Error::InvalidScope`]). The optimistic strategy, and
 //! `resume_insert`, rely on the unique index [`create_indexes`](Document::create_indexes)
 //! makes ([`Error::MissingIndex`] without it). The README has the counters' layout.
+//!
+//! # Other tools' counters, and a step
+//!
+//! A sequence may share its counter with another tool that numbers the same collection:
+//! `layout = "mongoengine"`, `"mongoose-sequence"`, `"mongoose-auto-increment"`,
+//! `"typegoose"` or `"go"` lays the counter out as that tool does, found by the name the
+//! tool finds it by; `counter_name`, `counter_field`, `counter_value` and `counter_holds`
+//! describe any other layout. `step = N` spaces the ids (a tool's `inc_amount` or
+//! `incrementBy`, or two writers interleaving by parity). Both sides then take ids from the
+//! one counter at the same time; [`Layout`] has the table of layouts, and the README how
+//! to move a sequence from a tool to seqid without a pause.
+//!
+//! ```no_run
+//! use seqid::Document;
+//! use serde::{Deserialize, Serialize};
+//!
+//! // A Python service saves `User` with MongoEngine's `id = SequenceField(primary_key=True)`.
+//! #[derive(Serialize, Deserialize, Document)]
+//! #[seq_id("users.id", collection = "users", layout = "mongoengine")]
+//! struct User {
+//!     #[serde(rename = "_id")]
+//!     id: i64,
+//!     name: String,
+//! }
+//!
+//! // Odd ids here, even ids from another writer with `start = 2, step = 2`.
+//! #[derive(Serialize, Deserialize, Document)]
+//! #[seq_id("orders", step = 2)]
+//! struct Order {
+//!     #[serde(rename = "_id")]
+//!     id: i64,
+//! }
+//!
+//! # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+//! let id = User { id: 0, name: "Ada".into() }.insert(&db).await?; // `$inc: { next: 1 }`
+//! let odd = Order { id: 0 }.insert(&db).await?; // 1, 3, 5, ...
+//! # Ok(()) }
+//! ```
 //!
 //! # Several sequences in one document
 //!
