@@ -67,12 +67,15 @@ impl Counter<'_> {
         filter
     }
 
-    /// The counter, for messages: its `_id`, or the fields that find it.
+    /// The fields that find the counter, for messages: `_id: "userid"`, or
+    /// `model: "Book", field: "_id"`.
     fn shown(&self) -> Box<str> {
-        match self.layout().by_id() {
-            true => self.scope.counter_id(self.seq).to_string().into(),
-            false => self.filter().to_string().into(),
-        }
+        let fields: Vec<String> = self
+            .filter()
+            .iter()
+            .map(|(key, value)| format!("{key}: {value}"))
+            .collect();
+        fields.join(", ").into()
     }
 
     /// The field that holds the counter's value.
@@ -98,7 +101,12 @@ impl Counter<'_> {
             sequence: self.seq,
             value,
             target: "i64",
-            origin: format!("the counter {} in `{}`", self.shown(), self.seq.counters).into(),
+            origin: format!(
+                "the counter {{ {} }} in `{}`",
+                self.shown(),
+                self.seq.counters
+            )
+            .into(),
         }
     }
 
@@ -510,7 +518,7 @@ async fn insert_counter(
         Err(error) => Err(Error::driver(
             seq,
             format!(
-                "creating the counter {} in `{}` at {value} (start = {})",
+                "creating the counter {{ {} }} in `{}` at {value} (start = {})",
                 counter.shown(),
                 seq.counters,
                 seq.start

@@ -53,20 +53,22 @@ pub enum Error {
     /// beyond the range of an `i64`. The counter is left as it was, and `value` is what it
     /// holds: the update applies only to a counter it leaves countable.
     #[error(
-        "sequence `{}`: the counter {{ _id: {counter} }} in `{}` holds seq: {}, {}; \
+        "sequence `{}`: the counter {{ {counter} }} in `{}` holds {}: {}, {}; \
          it was left as it is",
         .sequence.name,
         .sequence.counters,
+        .sequence.layout.value_key,
         crate::numeric::shown(value),
         not_countable(value)
     )]
     CounterNotNumeric {
         /// The sequence (its counters collection: [`Sequence::counters`]).
         sequence: &'static Sequence,
-        /// The counter document's `_id`, as shown: `"userid"`, or for a scope
-        /// `{ sequence: "ticket", scope: { project: "apollo" } }`.
+        /// The fields that find the counter document, as shown: `_id: "userid"`, for a
+        /// scope `_id: "[\"ticket\",\"apollo\"]"`, or in another tool's layout
+        /// `model: "Book", field: "_id"`.
         counter: Box<str>,
-        /// The value the counter holds in `seq`.
+        /// The value the counter holds in its value field (`seq` in the tutorial's layout).
         value: Box<Bson>,
     },
 
@@ -75,7 +77,7 @@ pub enum Error {
     /// seqid's own check is updated so: an Int64 beyond ±2^53, or a counter document
     /// without `seq`. No id was taken.
     #[error(
-        "sequence `{}`: the counter {{ _id: {counter} }} in `{}` changed between \
+        "sequence `{}`: the counter {{ {counter} }} in `{}` changed between \
          reading it and updating it as read, {attempts} times in a row (other writers kept \
          taking ids from it); no id was taken",
         .sequence.name,
@@ -84,7 +86,8 @@ pub enum Error {
     CounterContended {
         /// The sequence.
         sequence: &'static Sequence,
-        /// The counter document's `_id`, as shown.
+        /// The fields that find the counter document, as shown (see
+        /// [`Error::CounterNotNumeric`]).
         counter: Box<str>,
         /// How many updates conditional on the value read were sent.
         attempts: u32,
@@ -131,23 +134,25 @@ pub enum Error {
         has_session: bool,
     },
 
-    /// The server answered the counter's upsert (`findAndModify` with `upsert: true`) with
-    /// no document, every time it was asked. MongoDB never answers an upsert so; some
-    /// compatible servers do, now and then, during the concurrent first use of a counter.
-    /// No id was taken from this answer.
+    /// The server answered the counter's update (`findAndModify`, an upsert for a counter
+    /// found by `_id`) with no document, every time it was asked, though the counter was
+    /// there or just made. MongoDB never answers so; some compatible servers do, now and
+    /// then, during the concurrent first use of a counter. No id was taken from this
+    /// answer.
     #[error(
-        "sequence `{}`: the server answered the upsert on the counter {{ _id: {counter} }} \
-         in `{}` with no document (null), {attempts} times in a row; a MongoDB server \
-         returns the counter or an error",
+        "sequence `{}`: the server answered the update of the counter {{ {counter} }} \
+         in `{}` with no document (null), {attempts} times in a row, though the counter \
+         exists or was just made; a MongoDB server returns the counter or an error",
         .sequence.name,
         .sequence.counters
     )]
     NoCounter {
         /// The sequence.
         sequence: &'static Sequence,
-        /// The counter document's `_id`, as shown.
+        /// The fields that find the counter document, as shown (see
+        /// [`Error::CounterNotNumeric`]).
         counter: Box<str>,
-        /// How many times the upsert was sent.
+        /// How many times the update was sent.
         attempts: u32,
     },
 
@@ -609,7 +614,7 @@ mod tests {
         let message = |value: Bson| {
             Error::CounterNotNumeric {
                 sequence: &SEQ,
-                counter: "\"s\"".into(),
+                counter: "_id: \"s\"".into(),
                 value: Box::new(value),
             }
             .to_string()

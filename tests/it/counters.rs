@@ -174,7 +174,7 @@ fn assert_not_numeric(error: &Error, value: &Bson, shown: &str, cause: &str) {
         } => {
             assert_eq!(
                 (sequence.name, &**counter, sequence.counters),
-                ("userid", "\"userid\"", "counters")
+                ("userid", "_id: \"userid\"", "counters")
             );
             assert_eq!(**reported, *value);
         }
@@ -361,7 +361,7 @@ async fn a_counter_updated_as_read_gives_way_to_other_writers_boundedly() {
     };
     assert_eq!(
         (sequence.name, &**counter, sequence.counters),
-        ("userid", "\"userid\"", "counters")
+        ("userid", "_id: \"userid\"", "counters")
     );
     assert_eq!(
         stored_counter(&db, "userid").await,
