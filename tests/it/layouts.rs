@@ -670,6 +670,21 @@ async fn a_scope_is_kept_as_mongoose_sequence_keeps_reference_fields() {
             .unwrap(),
         Some(2)
     );
+    // Numbers written by other means: every scope's counter is raised, found as the tool
+    // finds it.
+    test.collection::<BsonDocument>("ms_issues")
+        .insert_one(doc! { "area": "ui", "year": 2026, "number": 10, "title": "imported" })
+        .await
+        .unwrap();
+    assert_eq!(ScopedIssue::sync_every_scope(&db).await.unwrap(), 3);
+    let ui = test
+        .collection::<BsonDocument>("counters")
+        .find_one(doc! { "id": "ms_issue", "reference_value": { "area": "ui", "year": 2026 } })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(integer(ui.get("seq").unwrap()), Some(10), "{ui:?}");
+    assert_eq!(issue("ui", 2026).insert(&db).await.unwrap(), 11);
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Document)]
