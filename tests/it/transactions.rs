@@ -281,6 +281,13 @@ async fn a_gapless_insert_outside_a_transaction_is_refused_before_anything_is_wr
         matches!(error, Error::TransactionRequired { .. }),
         "{error:?}"
     );
+    // An empty batch is refused the same: whether a call needs a transaction does not
+    // depend on how many documents it carries.
+    let error = Invoice::insert_many(&mut [], &db).await.unwrap_err();
+    assert!(
+        matches!(&error, Error::TransactionRequired { sequence, has_session: false } if sequence.name == "invoice"),
+        "{error:?}"
+    );
     assert_eq!(invoice.id, 0);
     assert!(many.iter().all(|i| i.id == 0));
     assert_eq!(

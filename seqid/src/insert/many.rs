@@ -75,6 +75,20 @@ pub(crate) async fn many<T: Model>(
     if let Err(error) = checked {
         return cx.finish(Err(error));
     }
+    // A gapless sequence's ids are taken in the caller's transaction only: a batch is
+    // refused without one whatever it holds, an empty one too, as one document is.
+    let gapless = std::iter::once(&T::SEQUENCE)
+        .chain(T::OTHERS)
+        .find(|seq| seq.strategy == Strategy::Gapless);
+    if let Some(sequence) = gapless
+        && !cx.session.in_transaction()
+    {
+        let has_session = cx.session.join().is_some();
+        return cx.finish(Err(Error::TransactionRequired {
+            sequence,
+            has_session,
+        }));
+    }
     let mut ids = CompanionsOfMany::fill(docs);
     cx.content_is_unique |= ids.made_content_unique();
     let result = many_fresh(ids.docs(), &mut cx).await;
