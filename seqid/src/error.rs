@@ -222,11 +222,12 @@ pub enum Error {
     /// The insert broke a unique index. Never retried for the counters and block strategies;
     /// the optimistic strategy retries a duplicate `_id` and returns this for any other index.
     #[error(
-        "sequence `{}`: inserting {} {id} into `{}` violates unique index {}: {message}",
+        "sequence `{}`: inserting {} {id} into `{}` violates unique index {}: {message}{}",
         .sequence.name,
         .sequence.field,
         .sequence.collection,
-        index.as_deref().unwrap_or("(unnamed)")
+        index.as_deref().unwrap_or("(unnamed)"),
+        behind_stored(sequence, index.as_deref())
     )]
     DuplicateKey {
         /// The sequence.
@@ -263,7 +264,10 @@ pub enum Error {
     /// see [`Document`](crate::Document#ids-already-set).
     #[error(
         "sequence `{}`: the document already has {} {value}; insert fills only an unset \
-         id ({unset}); resume_insert finishes an insert whose outcome was unknown",
+         id ({unset}). To store a document with an id of your own, insert it with the \
+         driver, then call sync_counter so that the sequence goes on above it; \
+         resume_insert is only for a document whose insert ended in OutcomeUnknown or \
+         was cancelled (it stores the document under the id it carries)",
         .sequence.name,
         .sequence.field
     )]
@@ -548,6 +552,20 @@ impl fmt::Display for GaveUp {
 /// Why seqid cannot count from a counter's value, for [`Error::CounterNotNumeric`]. A
 /// whole number is reported only when the ids asked for would take it out of range, so
 /// the value alone tells which cause it is.
+/// For a duplicate of the sequence's own field, from a counter: the likely cause, ids
+/// stored by other means (an import, another tool) at or above the counter, and the fix.
+fn behind_stored(sequence: &Sequence, index: Option<&str>) -> &'static str {
+    let on_the_sequence = index.is_some_and(|index| index.contains(sequence.field));
+    match (sequence.strategy, on_the_sequence) {
+        (crate::Strategy::Optimistic { .. }, _) | (_, false) => "",
+        _ => {
+            " (the counter handed out an id a document already has: ids stored by other \
+             means, an import or another tool, are at or above the counter; sync_counter \
+             raises it above the ids stored)"
+        }
+    }
+}
+
 fn not_countable(value: &Bson) -> &'static str {
     use crate::numeric::{DOUBLE_LIMIT, Decimal, decimal};
     const NOT_WHOLE: &str = "which is not a whole number: an id cannot come from it";

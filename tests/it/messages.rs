@@ -78,7 +78,38 @@ async fn an_id_already_set_says_what_unset_looks_like_for_the_field() {
     );
     assert!(error.to_string().contains("unset id (None)"), "{error}");
     let error = Plain { id: 5 }.insert(&db).await.unwrap_err();
-    assert!(error.to_string().contains("unset id (0)"), "{error}");
+    let text = error.to_string();
+    assert!(text.contains("unset id (0)"), "{text}");
+    // What to do with an id of one's own: not `resume_insert`, which would store it.
+    assert!(
+        text.contains("insert it with the driver, then call sync_counter")
+            && text.contains(
+                "resume_insert is only for a document whose insert ended in OutcomeUnknown"
+            ),
+        "{text}"
+    );
+}
+
+/// A document imported with its id, at or above the counter: the counter's next id meets
+/// it, and the error says why and what raises the counter.
+#[tokio::test]
+async fn a_duplicate_from_an_import_names_sync_counter() {
+    let test = test_db("messages_import").await;
+    let db = support::shared(&test);
+    test.collection::<BsonDocument>("plain")
+        .insert_one(doc! { "_id": 1 })
+        .await
+        .unwrap();
+    let error = Plain { id: 0 }.insert(&db).await.unwrap_err();
+    assert!(
+        matches!(&error, Error::DuplicateKey { id: 1, .. }),
+        "{error:?}"
+    );
+    let text = error.to_string();
+    assert!(
+        text.contains("ids stored by other means") && text.contains("sync_counter raises it"),
+        "{text}"
+    );
 }
 
 /// (A Double counter from 2^53 on, or one the ids asked for would take there, is refused
