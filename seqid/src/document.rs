@@ -364,30 +364,11 @@ pub trait Document: Model {
     fn stats(db: &Database) -> Stats {
         db.stats(&Self::SEQUENCE)
     }
-}
 
-impl<T: Model> Document for T {}
+    // The counter's administration: offered for the strategies that keep a counter
+    // (`Self: CounterBacked`), so that on an optimistic type the call is refused with
+    // seqid's own words, and no other trait needs importing.
 
-/// A [`Document`] whose sequence has a counter: the `counters` and `block` strategies.
-/// `#[derive(Document)]` implements it for those, and not for the optimistic strategy,
-/// which keeps no counter: calling [`sync_counter`](CounterBacked::sync_counter) on such a
-/// type is a compile error, not a run-time one.
-///
-/// ```no_run
-/// use seqid::{CounterBacked, Document};
-/// # #[derive(serde::Serialize, Document)]
-/// # #[seq_id("userid", collection = "users")]
-/// # struct User { #[serde(rename = "_id")] id: i64, name: String }
-/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-/// User::sync_counter(&db).await?;
-/// # Ok(()) }
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` has no counter: its sequence uses the optimistic strategy",
-    label = "the optimistic strategy takes the largest `_id` + 1 and keeps no counter",
-    note = "`sync_counter` and the other counter operations need `strategy = \"counters\"` or `\"block\"`"
-)]
-pub trait CounterBacked: Document {
     /// Raises the counter to the largest numeric id already in the collection (in the
     /// sequence's field, and for a scoped sequence in the scope named with
     /// [`.scope(...)`](SyncCounter::scope)), and returns the counter's value: adopt seqid on
@@ -398,7 +379,7 @@ pub trait CounterBacked: Document {
     /// they insert.
     ///
     /// ```no_run
-    /// # use seqid::{CounterBacked, Document};
+    /// # use seqid::Document;
     /// # #[derive(serde::Serialize, Document)]
     /// # #[seq_id("userid", collection = "users")]
     /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
@@ -409,17 +390,20 @@ pub trait CounterBacked: Document {
     /// assert_eq!(next.insert(&db).await?, 5001);
     /// # Ok(()) }
     /// ```
-    fn sync_counter(db: &impl AsDatabase) -> SyncCounter<'_, Self> {
+    fn sync_counter(db: &impl AsDatabase) -> SyncCounter<'_, Self>
+    where
+        Self: CounterBacked,
+    {
         SyncCounter::new(db.route(), &Self::SEQUENCE)
     }
 
     /// Raises the counter of every scope that has documents to the largest id stored in
-    /// it, as [`sync_counter`](CounterBacked::sync_counter) does for one, and returns how
+    /// it, as [`sync_counter`](Document::sync_counter) does for one, and returns how
     /// many counters it brought up to date (1 for an unscoped sequence). Documents whose
     /// scope fields hold no scope value belong to no scope and are passed over.
     ///
     /// ```no_run
-    /// # use seqid::{CounterBacked, Document};
+    /// # use seqid::Document;
     /// # #[derive(serde::Serialize, Document)]
     /// # #[seq_id(collection = "tickets")]
     /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
@@ -428,7 +412,10 @@ pub trait CounterBacked: Document {
     /// assert_eq!(Ticket::sync_every_scope(&db).await?, 40);
     /// # Ok(()) }
     /// ```
-    fn sync_every_scope(db: &impl AsDatabase) -> impl Future<Output = Result<u64, Error>> + Send {
+    fn sync_every_scope(db: &impl AsDatabase) -> impl Future<Output = Result<u64, Error>> + Send
+    where
+        Self: CounterBacked,
+    {
         crate::action::sync_every_scope(db.route(), &Self::SEQUENCE)
     }
 
@@ -438,7 +425,7 @@ pub trait CounterBacked: Document {
     /// name the scope with [`.scope(...)`](PeekCounter::scope).
     ///
     /// ```no_run
-    /// # use seqid::{CounterBacked, Document};
+    /// # use seqid::Document;
     /// # #[derive(serde::Serialize, Document)]
     /// # #[seq_id("userid", collection = "users")]
     /// # struct User { #[serde(rename = "_id")] id: i64 }
@@ -446,17 +433,21 @@ pub trait CounterBacked: Document {
     /// let last: Option<i64> = User::peek_counter(&db).await?;
     /// # Ok(()) }
     /// ```
-    fn peek_counter(db: &impl AsDatabase) -> PeekCounter<'_, Self> {
+    fn peek_counter(db: &impl AsDatabase) -> PeekCounter<'_, Self>
+    where
+        Self: CounterBacked,
+    {
         PeekCounter::new(db.route(), &Self::SEQUENCE)
     }
 
-    /// Sets the counter to `last`, the last id handed out: the next id is `last + 1`.
+    /// Sets the counter to `last`, the last id handed out: the next id is `last + step`
+    /// (`last + 1` by default).
     /// Refused below the largest id stored unless asked ([`SetCounter`]); this process's
     /// live block is dropped. For a scoped sequence, name the scope with
     /// [`.scope(...)`](SetCounter::scope).
     ///
     /// ```no_run
-    /// # use seqid::{CounterBacked, Document};
+    /// # use seqid::Document;
     /// # #[derive(serde::Serialize, Document)]
     /// # #[seq_id("userid", collection = "users")]
     /// # struct User { #[serde(rename = "_id")] id: i64 }
@@ -465,15 +456,18 @@ pub trait CounterBacked: Document {
     /// User::set_counter(&db, 9999).await?;
     /// # Ok(()) }
     /// ```
-    fn set_counter(db: &impl AsDatabase, last: i64) -> SetCounter<'_, Self> {
+    fn set_counter(db: &impl AsDatabase, last: i64) -> SetCounter<'_, Self>
+    where
+        Self: CounterBacked,
+    {
         SetCounter::to(db.route(), &Self::SEQUENCE, last)
     }
 
-    /// Sets the counter back to `start - 1`, so that the next id is the sequence's first.
+    /// Sets the counter back to `start - step`, so that the next id is the sequence's first.
     /// Refused while ids from `start` on are stored, unless asked ([`SetCounter`]).
     ///
     /// ```no_run
-    /// # use seqid::{CounterBacked, Document};
+    /// # use seqid::Document;
     /// # #[derive(serde::Serialize, Document)]
     /// # #[seq_id("userid", collection = "users")]
     /// # struct User { #[serde(rename = "_id")] id: i64 }
@@ -482,7 +476,40 @@ pub trait CounterBacked: Document {
     /// User::reset_counter(&db).await?;
     /// # Ok(()) }
     /// ```
-    fn reset_counter(db: &impl AsDatabase) -> SetCounter<'_, Self> {
+    fn reset_counter(db: &impl AsDatabase) -> SetCounter<'_, Self>
+    where
+        Self: CounterBacked,
+    {
         SetCounter::to_start(db.route(), &Self::SEQUENCE)
     }
 }
+
+impl<T: Model> Document for T {}
+
+/// A [`Document`] whose sequence has a counter: the `counters`, `block` and `gapless`
+/// strategies. `#[derive(Document)]` implements it for those, and not for the optimistic
+/// strategy, which keeps no counter: calling [`sync_counter`](Document::sync_counter),
+/// [`peek_counter`](Document::peek_counter), [`set_counter`](Document::set_counter),
+/// [`reset_counter`](Document::reset_counter) or
+/// [`sync_every_scope`](Document::sync_every_scope) on such a type is a compile error that
+/// says so, not a run-time one. Those are methods of [`Document`]: nothing more to
+/// import. Name it as a bound in generic code over counter-backed types.
+///
+/// ```no_run
+/// use seqid::{CounterBacked, Document};
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("userid", collection = "users")]
+/// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+/// async fn last_id<T: CounterBacked>(db: &mongodb::Database) -> Result<Option<i64>, seqid::Error> {
+///     T::peek_counter(db).await
+/// }
+/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+/// let last = last_id::<User>(&db).await?;
+/// # Ok(()) }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no counter: its sequence uses the optimistic strategy",
+    label = "the optimistic strategy takes the largest id + 1 and keeps no counter",
+    note = "`sync_counter` and the other counter operations need `strategy = \"counters\"`, `\"block\"` or `\"gapless\"`"
+)]
+pub trait CounterBacked: Document {}

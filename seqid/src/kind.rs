@@ -1,6 +1,6 @@
 //! The strategy of a [`Document`](crate::Document) type, as a type: what an insert offers
-//! depends on it, so that a setter that cannot apply to a strategy does not exist for it
-//! (`max_attempts` is the optimistic loop's alone).
+//! depends on it, so that a setter that cannot apply to a strategy is a compile error
+//! that says why (`max_attempts` is the optimistic loop's alone: [`Retrying`]).
 //!
 //! ```
 //! use seqid::{Document, kind};
@@ -54,6 +54,26 @@ pub trait WithCounter: Kind {}
 impl WithCounter for Counters {}
 impl WithCounter for Block {}
 impl WithCounter for Gapless {}
+
+/// The strategy whose insert retries with another id when its id was taken: only
+/// [`Optimistic`]. Its loop is bounded per call with `max_attempts` and `time_budget`,
+/// offered for it alone.
+///
+/// ```
+/// use seqid::kind::{self, Retrying};
+///
+/// fn retries<K: Retrying>() {}
+/// retries::<kind::Optimistic>();
+/// // retries::<kind::Counters>(); // does not compile: a counter's id is taken once
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`max_attempts` and `time_budget` bound the optimistic loop's retries, and this type's strategy, `{Self}`, has no loop",
+    label = "a counter's id is taken once and never retried with another",
+    note = "they apply to `strategy = \"optimistic\"`; for a call of a counter-backed type, there is nothing to bound"
+)]
+pub trait Retrying: Kind {}
+
+impl Retrying for Optimistic {}
 
 mod sealed {
     pub trait Sealed {}

@@ -16,7 +16,7 @@ use crate::{Error, Sequence};
 /// [`kind`](crate::kind)). `#[derive(Document)]` gives one per sequence of such a type, as
 /// an associated function named after the field the sequence fills: `<field>_sequence()`
 /// (`id_sequence()` for the sequence on `_id` of a field named `id`). What
-/// [`Document`](crate::Document) and [`CounterBacked`](crate::CounterBacked) do for the
+/// [`Document`](crate::Document) does for the
 /// type's primary sequence ([`Model::SEQUENCE`]), this does for any of them; the counter's
 /// operations exist only for a sequence that keeps one (not `optimistic`), checked at
 /// compile time.
@@ -146,7 +146,7 @@ impl<T: Model, K: Kind> SequenceOf<T, K> {
 
 impl<T: Model, K: WithCounter> SequenceOf<T, K> {
     /// Reads this sequence's counter, as
-    /// [`CounterBacked::peek_counter`](crate::CounterBacked::peek_counter).
+    /// [`Document::peek_counter`](crate::Document::peek_counter).
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -163,7 +163,7 @@ impl<T: Model, K: WithCounter> SequenceOf<T, K> {
     }
 
     /// Sets this sequence's counter, as
-    /// [`CounterBacked::set_counter`](crate::CounterBacked::set_counter).
+    /// [`Document::set_counter`](crate::Document::set_counter).
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -180,7 +180,7 @@ impl<T: Model, K: WithCounter> SequenceOf<T, K> {
     }
 
     /// Sets this sequence's counter back to its start, as
-    /// [`CounterBacked::reset_counter`](crate::CounterBacked::reset_counter).
+    /// [`Document::reset_counter`](crate::Document::reset_counter).
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -197,7 +197,7 @@ impl<T: Model, K: WithCounter> SequenceOf<T, K> {
     }
 
     /// Raises this sequence's counter to the largest number stored, as
-    /// [`CounterBacked::sync_counter`](crate::CounterBacked::sync_counter).
+    /// [`Document::sync_counter`](crate::Document::sync_counter).
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -214,7 +214,7 @@ impl<T: Model, K: WithCounter> SequenceOf<T, K> {
     }
 
     /// Raises the counter of every scope of this sequence, as
-    /// [`CounterBacked::sync_every_scope`](crate::CounterBacked::sync_every_scope).
+    /// [`Document::sync_every_scope`](crate::Document::sync_every_scope).
     ///
     /// ```no_run
     /// # use seqid::Document;

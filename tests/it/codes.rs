@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{Document as BsonDocument, doc};
-use seqid::{CounterBacked, Document, Error, Model};
+use seqid::{Document, Error, Model};
 use seqid_harness::test_db;
 use serde::{Deserialize, Serialize};
 

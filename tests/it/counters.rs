@@ -7,7 +7,7 @@ use crate::support::{
     unique_index,
 };
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use seqid::{CounterBacked, Document, Error};
+use seqid::{Document, Error};
 use seqid_harness::test_db;
 use serde::{Deserialize, Serialize};
 

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use seqid::{CounterBacked, Document, Error};
+use seqid::{Document, Error};
 use seqid_harness::{ServerFlavor, test_db};
 use serde::{Deserialize, Serialize};
 

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use mongodb::bson::{Document as BsonDocument, doc};
-use seqid::{CounterBacked, Document, Error};
+use seqid::{Document, Error};
 use seqid_harness::test_db;
 use serde::{Deserialize, Serialize};
 

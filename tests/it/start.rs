@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use crate::support::{counter_value, integer};
 use mongodb::bson::{Document as BsonDocument, doc};
-use seqid::{CounterBacked, Document, Error};
+use seqid::{Document, Error};
 use seqid_harness::test_db;
 use serde::{Deserialize, Serialize};
 

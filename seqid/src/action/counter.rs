@@ -20,8 +20,8 @@ use crate::scope::{Named, Scope};
 use crate::server::PRIMARY;
 use crate::{Error, Sequence, numeric};
 
-/// Sets a sequence's counter, from [`CounterBacked::set_counter`](crate::CounterBacked::set_counter) or
-/// [`CounterBacked::reset_counter`](crate::CounterBacked::reset_counter): await it for the value set.
+/// Sets a sequence's counter, from [`Document::set_counter`](crate::Document::set_counter) or
+/// [`Document::reset_counter`](crate::Document::reset_counter): await it for the value set.
 ///
 /// It refuses to move the counter below the largest numeric id already stored (in its
 /// scope) ([`Error::CounterBelowStored`]): the next ids would be taken already, and every
@@ -78,7 +78,7 @@ impl<'a, T: Model> SetCounter<'a, T> {
     /// inserts fail with [`Error::DuplicateKey`] until the counter passes them.
     ///
     /// ```no_run
-    /// # use seqid::{CounterBacked, Document};
+    /// # use seqid::Document;
     /// # #[derive(serde::Serialize, Document)]
     /// # #[seq_id("userid", collection = "users")]
     /// # struct User { #[serde(rename = "_id")] id: i64 }
@@ -97,7 +97,7 @@ impl<'a, T: Model> SetCounter<'a, T> {
     /// sequence, refused for another ([`Error::InvalidScope`]).
     ///
     /// ```no_run
-    /// # use seqid::{CounterBacked, Document};
+    /// # use seqid::Document;
     /// # #[derive(serde::Serialize, Document)]
     /// # #[seq_id(collection = "invoices")]
     /// # struct Invoice { tenant: String, year: i32, #[seq_id("invoice", scope = ["tenant", "year"])] number: i64 }
@@ -194,7 +194,7 @@ macro_rules! counter_call {
             /// [`SetCounter::scope`].
             ///
             /// ```no_run
-            /// # use seqid::{CounterBacked, Document};
+            /// # use seqid::Document;
             /// # #[derive(serde::Serialize, Document)]
             /// # #[seq_id(collection = "tickets")]
             /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
@@ -211,7 +211,7 @@ macro_rules! counter_call {
 }
 
 counter_call!(
-    /// Reads a counter without taking an id, from [`CounterBacked::peek_counter`](crate::CounterBacked::peek_counter): await it
+    /// Reads a counter without taking an id, from [`Document::peek_counter`](crate::Document::peek_counter): await it
     /// for the last id handed out (with the block strategy, the last id reserved; a process
     /// may hold some below it), or `None` while the counter does not exist (the next id is
     /// then `start`).
@@ -222,9 +222,9 @@ counter_call!(
 );
 
 counter_call!(
-    /// Raises a counter to the largest id stored, from [`CounterBacked::sync_counter`](crate::CounterBacked::sync_counter):
+    /// Raises a counter to the largest id stored, from [`Document::sync_counter`](crate::Document::sync_counter):
     /// await it for the counter's value.
-    /// [`sync_every_scope`](crate::CounterBacked::sync_every_scope) does it for every scope at
+    /// [`sync_every_scope`](crate::Document::sync_every_scope) does it for every scope at
     /// once.
     SyncCounter,
     "syncing a counter does nothing until it is awaited",

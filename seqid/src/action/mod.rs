@@ -97,7 +97,7 @@ macro_rules! setters {
             }
         }
 
-        impl<'a, T: Model<Kind = kind::Optimistic>> $action<'a, T> {
+        impl<'a, T: Model> $action<'a, T> {
             /// Attempts the optimistic loop makes at most for this call before
             /// [`Error::RetriesExhausted`] (for many documents: rounds of retries of those
             /// whose ids were taken), instead of `max_attempts` in the attribute; at least
@@ -116,7 +116,10 @@ macro_rules! setters {
             #[doc = concat!("let done = ", $example, ".max_attempts(3).await?;")]
             /// # Ok(()) }
             /// ```
-            pub fn max_attempts(mut self, attempts: u32) -> Self {
+            pub fn max_attempts(mut self, attempts: u32) -> Self
+            where
+                T::Kind: kind::Retrying,
+            {
                 self.call.max_attempts = Some(attempts);
                 self
             }
@@ -140,7 +143,10 @@ macro_rules! setters {
             #[doc = concat!("let done = ", $example, ".time_budget(Duration::from_secs(2)).await?;")]
             /// # Ok(()) }
             /// ```
-            pub fn time_budget(mut self, budget: std::time::Duration) -> Self {
+            pub fn time_budget(mut self, budget: std::time::Duration) -> Self
+            where
+                T::Kind: kind::Retrying,
+            {
                 self.call.time_budget = Some(budget);
                 self
             }

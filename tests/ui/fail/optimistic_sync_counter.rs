@@ -1,4 +1,6 @@
-// The optimistic strategy keeps no counter: `sync_counter` is not offered for it.
+// The optimistic strategy keeps no counter: `sync_counter` and the counter's other
+// operations are refused for it with seqid's own words (no trait to import, none to
+// implement).
 use seqid::{CounterBacked, Document};
 use serde::Serialize;
 
@@ -11,6 +13,7 @@ struct Ticket {
 
 async fn adopt(db: &mongodb::Database) {
     let _ = Ticket::sync_counter(db).await;
+    let _ = Ticket::peek_counter(db).await;
 }
 
 fn sync_any<T: CounterBacked>() {}
