@@ -31,6 +31,7 @@ mod resume;
 mod scopes;
 mod service;
 mod several;
+mod shared_counters;
 mod spans;
 mod start;
 mod transactions;

@@ -2,8 +2,9 @@
 //! share (issue 28): MongoEngine's `SequenceField` (Python), mongoose-sequence,
 //! mongoose-auto-increment and @typegoose/auto-increment (Node.js). Each runs for real,
 //! in processes of its own, installed on first use by `seqid_harness::Tool` with every
-//! version pinned; its script is in `tests/tools/`. If `python3`, `node` or `npm` is
-//! missing, the test fails saying what to install.
+//! version pinned; its script is in `tests/tools/`, run by `support::tools` (shared with
+//! `shared_counters`, where each tool runs beside seqid). If `python3`, `node` or `npm`
+//! is missing, the test fails saying what to install.
 //!
 //! These tests characterize each tool on the test server: one process saves 3
 //! documents per sequence, then two processes at once save 5 each; the test then reads
@@ -14,158 +15,16 @@
 //! document is stored once. The layouts are those read from the tools' source
 //! (issue 28's notes); where a server differs, the test says so.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::PathBuf;
-use std::process::Stdio;
-use std::sync::{Arc, Barrier, mpsc};
-use std::thread;
-use std::time::Duration;
+use std::collections::BTreeSet;
 
-use futures_util::TryStreamExt;
 use mongodb::Database;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use seqid_harness::{ServerFlavor, Tool, test_db};
+use seqid_harness::{Tool, test_db};
 
 use crate::support::all_documents;
-
-/// How long one process of a tool may take, once installed (a few seconds normally).
-const PROCESS_TIME_LIMIT: Duration = Duration::from_secs(180);
-
-/// The lines a tool's script printed, `<sequence> <id>`, grouped by sequence, in the
-/// order printed.
-type Printed = BTreeMap<String, Vec<i64>>;
-
-/// `tests/tools/<name>`.
-fn script(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/tools")).join(name)
-}
-
-/// Runs `script` with `tool` in one process per writer, all at once: each connects,
-/// says `ready`, and saves `n` documents per sequence once every one of them is ready.
-/// Returns what each printed; panics, with the process's standard error, if one fails.
-/// `env` is added to each process's environment.
-async fn run(
-    tool: Tool,
-    script_name: &str,
-    db: &Database,
-    n: u32,
-    writers: &[&str],
-    env: &[(&str, &str)],
-) -> Vec<Printed> {
-    let uri = seqid_harness::server_uri().unwrap_or_else(|e| panic!("{e}"));
-    let script = script(script_name);
-    let database = db.name().to_owned();
-    let writers: Vec<String> = writers.iter().map(|w| (*w).to_owned()).collect();
-    let env: Vec<(String, String)> = env
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect();
-    tokio::task::spawn_blocking(move || {
-        // Installs on first use; a missing python3, node or npm fails here.
-        tool.command(&script).unwrap_or_else(|e| panic!("{e}"));
-        let start = Arc::new(Barrier::new(writers.len()));
-        let handles: Vec<_> = writers
-            .into_iter()
-            .map(|writer| {
-                let mut command = tool.command(&script).unwrap_or_else(|e| panic!("{e}"));
-                command
-                    .args([database.as_str(), &n.to_string(), &writer])
-                    .env("MONGODB_URI", &uri)
-                    .env("SEQID_WAIT_FOR_GO", "1")
-                    .envs(env.iter().map(|(k, v)| (k, v)))
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped());
-                let start = start.clone();
-                thread::spawn(move || run_one(tool, command, &writer, &start))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
-    .await
-    .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
-}
-
-/// One process of [`run`]: started, waited for until `ready`, let go with the others.
-fn run_one(
-    tool: Tool,
-    mut command: std::process::Command,
-    writer: &str,
-    start: &Barrier,
-) -> Printed {
-    let mut child = command
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {tool} ({command:?}): {e}"));
-    // A process that hangs (e.g. on a server that stopped answering) is killed, so that
-    // the test fails with what it printed instead of waiting for the run's time limit.
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    let (done, finished) = mpsc::channel::<()>();
-    let timer = thread::spawn(move || {
-        let timed_out = finished.recv_timeout(PROCESS_TIME_LIMIT).is_err();
-        if timed_out {
-            // SAFETY: kill(2) with a pid of ours: the child is not reaped before
-            // `done` is sent (below), so the pid is still its own.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        timed_out
-    });
-    let mut stderr = child.stderr.take().unwrap();
-    let errors = thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut ready = String::new();
-    let _ = stdout.read_line(&mut ready);
-    // Every process waits here, so that a failed one cannot leave the others waiting:
-    // a process that did not say `ready` is let go (its stdin closed) and fails below.
-    start.wait();
-    let mut stdin = child.stdin.take().unwrap();
-    let _ = writeln!(stdin, "go");
-    drop(stdin);
-    let mut out = String::new();
-    let _ = stdout.read_to_string(&mut out);
-    let _ = done.send(());
-    let timed_out = timer.join().unwrap();
-    let status = child.wait().unwrap();
-    let errors = errors.join().unwrap();
-    assert!(
-        !timed_out,
-        "{tool}, writer {writer}, killed after {PROCESS_TIME_LIMIT:?}; it printed:\n{ready}{out}\nand on stderr:\n{errors}"
-    );
-    assert!(
-        status.success() && ready.trim() == "ready",
-        "{tool}, writer {writer}, failed ({status}); it printed:\n{ready}{out}\nand on stderr:\n{errors}"
-    );
-    let mut printed = Printed::new();
-    for line in out.lines() {
-        let (sequence, id) = line
-            .rsplit_once(' ')
-            .unwrap_or_else(|| panic!("{tool}, writer {writer}: unexpected line {line:?}"));
-        let id = id
-            .parse()
-            .unwrap_or_else(|_| panic!("{tool}, writer {writer}: unexpected line {line:?}"));
-        printed.entry(sequence.to_owned()).or_default().push(id);
-    }
-    printed
-}
-
-/// The ids printed for `sequence`, by every process, each once (a duplicate fails).
-fn ids_of(printed: &[Printed], sequence: &str) -> BTreeSet<i64> {
-    let mut ids = BTreeSet::new();
-    for id in printed
-        .iter()
-        .flat_map(|p| p.get(sequence).into_iter().flatten())
-    {
-        assert!(ids.insert(*id), "{sequence}: id {id} handed out twice");
-    }
-    ids
-}
+use crate::support::tools::{
+    assert_unique_index, create_identitycounters_on_secantus, ids_of, keys, nx, run,
+};
 
 /// `first..first + count`.
 fn range(first: i64, count: i64) -> BTreeSet<i64> {
@@ -209,68 +68,6 @@ fn titles(writers: &[&str], n: u32) -> Vec<String> {
         .iter()
         .flat_map(|w| (0..n).map(move |i| format!("{w}-{i}")))
         .collect()
-}
-
-/// The field names of `d`, sorted.
-fn keys(d: &BsonDocument) -> Vec<&str> {
-    let mut keys: Vec<&str> = d.keys().map(String::as_str).collect();
-    keys.sort_unstable();
-    keys
-}
-
-/// Checks that `collection` has a unique index named `name` on `key`.
-async fn assert_unique_index(db: &Database, collection: &str, name: &str, key: BsonDocument) {
-    let indexes: Vec<_> = db
-        .collection::<BsonDocument>(collection)
-        .list_indexes()
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
-    let index = indexes
-        .iter()
-        .find(|i| i.keys == key)
-        .unwrap_or_else(|| panic!("{collection}: no index on {key} in {indexes:?}"));
-    let options = index.options.as_ref();
-    assert_eq!(
-        options.and_then(|o| o.unique),
-        Some(true),
-        "{collection}: the index on {key} is unique"
-    );
-    // nx-27017 0.8.1 ignores the name that createIndexes gives (the driver's default,
-    // e.g. `id_1_reference_value_1`) and names the index itself,
-    // `idx_<collection>_<field>_<field>...`.
-    let name = if nx() {
-        let fields: Vec<&str> = key.keys().map(String::as_str).collect();
-        format!("idx_{collection}_{}", fields.join("_"))
-    } else {
-        name.to_owned()
-    };
-    assert_eq!(
-        options.and_then(|o| o.name.as_deref()),
-        Some(name.as_str()),
-        "{collection}: the index on {key}"
-    );
-}
-
-/// Work-around for SecantusDB 0.7.0b3 only: it deadlocks (the `create` spins in
-/// WiredTiger holding a lock that the `insert` waits for, and neither ever answers) when a
-/// `create` of a new collection and an `insert` that creates the same collection
-/// implicitly run at the same time. mongoose creates each model's collection
-/// (`autoCreate`) while mongoose-auto-increment (when the plugin is applied) and
-/// @typegoose/auto-increment (at the first save) insert their first counter into
-/// `identitycounters`, so there the collection is created before the tool runs. Every
-/// other server gets the tools as they are.
-async fn create_identitycounters_on_secantus(db: &Database) {
-    if seqid_harness::server_flavor().unwrap() == ServerFlavor::Secantus {
-        db.create_collection("identitycounters").await.unwrap();
-    }
-}
-
-/// Whether the test server is nx-27017 (for its work-arounds, each commented).
-fn nx() -> bool {
-    seqid_harness::server_flavor().unwrap() == ServerFlavor::Nx
 }
 
 /// MongoEngine 0.29.3, `id = SequenceField(primary_key=True)` on `User` (collection

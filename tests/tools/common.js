@@ -1,6 +1,6 @@
 // What the Node.js scripts of tests/tools share (seqid's tests of issue 28, run by
-// tests/it/other_tools.rs with seqid_harness::Tool::command, which puts the pinned
-// mongoose on NODE_PATH).
+// tests/it/support/tools.rs for other_tools.rs and shared_counters.rs, with
+// seqid_harness::Tool::command, which puts the pinned mongoose on NODE_PATH).
 //
 // Every script: MONGODB_URI=... node SCRIPT DATABASE N [WRITER]
 // - saves N documents per sequence with the tool's own auto-increment, in DATABASE;

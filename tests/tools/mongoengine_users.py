@@ -1,5 +1,5 @@
 """MongoEngine 0.29.3's SequenceField (seqid-harness's Tool::MongoEngine), for seqid's
-tests of issue 28 (tests/it/other_tools.rs).
+tests of issue 28 (tests/it/other_tools.rs, tests/it/shared_counters.rs).
 
 Usage: MONGODB_URI=... python3 mongoengine_users.py DATABASE N [WRITER]
 (run through seqid_harness::Tool::command, which puts the pinned MongoEngine on sys.path)

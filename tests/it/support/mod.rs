@@ -1,10 +1,12 @@
 //! What the integration tests share: models, writers, the ledger that holds what is
-//! stored to what writers were told, the fault rig, transactions, and helpers.
+//! stored to what writers were told, the fault rig, transactions, the other tools'
+//! processes, and helpers.
 
 pub mod faults;
 pub mod ledger;
 #[macro_use]
 pub mod models;
+pub mod tools;
 pub mod transactions;
 pub mod tutorial;
 pub mod writers;
