@@ -1,0 +1,44 @@
+//! Benchmarks: what is measured, and how to run it.
+//!
+//! seqid aims at speed close to a plain insert. The repository's `BENCHMARKS.md` records the
+//! runs, where each target stands, and the fault suite's figures; measured numbers live there
+//! only (the guide quotes a few, and says so).
+//!
+//! ```sh
+//! cargo run --release --example bench                  # every part
+//! cargo run --release --example bench -- --only one     # one part (a list: one,cost)
+//! cargo bench -p seqid --bench handout                  # an id from a live block
+//! ```
+//!
+//! `cargo run --release --example bench` prints, for every strategy (and a document with two
+//! sequences) at 1, 16 and 64 tasks, inserts per second, round trips per insert (from the
+//! driver's command monitoring) and the ratios to a plain `insert_one` and to the hand-written
+//! tutorial code, all measured in one run on one server; then bulk inserts, the cost of the
+//! optimistic maximum query, and inserts in transactions (`counters` and `gapless` against a
+//! plain insert in a transaction). Its parts, one at a time with `--only`:
+//!
+//! - `--only one` measures one task as users run it (spawned on the multi-thread runtime,
+//!   awaited in `main`, on a current-thread runtime; no command monitor);
+//! - `--only cost` the client's own CPU time and heap allocations per insert next to the driver's
+//!   `insert_one`;
+//! - `--only instructions` the same per insert in instructions, counted by valgrind's callgrind
+//!   (repeatable where CPU time is not; needs valgrind);
+//! - `--only scopes` the round trips and memory of scoped blocks with 1 to 10,000 scopes;
+//! - `--only service` the [example service](super::service) under HTTP load with hang-ups, next
+//!   to the same service written with the tutorial's two calls;
+//! - `--only cancel` the [cancellation](super::cancellation) storms: inserts cancelled under
+//!   load, next to the driver's own `insert_one` run that way;
+//! - `--only contention` optimistic writers that do not coordinate: tasks through a bare
+//!   `mongodb::Database` or OS processes with a handle each, racing a process that runs the
+//!   tutorial's loop by hand without ever waiting.
+//!
+//! The other parts are `single` (single inserts at 1, 16 and 64 tasks), `ceiling` (the server's
+//! ceiling: a trivial command), `bulk`, `maxq` (the optimistic maximum query) and `txn` (inserts
+//! in transactions); `--only` takes a comma-separated list, `--quick` makes a short smoke run,
+//! and `--help` lists every option.
+//!
+//! `cargo bench -p seqid --bench handout` measures handing out an id from a live block. The
+//! benchmark finds its server as the tests do (see [the test server](super::test_server)), so
+//! its absolute figures depend on that server: both embedded servers are much slower than
+//! MongoDB, and on MongoDB every round trip is cheaper and the ratios between strategies can
+//! differ.

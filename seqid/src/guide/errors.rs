@@ -1,0 +1,72 @@
+//! Errors: one type, and what each variant says.
+//!
+//! One type, [`seqid::Error`](crate::Error) (non-exhaustive); every message names the sequence
+//! and the offending value:
+//!
+//! - [`Driver`](crate::Error::Driver): the driver's error, with what seqid was doing.
+//! - [`OutcomeUnknown`](crate::Error::OutcomeUnknown): the id, which the document keeps, and the
+//!   driver's error (see [guarantees](super::guarantees)).
+//! - [`CounterNotNumeric`](crate::Error::CounterNotNumeric): the value the counter holds, left as
+//!   it is, and why seqid cannot count from it: not a number, a fraction, a Double from 2^53 on or
+//!   one the ids asked for would take there.
+//! - [`CounterContended`](crate::Error::CounterContended): a counter seqid can only update as
+//!   read, an Int64 beyond ±2^53 or one without `seq`, changed under every update conditional on
+//!   its value.
+//! - [`CounterBelowStored`](crate::Error::CounterBelowStored): `set_counter` or `reset_counter`
+//!   below the largest id stored (the value asked for, the largest, the scope), without
+//!   `.below_stored()`; nothing was changed.
+//! - [`NoCounter`](crate::Error::NoCounter): a server answered the counter's upsert with no
+//!   document, every time it was asked.
+//! - [`Overflow`](crate::Error::Overflow): the id, what it must fit and where it came from (e.g. a
+//!   counter at `i32::MAX` with an `i32` field, or one above a `1e300` `_id`); nothing is
+//!   inserted, also for bulk.
+//! - [`ZeroId`](crate::Error::ZeroId): the sequence handed out 0, which a plain integer field
+//!   reads as unset; an `Option` field holds it.
+//! - [`DuplicateKey`](crate::Error::DuplicateKey): the id and the index. A duplicate on the
+//!   sequence's own index from a counter names ids stored by other means and
+//!   [`sync_counter`](crate::Document::sync_counter).
+//! - [`Refused`](crate::Error::Refused): the server's code and message.
+//! - [`IdAlreadySet`](crate::Error::IdAlreadySet): the document already carries an id (see [the
+//!   attribute reference](super::attributes#an-id-already-set)). The message says what to do
+//!   instead: a document with an id of its own goes in with the driver, then `sync_counter`;
+//!   `resume_insert` is only for a document whose insert ended in `OutcomeUnknown` or was
+//!   cancelled.
+//! - [`RetriesExhausted`](crate::Error::RetriesExhausted): attempts, time spent, the bound that
+//!   ended the loop, last id.
+//! - [`TransactionRequired`](crate::Error::TransactionRequired): a gapless insert outside a
+//!   transaction; nothing written.
+//! - [`InvalidOption`](crate::Error::InvalidOption): an option given at run time out of range
+//!   (the option, the value, what is allowed).
+//! - [`InvalidScope`](crate::Error::InvalidScope): the scope value at fault and why it is not one.
+//! - [`InvalidCode`](crate::Error::InvalidCode): a display code set by the caller, or a string
+//!   value that would make codes ambiguous: the field, the value and the format.
+//! - [`MissingIndex`](crate::Error::MissingIndex): the unique index a field sequence relies on,
+//!   and what relies on it.
+//! - [`Bulk`](crate::Error::Bulk): what became of each document of an `insert_many`
+//!   ([`BulkError`](crate::BulkError): `inserted`, `failed`, `unknown`).
+//!
+//! Messages name the field the sequence fills (`_id 7`, `number 1041`) and, for a scope's
+//! counter, its `_id`. [`Error::sequence`](crate::Error::sequence) gives the sequence's name.
+//! `seqid::Error` converts into `mongodb::error::Error`, keeping the driver's error and its labels
+//! where there is one, for `?` inside a transaction's callback (see
+//! [transactions](super::transactions)).
+//!
+//! ```no_run
+//! # use seqid::Document;
+//! # #[derive(serde::Serialize, serde::Deserialize, Document)]
+//! # #[seq_id("userid", collection = "users")]
+//! # struct User { #[serde(rename = "_id")] id: i64, name: String }
+//! # async fn run(db: mongodb::Database, mut users: Vec<User>) -> Result<(), seqid::Error> {
+//! match User::insert_many(&mut users, &db).await {
+//!     Ok(ids) => println!("stored {} users", ids.len()),
+//!     Err(seqid::Error::Bulk(bulk)) => {
+//!         // Stored: they keep their ids. Refused: ids unset again. Unknown: ids kept.
+//!         for failed in &bulk.failed {
+//!             println!("user {} refused: {}", failed.index, failed.message);
+//!         }
+//!         User::resume_insert_many(&mut users, &db).await?; // settles the unknown ones
+//!     }
+//!     Err(other) => return Err(other),
+//! }
+//! # Ok(()) }
+//! ```

@@ -1,0 +1,21 @@
+//! Limits worth knowing.
+//!
+//! - Make a [`Sequences`](crate::Sequences) handle from each client, not one `mongodb::Database`
+//!   from another client's handle: a handle's state is its client's deployment's.
+//! - Resetting or deleting a counter while processes hold blocks of it makes those blocks collide
+//!   with the new ids (as with every block allocator); the `_id` index turns that into
+//!   [`Error::DuplicateKey`](crate::Error::DuplicateKey), not duplicates.
+//! - Do not shard the counters collection.
+//! - The `gapless` strategy serves one writer at a time per sequence: throughput is one
+//!   transaction's length per id (see [strategies](super::strategies#gapless)).
+//! - The `optimistic` strategy pays for races between processes: every lost race costs an insert
+//!   and a share of a maximum query (see [strategies](super::strategies#optimistic)).
+//! - A counter holding a fraction, a string, or a Double the ids would take to 2^53 is never
+//!   moved ([`Error::CounterNotNumeric`](crate::Error::CounterNotNumeric)); one without `seq`,
+//!   or an Int64 beyond 2^53, is updated on condition that it still holds what was read, two round
+//!   trips more (see [strategies](super::strategies#counters)).
+//! - seqid is written for MongoDB 6–8. The servers the repository's tests run on differ from it
+//!   in places (see [the test server](super::test_server)); the tests work around those
+//!   differences, the library does not.
+//! - What the guarantees rest on, and the risk that remains: see
+//!   [guarantees](super::guarantees#the-risk-that-remains).

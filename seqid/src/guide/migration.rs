@@ -1,0 +1,58 @@
+//! Migration notes: the layered runtime, and the optimistic loop's budget.
+//!
+//! What a user writes is unchanged: `#[derive(Document)]`, `use seqid::Document`,
+//! `doc.insert(&db)`, `T::insert_many`, `.session`, `.max_attempts`, `.content_is_unique`,
+//! `resume_insert`, the counter's administration (now methods of
+//! [`Document`](crate::Document) for [`CounterBacked`](crate::CounterBacked) types:
+//! `use seqid::CounterBacked` is no longer needed to call them). What moved, for code written
+//! against the earlier layout:
+//!
+//! - **What a model is, apart from what you do with it.** The derive implements
+//!   [`seqid::Model`](crate::Model) (`SEQUENCE`, `Id`, `Kind`, `sequence_id`,
+//!   `sequence_id_mut`); [`seqid::Document`](crate::Document), with every operation, is
+//!   implemented for every `Model`. Naming `User::SEQUENCE` on a type takes `use seqid::Model;`
+//!   (a bound `T: Document` still reaches `T::SEQUENCE`, and
+//!   `T: Document<Kind = seqid::kind::Optimistic>` still works).
+//!   [`IdValue<T>`](crate::IdValue) reads `T`'s `Model`.
+//! - **One path per builder**: [`seqid::action`](crate::action)`::{Insert, InsertMany,
+//!   InsertFuture, FindById, PeekCounter, SetCounter, SyncCounter}` (no longer at the crate's
+//!   root).
+//! - **`seqid::Error` is at most 64 bytes.** Every variant holds
+//!   `sequence: &'static Sequence` instead of copies of its names:
+//!   [`error.sequence()`](crate::Error::sequence) still gives the name, and
+//!   `sequence.collection`, `sequence.field`, `sequence.counters` (see
+//!   [`Sequence`](crate::Sequence)) replace the `collection`, `field` and `counters` fields.
+//!   Text made at run time is a `Box<str>` (`&*message` for a `&str`).
+//!   [`BulkError`](crate::BulkError) holds the sequence likewise. The layered runtime left
+//!   every message word for word as it was; later changes made some say more (a counter is
+//!   shown by the fields that find it; `IdAlreadySet` and `DuplicateKey` say what to do).
+//!
+//! ```
+//! use seqid::{Document, Model};
+//! # use serde::Serialize;
+//!
+//! #[derive(Serialize, Document)]
+//! #[seq_id("userid", collection = "users")]
+//! struct User {
+//!     #[serde(rename = "_id")]
+//!     id: i64,
+//! }
+//!
+//! // `Model` in scope names the constants; `Document` alone reaches them through a bound.
+//! assert_eq!(User::SEQUENCE.collection, "users");
+//! fn collection_of<T: Document>() -> &'static str {
+//!     T::SEQUENCE.collection
+//! }
+//! assert_eq!(collection_of::<User>(), "users");
+//! ```
+//!
+//! # The optimistic loop's budget
+//!
+//! By default the loop is bounded by time (10 s, `time_budget_ms` /
+//! [`.time_budget(d)`](crate::action::Insert::time_budget)), not by 16 attempts.
+//! [`Strategy::Optimistic`](crate::Strategy::Optimistic) holds `max_attempts: Option<u32>`
+//! (`None` unless set) and `time_budget: Duration`; `seqid::DEFAULT_MAX_ATTEMPTS` is gone,
+//! [`seqid::DEFAULT_TIME_BUDGET`](crate::DEFAULT_TIME_BUDGET) is new.
+//! [`Error::RetriesExhausted`](crate::Error::RetriesExhausted) also holds `elapsed` and
+//! `time_budget` (`Some` when the time ended the loop, `None` when `max_attempts` did); its
+//! message says both.

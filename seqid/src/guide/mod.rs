@@ -1,0 +1,67 @@
+//! The guide: what seqid does, what it costs and what it guarantees, chapter by chapter.
+//!
+//! Nothing here is code: each chapter is a module of documentation only, and its examples
+//! are compiled as doc tests (`no_run` where they would need a server). The crate's
+//! [front page](crate) has the first example and the strategies in one table; the
+//! [`Document`](crate::Document) trait and the [derive](macro@crate::Document) have the
+//! reference of every operation and attribute.
+//!
+//! # Using seqid
+//!
+//! - [`strategies`]: the four strategies in detail: where each id comes from, round trips,
+//!   order, gaps, other writers, transactions; which to choose.
+//! - [`sharing`]: one [`Sequences`](crate::Sequences) handle per deployment, what it shares
+//!   between tasks, what a bare `mongodb::Database` costs, and the memory it keeps.
+//! - [`transactions`]: sessions and transactions per strategy, and the counter's write
+//!   concern.
+//! - [`scopes`]: a sequence on any field, numbered per scope (tickets per project), and the
+//!   unique index it relies on.
+//! - [`several_sequences`]: several sequences in one document (a global id and a number per
+//!   repository).
+//! - [`display_codes`]: `INV-2026-0042`, written with the number, never twice.
+//! - [`other_tools`]: sharing a counter with MongoEngine, mongoose plugins, typegoose or the
+//!   Go blog post, a layout by hand, and moving a sequence from a tool to seqid without a
+//!   pause.
+//! - [`data_layout`]: what the counters and the documents look like in the database.
+//! - [`attributes`]: the attribute reference, `#[seq_id(...)]` and `#[seq_display(...)]`,
+//!   the id field, serde attributes.
+//! - [`operations`]: every operation (insert, resume, find, the counter's administration,
+//!   indexes, stats) and logging.
+//! - [`errors`]: the error type and what each variant says.
+//! - [`service`]: the example service (axum), and what it shows about timeouts and hang-ups.
+//!
+//! # What holds, and where it stops
+//!
+//! - [`guarantees`]: faults and lost answers: no path stores a document twice, an
+//!   acknowledged insert is yours, gaps, and the risk that remains.
+//! - [`cancellation`]: dropped futures: what a cancelled call leaves behind, and why this
+//!   matters with the driver alone.
+//! - [`limits`]: limits worth knowing.
+//! - [`migration`]: migration notes for code written against earlier versions.
+//!
+//! # Working on seqid
+//!
+//! - [`test_server`]: the repository's commands, the servers its tests run on (and where
+//!   they differ from MongoDB), the tools they share counters with, the repository's
+//!   layout.
+//! - [`benchmarks`]: what the benchmark measures and how to run it; the figures are in the
+//!   repository's `BENCHMARKS.md`.
+
+pub mod attributes;
+pub mod benchmarks;
+pub mod cancellation;
+pub mod data_layout;
+pub mod display_codes;
+pub mod errors;
+pub mod guarantees;
+pub mod limits;
+pub mod migration;
+pub mod operations;
+pub mod other_tools;
+pub mod scopes;
+pub mod service;
+pub mod several_sequences;
+pub mod sharing;
+pub mod strategies;
+pub mod test_server;
+pub mod transactions;

@@ -1,0 +1,108 @@
+//! Operations: what you do with a model, and what it logs.
+//!
+//! All of them are methods of [`Document`](crate::Document), which `#[derive(Document)]` brings:
+//! `use seqid::Document;` is the one import (it names both the derive and the trait; the
+//! driver's `mongodb::bson::Document` stays reachable by its path).
+//!
+//! - [`doc.insert(&db)`](crate::Document::insert) → the id. Options by method before `.await`,
+//!   as in the driver: [`.session(&mut session)`](crate::action::Insert::session), and for the
+//!   optimistic strategy [`.time_budget(d)`](crate::action::Insert::time_budget) and
+//!   [`.max_attempts(3)`](crate::action::Insert::max_attempts) (offered for that strategy only:
+//!   elsewhere they do not compile).
+//! - [`T::insert_many(&mut docs, &db)`](crate::Document::insert_many) → the ids in order: one
+//!   reservation, one unordered `insert_many`. If not every document is stored,
+//!   [`Error::Bulk`](crate::Error::Bulk) lists which were stored (they keep their ids), which the
+//!   server refused and why (their ids are unset again), and which are of unknown fate (the
+//!   answer was lost; they keep their ids): see [`BulkError`](crate::BulkError).
+//! - [`doc.resume_insert(&db)`](crate::Document::resume_insert) /
+//!   [`T::resume_insert_many(&mut docs, &db)`](crate::Document::resume_insert_many) → finish an
+//!   insert whose outcome was unknown, or a cancelled one (see [guarantees](super::guarantees)):
+//!   each document ends up stored at most once, and `Ok` only when this call's write is known to
+//!   be the one stored.
+//! - [`.content_is_unique()`](crate::action::Insert::content_is_unique) on any of the four: the
+//!   caller asserts that no other writer stores a document equal to one of these (each carries a
+//!   request id, say), so that a document equal to it found at its id may be taken for its own
+//!   after a lost answer. Without it seqid never concludes anything from content.
+//! - [`T::sync_counter(&db)`](crate::Document::sync_counter) → raises the counter to the largest
+//!   numeric id already in the collection (never lowers it), drops this process's live block (the
+//!   ids left in it may be among those stored), and returns the counter;
+//!   [`T::sync_every_scope(&db)`](crate::Document::sync_every_scope) does it for every scope that
+//!   has documents and returns how many. For adopting seqid on a collection that holds ids written
+//!   by other means (an import, explicit ids). Safe to run at every start. Without it, the
+//!   counters and block strategies refuse to overwrite such ids: the insert fails with
+//!   [`Error::DuplicateKey`](crate::Error::DuplicateKey) (the id is then a gap). A counter seqid
+//!   cannot count from (1.5, a string) is reported with
+//!   [`Error::CounterNotNumeric`](crate::Error::CounterNotNumeric), never overwritten.
+//! - [`T::peek_counter(&db)`](crate::Document::peek_counter) → the counter's value without taking
+//!   an id (the last id handed out; with the block strategy, the last reserved), or `None` before
+//!   first use. [`T::set_counter(&db, last)`](crate::Document::set_counter) sets it (the next id
+//!   is `last + step`, `last + 1` by default);
+//!   [`T::reset_counter(&db)`](crate::Document::reset_counter) sets it back to `start - step`.
+//!   Both refuse to go below the largest `_id` stored
+//!   ([`Error::CounterBelowStored`](crate::Error::CounterBelowStored): those ids are taken) unless
+//!   called with [`.below_stored()`](crate::action::SetCounter::below_stored). The handle's live
+//!   block is dropped (it was reserved under the old value); other processes' blocks are not, and
+//!   below the new value their ids are handed out again, which the `_id` index turns into
+//!   `Error::DuplicateKey`, never a second document: set a counter while no other process writes
+//!   the sequence.
+//! - **The counter's operations** (`sync_counter`, `sync_every_scope`, `peek_counter`,
+//!   `set_counter`, `reset_counter`) are methods of `Document` offered where the type is
+//!   [`CounterBacked`](crate::CounterBacked), which the derive implements for the counters, block
+//!   and gapless strategies, with nothing more to import than `Document`. On an optimistic type,
+//!   which keeps no counter, they do not compile, and the error says so. For a scoped sequence
+//!   each of them names the scope: `.scope("apollo")`, or a tuple `.scope(("acme", 2026))` for
+//!   several scope fields ([`Error::InvalidScope`](crate::Error::InvalidScope) if it is missing,
+//!   given for an unscoped sequence, or of the wrong length).
+//! - [`T::collection(&db)`](crate::Document::collection) → the typed `mongodb::Collection<T>`;
+//!   [`T::find_by_id(&db, id)`](crate::Document::find_by_id) → the document with that id (in
+//!   `_id` or the sequence's field; [`.scope(...)`](crate::action::FindById::scope) for a scoped
+//!   sequence), or `None` (ids compare by value, whatever integer type stored them).
+//! - [`T::create_indexes(&db)`](crate::Document::create_indexes) → creates the indexes the
+//!   sequence relies on and returns their names: none to create for `_id` (`["_id_"]`); the
+//!   unique index on the scope fields and the field for a field sequence (see
+//!   [scopes](super::scopes)); and the unique index of each display field (`code_1`).
+//! - `T::find_by_code(&db, "INV-2026-0042")` → the document holding that code, or `None`: one
+//!   `find_by_<field>` per display field, written by the derive (see [display
+//!   codes](super::display_codes)).
+//! - [`T::stats(&db)`](crate::Document::stats) (on a [`seqid::Database`](crate::Database)) → what
+//!   its handle did for the sequence (summed over the scopes it holds): reservation round trips,
+//!   ids handed out, retries, ids left in the blocks, optimistic candidates in flight
+//!   ([`Stats`](crate::Stats)).
+//!
+//! For a type with several sequences, each has these for its own counter and finds on its
+//! [`SequenceOf`](crate::SequenceOf) handle (see [several sequences](super::several_sequences)).
+//!
+//! ```no_run
+//! use seqid::Document; // the counter's operations need nothing more
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Document)]
+//! #[seq_id("userid", collection = "users")]
+//! struct User {
+//!     #[serde(rename = "_id")]
+//!     id: i64,
+//!     name: String,
+//! }
+//!
+//! # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+//! // `users` was imported with ids of its own: bring the counter up to them first.
+//! let last = User::sync_counter(&db).await?;
+//! let peeked = User::peek_counter(&db).await?; // Some(last)
+//! let mut ada = User { id: 0, name: "Ada".into() };
+//! ada.insert(&db).await?; // last + 1
+//! let again = User::find_by_id(&db, ada.id).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Logging
+//!
+//! With [`tracing`](https://docs.rs/tracing), each insert runs in a `seqid.insert` span at debug
+//! level that records what it is and what it did: `sequence`, `collection`, `strategy`,
+//! `operation`, `documents`, `scopes`, `code` (the display code written; the first and the last
+//! for many), and when it ends `reservations` (the reservation round trips it waited for: 0 when
+//! its id came from a live block) and `outcome` (`stored`, or the error's message). With
+//! `RUST_LOG=seqid=debug` and `FmtSpan::CLOSE`, the example service's log shows each insert's
+//! span closing with its busy and idle time. Retries (a taken `_id` in the optimistic loop, a
+//! counter's first use) are debug events inside it. Warnings, once per process and sequence: a
+//! `block` or `optimistic` insert through a bare `mongodb::Database`, and a largest id read that
+//! went backwards. `tests/it/spans.rs` reads both from a formatted log.

@@ -1,0 +1,125 @@
+//! The test server: how the repository's tests, examples and benchmark reach a server, and
+//! where those servers differ from MongoDB.
+//!
+//! Two commands work on a fresh clone of the repository with the Rust toolchain, `python3` (3.10
+//! or newer, with pip) and Node.js (20.19 or newer, with npm 7 or newer):
+//!
+//! ```sh
+//! cargo run --example quickstart   # the MongoDB tutorial, with seqid
+//! cargo test --workspace           # every test, against a real server process
+//! ```
+//!
+//! The quickstart needs `python3` alone (for the server, unless `MONGODB_URI` or a `mongod` on
+//! `PATH` gives one: see below); `node` and `npm` run the other tools
+//! whose counters the tests share (below). `.ci/run`, the continuous integration's entry point,
+//! runs the same tests with cargo-nextest (`cargo install cargo-nextest --locked`): each test in a
+//! process and with a server of its own, four at a time (`.config/nextest.toml`), on SecantusDB
+//! and then on nx-27017, after `cargo fmt` and `cargo clippy`; it prints when each step starts.
+//!
+//! # Which server
+//!
+//! Tests, examples and the benchmark reach a real server process over TCP with the real driver,
+//! found in this order (crate `seqid-harness`):
+//!
+//! 1. `MONGODB_URI` (a real MongoDB 6–8); tests create and drop their own databases;
+//! 2. `mongod` on `PATH`, started on a free port with a temporary `--dbpath`;
+//! 3. [SecantusDB](https://pypi.org/project/secantusdb/) 0.7.0b3 from PyPI (the default), a
+//!    MongoDB-compatible server on WiredTiger, installed on first use with `python3 -m pip` into
+//!    `target/seqid-harness/` (pinned with its dependencies in
+//!    `seqid-harness/python/secantusdb-requirements.txt`) and started with in-memory storage. It
+//!    is GPL-2.0, so it is only ever run as a separate process, installed at test time, never
+//!    linked.
+//!
+//! `SEQID_TEST_SERVER` chooses: `secantus` requires SecantusDB, `nx` requires
+//! [nx-27017](https://pypi.org/project/nx-27017/) 0.8.1 (a MongoDB wire-protocol server backed by
+//! SQLite, installed the same way from `seqid-harness/python/nx-27017-requirements.txt`,
+//! in-memory), both skipping step 2; `mongod` requires step 2; `auto` or unset means the order
+//! above. A local server is stopped when the process that started it exits, however it exits. If
+//! no server can be had, tests fail with a message saying what to do; they never skip. Fault
+//! tests get a SecantusDB of their own that they can kill (`SIGKILL`) and restart on the same
+//! port and data directory (`seqid_harness::RestartableServer`). `.ci/run` runs the whole suite
+//! on SecantusDB and then on nx-27017 (the compile-time cases, which touch no server, once).
+//!
+//! # Other tools
+//!
+//! The tests that share counters with other tools (`tests/it/other_tools.rs`, see [other tools'
+//! counters](super::other_tools)) run those tools for real, in processes of their own, with the
+//! scripts in `tests/tools/`: MongoEngine 0.29.3 (`SequenceField`; Python >= 3.11, installed
+//! with `python3 -m pip` from `seqid-harness/python/mongoengine-requirements.txt`),
+//! mongoose-sequence 6.0.1 (mongoose 8.24.10), mongoose-auto-increment 5.0.1 (mongoose 6.13.11)
+//! and @typegoose/auto-increment 5.0.1 (mongoose 9.12.1) (Node.js >= 20.19 and npm >= 7,
+//! installed with `npm ci` from `seqid-harness/node/<setup>/`, whose `package.json` and
+//! `package-lock.json` pin every version). Each is installed on first use into
+//! `target/seqid-harness/`, as the servers are (`seqid_harness::Tool`); if `python3`, `node` or
+//! `npm` is missing, those tests fail saying what to install.
+//!
+//! # Where the servers differ from MongoDB
+//!
+//! Neither embedded server is MongoDB, and seqid is written for MongoDB 6–8; where one differs,
+//! the tests work around it, with a comment, and the library does not.
+//!
+//! SecantusDB:
+//!
+//! - under concurrent use, a `findAndModify` upsert with `new: true` may answer `value: null`
+//!   even though it applied the update (MongoDB always returns the document). seqid asks again (a
+//!   bounded retry, counted in [`Stats::retries`](crate::Stats::retries)), so the value that
+//!   upsert took is a gap; the tests that check a counter hands out exactly `1..=n` allow, on
+//!   SecantusDB only, as many gaps as there were counter retries (`tests/it/support/mod.rs`,
+//!   `assert_dense`), and the test's hand-written tutorial writer asks again too;
+//! - `sort({_id: -1}).limit(1)` is a collection scan and an in-memory sort (its `explain` shows
+//!   `COLLSCAN` under `SORT`), not one index entry, so the optimistic strategy's maximum query
+//!   costs more as the collection grows;
+//! - it slows down as data accumulates;
+//! - it deadlocks (neither command ever answers) when a `create` of a new collection and an
+//!   `insert` that creates the same collection run at the same time, as mongoose's `autoCreate`
+//!   and the first counter insert of mongoose-auto-increment or @typegoose/auto-increment do;
+//!   their tests create `identitycounters` first, on SecantusDB only;
+//! - a write acknowledged with the default write concern (`w: 1`), or even with
+//!   `w: "majority"`, is not yet in its journal file and is lost if the server process is killed
+//!   (`SIGKILL`); only `journal: true` writes survive a crash (on a single-node MongoDB replica
+//!   set, `w: "majority"` implies the journal);
+//! - it answers a retried `insert_many` batch that met a duplicate key with that duplicate key,
+//!   against the first attempt's own copy (see [the risk that
+//!   remains](super::guarantees#the-risk-that-remains));
+//! - it presents itself as a single-node replica set (`setName: "secantus"`), so sessions,
+//!   transactions and `configureFailPoint`/`failCommand` (enabled with `--enable-test-commands`)
+//!   work; the harness connects with `directConnection=true`.
+//!
+//! nx-27017:
+//!
+//! - it orders an unfiltered sort on `_id` as text (`99` above `100`), so the maximum it reports
+//!   is wrong once ids pass 99; the multi-process optimistic test seeds a string `_id`, which
+//!   makes seqid use its numeric-bounded query, which nx orders correctly (with the `_id` index,
+//!   MongoDB orders both right);
+//! - it answers a counter upsert that breaks a unique index with no document (and stores the
+//!   counter without `seq`) instead of raising E11000; seqid retries that as it retries E11000,
+//!   and then reports [`Error::NoCounter`](crate::Error::NoCounter), which the bounded-retry test
+//!   accepts on nx-27017 only;
+//! - it returns small Int64 values as Int32, so tests read integers of either type;
+//! - it refuses collection names with a dot (MongoEngine's `mongoengine.counters`), so the
+//!   MongoEngine test names its counters collection `mongoengine_counters` there;
+//! - it cannot match a field against an embedded document
+//!   (`{reference_value: {project: "apollo"}}`: `find` fails, an upsert stores a document without
+//!   those fields), so mongoose-sequence's scoped counters cannot work there and its test runs
+//!   only the unscoped sequence;
+//! - it names a new index itself (`idx_<collection>_<field>_...`), ignoring the name in
+//!   `createIndexes`;
+//! - it ignores `$setOnInsert`, so a scoped counter seqid makes there by upsert has no `sequence`
+//!   and `scope` fields (its `_id` still names the scope; `start` and the other layouts create
+//!   counters by insert, with every field);
+//! - its unique indexes take `null` more than once (SQLite's NULLs are all distinct), so two
+//!   first uses of a mongoose-sequence counter (`reference_value: null`) can make two counters
+//!   there; the test of concurrent first use makes that counter first on nx-27017 (checked).
+//!
+//! # The repository's layout
+//!
+//! `seqid/` (runtime), `seqid-derive/` (the proc macro), `seqid-harness/` (the test server, and
+//! the other tools the tests run), `tests/` (`it/`, the integration tests, one crate with a
+//! module per concept and `support/`, `derive/` what the derive accepts; `ui.rs`, the trybuild
+//! suite of what it refuses; `lints.rs`, its code under strict lints; `state.rs`, the insert
+//! state's size; `bin/worker.rs`, the worker the multi-process tests start; `tools/`, the scripts
+//! that other tools run in `it/other_tools.rs`), `examples/` (`quickstart.rs`; `service/`, the
+//! [example service](super::service): `main.rs` runs it, `app.rs` is the service, `load.rs` its
+//! load generator and the check of what it stored, shared with `tests/it/service.rs` and the
+//! benchmark; `bench/`, the [benchmark](super::benchmarks)), `.ci/run` (runs every test on
+//! SecantusDB and on nx-27017, with cargo-nextest, as above).
