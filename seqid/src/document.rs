@@ -62,8 +62,8 @@ use crate::{Error, indexes};
 /// every round trip seqid makes outside the caller's session owns what it needs (the
 /// document already serialized), and if the caller drops it before it ends, the rest of
 /// it runs in a task of its own. (The driver's own futures, dropped mid-way, leave their connection
-/// check-outs queued in the pool and wedge the client for seconds: see the README's
-/// *Cancellation* guarantees.) What the drop leaves behind:
+/// check-outs queued in the pool and wedge the client for seconds: see the guide's
+/// [cancelled calls](crate::guide::cancellation).) What the drop leaves behind:
 ///
 /// - **before the id is filled in** (waiting for a counter's `$inc`, a block, or the
 ///   largest id): nothing is written and the id stays unset; insert the document again.
