@@ -11,7 +11,6 @@ use seqid::Database;
 use crate::Config;
 use crate::model::BoxError;
 use crate::probe::process_cpu;
-use crate::single::CONCURRENCY;
 use crate::stats::{Table, median};
 
 async fn pings(
@@ -56,16 +55,18 @@ pub async fn run(
     config: &Config,
 ) -> Result<Vec<(usize, f64, f64)>, BoxError> {
     let rounds = config.rounds.min(3);
-    let mut samples = vec![(Vec::new(), Vec::new()); CONCURRENCY.len()];
+    let mut samples = vec![(Vec::new(), Vec::new()); config.tasks.len()];
     for _ in 0..rounds {
-        for (i, tasks) in CONCURRENCY.into_iter().enumerate() {
+        for (i, &tasks) in config.tasks.iter().enumerate() {
             let (rate, busy) = pings(db, tasks, config.trial, server_pid).await?;
             samples[i].0.push(rate);
             samples[i].1.push(busy);
         }
     }
-    Ok(CONCURRENCY
-        .into_iter()
+    Ok(config
+        .tasks
+        .iter()
+        .copied()
         .zip(samples)
         .map(|(tasks, (rate, busy))| (tasks, median(&rate), median(&busy)))
         .collect())

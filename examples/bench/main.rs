@@ -2,10 +2,12 @@
 //! hand-written tutorial code, in one run, on one server, through one client.
 //!
 //! ```sh
-//! cargo run --release --example bench             # the full run (about 2 minutes)
-//! cargo run --release --example bench -- --quick  # a smoke run (about 20 s)
+//! cargo run --release --example bench             # every part
+//! cargo run --release --example bench -- --quick  # a smoke run
 //! cargo run --release --example bench -- --help
 //! ```
+//!
+//! How long each takes depends on the server, so BENCHMARKS.md says it for its runs.
 //!
 //! The server is the one the tests use (`seqid-harness`: `MONGODB_URI`, else `mongod` on
 //! PATH, else SecantusDB; `SEQID_TEST_SERVER=nx` for nx-27017). Round trips are the
@@ -15,6 +17,7 @@
 mod bulk;
 mod cancel;
 mod ceiling;
+mod chart;
 mod contention;
 mod cost;
 mod instructions;
@@ -35,6 +38,7 @@ mod app;
 #[path = "../service/load.rs"]
 mod load;
 
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use model::BoxError;
@@ -50,6 +54,8 @@ usage: cargo run --release --example bench -- [options]
   --quick            short smoke run: 1 round of 0.15 s trials, 1 bulk round, 10 query runs
   --rounds N         interleaved rounds of single-insert trials (default 7; env SEQID_BENCH_ROUNDS)
   --secs S           seconds per single-insert trial (default 0.6; env SEQID_BENCH_SECS)
+  --tasks LIST       comma-separated task counts of the single and ceiling parts (default 1,16,64)
+  --chart PATH       the single part's SVG chart, inserts/s against tasks (default target/throughput.svg)
   --bulk-rounds N    interleaved rounds of bulk trials (default 5)
   --bulk-docs N      documents per bulk call (default 10000)
   --query-runs N     runs of each maximum query (default 100, fewer if slow)
@@ -67,6 +73,10 @@ env SEQID_BENCH_TRACE=FILTER  log to stderr with that filter (e.g. seqid=debug: 
 pub struct Config {
     pub rounds: usize,
     pub trial: Duration,
+    /// The concurrencies of the single and ceiling parts, ascending.
+    pub tasks: Vec<usize>,
+    /// Where the single part draws its chart.
+    pub chart: PathBuf,
     pub bulk_rounds: usize,
     pub bulk_docs: usize,
     pub maxq_runs: usize,
@@ -85,6 +95,8 @@ impl Config {
         let mut config = Config {
             rounds: env("SEQID_BENCH_ROUNDS").map_or(Ok(7), |v| v.parse())?,
             trial: Duration::from_secs_f64(env("SEQID_BENCH_SECS").map_or(Ok(0.6), |v| v.parse())?),
+            tasks: vec![1, 16, 64],
+            chart: Path::new(env!("CARGO_MANIFEST_DIR")).join("target/throughput.svg"),
             bulk_rounds: 5,
             bulk_docs: 10_000,
             maxq_runs: 100,
@@ -125,6 +137,13 @@ impl Config {
                 }
                 "--rounds" => config.rounds = value()?.parse()?,
                 "--secs" => config.trial = Duration::from_secs_f64(value()?.parse()?),
+                "--tasks" => {
+                    config.tasks = value()?
+                        .split(',')
+                        .map(str::parse)
+                        .collect::<Result<_, _>>()?
+                }
+                "--chart" => config.chart = value()?.into(),
                 "--bulk-rounds" => config.bulk_rounds = value()?.parse()?,
                 "--bulk-docs" => config.bulk_docs = value()?.parse()?,
                 "--query-runs" => config.maxq_runs = value()?.parse()?,
@@ -146,6 +165,11 @@ impl Config {
         }
         if config.rounds == 0 || config.bulk_rounds == 0 || config.bulk_docs == 0 {
             return Err("rounds and documents must be at least 1".into());
+        }
+        config.tasks.sort_unstable();
+        config.tasks.dedup();
+        if config.tasks.first().is_none_or(|&tasks| tasks == 0) {
+            return Err("--tasks needs task counts of at least 1".into());
         }
         Ok(config)
     }
@@ -213,9 +237,10 @@ async fn main() -> Result<(), BoxError> {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     println!(
-        "- single inserts: {} interleaved rounds × 3 concurrencies × {} contenders (a reference among them), {:.2} s per trial; \
+        "- single inserts: {} interleaved rounds × {} concurrencies × {} contenders (a reference among them), {:.2} s per trial; \
          bulk: {} rounds of {} documents",
         config.rounds,
+        config.tasks.len(),
         model::Contender::ALL.len(),
         config.trial.as_secs_f64(),
         config.bulk_rounds,
@@ -371,7 +396,13 @@ async fn main() -> Result<(), BoxError> {
              are medians of the per-round ratios (min–max over rounds in parentheses), each ratio \
              taken between trials of the same round and concurrency.\n"
         );
-        single::print(results);
+        single::print(results, &config);
+        let server = seqid_harness::server_kind()?.to_string();
+        chart::draw(results, &config, &server)?;
+        println!(
+            "Chart of inserts/s against tasks: `{}`.\n",
+            config.chart.display()
+        );
     }
     if let Some((rows, costs)) = &ceiling {
         println!("## Server ceiling: a trivial command\n");
@@ -391,7 +422,7 @@ async fn main() -> Result<(), BoxError> {
              are the CPU time of the server process and of this process per insert; `busy` is \
              server CPU time / wall time (100 % = one core).\n"
         );
-        single::print_profile(results);
+        single::print_profile(results, &config);
     }
     if let Some(results) = &bulk {
         println!("## Bulk: {} documents in one call\n", config.bulk_docs);

@@ -1,5 +1,9 @@
-//! The `#[derive(Document)]` macro of [seqid](https://docs.rs/seqid). Use it through the
-//! `seqid` crate, which re-exports it next to the `Document` trait.
+//! The `#[derive(Document)]` macro of [seqid](https://docs.rs/seqid).
+//!
+//! Depend on `seqid`, not on this crate: `seqid` re-exports the derive next to the
+//! `Document` trait (`use seqid::Document;` brings both), and the code the derive writes
+//! names `::seqid`'s items, so it compiles only where `seqid` is a dependency. The
+//! attributes it reads are documented on [`Document`](derive@Document).
 //!
 //! `lib.rs` only dispatches: `ast` models the input, `attr` reads the attributes,
 //! `declaration` finds the one that declares the sequence and the field it fills, `scope`
