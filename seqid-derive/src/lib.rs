@@ -7,9 +7,12 @@
 //!
 //! `lib.rs` only dispatches: `ast` models the input, `attr` reads the attributes,
 //! `declaration` finds the one that declares the sequence and the field it fills, `scope`
-//! resolves the scope fields, `valid` checks the rest against each other, `expand` writes
-//! the impl (or, on error, `fallback` a stand-in next to the errors), and `ctxt` gathers
-//! every error so one build reports them all.
+//! resolves the scope fields, `valid` checks the rest against each other (`layout` the
+//! counter's layout, step and first id, `display` the display codes), `expand` writes the
+//! impl (or, on error, `fallback` a stand-in next to the errors), and `ctxt` gathers every
+//! error so one build reports them all.
+
+#![warn(missing_docs)]
 
 mod ast;
 mod attr;
