@@ -17,6 +17,7 @@ use seqid_harness::{ServerFlavor, test_db};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::support::tools::assert_unique_index;
 use crate::support::{self, all_documents, integer};
 
 /// What a layout's counter looks like, as the tool keeps it: the spec each case is
@@ -312,31 +313,13 @@ async fn assert_counter<T: Case>(db: &Database, last: i64, made_by_seqid: bool) 
         );
         let fields = 2 + e.filter.len() + e.created_with.len();
         assert_eq!(counter.len(), fields, "{}: {counter:?}", label::<T>());
-        assert_unique_index(db, e.counters, &e.unique_index).await;
-    }
-}
-
-/// The counters collection has a unique index on `keys`, in that order. Its name is the
-/// tool's (MongoDB's default for those keys), but where a server names indexes itself
-/// (nx-27017).
-async fn assert_unique_index(db: &Database, counters: &str, keys: &BsonDocument) {
-    let indexes: Vec<_> = db
-        .collection::<BsonDocument>(counters)
-        .list_indexes()
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
-    let index = indexes
-        .iter()
-        .find(|index| &index.keys == keys)
-        .unwrap_or_else(|| panic!("no index on {keys:?} in {counters}: {indexes:?}"));
-    let options = index.options.as_ref().unwrap();
-    assert_eq!(options.unique, Some(true), "{index:?}");
-    if seqid_harness::server_flavor().unwrap() != ServerFlavor::Nx {
-        let name: Vec<String> = keys.keys().map(|key| format!("{key}_1")).collect();
-        assert_eq!(options.name.as_deref(), Some(name.join("_").as_str()));
+        // The tool's index: its keys in its order, named as MongoDB names them by default.
+        let name: Vec<String> = e
+            .unique_index
+            .keys()
+            .map(|key| format!("{key}_1"))
+            .collect();
+        assert_unique_index(db, e.counters, &name.join("_"), e.unique_index.clone()).await;
     }
 }
 
