@@ -554,14 +554,22 @@ impl fmt::Display for GaveUp {
 /// the value alone tells which cause it is.
 /// For a duplicate of the sequence's own field, from a counter: the likely cause, ids
 /// stored by other means (an import, another tool) at or above the counter, and the fix.
+/// A server that does not name the index (nx-27017) leaves which field it was open.
 fn behind_stored(sequence: &Sequence, index: Option<&str>) -> &'static str {
-    let on_the_sequence = index.is_some_and(|index| index.contains(sequence.field));
-    match (sequence.strategy, on_the_sequence) {
-        (crate::Strategy::Optimistic { .. }, _) | (_, false) => "",
-        _ => {
+    if let crate::Strategy::Optimistic { .. } = sequence.strategy {
+        return "";
+    }
+    match index {
+        Some(index) if index.contains(sequence.field) => {
             " (the counter handed out an id a document already has: ids stored by other \
              means, an import or another tool, are at or above the counter; sync_counter \
              raises it above the ids stored)"
+        }
+        Some(_) => "",
+        None => {
+            " (if the duplicate is the sequence's id: ids stored by other means, an import or \
+             another tool, are at or above the counter; sync_counter raises it above the ids \
+             stored)"
         }
     }
 }
