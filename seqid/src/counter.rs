@@ -337,8 +337,8 @@ impl Change {
 ///
 /// One field, no `$or`, no `$expr`: MongoDB refuses `$expr` in the filter of an upsert
 /// (error 224), and a filter of operators on one field is what every server evaluates
-/// cheaply (nx-27017 spends about 250 µs on a four-branch `$or`, more than the whole
-/// `findAndModify` otherwise). `$bitsAllClear: 0` matches exactly the numbers an i64 holds
+/// cheaply (an `$or` cost nx-27017 more than the rest of the `findAndModify`: BENCHMARKS.md,
+/// *One task, as users run it*). `$bitsAllClear: 0` matches exactly the numbers an i64 holds
 /// without a fraction, Double and Decimal128 included, and no NaN, BinData aside, which
 /// the range, type-bracketed to numbers, keeps out (nx-27017's matches fractions too:
 /// there a Double counter of 1.5 still moves).

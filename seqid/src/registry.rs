@@ -155,9 +155,10 @@ impl Registry {
     }
 }
 
-/// The target collections of a handle's database, each made once. A collection made per
-/// insert (its name and the database's options copied, two allocations) cost a block
-/// insert about 700 instructions.
+/// The target collections of a handle's database, each made once: a collection made per
+/// insert copies its name and the database's options (two allocations), a cost the block
+/// strategy's in-memory handout would otherwise carry on every insert (BENCHMARKS.md,
+/// *The client's own cost*).
 #[derive(Default)]
 pub(crate) struct Collections(Mutex<foldhash::HashMap<&'static str, Collection<RawDocumentBuf>>>);
 
@@ -358,10 +359,11 @@ struct Entries<K, V> {
 }
 
 struct Map<K, V> {
-    /// foldhash, not SipHash: these are looked up on every insert (SipHash was about 700
-    /// of the 5,200 instructions a block insert added to the driver's own work). Scope values may come from an
-    /// application's users; foldhash's seeds are random per process and per map, so they
-    /// cannot choose colliding keys without reverse-engineering the running process.
+    /// foldhash, not SipHash: these are looked up on every insert, where SipHash was a
+    /// visible share of what a block insert adds to the driver's own work (BENCHMARKS.md,
+    /// *The client's own cost*). Scope values may come from an application's users;
+    /// foldhash's seeds are random per process and per map, so they cannot choose
+    /// colliding keys without reverse-engineering the running process.
     by_database: foldhash::HashMap<String, foldhash::HashMap<K, Entry<V>>>,
     len: usize,
     /// The next sweep runs once `len` exceeds this.

@@ -3,8 +3,8 @@
 //! maximum read and the insert) at a time, first come first served, so that no task of
 //! the process reads the maximum while another's insert is under way. A task that lost
 //! its id goes back in line: keeping the turn through its wait would make the others
-//! wait for its whole loop (measured: the p50 of 4 bare tasks went from 0.16 s to 5 s
-//! on nx-27017 beside the tutorial's loop).
+//! wait for its whole loop (BENCHMARKS.md, *Uncoordinated optimistic writers*, has what
+//! that cost).
 //!
 //! Why: through a bare database nothing is shared between calls (the driver cannot say
 //! which deployment a database belongs to, so no candidate or frontier may be shared),

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use mongodb::bson::{Document as BsonDocument, doc};
+use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::options::{DatabaseOptions, ReturnDocument, WriteConcern};
 use seqid::{Document, Error};
 use seqid_harness::{Fault, FaultProxy, RestartableServer};
@@ -385,6 +385,81 @@ async fn retried_batches_run_again(server: &RestartableServer) -> bool {
         [0, 1] => true,
         _ => panic!("the retried batch answered {error}"),
     }
+}
+
+/// What a retryable write's record is worth across a restart. The driver retries a write
+/// whose answer was lost with the same session and transaction number, and seqid takes a
+/// first send's duplicate key for another writer's on the word of the manual: the server
+/// answers that retry from its record of the first attempt. MongoDB writes the record with
+/// the write itself (`config.transactions`, in the same storage transaction, journaled and
+/// replicated with it), so the retry is answered from it after a restart or a failover too.
+/// SecantusDB 0.7.0b3 answers from its record while it runs, but forgets it when restarted:
+/// the retry is executed again and meets the first attempt's own copy (E11000). The
+/// guide's *Guarantees* (`seqid/src/guide/guarantees.rs`, *The risk that remains*) says
+/// which callers that exposes; this test holds it to what the server does, so that the text
+/// is changed when the server is.
+///
+/// The retry is the driver's, sent by hand: one `insert` with the session's `lsid` and a
+/// `txnNumber`, sent again unchanged. (The driver's own retry reaches the restarted server
+/// only when the restart fits in the client's server selection timeout, 30 s by default;
+/// the kill tests above keep their outage longer than their clients' 2 s, so their retries
+/// fail and the writers resume, which meets the first copy knowingly.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_insert_meets_its_own_first_attempt_after_a_restart_on_secantusdb() {
+    let server = RestartableServer::start_async().await.unwrap();
+    let client = server.client().await.unwrap();
+    let db = client.database("retry_records");
+    let mut session = client.start_session().await.unwrap();
+    let insert = doc! {
+        "insert": "probe",
+        "documents": [{ "_id": 1, "writer": "first attempt" }],
+        "txnNumber": 1_i64,
+        "writeConcern": { "w": 1, "j": true },
+    };
+    let first = sent(&db, &insert, &mut session).await;
+    assert_eq!(first, (Some(1), vec![]), "the first attempt is stored");
+    let retried = sent(&db, &insert, &mut session).await;
+    assert_eq!(
+        retried,
+        (Some(1), vec![]),
+        "while the server runs, the retry is answered from the first attempt's record"
+    );
+    server.kill().unwrap();
+    server.restart_async().await.unwrap();
+    let after_restart = sent(&db, &insert, &mut session).await;
+    let stored = db
+        .collection::<BsonDocument>("probe")
+        .count_documents(doc! {})
+        .await
+        .unwrap();
+    assert_eq!(stored, 1, "the first attempt survived the restart");
+    // MongoDB answers `(1, [])` here, as before the restart.
+    assert_eq!(
+        after_restart,
+        (Some(0), vec![11000]),
+        "SecantusDB 0.7.0b3 forgets the record across a restart and executes the retry \
+         again, which meets the first attempt's own copy; if it now answers from the record, \
+         update the guide's Guarantees (The risk that remains) and BENCHMARKS.md"
+    );
+}
+
+/// `command` sent in `session`: the `n` it answers, and the codes of its write errors.
+async fn sent(
+    db: &mongodb::Database,
+    command: &BsonDocument,
+    session: &mut mongodb::ClientSession,
+) -> (Option<i64>, Vec<i64>) {
+    let reply = db
+        .run_command(command.clone())
+        .session(session)
+        .await
+        .unwrap();
+    let code = |e: &Bson| e.as_document()?.get("code").and_then(integer);
+    let codes = match reply.get_array("writeErrors") {
+        Ok(errors) => errors.iter().filter_map(code).collect(),
+        Err(_) => Vec::new(),
+    };
+    (reply.get("n").and_then(integer), codes)
 }
 
 /// Waits (10 s at most) until every request the proxy delivers late has been answered:

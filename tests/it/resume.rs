@@ -320,3 +320,61 @@ async fn a_changed_document_is_not_mistaken_for_the_stored_one() {
     );
     assert_eq!(stored(&db).await.len(), 2);
 }
+
+/// Stores a copy of `document` under `id` by hand, as a write's first attempt would have.
+async fn first_copy_at<T: Model>(db: &Database, document: &T, id: i64) {
+    let mut copy = document.clone();
+    copy.set_id(id);
+    let copy = mongodb::bson::to_document(&copy).unwrap();
+    let items = db.collection::<BsonDocument>("items");
+    items.insert_one(copy).await.unwrap();
+}
+
+/// A first send that meets its own first copy, which is what a server that runs a retried
+/// write again hands seqid (SecantusDB 0.7.0b3 after a restart: see
+/// `faults::a_retried_insert_meets_its_own_first_attempt_after_a_restart_on_secantusdb`),
+/// set up directly: the copy stored by hand under the id the insert is about to take (the
+/// counter's next, or the block's). seqid takes it for another writer's, on the manual's
+/// word, unless the caller asserts `content_is_unique`: then the equal document is its own,
+/// and it is stored once. The guide's *Guarantees* (*The risk that remains*) tells callers
+/// which of the two they are. (The optimistic strategy reads the largest id before it sends,
+/// so a copy stored beforehand is above its candidate, never at it: only a retry run again
+/// meets it there, and it goes through the same settling as the counters' duplicate key.)
+async fn a_first_send_meeting_its_own_copy<T: Model>(label: &str) {
+    let db = test_db(label).await;
+    let db = support::shared(&db);
+    let first = T::new("first".into()).insert(&db).await.unwrap();
+
+    // Asserted: settled as stored, once.
+    let mut asserted = T::new("asserted".into());
+    first_copy_at(&db, &asserted, first + 1).await;
+    let id = asserted.insert(&db).content_is_unique().await.unwrap();
+    assert_eq!(
+        (id, asserted.id()),
+        (first + 1, first + 1),
+        "its own copy, found"
+    );
+    let mut expected = vec![(first, "first".into()), (first + 1, "asserted".to_owned())];
+
+    // Not asserted: refused, the id unset; inserting it again would store it twice.
+    let mut exposed = T::new("exposed".into());
+    first_copy_at(&db, &exposed, first + 2).await;
+    expected.push((first + 2, "exposed".into()));
+    match exposed.insert(&db).await {
+        Err(Error::DuplicateKey { id, .. }) => {
+            assert_eq!((id, exposed.id()), (first + 2, 0), "refused, the id unset");
+        }
+        other => panic!("expected DuplicateKey, got {other:?}"),
+    }
+    assert_eq!(stored(&db).await, expected, "every document as told");
+}
+
+#[tokio::test]
+async fn a_first_send_meeting_its_own_copy_counters() {
+    a_first_send_meeting_its_own_copy::<Counted>("own_copy_c").await;
+}
+
+#[tokio::test]
+async fn a_first_send_meeting_its_own_copy_block() {
+    a_first_send_meeting_its_own_copy::<Blocked>("own_copy_b").await;
+}

@@ -89,13 +89,45 @@
 //! # The risk that remains
 //!
 //! seqid takes a first send's duplicate key for another writer's on the word of the manual's
-//! retryable writes. A server that answered the driver's retried insert with a duplicate key
-//! against the first attempt's own copy would make the optimistic strategy store that document
-//! twice (once under a new id). The lookup narrows it to a copy already visible when seqid looks.
-//! MongoDB does not do this; SecantusDB 0.7.0b3 does, for a retried `insert_many` batch that met
-//! a duplicate key (a single insert's retry it answers correctly): the repository's
-//! `BENCHMARKS.md` (*Reliability: the fault suite*) has what the fault suite measured, and how
-//! the tests avoid that server's bug.
+//! retryable writes: the driver retries a write whose answer was lost with the same session and
+//! transaction number, and the server answers the retry from its record of the first attempt.
+//! MongoDB (replica sets and sharded clusters) writes that record with the write itself, in the
+//! same storage transaction, journaled and replicated with it, so it answers the retry from the
+//! record after a restart or a failover too (a write rolled back in a failover takes its record
+//! with it, and the retry then writes it once). A server that instead runs the retry again, so
+//! that it meets the first attempt's own copy, exposes these callers:
+//!
+//! | caller | when a retry meets its own first copy |
+//! |---|---|
+//! | counters, block, several sequences, without `content_is_unique` | [`DuplicateKey`](crate::Error::DuplicateKey), id unset, for a document that *is* stored: inserting it again stores it twice |
+//! | optimistic, without `content_is_unique` | `Ok` under a new id: the document is stored twice |
+//! | any strategy with [`content_is_unique()`](crate::action::Insert::content_is_unique) | not exposed: the equal document at its id is its own, `Ok` once |
+//! | gapless (inside your transaction) | not exposed: writes in a transaction are not retried one by one; a restart aborts the transaction |
+//! | [`resume_insert`](crate::Document::resume_insert) | not exposed: a resume that meets a document at its id is `OutcomeUnknown` (settled only with `content_is_unique`) |
+//!
+//! Which servers do it (the driver's retry reaches a restarted server when it is back within the
+//! client's server selection timeout, 30 s by default: a plain restart is):
+//!
+//! - **MongoDB 6.0 to 8.x**, replica set or sharded: never, by the manual's retryable writes;
+//!   nobody above is exposed.
+//! - **A standalone `mongod`**, and **nx-27017** (which presents itself as one): the driver
+//!   retries no write, so a lost answer is `OutcomeUnknown` and nobody is exposed.
+//! - **SecantusDB 0.7.0b3** (a single-node replica set): while it runs, it answers a retried
+//!   single insert from its record; it runs again a retried `insert_many` batch that met a
+//!   duplicate key; and it forgets its records when restarted, so after a restart it runs *any*
+//!   retried write again (both measured). Its exposed callers are those of the table, across a restart; the
+//!   optimistic strategy's batches, which meet duplicate keys wherever writers race, also while it
+//!   runs. The fault suite shows both (`tests/it/faults.rs`,
+//!   `a_retried_insert_meets_its_own_first_attempt_after_a_restart_on_secantusdb` and
+//!   `retried_batches_run_again`); its kill tests keep the outage longer than their clients'
+//!   server selection timeout, so that the driver's retry fails and the writers resume instead.
+//!   On such a server, assert `content_is_unique` where your documents allow it. The repository's
+//!   `BENCHMARKS.md` (*Reliability: the fault suite*) has what the suite measured.
+//!
+//! seqid cannot tell, from the driver's answer, a retry run again from another writer's
+//! document: the driver does not say that it retried, and taking every first-send duplicate key
+//! for a possible copy of its own would make each real collision `OutcomeUnknown` on the
+//! servers that keep their word.
 //!
 //! # What the driver already does
 //!

@@ -79,8 +79,9 @@
 //!   (`SIGKILL`); only `journal: true` writes survive a crash (on a single-node MongoDB replica
 //!   set, `w: "majority"` implies the journal);
 //! - it answers a retried `insert_many` batch that met a duplicate key with that duplicate key,
-//!   against the first attempt's own copy (see [the risk that
-//!   remains](super::guarantees#the-risk-that-remains));
+//!   against the first attempt's own copy, and after a restart it has forgotten the records of
+//!   the writes before it, so that it runs any retried write again, which then meets its own
+//!   first copy (see [the risk that remains](super::guarantees#the-risk-that-remains));
 //! - it presents itself as a single-node replica set (`setName: "secantus"`), so sessions,
 //!   transactions and `configureFailPoint`/`failCommand` (enabled with `--enable-test-commands`)
 //!   work; the harness connects with `directConnection=true`.
