@@ -91,8 +91,9 @@
 //! | order | increasing in the order ids are taken, across all writers | each id above every id stored when it was taken | increasing within a process, not across processes | increasing in commit order |
 //!
 //! Every strategy hands out unique ids under concurrency, across processes and next to other
-//! writers of the same counter or collection, and no retry stores a document twice
-//! ([guarantees](guide::guarantees)).
+//! writers of the same counter or collection, and no retry stores a document twice on a
+//! server that answers retried writes as MongoDB does ([guarantees](guide::guarantees), and
+//! its *risk that remains* for one that does not).
 //!
 //! Inserts are actions, as in the driver: [`insert`](Document::insert) returns an
 //! [`Insert`](action::Insert) that is awaited directly, after options set by method
