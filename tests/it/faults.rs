@@ -443,6 +443,139 @@ async fn a_retried_insert_meets_its_own_first_attempt_after_a_restart_on_secantu
     );
 }
 
+/// The same, through seqid and the driver's own retry: what the callers of the guide's
+/// table get on SecantusDB 0.7.0b3 when the server restarts between an insert's first
+/// attempt (stored, journaled, its answer lost) and the driver's retry, which waits for the
+/// restarted server within the client's server selection timeout (30 s, the driver's
+/// default) and meets the first attempt's own copy. Without `content_is_unique`, the
+/// counters strategy reports `DuplicateKey` for a document that is stored, and the
+/// optimistic strategy stores it a second time under a new id (`Ok`); with it, both find
+/// their own copy and store the document once. On MongoDB each would be answered from the
+/// record of the first attempt: `Ok`, once.
+///
+/// The proxy loses the insert's answer and is paused as soon as it has let the insert
+/// through, so that the retry (and the driver's monitoring, which must see the server up
+/// before the retry is sent) waits at the proxy until the server has been killed and
+/// restarted; a run in which the retry got through first is run again.
+async fn a_retry_across_a_restart<T: Model>() {
+    use seqid_harness::Fault::LoseReply;
+    let rig = Rig::start(true).await;
+    let proxy = rig.proxy();
+    let mut options = mongodb::options::ClientOptions::parse(proxy.uri())
+        .await
+        .unwrap();
+    options.heartbeat_freq = Some(Duration::from_millis(500));
+    let client = mongodb::Client::with_options(options).unwrap();
+    // `journal: true`: SecantusDB loses a `w: 1` write that had not reached its journal.
+    let durable = DatabaseOptions::builder()
+        .write_concern(WriteConcern::builder().journal(true).build())
+        .build();
+    let name = format!("across_{}", T::SEQUENCE.strategy_name());
+    let db = seqid::Sequences::new(&client).database_with_options(&name, durable);
+    let checked = rig.checker.database(&name);
+    let first = i64::try_from(T::make("warm", 0).insert(&db).await.unwrap().into()).unwrap();
+    let mut n = 0;
+    for asserted in [false, true] {
+        let outcome = loop {
+            n += 1;
+            assert!(
+                n <= 10,
+                "the retry got through before the pause in every run"
+            );
+            let (inserts, lost) = (proxy.requests("insert"), proxy.fired_of(LoseReply));
+            proxy.lose_reply("insert", Some(T::SEQUENCE.collection), 1);
+            let mut document = T::make("seqid", n);
+            let db = db.clone();
+            let insert = tokio::spawn(async move {
+                let result = match asserted {
+                    true => document.insert(&db).content_is_unique().await,
+                    false => document.insert(&db).await,
+                };
+                let id = result.map(|id| i64::try_from(id.into()).expect("ids fit i64"));
+                (id, number_of(&document))
+            });
+            while proxy.fired_of(LoseReply) == lost {
+                tokio::task::yield_now().await;
+            }
+            proxy.pause();
+            // The first attempt is stored (its answer is lost after the journal).
+            let copy = doc! { "writer": "seqid", "n": i64::from(n) };
+            let docs = checked.collection::<BsonDocument>(T::SEQUENCE.collection);
+            for _ in 0..1000 {
+                if docs.count_documents(copy.clone()).await.unwrap() == 1 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            assert_eq!(docs.count_documents(copy.clone()).await.unwrap(), 1);
+            let retried_early = proxy.requests("insert") > inserts + 1;
+            server_restarted(&rig.server, proxy).await;
+            let (result, document_id) = tokio::time::timeout(Duration::from_secs(60), insert)
+                .await
+                .expect("the retry is answered after the restart")
+                .unwrap();
+            if !retried_early {
+                assert!(proxy.requests("insert") > inserts + 1, "the driver retried");
+                break (
+                    result,
+                    document_id,
+                    docs.count_documents(copy).await.unwrap(),
+                );
+            }
+            // The retry reached the server before it was killed, and was answered from
+            // its record: not the case this test is about.
+            let id = result.unwrap_or_else(|e| panic!("answered before the restart: {e}"));
+            assert_eq!(id, document_id, "answered from the record");
+        };
+        let label = format!(
+            "{}, content_is_unique: {asserted}",
+            T::SEQUENCE.strategy_name()
+        );
+        let (result, id, copies) = &outcome;
+        let result = result.as_ref().map_err(ToString::to_string);
+        eprintln!("{label}: {result:?}, id field {id}, {copies} copies stored ({n} runs in all)");
+        match (outcome, asserted, T::SEQUENCE.strategy_name()) {
+            ((Ok(id), document_id, 1), true, _) => {
+                assert_eq!(id, document_id, "{label}: its own copy, found");
+            }
+            ((Err(Error::DuplicateKey { id, .. }), document_id, 1), false, "counters") => {
+                assert!(
+                    id > first && document_id == 0,
+                    "{label}: refused, the id unset"
+                );
+            }
+            ((Ok(id), document_id, 2), false, "optimistic") => {
+                assert_eq!(id, document_id, "{label}: stored again under a new id");
+            }
+            ((result, _, copies), ..) => panic!(
+                "{label}: {result:?} with {copies} copies stored; if SecantusDB now answers \
+                 retries from a record it keeps across restarts, update the guide's \
+                 Guarantees (The risk that remains) and BENCHMARKS.md"
+            ),
+        }
+    }
+}
+
+/// Kills and restarts the server while `proxy` holds every request back, then lets the
+/// requests through to the restarted server: the connections that reached the old one are
+/// cut first, as its death cut them.
+async fn server_restarted(server: &RestartableServer, proxy: &FaultProxy) {
+    server.kill().unwrap();
+    proxy.sever_all();
+    server.restart_async().await.unwrap();
+    proxy.resume();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_retry_across_a_restart_meets_its_own_copy_counters() {
+    a_retry_across_a_restart::<Counted>().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_retry_across_a_restart_meets_its_own_copy_optimistic() {
+    a_retry_across_a_restart::<Optimistic>().await;
+}
+
 /// `command` sent in `session`: the `n` it answers, and the codes of its write errors.
 async fn sent(
     db: &mongodb::Database,

@@ -119,8 +119,12 @@
 //!   optimistic strategy's batches, which meet duplicate keys wherever writers race, also while it
 //!   runs. The fault suite shows both (`tests/it/faults.rs`,
 //!   `a_retried_insert_meets_its_own_first_attempt_after_a_restart_on_secantusdb` and
-//!   `retried_batches_run_again`); its kill tests keep the outage longer than their clients'
-//!   server selection timeout, so that the driver's retry fails and the writers resume instead.
+//!   `retried_batches_run_again`), and what the table's callers get there through the driver's
+//!   own retry across a restart (`a_retry_across_a_restart_meets_its_own_copy_counters` and
+//!   `_optimistic`: `DuplicateKey` for a stored document, a second copy under a new id, and
+//!   with `content_is_unique` one copy each); its kill tests keep the outage longer than their
+//!   clients' server selection timeout, so that the driver's retry fails and the writers
+//!   resume instead.
 //!   On such a server, assert `content_is_unique` where your documents allow it. The repository's
 //!   `BENCHMARKS.md` (*Reliability: the fault suite*) has what the suite measured.
 //!
