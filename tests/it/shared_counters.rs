@@ -65,11 +65,21 @@ trait Shared: CounterBacked + std::fmt::Debug + Send + Sync + 'static {
     fn titled(title: &str) -> Self;
 }
 
-/// `shared_model!(Name { id: Type, title_field }, seq_id(...))`: a model `{ _id, title }`
-/// whose `_id` the sequence numbers, with that `#[seq_id(...)]`.
-macro_rules! shared_model {
-    ($(#[$doc:meta])* $name:ident { id: $id:ty, $title:ident }, $($attr:tt)*) => {
-        $(#[$doc])*
+/// `models!(Name, NameBlock, <shape>, [<seq_id>])`: seqid's two models of one sequence
+/// (see [`Case`]), `Name` with `#[seq_id(<seq_id>)]` and the counters strategy, and
+/// `NameBlock` with `strategy = "block", block_size = 5` added. The shape is one of:
+///
+/// - `{ id: Type, title_field }`: a model `{ _id, title }` whose `_id` the sequence
+///   numbers;
+/// - `{ project, number, title }`: an issue of project `apollo`, numbered per project on
+///   `number`. No `_id` field: the server gives each its ObjectId, so equal issues stay
+///   equal.
+macro_rules! models {
+    ($counters:ident, $block:ident, $shape:tt, [$($attr:tt)*]) => {
+        models!(@one $counters, $shape, [$($attr)*]);
+        models!(@one $block, $shape, [$($attr)*, strategy = "block", block_size = 5]);
+    };
+    (@one $name:ident, { id: $id:ty, $title:ident }, [$($attr:tt)*]) => {
         #[derive(Debug, Serialize, seqid::Document)]
         #[seq_id($($attr)*)]
         struct $name {
@@ -84,14 +94,7 @@ macro_rules! shared_model {
             }
         }
     };
-}
-
-/// `scoped_model!(Name, seq_id(...))`: an issue `{ project, number, title }` of project
-/// `apollo`, numbered per project with that `#[seq_id(...)]` on `number`. No `_id` field:
-/// the server gives each its ObjectId, so equal issues stay equal.
-macro_rules! scoped_model {
-    ($(#[$doc:meta])* $name:ident, $($attr:tt)*) => {
-        $(#[$doc])*
+    (@one $name:ident, { project, number, title }, [$($attr:tt)*]) => {
         #[derive(Debug, Serialize, seqid::Document)]
         #[seq_id(collection = "issues")]
         struct $name {
@@ -109,160 +112,47 @@ macro_rules! scoped_model {
     };
 }
 
-shared_model!(
-    MongoEngineUser { id: i64, name },
-    "users.id",
-    collection = "users",
-    layout = "mongoengine"
-);
-shared_model!(
-    MongoEngineUserBlock { id: i64, name },
-    "users.id",
-    collection = "users",
-    layout = "mongoengine",
-    strategy = "block",
-    block_size = 5
-);
+models!(MongoEngineUser, MongoEngineUserBlock, { id: i64, name }, [
+    "users.id", collection = "users", layout = "mongoengine"
+]);
 // nx-27017 0.8.1 refuses collection names with a dot (`mongoengine.counters`, the
 // layout's default): there MongoEngine and seqid both name the counters collection
 // `mongoengine_counters` (see `mongoengine`).
-shared_model!(
-    NxMongoEngineUser { id: i64, name },
-    "users.id",
-    collection = "users",
-    layout = "mongoengine",
-    counters = "mongoengine_counters"
-);
-shared_model!(
-    NxMongoEngineUserBlock { id: i64, name },
-    "users.id",
-    collection = "users",
-    layout = "mongoengine",
-    counters = "mongoengine_counters",
-    strategy = "block",
-    block_size = 5
-);
+models!(NxMongoEngineUser, NxMongoEngineUserBlock, { id: i64, name }, [
+    "users.id", collection = "users", layout = "mongoengine", counters = "mongoengine_counters"
+]);
 
-shared_model!(
-    Ticket { id: i64, title },
-    "ticket_seq",
-    collection = "tickets",
-    layout = "mongoose-sequence"
-);
-shared_model!(
-    TicketBlock { id: i64, title },
-    "ticket_seq",
-    collection = "tickets",
-    layout = "mongoose-sequence",
-    strategy = "block",
-    block_size = 5
-);
-shared_model!(
-    TicketStep3 { id: i64, title },
-    "ticket_seq",
-    collection = "tickets",
-    layout = "mongoose-sequence",
-    step = 3
-);
-shared_model!(
-    TicketStep3Block { id: i64, title },
-    "ticket_seq",
-    collection = "tickets",
-    layout = "mongoose-sequence",
-    step = 3,
-    strategy = "block",
-    block_size = 5
-);
+models!(Ticket, TicketBlock, { id: i64, title }, [
+    "ticket_seq", collection = "tickets", layout = "mongoose-sequence"
+]);
+models!(TicketStep3, TicketStep3Block, { id: i64, title }, [
+    "ticket_seq", collection = "tickets", layout = "mongoose-sequence", step = 3
+]);
 
-scoped_model!(
-    Issue,
-    "issue_seq",
-    scope = "project",
-    layout = "mongoose-sequence"
-);
-scoped_model!(
-    IssueBlock,
-    "issue_seq",
-    scope = "project",
-    layout = "mongoose-sequence",
-    strategy = "block",
-    block_size = 5
-);
+models!(Issue, IssueBlock, { project, number, title }, [
+    "issue_seq", scope = "project", layout = "mongoose-sequence"
+]);
 
 // The two tools whose first id is 0: an `Option<i64>` id, in which 0 is an id.
-shared_model!(
-    Book { id: Option<i64>, title },
-    "Book",
-    collection = "books",
-    layout = "mongoose-auto-increment"
-);
-shared_model!(
-    BookBlock { id: Option<i64>, title },
-    "Book",
-    collection = "books",
-    layout = "mongoose-auto-increment",
-    strategy = "block",
-    block_size = 5
-);
+models!(Book, BookBlock, { id: Option<i64>, title }, [
+    "Book", collection = "books", layout = "mongoose-auto-increment"
+]);
 
-shared_model!(Order { id: Option<i64>, title }, "Order", collection = "orders", layout = "typegoose");
-shared_model!(
-    OrderBlock { id: Option<i64>, title },
-    "Order",
-    collection = "orders",
-    layout = "typegoose",
-    strategy = "block",
-    block_size = 5
-);
-shared_model!(
-    OrderStep5 { id: Option<i64>, title },
-    "Order",
-    collection = "orders",
-    layout = "typegoose",
-    step = 5
-);
-shared_model!(
-    OrderStep5Block { id: Option<i64>, title },
-    "Order",
-    collection = "orders",
-    layout = "typegoose",
-    step = 5,
-    strategy = "block",
-    block_size = 5
-);
+models!(Order, OrderBlock, { id: Option<i64>, title }, [
+    "Order", collection = "orders", layout = "typegoose"
+]);
+models!(OrderStep5, OrderStep5Block, { id: Option<i64>, title }, [
+    "Order", collection = "orders", layout = "typegoose", step = 5
+]);
 
 // Two sequences on the tutorial's layout interleaving in one collection: odd ids and
 // even ids.
-shared_model!(
-    Odd { id: i64, title },
-    "odd",
-    collection = "interleaved",
-    step = 2
-);
-shared_model!(
-    OddBlock { id: i64, title },
-    "odd",
-    collection = "interleaved",
-    step = 2,
-    strategy = "block",
-    block_size = 5
-);
-shared_model!(
-    Even { id: i64, title },
-    "even",
-    collection = "interleaved",
-    step = 2,
-    start = 2
-);
-shared_model!(
-    EvenBlock { id: i64, title },
-    "even",
-    collection = "interleaved",
-    step = 2,
-    start = 2,
-    strategy = "block",
-    block_size = 5
-);
+models!(Odd, OddBlock, { id: i64, title }, [
+    "odd", collection = "interleaved", step = 2
+]);
+models!(Even, EvenBlock, { id: i64, title }, [
+    "even", collection = "interleaved", step = 2, start = 2
+]);
 
 /// A sequence as it is stored: where its documents and its counter are, and which ids it
 /// hands out.
