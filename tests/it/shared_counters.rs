@@ -39,8 +39,7 @@ use serde::Serialize;
 use tokio::task::JoinHandle;
 
 use crate::support::tools::{
-    Printed, assert_unique_index, create_identitycounters_on_secantus, keys, nx, run, secantus,
-    start,
+    Printed, Script, assert_unique_index, create_identitycounters_on_secantus, keys, nx, secantus,
 };
 use crate::support::{all_documents, id_of, integer, shared};
 
@@ -273,12 +272,10 @@ impl Stored {
 /// A tool that keeps a sequence, and seqid's models of it: `C` with the counters
 /// strategy, `B` with blocks.
 struct Case<C, B> {
-    tool: Tool,
-    script: &'static str,
+    /// The tool's script, and its environment.
+    script: Script,
     /// What the script prints before each id of the sequence.
     printed: &'static str,
-    /// The script's environment.
-    env: Vec<(&'static str, &'static str)>,
     stored: Stored,
     /// The counter as the tool writes it: its fields (sorted), the type of its value,
     /// and the unique index the tool makes on its counters (name and keys).
@@ -319,10 +316,12 @@ fn mongoengine<C: Shared, B: Shared>(counters: &'static str) -> Case<C, B> {
         _ => vec![("MONGOENGINE_COUNTERS", counters)],
     };
     Case {
-        tool: Tool::MongoEngine,
-        script: "mongoengine_users.py",
+        script: Script {
+            tool: Tool::MongoEngine,
+            file: "mongoengine_users.py",
+            env,
+        },
         printed: "user",
-        env,
         stored: Stored {
             collection: "users",
             field: "_id",
@@ -348,13 +347,15 @@ fn mongoengine<C: Shared, B: Shared>(counters: &'static str) -> Case<C, B> {
 /// in `counters`, `seq` an Int32, unique on `{ id, reference_value }`; ids from 1.
 fn tickets<C: Shared, B: Shared>(step: i64) -> Case<C, B> {
     Case {
-        tool: Tool::MongooseSequence,
-        script: "mongoose_sequence.js",
+        script: Script {
+            tool: Tool::MongooseSequence,
+            file: "mongoose_sequence.js",
+            env: vec![
+                ("MONGOOSE_SEQUENCE_SCOPED", "0"),
+                ("SEQID_STEP", step_text(step)),
+            ],
+        },
         printed: "ticket",
-        env: vec![
-            ("MONGOOSE_SEQUENCE_SCOPED", "0"),
-            ("SEQID_STEP", step_text(step)),
-        ],
         stored: Stored {
             collection: "tickets",
             field: "_id",
@@ -383,10 +384,12 @@ fn tickets<C: Shared, B: Shared>(step: i64) -> Case<C, B> {
 /// project: "apollo" }, seq }`; numbers from 1 in each project.
 fn issues() -> Case<Issue, IssueBlock> {
     Case {
-        tool: Tool::MongooseSequence,
-        script: "mongoose_sequence.js",
+        script: Script {
+            tool: Tool::MongooseSequence,
+            file: "mongoose_sequence.js",
+            env: vec![("MONGOOSE_SEQUENCE_TICKETS", "0")],
+        },
         printed: "issue/apollo",
-        env: vec![("MONGOOSE_SEQUENCE_TICKETS", "0")],
         stored: Stored {
             collection: "issues",
             field: "number",
@@ -407,10 +410,12 @@ fn issues() -> Case<Issue, IssueBlock> {
 /// unique on `{ field, model }`; ids from 0.
 fn books() -> Case<Book, BookBlock> {
     Case {
-        tool: Tool::MongooseAutoIncrement,
-        script: "mongoose_auto_increment.js",
+        script: Script {
+            tool: Tool::MongooseAutoIncrement,
+            file: "mongoose_auto_increment.js",
+            env: vec![],
+        },
         printed: "book",
-        env: vec![],
         stored: Stored {
             collection: "books",
             field: "_id",
@@ -437,10 +442,12 @@ fn books() -> Case<Book, BookBlock> {
 /// }`; ids from 0.
 fn orders<C: Shared, B: Shared>(step: i64) -> Case<C, B> {
     Case {
-        tool: Tool::TypegooseAutoIncrement,
-        script: "typegoose_auto_increment.js",
+        script: Script {
+            tool: Tool::TypegooseAutoIncrement,
+            file: "typegoose_auto_increment.js",
+            env: vec![("SEQID_STEP", step_text(step))],
+        },
         printed: "order",
-        env: vec![("SEQID_STEP", step_text(step))],
         stored: Stored {
             collection: "orders",
             field: "_id",
@@ -497,15 +504,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
         }
         // The processes connect (and make their indexes) first: seqid's tasks start
         // when the tool's processes are let go.
-        let mut tool = start(
-            self.tool,
-            self.script,
-            test,
-            TOOL_DOCS,
-            &TOOL_WRITERS,
-            &self.env,
-        )
-        .await;
+        let mut tool = self.script.start(test, TOOL_DOCS, &TOOL_WRITERS).await;
         tool.go();
         let writers = spawn_writers::<C, B>("seqid", &handle, &bare);
         let printed = tool.finish().await;
@@ -538,7 +537,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
         );
 
         // The tool reads what seqid left and goes on from it.
-        let after = run(self.tool, self.script, test, 1, &["after"], &self.env).await;
+        let after = self.script.run(test, 1, &["after"]).await;
         assert_eq!(
             after[0].get(self.printed),
             Some(&vec![last + stored.step]),
@@ -589,7 +588,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
             self.let_the_tool_make_its_index_on_secantus(test).await;
         }
 
-        let printed = run(self.tool, self.script, test, 3, &["tool"], &self.env).await;
+        let printed = self.script.run(test, 3, &["tool"]).await;
         assert_eq!(
             printed[0].get(self.printed),
             Some(&vec![stored.nth(3), stored.nth(4), stored.nth(5)]),
@@ -630,7 +629,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
         // (the same ids with a step of 1). With a step, there the counter is created
         // before the tool's first save as that save creates it on MongoDB (at the one
         // before the first id, which the save then takes).
-        if nx() && self.tool == Tool::MongooseSequence && stored.step != 1 {
+        if nx() && self.script.tool == Tool::MongooseSequence && stored.step != 1 {
             let mut counter = stored.counter.clone();
             let before_first = i32::try_from(stored.first - stored.step).unwrap();
             counter.insert(stored.value, before_first);
@@ -639,7 +638,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
                 .await
                 .unwrap();
         }
-        let printed = run(self.tool, self.script, test, 3, &["tool"], &self.env).await;
+        let printed = self.script.run(test, 3, &["tool"]).await;
         let mut handed = self.tool_handed(&printed, &["tool"], 3);
         assert_eq!(
             handed.keys().copied().collect::<Vec<_>>(),
@@ -707,7 +706,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
         );
         assert_eq!(self.peek::<C>(&handle).await, Some(explicit));
 
-        let printed = run(self.tool, self.script, test, 1, &["after"], &self.env).await;
+        let printed = self.script.run(test, 1, &["after"]).await;
         assert_eq!(
             printed[0].get(self.printed),
             Some(&vec![explicit + stored.step]),
