@@ -13,15 +13,15 @@
 //! upsert.
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use mongodb::options::{Acknowledgment, IndexOptions, ReturnDocument, WriteConcern};
-use mongodb::{ClientSession, Database, IndexModel};
+use mongodb::options::{Acknowledgment, ReturnDocument, WriteConcern};
+use mongodb::{ClientSession, Database};
 
 use crate::allocator::{Source, Tally, interrupted};
 use crate::backoff::backoff;
 use crate::frontier::Ids;
 use crate::largest;
 use crate::scope::Scope;
-use crate::server::{DUPLICATE_KEY, PRIMARY, server_code};
+use crate::server::{DUPLICATE_KEY, PRIMARY, server_code, unique_index};
 use crate::session::Session;
 use crate::{CounterWriteConcern, Error, Layout, ScopeEncoding, Sequence, Width, numeric};
 
@@ -546,16 +546,7 @@ async fn ensure_unique_index(
         .map(|key| format!("{key}_1"))
         .collect::<Vec<_>>()
         .join("_");
-    let index = IndexModel::builder()
-        .keys(keys)
-        .options(
-            IndexOptions::builder()
-                .unique(true)
-                .name(name.clone())
-                .build(),
-        )
-        .build();
-    match counters.create_index(index).await {
+    match counters.create_index(unique_index(keys, &name)).await {
         Ok(_) => Ok(()),
         Err(error)
             if matches!(

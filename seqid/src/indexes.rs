@@ -14,7 +14,7 @@ use crate::detach::Finishing;
 use crate::model::Model;
 use crate::registry::Route;
 use crate::scope::Scope;
-use crate::server::{identity_index, identity_keys as keys, server_code};
+use crate::server::{identity_index, identity_keys as keys, server_code, unique_index};
 use crate::{DisplayCode, Error, Sequence};
 
 /// What relies on the index, for [`Error::MissingIndex`].
@@ -30,15 +30,7 @@ pub(crate) async fn create(route: Route<'_>, seq: &'static Sequence) -> Result<V
     }
     let collection = route.db.collection::<BsonDocument>(seq.collection);
     let name = identity_index(seq);
-    let model = IndexModel::builder()
-        .keys(keys(seq))
-        .options(
-            IndexOptions::builder()
-                .unique(true)
-                .name(name.clone())
-                .build(),
-        )
-        .build();
+    let model = unique_index(keys(seq), &name);
     collection.create_index(model).await.map_err(|error| {
         Error::driver(
             seq,

@@ -1,8 +1,10 @@
 //! What seqid knows of the server: its error codes and messages, where reads that decide
-//! ids go, and the unique index that holds a sequence's numbers.
+//! ids go, the unique index that holds a sequence's numbers, and the unique indexes seqid
+//! asks it to make.
 
+use mongodb::IndexModel;
 use mongodb::bson::{Bson, Document as BsonDocument};
-use mongodb::options::{ReadPreference, SelectionCriteria};
+use mongodb::options::{IndexOptions, ReadPreference, SelectionCriteria};
 
 use crate::Sequence;
 
@@ -54,6 +56,21 @@ pub(crate) fn identity_keys(seq: &Sequence) -> BsonDocument {
         .chain([&seq.field])
         .map(|&field| (field.to_owned(), Bson::Int32(1)))
         .collect()
+}
+
+/// A unique index on `keys` named `name`, as seqid makes one: the index that holds a
+/// sequence's ids (see [`identity_index`]), and a tool's on the fields that find its
+/// counter.
+pub(crate) fn unique_index(keys: BsonDocument, name: &str) -> IndexModel {
+    IndexModel::builder()
+        .keys(keys)
+        .options(
+            IndexOptions::builder()
+                .unique(true)
+                .name(name.to_owned())
+                .build(),
+        )
+        .build()
 }
 
 #[cfg(test)]

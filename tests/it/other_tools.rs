@@ -23,7 +23,7 @@ use seqid_harness::{Tool, test_db};
 
 use crate::support::all_documents;
 use crate::support::tools::{
-    assert_unique_index, create_identitycounters_on_secantus, ids_of, keys, nx, run,
+    Script, assert_unique_index, create_identitycounters_on_secantus, ids_of, keys, nx,
 };
 
 /// `first..first + count`.
@@ -86,14 +86,18 @@ async fn mongoengine_sequence_field() {
     } else {
         "mongoengine.counters"
     };
-    let env: &[(&str, &str)] = if nx {
-        &[("MONGOENGINE_COUNTERS", "mongoengine_counters")]
+    let env = if nx {
+        vec![("MONGOENGINE_COUNTERS", "mongoengine_counters")]
     } else {
-        &[]
+        vec![]
     };
-    let script = "mongoengine_users.py";
+    let script = Script {
+        tool: Tool::MongoEngine,
+        file: "mongoengine_users.py",
+        env,
+    };
 
-    let first = run(Tool::MongoEngine, script, &test, 3, &["first"], env).await;
+    let first = script.run(&test, 3, &["first"]).await;
     assert_eq!(ids_of(&first, "user"), range(1, 3), "the first ids");
     assert_eq!(first[0]["user"], [1, 2, 3], "in order, within one process");
     let counter = all_documents(&test, counters).await;
@@ -119,7 +123,7 @@ async fn mongoengine_sequence_field() {
     .await;
 
     let writers = ["a", "b"];
-    let more = run(Tool::MongoEngine, script, &test, 5, &writers, env).await;
+    let more = script.run(&test, 5, &writers).await;
     assert_eq!(ids_of(&more, "user"), range(4, 10), "two processes at once");
     let counter = all_documents(&test, counters).await;
     assert_eq!(counter, [doc! { "_id": "users.id", "next": 13_i32 }]);
@@ -135,7 +139,6 @@ async fn mongoengine_sequence_field() {
 #[tokio::test]
 async fn mongoose_sequence() {
     let test = test_db("other_tools_mongoose_sequence").await;
-    let script = "mongoose_sequence.js";
     // nx-27017 0.8.1 cannot match a field against an embedded document, which the scoped
     // counters' filter `{id: "issue_seq", reference_value: {project: "apollo"}}` does:
     // `find` answers "Operator 'project' is not a valid query operation", and the
@@ -144,10 +147,15 @@ async fn mongoose_sequence() {
     // fails ("Cannot read properties of null (reading 'seq')"). There, only the unscoped
     // sequence runs.
     let scoped = !nx();
-    let env: &[(&str, &str)] = if scoped {
-        &[]
+    let env = if scoped {
+        vec![]
     } else {
-        &[("MONGOOSE_SEQUENCE_SCOPED", "0")]
+        vec![("MONGOOSE_SEQUENCE_SCOPED", "0")]
+    };
+    let script = Script {
+        tool: Tool::MongooseSequence,
+        file: "mongoose_sequence.js",
+        env,
     };
     let projects: &[&str] = if scoped { &["apollo", "gemini"] } else { &[] };
     let check_counters = |counters: Vec<BsonDocument>, last: i32| {
@@ -198,7 +206,7 @@ async fn mongoose_sequence() {
         }
     };
 
-    let first = run(Tool::MongooseSequence, script, &test, 3, &["first"], env).await;
+    let first = script.run(&test, 3, &["first"]).await;
     assert_eq!(first[0]["ticket"], [1, 2, 3], "ids from 1");
     for project in projects {
         let sequence = format!("issue/{project}");
@@ -234,7 +242,7 @@ async fn mongoose_sequence() {
     );
 
     let writers = ["a", "b"];
-    let more = run(Tool::MongooseSequence, script, &test, 5, &writers, env).await;
+    let more = script.run(&test, 5, &writers).await;
     assert_eq!(
         ids_of(&more, "ticket"),
         range(4, 10),
@@ -289,8 +297,11 @@ async fn mongoose_auto_increment() {
         );
     };
     let books = FromZero {
-        tool: Tool::MongooseAutoIncrement,
-        script: "mongoose_auto_increment.js",
+        script: Script {
+            tool: Tool::MongooseAutoIncrement,
+            file: "mongoose_auto_increment.js",
+            env: vec![],
+        },
         sequence: "book",
         collection: "books",
         index: ("field_1_model_1", doc! { "field": 1, "model": 1 }),
@@ -329,8 +340,11 @@ async fn typegoose_auto_increment() {
         );
     };
     let orders = FromZero {
-        tool: Tool::TypegooseAutoIncrement,
-        script: "typegoose_auto_increment.js",
+        script: Script {
+            tool: Tool::TypegooseAutoIncrement,
+            file: "typegoose_auto_increment.js",
+            env: vec![],
+        },
         sequence: "order",
         collection: "orders",
         index: ("field_1_modelName_1", doc! { "field": 1, "modelName": 1 }),
@@ -341,8 +355,7 @@ async fn typegoose_auto_increment() {
 /// A tool whose ids start at 0, with its counter in `identitycounters` (the two
 /// mongoose-auto-increment plugins): what its test runs.
 struct FromZero {
-    tool: Tool,
-    script: &'static str,
+    script: Script,
     /// The sequence name its script prints.
     sequence: &'static str,
     /// The collection its documents go to.
@@ -357,8 +370,8 @@ impl FromZero {
     /// id handed out) after each run.
     async fn run(self, test: &Database, check_counter: impl Fn(Vec<BsonDocument>, i64)) {
         create_identitycounters_on_secantus(test).await;
-        let (tool, script, collection) = (self.tool, self.script, self.collection);
-        let first = run(tool, script, test, 3, &["first"], &[]).await;
+        let (script, collection) = (&self.script, self.collection);
+        let first = script.run(test, 3, &["first"]).await;
         assert_eq!(first[0][self.sequence], [0, 1, 2], "ids from 0");
         check_counter(all_documents(test, "identitycounters").await, 2);
         let (name, keys) = self.index;
@@ -367,7 +380,7 @@ impl FromZero {
         assert_stored_once(test, collection, "_id", "title", &range(0, 3), firsts).await;
 
         let writers = ["a", "b"];
-        let more = run(tool, script, test, 5, &writers, &[]).await;
+        let more = script.run(test, 5, &writers).await;
         assert_eq!(
             ids_of(&more, self.sequence),
             range(3, 10),

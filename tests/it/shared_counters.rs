@@ -39,8 +39,7 @@ use serde::Serialize;
 use tokio::task::JoinHandle;
 
 use crate::support::tools::{
-    Printed, assert_unique_index, create_identitycounters_on_secantus, keys, nx, run, secantus,
-    start,
+    Printed, Script, assert_unique_index, create_identitycounters_on_secantus, keys, nx, secantus,
 };
 use crate::support::{all_documents, id_of, integer, shared};
 
@@ -65,11 +64,21 @@ trait Shared: CounterBacked + std::fmt::Debug + Send + Sync + 'static {
     fn titled(title: &str) -> Self;
 }
 
-/// `shared_model!(Name { id: Type, title_field }, seq_id(...))`: a model `{ _id, title }`
-/// whose `_id` the sequence numbers, with that `#[seq_id(...)]`.
-macro_rules! shared_model {
-    ($(#[$doc:meta])* $name:ident { id: $id:ty, $title:ident }, $($attr:tt)*) => {
-        $(#[$doc])*
+/// `models!(Name, NameBlock, <shape>, [<seq_id>])`: seqid's two models of one sequence
+/// (see [`Case`]), `Name` with `#[seq_id(<seq_id>)]` and the counters strategy, and
+/// `NameBlock` with `strategy = "block", block_size = 5` added. The shape is one of:
+///
+/// - `{ id: Type, title_field }`: a model `{ _id, title }` whose `_id` the sequence
+///   numbers;
+/// - `{ project, number, title }`: an issue of project `apollo`, numbered per project on
+///   `number`. No `_id` field: the server gives each its ObjectId, so equal issues stay
+///   equal.
+macro_rules! models {
+    ($counters:ident, $block:ident, $shape:tt, [$($attr:tt)*]) => {
+        models!(@one $counters, $shape, [$($attr)*]);
+        models!(@one $block, $shape, [$($attr)*, strategy = "block", block_size = 5]);
+    };
+    (@one $name:ident, { id: $id:ty, $title:ident }, [$($attr:tt)*]) => {
         #[derive(Debug, Serialize, seqid::Document)]
         #[seq_id($($attr)*)]
         struct $name {
@@ -84,14 +93,7 @@ macro_rules! shared_model {
             }
         }
     };
-}
-
-/// `scoped_model!(Name, seq_id(...))`: an issue `{ project, number, title }` of project
-/// `apollo`, numbered per project with that `#[seq_id(...)]` on `number`. No `_id` field:
-/// the server gives each its ObjectId, so equal issues stay equal.
-macro_rules! scoped_model {
-    ($(#[$doc:meta])* $name:ident, $($attr:tt)*) => {
-        $(#[$doc])*
+    (@one $name:ident, { project, number, title }, [$($attr:tt)*]) => {
         #[derive(Debug, Serialize, seqid::Document)]
         #[seq_id(collection = "issues")]
         struct $name {
@@ -109,160 +111,47 @@ macro_rules! scoped_model {
     };
 }
 
-shared_model!(
-    MongoEngineUser { id: i64, name },
-    "users.id",
-    collection = "users",
-    layout = "mongoengine"
-);
-shared_model!(
-    MongoEngineUserBlock { id: i64, name },
-    "users.id",
-    collection = "users",
-    layout = "mongoengine",
-    strategy = "block",
-    block_size = 5
-);
+models!(MongoEngineUser, MongoEngineUserBlock, { id: i64, name }, [
+    "users.id", collection = "users", layout = "mongoengine"
+]);
 // nx-27017 0.8.1 refuses collection names with a dot (`mongoengine.counters`, the
 // layout's default): there MongoEngine and seqid both name the counters collection
 // `mongoengine_counters` (see `mongoengine`).
-shared_model!(
-    NxMongoEngineUser { id: i64, name },
-    "users.id",
-    collection = "users",
-    layout = "mongoengine",
-    counters = "mongoengine_counters"
-);
-shared_model!(
-    NxMongoEngineUserBlock { id: i64, name },
-    "users.id",
-    collection = "users",
-    layout = "mongoengine",
-    counters = "mongoengine_counters",
-    strategy = "block",
-    block_size = 5
-);
+models!(NxMongoEngineUser, NxMongoEngineUserBlock, { id: i64, name }, [
+    "users.id", collection = "users", layout = "mongoengine", counters = "mongoengine_counters"
+]);
 
-shared_model!(
-    Ticket { id: i64, title },
-    "ticket_seq",
-    collection = "tickets",
-    layout = "mongoose-sequence"
-);
-shared_model!(
-    TicketBlock { id: i64, title },
-    "ticket_seq",
-    collection = "tickets",
-    layout = "mongoose-sequence",
-    strategy = "block",
-    block_size = 5
-);
-shared_model!(
-    TicketStep3 { id: i64, title },
-    "ticket_seq",
-    collection = "tickets",
-    layout = "mongoose-sequence",
-    step = 3
-);
-shared_model!(
-    TicketStep3Block { id: i64, title },
-    "ticket_seq",
-    collection = "tickets",
-    layout = "mongoose-sequence",
-    step = 3,
-    strategy = "block",
-    block_size = 5
-);
+models!(Ticket, TicketBlock, { id: i64, title }, [
+    "ticket_seq", collection = "tickets", layout = "mongoose-sequence"
+]);
+models!(TicketStep3, TicketStep3Block, { id: i64, title }, [
+    "ticket_seq", collection = "tickets", layout = "mongoose-sequence", step = 3
+]);
 
-scoped_model!(
-    Issue,
-    "issue_seq",
-    scope = "project",
-    layout = "mongoose-sequence"
-);
-scoped_model!(
-    IssueBlock,
-    "issue_seq",
-    scope = "project",
-    layout = "mongoose-sequence",
-    strategy = "block",
-    block_size = 5
-);
+models!(Issue, IssueBlock, { project, number, title }, [
+    "issue_seq", scope = "project", layout = "mongoose-sequence"
+]);
 
 // The two tools whose first id is 0: an `Option<i64>` id, in which 0 is an id.
-shared_model!(
-    Book { id: Option<i64>, title },
-    "Book",
-    collection = "books",
-    layout = "mongoose-auto-increment"
-);
-shared_model!(
-    BookBlock { id: Option<i64>, title },
-    "Book",
-    collection = "books",
-    layout = "mongoose-auto-increment",
-    strategy = "block",
-    block_size = 5
-);
+models!(Book, BookBlock, { id: Option<i64>, title }, [
+    "Book", collection = "books", layout = "mongoose-auto-increment"
+]);
 
-shared_model!(Order { id: Option<i64>, title }, "Order", collection = "orders", layout = "typegoose");
-shared_model!(
-    OrderBlock { id: Option<i64>, title },
-    "Order",
-    collection = "orders",
-    layout = "typegoose",
-    strategy = "block",
-    block_size = 5
-);
-shared_model!(
-    OrderStep5 { id: Option<i64>, title },
-    "Order",
-    collection = "orders",
-    layout = "typegoose",
-    step = 5
-);
-shared_model!(
-    OrderStep5Block { id: Option<i64>, title },
-    "Order",
-    collection = "orders",
-    layout = "typegoose",
-    step = 5,
-    strategy = "block",
-    block_size = 5
-);
+models!(Order, OrderBlock, { id: Option<i64>, title }, [
+    "Order", collection = "orders", layout = "typegoose"
+]);
+models!(OrderStep5, OrderStep5Block, { id: Option<i64>, title }, [
+    "Order", collection = "orders", layout = "typegoose", step = 5
+]);
 
 // Two sequences on the tutorial's layout interleaving in one collection: odd ids and
 // even ids.
-shared_model!(
-    Odd { id: i64, title },
-    "odd",
-    collection = "interleaved",
-    step = 2
-);
-shared_model!(
-    OddBlock { id: i64, title },
-    "odd",
-    collection = "interleaved",
-    step = 2,
-    strategy = "block",
-    block_size = 5
-);
-shared_model!(
-    Even { id: i64, title },
-    "even",
-    collection = "interleaved",
-    step = 2,
-    start = 2
-);
-shared_model!(
-    EvenBlock { id: i64, title },
-    "even",
-    collection = "interleaved",
-    step = 2,
-    start = 2,
-    strategy = "block",
-    block_size = 5
-);
+models!(Odd, OddBlock, { id: i64, title }, [
+    "odd", collection = "interleaved", step = 2
+]);
+models!(Even, EvenBlock, { id: i64, title }, [
+    "even", collection = "interleaved", step = 2, start = 2
+]);
 
 /// A sequence as it is stored: where its documents and its counter are, and which ids it
 /// hands out.
@@ -383,12 +272,10 @@ impl Stored {
 /// A tool that keeps a sequence, and seqid's models of it: `C` with the counters
 /// strategy, `B` with blocks.
 struct Case<C, B> {
-    tool: Tool,
-    script: &'static str,
+    /// The tool's script, and its environment.
+    script: Script,
     /// What the script prints before each id of the sequence.
     printed: &'static str,
-    /// The script's environment.
-    env: Vec<(&'static str, &'static str)>,
     stored: Stored,
     /// The counter as the tool writes it: its fields (sorted), the type of its value,
     /// and the unique index the tool makes on its counters (name and keys).
@@ -429,10 +316,12 @@ fn mongoengine<C: Shared, B: Shared>(counters: &'static str) -> Case<C, B> {
         _ => vec![("MONGOENGINE_COUNTERS", counters)],
     };
     Case {
-        tool: Tool::MongoEngine,
-        script: "mongoengine_users.py",
+        script: Script {
+            tool: Tool::MongoEngine,
+            file: "mongoengine_users.py",
+            env,
+        },
         printed: "user",
-        env,
         stored: Stored {
             collection: "users",
             field: "_id",
@@ -458,13 +347,15 @@ fn mongoengine<C: Shared, B: Shared>(counters: &'static str) -> Case<C, B> {
 /// in `counters`, `seq` an Int32, unique on `{ id, reference_value }`; ids from 1.
 fn tickets<C: Shared, B: Shared>(step: i64) -> Case<C, B> {
     Case {
-        tool: Tool::MongooseSequence,
-        script: "mongoose_sequence.js",
+        script: Script {
+            tool: Tool::MongooseSequence,
+            file: "mongoose_sequence.js",
+            env: vec![
+                ("MONGOOSE_SEQUENCE_SCOPED", "0"),
+                ("SEQID_STEP", step_text(step)),
+            ],
+        },
         printed: "ticket",
-        env: vec![
-            ("MONGOOSE_SEQUENCE_SCOPED", "0"),
-            ("SEQID_STEP", step_text(step)),
-        ],
         stored: Stored {
             collection: "tickets",
             field: "_id",
@@ -493,10 +384,12 @@ fn tickets<C: Shared, B: Shared>(step: i64) -> Case<C, B> {
 /// project: "apollo" }, seq }`; numbers from 1 in each project.
 fn issues() -> Case<Issue, IssueBlock> {
     Case {
-        tool: Tool::MongooseSequence,
-        script: "mongoose_sequence.js",
+        script: Script {
+            tool: Tool::MongooseSequence,
+            file: "mongoose_sequence.js",
+            env: vec![("MONGOOSE_SEQUENCE_TICKETS", "0")],
+        },
         printed: "issue/apollo",
-        env: vec![("MONGOOSE_SEQUENCE_TICKETS", "0")],
         stored: Stored {
             collection: "issues",
             field: "number",
@@ -517,10 +410,12 @@ fn issues() -> Case<Issue, IssueBlock> {
 /// unique on `{ field, model }`; ids from 0.
 fn books() -> Case<Book, BookBlock> {
     Case {
-        tool: Tool::MongooseAutoIncrement,
-        script: "mongoose_auto_increment.js",
+        script: Script {
+            tool: Tool::MongooseAutoIncrement,
+            file: "mongoose_auto_increment.js",
+            env: vec![],
+        },
         printed: "book",
-        env: vec![],
         stored: Stored {
             collection: "books",
             field: "_id",
@@ -547,10 +442,12 @@ fn books() -> Case<Book, BookBlock> {
 /// }`; ids from 0.
 fn orders<C: Shared, B: Shared>(step: i64) -> Case<C, B> {
     Case {
-        tool: Tool::TypegooseAutoIncrement,
-        script: "typegoose_auto_increment.js",
+        script: Script {
+            tool: Tool::TypegooseAutoIncrement,
+            file: "typegoose_auto_increment.js",
+            env: vec![("SEQID_STEP", step_text(step))],
+        },
         printed: "order",
-        env: vec![("SEQID_STEP", step_text(step))],
         stored: Stored {
             collection: "orders",
             field: "_id",
@@ -607,15 +504,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
         }
         // The processes connect (and make their indexes) first: seqid's tasks start
         // when the tool's processes are let go.
-        let mut tool = start(
-            self.tool,
-            self.script,
-            test,
-            TOOL_DOCS,
-            &TOOL_WRITERS,
-            &self.env,
-        )
-        .await;
+        let mut tool = self.script.start(test, TOOL_DOCS, &TOOL_WRITERS).await;
         tool.go();
         let writers = spawn_writers::<C, B>("seqid", &handle, &bare);
         let printed = tool.finish().await;
@@ -648,7 +537,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
         );
 
         // The tool reads what seqid left and goes on from it.
-        let after = run(self.tool, self.script, test, 1, &["after"], &self.env).await;
+        let after = self.script.run(test, 1, &["after"]).await;
         assert_eq!(
             after[0].get(self.printed),
             Some(&vec![last + stored.step]),
@@ -699,7 +588,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
             self.let_the_tool_make_its_index_on_secantus(test).await;
         }
 
-        let printed = run(self.tool, self.script, test, 3, &["tool"], &self.env).await;
+        let printed = self.script.run(test, 3, &["tool"]).await;
         assert_eq!(
             printed[0].get(self.printed),
             Some(&vec![stored.nth(3), stored.nth(4), stored.nth(5)]),
@@ -740,7 +629,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
         // (the same ids with a step of 1). With a step, there the counter is created
         // before the tool's first save as that save creates it on MongoDB (at the one
         // before the first id, which the save then takes).
-        if nx() && self.tool == Tool::MongooseSequence && stored.step != 1 {
+        if nx() && self.script.tool == Tool::MongooseSequence && stored.step != 1 {
             let mut counter = stored.counter.clone();
             let before_first = i32::try_from(stored.first - stored.step).unwrap();
             counter.insert(stored.value, before_first);
@@ -749,7 +638,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
                 .await
                 .unwrap();
         }
-        let printed = run(self.tool, self.script, test, 3, &["tool"], &self.env).await;
+        let printed = self.script.run(test, 3, &["tool"]).await;
         let mut handed = self.tool_handed(&printed, &["tool"], 3);
         assert_eq!(
             handed.keys().copied().collect::<Vec<_>>(),
@@ -817,7 +706,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
         );
         assert_eq!(self.peek::<C>(&handle).await, Some(explicit));
 
-        let printed = run(self.tool, self.script, test, 1, &["after"], &self.env).await;
+        let printed = self.script.run(test, 1, &["after"]).await;
         assert_eq!(
             printed[0].get(self.printed),
             Some(&vec![explicit + stored.step]),

@@ -30,72 +30,74 @@ fn script(name: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/tools")).join(name)
 }
 
-/// Runs `script` with `tool` in one process per writer, all at once: each connects,
-/// says `ready`, and saves `n` documents per sequence once every one of them is ready.
-/// Returns what each printed; panics, with the process's standard error, if one fails.
-/// `env` is added to each process's environment.
-pub async fn run(
-    tool: Tool,
-    script_name: &str,
-    db: &Database,
-    n: u32,
-    writers: &[&str],
-    env: &[(&str, &str)],
-) -> Vec<Printed> {
-    let mut processes = start(tool, script_name, db, n, writers, env).await;
-    processes.go();
-    processes.finish().await
+/// A tool's script in `tests/tools/`, as the tests run it: the tool that runs it, its
+/// file, and what is added to each of its processes' environment. What varies from one
+/// run to the next (the database, the documents each process saves, the processes) is
+/// given to [`run`](Script::run) and [`start`](Script::start).
+#[derive(Clone, Debug)]
+pub struct Script {
+    pub tool: Tool,
+    pub file: &'static str,
+    pub env: Vec<(&'static str, &'static str)>,
 }
 
-/// Starts `script` with `tool` in one process per writer, as [`run`] does, and returns
-/// once every process has said `ready` (or failed, which [`Processes::finish`] reports),
-/// so that the caller can start writers of its own at the moment it lets them go.
-pub async fn start(
-    tool: Tool,
-    script_name: &str,
-    db: &Database,
-    n: u32,
-    writers: &[&str],
-    env: &[(&str, &str)],
-) -> Processes {
-    let uri = seqid_harness::server_uri().unwrap_or_else(|e| panic!("{e}"));
-    let script = script(script_name);
-    let database = db.name().to_owned();
-    let writers: Vec<String> = writers.iter().map(|w| (*w).to_owned()).collect();
-    let env: Vec<(String, String)> = env
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect();
-    tokio::task::spawn_blocking(move || {
-        // Installs on first use; a missing python3, node or npm fails here.
-        tool.command(&script).unwrap_or_else(|e| panic!("{e}"));
-        // Every process is started before any is waited for, so that they connect at
-        // the same time.
-        let mut processes: Vec<Process> = writers
-            .into_iter()
-            .map(|writer| {
-                let mut command = tool.command(&script).unwrap_or_else(|e| panic!("{e}"));
-                command
-                    .args([database.as_str(), &n.to_string(), &writer])
-                    .env("MONGODB_URI", &uri)
-                    .env("SEQID_WAIT_FOR_GO", "1")
-                    .envs(env.iter().map(|(k, v)| (k, v)))
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped());
-                Process::spawn(tool, command, writer)
-            })
+impl Script {
+    /// Runs the script in one process per writer, all at once: each connects, says
+    /// `ready`, and saves `n` documents per sequence once every one of them is ready.
+    /// Returns what each printed; panics, with the process's standard error, if one
+    /// fails.
+    pub async fn run(&self, db: &Database, n: u32, writers: &[&str]) -> Vec<Printed> {
+        let mut processes = self.start(db, n, writers).await;
+        processes.go();
+        processes.finish().await
+    }
+
+    /// Starts the script in one process per writer, as [`run`](Script::run) does, and
+    /// returns once every process has said `ready` (or failed, which
+    /// [`Processes::finish`] reports), so that the caller can start writers of its own at
+    /// the moment it lets them go.
+    pub async fn start(&self, db: &Database, n: u32, writers: &[&str]) -> Processes {
+        let uri = seqid_harness::server_uri().unwrap_or_else(|e| panic!("{e}"));
+        let tool = self.tool;
+        let script = script(self.file);
+        let database = db.name().to_owned();
+        let writers: Vec<String> = writers.iter().map(|w| (*w).to_owned()).collect();
+        let env: Vec<(String, String)> = self
+            .env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect();
-        for process in &mut processes {
-            process.wait_until_ready();
-        }
-        Processes(processes)
-    })
-    .await
-    .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+        tokio::task::spawn_blocking(move || {
+            // Installs on first use; a missing python3, node or npm fails here.
+            tool.command(&script).unwrap_or_else(|e| panic!("{e}"));
+            // Every process is started before any is waited for, so that they connect at
+            // the same time.
+            let mut processes: Vec<Process> = writers
+                .into_iter()
+                .map(|writer| {
+                    let mut command = tool.command(&script).unwrap_or_else(|e| panic!("{e}"));
+                    command
+                        .args([database.as_str(), &n.to_string(), &writer])
+                        .env("MONGODB_URI", &uri)
+                        .env("SEQID_WAIT_FOR_GO", "1")
+                        .envs(env.iter().map(|(k, v)| (k, v)))
+                        .stdin(Stdio::piped())
+                        .stdout(Stdio::piped())
+                        .stderr(Stdio::piped());
+                    Process::spawn(tool, command, writer)
+                })
+                .collect();
+            for process in &mut processes {
+                process.wait_until_ready();
+            }
+            Processes(processes)
+        })
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+    }
 }
 
-/// The processes of one [`start`], each connected and waiting for its go.
+/// The processes of one [`Script::start`], each connected and waiting for its go.
 pub struct Processes(Vec<Process>);
 
 impl Processes {
