@@ -161,7 +161,10 @@ fn codes(cont: &Container, decl: &Declaration, displays: &[Display]) -> (TokenSt
             pub fn #function<'__seqid>(
                 db: &'__seqid impl ::seqid::AsDatabase,
                 code: &'__seqid str,
-            ) -> ::seqid::action::FindByCode<'__seqid, Self> {
+            ) -> ::seqid::action::FindByCode<'__seqid, Self>
+            where
+                for<'__seqid_de> Self: ::seqid::__private::Deserializable,
+            {
                 ::seqid::__private::find_by_code(
                     db,
                     &<Self as ::seqid::Model>::DISPLAYS[#index],

@@ -41,8 +41,8 @@ use syn::{DeriveInput, parse_macro_input};
 /// `#[seq_id("name", ...)]` on the struct puts the sequence on the field serialized as
 /// `_id` (named `_id`, or marked `#[serde(rename = "_id")]`):
 ///
-/// ```ignore
-/// use seqid::Document;
+/// ```
+/// use seqid::{Document, Model};
 /// use serde::{Deserialize, Serialize};
 ///
 /// #[derive(Serialize, Deserialize, Document)]
@@ -65,8 +65,9 @@ use syn::{DeriveInput, parse_macro_input};
 /// 1001, ... in each project. The struct's `#[seq_id(collection = "...")]`, without a
 /// name, then only sets the collection; without it, the collection takes its default.
 ///
-/// ```ignore
+/// ```
 /// use mongodb::bson::oid::ObjectId;
+/// use seqid::Model;
 /// use serde::{Deserialize, Serialize};
 ///
 /// #[derive(Serialize, Deserialize, seqid::Document)]
@@ -85,9 +86,6 @@ use syn::{DeriveInput, parse_macro_input};
 ///
 /// The `_id` sequence cannot be scoped: a scoped number repeats from one scope to the
 /// next, and `_id` must be unique.
-///
-/// (Both examples are tested in the workspace's `tests/it/derive`, where the runtime
-/// exists.)
 ///
 /// # Several sequences
 ///
@@ -186,7 +184,8 @@ use syn::{DeriveInput, parse_macro_input};
 /// that is not a `String`, that a sequence fills, that serde skips or writes by other
 /// means, or on the struct, an error at that token.
 ///
-/// ```ignore
+/// ```
+/// # use serde::{Deserialize, Serialize};
 /// #[derive(Serialize, Deserialize, seqid::Document)]
 /// #[seq_id(collection = "invoices")]
 /// struct Invoice {

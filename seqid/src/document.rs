@@ -4,6 +4,7 @@
 
 use std::future::Future;
 
+use crate::action::find::Deserializable;
 use crate::action::{FindById, Insert, InsertMany, Mode, PeekCounter, SetCounter, SyncCounter};
 use crate::model::{IdValue, Model};
 use crate::registry::Stats;
@@ -300,6 +301,7 @@ pub trait Document: Model {
     /// `#[seq_id]`), read from the primary, or `None`. Ids compare by value, so a document
     /// stored as Int32 by another tool is found by its `i64` id. For a scoped sequence,
     /// name the scope with [`.scope(...)`](FindById::scope): numbers repeat across scopes.
+    /// The type must be `serde::Deserialize` (`DeserializeOwned`) to be read back.
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -313,7 +315,10 @@ pub trait Document: Model {
     /// assert_eq!(found.map(|u| u.name).as_deref(), Some("Ada"));
     /// # Ok(()) }
     /// ```
-    fn find_by_id(db: &impl AsDatabase, id: IdValue<Self>) -> FindById<'_, Self> {
+    fn find_by_id(db: &impl AsDatabase, id: IdValue<Self>) -> FindById<'_, Self>
+    where
+        Self: Deserializable,
+    {
         FindById::new(db.route(), &Self::SEQUENCE, id)
     }
 

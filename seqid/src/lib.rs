@@ -249,7 +249,7 @@ pub use sequences::{AsDatabase, Database, Sequences};
 /// Not public API: what `#[derive(Document)]` expands to refers to these paths.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::action::find::find_by_code;
+    pub use crate::action::find::{Deserializable, find_by_code};
     pub use crate::allocator::LiveBlock;
     pub use crate::display::{Integer, display_code, integer, literal, number, text};
     pub use crate::layout::construct::{custom, stepped};

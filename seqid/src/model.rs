@@ -33,6 +33,12 @@ pub type IdValue<T> = <<T as Model>::Id as IdField>::Value;
 /// let user = User { id: 7, name: "Ada".into() };
 /// assert_eq!(*user.sequence_id(), 7);
 /// ```
+// `Serialize` directly, not through a helper trait carrying seqid's `on_unimplemented`
+// (as `Deserializable` does for the finds): the derive's impl is checked against every
+// supertrait of a supertrait, `Serialize` itself included, so a struct that is not
+// `Serialize` would still get serde's message at the derive, with the helper's as a second
+// error or as a note naming a hidden path, and these documented bounds would name a hidden
+// trait.
 pub trait Model: Serialize + Send + Sync + Sized {
     /// The sequence and strategy declared by `#[seq_id(...)]`.
     const SEQUENCE: Sequence;

@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::marker::PhantomData;
 
+use crate::action::find::Deserializable;
 use crate::action::{FindById, PeekCounter, SetCounter, SyncCounter};
 use crate::indexes;
 use crate::kind::{Kind, WithCounter};
@@ -101,7 +102,10 @@ impl<T: Model, K: Kind> SequenceOf<T, K> {
     /// let issue: Option<Issue> = Issue::number_sequence().find(&db, 7).scope("seqid").await?;
     /// # Ok(()) }
     /// ```
-    pub fn find(self, db: &impl AsDatabase, id: i64) -> FindById<'_, T> {
+    pub fn find(self, db: &impl AsDatabase, id: i64) -> FindById<'_, T>
+    where
+        T: Deserializable,
+    {
         FindById::new(db.route(), self.seq, id)
     }
 

@@ -6,8 +6,6 @@ use std::future::IntoFuture;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use std::marker::PhantomData;
-
 use crate::future::BoxFuture;
 use crate::indexes;
 use crate::model::Model;
@@ -16,6 +14,25 @@ use crate::scope::Named;
 use crate::sequences::AsDatabase;
 use crate::server::PRIMARY;
 use crate::{DisplayCode, Error, Sequence};
+
+/// `DeserializeOwned`, in seqid's words: the bound of the calls that make a find
+/// (`find_by_id`, `SequenceOf::find`, the derive's `find_by_<field>`), so that a type that
+/// is not `Deserialize` is refused there with this message, rather than at the find's
+/// `.await` as a value that "is not a future". `do_not_recommend` keeps rustc's notes on
+/// this trait, without serde's `Deserialize` behind it and the list of its implementors.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not `serde::Deserialize`: seqid cannot read it back",
+    label = "this find deserializes the stored document into `{Self}`",
+    note = "add `#[derive(serde::Deserialize)]` to `{Self}`, next to `serde::Serialize`"
+)]
+pub trait Deserializable: DeserializeOwned {}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned> Deserializable for T {}
+
+/// What a find gives: the document, or `None`.
+type Found<T> = Result<Option<T>, Error>;
 
 /// Finds a document by the number its sequence gave it, from [`Document::find_by_id`](crate::Document::find_by_id):
 /// await it for the document, or `None`. Read from the primary; numbers compare by value,
@@ -26,17 +43,22 @@ pub struct FindById<'a, T: Model> {
     seq: &'static Sequence,
     id: i128,
     scope: Named,
-    _type: PhantomData<fn() -> T>,
+    // The find itself, set by `new`, which requires `T: Deserializable`, so that awaiting
+    // requires nothing (see `Deserializable`).
+    run: for<'r> fn(FindById<'r, T>) -> BoxFuture<'r, Found<T>>,
 }
 
 impl<'a, T: Model> FindById<'a, T> {
-    pub(crate) fn new(db: Route<'a>, seq: &'static Sequence, id: impl Into<i128>) -> Self {
+    pub(crate) fn new(db: Route<'a>, seq: &'static Sequence, id: impl Into<i128>) -> Self
+    where
+        T: Deserializable,
+    {
         FindById {
             db,
             seq,
             id: id.into(),
             scope: Named::default(),
-            _type: PhantomData,
+            run: run_find_by_id,
         }
     }
 
@@ -59,39 +81,43 @@ impl<'a, T: Model> FindById<'a, T> {
     }
 }
 
-impl<'a, T: Model + DeserializeOwned> IntoFuture for FindById<'a, T> {
+impl<'a, T: Model> IntoFuture for FindById<'a, T> {
     type Output = Result<Option<T>, Error>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            let seq = self.seq;
-            let scope = self.scope.resolve(seq)?;
-            let id = self.id;
-            // A number beyond i64 cannot have come from a sequence: not stored.
-            let Ok(id) = i64::try_from(id) else {
-                return Ok(None);
-            };
-            self.db
-                .db
-                .collection::<T>(seq.collection)
-                .find_one(indexes::at(seq, &scope, id))
-                .selection_criteria(PRIMARY)
-                .await
-                .map_err(|error| {
-                    Error::driver(
-                        seq,
-                        format!(
-                            "finding {} {id}{} in `{}`",
-                            seq.field,
-                            scope.in_scope(),
-                            seq.collection
-                        ),
-                        error,
-                    )
-                })
-        })
+        (self.run)(self)
     }
+}
+
+fn run_find_by_id<T: Model + DeserializeOwned>(find: FindById<'_, T>) -> BoxFuture<'_, Found<T>> {
+    Box::pin(async move {
+        let seq = find.seq;
+        let scope = find.scope.resolve(seq)?;
+        let id = find.id;
+        // A number beyond i64 cannot have come from a sequence: not stored.
+        let Ok(id) = i64::try_from(id) else {
+            return Ok(None);
+        };
+        find.db
+            .db
+            .collection::<T>(seq.collection)
+            .find_one(indexes::at(seq, &scope, id))
+            .selection_criteria(PRIMARY)
+            .await
+            .map_err(|error| {
+                Error::driver(
+                    seq,
+                    format!(
+                        "finding {} {id}{} in `{}`",
+                        seq.field,
+                        scope.in_scope(),
+                        seq.collection
+                    ),
+                    error,
+                )
+            })
+    })
 }
 
 /// Finds a document by its display code, from the `find_by_<field>` function the derive
@@ -120,12 +146,13 @@ pub struct FindByCode<'a, T: Model> {
     db: Route<'a>,
     display: &'static DisplayCode,
     code: &'a str,
-    _type: PhantomData<fn() -> T>,
+    // As `FindById`'s, set by `find_by_code`.
+    run: for<'r> fn(FindByCode<'r, T>) -> BoxFuture<'r, Found<T>>,
 }
 
 /// For the derive's `find_by_<field>`: the find of `code` in the field of `display`.
 #[doc(hidden)]
-pub fn find_by_code<'a, T: Model>(
+pub fn find_by_code<'a, T: Model + Deserializable>(
     db: &'a impl AsDatabase,
     display: &'static DisplayCode,
     code: &'a str,
@@ -134,31 +161,37 @@ pub fn find_by_code<'a, T: Model>(
         db: db.route(),
         display,
         code,
-        _type: PhantomData,
+        run: run_find_by_code,
     }
 }
 
-impl<'a, T: Model + DeserializeOwned> IntoFuture for FindByCode<'a, T> {
+impl<'a, T: Model> IntoFuture for FindByCode<'a, T> {
     type Output = Result<Option<T>, Error>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            let (display, code) = (self.display, self.code);
-            let seq = display.sequence;
-            self.db
-                .db
-                .collection::<T>(seq.collection)
-                .find_one(mongodb::bson::doc! { display.field: code })
-                .selection_criteria(PRIMARY)
-                .await
-                .map_err(|error| {
-                    Error::driver(
-                        seq,
-                        format!("finding {} {code:?} in `{}`", display.field, seq.collection),
-                        error,
-                    )
-                })
-        })
+        (self.run)(self)
     }
+}
+
+fn run_find_by_code<T: Model + DeserializeOwned>(
+    find: FindByCode<'_, T>,
+) -> BoxFuture<'_, Found<T>> {
+    Box::pin(async move {
+        let (display, code) = (find.display, find.code);
+        let seq = display.sequence;
+        find.db
+            .db
+            .collection::<T>(seq.collection)
+            .find_one(mongodb::bson::doc! { display.field: code })
+            .selection_criteria(PRIMARY)
+            .await
+            .map_err(|error| {
+                Error::driver(
+                    seq,
+                    format!("finding {} {code:?} in `{}`", display.field, seq.collection),
+                    error,
+                )
+            })
+    })
 }
