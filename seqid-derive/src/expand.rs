@@ -156,6 +156,10 @@ fn codes(cont: &Container, decl: &Declaration, displays: &[Display]) -> (TokenSt
              `{}`: await it for the document, or `None`.",
             display.format.value()
         );
+        // The bound is on the function, not the struct, so that a type that is not
+        // `Deserialize` is refused where it calls the find, in seqid's words. `for<'_>`
+        // makes it a bound rustc checks at each call: a plain `Self: Deserializable` on a
+        // struct's own method is checked where it is written, for every struct.
         quote! {
             #[doc = #doc]
             pub fn #function<'__seqid>(
