@@ -158,8 +158,9 @@ fn codes(cont: &Container, decl: &Declaration, displays: &[Display]) -> (TokenSt
         );
         // The bound is on the function, not the struct, so that a type that is not
         // `Deserialize` is refused where it calls the find, in seqid's words. `for<'_>`
-        // makes it a bound rustc checks at each call: a plain `Self: Deserializable` on a
-        // struct's own method is checked where it is written, for every struct.
+        // makes it a bound rustc checks at each call: a plain `Self: Deserializable` on the
+        // method of a struct without type parameters is checked where it is written, and
+        // would fail the derive itself.
         quote! {
             #[doc = #doc]
             pub fn #function<'__seqid>(
