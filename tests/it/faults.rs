@@ -494,7 +494,13 @@ async fn a_retry_across_a_restart<T: Model>() {
                 let id = result.map(|id| i64::try_from(id.into()).expect("ids fit i64"));
                 (id, number_of(&document))
             });
+            // Spinning, not sleeping: the pause must come before the answer is lost.
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
             while proxy.fired_of(LoseReply) == lost {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the insert never came"
+                );
                 tokio::task::yield_now().await;
             }
             proxy.pause();

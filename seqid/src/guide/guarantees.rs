@@ -113,20 +113,21 @@
 //! - **A standalone `mongod`**, and **nx-27017** (which presents itself as one): the driver
 //!   retries no write, so a lost answer is `OutcomeUnknown` and nobody is exposed.
 //! - **SecantusDB 0.7.0b3** (a single-node replica set): while it runs, it answers a retried
-//!   single insert from its record; it runs again a retried `insert_many` batch that met a
-//!   duplicate key; and it forgets its records when restarted, so after a restart it runs *any*
-//!   retried write again (both measured). Its exposed callers are those of the table, across a restart; the
-//!   optimistic strategy's batches, which meet duplicate keys wherever writers race, also while it
-//!   runs. The fault suite shows both (`tests/it/faults.rs`,
-//!   `a_retried_insert_meets_its_own_first_attempt_after_a_restart_on_secantusdb` and
-//!   `retried_batches_run_again`), and what the table's callers get there through the driver's
-//!   own retry across a restart (`a_retry_across_a_restart_meets_its_own_copy_counters` and
-//!   `_optimistic`: `DuplicateKey` for a stored document, a second copy under a new id, and
-//!   with `content_is_unique` one copy each); its kill tests keep the outage longer than their
-//!   clients' server selection timeout, so that the driver's retry fails and the writers
-//!   resume instead.
-//!   On such a server, assert `content_is_unique` where your documents allow it. The repository's
-//!   `BENCHMARKS.md` (*Reliability: the fault suite*) has what the suite measured.
+//!   single insert from its record, but runs again a retried `insert_many` batch that met a
+//!   duplicate key; and it forgets its records when restarted, so that after a restart it runs
+//!   *any* retried write again. Exposed there: the table's callers across a restart, and the
+//!   optimistic strategy's batches (which meet duplicate keys wherever writers race) while it
+//!   runs. Assert `content_is_unique` there where your documents allow it.
+//!
+//! The fault suite measures each of these on SecantusDB (`tests/it/faults.rs`):
+//! `retried_batches_run_again` and
+//! `a_retried_insert_meets_its_own_first_attempt_after_a_restart_on_secantusdb` show what the
+//! server does, and `a_retry_across_a_restart_meets_its_own_copy_counters` and `_optimistic`
+//! what the table's callers get through the driver's own retry across a restart (`DuplicateKey`
+//! for a stored document; a second copy under a new id; with `content_is_unique`, one copy
+//! each). Its kill tests keep the outage longer than their clients' server selection timeout, so
+//! that the driver's retry fails and the writers resume instead. The repository's
+//! `BENCHMARKS.md` (*Reliability: the fault suite*) has what the suite measured.
 //!
 //! seqid cannot tell, from the driver's answer, a retry run again from another writer's
 //! document: the driver does not say that it retried, and taking every first-send duplicate key

@@ -283,9 +283,10 @@ pub async fn crash_once(
     // Down longer than the client's server selection timeout (2 s): calls fail in the
     // application, not only inside the driver's retry. It also keeps the driver's retry from
     // reaching the restarted server, a work-around for SecantusDB 0.7.0b3, which forgets
-    // its retryable writes' records when restarted and would run the retry again against the
-    // first attempt's own copy (`a_retried_insert_meets_its_own_first_attempt_after_a_restart_on_secantusdb`;
-    // MongoDB answers it from the record). The writers resume instead, as the guide says.
+    // its retryable writes' records when restarted and would run the retry again against
+    // the first attempt's own copy (`faults::a_retried_insert_meets_its_own_first_attempt_
+    // after_a_restart_on_secantusdb`; MongoDB answers it from the record). The writers
+    // resume instead, as the guide says.
     server.kill().unwrap();
     tokio::time::sleep(Duration::from_millis(2500)).await;
     server.restart_async().await.unwrap();
