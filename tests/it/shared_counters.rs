@@ -1011,45 +1011,40 @@ async fn write<M: Shared>(
     ids
 }
 
-// MongoEngine: on nx-27017, whose collection names cannot hold a dot, MongoEngine
-// (`collection_name=`, through the script's MONGOENGINE_COUNTERS) and seqid (`counters =
-// "..."`) both keep the counter in `mongoengine_counters`; every other server gets the
-// layout's default, `mongoengine.counters`.
+/// Runs `$run` of MongoEngine's [`Case`] on `$test`. On nx-27017, whose collection names
+/// cannot hold a dot, MongoEngine (`collection_name=`, through the script's
+/// MONGOENGINE_COUNTERS) and seqid (`counters = "..."`) both keep the counter in
+/// `mongoengine_counters`; every other server gets the layout's default,
+/// `mongoengine.counters`. (A macro: the two cases are of different model types.)
+macro_rules! mongoengine_case {
+    ($test:expr, $run:ident) => {
+        if nx() {
+            let case =
+                mongoengine::<NxMongoEngineUser, NxMongoEngineUserBlock>("mongoengine_counters");
+            case.$run($test).await;
+        } else {
+            let case = mongoengine::<MongoEngineUser, MongoEngineUserBlock>("mongoengine.counters");
+            case.$run($test).await;
+        }
+    };
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mongoengine_and_seqid_write_one_sequence_at_once() {
     let test = test_db("shared_mongoengine_at_once").await;
-    if nx() {
-        let case = mongoengine::<NxMongoEngineUser, NxMongoEngineUserBlock>("mongoengine_counters");
-        case.side_by_side(&test).await;
-    } else {
-        let case = mongoengine::<MongoEngineUser, MongoEngineUserBlock>("mongoengine.counters");
-        case.side_by_side(&test).await;
-    }
+    mongoengine_case!(&test, side_by_side);
 }
 
 #[tokio::test]
 async fn mongoengine_goes_on_from_a_counter_seqid_created() {
     let test = test_db("shared_mongoengine_after_seqid").await;
-    if nx() {
-        let case = mongoengine::<NxMongoEngineUser, NxMongoEngineUserBlock>("mongoengine_counters");
-        case.tool_after_seqid(&test).await;
-    } else {
-        let case = mongoengine::<MongoEngineUser, MongoEngineUserBlock>("mongoengine.counters");
-        case.tool_after_seqid(&test).await;
-    }
+    mongoengine_case!(&test, tool_after_seqid);
 }
 
 #[tokio::test]
 async fn seqid_goes_on_from_a_counter_mongoengine_created() {
     let test = test_db("shared_mongoengine_before_seqid").await;
-    if nx() {
-        let case = mongoengine::<NxMongoEngineUser, NxMongoEngineUserBlock>("mongoengine_counters");
-        case.seqid_after_tool(&test).await;
-    } else {
-        let case = mongoengine::<MongoEngineUser, MongoEngineUserBlock>("mongoengine.counters");
-        case.seqid_after_tool(&test).await;
-    }
+    mongoengine_case!(&test, seqid_after_tool);
 }
 
 // mongoose-sequence: the unscoped `ticket_seq`, and `issue_seq` per project. nx-27017
