@@ -479,6 +479,16 @@ fn step_text(step: i64) -> &'static str {
 }
 
 impl<C: Shared, B: Shared> Case<C, B> {
+    /// The three scenarios, each in a database of its own named from `label`.
+    async fn in_every_scenario(&self, label: &str) {
+        self.side_by_side(&test_db(&format!("{label}_at_once")).await)
+            .await;
+        self.tool_after_seqid(&test_db(&format!("{label}_after_seqid")).await)
+            .await;
+        self.seqid_after_tool(&test_db(&format!("{label}_before_seqid")).await)
+            .await;
+    }
+
     /// Two tool processes save [`TOOL_DOCS`] documents each while sixteen seqid tasks
     /// insert theirs (see [`spawn_writers`]), all let go at once. Every id is handed out
     /// once and is the sequence's; the collection holds exactly the documents handed an
@@ -1124,12 +1134,8 @@ async fn seqid_goes_on_from_a_counter_typegoose_created() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mongoose_sequence_and_seqid_share_a_step_of_3() {
     let case = tickets::<TicketStep3, TicketStep3Block>(3);
-    let test = test_db("shared_step_mongoose_sequence_at_once").await;
-    case.side_by_side(&test).await;
-    let test = test_db("shared_step_mongoose_sequence_after_seqid").await;
-    case.tool_after_seqid(&test).await;
-    let test = test_db("shared_step_mongoose_sequence_before_seqid").await;
-    case.seqid_after_tool(&test).await;
+    case.in_every_scenario("shared_step_mongoose_sequence")
+        .await;
 }
 
 /// @typegoose/auto-increment with `incrementBy: 5` and seqid with `step = 5`: ids 0, 5,
@@ -1137,12 +1143,7 @@ async fn mongoose_sequence_and_seqid_share_a_step_of_3() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typegoose_and_seqid_share_a_step_of_5() {
     let case = orders::<OrderStep5, OrderStep5Block>(5);
-    let test = test_db("shared_step_typegoose_at_once").await;
-    case.side_by_side(&test).await;
-    let test = test_db("shared_step_typegoose_after_seqid").await;
-    case.tool_after_seqid(&test).await;
-    let test = test_db("shared_step_typegoose_before_seqid").await;
-    case.seqid_after_tool(&test).await;
+    case.in_every_scenario("shared_step_typegoose").await;
 }
 
 /// Two sequences on the tutorial's layout number one collection at once, `odd` with
