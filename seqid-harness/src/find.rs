@@ -92,14 +92,15 @@ pub(crate) fn find_server() -> Result<Server, HarnessError> {
     local_server(kind)
 }
 
-/// Steps 2 and 3: start `kind` for the life of this process.
-fn local_server(kind: LocalKind) -> Result<Server, HarnessError> {
+/// Steps 2 and 3: start `kind` (again, for a fresh server of the same kind).
+pub(crate) fn local_server(kind: LocalKind) -> Result<Server, HarnessError> {
     let started = start_local(&kind)?;
     Ok(Server {
         uri: started.uri,
         kind: started.kind,
         flavor: kind.flavor(),
-        _watchdog: Some(started.watchdog),
+        watchdog: Some(started.watchdog),
+        local: Some(kind),
     })
 }
 
@@ -115,7 +116,8 @@ fn external_server(uri: &str) -> Result<Server, HarnessError> {
                     info.version_or_unknown()
                 ),
                 flavor: ServerFlavor::External,
-                _watchdog: None,
+                watchdog: None,
+                local: None,
             })
         }
         Err(e) => Err(HarnessError::no_server(

@@ -33,19 +33,26 @@
 //! that took.
 //!
 //! A local server is started lazily, once per OS process, the first time one
-//! is asked for, and is shared by everything in that process. It is stopped
-//! when the process exits, however it exits (normally, by panic, abort or
-//! `SIGKILL`): a small Python watchdog (`python/watchdog.py`) starts the
-//! server and stops it, and removes its temporary files, as soon as the pipe
-//! to its standard input is closed, which the kernel does when this process
-//! dies. Local servers therefore all need `python3`.
+//! is asked for, and is shared by everything in that process; once
+//! [`test_db`](test_db()) has put a few dozen test databases on it, the next
+//! ones go on a fresh server of the same kind, each stopped once the last test
+//! database on it is dropped (a server serving a whole test crate in one
+//! process, as `cargo test` runs it, slows down as it accumulates). A test
+//! reaches its database's server through [`TestDb::uri`] and
+//! [`server_uri_for`]. A local server is stopped when the
+//! process exits, however it exits (normally, by panic, abort or `SIGKILL`): a
+//! small Python watchdog (`python/watchdog.py`) starts the server and stops it,
+//! and removes its temporary files, as soon as the pipe to its standard input
+//! is closed, which the kernel does when this process dies. Local servers
+//! therefore all need `python3`.
 //!
 //! Fault tests get a server of their own, which they may crash and restart
 //! without disturbing other tests: [`RestartableServer`] (SecantusDB, with
 //! its data in a temporary directory that survives the crash).
 //!
 //! Tests that start worker processes should pass them
-//! `MONGODB_URI=`[`server_uri()`] so that they reuse this process's server.
+//! `MONGODB_URI=`[`server_uri_for`]`(db.name())` so that they reach the test's
+//! database.
 //!
 //! If no server can be had, every function here fails with a [`HarnessError`]
 //! whose message explains what to do; [`test_db`](test_db()) panics with it. Tests never
@@ -91,7 +98,7 @@ mod tools;
 mod util;
 mod watchdog;
 
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread;
 
 use mongodb::options::ClientOptions;
@@ -107,6 +114,7 @@ pub use secantus::SECANTUS_VERSION;
 pub use test_db::{TestDb, test_db, test_db_with};
 pub use tools::Tool;
 
+use start::LocalKind;
 use watchdog::Watchdog;
 
 /// The python interpreter used for pip, the watchdog, SecantusDB, nx-27017
@@ -114,7 +122,7 @@ use watchdog::Watchdog;
 const PYTHON: &str = "python3";
 
 // ---------------------------------------------------------------------------
-// The per-process server
+// The per-process server, and the fresh ones test databases move on to
 
 struct Server {
     /// Connection string for clients (and for worker processes' MONGODB_URI).
@@ -123,25 +131,99 @@ struct Server {
     kind: String,
     /// Which kind of server it is, see [`server_flavor`].
     flavor: ServerFlavor,
-    /// For local servers: the watchdog; its stdin is never closed by us.
-    _watchdog: Option<Watchdog>,
+    /// For local servers: the watchdog, which stops the server when this
+    /// `Server` is dropped (a replaced test server, once its last test
+    /// database is gone) or the process dies.
+    watchdog: Option<Watchdog>,
+    /// For local servers: how to start a fresh one of the same kind.
+    local: Option<LocalKind>,
 }
 
-static SERVER: OnceLock<Result<Server, HarnessError>> = OnceLock::new();
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.stop();
+        }
+    }
+}
 
-fn server() -> Result<&'static Server, HarnessError> {
-    SERVER
+/// How many test databases one local server holds before [`test_db`] moves on
+/// to a fresh server of the same kind. A server that serves a whole test crate
+/// in one process (`cargo test`) slows down as it accumulates: SecantusDB
+/// 0.7.0b3 keeps a record of every retryable write for 30 minutes, scans them
+/// all on every write and, past 10,000 of them, sorts them all; one process ran
+/// the integration crate into that within minutes and then stalled. A fresh
+/// server every few dozen databases keeps each small, for about half a second
+/// of startup. A `MONGODB_URI` server is never replaced.
+///
+/// ```no_run
+/// // A test that needs one server for more databases than this makes them through
+/// // one client of `TestDb::uri` rather than through `test_db`.
+/// assert!(seqid_harness::DATABASES_PER_SERVER >= 16);
+/// ```
+pub const DATABASES_PER_SERVER: usize = 24;
+
+/// This process's server, and the one new test databases go on (at first the
+/// same) with how many it has held.
+struct Servers {
+    process: Arc<Server>,
+    for_test_dbs: Arc<Server>,
+    databases: usize,
+}
+
+static SERVERS: OnceLock<Result<Mutex<Servers>, HarnessError>> = OnceLock::new();
+
+fn servers() -> Result<&'static Mutex<Servers>, HarnessError> {
+    SERVERS
         .get_or_init(|| {
             // Startup pings through the async driver on its own runtime; a
             // separate thread keeps that legal when we are called from async code.
-            thread::scope(|s| s.spawn(find::find_server).join()).unwrap_or_else(|_| {
+            let found = thread::scope(|s| s.spawn(find::find_server).join()).unwrap_or_else(|_| {
                 Err(HarnessError::other(
                     "seqid-harness: starting the test server panicked",
                 ))
+            });
+            found.map(|server| {
+                let server = Arc::new(server);
+                Mutex::new(Servers {
+                    process: Arc::clone(&server),
+                    for_test_dbs: server,
+                    databases: 0,
+                })
             })
         })
         .as_ref()
         .map_err(Clone::clone)
+}
+
+/// This process's server, the same for the life of the process.
+fn server() -> Result<Arc<Server>, HarnessError> {
+    let servers = servers()?.lock().unwrap_or_else(PoisonError::into_inner);
+    Ok(Arc::clone(&servers.process))
+}
+
+/// The server a new test database goes on: this process's server for the first
+/// [`DATABASES_PER_SERVER`], then a fresh one of the same kind for each as many
+/// more. A fresh server replaced stops once the last test database on it is
+/// dropped; this process's server lives as long as the process. Blocks while a
+/// fresh server starts.
+fn server_for_a_test_db() -> Result<Arc<Server>, HarnessError> {
+    let mut servers = servers()?.lock().unwrap_or_else(PoisonError::into_inner);
+    if servers.databases >= DATABASES_PER_SERVER
+        && let Some(kind) = servers.for_test_dbs.local.clone()
+    {
+        let fresh = thread::scope(|s| s.spawn(|| find::local_server(kind)).join()).unwrap_or_else(
+            |_| {
+                Err(HarnessError::other(
+                    "seqid-harness: starting a fresh test server panicked",
+                ))
+            },
+        )?;
+        servers.for_test_dbs = Arc::new(fresh);
+        servers.databases = 0;
+    }
+    servers.databases += 1;
+    Ok(Arc::clone(&servers.for_test_dbs))
 }
 
 /// The connection string of this process's server, starting it on first use.
@@ -149,8 +231,10 @@ fn server() -> Result<&'static Server, HarnessError> {
 /// This blocks while a local server is installed and started (typically well
 /// under a second for SecantusDB and nx-27017, plus the pip install on first
 /// use ever). The result, success or failure, is cached for the life of the
-/// process. Pass the URI to worker processes as `MONGODB_URI` so that they
-/// use the same server.
+/// process. [`test_db`](test_db()) puts its first few dozen databases on this
+/// server and the next ones on fresh servers: a test that hands a server to
+/// worker processes asks for the one that holds its database,
+/// [`server_uri_for`].
 ///
 /// ```no_run
 /// let uri = seqid_harness::server_uri()?;
@@ -161,6 +245,29 @@ fn server() -> Result<&'static Server, HarnessError> {
 /// ```
 pub fn server_uri() -> Result<String, HarnessError> {
     server().map(|s| s.uri.clone())
+}
+
+/// The connection string of the server that holds the test database named
+/// `database` (made by [`test_db`] and not dropped yet), or else of this
+/// process's server, [`server_uri`]. Pass it to worker processes as
+/// `MONGODB_URI`, or to a client of its own, so that they reach the test's
+/// database.
+///
+/// ```no_run
+/// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+/// let db = seqid_harness::test_db("workers").await;
+/// let uri = seqid_harness::server_uri_for(db.name())?;
+/// let status = std::process::Command::new("target/debug/seqid-worker")
+///     .env("MONGODB_URI", &uri)
+///     .arg(db.name())
+///     .status()?;
+/// # Ok(()) }
+/// ```
+pub fn server_uri_for(database: &str) -> Result<String, HarnessError> {
+    match test_db::server_of(database) {
+        Some(uri) => Ok(uri),
+        None => server_uri(),
+    }
 }
 
 /// Which server is used, e.g. `"SecantusDB 0.7.0b3 on 127.0.0.1:40123"`,
@@ -226,8 +333,15 @@ pub async fn client() -> Result<Client, HarnessError> {
 pub async fn client_with(
     configure: impl FnOnce(&mut ClientOptions),
 ) -> Result<Client, HarnessError> {
-    let uri = server_uri_nonblocking().await?;
-    let mut options = ClientOptions::parse(&uri)
+    client_of(&server_uri_nonblocking().await?, configure).await
+}
+
+/// A new [`Client`] of the server at `uri`, `configure`d.
+async fn client_of(
+    uri: &str,
+    configure: impl FnOnce(&mut ClientOptions),
+) -> Result<Client, HarnessError> {
+    let mut options = ClientOptions::parse(uri)
         .await
         .map_err(|e| HarnessError::other(format!("seqid-harness: bad server URI: {e}")))?;
     configure(&mut options);
@@ -237,12 +351,23 @@ pub async fn client_with(
 
 /// [`server_uri`] without blocking a runtime worker while the server starts.
 async fn server_uri_nonblocking() -> Result<String, HarnessError> {
-    if SERVER.get().is_some() || tokio::runtime::Handle::try_current().is_err() {
+    if SERVERS.get().is_some() {
         return server_uri();
     }
-    match tokio::task::spawn_blocking(server_uri).await {
+    off_the_runtime(server_uri).await
+}
+
+/// Runs `find` (which may start a server) on tokio's blocking pool when called
+/// inside a runtime, so that no runtime worker is blocked while a server starts.
+async fn off_the_runtime<T: Send + 'static>(
+    find: fn() -> Result<T, HarnessError>,
+) -> Result<T, HarnessError> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return find();
+    }
+    match tokio::task::spawn_blocking(find).await {
         Ok(result) => result,
-        Err(_) => server_uri(),
+        Err(_) => find(),
     }
 }
 

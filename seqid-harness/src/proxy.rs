@@ -270,8 +270,27 @@ impl FaultProxy {
     /// # Ok(()) }
     /// ```
     pub async fn for_server() -> Result<FaultProxy, HarnessError> {
-        let uri = crate::server_uri_nonblocking().await?;
-        let upstream = addr_of_uri(&uri).map_err(|e| {
+        FaultProxy::in_front_of(&crate::server_uri_nonblocking().await?).await
+    }
+
+    /// Starts a proxy in front of the server holding the test database `db`
+    /// (servers are replaced as test databases accumulate: see
+    /// [`server_uri_for`](crate::server_uri_for)).
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), seqid_harness::HarnessError> {
+    /// let test = seqid_harness::test_db("proxied").await;
+    /// let proxy = seqid_harness::FaultProxy::for_test_db(&test).await?;
+    /// let client = mongodb::Client::with_uri_str(proxy.uri()).await.unwrap();
+    /// let db = client.database(test.name());
+    /// # Ok(()) }
+    /// ```
+    pub async fn for_test_db(db: &crate::TestDb) -> Result<FaultProxy, HarnessError> {
+        FaultProxy::in_front_of(db.uri()).await
+    }
+
+    async fn in_front_of(uri: &str) -> Result<FaultProxy, HarnessError> {
+        let upstream = addr_of_uri(uri).map_err(|e| {
             HarnessError::other(format!("seqid-harness: cannot proxy the test server: {e}"))
         })?;
         FaultProxy::start(upstream).await.map_err(|e| {

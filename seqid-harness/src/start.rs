@@ -21,6 +21,7 @@ const START_ATTEMPTS: u32 = 3;
 const RESTART_ATTEMPTS: u32 = 5;
 
 /// Which local server to start.
+#[derive(Clone)]
 pub(crate) enum LocalKind {
     /// Path of the `mongod` binary.
     Mongod(PathBuf),

@@ -1,15 +1,30 @@
 //! [`TestDb`]: a uniquely named database per test, dropped afterwards.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
 
 use crate::runtime::on_own_runtime;
-use crate::{client_with, emptied, server_uri};
+use crate::{Server, client_of, emptied, off_the_runtime, server_for_a_test_db};
+
+/// The test databases not dropped yet, by name, with the URI of the server that
+/// holds each: see [`server_uri_for`](crate::server_uri_for).
+static LIVE: Mutex<Option<HashMap<String, String>>> = Mutex::new(None);
+
+fn live() -> std::sync::MutexGuard<'static, Option<HashMap<String, String>>> {
+    LIVE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The URI of the server holding the live test database `name`.
+pub(crate) fn server_of(name: &str) -> Option<String> {
+    live().as_ref()?.get(name).cloned()
+}
 
 /// A uniquely named database for one test, dropped again when this is dropped.
 ///
@@ -29,6 +44,8 @@ pub struct TestDb {
     client: Client,
     db: Database,
     name: String,
+    /// The server holding the database, kept running while this lives.
+    server: Arc<Server>,
 }
 
 impl TestDb {
@@ -67,6 +84,20 @@ impl TestDb {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// The connection string of the server holding the database: the one to
+    /// hand to worker processes and to other clients of the test's own.
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+    /// let db = seqid_harness::test_db("x").await;
+    /// let other = mongodb::Client::with_uri_str(db.uri()).await?;
+    /// let same = other.database(db.name());
+    /// # Ok(()) }
+    /// ```
+    pub fn uri(&self) -> &str {
+        &self.server.uri
+    }
 }
 
 impl Deref for TestDb {
@@ -88,8 +119,10 @@ impl Drop for TestDb {
     /// own runtime (the test's runtime may be shutting down or blocked here).
     /// Errors are reported on stderr, never as a panic.
     fn drop(&mut self) {
-        let Ok(uri) = server_uri() else { return };
-        let name = self.name.clone();
+        if let Some(live) = live().as_mut() {
+            live.remove(&self.name);
+        }
+        let (uri, name) = (self.server.uri.clone(), self.name.clone());
         let outcome = on_own_runtime(async move {
             let drop = async {
                 let client = Client::with_uri_str(&uri).await?;
@@ -117,6 +150,14 @@ impl Drop for TestDb {
 }
 
 /// A fresh, empty, uniquely named database for a test.
+///
+/// The first [`DATABASES_PER_SERVER`](crate::DATABASES_PER_SERVER) go on this
+/// process's server, each as many more on a fresh server of the same kind (a
+/// server serving a whole test crate slows down: SecantusDB keeps every
+/// retryable write's record for 30 minutes), which stops once the last of them
+/// is dropped; a `MONGODB_URI` server is never replaced.
+/// Reach the database's own server through [`TestDb::uri`] (for worker
+/// processes and other clients) and [`FaultProxy::for_test_db`](crate::FaultProxy::for_test_db).
 ///
 /// The name is `label` (reduced to ASCII letters, digits, `_` and `-`), the
 /// process id and a per-process counter, at most 63 bytes. Any leftover
@@ -156,18 +197,31 @@ pub async fn test_db(label: &str) -> TestDb {
 /// # }
 /// ```
 pub async fn test_db_with(label: &str, configure: impl FnOnce(&mut ClientOptions)) -> TestDb {
-    let client = client_with(configure)
+    let server = off_the_runtime(server_for_a_test_db)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let client = client_of(&server.uri, configure)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let name = unique_db_name(label);
     // Drop and recreate through a plain client so that a counting handler
     // attached by `configure` does not see these commands.
-    let plain = crate::client().await.unwrap_or_else(|e| panic!("{e}"));
+    let plain = client_of(&server.uri, |_| {})
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     if let Err(e) = emptied(&plain, &name).await {
         panic!("{e}");
     }
+    live()
+        .get_or_insert_with(HashMap::new)
+        .insert(name.clone(), server.uri.clone());
     let db = client.database(&name);
-    TestDb { client, db, name }
+    TestDb {
+        client,
+        db,
+        name,
+        server,
+    }
 }
 
 fn unique_db_name(label: &str) -> String {

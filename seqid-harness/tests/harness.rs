@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use mongodb::bson::{Document, doc};
 use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{ClientOptions, CollectionOptions, WriteConcern};
-use seqid_harness::{RestartableServer, ServerFlavor};
+use seqid_harness::{RestartableServer, ServerFlavor, TestDb};
 
 #[tokio::test]
 async fn insert_and_read_back() {
@@ -45,7 +45,7 @@ async fn dropping_test_db_removes_its_database() {
         .await
         .unwrap();
 
-    let observer = seqid_harness::client().await.unwrap();
+    let observer = mongodb::Client::with_uri_str(db.uri()).await.unwrap();
     let names = observer.list_database_names().await.unwrap();
     assert!(names.contains(&name), "{name} not in {names:?}");
 
@@ -128,6 +128,85 @@ fn clients_work_in_separate_runtimes() {
     }
 }
 
+/// The port of a `mongodb://127.0.0.1:PORT/...` URI.
+fn port_of(uri: &str) -> u16 {
+    let hosts = uri.trim_start_matches("mongodb://");
+    let host = hosts.split(['/', '?', ',']).next().unwrap();
+    host.rsplit_once(':').unwrap().1.parse().unwrap()
+}
+
+/// Makes test databases until one lands on a server other than `than`'s, keeping those
+/// on `than`'s in `kept`; `None` if none did within `DATABASES_PER_SERVER` (other tests
+/// of this binary take databases meanwhile, so the move may come sooner).
+async fn until_another_server(than: &str, kept: &mut Vec<TestDb>) -> Option<TestDb> {
+    for n in 0..seqid_harness::DATABASES_PER_SERVER {
+        let db = seqid_harness::test_db(&format!("rotation_{n}")).await;
+        if db.uri() != than {
+            return Some(db);
+        }
+        kept.push(db);
+    }
+    None
+}
+
+/// Test databases move on to a fresh server of the same kind once one has held
+/// `DATABASES_PER_SERVER`; each server goes on serving the databases still on it; a fresh
+/// server replaced stops once its last database is dropped, while the process's server
+/// stays. A `MONGODB_URI` server is never replaced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn test_databases_move_on_to_fresh_servers_and_a_replaced_one_stops_when_unused() {
+    let process = seqid_harness::server_uri().unwrap();
+    let mut on_process = Vec::new();
+    let mut on_second = Vec::new();
+    let second = until_another_server(&process, &mut on_process).await;
+    if seqid_harness::server_flavor().unwrap() == ServerFlavor::External {
+        assert!(second.is_none(), "a MONGODB_URI server was replaced");
+        return;
+    }
+    let second = second.expect("no move to a fresh server");
+    let third = until_another_server(second.uri(), &mut on_second)
+        .await
+        .expect("no second move");
+    assert_ne!(third.uri(), process);
+    for db in [&second, &third] {
+        assert_eq!(seqid_harness::server_uri_for(db.name()).unwrap(), db.uri());
+        db.collection::<Document>("c")
+            .insert_one(doc! { "on": db.uri() })
+            .await
+            .unwrap();
+    }
+    // Every server still serves what is on it; the process's is unchanged.
+    assert_eq!(seqid_harness::server_uri().unwrap(), process);
+    let found = second
+        .collection::<Document>("c")
+        .find_one(doc! {})
+        .await
+        .unwrap();
+    assert_eq!(found.unwrap().get_str("on").unwrap(), second.uri());
+
+    // The second server stops once its last database is dropped (ours, and any other
+    // test's); the process's server and the third go on.
+    let second_port = port_of(second.uri());
+    drop(on_second);
+    drop(second);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while TcpStream::connect(("127.0.0.1", second_port)).is_ok() {
+        assert!(
+            Instant::now() < deadline,
+            "the replaced server on port {second_port} still answers"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(on_process);
+    assert!(TcpStream::connect(("127.0.0.1", port_of(&process))).is_ok());
+    let n = third
+        .collection::<Document>("c")
+        .count_documents(doc! {})
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+}
+
 #[test]
 fn server_uri_is_stable_and_described() {
     let uri = seqid_harness::server_uri().unwrap();
@@ -173,8 +252,9 @@ fn run_self(test: &str, configure: impl FnOnce(&mut Command)) -> std::process::O
 /// A worker process given `MONGODB_URI` by its parent uses the parent's server.
 #[tokio::test]
 async fn worker_process_reuses_the_server_via_mongodb_uri() {
-    let uri = seqid_harness::server_uri().unwrap();
     let db = seqid_harness::test_db("from_worker").await;
+    let uri = seqid_harness::server_uri_for(db.name()).unwrap();
+    assert_eq!(uri, db.uri());
     let out = run_self("worker_side", |c| {
         c.env("MONGODB_URI", &uri)
             .env("SEQID_HARNESS_TEST_DB", db.name());

@@ -321,7 +321,8 @@ async fn storm_leaves_the_client_usable<T: Payload>(label: &str, handle: bool) {
 /// `name: Model, "label", through a handle;` declares the storm test of one strategy and
 /// route.
 macro_rules! storm_tests {
-    ($($name:ident: $model:ty, $label:literal, $handle:literal;)*) => {$(
+    ($($(#[$attr:meta])* $name:ident: $model:ty, $label:literal, $handle:literal;)*) => {$(
+        $(#[$attr])*
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
         async fn $name() {
             storm_leaves_the_client_usable::<$model>($label, $handle).await;
@@ -330,11 +331,17 @@ macro_rules! storm_tests {
 }
 
 storm_tests! {
+    #[ignore = "full suite"]
     storms_leave_counters_usable_through_a_handle: Counted, "cancel_counters_handle", true;
+    #[ignore = "full suite"]
     storms_leave_counters_usable_through_a_bare_database: Counted, "cancel_counters_bare", false;
+    #[ignore = "full suite"]
     storms_leave_block_usable_through_a_handle: Blocked, "cancel_block_handle", true;
+    #[ignore = "full suite"]
     storms_leave_block_usable_through_a_bare_database: Blocked, "cancel_block_bare", false;
+    #[ignore = "full suite"]
     storms_leave_optimistic_usable_through_a_handle: Optimistic, "cancel_optimistic_handle", true;
+    #[ignore = "full suite"]
     storms_leave_optimistic_usable_through_a_bare_database:
         Optimistic, "cancel_optimistic_bare", false;
 }
@@ -443,7 +450,8 @@ async fn cancelled_inserts_driven_to_an_end<T: Model>(label: &str) {
 
 /// `name: Model;` makes test `name`, which runs `cancelled_inserts_driven_to_an_end`.
 macro_rules! driven_to_an_end {
-    ($($name:ident: $model:ty;)*) => {$(
+    ($($(#[$attr:meta])* $name:ident: $model:ty;)*) => {$(
+        $(#[$attr])*
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn $name() {
             cancelled_inserts_driven_to_an_end::<$model>(stringify!($name)).await;
@@ -453,15 +461,22 @@ macro_rules! driven_to_an_end {
 
 driven_to_an_end! {
     cancelled_counters_inserts_driven_to_an_end_store_each_document_once: CountedDoc;
+    #[ignore = "full suite"]
     cancelled_block_inserts_driven_to_an_end_store_each_document_once: BlockDoc;
+    #[ignore = "full suite"]
     cancelled_optimistic_inserts_driven_to_an_end_store_each_document_once: OptimisticDoc;
+    #[ignore = "full suite"]
     cancelled_counters_inserts_driven_to_an_end_store_each_document_once_equal: EqualCounted;
+    #[ignore = "full suite"]
     cancelled_block_inserts_driven_to_an_end_store_each_document_once_equal: EqualBlock;
+    #[ignore = "full suite"]
     cancelled_optimistic_inserts_driven_to_an_end_store_each_document_once_equal:
         EqualOptimistic;
     // Two sequences in one document (issue 26): every id given back or kept together.
+    #[ignore = "full suite"]
     cancelled_inserts_of_several_sequences_driven_to_an_end_store_each_document_once:
         TrackerDoc;
+    #[ignore = "full suite"]
     cancelled_inserts_of_several_sequences_driven_to_an_end_store_each_document_once_equal:
         EqualTracker;
 }

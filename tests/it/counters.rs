@@ -644,6 +644,7 @@ async fn the_insert_future_is_send_and_runs_in_spawned_tasks() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "full suite"]
 async fn sixty_four_tasks_get_exactly_one_to_3200() {
     let db = test_db("counters_concurrent").await;
     let db = support::shared(&db);

@@ -199,6 +199,7 @@ async fn on_two_deployments<T: Model>(clients: [&Client; 2], name: &str, plan: P
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "full suite"]
 async fn two_deployments_with_one_database_name_share_nothing() {
     let test = test_db("deployments").await;
     let other = RestartableServer::start_async()
@@ -229,11 +230,13 @@ async fn two_deployments_share_no_counter_equal() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "full suite"]
 async fn two_deployments_share_no_block_equal() {
     two_deployments_equal::<EqualBlock>("deployments_equal_block").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "full suite"]
 async fn two_deployments_share_no_optimistic_state_equal() {
     two_deployments_equal::<EqualOptimistic>("deployments_equal_optimistic").await;
 }
@@ -248,6 +251,7 @@ async fn drop_databases(client: &mongodb::Client, prefix: &str) {
 }
 
 #[tokio::test]
+#[ignore = "full suite"]
 async fn a_handle_releases_the_state_of_sequences_no_longer_used() {
     let client = seqid_harness::client().await.unwrap();
     let prefix = format!("idle_{}_", std::process::id());

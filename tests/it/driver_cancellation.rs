@@ -277,11 +277,12 @@ fn server() -> String {
 /// is taken stay queued, and once the connection is back, idle, a new check-out waits about
 /// half a second for each of them, while another client of the same server answers at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "full suite"]
 async fn abandoned_checkouts_stay_queued_and_cost_half_a_second_each() {
     const ABANDONED: usize = 16;
     let db = test_db("driver_cancel_queue").await;
     // A proxy that can stall requests, so that a live insert holds the connection.
-    let proxy = FaultProxy::for_server().await.unwrap();
+    let proxy = FaultProxy::for_test_db(&db).await.unwrap();
     let (client, log) = watched_client(&proxy.uri(), |o| o.max_pool_size = Some(1)).await;
     let docs = client
         .database(db.name())
@@ -362,9 +363,10 @@ async fn abandoned_checkouts_stay_queued_and_cost_half_a_second_each() {
 /// behind the cancelled tasks' abandoned ones, and the client stays wedged after the storm
 /// although its connections are idle; a fresh client of the same server is not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "full suite"]
 async fn a_storm_of_cancelled_driver_calls_wedges_the_client_not_the_server() {
     let db = test_db("driver_cancel_direct").await;
-    let uri = seqid_harness::server_uri().unwrap();
+    let uri = db.uri().to_owned();
     let (client, log) = watched_client(&uri, |_| {}).await;
     let wedged = client.database(db.name());
     let docs = wedged.collection::<RawDocumentBuf>("docs");
@@ -408,7 +410,7 @@ async fn a_storm_of_cancelled_driver_calls_wedges_the_client_not_the_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn driver_calls_in_spawned_tasks_survive_the_storm() {
     let db = test_db("driver_cancel_spawned").await;
-    let uri = seqid_harness::server_uri().unwrap();
+    let uri = db.uri().to_owned();
     let (client, log) = watched_client(&uri, |_| {}).await;
     let database = client.database(db.name());
     let docs = database.collection::<RawDocumentBuf>("docs");

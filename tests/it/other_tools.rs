@@ -74,6 +74,7 @@ fn titles(writers: &[&str], n: u32) -> Vec<String> {
 /// `users`): one counter `{_id: "users.id", next}` in `mongoengine.counters`, `next` an
 /// Int32 holding the last id handed out; ids from 1.
 #[tokio::test]
+#[ignore = "full suite"]
 async fn mongoengine_sequence_field() {
     let test = test_db("other_tools_mongoengine").await;
     // nx-27017 0.8.1 refuses collection names with a dot (`mongoengine.counters`,
@@ -137,6 +138,7 @@ async fn mongoengine_sequence_field() {
 /// null when unscoped and `{project: <value>}` when scoped by `project`, `seq` an Int32
 /// holding the last id handed out; ids from 1; a unique index on `{id, reference_value}`.
 #[tokio::test]
+#[ignore = "full suite"]
 async fn mongoose_sequence() {
     let test = test_db("other_tools_mongoose_sequence").await;
     // nx-27017 0.8.1 cannot match a field against an embedded document, which the scoped
@@ -280,6 +282,7 @@ async fn mongoose_sequence() {
 /// the plugin is applied, `count` an Int32 holding the last id handed out; ids from 0;
 /// a unique index on `{field, model}`.
 #[tokio::test]
+#[ignore = "full suite"]
 async fn mongoose_auto_increment() {
     let test = test_db("other_tools_mongoose_auto_increment").await;
     let check_counter = |counter: Vec<BsonDocument>, last: i64| {
@@ -314,6 +317,7 @@ async fn mongoose_auto_increment() {
 /// count}` created at the first save, `count` an Int64 holding the last id handed out;
 /// ids from 0; a unique index on `{field, modelName}`.
 #[tokio::test]
+#[ignore = "full suite"]
 async fn typegoose_auto_increment() {
     let test = test_db("other_tools_typegoose_auto_increment").await;
     // nx-27017 0.8.1 hands small Int64 values back as Int32 (see `stored_writes` in

@@ -214,7 +214,8 @@ async fn across_processes<T: Model>(label: &str, plan: Plan) {
 
 /// `name: Model, plan;` makes test `name`, which runs `across_processes::<Model>`.
 macro_rules! across_processes {
-    ($($name:ident: $model:ty, $plan:expr;)*) => {$(
+    ($($(#[$attr:meta])* $name:ident: $model:ty, $plan:expr;)*) => {$(
+        $(#[$attr])*
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn $name() {
             across_processes::<$model>(stringify!($name), $plan).await;
@@ -226,53 +227,70 @@ across_processes! {
     // Issue 26's tracker: a global `_id` and a number per project, two sequences in one
     // document. 16 tasks here and in each of two other processes, one per call and in
     // batches; equal documents with handles and bare.
+    #[ignore = "full suite"]
     several_sequences_number_every_document_once_across_processes:
         TrackerDoc, Plan { op: Op::Both, ..unique((16, 20), (2, 16, 20), 0) };
     several_sequences_number_every_document_once_across_processes_equal_handles:
         EqualTracker, equal("handle", false);
+    #[ignore = "full suite"]
     several_sequences_number_every_document_once_across_processes_equal_bare:
         EqualTracker, equal("bare", false);
     // 16 tasks here and in each of two other processes.
+    #[ignore = "full suite"]
     counters_share_one_counter_across_processes: CountedDoc, unique((16, 40), (2, 16, 40), 0);
     counters_share_one_counter_across_processes_equal_handles:
         EqualCounted, equal("handle", true);
+    #[ignore = "full suite"]
     counters_share_one_counter_across_processes_equal_bare: EqualCounted, equal("bare", true);
     // 64 tasks here, 16 in each of three other processes, and a plain `$inc: 1` writer.
+    #[ignore = "full suite"]
     block_ids_are_unique_across_tasks_processes_and_a_plain_writer:
         BlockDoc, Plan { plain: Some(150), ..unique((64, 10), (3, 16, 25), 0) };
+    #[ignore = "full suite"]
     block_ids_are_unique_across_processes_equal_handles: EqualBlock, equal("handle", true);
     block_ids_are_unique_across_processes_equal_bare: EqualBlock, equal("bare", true);
     // 32 tasks here, 8 in each of two other processes.
+    #[ignore = "full suite"]
     optimistic_ids_are_one_to_n_across_tasks_and_processes:
         OptimisticDoc, unique((32, 25), (2, 8, 25), 0);
+    #[ignore = "full suite"]
     optimistic_ids_are_one_to_n_across_processes_equal_handles:
         EqualOptimistic, equal("handle", true);
     optimistic_ids_are_one_to_n_across_processes_equal_bare:
         EqualOptimistic, equal("bare", true);
     // 16 tasks here, 8 in each of two other processes, every insert in a transaction of
     // its own: the committed ids are exactly 1..=N, and the counter is N.
+    #[ignore = "full suite"]
     gapless_ids_are_one_to_n_across_processes: GaplessDoc, unique((16, 10), (2, 8, 10), 0);
     gapless_ids_are_one_to_n_across_processes_equal_handles: EqualGapless, equal("handle", false);
+    #[ignore = "full suite"]
     gapless_ids_are_one_to_n_across_processes_equal_bare: EqualGapless, equal("bare", false);
     // Per project: 64 tasks here and 16 in each of two other processes number documents
     // of four projects at once. Three processes hold a block of 10 of each project: at
     // most 3 × 10 reserved and not handed out.
+    #[ignore = "full suite"]
     scoped_counters_number_each_scope_apart_across_processes:
         ScopedCounted, unique((64, 2 * PROJECTS), (2, 16, 2 * PROJECTS), 3);
+    #[ignore = "full suite"]
     scoped_counters_number_each_scope_apart_across_processes_equal_handles:
         ScopedEqualCounted, equal("handle", false);
     scoped_counters_number_each_scope_apart_across_processes_equal_bare:
         ScopedEqualCounted, equal("bare", false);
+    #[ignore = "full suite"]
     scoped_block_numbers_each_scope_apart_across_processes:
         ScopedBlock, unique((64, 2 * PROJECTS), (2, 16, 2 * PROJECTS), 3);
+    #[ignore = "full suite"]
     scoped_block_numbers_each_scope_apart_across_processes_equal_handles:
         ScopedEqualBlock, equal("handle", false);
     scoped_block_numbers_each_scope_apart_across_processes_equal_bare:
         ScopedEqualBlock, equal("bare", false);
+    #[ignore = "full suite"]
     scoped_optimistic_numbers_each_scope_apart_across_processes:
         ScopedOptimistic, unique((64, 2 * PROJECTS), (2, 16, 2 * PROJECTS), 3);
+    #[ignore = "full suite"]
     scoped_optimistic_numbers_each_scope_apart_across_processes_equal_handles:
         ScopedEqualOptimistic, equal("handle", false);
+    #[ignore = "full suite"]
     scoped_optimistic_numbers_each_scope_apart_across_processes_equal_bare:
         ScopedEqualOptimistic, equal("bare", false);
 }

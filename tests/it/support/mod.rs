@@ -167,7 +167,7 @@ impl Workers {
         tasks: usize,
         per_task: u32,
     ) -> Self {
-        let uri = seqid_harness::server_uri().unwrap_or_else(|e| panic!("{e}"));
+        let uri = seqid_harness::server_uri_for(db.name()).unwrap_or_else(|e| panic!("{e}"));
         let children = modes
             .into_iter()
             .enumerate()
@@ -407,7 +407,7 @@ where
     F: FnOnce(Database) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()>,
 {
-    let (db, uri) = (db.to_owned(), seqid_harness::server_uri().unwrap());
+    let (db, uri) = (db.to_owned(), seqid_harness::server_uri_for(db).unwrap());
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -57,7 +57,7 @@ impl Script {
     /// [`Processes::finish`] reports), so that the caller can start writers of its own at
     /// the moment it lets them go.
     pub async fn start(&self, db: &Database, n: u32, writers: &[&str]) -> Processes {
-        let uri = seqid_harness::server_uri().unwrap_or_else(|e| panic!("{e}"));
+        let uri = seqid_harness::server_uri_for(db.name()).unwrap_or_else(|e| panic!("{e}"));
         let tool = self.tool;
         let script = script(self.file);
         let database = db.name().to_owned();
