@@ -136,10 +136,10 @@ fn port_of(uri: &str) -> u16 {
 }
 
 /// Makes test databases until one lands on a server other than `than`'s, keeping those
-/// on `than`'s in `kept`; `None` if none did within `DATABASES_PER_SERVER` (other tests
+/// on `than`'s in `kept`; `None` if none did within `DATABASES_PER_SERVER` + 1 (other tests
 /// of this binary take databases meanwhile, so the move may come sooner).
 async fn until_another_server(than: &str, kept: &mut Vec<TestDb>) -> Option<TestDb> {
-    for n in 0..seqid_harness::DATABASES_PER_SERVER {
+    for n in 0..=seqid_harness::DATABASES_PER_SERVER {
         let db = seqid_harness::test_db(&format!("rotation_{n}")).await;
         if db.uri() != than {
             return Some(db);
