@@ -794,7 +794,7 @@ async fn sync_counter_continues_after_ids_written_by_other_means() {
         #[serde(rename = "_id")]
         id: i64,
     }
-    // (`sync_counter` on an optimistic type does not compile: `tests/ui/fail`.)
+    // (`sync_counter` on an optimistic type does not compile: `seqid-derive/tests/ui/fail`.)
     let db = test_db("counters_sync").await;
     let db = support::shared(&db);
     // An import with ids of every numeric type, and one that is not a number.

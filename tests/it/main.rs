@@ -2,12 +2,15 @@
 //! concept. Scenarios are written once, generic over the model (`support::models`), and
 //! run with unique documents and with documents all equal but for the id.
 //!
-//! A local server is started once for the whole crate (see `seqid-harness`); each test
-//! works in a database of its own, dropped at its end. Fault tests, and the second
-//! deployment, run SecantusDB servers of their own. `tests/ui.rs` (the derive's
-//! compile-time errors), `tests/lints.rs` (the derive's code under a crate's strict lints)
-//! and `tests/state.rs` (a counting global allocator) are crates of their own; what the
-//! derive accepts is `derive` here.
+//! A local server is started for the crate (see `seqid-harness`); each test works in a
+//! database of its own, dropped at its end, and the harness moves the next databases to a
+//! fresh server every few dozen. Fault tests, and the second deployment, run SecantusDB
+//! servers of their own. The tests that take from seconds to a minute are
+//! `#[ignore = "full suite"]`: `cargo test` runs the rest, `.ci/run` all (the guide's *test
+//! server* chapter). `tests/lints.rs` (the derive's code under a crate's strict lints) and
+//! `tests/state.rs` (a counting global allocator) are crates of their own, and the derive's
+//! compile-time errors are `seqid-derive/tests/ui.rs`; what the derive accepts is `derive`
+//! here.
 
 #[macro_use]
 mod support;

@@ -6,15 +6,38 @@
 //!
 //! ```sh
 //! cargo run --example quickstart   # the MongoDB tutorial, with seqid
-//! cargo test --workspace           # every test, against a real server process
+//! cargo test --workspace           # every feature, against a real server process
 //! ```
 //!
 //! The quickstart needs `python3` alone (for the server, unless `MONGODB_URI` or a `mongod` on
 //! `PATH` gives one: see below); `node` and `npm` run the other tools
-//! whose counters the tests share (below). `.ci/run`, the continuous integration's entry point,
-//! runs the same tests with cargo-nextest (`cargo install cargo-nextest --locked`): each test in a
-//! process and with a server of its own, four at a time (`.config/nextest.toml`), on SecantusDB
-//! and then on nx-27017, after `cargo fmt` and `cargo clippy`; it prints when each step starts.
+//! whose counters the tests share (below).
+//!
+//! # Two suites
+//!
+//! `cargo test --workspace` runs the **default suite**: every feature at least once (each
+//! strategy, scopes, several sequences, display codes, every layout beside its tool, the
+//! processes, cancellation, a lost reply and a restart, the derive's compile errors, the
+//! doc tests), in a few minutes on a 2-core machine from a fresh clone, build and the servers'
+//! installs included ([the figures](super::benchmarks)). The **full suite** adds the tests
+//! marked `#[ignore = "full suite"]`, each of which takes from a few seconds to a minute: the
+//! fault suite's matrices and kills, every multi-process run, the cancellation storms, the runs
+//! beside the tutorial's loop and the tools' long runs; and it runs everything on nx-27017 as
+//! well. `.ci/run`, the continuous integration's entry point, is the full suite: after
+//! `cargo fmt`, `cargo clippy`, the docs and the packages, it runs the README's
+//! `cargo test --workspace`, then the long tests with cargo-nextest
+//! (`cargo install cargo-nextest --locked`), each in a process and with a server of its own, four
+//! at a time, the longest first (`.config/nextest.toml`), then every test on nx-27017; it prints
+//! when each step starts. One long test by hand: `cargo test --test it -- --ignored
+//! faults::a_killed_and_restarted_server_loses_nothing_counters`.
+//!
+//! In one process, as `cargo test` runs a test crate, the tests share the harness's server,
+//! each in a database of its own; after every 24 test databases
+//! (`seqid_harness::DATABASES_PER_SERVER`) the next ones go on a fresh server, and a fresh
+//! one replaced stops once its last test is done. One SecantusDB
+//! serving the whole integration crate slowed down for good: it keeps a record of every
+//! retryable write for 30 minutes, scans them all on each write and sorts them all once there
+//! are 10,000, and the README's command took over 20 minutes, or stalled.
 //!
 //! # Which server
 //!
@@ -114,13 +137,14 @@
 //!
 //! # The repository's layout
 //!
-//! `seqid/` (runtime), `seqid-derive/` (the proc macro), `seqid-harness/` (the test server, and
+//! `seqid/` (runtime), `seqid-derive/` (the proc macro; `tests/ui.rs`, the trybuild suite of
+//! what it refuses), `seqid-harness/` (the test server, and
 //! the other tools the tests run), `tests/` (`it/`, the integration tests, one crate with a
-//! module per concept and `support/`, `derive/` what the derive accepts; `ui.rs`, the trybuild
-//! suite of what it refuses; `lints.rs`, its code under strict lints; `state.rs`, the insert
+//! module per concept and `support/`, `derive/` what the derive accepts; `lints.rs`, the
+//! derive's code under strict lints; `state.rs`, the insert
 //! state's size; `bin/worker.rs`, the worker the multi-process tests start; `tools/`, the scripts
 //! that other tools run in `it/other_tools.rs`), `examples/` (`quickstart.rs`; `service/`, the
 //! [example service](super::service): `main.rs` runs it, `app.rs` is the service, `load.rs` its
 //! load generator and the check of what it stored, shared with `tests/it/service.rs` and the
-//! benchmark; `bench/`, the [benchmark](super::benchmarks)), `.ci/run` (runs every test on
-//! SecantusDB and on nx-27017, with cargo-nextest, as above).
+//! benchmark; `bench/`, the [benchmark](super::benchmarks)), `.ci/run` (the full suite, on
+//! SecantusDB and on nx-27017, as above).
