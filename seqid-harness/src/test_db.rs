@@ -1,10 +1,10 @@
 //! [`TestDb`]: a uniquely named database per test, dropped afterwards.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use mongodb::options::ClientOptions;
@@ -15,15 +15,15 @@ use crate::{Server, client_of, emptied, off_the_runtime, server_for_a_test_db};
 
 /// The test databases not dropped yet, by name, with the URI of the server that
 /// holds each: see [`server_uri_for`](crate::server_uri_for).
-static LIVE: Mutex<Option<HashMap<String, String>>> = Mutex::new(None);
+static LIVE: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
 
-fn live() -> std::sync::MutexGuard<'static, Option<HashMap<String, String>>> {
+fn live() -> MutexGuard<'static, BTreeMap<String, String>> {
     LIVE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The URI of the server holding the live test database `name`.
 pub(crate) fn server_of(name: &str) -> Option<String> {
-    live().as_ref()?.get(name).cloned()
+    live().get(name).cloned()
 }
 
 /// A uniquely named database for one test, dropped again when this is dropped.
@@ -119,9 +119,7 @@ impl Drop for TestDb {
     /// own runtime (the test's runtime may be shutting down or blocked here).
     /// Errors are reported on stderr, never as a panic.
     fn drop(&mut self) {
-        if let Some(live) = live().as_mut() {
-            live.remove(&self.name);
-        }
+        live().remove(&self.name);
         let (uri, name) = (self.server.uri.clone(), self.name.clone());
         let outcome = on_own_runtime(async move {
             let drop = async {
@@ -212,9 +210,7 @@ pub async fn test_db_with(label: &str, configure: impl FnOnce(&mut ClientOptions
     if let Err(e) = emptied(&plain, &name).await {
         panic!("{e}");
     }
-    live()
-        .get_or_insert_with(HashMap::new)
-        .insert(name.clone(), server.uri.clone());
+    live().insert(name.clone(), server.uri.clone());
     let db = client.database(&name);
     TestDb {
         client,

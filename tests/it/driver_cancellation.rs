@@ -14,7 +14,8 @@
 //! `Collection`, the document already serialized), the caller awaiting only the `JoinHandle`,
 //! never abandons a check-out nor a command half-way: the same storm leaves no trace.
 //!
-//! `cargo test --test it driver_cancellation -- --nocapture` prints what each test measured.
+//! `cargo test --test it driver_cancellation -- --include-ignored --nocapture` prints what each
+//! test measured (two of them are `#[ignore = "full suite"]`).
 
 use std::future::{Future, IntoFuture};
 use std::sync::{Arc, Mutex};

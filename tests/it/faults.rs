@@ -24,7 +24,8 @@
 //! id twice, every acknowledged document stored under its id, nothing stored twice or
 //! unacknowledged beyond the unknown outcomes); the process goes on inserting; gaps are
 //! counted, and bounded in the unique-document runs. Each test prints a table of what it
-//! did (`cargo test --test it faults -- --nocapture`).
+//! did (`cargo test --test it faults -- --include-ignored --nocapture`; most are
+//! `#[ignore = "full suite"]`, run by `.ci/run`).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -268,10 +268,13 @@ pub async fn seed_string_id(db: &Database, collection: &str) {
 ///
 /// Work-around for SecantusDB 0.7.0b3 only: during the concurrent first use of a counter
 /// it may apply a findAndModify upsert and answer it with no document. seqid then asks
-/// again (a bounded retry, counted in `Stats::retries`), and the value the unanswered
-/// upsert took is a gap: unavoidable, since nobody learned it. On that server the ids
-/// may therefore reach `n + counter_retries`, with as many gaps; they must still be
-/// distinct and `n` in number. On every other server, exactly `1..=n`.
+/// again (a bounded retry, counted in `Stats::retries`), and the ids the unanswered
+/// upsert took are gaps: unavoidable, since nobody learned them. That is one id for one
+/// insert, but a batch's for `insert_many`, and through a handle the ids of every task
+/// that waited on that `$inc` (CI saw 5 gaps for 2 retries with batches, issue 37); the
+/// test knows no tighter bound than all `n`. On that server the ids must still be
+/// distinct and `n` in number, none past `n` when there was no retry. On every other
+/// server, exactly `1..=n`.
 pub fn assert_dense(ids: &BTreeSet<i64>, n: usize, counter_retries: u64) {
     let flavor = seqid_harness::server_flavor().unwrap();
     if flavor != seqid_harness::ServerFlavor::Secantus || ids.len() == n && ids == &one_to(n) {
@@ -279,7 +282,7 @@ pub fn assert_dense(ids: &BTreeSet<i64>, n: usize, counter_retries: u64) {
         return;
     }
     assert_eq!(ids.len(), n, "every id once");
-    let top = n as i64 + counter_retries as i64;
+    let top = n as i64 * (1 + counter_retries as i64);
     assert!(
         ids.iter().all(|id| (1..=top).contains(id)),
         "ids beyond 1..={top} ({counter_retries} counter retries): {:?}",
