@@ -176,14 +176,7 @@ static SERVERS: OnceLock<Result<Mutex<Servers>, HarnessError>> = OnceLock::new()
 fn servers() -> Result<&'static Mutex<Servers>, HarnessError> {
     SERVERS
         .get_or_init(|| {
-            // Startup pings through the async driver on its own runtime; a
-            // separate thread keeps that legal when we are called from async code.
-            let found = thread::scope(|s| s.spawn(find::find_server).join()).unwrap_or_else(|_| {
-                Err(HarnessError::other(
-                    "seqid-harness: starting the test server panicked",
-                ))
-            });
-            found.map(|server| {
+            on_a_thread_of_its_own(find::find_server).map(|server| {
                 let server = Arc::new(server);
                 Mutex::new(Servers {
                     process: Arc::clone(&server),
@@ -194,6 +187,19 @@ fn servers() -> Result<&'static Mutex<Servers>, HarnessError> {
         })
         .as_ref()
         .map_err(Clone::clone)
+}
+
+/// Finds or starts a server. Startup pings through the async driver on a
+/// runtime of its own; a separate thread keeps that legal when we are called
+/// from async code.
+fn on_a_thread_of_its_own(
+    start: impl FnOnce() -> Result<Server, HarnessError> + Send,
+) -> Result<Server, HarnessError> {
+    thread::scope(|s| s.spawn(start).join()).unwrap_or_else(|_| {
+        Err(HarnessError::other(
+            "seqid-harness: starting the test server panicked",
+        ))
+    })
 }
 
 /// This process's server, the same for the life of the process.
@@ -212,13 +218,7 @@ fn server_for_a_test_db() -> Result<Arc<Server>, HarnessError> {
     if servers.databases >= DATABASES_PER_SERVER
         && let Some(kind) = servers.for_test_dbs.local.clone()
     {
-        let fresh = thread::scope(|s| s.spawn(|| find::local_server(kind)).join()).unwrap_or_else(
-            |_| {
-                Err(HarnessError::other(
-                    "seqid-harness: starting a fresh test server panicked",
-                ))
-            },
-        )?;
+        let fresh = on_a_thread_of_its_own(|| find::local_server(kind))?;
         servers.for_test_dbs = Arc::new(fresh);
         servers.databases = 0;
     }
