@@ -250,6 +250,7 @@ pub use sequences::{AsDatabase, Database, Sequences};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::action::find::{Deserializable, find_by_code};
+    pub use crate::action::find_or_insert::NaturalKeyed;
     pub use crate::allocator::LiveBlock;
     pub use crate::display::{Integer, display_code, integer, literal, number, text};
     pub use crate::layout::construct::{custom, stepped};

@@ -156,6 +156,30 @@ pub trait Model: Serialize + Send + Sync + Sized {
         None
     }
 
+    /// The fields of the document's natural key, as serialized, in the order of the
+    /// fields: each field marked `#[seq_key]`. [`find_or_insert`](crate::Document::find_or_insert)
+    /// finds the document by their values and inserts it (taking an id) only when none
+    /// holds them; [`create_indexes`](crate::Document::create_indexes) makes the unique
+    /// index on them it relies on. Empty for a document without one.
+    ///
+    /// ```
+    /// use seqid::{Document, Model};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Serialize, Deserialize, Document)]
+    /// #[seq_id("customer", collection = "customers")]
+    /// struct Customer {
+    ///     #[serde(rename = "_id")]
+    ///     id: i64,
+    ///     #[seq_key]
+    ///     email: String,
+    ///     name: String,
+    /// }
+    ///
+    /// assert_eq!(Customer::NATURAL_KEY, ["email"]);
+    /// ```
+    const NATURAL_KEY: &'static [&'static str] = &[];
+
     /// The fields that hold display codes (`#[seq_display("...")]`), in the order of the
     /// fields: the insert writes each from the document's numbers and fields, and stores
     /// it with the document. Empty for a document without one.

@@ -17,6 +17,7 @@
 
 mod counter;
 pub(crate) mod find;
+pub(crate) mod find_or_insert;
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
