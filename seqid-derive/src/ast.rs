@@ -6,7 +6,7 @@ use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::{DeriveInput, Generics, Ident, Type};
 
-use crate::attr::{SeqDisplay, SeqId, SerdeContainer, SerdeField};
+use crate::attr::{SeqDisplay, SeqId, SeqKey, SerdeContainer, SerdeField};
 use crate::ctxt::Ctxt;
 
 pub struct Container<'a> {
@@ -38,6 +38,8 @@ pub struct Field<'a> {
     pub seq_id: Option<SeqId>,
     /// The field's `#[seq_display]`, if any.
     pub display: Option<SeqDisplay>,
+    /// The field's `#[seq_key]`, if any: the field is part of the natural key.
+    pub key: Option<SeqKey>,
 }
 
 impl<'a> Container<'a> {
@@ -53,6 +55,17 @@ impl<'a> Container<'a> {
                 display,
                 "#[seq_display] goes on the `String` field that holds the code, not on the \
                  struct",
+            );
+        }
+        if let Some(key) = input
+            .attrs
+            .iter()
+            .find(|attr| attr.path().is_ident("seq_key"))
+        {
+            cx.error_spanned_by(
+                key,
+                "#[seq_key] goes on the fields that identify a document, not on the struct: \
+                 mark each field of the natural key with #[seq_key]",
             );
         }
         let serde = SerdeContainer::from_attrs(&input.attrs);
@@ -115,6 +128,7 @@ impl<'a> Field<'a> {
         let ident = field.ident.as_ref()?;
         let seq_id = SeqId::from_attrs(cx, &field.attrs);
         let display = SeqDisplay::from_attrs(cx, &field.attrs);
+        let key = SeqKey::from_attrs(cx, &field.attrs);
         let serde = SerdeField::from_attrs(&field.attrs);
         let (ser_name, ser_name_span) = match &serde.rename {
             Some(lit) => (lit.value(), lit.span()),
@@ -135,6 +149,7 @@ impl<'a> Field<'a> {
             ser_name_span,
             seq_id,
             display,
+            key,
         })
     }
 

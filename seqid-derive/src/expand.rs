@@ -13,7 +13,7 @@ use crate::case::snake_case;
 use crate::ctxt::Ctxt;
 use crate::declaration::{Declaration, Declared};
 use crate::display::{Display, Piece};
-use crate::{display, fallback, valid};
+use crate::{display, fallback, natural, valid};
 
 pub fn derive(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
@@ -21,8 +21,9 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
     let decl = Declaration::from_container(&cx, &cont);
     valid::check(&cx, &cont, &decl);
     let displays = display::resolve(&cx, &cont, &decl);
+    let keys = natural::resolve(&cx, &cont, &decl);
     match (cx.check(), decl.field()) {
-        (Ok(()), Some(field)) => impl_document(&cont, &decl, &displays, field),
+        (Ok(()), Some(field)) => impl_document(&cont, &decl, &displays, &keys, field),
         // A missing sequence or `_id` field is reported, so this is not reached; stay
         // total anyway.
         (Ok(()), None) => fallback::expand(
@@ -38,11 +39,13 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
     }
 }
 
-/// The impl of a valid input; `field` is the one the sequence fills.
+/// The impl of a valid input; `field` is the one the sequence fills, `keys` the fields of
+/// the natural key.
 fn impl_document(
     cont: &Container,
     decl: &Declaration,
     displays: &[Display],
+    keys: &[&Field],
     field: &Field,
 ) -> TokenStream {
     // The self type at the call site, like the trait path: a struct that is not
@@ -58,6 +61,7 @@ fn impl_document(
     let others = others(cont, decl);
     let handles = handles(cont, decl);
     let (codes, finders) = codes(cont, decl, displays);
+    let (natural_key, natural_keyed) = natural_key(cont, keys);
     // Only sequences with a counter offer the counter's operations (`sync_counter`).
     // Bounded on `Model` (kept non-trivial with `for<'__seqid>`, as in `fallback`), so
     // that a struct that is not `Serialize` gets one error, at the `Model` impl.
@@ -93,11 +97,43 @@ fn impl_document(
             #object_id
             #others
             #codes
+            #natural_key
         }
         #counter_backed
+        #natural_keyed
         #handles
         #finders
     })
+}
+
+/// `NATURAL_KEY`, and the impl of `NaturalKeyed` that lets `find_or_insert` be called;
+/// nothing when no field is marked `#[seq_key]`.
+fn natural_key(cont: &Container, keys: &[&Field]) -> (TokenStream, TokenStream) {
+    if keys.is_empty() {
+        return (quote!(), quote!());
+    }
+    let names = keys.iter().map(|field| &field.ser_name);
+    let constant = quote! {
+        const NATURAL_KEY: &'static [&'static str] = &[#(#names),*];
+    };
+    // Bounded on `Model` as `CounterBacked` is (see `impl_document`), so that a struct
+    // that is not `Serialize` gets one error, at the `Model` impl.
+    let mut ident = cont.ident.clone();
+    ident.set_span(Span::call_site());
+    let (_, ty_generics, _) = cont.generics.split_for_impl();
+    let mut generics = cont.generics.clone();
+    generics
+        .make_where_clause()
+        .predicates
+        .push(syn::parse_quote! {
+            for<'__seqid> #ident #ty_generics: ::seqid::Model
+        });
+    let (impl_generics, _, where_clause) = generics.split_for_impl();
+    let keyed = quote! {
+        #[automatically_derived]
+        impl #impl_generics ::seqid::__private::NaturalKeyed for #ident #ty_generics #where_clause {}
+    };
+    (constant, keyed)
 }
 
 /// `DISPLAYS` and the functions that read, fill and write the display fields; and one
@@ -327,7 +363,7 @@ fn object_id(cont: &Container, decl: &Declaration) -> TokenStream {
     let Some(id) = cont.id_field() else {
         return quote!();
     };
-    if decl.on_id() || !is_option_of_object_id(id.ty) {
+    if !fills_object_id(decl, id) {
         return quote!();
     }
     let member = id.ident;
@@ -341,6 +377,12 @@ fn object_id(cont: &Container, decl: &Declaration) -> TokenStream {
             ::seqid::__private::core::option::Option::Some(&mut self.#member)
         }
     }
+}
+
+/// Whether the insert fills `id`, the field serialized as `_id`, with an `ObjectId`: no
+/// sequence fills `_id`, and the field is written `Option<ObjectId>`.
+pub fn fills_object_id(decl: &Declaration, id: &Field) -> bool {
+    !decl.on_id() && is_option_of_object_id(id.ty)
 }
 
 /// Whether `ty` is written `Option<ObjectId>` (any path to either).

@@ -58,6 +58,19 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
                 }
             }
         });
+    // `NaturalKeyed` when a field is marked `#[seq_key]`, so that calls to
+    // `find_or_insert` elsewhere add no error of their own either.
+    let natural_keyed = cont
+        .fields()
+        .iter()
+        .any(|field| field.key.is_some())
+        .then(|| {
+            quote! {
+                #[automatically_derived]
+                impl #impl_generics ::seqid::__private::NaturalKeyed
+                    for #ident #ty_generics #where_clause {}
+            }
+        });
     let stand_in = wrap_in_const(quote! {
         #[automatically_derived]
         impl #impl_generics ::seqid::Model for #ident #ty_generics #where_clause {
@@ -75,6 +88,7 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
         impl #impl_generics #ident #ty_generics #where_clause {
             #(#finders)*
         }
+        #natural_keyed
     });
     quote! {
         #errors

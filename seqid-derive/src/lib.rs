@@ -8,9 +8,9 @@
 //! `lib.rs` only dispatches: `ast` models the input, `attr` reads the attributes,
 //! `declaration` finds the one that declares the sequence and the field it fills, `scope`
 //! resolves the scope fields, `valid` checks the rest against each other (`layout` the
-//! counter's layout, step and first id, `display` the display codes), `expand` writes the
-//! impl (or, on error, `fallback` a stand-in next to the errors), and `ctxt` gathers every
-//! error so one build reports them all.
+//! counter's layout, step and first id, `display` the display codes, `natural` the fields
+//! of the natural key), `expand` writes the impl (or, on error, `fallback` a stand-in next
+//! to the errors), and `ctxt` gathers every error so one build reports them all.
 
 #![warn(missing_docs)]
 
@@ -23,6 +23,7 @@ mod display;
 mod expand;
 mod fallback;
 mod layout;
+mod natural;
 mod scope;
 mod valid;
 
@@ -201,6 +202,43 @@ use syn::{DeriveInput, parse_macro_input};
 /// with the ids when the document is known not to be stored, and keeps it with them when
 /// the outcome is unknown; `resume_insert` writes the code of the ids the document carries.
 ///
+/// # The natural key: `#[seq_key]`
+///
+/// `#[seq_key]` on a field puts it in the document's natural key: the values that
+/// identify a document before it has an id (an email, a SKU). A compound key is several
+/// marked fields (`tenant` and `email`). `Model::NATURAL_KEY` holds their keys as serde
+/// writes them (`rename` and `rename_all` applied), in the order of the fields.
+/// `find_or_insert` finds the document by the key's values, and inserts it, taking an
+/// id, only when no document holds them; `create_indexes` makes the unique index it
+/// relies on, named as MongoDB names it by default (`email_1`, `tenant_1_email_1`).
+///
+/// ```
+/// use seqid::{Document, Model};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, Document)]
+/// #[seq_id("customer", collection = "customers")]
+/// struct Customer {
+///     #[serde(rename = "_id")]
+///     id: i64,
+///     #[seq_key]
+///     email: String,
+///     name: String,
+/// }
+///
+/// assert_eq!(Customer::NATURAL_KEY, ["email"]);
+/// ```
+///
+/// `#[seq_key]` takes no arguments, and goes once on each field of the key, never on the
+/// struct. A key holds values the document has before it is stored, written by serde as
+/// themselves, so it is refused, each time at the `#[seq_key]`, on: a field a sequence
+/// fills, `_id` included (the insert takes that number); the `Option<ObjectId>` `_id`
+/// beside a sequence on another field, which the insert fills (an `_id` the caller sets
+/// may be a key); a `#[seq_display]` field (its code is written from the number the
+/// insert takes); and a field that serde skips, flattens or writes by other means (`skip`,
+/// `skip_serializing`, `flatten`, `serialize_with`, `with`, `getter`), since the key is
+/// looked up by the value stored under the field's key.
+///
 /// # serde attributes
 ///
 /// seqid fills the sequence's field, so serde must write that field's own value under
@@ -224,7 +262,7 @@ use syn::{DeriveInput, parse_macro_input};
 ///
 /// Generic parameters pass through unchanged: bound them so that the struct is
 /// `Serialize + Send + Sync` and the sequence field's type is a `seqid::IdField`.
-#[proc_macro_derive(Document, attributes(seq_id, seq_display))]
+#[proc_macro_derive(Document, attributes(seq_id, seq_display, seq_key))]
 pub fn derive_document(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::derive(&input).into()

@@ -70,6 +70,9 @@ pub(crate) struct Tally {
     pub reservations: AtomicU64,
     pub ids: AtomicU64,
     pub retries: AtomicU64,
+    /// `find_or_insert` calls that took an id and found, when they wrote, another
+    /// caller's document with their natural key.
+    pub races_lost: AtomicU64,
     /// The counter is known to exist (for a sequence that starts elsewhere than 1).
     pub counter_exists: AtomicBool,
 }
@@ -298,6 +301,16 @@ impl Allocator {
     /// Drops the ids reserved and not handed out (the counter was set under them).
     pub(crate) fn discard(&self) {
         self.live.take_all();
+    }
+
+    /// Takes back `ids` (ascending) handed out by this allocator and known not to be
+    /// stored (a `find_or_insert` that lost its race wrote nothing under them): the next
+    /// callers take them first, as a cancelled caller's.
+    pub(crate) fn give_back(&self, ids: &[i64]) {
+        self.tally
+            .ids
+            .fetch_sub(ids.len() as u64, Ordering::Relaxed);
+        self.live.lock().give_back(ids);
     }
 
     /// Ids reserved and not handed out yet.

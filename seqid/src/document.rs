@@ -5,8 +5,12 @@
 use std::future::Future;
 
 use crate::action::find::Deserializable;
-use crate::action::{FindById, Insert, InsertMany, Mode, PeekCounter, SetCounter, SyncCounter};
+use crate::action::find_or_insert::NaturalKeyed;
+use crate::action::{
+    FindById, FindOrInsert, Insert, InsertMany, Mode, PeekCounter, SetCounter, SyncCounter,
+};
 use crate::model::{IdValue, Model};
+use crate::natural::NaturalKey;
 use crate::registry::Stats;
 use crate::sequences::{AsDatabase, Database};
 use crate::{Error, indexes};
@@ -277,6 +281,92 @@ pub trait Document: Model {
         db: &'a impl AsDatabase,
     ) -> InsertMany<'a, Self> {
         InsertMany::new(docs, db.route(), Mode::Resume)
+    }
+
+    /// The stored document with this one's natural key (its fields marked `#[seq_key]`),
+    /// inserted with the next id only if no document holds the key: `self` becomes the
+    /// stored document either way (its ids, its display codes, its fields as stored), and
+    /// the [`Entry`](crate::Entry) says whether this call inserted it. A key found takes no id.
+    ///
+    /// It relies on the key's unique index, made by
+    /// [`create_indexes`](Document::create_indexes) ([`Error::MissingIndex`] before any id
+    /// is taken without one). When several callers of one new key race, the index stores
+    /// one document and every caller gets it; what a lost race costs is the strategy's:
+    /// no id with `optimistic` and `block` (its id goes back to the handle's live block),
+    /// none with `gapless` (the conflict aborts the caller's transaction, whose retry finds
+    /// the winner), a gap with `counters` (counted in
+    /// [`Stats::races_lost`](crate::Stats::races_lost)). The guide's
+    /// [find-or-insert](crate::guide::find_or_insert) chapter spells the races out.
+    ///
+    /// A lost answer is settled by the key where it can; [`Error::OutcomeUnknown`] leaves
+    /// the document with its ids, and calling `find_or_insert` again with it finishes the
+    /// job without storing it twice. A key field missing, null or an array is
+    /// [`Error::InvalidNaturalKey`].
+    ///
+    /// ```no_run
+    /// use seqid::{Document, Entry};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Serialize, Deserialize, Document)]
+    /// #[seq_id("customer", collection = "customers")]
+    /// struct Customer {
+    ///     #[serde(rename = "_id")]
+    ///     id: i64,
+    ///     #[seq_key]
+    ///     email: String,
+    ///     name: String,
+    /// }
+    ///
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// Customer::create_indexes(&db).await?; // ["_id_", "email_1"]
+    /// let mut ada = Customer { id: 0, email: "ada@example.com".into(), name: "Ada".into() };
+    /// let entry = ada.find_or_insert(&db).await?;
+    /// assert_eq!(entry, Entry::Inserted); // ada.id == 1
+    ///
+    /// let mut again = Customer { id: 0, email: "ada@example.com".into(), name: "A.".into() };
+    /// assert_eq!(again.find_or_insert(&db).await?, Entry::Found);
+    /// assert_eq!((again.id, again.name.as_str()), (1, "Ada")); // the stored one
+    /// # Ok(()) }
+    /// ```
+    fn find_or_insert<'a>(&'a mut self, db: &'a impl AsDatabase) -> FindOrInsert<'a, Self>
+    where
+        Self: NaturalKeyed + Deserializable,
+    {
+        FindOrInsert::new(self, db.route(), Ok(NaturalKey::declared::<Self>()))
+    }
+
+    /// [`find_or_insert`](Document::find_or_insert) by the natural key `key`, named for
+    /// this call (the fields as serialized), for a type that declares none or another.
+    /// A unique index on the key's fields (or on some of them) must exist
+    /// ([`Error::MissingIndex`]); a key that is empty or names a field the insert fills is
+    /// [`Error::InvalidNaturalKey`].
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, login: String }
+    /// # async fn run(db: mongodb::Database) -> Result<(), Box<dyn std::error::Error>> {
+    /// use mongodb::IndexModel;
+    /// use mongodb::bson::doc;
+    /// use mongodb::options::IndexOptions;
+    ///
+    /// let unique = IndexOptions::builder().unique(true).build();
+    /// let index = IndexModel::builder().keys(doc! { "login": 1 }).options(unique).build();
+    /// User::collection(&db).create_index(index).await?;
+    /// let mut ada = User { id: 0, login: "ada".into() };
+    /// let entry = ada.find_or_insert_by(&["login"], &db).await?;
+    /// # Ok(()) }
+    /// ```
+    fn find_or_insert_by<'a>(
+        &'a mut self,
+        key: &'static [&'static str],
+        db: &'a impl AsDatabase,
+    ) -> FindOrInsert<'a, Self>
+    where
+        Self: Deserializable,
+    {
+        FindOrInsert::new(self, db.route(), NaturalKey::named::<Self>(key))
     }
 
     /// The typed collection the documents go to

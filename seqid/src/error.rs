@@ -375,6 +375,25 @@ pub enum Error {
         why: &'static str,
     },
 
+    /// A natural key [`find_or_insert`](crate::Document::find_or_insert) cannot find a
+    /// document by: a key field the document does not hold, or holds as null or an array
+    /// (which a unique index does not keep to one document), or a key named per call that
+    /// is empty or names a field the insert fills. Nothing was reserved or written.
+    #[error(
+        "sequence `{}`: cannot find or insert in `{}` by the natural key {key}: {reason}; \
+         nothing was written",
+        .sequence.name,
+        .sequence.collection
+    )]
+    InvalidNaturalKey {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The key, as shown: `(email)`, or with the value at fault: `email = null`.
+        key: Box<str>,
+        /// Why it cannot find a document, and what to do.
+        reason: Box<str>,
+    },
+
     /// `insert_many` stored some documents and not others.
     #[error(transparent)]
     Bulk(Box<BulkError>),
@@ -414,7 +433,8 @@ impl Error {
             | Error::InvalidOption { sequence, .. }
             | Error::InvalidScope { sequence, .. }
             | Error::InvalidCode { sequence, .. }
-            | Error::MissingIndex { sequence, .. } => sequence.name,
+            | Error::MissingIndex { sequence, .. }
+            | Error::InvalidNaturalKey { sequence, .. } => sequence.name,
             Error::Bulk(bulk) => bulk.sequence.name,
         }
     }

@@ -135,6 +135,7 @@ impl Frontier {
         let flight = Arc::new(InFlight {
             state: Arc::clone(self),
             ids,
+            given_back: Mutex::default(),
         });
         Ok(Allocated {
             ids: flight,
@@ -246,6 +247,9 @@ impl<M: Maximum> Source for MaxSource<M> {
 pub(crate) struct InFlight {
     state: Arc<Frontier>,
     pub(crate) ids: Vec<i64>,
+    /// Candidates given back to the allocator's live block: they stay registered in
+    /// flight for the caller that takes them next.
+    given_back: Mutex<Vec<i64>>,
 }
 
 impl InFlight {
@@ -260,11 +264,33 @@ impl InFlight {
     }
 }
 
+impl InFlight {
+    /// Gives the candidate `id` back, known not stored and never to be under this write
+    /// (the server refused it): the next caller takes it first, so that a refused insert
+    /// leaves no gap while the handle goes on inserting. It stays registered in flight
+    /// until that caller is done with it, so that no reservation hands it out meanwhile.
+    pub(crate) fn give_back(&self, id: i64) {
+        debug_assert!(self.ids.contains(&id));
+        self.given_back
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(id);
+        self.state.allocator.give_back(&[id]);
+    }
+}
+
 impl Drop for InFlight {
     fn drop(&mut self) {
+        let given_back = std::mem::take(
+            self.given_back
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
         let mut bounds = self.state.bounds();
         for id in &self.ids {
-            bounds.in_flight.remove(id);
+            if !given_back.contains(id) {
+                bounds.in_flight.remove(id);
+            }
         }
     }
 }

@@ -12,6 +12,7 @@ use mongodb::{Collection, IndexModel};
 
 use crate::detach::Finishing;
 use crate::model::Model;
+use crate::natural::NaturalKey;
 use crate::registry::Route;
 use crate::scope::Scope;
 use crate::server::{identity_index, identity_keys as keys, server_code, unique_index};
@@ -22,6 +23,9 @@ pub(crate) const OPTIMISTIC: &str =
     "the optimistic strategy relies on to refuse a number another writer took";
 pub(crate) const RESUME: &str =
     "resume_insert relies on to refuse a second copy of a document sent again";
+/// What relies on a natural key's index, for [`Error::MissingIndex`].
+pub(crate) const NATURAL: &str = "find_or_insert relies on to store one document per natural \
+     key (without it, two callers of one new key would both insert, each with its own id)";
 
 /// Creates the indexes the sequence relies on, if missing, and returns their names.
 pub(crate) async fn create(route: Route<'_>, seq: &'static Sequence) -> Result<Vec<String>, Error> {
@@ -62,7 +66,72 @@ pub(crate) async fn create_all<T: Model>(route: Route<'_>) -> Result<Vec<String>
     for display in T::DISPLAYS {
         names.push(create_for_code(route, display).await?);
     }
+    if !T::NATURAL_KEY.is_empty() {
+        names.push(create_for_key(route, &T::SEQUENCE, NaturalKey::declared::<T>()).await?);
+    }
     Ok(names)
+}
+
+/// Creates the unique index on a natural key, if missing, and returns its name
+/// (MongoDB's default, `tenant_1_email_1`): what `find_or_insert` relies on to store
+/// one document per key.
+async fn create_for_key(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    key: NaturalKey,
+) -> Result<String, Error> {
+    let (keys, name) = key.index();
+    let collection = route.db.collection::<BsonDocument>(seq.collection);
+    collection
+        .create_index(unique_index(keys, &name))
+        .await
+        .map_err(|error| {
+            Error::driver(
+                seq,
+                format!(
+                    "creating the unique index {name} on the natural key {} in `{}`",
+                    key.shown(),
+                    seq.collection
+                ),
+                error,
+            )
+        })?;
+    if let Some(registry) = route.registry {
+        registry.found_key_index(route.db.name(), seq.collection, key.fields);
+    }
+    Ok(name)
+}
+
+/// Makes sure a unique index keeps one document per value of the natural `key` (once
+/// per handle; on every call through a bare database): a unique index, not partial, on
+/// some of the key's fields in any order (an index unique on fewer fields keeps the
+/// whole key unique too).
+pub(crate) async fn require_key(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    key: NaturalKey,
+) -> Result<(), Error> {
+    let db = route.db.name();
+    if let Some(registry) = route.registry
+        && registry.key_index_found(db, seq.collection, key.fields)
+    {
+        return Ok(());
+    }
+    let collection = route.db.collection::<BsonDocument>(seq.collection);
+    let covers = move |fields: &[&str]| {
+        !fields.is_empty() && fields.iter().all(|field| key.fields.contains(field))
+    };
+    if !Finishing::new(async move { listed(&collection, seq, covers).await }).await? {
+        return Err(Error::MissingIndex {
+            sequence: seq,
+            keys: key.index().0.to_string().into(),
+            why: NATURAL,
+        });
+    }
+    if let Some(registry) = route.registry {
+        registry.found_key_index(db, seq.collection, key.fields);
+    }
+    Ok(())
 }
 
 /// Creates the unique index on a display field, if missing, and returns its name
@@ -115,7 +184,9 @@ pub(crate) async fn require(
     // Finishing, so that a cancelled insert never drops the listing half-way (see
     // `crate::detach`).
     let collection = route.db.collection::<BsonDocument>(seq.collection);
-    if !Finishing::new(async move { exists(&collection, seq).await }).await? {
+    let wanted: Vec<&str> = seq.scope.iter().chain([&seq.field]).copied().collect();
+    let exact = move |fields: &[&str]| fields == wanted;
+    if !Finishing::new(async move { listed(&collection, seq, exact).await }).await? {
         return Err(Error::MissingIndex {
             sequence: seq,
             keys: keys(seq).to_string().into(),
@@ -128,15 +199,15 @@ pub(crate) async fn require(
     Ok(())
 }
 
-/// Whether a unique index on exactly the sequence's keys, in order, exists (whatever its
-/// name). A collection that does not exist has none.
-async fn exists(
+/// Whether a unique index, not partial, whose fields (in order) `wanted` accepts exists
+/// (whatever its name). A collection that does not exist has none.
+async fn listed(
     collection: &Collection<BsonDocument>,
     seq: &'static Sequence,
+    wanted: impl Fn(&[&str]) -> bool,
 ) -> Result<bool, Error> {
     use futures_util::TryStreamExt;
     const NAMESPACE_NOT_FOUND: i32 = 26;
-    let wanted: Vec<&str> = seq.scope.iter().chain([&seq.field]).copied().collect();
     let listed = match collection.list_indexes().await {
         Ok(cursor) => cursor.try_collect::<Vec<IndexModel>>().await,
         Err(error) => Err(error),
@@ -161,7 +232,7 @@ async fn exists(
         let unique = options.and_then(|o| o.unique).unwrap_or(false);
         let partial = options.is_some_and(|o| o.partial_filter_expression.is_some());
         let fields: Vec<&str> = index.keys.keys().map(String::as_str).collect();
-        unique && !partial && fields == wanted
+        unique && !partial && wanted(&fields)
     }))
 }
 

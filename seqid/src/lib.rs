@@ -213,6 +213,7 @@ pub mod kind;
 mod largest;
 mod layout;
 mod model;
+mod natural;
 mod numeric;
 mod once;
 mod optimistic;
@@ -231,12 +232,14 @@ mod span;
 mod turnstile;
 mod write;
 
+pub use action::find_or_insert::NaturalKeyed;
 pub use display::{DisplayCode, Unshowable};
 pub use document::{CounterBacked, Document};
 pub use error::{BulkError, Error, FailedInsert};
 pub use id::{AnyIdField, IdField};
 pub use layout::{Holds, Layout, ScopeEncoding, Width};
 pub use model::{IdValue, Model};
+pub use natural::Entry;
 pub use registry::{DEFAULT_RELEASE_AFTER, Stats};
 pub use seqid_derive::Document;
 pub use sequence::{

@@ -97,6 +97,38 @@ impl Registry {
             .get_or_insert(db, IndexKey::of(seq), idle, || ());
     }
 
+    /// Whether a unique index keeping the natural key `fields` of `collection` unique
+    /// was found in `db` already.
+    pub(crate) fn key_index_found(
+        &self,
+        db: &str,
+        collection: &'static str,
+        fields: &'static [&'static str],
+    ) -> bool {
+        let key = IndexKey {
+            collection,
+            field: NATURAL_KEY,
+            scope: fields,
+        };
+        self.indexes.get(db, &key).is_some()
+    }
+
+    /// Records that a unique index keeping the natural key `fields` unique exists.
+    pub(crate) fn found_key_index(
+        &self,
+        db: &str,
+        collection: &'static str,
+        fields: &'static [&'static str],
+    ) {
+        let idle = self.release_after();
+        let key = IndexKey {
+            collection,
+            field: NATURAL_KEY,
+            scope: fields,
+        };
+        self.indexes.get_or_insert(db, key, idle, || ());
+    }
+
     /// Keeps the write of the document at `key` whose caller went away before its answer
     /// came (see [`crate::pending`]), until `resume_insert` asks or it is released.
     pub(crate) fn orphaned(&self, db: &str, seq: &Sequence, key: &Key, orphan: Orphan) {
@@ -247,6 +279,11 @@ pub struct Stats {
     /// Optimistic candidates handed out whose insert has not finished. Zero once the
     /// process is quiet, cancelled inserts included.
     pub in_flight: u64,
+    /// [`find_or_insert`](crate::Document::find_or_insert) calls that took an id and
+    /// found, when they wrote, that another caller had just stored a document with their
+    /// natural key. What each cost is the strategy's: a gap with `counters`; none with
+    /// `block` (the id goes back to the live block), `optimistic` or `gapless`.
+    pub races_lost: u64,
 }
 
 impl Stats {
@@ -256,6 +293,7 @@ impl Stats {
         self.retries += other.retries;
         self.unused += other.unused;
         self.in_flight += other.in_flight;
+        self.races_lost += other.races_lost;
     }
 
     fn of(allocator: &Allocator) -> Self {
@@ -266,6 +304,7 @@ impl Stats {
             retries: tally.retries.load(Ordering::Relaxed),
             unused: allocator.unused(),
             in_flight: 0,
+            races_lost: tally.races_lost.load(Ordering::Relaxed),
         }
     }
 }
@@ -338,9 +377,15 @@ impl OrphanKey {
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct IndexKey {
     collection: &'static str,
+    /// The field a sequence fills, or [`NATURAL_KEY`] for a natural key's index.
     field: &'static str,
+    /// The scope fields before it, or the natural key's fields.
     scope: &'static [&'static str],
 }
+
+/// The `field` of an [`IndexKey`] for a natural key's index: no field name (a field
+/// cannot start with `$`), so it never meets a sequence's.
+const NATURAL_KEY: &str = "$natural key";
 
 impl IndexKey {
     fn of(seq: &Sequence) -> Self {

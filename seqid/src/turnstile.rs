@@ -18,12 +18,24 @@
 //! left of its budget): a write that hangs holds the others back no longer, and they go
 //! on racing as without a turnstile.
 //!
+//! The same turnstile serves [`find_or_insert`](crate::Document::find_or_insert): the
+//! calls of one process for one natural key (one value of it, in one collection of one
+//! database) take turns, each its lookup and its insert, so that a key new to the
+//! database is inserted by the first and found by the others, which take no id: racing
+//! them would cost every loser an id (a gap with the counters strategy), and with the
+//! optimistic strategy a candidate that a higher one may overtake. Other processes still
+//! race, and the key's unique index settles it. Through a handle or a bare database alike:
+//! a turn shares no state, only who goes next, so two deployments with the same names
+//! share turns at the cost of order, never of an id.
+//!
 //! [`Tries::patience`]: crate::retry::Tries::patience
 
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::Duration;
 
+use mongodb::bson::Document as BsonDocument;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::Sequence;
@@ -32,12 +44,60 @@ use crate::scope::Scope;
 /// A sequence's scope, by what names it: its name, collection and field, and the scope.
 type Gate = (&'static str, &'static str, &'static str, Scope);
 
-/// Every turnstile in use in the process. An entry lives while a caller holds or waits
-/// for its turn; dead entries are swept when a new one is made.
-fn gates() -> &'static Mutex<HashMap<Gate, Weak<Semaphore>>> {
-    static GATES: OnceLock<Mutex<HashMap<Gate, Weak<Semaphore>>>> = OnceLock::new();
-    GATES.get_or_init(Mutex::default)
+/// A natural key's value in a collection of a database: the database's name, the
+/// collection, and the key's equality filter as BSON bytes.
+type KeyGate = (String, &'static str, Vec<u8>);
+
+/// The turnstiles of one kind in use in the process, by what they guard. An entry lives
+/// while a caller holds or waits for its turn; dead entries are swept when a new one is
+/// made.
+struct Gates<K>(OnceLock<Mutex<HashMap<K, Weak<Semaphore>>>>);
+
+impl<K: Eq + Hash> Gates<K> {
+    const fn new() -> Self {
+        Gates(OnceLock::new())
+    }
+
+    /// The caller's turn at the turnstile of `gate`, held until dropped; `None` if it did
+    /// not come within `patience` (the caller then goes on without it).
+    async fn turn(&self, gate: K, patience: Duration) -> Option<OwnedSemaphorePermit> {
+        let semaphore = {
+            let gates = self.0.get_or_init(Mutex::default);
+            let mut gates = gates.lock().unwrap_or_else(PoisonError::into_inner);
+            match gates.get(&gate).and_then(Weak::upgrade) {
+                Some(semaphore) => semaphore,
+                None => {
+                    gates.retain(|_, semaphore| semaphore.strong_count() > 0);
+                    let semaphore = Arc::new(Semaphore::new(1));
+                    gates.insert(gate, Arc::downgrade(&semaphore));
+                    semaphore
+                }
+            }
+        };
+        // Tokio's semaphore is fair: turns come in the order they were asked for.
+        tokio::time::timeout(patience, semaphore.acquire_owned())
+            .await
+            .ok()?
+            .ok()
+    }
+
+    /// How many turnstiles that `which` selects are held or waited for (for tests).
+    #[cfg(test)]
+    fn kept(&self, which: impl Fn(&K) -> bool) -> usize {
+        let gates = self.0.get_or_init(Mutex::default);
+        let gates = gates.lock().unwrap_or_else(PoisonError::into_inner);
+        gates
+            .iter()
+            .filter(|(gate, semaphore)| which(gate) && semaphore.strong_count() > 0)
+            .count()
+    }
 }
+
+/// The turnstiles of bare optimistic inserts.
+static SCOPES: Gates<Gate> = Gates::new();
+
+/// The turnstiles of `find_or_insert`'s keys.
+static KEYS: Gates<KeyGate> = Gates::new();
 
 /// The caller's turn at the turnstile of `seq` in `scope`, held until dropped; `None` if
 /// it did not come within `patience` (the caller then goes on without it).
@@ -46,34 +106,27 @@ pub(crate) async fn turn(
     scope: &Scope,
     patience: Duration,
 ) -> Option<OwnedSemaphorePermit> {
-    let semaphore = {
-        let mut gates = gates().lock().unwrap_or_else(PoisonError::into_inner);
-        let gate = (seq.name, seq.collection, seq.field, scope.clone());
-        match gates.get(&gate).and_then(Weak::upgrade) {
-            Some(semaphore) => semaphore,
-            None => {
-                gates.retain(|_, semaphore| semaphore.strong_count() > 0);
-                let semaphore = Arc::new(Semaphore::new(1));
-                gates.insert(gate, Arc::downgrade(&semaphore));
-                semaphore
-            }
-        }
-    };
-    // Tokio's semaphore is fair: turns come in the order they were asked for.
-    tokio::time::timeout(patience, semaphore.acquire_owned())
+    let gate = (seq.name, seq.collection, seq.field, scope.clone());
+    SCOPES.turn(gate, patience).await
+}
+
+/// The caller's turn for the natural key `filter` of `seq`'s collection in the database
+/// `db`, held until dropped; `None` if it did not come within `patience`.
+pub(crate) async fn key_turn(
+    db: &str,
+    seq: &'static Sequence,
+    filter: &BsonDocument,
+    patience: Duration,
+) -> Option<OwnedSemaphorePermit> {
+    let bytes = mongodb::bson::to_vec(filter).ok()?;
+    KEYS.turn((db.to_owned(), seq.collection, bytes), patience)
         .await
-        .ok()?
-        .ok()
 }
 
 /// How many turnstiles of the sequence `name` the process keeps (for tests).
 #[cfg(test)]
 fn kept(name: &str) -> usize {
-    let gates = gates().lock().unwrap_or_else(PoisonError::into_inner);
-    gates
-        .iter()
-        .filter(|(gate, semaphore)| gate.0 == name && semaphore.strong_count() > 0)
-        .count()
+    SCOPES.kept(|gate| gate.0 == name)
 }
 
 #[cfg(test)]

@@ -549,7 +549,7 @@ async fn stored_documents<T: Send + Sync>(
 /// Whether `stored` is `ours` as the server keeps it: the same fields with the same
 /// values, numbers compared by value (servers may widen or narrow integer types). A
 /// document written without `_id` gets one from the driver, which `ours` does not know.
-fn same_document<T: Serialize>(ours: &T, stored: &BsonDocument) -> bool {
+pub(crate) fn same_document<T: Serialize>(ours: &T, stored: &BsonDocument) -> bool {
     let Ok(ours) = mongodb::bson::to_document(ours) else {
         return false;
     };

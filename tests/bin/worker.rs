@@ -8,12 +8,20 @@
 //! `handle` or a `bare` database, `one` document per call, `many` in batches or `both`.
 //! It prints `ready` once connected and starts when it reads a line on stdin, so that the
 //! parent can start every writer at the same moment.
+//!
+//! `seqid-worker keyed/<model>/<via> <database> <tasks> <keys>` instead races `tasks`
+//! callers of `find_or_insert` over keys `0..keys` of the keyed model named `<model>`
+//! (`tests/it/support/keyed.rs`), printing one `keyed ...` line per call.
 
 // The suite's ledger finds documents by their codes (`Model::find_by_code`); a worker
 // only writes them.
 #[allow(dead_code)]
 #[path = "../it/support/models.rs"]
 mod models;
+// The keyed models and their race; the parsing of these lines is the parent's.
+#[allow(dead_code)]
+#[path = "../it/support/keyed.rs"]
+mod keyed;
 #[path = "../it/support/tutorial.rs"]
 mod tutorial;
 // A worker runs one writer: the tests use the rest of this module (resuming, naming a
@@ -49,6 +57,12 @@ fn main() {
     let per_task: u32 = per_task
         .parse()
         .unwrap_or_else(|_| fail("per-task must be a number"));
+    if let Some(keyed) = mode.strip_prefix("keyed/") {
+        let Some((model, via)) = keyed.split_once('/') else {
+            fail(&format!("bad mode {mode}"));
+        };
+        return race_keyed(model, via, database, tasks, per_task);
+    }
     let Some((model, via, op, by)) = parse_worker_mode(mode) else {
         fail(&format!("bad mode {mode}"));
     };
@@ -77,6 +91,49 @@ fn main() {
         // upsert and answers it with no document), for the parent's check.
         writeln!(out, "retries {retries}")?;
         Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+    });
+    if let Err(error) = result {
+        fail(&error.to_string());
+    }
+}
+
+/// The `keyed/<model>/<via>` mode: `tasks` callers racing over `keys` keys (see
+/// `keyed::race`), each call printed as `keyed::print` writes it.
+fn race_keyed(model: &str, via: &str, database: &str, tasks: usize, keys: u32) {
+    let uri = std::env::var("MONGODB_URI").unwrap_or_else(|_| fail("MONGODB_URI is not set"));
+    let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| fail(&e.to_string()));
+    let result = runtime.block_on(async {
+        let client = mongodb::Client::with_uri_str(&uri).await?;
+        let via = writers::Via::on(via, &client, database)
+            .unwrap_or_else(|| fail(&format!("bad database kind {via}")));
+        via.db().run_command(doc! { "ping": 1 }).await?;
+        println!("ready");
+        std::io::stdout().flush()?;
+        std::io::stdin().lock().read_line(&mut String::new())?;
+        let label = format!("p{}", std::process::id());
+        macro_rules! race {
+            ($($model:ty),*) => {$(
+                if model == <$model as keyed::Keyed>::NAME {
+                    let run = keyed::race::<$model>(&via, &label, tasks, keys, true);
+                    let (calls, _) = tokio::time::timeout(DEADLINE, run)
+                        .await
+                        .map_err(|_| "deadline passed")?;
+                    let mut out = std::io::stdout().lock();
+                    for call in &calls {
+                        writeln!(out, "{}", keyed::print(call))?;
+                    }
+                    return Ok(());
+                }
+            )*};
+        }
+        race!(
+            keyed::KeyedCounters,
+            keyed::KeyedBlock,
+            keyed::KeyedOptimistic,
+            keyed::KeyedIssue,
+            keyed::KeyedTicket
+        );
+        Err::<(), BoxError>(format!("unknown keyed model {model}").into())
     });
     if let Err(error) = result {
         fail(&error.to_string());

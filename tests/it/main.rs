@@ -25,6 +25,7 @@ mod driver_cancellation;
 mod faults;
 mod layouts;
 mod messages;
+mod natural;
 mod object_ids;
 mod optimistic;
 mod other_tools;

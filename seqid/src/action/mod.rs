@@ -1,6 +1,7 @@
 //! The actions [`Document`](crate::Document)'s methods return, as the driver's: each is awaited directly
 //! (`IntoFuture`), after options set by method. This module is their one public path:
-//! [`Insert`] and [`InsertMany`] (and the [`InsertFuture`] they become), [`FindById`],
+//! [`Insert`] and [`InsertMany`] (and the [`InsertFuture`] they become), [`FindOrInsert`],
+//! [`FindById`],
 //! and the counter's administration, [`PeekCounter`], [`SetCounter`] and
 //! [`SyncCounter`].
 //!
@@ -29,6 +30,7 @@ use tracing::Span;
 pub(crate) use counter::sync_every_scope;
 pub use counter::{PeekCounter, SetCounter, SyncCounter};
 pub use find::{FindByCode, FindById};
+pub use find_or_insert::FindOrInsert;
 
 use crate::context::Call;
 use crate::future::BoxFuture;
@@ -54,12 +56,12 @@ macro_rules! setters {
             ///
             /// ```no_run
             /// # use seqid::Document;
-            /// # #[derive(serde::Serialize, Document)]
+            /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
             /// # #[seq_id("ticket", strategy = "optimistic")]
-            /// # struct Ticket { _id: i64 }
+            /// # struct Ticket { _id: i64, #[seq_key] code: String }
             /// # async fn run(db: mongodb::Database, mut session: mongodb::ClientSession) -> Result<(), seqid::Error> {
-            /// # let mut ticket = Ticket { _id: 0 };
-            /// # let mut tickets = vec![Ticket { _id: 0 }, Ticket { _id: 0 }];
+            /// # let mut ticket = Ticket { _id: 0, code: "T-1".into() };
+            /// # let mut tickets = vec![Ticket { _id: 0, code: "T-2".into() }, Ticket { _id: 0, code: "T-3".into() }];
             #[doc = concat!("let done = ", $example, ".session(&mut session).await?;")]
             /// # Ok(()) }
             /// ```
@@ -83,12 +85,12 @@ macro_rules! setters {
             ///
             /// ```no_run
             /// # use seqid::Document;
-            /// # #[derive(serde::Serialize, Document)]
+            /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
             /// # #[seq_id("ticket", strategy = "optimistic")]
-            /// # struct Ticket { _id: i64 }
+            /// # struct Ticket { _id: i64, #[seq_key] code: String }
             /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-            /// # let mut ticket = Ticket { _id: 0 };
-            /// # let mut tickets = vec![Ticket { _id: 0 }, Ticket { _id: 0 }];
+            /// # let mut ticket = Ticket { _id: 0, code: "T-1".into() };
+            /// # let mut tickets = vec![Ticket { _id: 0, code: "T-2".into() }, Ticket { _id: 0, code: "T-3".into() }];
             #[doc = concat!("let done = ", $example, ".content_is_unique().await?;")]
             /// # Ok(()) }
             /// ```
@@ -108,12 +110,12 @@ macro_rules! setters {
             ///
             /// ```no_run
             /// # use seqid::Document;
-            /// # #[derive(serde::Serialize, Document)]
+            /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
             /// # #[seq_id("ticket", strategy = "optimistic")]
-            /// # struct Ticket { _id: i64 }
+            /// # struct Ticket { _id: i64, #[seq_key] code: String }
             /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-            /// # let mut ticket = Ticket { _id: 0 };
-            /// # let mut tickets = vec![Ticket { _id: 0 }, Ticket { _id: 0 }];
+            /// # let mut ticket = Ticket { _id: 0, code: "T-1".into() };
+            /// # let mut tickets = vec![Ticket { _id: 0, code: "T-2".into() }, Ticket { _id: 0, code: "T-3".into() }];
             #[doc = concat!("let done = ", $example, ".max_attempts(3).await?;")]
             /// # Ok(()) }
             /// ```
@@ -134,12 +136,12 @@ macro_rules! setters {
             ///
             /// ```no_run
             /// # use seqid::Document;
-            /// # #[derive(serde::Serialize, Document)]
+            /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
             /// # #[seq_id("ticket", strategy = "optimistic")]
-            /// # struct Ticket { _id: i64 }
+            /// # struct Ticket { _id: i64, #[seq_key] code: String }
             /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-            /// # let mut ticket = Ticket { _id: 0 };
-            /// # let mut tickets = vec![Ticket { _id: 0 }, Ticket { _id: 0 }];
+            /// # let mut ticket = Ticket { _id: 0, code: "T-1".into() };
+            /// # let mut tickets = vec![Ticket { _id: 0, code: "T-2".into() }, Ticket { _id: 0, code: "T-3".into() }];
             /// use std::time::Duration;
             #[doc = concat!("let done = ", $example, ".time_budget(Duration::from_secs(2)).await?;")]
             /// # Ok(()) }
@@ -157,6 +159,7 @@ macro_rules! setters {
 
 setters!(Insert, "ticket.insert(&db)");
 setters!(InsertMany, "Ticket::insert_many(&mut tickets, &db)");
+setters!(FindOrInsert, "ticket.find_or_insert(&db)");
 
 /// An insert of one document, from [`Document::insert`](crate::Document::insert) or
 /// [`Document::resume_insert`](crate::Document::resume_insert): await it for the id.

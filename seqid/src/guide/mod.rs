@@ -19,6 +19,8 @@
 //! - [`several_sequences`]: several sequences in one document (a global id and a number per
 //!   repository).
 //! - [`display_codes`]: `INV-2026-0042`, written with the number, never twice.
+//! - [`find_or_insert`]: the document with a natural key, inserted with the next id only
+//!   when no document holds the key; the races spelled out, per strategy.
 //! - [`other_tools`]: sharing a counter with MongoEngine, mongoose plugins, typegoose or the
 //!   Go blog post, a layout by hand, and moving a sequence from a tool to seqid without a
 //!   pause.
@@ -53,6 +55,7 @@ pub mod cancellation;
 pub mod data_layout;
 pub mod display_codes;
 pub mod errors;
+pub mod find_or_insert;
 pub mod guarantees;
 pub mod limits;
 pub mod migration;

@@ -23,4 +23,5 @@
 
 pub(crate) mod earlier;
 pub(crate) mod many;
+pub(crate) mod natural;
 pub(crate) mod one;

@@ -190,7 +190,10 @@ pub(crate) async fn resume<T: Model>(
 }
 
 /// [`resume`], in its context.
-async fn resume_one<T: Model>(doc: &mut T, cx: &mut Context<'_>) -> Result<IdValue<T>, Error> {
+pub(crate) async fn resume_one<T: Model>(
+    doc: &mut T,
+    cx: &mut Context<'_>,
+) -> Result<IdValue<T>, Error> {
     let (seq, route) = (cx.seq, cx.route);
     let (keys, values) = carried(std::slice::from_ref(doc), &[0])?;
     let (Some(key), Some(&value)) = (keys.into_iter().next(), values.first()) else {
@@ -304,9 +307,13 @@ pub(crate) async fn run<M: Maximum, A: Attempt>(
                 );
             }
             fate => {
-                // A refused id is free again; any other may be stored.
-                if !matches!(fate, Fate::Refused(_)) {
-                    flight.finish([key.id]);
+                match fate {
+                    // A refused id is free again: through a handle, the next insert
+                    // takes it (no gap while the handle goes on inserting).
+                    Fate::Refused(_) if cx.route.registry.is_some() => flight.give_back(key.id),
+                    Fate::Refused(_) => {}
+                    // Any other may be stored.
+                    _ => flight.finish([key.id]),
                 }
                 return Ok((key.id, fate));
             }

@@ -3,6 +3,7 @@
 //! processes, and helpers.
 
 pub mod faults;
+pub mod keyed;
 pub mod ledger;
 #[macro_use]
 pub mod models;
@@ -217,6 +218,27 @@ impl Workers {
             merge(&mut writes, Writes::from([(id, (writer, n))]));
         }
         (writes, retries)
+    }
+
+    /// Waits for the workers and returns every line they printed (a worker that failed
+    /// fails the test).
+    pub async fn finish_raw(self) -> Vec<String> {
+        tokio::task::spawn_blocking(move || {
+            let mut lines = Vec::new();
+            for (child, _) in self.children {
+                let output = child.wait_with_output().unwrap();
+                assert!(
+                    output.status.success(),
+                    "a worker failed: {:?}",
+                    output.status
+                );
+                let printed = String::from_utf8(output.stdout).unwrap();
+                lines.extend(printed.lines().map(str::to_owned));
+            }
+            lines
+        })
+        .await
+        .unwrap()
     }
 
     /// Waits for the workers and returns every `(id, writer, n)` they reported, as

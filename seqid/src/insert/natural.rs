@@ -1,0 +1,269 @@
+//! `find_or_insert`: the document with a natural key, inserted with the next id only when
+//! no document holds the key.
+//!
+//! The call looks the key up first (one `find_one` on the key's unique index), and takes
+//! an id only when nothing holds it: a key found costs no id. The calls of one process for
+//! one key take turns ([`turnstile::key_turn`]), so that a new key is inserted by the first
+//! and found by the others. Callers in other processes (or past a turn's patience) may
+//! still both find nothing, both take an id and write: the key's unique index stores one
+//! document and refuses the other with a duplicate key, and the loser reads the winner's
+//! document by the key. What the loser's id becomes is the strategy's: the block strategy
+//! gives it back to the handle's live block, the optimistic strategy's candidate goes back
+//! to the handle's frontier (or, bare, was never stored: the next maximum hands it out), a
+//! gapless id goes back with the caller's transaction (which the conflict aborts), and a
+//! counter's `$inc` cannot be undone: a gap. Each is counted in
+//! [`Stats::races_lost`](crate::Stats::races_lost).
+//!
+//! An answer lost on the way is settled by the key where it can be: a document found with
+//! the key at another id is the winner (this call's write, if it ever lands, is refused by
+//! the key's index); one at this call's own id is this call's only where the caller
+//! asserted that equal content is its own (`content_is_unique`, or an `ObjectId` `_id` the
+//! call made), as for every insert; nothing found, or a document that cannot be told
+//! apart, leaves the outcome unknown, the document keeping its ids. Called again with
+//! that document, `find_or_insert` finds the key (then answers `Found`: whoever stored it,
+//! this call found it) or sends the document again under its ids, as `resume_insert`.
+
+use std::time::Duration;
+
+use mongodb::bson::Document as BsonDocument;
+use serde::de::DeserializeOwned;
+
+use super::one::{fresh, resume_one};
+use crate::code;
+use crate::companions::Companions;
+use crate::context::{Call, Context};
+use crate::fields::ensure_unset;
+use crate::indexes;
+use crate::model::Model;
+use crate::natural::{Entry, NaturalKey};
+use crate::others;
+use crate::registry::Route;
+use crate::scope::Scope;
+use crate::server::PRIMARY;
+use crate::span::{self, Traced};
+use crate::turnstile;
+use crate::write;
+use crate::{AnyIdField, Error, IdField, Sequence, Strategy};
+
+/// How long a call waits for the call of this process ahead of it on the same key before
+/// it goes on without its turn (a write that hangs holds the others back no longer; the
+/// key's unique index still keeps one document).
+const KEY_PATIENCE: Duration = Duration::from_secs(2);
+
+/// `find_or_insert`: `doc` becomes the stored document with its natural key.
+pub(crate) async fn find_or_insert<T: Model + DeserializeOwned>(
+    doc: &mut T,
+    route: Route<'_>,
+    call: Call<'_>,
+    key: Result<NaturalKey, Error>,
+) -> Traced<Result<Entry, Error>> {
+    let seq: &'static Sequence = &T::SEQUENCE;
+    let mut cx = match Context::of(seq, route, call).await {
+        Ok(cx) => cx,
+        Err(error) => return Traced::from(Err(error)),
+    };
+    let result = match key {
+        Ok(key) => Box::pin(run(doc, key, &mut cx)).await,
+        Err(error) => Err(error),
+    };
+    cx.finish(result)
+}
+
+/// [`find_or_insert`], in its context.
+async fn run<T: Model + DeserializeOwned>(
+    doc: &mut T,
+    key: NaturalKey,
+    cx: &mut Context<'_>,
+) -> Result<Entry, Error> {
+    let seq = cx.seq;
+    // Before anything is read or taken: what the call cannot do.
+    require_transaction::<T>(cx)?;
+    let carried = !doc.sequence_id().is_unset();
+    if !carried {
+        ensure_unset(doc)
+            .and_then(|()| others::ensure_unset(doc))
+            .and_then(|()| code::ensure_unset(doc))?;
+    }
+    let filter = key.filter(seq, &serialized(seq, key, doc)?)?;
+    let scope = Scope::of(seq, doc)?;
+    indexes::require_key(cx.route, seq, key).await?;
+    // The calls of this process for this key take turns (see `turnstile`), until the end
+    // of this call.
+    let _turn = turnstile::key_turn(cx.route.db.name(), seq, &filter, KEY_PATIENCE).await;
+    if let Some(found) = lookup::<T>(&filter, cx).await? {
+        // The document of this call's own earlier, unknown insert, when the caller
+        // asserted that equal content is its own; else, whoever stored it, found by this
+        // call.
+        let own = carried && holds(&found, &scope, doc.sequence_id().value());
+        let entry = match own && is_ours(doc, &found, cx) {
+            true => Entry::Inserted,
+            false => Entry::Found,
+        };
+        *doc = found.doc;
+        return Ok(entry);
+    }
+    let mut ids = Companions::fill(doc);
+    let result = match carried {
+        true => resume_one(ids.doc(), cx).await,
+        false => {
+            cx.content_is_unique |= ids.made_content_unique();
+            fresh(ids.doc(), scope.clone(), cx).await
+        }
+    };
+    span::codes(std::slice::from_ref(ids.doc()));
+    drop(ids);
+    match result {
+        Ok(_) => Ok(Entry::Inserted),
+        Err(error) => settle(doc, error, &filter, &scope, cx).await,
+    }
+}
+
+/// What an insert that ended in `error` leaves: the document another caller stored with
+/// the key meanwhile (the race lost), the document this call stored after all (its answer
+/// lost, and its content its own), or `error`. Nothing is looked up inside the caller's
+/// transaction, which the error aborted: its retry finds the winner.
+async fn settle<T: Model + DeserializeOwned>(
+    doc: &mut T,
+    error: Error,
+    filter: &BsonDocument,
+    scope: &Scope,
+    cx: &mut Context<'_>,
+) -> Result<Entry, Error> {
+    let (seq, id, known) = match &error {
+        Error::DuplicateKey { sequence, id, .. } if !cx.session.in_transaction() => {
+            (*sequence, *id, true)
+        }
+        Error::OutcomeUnknown { sequence, id, .. } if !cx.session.in_transaction() => {
+            (*sequence, *id, false)
+        }
+        _ => return Err(error),
+    };
+    // The lookup's own failure says less than the insert's error.
+    let Ok(Some(found)) = lookup::<T>(filter, cx).await else {
+        return Err(error);
+    };
+    // By name: a constant's address may differ from one use to the next.
+    let primary = seq.name == cx.seq.name && seq.field == cx.seq.field;
+    let at_our_id = primary && holds(&found, scope, Some(id.into()));
+    if !known && at_our_id {
+        // The answer was lost and a document holds the key at this call's id: its own
+        // only if the caller asserted that equal content is; else unknown, the ids kept.
+        return match is_ours(doc, &found, cx) {
+            true => Ok(Entry::Inserted),
+            false => Err(error),
+        };
+    }
+    // The race lost. The block strategy's id goes back when this call's write is known to
+    // have stored nothing and no document holds the id (a write whose answer was lost may
+    // still land, and be refused by the key's index).
+    lost_race(cx, scope, id, known && primary && !at_our_id);
+    *doc = found.doc;
+    Ok(Entry::Found)
+}
+
+/// Whether `found`, at this call's ids, is this call's own document: equal to it field by
+/// field, where the caller asserted that no other writer stores equal content.
+fn is_ours<T: Model>(doc: &T, found: &Found<T>, cx: &Context<'_>) -> bool {
+    cx.content_is_unique && write::same_document(doc, &found.stored)
+}
+
+/// Counts a race lost, and gives the block strategy's id back to the handle's live block
+/// when `give_back` (the write is known to have stored nothing under it).
+fn lost_race(cx: &Context<'_>, scope: &Scope, id: i64, give_back: bool) {
+    let (route, seq) = (cx.route, cx.seq);
+    let allocator = match seq.strategy {
+        Strategy::Optimistic { .. } => {
+            std::sync::Arc::clone(&route.collection(seq, scope).allocator)
+        }
+        _ => route.counter(seq, scope),
+    };
+    allocator
+        .tally
+        .races_lost
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let pooled = matches!(seq.strategy, Strategy::Block { .. }) && route.registry.is_some();
+    if give_back && pooled {
+        allocator.give_back(&[id]);
+    }
+    tracing::debug!(
+        sequence = seq.name,
+        id,
+        given_back = give_back && pooled,
+        "find_or_insert: another caller stored the key first"
+    );
+}
+
+/// Whether `found` holds `id` in `scope` (its number as this call's document holds it).
+fn holds<T: Model>(found: &Found<T>, scope: &Scope, id: Option<i128>) -> bool {
+    id.is_some()
+        && found.doc.sequence_id().value() == id
+        && Scope::of(&T::SEQUENCE, &found.doc).is_ok_and(|of| of == *scope)
+}
+
+/// A gapless sequence takes its ids in the caller's transaction: refused before the key
+/// is even looked up, so that the call never answers one way with a transaction and
+/// another without.
+fn require_transaction<T: Model>(cx: &mut Context<'_>) -> Result<(), Error> {
+    if cx.session.in_transaction() {
+        return Ok(());
+    }
+    let gapless = std::iter::once(&T::SEQUENCE)
+        .chain(T::OTHERS)
+        .find(|seq| seq.strategy == Strategy::Gapless);
+    match gapless {
+        Some(seq) => Err(Error::TransactionRequired {
+            sequence: seq,
+            has_session: cx.session.join().is_some(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// `doc` as it is stored, to read its key.
+fn serialized<T: Model>(
+    seq: &'static Sequence,
+    key: NaturalKey,
+    doc: &T,
+) -> Result<BsonDocument, Error> {
+    mongodb::bson::to_document(doc).map_err(|error| Error::InvalidNaturalKey {
+        sequence: seq,
+        key: key.shown().into(),
+        reason: format!("the document could not be serialized to read its key: {error}").into(),
+    })
+}
+
+/// A document found by its key: as `T`, and as stored.
+struct Found<T> {
+    doc: T,
+    stored: BsonDocument,
+}
+
+/// The document holding the key, read from the primary (in the caller's session, and
+/// its transaction's snapshot if one runs).
+async fn lookup<T: Model + DeserializeOwned>(
+    filter: &BsonDocument,
+    cx: &mut Context<'_>,
+) -> Result<Option<Found<T>>, Error> {
+    let seq = cx.seq;
+    let collection = cx.collection::<BsonDocument>();
+    let find = collection.find_one(filter.clone());
+    let in_transaction = cx.session.in_transaction();
+    let found = match cx.session.join() {
+        // A transaction reads from the primary anyway, and refuses a read preference.
+        Some(session) if in_transaction => find.session(session).await,
+        Some(session) => find.session(session).selection_criteria(PRIMARY).await,
+        None => find.selection_criteria(PRIMARY).await,
+    };
+    let failed = |error: mongodb::error::Error| {
+        Error::driver(
+            seq,
+            format!("finding the document {filter} in `{}`", seq.collection),
+            error,
+        )
+    };
+    let Some(stored) = found.map_err(failed)? else {
+        return Ok(None);
+    };
+    let doc = mongodb::bson::from_document(stored.clone()).map_err(|e| failed(e.into()))?;
+    Ok(Some(Found { doc, stored }))
+}
