@@ -27,6 +27,8 @@
 //! did (`cargo test --test it faults -- --include-ignored --nocapture`; most are
 //! `#[ignore = "full suite"]`, run by `.ci/run`).
 
+mod natural;
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -61,7 +61,7 @@ async fn stored<T: Keyed>(db: &mongodb::Database) -> BTreeMap<String, T> {
 /// document holds. With equal content at most one was, and where none was, a caller whose
 /// call was cut short (cancelled, or its answer lost) held the stored number then: that
 /// call stored it, and equal content could not say so. Returns the stored documents.
-async fn check_race<T: Keyed>(
+pub(crate) async fn check_race<T: Keyed>(
     db: &mongodb::Database,
     calls: &[Called<T>],
     keys: u32,

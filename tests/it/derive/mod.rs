@@ -25,6 +25,7 @@ mod gapless;
 mod generic_struct;
 mod id_types;
 mod keys_any_order;
+mod natural_keys;
 mod optimistic;
 mod rename_serialize;
 mod send_futures;
