@@ -8,7 +8,6 @@
 
 use mongodb::bson::Document as BsonDocument;
 use mongodb::options::{DatabaseOptions, WriteConcern};
-use seqid::Document;
 
 use crate::natural::check_race;
 use crate::support::faults::{Rig, crash_once, twice_in_a_row_three_times};
