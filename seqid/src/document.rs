@@ -7,7 +7,8 @@ use std::future::Future;
 use crate::action::find::Deserializable;
 use crate::action::find_or_insert::NaturalKeyed;
 use crate::action::{
-    FindById, FindOrInsert, Insert, InsertMany, Mode, PeekCounter, SetCounter, SyncCounter,
+    FindById, FindOrInsert, FindOrInsertMany, Insert, InsertMany, Mode, PeekCounter, SetCounter,
+    SyncCounter,
 };
 use crate::model::{IdValue, Model};
 use crate::natural::NaturalKey;
@@ -367,6 +368,66 @@ pub trait Document: Model {
         Self: Deserializable,
     {
         FindOrInsert::new(self, db.route(), NaturalKey::named::<Self>(key))
+    }
+
+    /// [`find_or_insert`](Document::find_or_insert) for many documents: one lookup for all
+    /// their keys, one `insert_many` (one reservation per scope) for those not found, and
+    /// an [`Entry`](crate::Entry) per document, in order. Every document becomes the
+    /// stored one; a later document of a key already in the slice gets the first's
+    /// (`Found`). A race lost or an answer lost is settled as for one document, with one
+    /// more lookup for all of them. What cannot be settled is [`Error::Bulk`], whose
+    /// `inserted` lists every document that holds its stored document (found ones too),
+    /// `failed` those refused (their ids unset) and `unknown` those whose answer was lost
+    /// (their ids kept): calling it again with the same slice finishes the job.
+    ///
+    /// Adopting seqid on an existing collection of customers, say, is one call per batch
+    /// of them: the ones stored are found, the others numbered.
+    ///
+    /// ```no_run
+    /// # use seqid::{Document, Entry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("customer", collection = "customers")]
+    /// # struct Customer { #[serde(rename = "_id")] id: i64, #[seq_key] email: String }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let mut batch: Vec<Customer> = ["ada@example.com", "bob@example.com"]
+    ///     .into_iter()
+    ///     .map(|email| Customer { id: 0, email: email.into() })
+    ///     .collect();
+    /// let entries = Customer::find_or_insert_many(&mut batch, &db).await?;
+    /// let new = entries.iter().filter(|e| e.is_inserted()).count();
+    /// # Ok(()) }
+    /// ```
+    fn find_or_insert_many<'a>(
+        docs: &'a mut [Self],
+        db: &'a impl AsDatabase,
+    ) -> FindOrInsertMany<'a, Self>
+    where
+        Self: NaturalKeyed + Deserializable,
+    {
+        FindOrInsertMany::new(docs, db.route(), Ok(NaturalKey::declared::<Self>()))
+    }
+
+    /// [`find_or_insert_many`](Document::find_or_insert_many) by the natural key `key`,
+    /// named for this call, as [`find_or_insert_by`](Document::find_or_insert_by).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, login: String }
+    /// # async fn run(db: mongodb::Database, mut users: Vec<User>) -> Result<(), seqid::Error> {
+    /// let entries = User::find_or_insert_many_by(&mut users, &["login"], &db).await?;
+    /// # Ok(()) }
+    /// ```
+    fn find_or_insert_many_by<'a>(
+        docs: &'a mut [Self],
+        key: &'static [&'static str],
+        db: &'a impl AsDatabase,
+    ) -> FindOrInsertMany<'a, Self>
+    where
+        Self: Deserializable,
+    {
+        FindOrInsertMany::new(docs, db.route(), NaturalKey::named::<Self>(key))
     }
 
     /// The typed collection the documents go to

@@ -177,6 +177,23 @@ impl NaturalKey {
     }
 }
 
+/// The key's values in `filter` as bytes that equal values share: integers of any width
+/// as Int64 (a server may narrow them, and the filter matches by value), so that a
+/// document found is matched to the one asked for.
+pub(crate) fn normalized(filter: &BsonDocument) -> Vec<u8> {
+    let widened: BsonDocument = filter
+        .iter()
+        .map(|(field, value)| {
+            let value = match value {
+                Bson::Int32(v) => Bson::Int64(i64::from(*v)),
+                other => other.clone(),
+            };
+            (field.clone(), value)
+        })
+        .collect();
+    mongodb::bson::to_vec(&widened).unwrap_or_default()
+}
+
 /// `(email)`, `(tenant, email)`.
 fn shown(fields: &[&str]) -> String {
     format!("({})", fields.join(", "))
@@ -218,6 +235,17 @@ mod tests {
                 "{message}"
             );
         }
+    }
+
+    #[test]
+    fn integers_of_any_width_normalize_alike() {
+        let narrow = doc! { "tenant": 7_i32, "email": "a" };
+        let wide = doc! { "tenant": 7_i64, "email": "a" };
+        assert_eq!(normalized(&narrow), normalized(&wide));
+        assert_ne!(
+            normalized(&narrow),
+            normalized(&doc! { "tenant": 8, "email": "a" })
+        );
     }
 
     #[test]

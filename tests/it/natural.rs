@@ -866,3 +866,97 @@ async fn a_race_lost_to_another_writer_costs_what_the_strategy_promises() {
     a_lost_race::<KeyedOptimistic>("handle", 2).await;
     a_lost_race::<KeyedOptimistic>("bare", 2).await;
 }
+
+/// `find_or_insert_many`: the keys found in one lookup and the rest inserted in one
+/// `insert_many` after one reservation; a key twice in the slice inserted once (the later
+/// one `Found`); every document holds its stored one; nothing found is changed.
+#[tokio::test]
+async fn many_documents_are_looked_up_once_and_the_new_ones_inserted_once() {
+    let (test, commands) = crate::support::counted_db("key_many").await;
+    let db = shared(&test);
+    KeyedCounters::create_indexes(&db).await.unwrap();
+    let mut before = Vec::new();
+    for key in [1, 3, 5] {
+        let mut doc = KeyedCounters::make(email_of(key), format!("before-{key}"));
+        doc.find_or_insert(&db).await.unwrap();
+        before.push(doc);
+    }
+    commands.reset();
+    let keys = [0, 1, 2, 3, 4, 5, 6, 7, 8, 2];
+    let mut docs: Vec<KeyedCounters> = keys
+        .iter()
+        .enumerate()
+        .map(|(at, &key)| KeyedCounters::make(email_of(key), format!("many-{at}")))
+        .collect();
+    let entries = KeyedCounters::find_or_insert_many(&mut docs, &db)
+        .await
+        .unwrap();
+    let expected: Vec<Entry> = keys
+        .iter()
+        .enumerate()
+        .map(|(at, key)| match (key, at) {
+            (1 | 3 | 5, _) | (2, 9) => Entry::Found,
+            _ => Entry::Inserted,
+        })
+        .collect();
+    assert_eq!(entries, expected);
+    assert_eq!(
+        (
+            commands.count("find"),
+            commands.count("insert"),
+            commands.count("findAndModify")
+        ),
+        (1, 1, 1),
+        "one lookup, one insert_many, one reservation: {:?}",
+        commands.snapshot()
+    );
+    let stored = stored::<KeyedCounters>(test.db()).await;
+    assert_eq!(stored.len(), 9);
+    for (doc, key) in docs.iter().zip(keys) {
+        assert_eq!(doc, &stored[&email_of(key)], "key {key}");
+    }
+    for doc in &before {
+        assert_eq!(&stored[&doc.email], doc, "a found document never changes");
+    }
+    // Ids 4..=9 for the six new keys, in the slice's order.
+    let new: Vec<i64> = [0, 2, 4, 6, 7, 8]
+        .iter()
+        .map(|&k| stored[&email_of(k)].id)
+        .collect();
+    assert_eq!(new, [4, 5, 6, 7, 8, 9]);
+    // Again: every key found, no insert, no reservation.
+    commands.reset();
+    let entries = KeyedCounters::find_or_insert_many(&mut docs, &db)
+        .await
+        .unwrap();
+    assert!(entries.iter().all(|e| e.is_found()));
+    assert_eq!(
+        commands.count("insert") + commands.count("findAndModify"),
+        0
+    );
+}
+
+/// Many callers of `find_or_insert_many` racing over the same new keys, each in an order
+/// of its own: one document per key, every caller holds it, as for one document.
+async fn races_many<T: Keyed>(label: &str) {
+    for kind in ["handle", "bare"] {
+        for unique in [true, false] {
+            let run = format!("{label}_{kind}_{unique}");
+            let test = test_db(&run).await;
+            let via = via(&test, kind);
+            T::create_indexes(via.db()).await.unwrap();
+            let (calls, again) =
+                crate::support::keyed::race_many::<T>(&via, &run, 8, KEYS * 2, 4, unique).await;
+            assert_eq!(again, 0, "{run}: no fault, nothing left unknown");
+            check_race::<T>(test.db(), &calls, KEYS * 2, unique, &run).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_race_of_many_documents_stores_one_document_per_key() {
+    races_many::<KeyedCounters>("key_many_counters").await;
+    races_many::<KeyedBlock>("key_many_block").await;
+    races_many::<KeyedOptimistic>("key_many_opt").await;
+    races_many::<KeyedIssue>("key_many_issue").await;
+}

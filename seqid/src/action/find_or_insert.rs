@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use super::InsertFuture;
 use super::find::Deserializable;
 use crate::context::Call;
-use crate::insert::natural;
+use crate::insert::{natural, natural_many};
 use crate::model::Model;
 use crate::natural::{Entry, NaturalKey};
 use crate::registry::Route;
@@ -87,5 +87,59 @@ fn run_find_or_insert<T: Model + DeserializeOwned>(
     let span = span::of(seq, T::OTHERS, "find_or_insert", 1);
     span.record("scopes", u32::from(!seq.scope.is_empty()));
     let insert = Box::pin(natural::find_or_insert(doc, db, call, key));
+    InsertFuture { insert, span }
+}
+
+/// [`FindOrInsert`] for many documents, from
+/// [`Document::find_or_insert_many`](crate::Document::find_or_insert_many) or
+/// [`Document::find_or_insert_many_by`](crate::Document::find_or_insert_many_by): await it
+/// for an [`Entry`] per document, in order, each document now holding the stored one.
+#[must_use = "a find_or_insert_many does nothing until it is awaited"]
+pub struct FindOrInsertMany<'a, T: Model> {
+    docs: &'a mut [T],
+    db: Route<'a>,
+    pub(super) call: Call<'a>,
+    key: Result<NaturalKey, Error>,
+    // As `FindOrInsert`'s.
+    run: for<'r> fn(FindOrInsertMany<'r, T>) -> InsertFuture<'r, Vec<Entry>>,
+}
+
+impl<'a, T: Model> FindOrInsertMany<'a, T> {
+    pub(crate) fn new(docs: &'a mut [T], db: Route<'a>, key: Result<NaturalKey, Error>) -> Self
+    where
+        T: Deserializable,
+    {
+        FindOrInsertMany {
+            docs,
+            db,
+            call: Call::default(),
+            key,
+            run: run_find_or_insert_many,
+        }
+    }
+}
+
+impl<'a, T: Model> IntoFuture for FindOrInsertMany<'a, T> {
+    type Output = Result<Vec<Entry>, Error>;
+    type IntoFuture = InsertFuture<'a, Vec<Entry>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        (self.run)(self)
+    }
+}
+
+fn run_find_or_insert_many<T: Model + DeserializeOwned>(
+    action: FindOrInsertMany<'_, T>,
+) -> InsertFuture<'_, Vec<Entry>> {
+    let FindOrInsertMany {
+        docs,
+        db,
+        call,
+        key,
+        ..
+    } = action;
+    let seq = &T::SEQUENCE;
+    let span = span::of(seq, T::OTHERS, "find_or_insert_many", docs.len());
+    let insert = Box::pin(natural_many::find_or_insert_many(docs, db, call, key));
     InsertFuture { insert, span }
 }

@@ -1,7 +1,7 @@
 //! The actions [`Document`](crate::Document)'s methods return, as the driver's: each is awaited directly
 //! (`IntoFuture`), after options set by method. This module is their one public path:
-//! [`Insert`] and [`InsertMany`] (and the [`InsertFuture`] they become), [`FindOrInsert`],
-//! [`FindById`],
+//! [`Insert`] and [`InsertMany`] (and the [`InsertFuture`] they become), [`FindOrInsert`]
+//! and [`FindOrInsertMany`], [`FindById`],
 //! and the counter's administration, [`PeekCounter`], [`SetCounter`] and
 //! [`SyncCounter`].
 //!
@@ -30,7 +30,7 @@ use tracing::Span;
 pub(crate) use counter::sync_every_scope;
 pub use counter::{PeekCounter, SetCounter, SyncCounter};
 pub use find::{FindByCode, FindById};
-pub use find_or_insert::FindOrInsert;
+pub use find_or_insert::{FindOrInsert, FindOrInsertMany};
 
 use crate::context::Call;
 use crate::future::BoxFuture;
@@ -160,6 +160,10 @@ macro_rules! setters {
 setters!(Insert, "ticket.insert(&db)");
 setters!(InsertMany, "Ticket::insert_many(&mut tickets, &db)");
 setters!(FindOrInsert, "ticket.find_or_insert(&db)");
+setters!(
+    FindOrInsertMany,
+    "Ticket::find_or_insert_many(&mut tickets, &db)"
+);
 
 /// An insert of one document, from [`Document::insert`](crate::Document::insert) or
 /// [`Document::resume_insert`](crate::Document::resume_insert): await it for the id.

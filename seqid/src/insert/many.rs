@@ -147,7 +147,7 @@ pub(crate) async fn resume_many<T: Model>(
 }
 
 /// [`resume_many`], in its context.
-async fn many_again<T: Model>(
+pub(crate) async fn many_again<T: Model>(
     docs: &mut [T],
     cx: &mut Context<'_>,
 ) -> Result<Vec<IdValue<T>>, Error> {

@@ -24,4 +24,5 @@
 pub(crate) mod earlier;
 pub(crate) mod many;
 pub(crate) mod natural;
+pub(crate) mod natural_many;
 pub(crate) mod one;

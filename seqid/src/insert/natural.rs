@@ -48,7 +48,7 @@ use crate::{AnyIdField, Error, IdField, Sequence, Strategy};
 /// How long a call waits for the call of this process ahead of it on the same key before
 /// it goes on without its turn (a write that hangs holds the others back no longer; the
 /// key's unique index still keeps one document).
-const KEY_PATIENCE: Duration = Duration::from_secs(2);
+pub(super) const KEY_PATIENCE: Duration = Duration::from_secs(2);
 
 /// `find_or_insert`: `doc` becomes the stored document with its natural key.
 pub(crate) async fn find_or_insert<T: Model + DeserializeOwned>(
@@ -122,7 +122,7 @@ async fn run<T: Model + DeserializeOwned>(
 /// the key meanwhile (the race lost), the document this call stored after all (its answer
 /// lost, and its content its own), or `error`. Nothing is looked up inside the caller's
 /// transaction, which the error aborted: its retry finds the winner.
-async fn settle<T: Model + DeserializeOwned>(
+pub(super) async fn settle<T: Model + DeserializeOwned>(
     doc: &mut T,
     error: Error,
     filter: &BsonDocument,
@@ -163,13 +163,13 @@ async fn settle<T: Model + DeserializeOwned>(
 
 /// Whether `found`, at this call's ids, is this call's own document: equal to it field by
 /// field, where the caller asserted that no other writer stores equal content.
-fn is_ours<T: Model>(doc: &T, found: &Found<T>, cx: &Context<'_>) -> bool {
+pub(super) fn is_ours<T: Model>(doc: &T, found: &Found<T>, cx: &Context<'_>) -> bool {
     cx.content_is_unique && write::same_document(doc, &found.stored)
 }
 
 /// Counts a race lost, and gives the block strategy's id back to the handle's live block
 /// when `give_back` (the write is known to have stored nothing under it).
-fn lost_race(cx: &Context<'_>, scope: &Scope, id: i64, give_back: bool) {
+pub(super) fn lost_race(cx: &Context<'_>, scope: &Scope, id: i64, give_back: bool) {
     let (route, seq) = (cx.route, cx.seq);
     let allocator = match seq.strategy {
         Strategy::Optimistic { .. } => {
@@ -194,7 +194,7 @@ fn lost_race(cx: &Context<'_>, scope: &Scope, id: i64, give_back: bool) {
 }
 
 /// Whether `found` holds `id` in `scope` (its number as this call's document holds it).
-fn holds<T: Model>(found: &Found<T>, scope: &Scope, id: Option<i128>) -> bool {
+pub(super) fn holds<T: Model>(found: &Found<T>, scope: &Scope, id: Option<i128>) -> bool {
     id.is_some()
         && found.doc.sequence_id().value() == id
         && Scope::of(&T::SEQUENCE, &found.doc).is_ok_and(|of| of == *scope)
@@ -203,7 +203,7 @@ fn holds<T: Model>(found: &Found<T>, scope: &Scope, id: Option<i128>) -> bool {
 /// A gapless sequence takes its ids in the caller's transaction: refused before the key
 /// is even looked up, so that the call never answers one way with a transaction and
 /// another without.
-fn require_transaction<T: Model>(cx: &mut Context<'_>) -> Result<(), Error> {
+pub(super) fn require_transaction<T: Model>(cx: &mut Context<'_>) -> Result<(), Error> {
     if cx.session.in_transaction() {
         return Ok(());
     }
@@ -220,7 +220,7 @@ fn require_transaction<T: Model>(cx: &mut Context<'_>) -> Result<(), Error> {
 }
 
 /// `doc` as it is stored, to read its key.
-fn serialized<T: Model>(
+pub(super) fn serialized<T: Model>(
     seq: &'static Sequence,
     key: NaturalKey,
     doc: &T,
@@ -233,14 +233,14 @@ fn serialized<T: Model>(
 }
 
 /// A document found by its key: as `T`, and as stored.
-struct Found<T> {
-    doc: T,
-    stored: BsonDocument,
+pub(super) struct Found<T> {
+    pub(super) doc: T,
+    pub(super) stored: BsonDocument,
 }
 
 /// The document holding the key, read from the primary (in the caller's session, and
 /// its transaction's snapshot if one runs).
-async fn lookup<T: Model + DeserializeOwned>(
+pub(super) async fn lookup<T: Model + DeserializeOwned>(
     filter: &BsonDocument,
     cx: &mut Context<'_>,
 ) -> Result<Option<Found<T>>, Error> {

@@ -11,7 +11,7 @@ use mongodb::options::{DatabaseOptions, WriteConcern};
 
 use crate::natural::check_race;
 use crate::support::faults::{Rig, crash_once, twice_in_a_row_three_times};
-use crate::support::keyed::{Keyed, KeyedBlock, KeyedCounters, KeyedOptimistic, race};
+use crate::support::keyed::{Keyed, KeyedBlock, KeyedCounters, KeyedOptimistic, race, race_many};
 use crate::support::writers::Via;
 
 /// Callers and keys per run.
@@ -19,8 +19,9 @@ const TASKS: usize = 8;
 const KEYS: u32 = 24;
 
 /// The runs of one model: through a handle and bare, with unique and equal content,
-/// each in a database of its own on the rig's server; `fault` runs beside each race.
-async fn runs<T: Keyed, F, Fut>(rig: &Rig, label: &str, mut fault: F) -> u32
+/// each in a database of its own on the rig's server; `fault` runs beside each race, of
+/// `find_or_insert` or (`many`) of `find_or_insert_many`, four keys a call.
+async fn runs<T: Keyed, F, Fut>(rig: &Rig, label: &str, many: bool, mut fault: F) -> u32
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = ()>,
@@ -55,12 +56,18 @@ where
 }
 
 /// Replies lost two in a row (an attempt and the driver's retry), three times per
-/// command, on the lookup, the counter and the insert.
-async fn lost_replies<T: Keyed>(label: &str) {
+/// command, on the lookups (and the optimistic maximum query), the counter and the insert.
+async fn lost_replies<T: Keyed>(label: &str, many: bool) {
     let rig = Rig::start(true).await;
     let proxy = rig.proxy();
-    let unknown = runs::<T, _, _>(&rig, label, || async {
-        for command in ["find", "findAndModify", "insert"] {
+    // The optimistic strategy sends no `findAndModify`: a rule for it would wait for
+    // nothing.
+    let commands: &[&str] = match T::SEQUENCE.strategy {
+        seqid::Strategy::Optimistic { .. } => &["find", "insert"],
+        _ => &["find", "findAndModify", "insert"],
+    };
+    let unknown = runs::<T, _, _>(&rig, label, many, || async {
+        for command in commands {
             twice_in_a_row_three_times(proxy, command, false).await;
         }
     })
@@ -75,27 +82,39 @@ async fn lost_replies<T: Keyed>(label: &str) {
 #[tokio::test]
 #[ignore = "full suite"]
 async fn lost_replies_leave_one_document_per_key_counters() {
-    lost_replies::<KeyedCounters>("nlc").await;
+    lost_replies::<KeyedCounters>("nlc", false).await;
 }
 
 #[tokio::test]
 #[ignore = "full suite"]
 async fn lost_replies_leave_one_document_per_key_block() {
-    lost_replies::<KeyedBlock>("nlb").await;
+    lost_replies::<KeyedBlock>("nlb", false).await;
 }
 
 #[tokio::test]
 #[ignore = "full suite"]
 async fn lost_replies_leave_one_document_per_key_optimistic() {
-    lost_replies::<KeyedOptimistic>("nlo").await;
+    lost_replies::<KeyedOptimistic>("nlo", false).await;
+}
+
+#[tokio::test]
+#[ignore = "full suite"]
+async fn lost_replies_leave_one_document_per_key_many_counters() {
+    lost_replies::<KeyedCounters>("nmc", true).await;
+}
+
+#[tokio::test]
+#[ignore = "full suite"]
+async fn lost_replies_leave_one_document_per_key_many_optimistic() {
+    lost_replies::<KeyedOptimistic>("nmo", true).await;
 }
 
 /// The server killed (SIGKILL) once a third of the keys are stored, and restarted on the
 /// same port and data, while callers race.
-async fn killed<T: Keyed>(label: &str) {
+async fn killed<T: Keyed>(label: &str, many: bool) {
     let rig = Rig::start(false).await;
     let mut n = 0;
-    let unknown = runs::<T, _, _>(&rig, label, || {
+    let unknown = runs::<T, _, _>(&rig, label, many, || {
         let name = format!("{label}{n}");
         n += 1;
         let docs = rig
@@ -117,11 +136,17 @@ async fn killed<T: Keyed>(label: &str) {
 #[tokio::test]
 #[ignore = "full suite"]
 async fn a_killed_and_restarted_server_leaves_one_document_per_key_counters() {
-    killed::<KeyedCounters>("nkc").await;
+    killed::<KeyedCounters>("nkc", false).await;
+}
+
+#[tokio::test]
+#[ignore = "full suite"]
+async fn a_killed_and_restarted_server_leaves_one_document_per_key_many_block() {
+    killed::<KeyedBlock>("nkb", true).await;
 }
 
 #[tokio::test]
 #[ignore = "full suite"]
 async fn a_killed_and_restarted_server_leaves_one_document_per_key_optimistic() {
-    killed::<KeyedOptimistic>("nko").await;
+    killed::<KeyedOptimistic>("nko", false).await;
 }

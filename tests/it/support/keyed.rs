@@ -365,3 +365,121 @@ pub fn parse<T: Keyed>(line: &str) -> Option<Called<T>> {
         cut,
     })
 }
+
+/// `find_or_insert_many` of `docs` through `via`.
+pub async fn find_or_insert_many<T: Keyed>(
+    via: &Via,
+    docs: &mut [T],
+    content_is_unique: bool,
+) -> Result<Vec<Entry>, Error> {
+    match (via, content_is_unique) {
+        (Via::Handle(db), true) => T::find_or_insert_many(docs, db).content_is_unique().await,
+        (Via::Handle(db), false) => T::find_or_insert_many(docs, db).await,
+        (Via::Bare(db), true) => T::find_or_insert_many(docs, db).content_is_unique().await,
+        (Via::Bare(db), false) => T::find_or_insert_many(docs, db).await,
+    }
+}
+
+/// `find_or_insert_many` of `docs` until every document is settled: a call that leaves
+/// some unknown or failed ([`Error::Bulk`]) is made again with the same slice. Returns
+/// the entries, how many calls were made again, and for each document the number it held
+/// when a call first left it unknown.
+pub async fn settled_many<T: Keyed>(
+    via: &Via,
+    docs: &mut [T],
+    content_is_unique: bool,
+) -> Result<(Vec<Entry>, u32, Vec<Option<i64>>), Error> {
+    let mut cut = vec![None; docs.len()];
+    let mut again = 0;
+    loop {
+        match find_or_insert_many(via, docs, content_is_unique).await {
+            Err(Error::Bulk(bulk)) if again < 200 => {
+                for &position in &bulk.unknown {
+                    cut[position] = cut[position].or(docs[position].number());
+                }
+                again += 1;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(Error::Driver { .. } | Error::OutcomeUnknown { .. }) if again < 200 => {
+                again += 1;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => return other.map(|entries| (entries, again, cut)),
+        }
+    }
+}
+
+/// [`race`] with `find_or_insert_many`: in each round, every task asks for the same
+/// `per_call` new keys at once, each task in an order of its own (and task 0 for the
+/// round's first key twice), until `keys` keys.
+pub async fn race_many<T: Keyed>(
+    via: &Via,
+    label: &str,
+    tasks: usize,
+    keys: u32,
+    per_call: u32,
+    unique: bool,
+) -> (Vec<Called<T>>, u32) {
+    let barrier = Arc::new(tokio::sync::Barrier::new(tasks));
+    let handles: Vec<_> = (0..tasks)
+        .map(|task| {
+            let (via, barrier, label) = (via.clone(), barrier.clone(), label.to_owned());
+            tokio::spawn(async move {
+                let mut calls = Vec::new();
+                let mut again = 0;
+                for first in (0..keys).step_by(per_call as usize) {
+                    let mut round: Vec<u32> = (first..keys.min(first + per_call)).collect();
+                    let turn = task % round.len();
+                    round.rotate_left(turn);
+                    if task == 0 {
+                        round.push(first);
+                    }
+                    barrier.wait().await;
+                    let callers: Vec<String> = (0..round.len())
+                        .map(|at| format!("{label}-{task}-{first}-{at}"))
+                        .collect();
+                    let mut docs: Vec<T> = round
+                        .iter()
+                        .zip(&callers)
+                        .map(|(&key, caller)| {
+                            let content = if unique {
+                                caller.clone()
+                            } else {
+                                String::new()
+                            };
+                            T::make(email_of(key), content)
+                        })
+                        .collect();
+                    let (entries, made, cut) = settled_many(&via, &mut docs, unique)
+                        .await
+                        .unwrap_or_else(|e| panic!("{label}-{task}-{first}: {e}"));
+                    again += made;
+                    let each = round
+                        .into_iter()
+                        .zip(callers)
+                        .zip(entries)
+                        .zip(docs)
+                        .zip(cut);
+                    for ((((key, caller), entry), doc), cut) in each {
+                        calls.push(Called {
+                            key,
+                            caller,
+                            entry,
+                            doc,
+                            cut,
+                        });
+                    }
+                }
+                (calls, again)
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    let mut again = 0;
+    for handle in handles {
+        let (calls, made) = handle.await.expect("a caller panicked");
+        all.extend(calls);
+        again += made;
+    }
+    (all, again)
+}

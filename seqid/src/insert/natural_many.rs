@@ -1,0 +1,398 @@
+//! `find_or_insert_many`: `find_or_insert` for many documents, with one lookup for all
+//! their keys and one `insert_many` for those not found.
+//!
+//! The keys are looked up in one query (`$in` on a one-field key, `$or` of equalities
+//! on a compound one); every document found is replaced by the stored one. The first
+//! document of each key not found is inserted, all of them in one `insert_many` (one
+//! reservation per scope, as `insert_many`); a later document of the same key in the slice
+//! gets the first's stored document (`Found`). What the insert could not store is settled
+//! as `find_or_insert` settles one document, with one more lookup for all of them: a
+//! duplicate key is a race lost to another caller, a lost answer is this call's document
+//! where the caller asserted that equal content is its own. What remains (refused for
+//! another reason, or unknown) is [`Error::Bulk`], whose `inserted` lists every document
+//! that holds its stored document (found ones too), so that calling again with the same
+//! slice finishes the job.
+
+use std::collections::{BTreeMap, HashMap};
+
+use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use serde::de::DeserializeOwned;
+
+use super::many::many_again;
+use super::natural::{
+    Found, KEY_PATIENCE, holds, is_ours, lost_race, require_transaction, serialized,
+};
+use crate::code;
+use crate::companions::CompanionsOfMany;
+use crate::context::{Call, Context};
+use crate::fields::ensure_unset;
+use crate::indexes;
+use crate::model::Model;
+use crate::natural::{Entry, NaturalKey, normalized};
+use crate::others;
+use crate::registry::Route;
+use crate::scope::Scope;
+use crate::server::{DUPLICATE_KEY, PRIMARY};
+use crate::span::{self, Traced};
+use crate::turnstile;
+use crate::{AnyIdField, BulkError, Error, FailedInsert, IdField, Sequence};
+
+/// `find_or_insert_many`: each of `docs` becomes the stored document with its key.
+pub(crate) async fn find_or_insert_many<T: Model + DeserializeOwned>(
+    docs: &mut [T],
+    route: Route<'_>,
+    call: Call<'_>,
+    key: Result<NaturalKey, Error>,
+) -> Traced<Result<Vec<Entry>, Error>> {
+    let seq: &'static Sequence = &T::SEQUENCE;
+    let mut cx = match Context::of(seq, route, call).await {
+        Ok(cx) => cx,
+        Err(error) => return Traced::from(Err(error)),
+    };
+    let result = match key {
+        Ok(key) => Box::pin(run(docs, key, &mut cx)).await,
+        Err(error) => Err(error),
+    };
+    cx.finish(result)
+}
+
+/// Where each document stands.
+#[derive(Clone, Debug)]
+enum Standing {
+    /// Not settled yet.
+    Open,
+    Done(Entry),
+    Failed(FailedInsert),
+    Unknown,
+}
+
+/// [`find_or_insert_many`], in its context.
+async fn run<T: Model + DeserializeOwned>(
+    docs: &mut [T],
+    key: NaturalKey,
+    cx: &mut Context<'_>,
+) -> Result<Vec<Entry>, Error> {
+    let seq = cx.seq;
+    require_transaction::<T>(cx)?;
+    // Before anything is read or taken: ids set where they may not be, keys, scopes.
+    for doc in docs.iter().filter(|doc| doc.sequence_id().is_unset()) {
+        ensure_unset(doc)
+            .and_then(|()| others::ensure_unset(doc))
+            .and_then(|()| code::ensure_unset(doc))?;
+    }
+    let filters = docs
+        .iter()
+        .map(|doc| key.filter(seq, &serialized(seq, key, doc)?))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let scopes = docs
+        .iter()
+        .map(|doc| Scope::of(seq, doc))
+        .collect::<Result<Vec<_>, Error>>()?;
+    indexes::require_key(cx.route, seq, key).await?;
+    let normal: Vec<Vec<u8>> = filters.iter().map(normalized).collect();
+    // The first document of each key, in the order of the keys' bytes: turns are taken in
+    // that order, so that two calls holding some of the same keys never wait on each
+    // other in a circle.
+    let mut first_of: BTreeMap<&[u8], usize> = BTreeMap::new();
+    for (position, bytes) in normal.iter().enumerate() {
+        first_of.entry(bytes).or_insert(position);
+    }
+    let mut turns = Vec::with_capacity(first_of.len());
+    for &position in first_of.values() {
+        let turn =
+            turnstile::key_turn(cx.route.db.name(), seq, &filters[position], KEY_PATIENCE).await;
+        turns.push(turn);
+    }
+    let firsts: Vec<usize> = first_of.values().copied().collect();
+    let mut standing = vec![Standing::Open; docs.len()];
+    let found = lookup_all::<T>(key, &filters, &firsts, cx).await?;
+    let mut to_insert = Vec::new();
+    for &position in &firsts {
+        match found.get(&normal[position]) {
+            Some(found) => {
+                let doc = &mut docs[position];
+                let own = !doc.sequence_id().is_unset()
+                    && holds(found, &scopes[position], doc.sequence_id().value())
+                    && is_ours(doc, found, cx);
+                *doc = copy_of(found)?;
+                let entry = if own { Entry::Inserted } else { Entry::Found };
+                standing[position] = Standing::Done(entry);
+            }
+            None => to_insert.push(position),
+        }
+    }
+    to_insert.sort_unstable();
+    if !to_insert.is_empty() {
+        let inserted = insert_at(docs, &to_insert, cx).await;
+        match inserted {
+            Ok(()) => {
+                for &position in &to_insert {
+                    standing[position] = Standing::Done(Entry::Inserted);
+                }
+            }
+            Err(Error::Bulk(bulk)) => {
+                record(&bulk, &mut standing);
+                settle_all(docs, &filters, &normal, &scopes, key, &mut standing, cx).await;
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    drop(turns);
+    follow_firsts(docs, &normal, &first_of, &mut standing)?;
+    conclude(seq, standing)
+}
+
+/// Records what `insert_many` did with each document (`bulk`'s indices are positions in
+/// the slice).
+fn record(bulk: &BulkError, standing: &mut [Standing]) {
+    for &position in &bulk.inserted {
+        standing[position] = Standing::Done(Entry::Inserted);
+    }
+    for failed in &bulk.failed {
+        standing[failed.index] = Standing::Failed(failed.clone());
+    }
+    for &position in &bulk.unknown {
+        standing[position] = Standing::Unknown;
+    }
+}
+
+/// Inserts the documents at `positions` (ascending), each the first of its key, with one
+/// `insert_many`: moved to the front of the slice for it, and back after. A
+/// [`BulkError`]'s indices come back as positions in the slice.
+async fn insert_at<T: Model>(
+    docs: &mut [T],
+    positions: &[usize],
+    cx: &mut Context<'_>,
+) -> Result<(), Error> {
+    // Positions ascending: swapping each to the front moves only documents not inserted.
+    for (slot, &position) in positions.iter().enumerate() {
+        docs.swap(slot, position);
+    }
+    let mut ids = CompanionsOfMany::fill(&mut docs[..positions.len()]);
+    if ids.docs().iter().all(|doc| doc.sequence_id().is_unset()) {
+        cx.content_is_unique |= ids.made_content_unique();
+    }
+    let result = many_again(ids.docs(), cx).await;
+    span::codes(ids.docs());
+    drop(ids);
+    for (slot, &position) in positions.iter().enumerate().rev() {
+        docs.swap(slot, position);
+    }
+    match result {
+        Ok(_) => Ok(()),
+        Err(Error::Bulk(mut bulk)) => {
+            let at = |slot: usize| positions[slot];
+            bulk.inserted.iter_mut().for_each(|i| *i = at(*i));
+            bulk.failed.iter_mut().for_each(|f| f.index = at(f.index));
+            bulk.unknown.iter_mut().for_each(|i| *i = at(*i));
+            Err(Error::Bulk(bulk))
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// Settles what the insert left failed with a duplicate key (a race lost) or unknown (an
+/// answer lost), with one lookup for all of them, as `find_or_insert` settles one
+/// document. Nothing is looked up inside the caller's transaction, which the failure
+/// aborted.
+async fn settle_all<T: Model + DeserializeOwned>(
+    docs: &mut [T],
+    filters: &[BsonDocument],
+    normal: &[Vec<u8>],
+    scopes: &[Scope],
+    key: NaturalKey,
+    standing: &mut [Standing],
+    cx: &mut Context<'_>,
+) {
+    if cx.session.in_transaction() {
+        return;
+    }
+    let open: Vec<usize> = (0..docs.len())
+        .filter(|&p| match &standing[p] {
+            Standing::Failed(failed) => failed.code == Some(DUPLICATE_KEY),
+            Standing::Unknown => true,
+            _ => false,
+        })
+        .collect();
+    if open.is_empty() {
+        return;
+    }
+    // The lookup's own failure says less than the insert's.
+    let Ok(found) = lookup_all::<T>(key, filters, &open, cx).await else {
+        return;
+    };
+    for position in open {
+        let Some(found) = found.get(&normal[position]) else {
+            continue;
+        };
+        let doc = &mut docs[position];
+        let known = matches!(standing[position], Standing::Failed(_));
+        let id = match &standing[position] {
+            Standing::Failed(failed) => failed.id,
+            _ => doc.sequence_id().value().map_or(0, |v| v as i64),
+        };
+        let at_our_id = holds(found, &scopes[position], Some(id.into()));
+        if !known && at_our_id {
+            // Its own only where equal content is; else unknown, its ids kept.
+            if is_ours(doc, found, cx) {
+                standing[position] = Standing::Done(Entry::Inserted);
+            }
+            continue;
+        }
+        lost_race(cx, &scopes[position], id, known && !at_our_id);
+        match copy_of(found) {
+            Ok(copy) => {
+                *doc = copy;
+                standing[position] = Standing::Done(Entry::Found);
+            }
+            Err(_) => continue,
+        }
+    }
+}
+
+/// Every later document of a key gets the first's stored document (`Found`), or its
+/// failure.
+fn follow_firsts<T: Model + DeserializeOwned>(
+    docs: &mut [T],
+    normal: &[Vec<u8>],
+    first_of: &BTreeMap<&[u8], usize>,
+    standing: &mut [Standing],
+) -> Result<(), Error> {
+    for position in 0..docs.len() {
+        let first = first_of[normal[position].as_slice()];
+        if first == position {
+            continue;
+        }
+        standing[position] = match &standing[first] {
+            Standing::Done(_) => {
+                let stored = mongodb::bson::to_document(&docs[first]).ok();
+                match stored.and_then(|stored| mongodb::bson::from_document(stored).ok()) {
+                    Some(copy) => {
+                        docs[position] = copy;
+                        Standing::Done(Entry::Found)
+                    }
+                    None => Standing::Failed(failed_with(
+                        position,
+                        "the stored document of its key could not be read back",
+                    )),
+                }
+            }
+            _ => Standing::Failed(failed_with(
+                position,
+                "an earlier document of this call with the same key was not stored",
+            )),
+        };
+    }
+    Ok(())
+}
+
+fn failed_with(index: usize, message: &str) -> FailedInsert {
+    FailedInsert {
+        index,
+        id: 0,
+        code: None,
+        message: message.to_owned(),
+    }
+}
+
+/// Every entry, or [`Error::Bulk`] with what is not settled.
+fn conclude(seq: &'static Sequence, standing: Vec<Standing>) -> Result<Vec<Entry>, Error> {
+    if standing.iter().all(|s| matches!(s, Standing::Done(_))) {
+        let entries = standing.into_iter().map(|s| match s {
+            Standing::Done(entry) => entry,
+            _ => unreachable!("all done"),
+        });
+        return Ok(entries.collect());
+    }
+    let mut bulk = BulkError {
+        sequence: seq,
+        inserted: Vec::new(),
+        failed: Vec::new(),
+        unknown: Vec::new(),
+    };
+    for (position, standing) in standing.into_iter().enumerate() {
+        match standing {
+            Standing::Done(_) => bulk.inserted.push(position),
+            Standing::Failed(failed) => bulk.failed.push(failed),
+            // Never inserted: a call cut short before its insert.
+            Standing::Open => bulk.failed.push(failed_with(position, "not inserted")),
+            Standing::Unknown => bulk.unknown.push(position),
+        }
+    }
+    Err(Error::Bulk(Box::new(bulk)))
+}
+
+/// A found document, as a new value.
+fn copy_of<T: Model + DeserializeOwned>(found: &Found<T>) -> Result<T, Error> {
+    mongodb::bson::from_document(found.stored.clone()).map_err(|error| {
+        Error::driver(
+            &T::SEQUENCE,
+            format!("reading back the document {}", found.stored),
+            error.into(),
+        )
+    })
+}
+
+/// The documents holding the keys of `filters` at `positions`, in one query from the
+/// primary (in the caller's session), by their normalized key.
+async fn lookup_all<T: Model + DeserializeOwned>(
+    key: NaturalKey,
+    filters: &[BsonDocument],
+    positions: &[usize],
+    cx: &mut Context<'_>,
+) -> Result<HashMap<Vec<u8>, Found<T>>, Error> {
+    let seq = cx.seq;
+    let filter = match key.fields {
+        [field] => {
+            let values: Vec<Bson> = positions
+                .iter()
+                .filter_map(|&p| filters[p].get(*field).cloned())
+                .collect();
+            doc! { *field: { "$in": values } }
+        }
+        _ => doc! { "$or": positions.iter().map(|&p| filters[p].clone()).collect::<Vec<_>>() },
+    };
+    let collection = cx.collection::<BsonDocument>();
+    let find = collection.find(filter);
+    let in_transaction = cx.session.in_transaction();
+    let failed = |error: mongodb::error::Error| {
+        Error::driver(
+            seq,
+            format!(
+                "finding {} documents by the natural key {} in `{}`",
+                positions.len(),
+                key.shown(),
+                seq.collection
+            ),
+            error,
+        )
+    };
+    let stored: Vec<BsonDocument> = match cx.session.join() {
+        Some(session) => {
+            let find = find.session(&mut *session);
+            let find = match in_transaction {
+                true => find,
+                false => find.selection_criteria(PRIMARY),
+            };
+            let mut cursor = find.await.map_err(failed)?;
+            let mut stored = Vec::new();
+            while cursor.advance(session).await.map_err(failed)? {
+                stored.push(cursor.deserialize_current().map_err(failed)?);
+            }
+            stored
+        }
+        None => {
+            use futures_util::TryStreamExt;
+            let cursor = find.selection_criteria(PRIMARY).await.map_err(failed)?;
+            cursor.try_collect().await.map_err(failed)?
+        }
+    };
+    let mut found = HashMap::with_capacity(stored.len());
+    for stored in stored {
+        let doc: T = mongodb::bson::from_document(stored.clone()).map_err(|e| failed(e.into()))?;
+        if let Ok(filter) = key.filter(seq, &stored) {
+            found.insert(normalized(&filter), Found { doc, stored });
+        }
+    }
+    Ok(found)
+}
