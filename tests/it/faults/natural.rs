@@ -47,8 +47,13 @@ where
             "{label} {} {kind} unique={unique}",
             T::SEQUENCE.strategy_name()
         );
-        let ((calls, again), ()) =
-            tokio::join!(race::<T>(&via, &run, TASKS, KEYS, unique), fault());
+        let race = async {
+            match many {
+                true => race_many::<T>(&via, &run, TASKS, KEYS, 4, unique).await,
+                false => race::<T>(&via, &run, TASKS, KEYS, unique).await,
+            }
+        };
+        let ((calls, again), ()) = tokio::join!(race, fault());
         unknown += again;
         check_race::<T>(&rig.checker.database(&name), &calls, KEYS, unique, &run).await;
     }
