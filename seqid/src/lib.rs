@@ -112,7 +112,8 @@
 //! - [strategies](guide::strategies), [sharing state](guide::sharing) between tasks, and
 //!   [transactions and write concern](guide::transactions);
 //! - [any field, per scope](guide::scopes), [several sequences](guide::several_sequences) in
-//!   one document, [display codes](guide::display_codes), [other tools'
+//!   one document, [display codes](guide::display_codes),
+//!   [find-or-insert by a natural key](guide::find_or_insert), [other tools'
 //!   counters](guide::other_tools), the [data layout](guide::data_layout);
 //! - the [attribute reference](guide::attributes) (also in the [derive's
 //!   documentation](macro@Document)), the [operations](guide::operations) and logging, the
@@ -180,11 +181,11 @@
 //! | layer | modules | what it does |
 //! |---|---|---|
 //! | public API | [`document`](Document), [`action`], `sequences` | what a user does with a model: the actions and their builders, admin and find, the [`Sequences`] handle and its [`Database`] |
-//! | orchestration | `insert::{one, many, earlier}` | the only place where documents meet writes: reserve, fill, write, record, settle; the loop over rounds |
+//! | orchestration | `insert::{one, many, earlier, natural, natural_many}` | the only place where documents meet writes: reserve, fill, write, record, settle; the loop over rounds |
 //! | id sources | `counted`, `optimistic` | hand out ids per scope and take back what became of them; never hold documents |
 //! | round trips | `write`, `counter`, `largest`, `indexes` | one kind of command each, and what its answer means |
-//! | state | `context`, `pending`, `registry`, `frontier`, `allocator`, `orphan`, `turnstile` | a call's options and context; writes left running; the handle's registry; the optimistic frontier; the allocator that shares reservations; the turns bare optimistic inserts of a process take |
-//! | leaves | `model`, `fields`, `batch`, `fate`, `scope`, `span`, `server`, `error`, `sequence`, `id`, `kind`, `numeric`, `session`, `detach`, `once`, `backoff`, `retry`, `future` | what a model is and its id field, a batch's pure bookkeeping, fates and keys, the server's constants, errors and numbers, how long and how the optimistic loop retries |
+//! | state | `context`, `pending`, `registry`, `frontier`, `allocator`, `orphan`, `turnstile` | a call's options and context; writes left running; the handle's registry; the optimistic frontier; the allocator that shares reservations; the turns bare optimistic inserts and `find_or_insert` calls of a process take |
+//! | leaves | `model`, `fields`, `batch`, `fate`, `scope`, `natural`, `span`, `server`, `error`, `sequence`, `id`, `kind`, `numeric`, `session`, `detach`, `once`, `backoff`, `retry`, `future` | what a model is and its id field, a batch's pure bookkeeping, fates and keys, natural keys and their filters, the server's constants, errors and numbers, how long and how the optimistic loop retries |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

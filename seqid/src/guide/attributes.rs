@@ -1,4 +1,5 @@
-//! The attribute reference: `#[seq_id(...)]`, `#[seq_display(...)]`, the id field, serde.
+//! The attribute reference: `#[seq_id(...)]`, `#[seq_display(...)]`, `#[seq_key]`, the id
+//! field, serde.
 //!
 //! `#[seq_id("name", key = value, ...)]` on a struct with named fields puts its `_id` on the
 //! sequence. `#[seq_id("name", key = value, ...)]` on an integer field puts that field on a
@@ -118,3 +119,16 @@
 //! Read from the left, text matches itself, a number is an optional `-` and the longest run of
 //! digits, a string runs to its separator or to the end: a code reads back into exactly one set
 //! of values, among them the number and its scope, which the sequence hands out once.
+//!
+//! # Natural keys
+//!
+//! `#[seq_key]`, alone, on each field that identifies a document before it is stored (an
+//! email; a tenant and an external reference: several marked fields make one compound key),
+//! for [`find_or_insert`](crate::Document::find_or_insert). Refused at the attribute, with the
+//! reason: arguments or a value (`#[seq_key(...)]`), twice on a field, on the struct, on a field
+//! a sequence fills (the `_id` of the struct's sequence, or a `#[seq_id]` field), on the
+//! `Option<ObjectId>` `_id` the insert makes, on a display field, and on a field serde does not
+//! write as itself (`skip`, `flatten`, `serialize_with`, ...). An `_id` the caller sets (a `String`
+//! beside a sequence on another field) may be the key. The key's fields are
+//! [`Model::NATURAL_KEY`](crate::Model::NATURAL_KEY), as serialized; `create_indexes` makes their
+//! unique index, named as MongoDB names it (`email_1`, `tenant_1_email_1`).

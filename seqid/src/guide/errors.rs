@@ -40,8 +40,11 @@
 //! - [`InvalidScope`](crate::Error::InvalidScope): the scope value at fault and why it is not one.
 //! - [`InvalidCode`](crate::Error::InvalidCode): a display code set by the caller, or a string
 //!   value that would make codes ambiguous: the field, the value and the format.
-//! - [`MissingIndex`](crate::Error::MissingIndex): the unique index a field sequence relies on,
-//!   and what relies on it.
+//! - [`MissingIndex`](crate::Error::MissingIndex): the unique index a field sequence or a natural
+//!   key relies on, and what relies on it.
+//! - [`InvalidNaturalKey`](crate::Error::InvalidNaturalKey): a natural key that names no one
+//!   document (a field missing, null or an array; a key named per call that is empty or names
+//!   a field the insert fills), with the key and the value; nothing read or written.
 //! - [`Bulk`](crate::Error::Bulk): what became of each document of an `insert_many`
 //!   ([`BulkError`](crate::BulkError): `inserted`, `failed`, `unknown`).
 //!

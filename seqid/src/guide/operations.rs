@@ -19,7 +19,14 @@
 //!   insert whose outcome was unknown, or a cancelled one (see [guarantees](super::guarantees)):
 //!   each document ends up stored at most once, and `Ok` only when this call's write is known to
 //!   be the one stored.
-//! - [`.content_is_unique()`](crate::action::Insert::content_is_unique) on any of the four: the
+//! - [`doc.find_or_insert(&db)`](crate::Document::find_or_insert) → an [`Entry`](crate::Entry),
+//!   `Inserted` or `Found`, the document now the stored one: found by its natural key
+//!   (`#[seq_key]`), inserted with the next id only when no document holds the key;
+//!   [`T::find_or_insert_many(&mut docs, &db)`](crate::Document::find_or_insert_many) for a
+//!   batch (one lookup, one `insert_many`); `find_or_insert_by` and `find_or_insert_many_by`
+//!   name the key per call. The same options as an insert. See
+//!   [find-or-insert](super::find_or_insert).
+//! - [`.content_is_unique()`](crate::action::Insert::content_is_unique) on any of these: the
 //!   caller asserts that no other writer stores a document equal to one of these (each carries a
 //!   request id, say), so that a document equal to it found at its id may be taken for its own
 //!   after a lost answer. Without it seqid never concludes anything from content.
