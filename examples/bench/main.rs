@@ -23,6 +23,7 @@ mod cost;
 mod instructions;
 mod maxq;
 mod model;
+mod natural;
 mod one;
 mod probe;
 mod scopes;
@@ -59,7 +60,7 @@ usage: cargo run --release --example bench -- [options]
   --bulk-rounds N    interleaved rounds of bulk trials (default 5)
   --bulk-docs N      documents per bulk call (default 10000)
   --query-runs N     runs of each maximum query (default 100, fewer if slow)
-  --only LIST        comma-separated parts to run: one,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,cancel,service,contention
+  --only LIST        comma-separated parts to run: one,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,natural,cancel,service,contention
                      (default all; instructions needs valgrind)
   --cost-contenders LIST  the cost part's contenders: driver,tutorial,block,counters,coded,optimistic (default all)
   --cost-inserts N   inserts per cost trial (default 1000; 100 with --quick)
@@ -111,6 +112,7 @@ impl Config {
                 "maxq",
                 "txn",
                 "scopes",
+                "natural",
                 "cancel",
                 "service",
                 "contention",
@@ -307,6 +309,13 @@ async fn main() -> Result<(), BoxError> {
         None
     };
 
+    let natural = if config.runs("natural") {
+        eprintln!("find-or-insert by a natural key ...");
+        Some(natural::run(&db, &config).await?)
+    } else {
+        None
+    };
+
     let cancel = if config.runs("cancel") {
         eprintln!("cancellation storms ...");
         Some(cancel::run(&config).await?)
@@ -451,6 +460,19 @@ async fn main() -> Result<(), BoxError> {
              measured by the benchmark's counting allocator once the inserts are done.\n"
         );
         scopes::print(rows);
+    }
+    if let Some(rows) = &natural {
+        println!("## Find-or-insert by a natural key\n");
+        println!(
+            "16 tasks, 10,000 calls over 200 keys (1,000 with `--quick`), each task drawing \
+             keys at random (a seeded sequence of its own), through one handle per trial, fresh collection and \
+             counter per trial; {} interleaved rounds, medians (min–max over rounds for the \
+             ids). `ids taken per document stored` is the counter's value (optimistic: the \
+             largest id) over the 200 documents; for block, the ids the handle handed out (the \
+             rest of its last block is the next inserts'). `× by hand` is per round.\n",
+            config.rounds.min(3)
+        );
+        natural::print(rows);
     }
     if let Some(rows) = &cancel {
         println!(
