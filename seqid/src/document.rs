@@ -6,9 +6,10 @@ use std::future::Future;
 
 use crate::action::find::Deserializable;
 use crate::action::find_or_insert::NaturalKeyed;
+use crate::action::number::NumberedLater;
 use crate::action::{
-    FindById, FindOrInsert, FindOrInsertMany, Insert, InsertMany, Mode, PeekCounter, SetCounter,
-    SyncCounter,
+    FindById, FindOrInsert, FindOrInsertMany, Insert, InsertMany, Mode, NumberDraft, NumberDrafts,
+    PeekCounter, SetCounter, SyncCounter,
 };
 use crate::model::{IdValue, Model};
 use crate::natural::NaturalKey;
@@ -428,6 +429,91 @@ pub trait Document: Model {
         Self: Deserializable,
     {
         FindOrInsertMany::new(docs, db.route(), NaturalKey::named::<Self>(key))
+    }
+
+    /// Gives the stored draft that `filter` finds its number, if it has none yet, with its
+    /// display codes, for a sequence numbered later (`numbered = "later"`): a draft
+    /// invoice, saved without a number, numbered when it is issued. One conditional update
+    /// sets the number where none is, so two callers numbering one draft at once give it
+    /// one number; the other learns it ([`Numbered::by_this_call`](crate::Numbered) is
+    /// `false`, as for a draft numbered before), and its own id costs what the strategy
+    /// promises (given back with `block`, a gap with `counters`, counted in
+    /// [`Stats::races_lost`](crate::Stats::races_lost); none with `gapless`, whose number is
+    /// taken in the caller's transaction, together with the caller's own change:
+    /// [`.set(...)`](crate::action::NumberDraft::set) and
+    /// [`.session(...)`](crate::action::NumberDraft::session)). No draft found is
+    /// [`Error::DraftNotFound`]. The guide's [numbering later](crate::guide::numbering_later)
+    /// chapter spells the races out.
+    ///
+    /// ```no_run
+    /// use mongodb::bson::{doc, oid::ObjectId};
+    /// use seqid::Document;
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Serialize, Deserialize, Document)]
+    /// #[seq_id(collection = "invoices")]
+    /// struct Invoice {
+    ///     #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    ///     id: Option<ObjectId>,
+    ///     year: i32,
+    ///     #[seq_id("invoice", scope = "year", strategy = "gapless", numbered = "later")]
+    ///     number: Option<i64>,
+    ///     #[seq_display("INV-{year}-{number:04}")]
+    ///     code: String,
+    ///     status: String,
+    /// }
+    ///
+    /// # async fn run(client: mongodb::Client, db: seqid::Database) -> Result<(), Box<dyn std::error::Error>> {
+    /// Invoice::create_indexes(&db).await?;
+    /// let draft = Invoice { id: None, year: 2026, number: None, code: String::new(), status: "draft".into() };
+    /// let id = Invoice::collection(&db).insert_one(&draft).await?.inserted_id;
+    /// // ... later, when it is issued:
+    /// let mut session = client.start_session().await?;
+    /// session.start_transaction().await?;
+    /// let issued = Invoice::number_draft(&db, doc! { "_id": id })
+    ///     .set(doc! { "status": "issued" })
+    ///     .session(&mut session)
+    ///     .await?;
+    /// session.commit_transaction().await?;
+    /// println!("{}", issued.doc.code); // INV-2026-0001
+    /// # Ok(()) }
+    /// ```
+    fn number_draft(db: &impl AsDatabase, filter: mongodb::bson::Document) -> NumberDraft<'_, Self>
+    where
+        Self: NumberedLater + Deserializable,
+    {
+        NumberDraft::new(db.route(), filter)
+    }
+
+    /// Numbers every stored draft `filter` finds that has no number yet, in the order given
+    /// with [`.order(...)`](crate::action::NumberDrafts::order) (`_id` ascending by default),
+    /// with one reservation of ids per scope, and returns the documents this call numbered,
+    /// in that order: adopting seqid on a collection of unnumbered documents, or issuing a
+    /// day's drafts at once. A draft another caller numbers meanwhile keeps that number and
+    /// is left out.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # use mongodb::bson::doc;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id(collection = "invoices")]
+    /// # struct Invoice { #[serde(rename = "_id", skip_serializing_if = "Option::is_none")] id: Option<mongodb::bson::oid::ObjectId>,
+    /// #   #[seq_id("invoice", numbered = "later")] number: Option<i64>, status: String, created: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let issued = Invoice::number_drafts(&db, doc! { "status": "approved" })
+    ///     .order(doc! { "created": 1 })
+    ///     .set(doc! { "status": "issued" })
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    fn number_drafts(
+        db: &impl AsDatabase,
+        filter: mongodb::bson::Document,
+    ) -> NumberDrafts<'_, Self>
+    where
+        Self: NumberedLater + Deserializable,
+    {
+        NumberDrafts::new(db.route(), filter)
     }
 
     /// The typed collection the documents go to

@@ -394,6 +394,38 @@ pub enum Error {
         reason: Box<str>,
     },
 
+    /// An insert of a type whose sequence is numbered later (`numbered = "later"`): its
+    /// documents are stored as drafts, without a number, and numbered by
+    /// [`number_draft`](crate::Document::number_draft). Nothing was written.
+    #[error(
+        "sequence `{}`: `{}` is numbered later (numbered = \"later\"), so {operation} does not \
+         number it: store the draft as it is with the driver (T::collection(&db).insert_one), \
+         and give it its number with number_draft when it is issued; nothing was written",
+        .sequence.name,
+        .sequence.field
+    )]
+    NumberedLater {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The call refused: `insert`, `insert_many`, ...
+        operation: &'static str,
+    },
+
+    /// [`number_draft`](crate::Document::number_draft) found no document matching its
+    /// filter. Nothing was reserved or written.
+    #[error(
+        "sequence `{}`: no document of `{}` matches {filter} to number; nothing was reserved \
+         or written",
+        .sequence.name,
+        .sequence.collection
+    )]
+    DraftNotFound {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The filter, as shown.
+        filter: Box<str>,
+    },
+
     /// `insert_many` stored some documents and not others.
     #[error(transparent)]
     Bulk(Box<BulkError>),
@@ -434,7 +466,9 @@ impl Error {
             | Error::InvalidScope { sequence, .. }
             | Error::InvalidCode { sequence, .. }
             | Error::MissingIndex { sequence, .. }
-            | Error::InvalidNaturalKey { sequence, .. } => sequence.name,
+            | Error::InvalidNaturalKey { sequence, .. }
+            | Error::NumberedLater { sequence, .. }
+            | Error::DraftNotFound { sequence, .. } => sequence.name,
             Error::Bulk(bulk) => bulk.sequence.name,
         }
     }

@@ -18,6 +18,18 @@ pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
     }
 }
 
+/// `Ok` unless `T`'s sequence is numbered later, whose documents `operation` (an insert)
+/// does not number: [`Error::NumberedLater`].
+pub(crate) fn numbered_on_insert<T: Model>(operation: &'static str) -> Result<(), Error> {
+    match T::NUMBERED_LATER {
+        false => Ok(()),
+        true => Err(Error::NumberedLater {
+            sequence: &T::SEQUENCE,
+            operation,
+        }),
+    }
+}
+
 /// The id field holding `id`, and its integer; an error if the field's type cannot hold
 /// it, or reads it as unset (0 in a plain integer field).
 fn field<T: Model>(id: i64) -> Result<(T::Id, IdValue<T>), Error> {

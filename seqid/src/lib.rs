@@ -234,12 +234,14 @@ mod turnstile;
 mod write;
 
 pub use action::find_or_insert::NaturalKeyed;
+pub use action::number::NumberedLater;
 pub use display::{DisplayCode, Unshowable};
 pub use document::{CounterBacked, Document};
 pub use error::{BulkError, Error, FailedInsert};
 pub use id::{AnyIdField, IdField};
 pub use layout::{Holds, Layout, ScopeEncoding, Width};
 pub use model::{IdValue, Model};
+pub use insert::later::Numbered;
 pub use natural::Entry;
 pub use registry::{DEFAULT_RELEASE_AFTER, Stats};
 pub use seqid_derive::Document;
@@ -255,6 +257,7 @@ pub use sequences::{AsDatabase, Database, Sequences};
 pub mod __private {
     pub use crate::action::find::{Deserializable, find_by_code};
     pub use crate::action::find_or_insert::NaturalKeyed;
+    pub use crate::action::number::NumberedLater;
     pub use crate::allocator::LiveBlock;
     pub use crate::display::{Integer, display_code, integer, literal, number, text};
     pub use crate::layout::construct::{custom, stepped};

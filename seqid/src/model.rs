@@ -180,6 +180,28 @@ pub trait Model: Serialize + Send + Sync + Sized {
     /// ```
     const NATURAL_KEY: &'static [&'static str] = &[];
 
+    /// Whether the sequence is numbered later (`numbered = "later"` on its field): `insert`
+    /// does not number such a type (it stores drafts, which the driver writes as they
+    /// are), and [`number_draft`](crate::Document::number_draft) gives a stored draft its
+    /// number when it is issued. `false` for every other type.
+    ///
+    /// ```
+    /// use seqid::{Document, Model};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Serialize, Deserialize, Document)]
+    /// #[seq_id(collection = "invoices")]
+    /// struct Invoice {
+    ///     #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    ///     id: Option<mongodb::bson::oid::ObjectId>,
+    ///     #[seq_id("invoice", strategy = "gapless", numbered = "later")]
+    ///     number: Option<i64>,
+    /// }
+    ///
+    /// assert!(Invoice::NUMBERED_LATER);
+    /// ```
+    const NUMBERED_LATER: bool = false;
+
     /// The fields that hold display codes (`#[seq_display("...")]`), in the order of the
     /// fields: the insert writes each from the document's numbers and fields, and stores
     /// it with the document. Empty for a document without one.

@@ -1,7 +1,7 @@
 //! The actions [`Document`](crate::Document)'s methods return, as the driver's: each is awaited directly
 //! (`IntoFuture`), after options set by method. This module is their one public path:
 //! [`Insert`] and [`InsertMany`] (and the [`InsertFuture`] they become), [`FindOrInsert`]
-//! and [`FindOrInsertMany`], [`FindById`],
+//! and [`FindOrInsertMany`], [`NumberDraft`] and [`NumberDrafts`], [`FindById`],
 //! and the counter's administration, [`PeekCounter`], [`SetCounter`] and
 //! [`SyncCounter`].
 //!
@@ -19,6 +19,7 @@
 mod counter;
 pub(crate) mod find;
 pub(crate) mod find_or_insert;
+pub(crate) mod number;
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
@@ -31,6 +32,7 @@ pub(crate) use counter::sync_every_scope;
 pub use counter::{PeekCounter, SetCounter, SyncCounter};
 pub use find::{FindByCode, FindById};
 pub use find_or_insert::{FindOrInsert, FindOrInsertMany};
+pub use number::{NumberDraft, NumberDrafts};
 
 use crate::context::Call;
 use crate::future::BoxFuture;

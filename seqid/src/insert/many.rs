@@ -41,7 +41,7 @@ use crate::companions::CompanionsOfMany;
 use crate::context::{Call, Context};
 use crate::counted;
 use crate::fate::{Fate, Rejection};
-use crate::fields::{carried, ensure_unset, fill_positions, unset};
+use crate::fields::{carried, ensure_unset, fill_positions, numbered_on_insert, unset};
 use crate::frontier::InFlight;
 use crate::indexes;
 use crate::model::{IdValue, Model};
@@ -67,10 +67,12 @@ pub(crate) async fn many<T: Model>(
         Err(error) => return Traced::from(Err(error)),
     };
     // Every id checked before the guard: an id the caller set never reaches it.
-    let checked = docs.iter().try_for_each(|doc| {
-        ensure_unset(doc)
-            .and_then(|()| others::ensure_unset(doc))
-            .and_then(|()| code::ensure_unset(doc))
+    let checked = numbered_on_insert::<T>("insert_many").and_then(|()| {
+        docs.iter().try_for_each(|doc| {
+            ensure_unset(doc)
+                .and_then(|()| others::ensure_unset(doc))
+                .and_then(|()| code::ensure_unset(doc))
+        })
     });
     if let Err(error) = checked {
         return cx.finish(Err(error));
@@ -132,10 +134,11 @@ pub(crate) async fn resume_many<T: Model>(
     };
     // A document without its sequence id is inserted afresh: its other ids must be
     // unset, as for `insert_many`.
-    let checked = docs
-        .iter()
-        .filter(|doc| doc.sequence_id().is_unset())
-        .try_for_each(|doc| others::ensure_unset(doc).and_then(|()| code::ensure_unset(doc)));
+    let checked = numbered_on_insert::<T>("resume_insert_many").and_then(|()| {
+        docs.iter()
+            .filter(|doc| doc.sequence_id().is_unset())
+            .try_for_each(|doc| others::ensure_unset(doc).and_then(|()| code::ensure_unset(doc)))
+    });
     if let Err(error) = checked {
         return cx.finish(Err(error));
     }

@@ -22,6 +22,7 @@
 //! state of every strategy, and BENCHMARKS.md (*The client's own cost*) prints it.
 
 pub(crate) mod earlier;
+pub(crate) mod later;
 pub(crate) mod many;
 pub(crate) mod natural;
 pub(crate) mod natural_many;

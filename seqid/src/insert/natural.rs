@@ -32,7 +32,7 @@ use super::one::{fresh, resume_one};
 use crate::code;
 use crate::companions::Companions;
 use crate::context::{Call, Context};
-use crate::fields::ensure_unset;
+use crate::fields::{ensure_unset, numbered_on_insert};
 use crate::indexes;
 use crate::model::Model;
 use crate::natural::{Entry, NaturalKey};
@@ -77,6 +77,7 @@ async fn run<T: Model + DeserializeOwned>(
 ) -> Result<Entry, Error> {
     let seq = cx.seq;
     // Before anything is read or taken: what the call cannot do.
+    numbered_on_insert::<T>("find_or_insert")?;
     require_transaction::<T>(cx)?;
     let carried = !doc.sequence_id().is_unset();
     if !carried {

@@ -25,7 +25,7 @@ use super::natural::{
 use crate::code;
 use crate::companions::CompanionsOfMany;
 use crate::context::{Call, Context};
-use crate::fields::ensure_unset;
+use crate::fields::{ensure_unset, numbered_on_insert};
 use crate::indexes;
 use crate::model::Model;
 use crate::natural::{Entry, NaturalKey, normalized};
@@ -73,6 +73,7 @@ async fn run<T: Model + DeserializeOwned>(
     cx: &mut Context<'_>,
 ) -> Result<Vec<Entry>, Error> {
     let seq = cx.seq;
+    numbered_on_insert::<T>("find_or_insert_many")?;
     require_transaction::<T>(cx)?;
     // Before anything is read or taken: ids set where they may not be, keys, scopes.
     for doc in docs.iter().filter(|doc| doc.sequence_id().is_unset()) {

@@ -13,7 +13,7 @@ use crate::companions::Companions;
 use crate::context::{Call, Context};
 use crate::counted;
 use crate::fate::Fate;
-use crate::fields::{carried, ensure_unset, fill, unset};
+use crate::fields::{carried, ensure_unset, fill, numbered_on_insert, unset};
 use crate::frontier::{InFlight, Maximum};
 use crate::future::BoxFuture;
 use crate::indexes;
@@ -41,7 +41,8 @@ pub(crate) async fn one<T: Model>(
         Err(error) => return Traced::from(Err(error)),
     };
     // Not held across the await below: the error it may hold is larger than the rest.
-    let checked = ensure_unset(doc)
+    let checked = numbered_on_insert::<T>("insert")
+        .and_then(|()| ensure_unset(doc))
         .and_then(|()| others::ensure_unset(doc))
         .and_then(|()| code::ensure_unset(doc));
     let scope = match checked.and_then(|()| Scope::of(seq, doc)) {
@@ -177,6 +178,9 @@ pub(crate) async fn resume<T: Model>(
         Ok(cx) => cx,
         Err(error) => return Traced::from(Err(error)),
     };
+    if let Err(error) = numbered_on_insert::<T>("resume_insert") {
+        return cx.finish(Err(error));
+    }
     if doc.sequence_id().is_unset()
         && let Err(error) = others::ensure_unset(doc).and_then(|()| code::ensure_unset(doc))
     {

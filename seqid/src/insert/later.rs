@@ -1,0 +1,483 @@
+//! `number_draft` and `number_drafts`: a stored document of a sequence numbered later
+//! (`numbered = "later"`) gets its number when it is issued.
+//!
+//! One document: the draft is read (by the caller's filter, on the primary, in the
+//! caller's session), an id is taken only if it has no number yet, and one conditional
+//! update sets the number and the codes that show it (with the caller's own fields, the
+//! state that makes the document "issued") where the number is still unset: `{ _id, field:
+//! null }`. Two callers numbering one draft at once both take an id, and the condition lets
+//! exactly one update through; the other matches nothing, reads the draft again, and
+//! answers with the number it got. Its own id is a race lost: given back to the handle's
+//! live block with `block`, a gap with `counters` (counted in
+//! [`Stats::races_lost`](crate::Stats::races_lost)); with `gapless`, everything runs in the
+//! caller's transaction, and the race is a write conflict that aborts it, its id with it.
+//!
+//! An update whose answer was lost is settled by reading the draft: the number this call
+//! took is there (the counter hands a number out once, and the condition kept any other
+//! update from landing after it), another is (this call's update can no longer match:
+//! the draft is numbered), or none is yet: [`Error::OutcomeUnknown`], and calling again
+//! reads the draft first; an update still on its way then matches nothing.
+//!
+//! Many documents: every draft matching a filter and still unnumbered, in the caller's
+//! order, with one reservation per scope, each then set with its own conditional update
+//! (all at once; one after the other in a transaction, whose session serves one command at
+//! a time). A draft numbered meanwhile by another caller keeps its number and is left out.
+
+use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use mongodb::options::FindOptions;
+use serde::de::DeserializeOwned;
+
+use crate::code;
+use crate::context::{Call, Context};
+use crate::counted;
+use crate::fields::fill;
+use crate::model::Model;
+use crate::registry::Route;
+use crate::scope::Scope;
+use crate::server::PRIMARY;
+use crate::span::Traced;
+use crate::{Error, IdField, Sequence, Strategy};
+
+/// What the caller asks for beyond the filter: its own fields set in the same update, and
+/// the order of a bulk numbering.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Issue {
+    /// Fields the update sets besides the number and its codes.
+    pub set: BsonDocument,
+    /// The order in which a bulk numbering hands out its numbers (`_id` ascending by
+    /// default).
+    pub order: Option<BsonDocument>,
+}
+
+/// What [`number_draft`](crate::Document::number_draft) did: the document as stored, with
+/// its number and its codes, and whether this call gave the number (else another caller
+/// had, before or at the same time).
+///
+/// ```
+/// let numbered = seqid::Numbered { doc: "INV-2026-0042", by_this_call: true };
+/// assert!(numbered.by_this_call);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Numbered<T> {
+    /// The document as stored, numbered.
+    pub doc: T,
+    /// Whether this call gave it its number.
+    pub by_this_call: bool,
+}
+
+/// `number_draft`: the document matching `filter`, numbered if it was not.
+pub(crate) async fn number_draft<T: Model + DeserializeOwned>(
+    filter: BsonDocument,
+    route: Route<'_>,
+    call: Call<'_>,
+    issue: Issue,
+) -> Traced<Result<Numbered<T>, Error>> {
+    let seq: &'static Sequence = &T::SEQUENCE;
+    let mut cx = match Context::of(seq, route, call).await {
+        Ok(cx) => cx,
+        Err(error) => return Traced::from(Err(error)),
+    };
+    let result = Box::pin(one(filter, &issue, &mut cx)).await;
+    cx.finish(result)
+}
+
+/// [`number_draft`], in its context.
+async fn one<T: Model + DeserializeOwned>(
+    filter: BsonDocument,
+    issue: &Issue,
+    cx: &mut Context<'_>,
+) -> Result<Numbered<T>, Error> {
+    let seq = cx.seq;
+    check_set::<T>(&issue.set)?;
+    require_transaction(cx)?;
+    let Some((stored, mut doc)) = read::<T>(&filter, cx).await? else {
+        return Err(Error::DraftNotFound {
+            sequence: seq,
+            filter: filter.to_string().into(),
+        });
+    };
+    if !doc.sequence_id().is_unset() {
+        return Ok(Numbered {
+            doc,
+            by_this_call: false,
+        });
+    }
+    let scope = Scope::of(seq, &doc)?;
+    // Before the id is taken: a value that would make a code ambiguous.
+    code::check(&doc)?;
+    let id = counted::take_one(&scope, cx).await?;
+    let update = numbered(&mut doc, id, &issue.set)?;
+    let at = draft_at(seq, &stored);
+    match write(&at, update, cx).await {
+        Ok(true) => Ok(Numbered {
+            doc,
+            by_this_call: true,
+        }),
+        // Matched nothing: numbered meanwhile (or gone).
+        Ok(false) => settle(&at, id, &scope, cx, None).await,
+        Err(error) => settle(&at, id, &scope, cx, Some(error)).await,
+    }
+}
+
+/// What an update of the draft at `at` with `id` that matched nothing (`error` `None`), or
+/// failed, leaves: the number the draft holds, whoever gave it, or the error. Nothing is
+/// read inside the caller's transaction, which the failure aborted.
+async fn settle<T: Model + DeserializeOwned>(
+    at: &BsonDocument,
+    id: i64,
+    scope: &Scope,
+    cx: &mut Context<'_>,
+    error: Option<Error>,
+) -> Result<Numbered<T>, Error> {
+    let seq = cx.seq;
+    if cx.session.in_transaction() {
+        return Err(error.unwrap_or_else(|| Error::DraftNotFound {
+            sequence: seq,
+            filter: at.to_string().into(),
+        }));
+    }
+    let unknown = |error: Option<Error>| match error {
+        Some(Error::Driver { source, .. }) => Error::OutcomeUnknown {
+            sequence: seq,
+            id,
+            reason: "the update that numbers the draft was sent and no answer came; it sets \
+                     the number only where none is, so calling again cannot number it twice",
+            source,
+        },
+        Some(error) => error,
+        None => Error::DraftNotFound {
+            sequence: seq,
+            filter: at.to_string().into(),
+        },
+    };
+    let read = match read::<T>(&doc! { "_id": at.get("_id").cloned() }, cx).await {
+        Ok(read) => read,
+        Err(_) => return Err(unknown(error)),
+    };
+    let Some((_, doc)) = read else {
+        return Err(Error::DraftNotFound {
+            sequence: seq,
+            filter: at.to_string().into(),
+        });
+    };
+    match doc.sequence_id().get().map(Into::into) {
+        // The number this call took, handed out to it alone, set where none was.
+        Some(number) if number == i128::from(id) => Ok(Numbered {
+            doc,
+            by_this_call: true,
+        }),
+        Some(_) => {
+            // Another caller numbered it: this call's update can no longer match. Its id
+            // goes back where it can only if the update is known to have done nothing.
+            lost_race(cx, scope, id, error.is_none());
+            Ok(Numbered {
+                doc,
+                by_this_call: false,
+            })
+        }
+        None => Err(unknown(error)),
+    }
+}
+
+/// Counts a race lost, and gives the block strategy's id back to the handle's live block
+/// when `give_back`.
+fn lost_race(cx: &Context<'_>, scope: &Scope, id: i64, give_back: bool) {
+    let (route, seq) = (cx.route, cx.seq);
+    let allocator = route.counter(seq, scope);
+    allocator
+        .tally
+        .races_lost
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if give_back && matches!(seq.strategy, Strategy::Block { .. }) && route.registry.is_some() {
+        allocator.give_back(&[id]);
+    }
+    tracing::debug!(
+        sequence = seq.name,
+        id,
+        "number_draft: another caller numbered the draft first"
+    );
+}
+
+/// `number_drafts`: every draft matching `filter` and unnumbered, numbered in order.
+pub(crate) async fn number_drafts<T: Model + DeserializeOwned>(
+    filter: BsonDocument,
+    route: Route<'_>,
+    call: Call<'_>,
+    issue: Issue,
+) -> Traced<Result<Vec<T>, Error>> {
+    let seq: &'static Sequence = &T::SEQUENCE;
+    let mut cx = match Context::of(seq, route, call).await {
+        Ok(cx) => cx,
+        Err(error) => return Traced::from(Err(error)),
+    };
+    let result = Box::pin(many(filter, &issue, &mut cx)).await;
+    cx.finish(result)
+}
+
+/// [`number_drafts`], in its context.
+async fn many<T: Model + DeserializeOwned>(
+    filter: BsonDocument,
+    issue: &Issue,
+    cx: &mut Context<'_>,
+) -> Result<Vec<T>, Error> {
+    let seq = cx.seq;
+    check_set::<T>(&issue.set)?;
+    require_transaction(cx)?;
+    let unnumbered = doc! { "$and": [filter, { seq.field: Bson::Null }] };
+    let order = issue.order.clone().unwrap_or_else(|| doc! { "_id": 1 });
+    let drafts = read_all::<T>(unnumbered, order, cx).await?;
+    // Scopes and codes checked before any id is taken.
+    let mut scopes = Vec::with_capacity(drafts.len());
+    for (_, doc) in &drafts {
+        scopes.push(Scope::of(seq, doc)?);
+        code::check(doc)?;
+    }
+    // One reservation per scope, all at once (in the caller's transaction, one after the
+    // other), for the drafts of that scope in their order.
+    let mut groups: Vec<(Scope, usize)> = Vec::new();
+    for scope in &scopes {
+        match groups.iter_mut().find(|(of, _)| of == scope) {
+            Some((_, count)) => *count += 1,
+            None => groups.push((scope.clone(), 1)),
+        }
+    }
+    let mut reserved = Vec::with_capacity(groups.len());
+    for taken in counted::take_groups(&groups, cx).await? {
+        reserved.push(taken?.take().into_iter());
+    }
+    let mut ids = Vec::with_capacity(drafts.len());
+    for scope in &scopes {
+        let group = groups.iter().position(|(of, _)| of == scope);
+        let id = group.and_then(|g| reserved[g].next());
+        ids.push(id.expect("one id reserved per draft of its scope"));
+    }
+    let mut writes = Vec::with_capacity(drafts.len());
+    let mut docs = Vec::with_capacity(drafts.len());
+    for ((stored, mut doc), &id) in drafts.into_iter().zip(&ids) {
+        let update = numbered(&mut doc, id, &issue.set)?;
+        writes.push((draft_at(seq, &stored), update));
+        docs.push(doc);
+    }
+    let written = write_all(&writes, cx).await;
+    let mut numbered = Vec::with_capacity(docs.len());
+    let mut first_error = None;
+    for (((doc, written), (at, _)), (&id, scope)) in
+        docs.into_iter().zip(written).zip(&writes).zip(ids.iter().zip(&scopes))
+    {
+        let settled = match written {
+            Ok(true) => Ok(Numbered {
+                doc,
+                by_this_call: true,
+            }),
+            Ok(false) => settle::<T>(at, id, scope, cx, None).await,
+            Err(error) => settle::<T>(at, id, scope, cx, Some(error)).await,
+        };
+        match settled {
+            Ok(given) if given.by_this_call => numbered.push(given.doc),
+            // Numbered by another caller meanwhile, or gone: not this call's.
+            Ok(_) | Err(Error::DraftNotFound { .. }) => {}
+            Err(error) => {
+                first_error.get_or_insert(error);
+            }
+        }
+    }
+    match first_error {
+        None => Ok(numbered),
+        Some(error) => Err(error),
+    }
+}
+
+/// The caller's own fields may not set what the numbering sets: the number, its codes,
+/// `_id`.
+fn check_set<T: Model>(set: &BsonDocument) -> Result<(), Error> {
+    let seq = &T::SEQUENCE;
+    let ours = std::iter::once(seq.field)
+        .chain(T::DISPLAYS.iter().map(|d| d.field))
+        .chain(["_id"]);
+    for field in ours {
+        let clash = set
+            .keys()
+            .any(|key| key == field || key.starts_with(&format!("{field}.")));
+        if clash {
+            return Err(Error::InvalidOption {
+                sequence: seq,
+                option: "set",
+                value: set.to_string().into(),
+                reason: "the numbering sets the number, its codes and nothing of `_id`: set \
+                         the document's other fields",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A gapless number is taken in the caller's transaction only.
+fn require_transaction(cx: &mut Context<'_>) -> Result<(), Error> {
+    if cx.seq.strategy != Strategy::Gapless || cx.session.in_transaction() {
+        return Ok(());
+    }
+    Err(Error::TransactionRequired {
+        sequence: cx.seq,
+        has_session: cx.session.join().is_some(),
+    })
+}
+
+/// Fills `doc` with `id` and its codes, and returns the update that sets them where the
+/// draft has no number: `{ $set: { field, codes..., caller's fields... } }`.
+fn numbered<T: Model>(doc: &mut T, id: i64, set: &BsonDocument) -> Result<BsonDocument, Error> {
+    let seq = &T::SEQUENCE;
+    fill(doc, id)?;
+    code::fill(doc)?;
+    let serialized = mongodb::bson::to_document(&*doc).map_err(|error| Error::InvalidOption {
+        sequence: seq,
+        option: "document",
+        value: error.to_string().into(),
+        reason: "the numbered document could not be serialized",
+    })?;
+    let mut fields = doc! {};
+    for field in std::iter::once(seq.field).chain(T::DISPLAYS.iter().map(|d| d.field)) {
+        if let Some(value) = serialized.get(field) {
+            fields.insert(field, value.clone());
+        }
+    }
+    fields.extend(set.clone());
+    Ok(doc! { "$set": fields })
+}
+
+/// The draft as stored, by its `_id`, and only while its number is unset.
+fn draft_at(seq: &Sequence, stored: &BsonDocument) -> BsonDocument {
+    doc! { "_id": stored.get("_id").cloned().unwrap_or(Bson::Null), seq.field: Bson::Null }
+}
+
+/// The document matching `filter`, as stored and as `T`, read from the primary (in the
+/// caller's session).
+async fn read<T: Model + DeserializeOwned>(
+    filter: &BsonDocument,
+    cx: &mut Context<'_>,
+) -> Result<Option<(BsonDocument, T)>, Error> {
+    let seq = cx.seq;
+    let collection = cx.collection::<BsonDocument>();
+    let find = collection.find_one(filter.clone());
+    let in_transaction = cx.session.in_transaction();
+    let found = match cx.session.join() {
+        Some(session) if in_transaction => find.session(session).await,
+        Some(session) => find.session(session).selection_criteria(PRIMARY).await,
+        None => find.selection_criteria(PRIMARY).await,
+    };
+    let failed = |error: mongodb::error::Error| {
+        Error::driver(
+            seq,
+            format!("reading the draft {filter} in `{}`", seq.collection),
+            error,
+        )
+    };
+    let Some(stored) = found.map_err(failed)? else {
+        return Ok(None);
+    };
+    let doc = mongodb::bson::from_document(stored.clone()).map_err(|e| failed(e.into()))?;
+    Ok(Some((stored, doc)))
+}
+
+/// Every document matching `filter`, in `order`, as stored and as `T`.
+async fn read_all<T: Model + DeserializeOwned>(
+    filter: BsonDocument,
+    order: BsonDocument,
+    cx: &mut Context<'_>,
+) -> Result<Vec<(BsonDocument, T)>, Error> {
+    let seq = cx.seq;
+    let shown = filter.to_string();
+    let failed = |error: mongodb::error::Error| {
+        Error::driver(
+            seq,
+            format!("reading the drafts {shown} in `{}`", seq.collection),
+            error,
+        )
+    };
+    let collection = cx.collection::<BsonDocument>();
+    let in_transaction = cx.session.in_transaction();
+    let options = FindOptions::builder().sort(order).build();
+    let stored: Vec<BsonDocument> = match cx.session.join() {
+        Some(session) => {
+            let find = collection.find(filter).with_options(options).session(&mut *session);
+            let find = match in_transaction {
+                true => find,
+                false => find.selection_criteria(PRIMARY),
+            };
+            let mut cursor = find.await.map_err(failed)?;
+            let mut stored = Vec::new();
+            while cursor.advance(session).await.map_err(failed)? {
+                stored.push(cursor.deserialize_current().map_err(failed)?);
+            }
+            stored
+        }
+        None => {
+            use futures_util::TryStreamExt;
+            let find = collection.find(filter).with_options(options);
+            let cursor = find.selection_criteria(PRIMARY).await.map_err(failed)?;
+            cursor.try_collect().await.map_err(failed)?
+        }
+    };
+    stored
+        .into_iter()
+        .map(|stored| {
+            let doc = mongodb::bson::from_document(stored.clone()).map_err(|e| failed(e.into()))?;
+            Ok((stored, doc))
+        })
+        .collect()
+}
+
+/// The conditional update: whether it matched the draft (still unnumbered).
+async fn write(
+    at: &BsonDocument,
+    update: BsonDocument,
+    cx: &mut Context<'_>,
+) -> Result<bool, Error> {
+    let seq = cx.seq;
+    let collection = cx.collection::<BsonDocument>();
+    let updating = collection.update_one(at.clone(), update);
+    let result = match cx.session.join() {
+        Some(session) => updating.session(session).await,
+        None => updating.await,
+    };
+    let result = result.map_err(|error| {
+        Error::driver(
+            seq,
+            format!("numbering the draft {at} in `{}`", seq.collection),
+            error,
+        )
+    })?;
+    Ok(result.matched_count == 1)
+}
+
+/// [`write`] for every draft: all at once, or one after the other in the caller's
+/// session.
+async fn write_all(
+    writes: &[(BsonDocument, BsonDocument)],
+    cx: &mut Context<'_>,
+) -> Vec<Result<bool, Error>> {
+    if cx.session.join().is_some() {
+        let mut results = Vec::with_capacity(writes.len());
+        for (at, update) in writes {
+            results.push(write(at, update.clone(), cx).await);
+        }
+        return results;
+    }
+    let seq = cx.seq;
+    let collection = cx.collection::<BsonDocument>();
+    let updates = writes.iter().map(|(at, update)| {
+        let collection = collection.clone();
+        async move {
+            let result = collection.update_one(at.clone(), update.clone()).await;
+            result
+                .map(|result| result.matched_count == 1)
+                .map_err(|error| {
+                    Error::driver(
+                        seq,
+                        format!("numbering the draft {at} in `{}`", seq.collection),
+                        error,
+                    )
+                })
+        }
+    });
+    futures_util::future::join_all(updates).await
+}
