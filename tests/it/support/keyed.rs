@@ -336,7 +336,7 @@ pub fn print<T: Keyed>(call: &Called<T>) -> String {
     format!("keyed {} {entry} {} {cut} {hex}", call.key, call.caller)
 }
 
-/// A line [`print`] wrote, read back.
+/// A line [`print()`] wrote, read back.
 pub fn parse<T: Keyed>(line: &str) -> Option<Called<T>> {
     let rest = line.strip_prefix("keyed ")?;
     let mut parts = rest.splitn(5, ' ');
