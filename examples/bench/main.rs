@@ -20,6 +20,7 @@ mod ceiling;
 mod chart;
 mod contention;
 mod cost;
+mod drafts;
 mod instructions;
 mod maxq;
 mod model;
@@ -60,7 +61,7 @@ usage: cargo run --release --example bench -- [options]
   --bulk-rounds N    interleaved rounds of bulk trials (default 5)
   --bulk-docs N      documents per bulk call (default 10000)
   --query-runs N     runs of each maximum query (default 100, fewer if slow)
-  --only LIST        comma-separated parts to run: one,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,natural,cancel,service,contention
+  --only LIST        comma-separated parts to run: one,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,natural,drafts,cancel,service,contention
                      (default all; instructions needs valgrind)
   --cost-contenders LIST  the cost part's contenders: driver,tutorial,block,counters,coded,optimistic (default all)
   --cost-inserts N   inserts per cost trial (default 1000; 100 with --quick)
@@ -113,6 +114,7 @@ impl Config {
                 "txn",
                 "scopes",
                 "natural",
+                "drafts",
                 "cancel",
                 "service",
                 "contention",
@@ -316,6 +318,13 @@ async fn main() -> Result<(), BoxError> {
         None
     };
 
+    let drafted = if config.runs("drafts") {
+        eprintln!("numbering stored drafts ...");
+        Some(drafts::run(&db, &config).await?)
+    } else {
+        None
+    };
+
     let cancel = if config.runs("cancel") {
         eprintln!("cancellation storms ...");
         Some(cancel::run(&config).await?)
@@ -473,6 +482,18 @@ async fn main() -> Result<(), BoxError> {
             config.rounds.min(3)
         );
         natural::print(rows);
+    }
+    if let Some(rows) = &drafted {
+        println!("## Numbering stored drafts\n");
+        println!(
+            "1,000 drafts stored per trial (100 with `--quick`) before the clock starts, each \
+             issued once: its number (and code) set with `status: issued` by `number_draft`, \
+             against a plain `update_one` of the status alone. Gapless in a transaction of its \
+             own per draft, run again on a write conflict. {} interleaved rounds, medians; \
+             ratios per round (min–max).\n",
+            config.rounds.min(3)
+        );
+        drafts::print(rows);
     }
     if let Some(rows) = &cancel {
         println!(

@@ -15,7 +15,7 @@ use crate::ctxt::Ctxt;
 /// The keys `#[seq_id]` accepts after the name, for the "unknown key" message.
 const KEYS: &str = "`collection`, `counters`, `strategy`, `max_attempts`, `time_budget_ms`, \
                     `block_size`, `counter_write_concern`, `start`, `step`, `scope`, `layout`, \
-                    `counter_name`, `counter_field`, `counter_value`, `counter_holds`";
+                    `counter_name`, `counter_field`, `counter_value`, `counter_holds`, `numbered`";
 
 /// A `key = value` setting. `value` is `None` when the value was invalid: that error is
 /// already reported, and checks that depend on the value are skipped rather than piled on.
@@ -166,6 +166,15 @@ impl LayoutKind {
     }
 }
 
+/// The `numbered = "..."` values: when the sequence's number is taken.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum NumberedKind {
+    /// By `insert`, the default.
+    Insert,
+    /// By `number_draft`, when a stored draft is issued.
+    Later,
+}
+
 /// The `counter_holds = "..."` values.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum HoldsKind {
@@ -206,6 +215,7 @@ pub struct SeqId {
     pub counter_field: Option<Setting<LitStr>>,
     pub counter_value: Option<Setting<LitStr>>,
     pub counter_holds: Option<Setting<HoldsKind>>,
+    pub numbered: Option<Setting<NumberedKind>>,
     /// The keys stored (known ones, not repeated), in the order written, for checks that
     /// refuse keys by where the attribute is: their errors then come in source order.
     pub keys: Vec<Ident>,
@@ -242,6 +252,7 @@ impl SeqId {
             counter_field: None,
             counter_value: None,
             counter_holds: None,
+            numbered: None,
             keys: Vec::new(),
         };
         seq_id.parse(cx, first);
@@ -254,6 +265,17 @@ impl SeqId {
             Name::Given(name) => Some(name),
             Name::Absent | Name::Invalid => None,
         }
+    }
+
+    /// Whether the attribute says `numbered = "later"`.
+    pub fn numbered_later(&self) -> bool {
+        matches!(
+            self.numbered,
+            Some(Setting {
+                value: Some(NumberedKind::Later),
+                ..
+            })
+        )
     }
 
     /// Whether the attribute names a sequence (its name may be invalid, and reported).
@@ -416,6 +438,29 @@ impl SeqId {
                     holds
                 });
                 put(cx, &mut self.counter_holds, key, parsed)
+            }
+            "numbered" => {
+                let parsed = string(cx, value, "`numbered`", "\"later\"").and_then(|lit| {
+                    let numbered = match lit.value().as_str() {
+                        "insert" => Some(NumberedKind::Insert),
+                        "later" => Some(NumberedKind::Later),
+                        _ => None,
+                    };
+                    if numbered.is_none() {
+                        cx.error_spanned_by(
+                            &lit,
+                            format!(
+                                "unknown numbered {:?}: expected \"insert\" (`insert` numbers \
+                                 the document, the default) or \"later\" (drafts are stored \
+                                 without a number, and `number_draft` numbers each when it is \
+                                 issued)",
+                                lit.value()
+                            ),
+                        );
+                    }
+                    numbered
+                });
+                put(cx, &mut self.numbered, key, parsed)
             }
             "max_attempts" => {
                 let parsed = positive_u32(cx, value, &name);

@@ -55,7 +55,7 @@ impl Declared<'_> {
     }
 
     /// The Rust name of the field the sequence fills, for messages.
-    fn field_name(&self) -> String {
+    pub fn field_name(&self) -> String {
         match self.field {
             Some(field) if !self.on_id => field.ident.unraw().to_string(),
             _ => "_id".to_owned(),

@@ -62,6 +62,7 @@ fn impl_document(
     let handles = handles(cont, decl);
     let (codes, finders) = codes(cont, decl, displays);
     let (natural_key, natural_keyed) = natural_key(cont, keys);
+    let (numbered_later, later_impl) = numbered_later(cont, decl);
     // Only sequences with a counter offer the counter's operations (`sync_counter`).
     // Bounded on `Model` (kept non-trivial with `for<'__seqid>`, as in `fallback`), so
     // that a struct that is not `Serialize` gets one error, at the `Model` impl.
@@ -98,9 +99,11 @@ fn impl_document(
             #others
             #codes
             #natural_key
+            #numbered_later
         }
         #counter_backed
         #natural_keyed
+        #later_impl
         #handles
         #finders
     })
@@ -134,6 +137,37 @@ fn natural_key(cont: &Container, keys: &[&Field]) -> (TokenStream, TokenStream) 
         impl #impl_generics ::seqid::__private::NaturalKeyed for #ident #ty_generics #where_clause {}
     };
     (constant, keyed)
+}
+
+/// `NUMBERED_LATER`, and the impl of `NumberedLater` that lets `number_draft` be called;
+/// nothing unless the sequence says `numbered = "later"` (then it is the type's only one).
+fn numbered_later(cont: &Container, decl: &Declaration) -> (TokenStream, TokenStream) {
+    if !decl
+        .primary()
+        .is_some_and(|declared| declared.attr.numbered_later())
+    {
+        return (quote!(), quote!());
+    }
+    let constant = quote! {
+        const NUMBERED_LATER: bool = true;
+    };
+    // Bounded on `Model` as `NaturalKeyed` is (see `natural_key`).
+    let mut ident = cont.ident.clone();
+    ident.set_span(Span::call_site());
+    let (_, ty_generics, _) = cont.generics.split_for_impl();
+    let mut generics = cont.generics.clone();
+    generics
+        .make_where_clause()
+        .predicates
+        .push(syn::parse_quote! {
+            for<'__seqid> #ident #ty_generics: ::seqid::Model
+        });
+    let (impl_generics, _, where_clause) = generics.split_for_impl();
+    let later = quote! {
+        #[automatically_derived]
+        impl #impl_generics ::seqid::__private::NumberedLater for #ident #ty_generics #where_clause {}
+    };
+    (constant, later)
 }
 
 /// `DISPLAYS` and the functions that read, fill and write the display fields; and one

@@ -9,6 +9,7 @@ use syn::ext::IdentExt;
 use syn::parse_quote;
 
 use crate::ast::Container;
+use crate::attr::SeqId;
 use crate::declaration::Declaration;
 use crate::expand::{call_site_ident, id_type, kind_type, sequence, wrap_in_const};
 
@@ -71,6 +72,19 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
                     for #ident #ty_generics #where_clause {}
             }
         });
+    // `NumberedLater` when a field's `#[seq_id]` says `numbered = "later"`, so that calls
+    // to `number_draft` elsewhere add no error of their own either.
+    let numbered_later = cont
+        .fields()
+        .iter()
+        .any(|field| field.seq_id.as_ref().is_some_and(SeqId::numbered_later))
+        .then(|| {
+            quote! {
+                #[automatically_derived]
+                impl #impl_generics ::seqid::__private::NumberedLater
+                    for #ident #ty_generics #where_clause {}
+            }
+        });
     let stand_in = wrap_in_const(quote! {
         #[automatically_derived]
         impl #impl_generics ::seqid::Model for #ident #ty_generics #where_clause {
@@ -89,6 +103,7 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
             #(#finders)*
         }
         #natural_keyed
+        #numbered_later
     });
     quote! {
         #errors

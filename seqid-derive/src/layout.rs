@@ -211,7 +211,7 @@ fn check_first_id(cx: &Ctxt, declared: &Declared) {
 }
 
 /// Whether `ty` is written `Option<...>` (a path ending in `Option`).
-fn is_option(ty: &Type) -> bool {
+pub fn is_option(ty: &Type) -> bool {
     match ty {
         Type::Path(path) => path
             .path

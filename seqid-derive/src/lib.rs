@@ -8,9 +8,10 @@
 //! `lib.rs` only dispatches: `ast` models the input, `attr` reads the attributes,
 //! `declaration` finds the one that declares the sequence and the field it fills, `scope`
 //! resolves the scope fields, `valid` checks the rest against each other (`layout` the
-//! counter's layout, step and first id, `display` the display codes, `natural` the fields
-//! of the natural key), `expand` writes the impl (or, on error, `fallback` a stand-in next
-//! to the errors), and `ctxt` gathers every error so one build reports them all.
+//! counter's layout, step and first id, `later` a sequence numbered later, `display` the
+//! display codes, `natural` the fields of the natural key), `expand` writes the impl (or,
+//! on error, `fallback` a stand-in next to the errors), and `ctxt` gathers every error so
+//! one build reports them all.
 
 #![warn(missing_docs)]
 
@@ -22,6 +23,7 @@ mod declaration;
 mod display;
 mod expand;
 mod fallback;
+mod later;
 mod layout;
 mod natural;
 mod scope;
@@ -128,6 +130,7 @@ use syn::{DeriveInput, parse_macro_input};
 /// | `counter_value` | a layout by hand: the counter's field holding its value | `"seq"` |
 /// | `counter_holds` | a layout by hand: `"last"` (the last id handed out) or `"next"` (the next one) | `"last"` |
 /// | `scope` | `"field"` or `["field", ...]`: the fields, by Rust name, the numbers are counted per; on a field's sequence only | none |
+/// | `numbered` | `"insert"` (`insert` numbers the document) or `"later"` (`number_draft` numbers a stored draft when it is issued: see below); on a field's sequence only | `"insert"` |
 ///
 /// On the struct without a name, only `collection` is accepted: the other keys set up the
 /// sequence, and go in the field's attribute.
@@ -238,6 +241,51 @@ use syn::{DeriveInput, parse_macro_input};
 /// insert takes); and a field that serde skips, flattens or writes by other means (`skip`,
 /// `skip_serializing`, `flatten`, `serialize_with`, `with`, `getter`), since the key is
 /// looked up by the value stored under the field's key.
+///
+/// # Numbered later
+///
+/// `numbered = "later"` on a field's sequence numbers a document when it is issued, not
+/// when it is stored: an invoice takes its number when it is sent, and the drafts saved
+/// before (or thrown away) take none. `insert` does not number such a type (it refuses it,
+/// `seqid::Error::NumberedLater`): its drafts are stored with the driver,
+/// `T::collection(&db).insert_one(&draft)`, the field left `None`.
+/// `T::number_draft(&db, filter)` numbers the one stored draft `filter` finds, when it is
+/// issued, and `T::number_drafts(&db, filter)` every draft a filter finds that has no
+/// number yet, in order (`_id` ascending unless `.order(...)` says otherwise). A display
+/// code of the sequence follows the same rules as any other, and is written with the
+/// number. `Model::NUMBERED_LATER` is `true` for such a type, and only such a type is a
+/// `seqid::NumberedLater`, the bound of `number_draft` and `number_drafts`: called on
+/// another type, they are refused at compile time.
+///
+/// ```
+/// use mongodb::bson::oid::ObjectId;
+/// use seqid::Model;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, seqid::Document)]
+/// #[seq_id(collection = "invoices")]
+/// struct Invoice {
+///     #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+///     id: Option<ObjectId>,
+///     year: i32,
+///     #[seq_id("invoice", scope = "year", strategy = "gapless", numbered = "later")]
+///     number: Option<i64>, // None in a draft
+///     #[seq_display("INV-{year}-{number:04}")] // empty in a draft
+///     code: String,
+/// }
+///
+/// assert!(Invoice::NUMBERED_LATER);
+/// ```
+///
+/// Refused, each at the `numbered` key, with the reason: the `_id` sequence (on the
+/// struct's `#[seq_id("name", ...)]`: a draft needs an `_id` to be stored and found by, so
+/// put the sequence on a field); `strategy = "optimistic"` (it numbers from the largest
+/// stored id at insert, and keeps no counter to number a draft from: use `"counters"`,
+/// `"block"` or `"gapless"`); a field whose type is not written `Option<...>` (a draft
+/// holds `None` until it is numbered, where a plain integer would store 0, which the
+/// unique index would count as a number); and, for now, a type that declares more than
+/// one sequence (the others' numbers would be taken at insert, and such a type is not
+/// inserted by seqid: number later its one sequence).
 ///
 /// # serde attributes
 ///

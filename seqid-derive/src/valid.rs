@@ -10,7 +10,7 @@ use crate::ast::{Container, Data, Field};
 use crate::attr::{SeqId, Setting, StrategyKind};
 use crate::ctxt::Ctxt;
 use crate::declaration::Declaration;
-use crate::layout;
+use crate::{later, layout};
 
 pub fn check(cx: &Ctxt, cont: &Container, decl: &Declaration) {
     for refused in &cont.serde.refused {
@@ -43,6 +43,7 @@ pub fn check(cx: &Ctxt, cont: &Container, decl: &Declaration) {
         check_collection(cx);
         check_strategy_keys(cx, declared.attr);
         layout::check(cx, declared);
+        later::check(cx, cont, decl, declared);
         if let Some(field) = declared.field {
             check_filled_field(cx, field, declared.on_id);
         }

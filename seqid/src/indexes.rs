@@ -29,12 +29,34 @@ pub(crate) const NATURAL: &str = "find_or_insert relies on to store one document
 
 /// Creates the indexes the sequence relies on, if missing, and returns their names.
 pub(crate) async fn create(route: Route<'_>, seq: &'static Sequence) -> Result<Vec<String>, Error> {
+    create_numbering(route, seq, false).await
+}
+
+/// [`create`]; for a sequence numbered `later`, partial on the documents that hold a
+/// number: drafts hold none, and are not duplicates of one another.
+async fn create_numbering(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    later: bool,
+) -> Result<Vec<String>, Error> {
     if seq.field == "_id" {
         return Ok(vec![identity_index(seq)]);
     }
     let collection = route.db.collection::<BsonDocument>(seq.collection);
     let name = identity_index(seq);
-    let model = unique_index(keys(seq), &name);
+    let model = match later {
+        false => unique_index(keys(seq), &name),
+        true => IndexModel::builder()
+            .keys(keys(seq))
+            .options(
+                IndexOptions::builder()
+                    .unique(true)
+                    .name(name.clone())
+                    .partial_filter_expression(doc! { seq.field: { "$type": "number" } })
+                    .build(),
+            )
+            .build(),
+    };
     collection.create_index(model).await.map_err(|error| {
         Error::driver(
             seq,
@@ -55,7 +77,7 @@ pub(crate) async fn create(route: Route<'_>, seq: &'static Sequence) -> Result<V
 /// [`create`] for every sequence of `T` (its primary and [`Model::OTHERS`]), one after the
 /// other, with each index named once; then [`create_for_code`] for every display field.
 pub(crate) async fn create_all<T: Model>(route: Route<'_>) -> Result<Vec<String>, Error> {
-    let mut names = create(route, &T::SEQUENCE).await?;
+    let mut names = create_numbering(route, &T::SEQUENCE, T::NUMBERED_LATER).await?;
     for seq in T::OTHERS {
         for name in create(route, seq).await? {
             if !names.contains(&name) {
@@ -64,7 +86,7 @@ pub(crate) async fn create_all<T: Model>(route: Route<'_>) -> Result<Vec<String>
         }
     }
     for display in T::DISPLAYS {
-        names.push(create_for_code(route, display).await?);
+        names.push(create_for_code(route, display, T::NUMBERED_LATER).await?);
     }
     if !T::NATURAL_KEY.is_empty() {
         names.push(create_for_key(route, &T::SEQUENCE, NaturalKey::declared::<T>()).await?);
@@ -138,17 +160,27 @@ pub(crate) async fn require_key(
 /// (MongoDB's default, `code_1`): the database's own guarantee that no two documents
 /// hold one code, beside the derive's proof that no two numbers write one. Partial, on
 /// strings only: documents stored before the field existed hold none, and are not
-/// duplicates of one another.
-async fn create_for_code(route: Route<'_>, display: &'static DisplayCode) -> Result<String, Error> {
+/// duplicates of one another (for a sequence numbered `later`, on the codes written: a
+/// draft's is empty).
+async fn create_for_code(
+    route: Route<'_>,
+    display: &'static DisplayCode,
+    later: bool,
+) -> Result<String, Error> {
     let seq = display.sequence;
     let name = format!("{}_1", display.field);
+    // A draft of a sequence numbered later holds an empty code until it is numbered.
+    let filter = match later {
+        false => doc! { display.field: { "$type": "string" } },
+        true => doc! { display.field: { "$gt": "" } },
+    };
     let model = IndexModel::builder()
         .keys(doc! { display.field: 1 })
         .options(
             IndexOptions::builder()
                 .unique(true)
                 .name(name.clone())
-                .partial_filter_expression(doc! { display.field: { "$type": "string" } })
+                .partial_filter_expression(filter)
                 .build(),
         )
         .build();

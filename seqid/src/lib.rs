@@ -113,7 +113,8 @@
 //!   [transactions and write concern](guide::transactions);
 //! - [any field, per scope](guide::scopes), [several sequences](guide::several_sequences) in
 //!   one document, [display codes](guide::display_codes),
-//!   [find-or-insert by a natural key](guide::find_or_insert), [other tools'
+//!   [find-or-insert by a natural key](guide::find_or_insert),
+//!   [numbering a stored document later](guide::numbering_later), [other tools'
 //!   counters](guide::other_tools), the [data layout](guide::data_layout);
 //! - the [attribute reference](guide::attributes) (also in the [derive's
 //!   documentation](macro@Document)), the [operations](guide::operations) and logging, the
@@ -181,7 +182,7 @@
 //! | layer | modules | what it does |
 //! |---|---|---|
 //! | public API | [`document`](Document), [`action`], `sequences` | what a user does with a model: the actions and their builders, admin and find, the [`Sequences`] handle and its [`Database`] |
-//! | orchestration | `insert::{one, many, earlier, natural, natural_many}` | the only place where documents meet writes: reserve, fill, write, record, settle; the loop over rounds |
+//! | orchestration | `insert::{one, many, earlier, natural, natural_many, later}` | the only place where documents meet writes: reserve, fill, write, record, settle; the loop over rounds |
 //! | id sources | `counted`, `optimistic` | hand out ids per scope and take back what became of them; never hold documents |
 //! | round trips | `write`, `counter`, `largest`, `indexes` | one kind of command each, and what its answer means |
 //! | state | `context`, `pending`, `registry`, `frontier`, `allocator`, `orphan`, `turnstile` | a call's options and context; writes left running; the handle's registry; the optimistic frontier; the allocator that shares reservations; the turns bare optimistic inserts and `find_or_insert` calls of a process take |

@@ -23,6 +23,7 @@ mod deployments;
 mod derive;
 mod driver_cancellation;
 mod faults;
+mod later;
 mod layouts;
 mod messages;
 mod natural;

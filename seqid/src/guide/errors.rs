@@ -42,6 +42,9 @@
 //!   value that would make codes ambiguous: the field, the value and the format.
 //! - [`MissingIndex`](crate::Error::MissingIndex): the unique index a field sequence or a natural
 //!   key relies on, and what relies on it.
+//! - [`NumberedLater`](crate::Error::NumberedLater): an insert of a type numbered later, whose
+//!   drafts the driver stores; [`DraftNotFound`](crate::Error::DraftNotFound): `number_draft`'s
+//!   filter found nothing. Nothing reserved or written.
 //! - [`InvalidNaturalKey`](crate::Error::InvalidNaturalKey): a natural key that names no one
 //!   document (a field missing, null or an array; a key named per call that is empty or names
 //!   a field the insert fills), with the key and the value; nothing read or written.

@@ -21,6 +21,8 @@
 //! - [`display_codes`]: `INV-2026-0042`, written with the number, never twice.
 //! - [`find_or_insert`]: the document with a natural key, inserted with the next id only
 //!   when no document holds the key; the races spelled out, per strategy.
+//! - [`numbering_later`]: drafts stored without a number, numbered when they are issued;
+//!   one at a time or in bulk, in order; the races spelled out.
 //! - [`other_tools`]: sharing a counter with MongoEngine, mongoose plugins, typegoose or the
 //!   Go blog post, a layout by hand, and moving a sequence from a tool to seqid without a
 //!   pause.
@@ -59,6 +61,7 @@ pub mod find_or_insert;
 pub mod guarantees;
 pub mod limits;
 pub mod migration;
+pub mod numbering_later;
 pub mod operations;
 pub mod other_tools;
 pub mod scopes;

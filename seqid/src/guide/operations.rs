@@ -26,6 +26,13 @@
 //!   batch (one lookup, one `insert_many`); `find_or_insert_by` and `find_or_insert_many_by`
 //!   name the key per call. The same options as an insert. See
 //!   [find-or-insert](super::find_or_insert).
+//! - [`T::number_draft(&db, filter)`](crate::Document::number_draft) → the
+//!   [`Numbered`](crate::Numbered) draft, for a sequence numbered later: its number and codes set
+//!   where it has none, with the caller's own fields
+//!   ([`.set(...)`](crate::action::NumberDraft::set)), in its session;
+//!   [`T::number_drafts(&db, filter)`](crate::Document::number_drafts) numbers every draft a
+//!   filter finds, in [`.order(...)`](crate::action::NumberDrafts::order). See
+//!   [numbering later](super::numbering_later).
 //! - [`.content_is_unique()`](crate::action::Insert::content_is_unique) on any of these: the
 //!   caller asserts that no other writer stores a document equal to one of these (each carries a
 //!   request id, say), so that a document equal to it found at its id may be taken for its own

@@ -23,6 +23,8 @@
 //! (all at once; one after the other in a transaction, whose session serves one command at
 //! a time). A draft numbered meanwhile by another caller keeps its number and is left out.
 
+use std::time::Duration;
+
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::options::FindOptions;
 use serde::de::DeserializeOwned;
@@ -36,6 +38,7 @@ use crate::registry::Route;
 use crate::scope::Scope;
 use crate::server::PRIMARY;
 use crate::span::Traced;
+use crate::turnstile;
 use crate::{Error, IdField, Sequence, Strategy};
 
 /// What the caller asks for beyond the filter: its own fields set in the same update, and
@@ -65,6 +68,10 @@ pub struct Numbered<T> {
     pub by_this_call: bool,
 }
 
+/// How long a call waits for the call of this process ahead of it on the same draft
+/// before it goes on without its turn (the update's condition still numbers it once).
+const DRAFT_PATIENCE: Duration = Duration::from_secs(2);
+
 /// `number_draft`: the document matching `filter`, numbered if it was not.
 pub(crate) async fn number_draft<T: Model + DeserializeOwned>(
     filter: BsonDocument,
@@ -90,6 +97,9 @@ async fn one<T: Model + DeserializeOwned>(
     let seq = cx.seq;
     check_set::<T>(&issue.set)?;
     require_transaction(cx)?;
+    // The calls of this process for this draft take turns (see `turnstile`): the second
+    // reads it numbered, and takes no id.
+    let _turn = turnstile::key_turn(cx.route.db.name(), seq, &filter, DRAFT_PATIENCE).await;
     let Some((stored, mut doc)) = read::<T>(&filter, cx).await? else {
         return Err(Error::DraftNotFound {
             sequence: seq,
@@ -294,10 +304,17 @@ fn check_set<T: Model>(set: &BsonDocument) -> Result<(), Error> {
     let ours = std::iter::once(seq.field)
         .chain(T::DISPLAYS.iter().map(|d| d.field))
         .chain(["_id"]);
+    if let Some(key) = set.keys().find(|key| key.contains('.') || key.starts_with('$')) {
+        return Err(Error::InvalidOption {
+            sequence: seq,
+            option: "set",
+            value: format!("{key:?}").into(),
+            reason: "fields are set whole, by their top-level names (the value may be a \
+                     document)",
+        });
+    }
     for field in ours {
-        let clash = set
-            .keys()
-            .any(|key| key == field || key.starts_with(&format!("{field}.")));
+        let clash = set.keys().any(|key| key == field);
         if clash {
             return Err(Error::InvalidOption {
                 sequence: seq,
@@ -322,18 +339,24 @@ fn require_transaction(cx: &mut Context<'_>) -> Result<(), Error> {
     })
 }
 
-/// Fills `doc` with `id` and its codes, and returns the update that sets them where the
-/// draft has no number: `{ $set: { field, codes..., caller's fields... } }`.
-fn numbered<T: Model>(doc: &mut T, id: i64, set: &BsonDocument) -> Result<BsonDocument, Error> {
+/// Fills `doc` with `id`, its codes and the caller's fields (as the update will store
+/// them), and returns the update that sets them where the draft has no number:
+/// `{ $set: { field, codes..., caller's fields... } }`.
+fn numbered<T: Model + DeserializeOwned>(
+    doc: &mut T,
+    id: i64,
+    set: &BsonDocument,
+) -> Result<BsonDocument, Error> {
     let seq = &T::SEQUENCE;
     fill(doc, id)?;
     code::fill(doc)?;
-    let serialized = mongodb::bson::to_document(&*doc).map_err(|error| Error::InvalidOption {
+    let invalid = |error: String| Error::InvalidOption {
         sequence: seq,
-        option: "document",
-        value: error.to_string().into(),
-        reason: "the numbered document could not be serialized",
-    })?;
+        option: "set",
+        value: error.into(),
+        reason: "the numbered document, with the fields set, must read back as the type",
+    };
+    let mut serialized = mongodb::bson::to_document(&*doc).map_err(|e| invalid(e.to_string()))?;
     let mut fields = doc! {};
     for field in std::iter::once(seq.field).chain(T::DISPLAYS.iter().map(|d| d.field)) {
         if let Some(value) = serialized.get(field) {
@@ -341,6 +364,10 @@ fn numbered<T: Model>(doc: &mut T, id: i64, set: &BsonDocument) -> Result<BsonDo
         }
     }
     fields.extend(set.clone());
+    if !set.is_empty() {
+        serialized.extend(set.clone());
+        *doc = mongodb::bson::from_document(serialized).map_err(|e| invalid(e.to_string()))?;
+    }
     Ok(doc! { "$set": fields })
 }
 

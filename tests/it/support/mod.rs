@@ -2,6 +2,7 @@
 //! stored to what writers were told, the fault rig, transactions, the other tools'
 //! processes, and helpers.
 
+pub mod drafts;
 pub mod faults;
 pub mod keyed;
 pub mod ledger;

@@ -1,0 +1,14 @@
+// A type numbered later declares one sequence: the other one would be taken at insert,
+// and the drafts are stored without seqid's insert.
+use serde::Serialize;
+
+#[derive(Serialize, seqid::Document)]
+#[seq_id("invoiceid", collection = "invoices")]
+struct Invoice {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[seq_id("invoice", numbered = "later")]
+    number: Option<i64>,
+}
+
+fn main() {}
