@@ -36,11 +36,20 @@ macro_rules! draft {
     };
 }
 
-draft!(Counted, "bench_drafts_counters", ["bench_drafts_counters", scope = "year", numbered = "later"]);
+draft!(
+    Counted,
+    "bench_drafts_counters",
+    ["bench_drafts_counters", scope = "year", numbered = "later"]
+);
 draft!(
     Gapless,
     "bench_drafts_gapless",
-    ["bench_drafts_gapless", scope = "year", strategy = "gapless", numbered = "later"]
+    [
+        "bench_drafts_gapless",
+        scope = "year",
+        strategy = "gapless",
+        numbered = "later"
+    ]
 );
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -78,7 +87,9 @@ impl Contender {
                     .await?;
             }
             Contender::Counters => {
-                Counted::number_draft(db, doc! { "_id": id }).set(issued).await?;
+                Counted::number_draft(db, doc! { "_id": id })
+                    .set(issued)
+                    .await?;
             }
             Contender::Gapless => {
                 let mut session = db.client().start_session().await?;
@@ -111,11 +122,17 @@ impl Contender {
 
 /// Stores `count` drafts in a fresh collection for `contender` (its counter deleted), and
 /// returns their `_id`s.
-async fn fresh(db: &Database, contender: Contender, count: usize) -> Result<Vec<ObjectId>, BoxError> {
+async fn fresh(
+    db: &Database,
+    contender: Contender,
+    count: usize,
+) -> Result<Vec<ObjectId>, BoxError> {
     let collection = db.collection::<BsonDocument>(contender.collection());
     collection.drop().await?;
     db.collection::<BsonDocument>("counters")
-        .delete_many(doc! { "sequence": { "$in": ["bench_drafts_counters", "bench_drafts_gapless"] } })
+        .delete_many(
+            doc! { "sequence": { "$in": ["bench_drafts_counters", "bench_drafts_gapless"] } },
+        )
         .await?;
     match contender {
         Contender::Gapless => Gapless::create_indexes(db).await?,

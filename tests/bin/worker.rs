@@ -22,6 +22,10 @@ mod models;
 #[allow(dead_code)]
 #[path = "../it/support/keyed.rs"]
 mod keyed;
+// The drafts and their issuers, likewise.
+#[allow(dead_code)]
+#[path = "../it/support/drafts.rs"]
+mod drafts;
 #[path = "../it/support/tutorial.rs"]
 mod tutorial;
 // A worker runs one writer: the tests use the rest of this module (resuming, naming a
@@ -57,6 +61,12 @@ fn main() {
     let per_task: u32 = per_task
         .parse()
         .unwrap_or_else(|_| fail("per-task must be a number"));
+    if let Some(drafted) = mode.strip_prefix("drafts/") {
+        let Some((model, via)) = drafted.split_once('/') else {
+            fail(&format!("bad mode {mode}"));
+        };
+        return issue_drafts(model, via, database, tasks);
+    }
     if let Some(keyed) = mode.strip_prefix("keyed/") {
         let Some((model, via)) = keyed.split_once('/') else {
             fail(&format!("bad mode {mode}"));
@@ -134,6 +144,47 @@ fn race_keyed(model: &str, via: &str, database: &str, tasks: usize, keys: u32) {
             keyed::KeyedTicket
         );
         Err::<(), BoxError>(format!("unknown keyed model {model}").into())
+    });
+    if let Err(error) = result {
+        fail(&error.to_string());
+    }
+}
+
+/// The `drafts/<model>/<via>` mode: `tasks` issuers racing to number every draft of the
+/// collection, in the order the drafts were made (see `drafts::race_issuers`), each answer
+/// printed as `drafts::print` writes it.
+fn issue_drafts(model: &str, via: &str, database: &str, tasks: usize) {
+    let uri = std::env::var("MONGODB_URI").unwrap_or_else(|_| fail("MONGODB_URI is not set"));
+    let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| fail(&e.to_string()));
+    let result = runtime.block_on(async {
+        let client = mongodb::Client::with_uri_str(&uri).await?;
+        let via = writers::Via::on(via, &client, database)
+            .unwrap_or_else(|| fail(&format!("bad database kind {via}")));
+        via.db().run_command(doc! { "ping": 1 }).await?;
+        println!("ready");
+        std::io::stdout().flush()?;
+        std::io::stdin().lock().read_line(&mut String::new())?;
+        macro_rules! issue {
+            ($($model:ty = $name:literal),*) => {$(
+                if model == $name {
+                    let ids = drafts::draft_ids::<$model>(via.db()).await;
+                    let run = drafts::race_issuers::<$model>(&via, &ids, tasks);
+                    let (answers, _) = tokio::time::timeout(DEADLINE, run)
+                        .await
+                        .map_err(|_| "deadline passed")?;
+                    let mut out = std::io::stdout().lock();
+                    for answer in &answers {
+                        writeln!(out, "{}", drafts::print(answer))?;
+                    }
+                    return Ok(());
+                }
+            )*};
+        }
+        issue!(
+            drafts::DraftCounted = "counters",
+            drafts::DraftBlock = "block"
+        );
+        Err::<(), BoxError>(format!("unknown drafts model {model}").into())
     });
     if let Err(error) = result {
         fail(&error.to_string());

@@ -38,12 +38,15 @@ async fn year_counter(db: &mongodb::Database, name: &str, year: i32) -> Option<i
 /// bare: one number per draft, every issuer holds it, one issuer told it gave it. The
 /// numbers of a year are unique; what the races cost is `check(via, stored numbers,
 /// counters)`.
-async fn races<T: Drafted>(label: &str, check: impl Fn(&str, &Via, &[BTreeSet<i64>], [Option<i64>; 2])) {
+async fn races<T: Drafted>(
+    label: &str,
+    check: impl Fn(&str, &Via, &[BTreeSet<i64>], [Option<i64>; 2]),
+) {
     for kind in ["handle", "bare"] {
         let run = format!("{label}_{kind}");
         let test = test_db(&run).await;
         let via = via(&test, kind);
-        T::create_indexes(via.db()).await.unwrap();
+        crate::support::drafts::create_indexes::<T>(via.db()).await;
         let mut drafts = store_drafts::<T>(test.db(), 2026, 0, 6).await;
         drafts.extend(store_drafts::<T>(test.db(), 2027, 6, 6).await);
         let (answers, again) = race_issuers::<T>(&via, &drafts, 16).await;
@@ -110,7 +113,7 @@ async fn issuers_racing_for_a_draft_give_it_one_number_block() {
 async fn a_numbered_draft_keeps_its_number_and_misuse_is_refused_before_any_id_is_taken() {
     let test = test_db("later_refused").await;
     let db = shared(&test);
-    DraftCounted::create_indexes(&db).await.unwrap();
+    crate::support::drafts::create_indexes::<DraftCounted>(&db).await;
     let ids = store_drafts::<DraftCounted>(test.db(), 2026, 0, 2).await;
     let first = DraftCounted::number_draft(&db, doc! { "_id": ids[0] })
         .set(doc! { "status": "issued" })
@@ -118,41 +121,75 @@ async fn a_numbered_draft_keeps_its_number_and_misuse_is_refused_before_any_id_i
         .unwrap();
     assert!(first.by_this_call);
     assert_eq!(
-        (first.doc.number, first.doc.code.as_str(), first.doc.status.as_str()),
+        (
+            first.doc.number,
+            first.doc.code.as_str(),
+            first.doc.status.as_str()
+        ),
         (Some(1), "D-2026-0001", "issued")
     );
-    let again = DraftCounted::number_draft(&db, doc! { "_id": ids[0] }).await.unwrap();
+    let again = DraftCounted::number_draft(&db, doc! { "_id": ids[0] })
+        .await
+        .unwrap();
     assert!(!again.by_this_call);
     assert_eq!(again.doc, first.doc, "numbered once, unchanged");
-    assert_eq!(year_counter(test.db(), "draft_counted", 2026).await, Some(1));
+    assert_eq!(
+        year_counter(test.db(), "draft_counted", 2026).await,
+        Some(1)
+    );
     // The other draft is still one.
     let stored = stored_drafts::<DraftCounted>(test.db()).await;
-    assert_eq!((stored[&ids[1]].number, stored[&ids[1]].code.as_str()), (None, ""));
+    assert_eq!(
+        (stored[&ids[1]].number, stored[&ids[1]].code.as_str()),
+        (None, "")
+    );
 
     let mut draft = DraftCounted::draft(2026, 9);
     let error = draft.insert(&db).await.unwrap_err();
     assert!(
-        matches!(error, Error::NumberedLater { operation: "insert", .. })
-            && error.to_string().contains("number_draft"),
+        matches!(
+            error,
+            Error::NumberedLater {
+                operation: "insert",
+                ..
+            }
+        ) && error.to_string().contains("number_draft"),
         "{error}"
     );
-    let error = DraftCounted::number_draft(&db, doc! { "status": "nowhere" }).await.unwrap_err();
+    let error = DraftCounted::number_draft(&db, doc! { "status": "nowhere" })
+        .await
+        .unwrap_err();
     assert!(
         matches!(error, Error::DraftNotFound { .. }) && error.to_string().contains("nowhere"),
         "{error}"
     );
-    for set in [doc! { "number": 7 }, doc! { "code": "X" }, doc! { "_id": 1 }] {
+    for set in [
+        doc! { "number": 7 },
+        doc! { "code": "X" },
+        doc! { "_id": 1 },
+    ] {
         let error = DraftCounted::number_draft(&db, doc! { "_id": ids[1] })
             .set(set.clone())
             .await
             .unwrap_err();
-        assert!(matches!(error, Error::InvalidOption { option: "set", .. }), "{set}: {error}");
+        assert!(
+            matches!(error, Error::InvalidOption { option: "set", .. }),
+            "{set}: {error}"
+        );
     }
-    assert_eq!(year_counter(test.db(), "draft_counted", 2026).await, Some(1));
-    DraftGapless::create_indexes(&db).await.unwrap();
+    assert_eq!(
+        year_counter(test.db(), "draft_counted", 2026).await,
+        Some(1)
+    );
+    crate::support::drafts::create_indexes::<DraftGapless>(&db).await;
     let gapless = store_drafts::<DraftGapless>(test.db(), 2026, 0, 1).await;
-    let error = DraftGapless::number_draft(&db, doc! { "_id": gapless[0] }).await.unwrap_err();
-    assert!(matches!(error, Error::TransactionRequired { .. }), "{error}");
+    let error = DraftGapless::number_draft(&db, doc! { "_id": gapless[0] })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, Error::TransactionRequired { .. }),
+        "{error}"
+    );
     assert_eq!(year_counter(test.db(), "draft_gapless", 2026).await, None);
 }
 
@@ -167,7 +204,7 @@ async fn gapless_numbering_aborted_with_its_transaction_leaves_no_gap() {
         return;
     }
     let db = shared(&test);
-    DraftGapless::create_indexes(&db).await.unwrap();
+    crate::support::drafts::create_indexes::<DraftGapless>(&db).await;
     let drafts = store_drafts::<DraftGapless>(test.db(), 2026, 0, 12).await;
     let handles: Vec<_> = (0..4)
         .map(|issuer| {
@@ -221,10 +258,16 @@ async fn gapless_numbering_aborted_with_its_transaction_leaves_no_gap() {
     let stored = stored_drafts::<DraftGapless>(test.db()).await;
     let issued: Vec<&DraftGapless> = stored.values().filter(|d| d.number.is_some()).collect();
     assert_eq!(issued.len(), 8, "the abandoned drafts are drafts still");
-    assert!(issued.iter().all(|d| d.status == "issued"), "numbered with the caller's change");
+    assert!(
+        issued.iter().all(|d| d.status == "issued"),
+        "numbered with the caller's change"
+    );
     let numbers: BTreeSet<i64> = issued.iter().filter_map(|d| d.number).collect();
     assert_eq!(numbers, one_to(8), "no gap: every aborted number went back");
-    assert_eq!(year_counter(test.db(), "draft_gapless", 2026).await, Some(8));
+    assert_eq!(
+        year_counter(test.db(), "draft_gapless", 2026).await,
+        Some(8)
+    );
     for (at, draft) in drafts.iter().enumerate() {
         let doc = &stored[draft];
         match at % 3 == 2 {
@@ -237,7 +280,11 @@ async fn gapless_numbering_aborted_with_its_transaction_leaves_no_gap() {
         .filter(|(_, n)| n.by_this_call)
         .map(|(draft, _)| *draft)
         .collect();
-    assert_eq!(gave.len(), 8, "one issuer per committed draft gave its number");
+    assert_eq!(
+        gave.len(),
+        8,
+        "one issuer per committed draft gave its number"
+    );
     for (draft, numbered) in &committed {
         assert_eq!(&numbered.doc, &stored[draft]);
     }
@@ -253,7 +300,7 @@ async fn bulk_numbering_goes_in_the_order_stated_beside_inserts() {
         let label = format!("later_bulk_{kind}");
         let test = test_db(&label).await;
         let via = via(&test, kind);
-        DraftCounted::create_indexes(via.db()).await.unwrap();
+        crate::support::drafts::create_indexes::<DraftCounted>(via.db()).await;
         store_drafts::<DraftCounted>(test.db(), 2026, 0, 10).await;
         let writer = {
             let db = test.db().clone();
@@ -267,14 +314,18 @@ async fn bulk_numbering_goes_in_the_order_stated_beside_inserts() {
         let mut calls: Vec<Vec<DraftCounted>> = Vec::new();
         for round in 0..3 {
             let numbered = match &via {
-                Via::Handle(db) => DraftCounted::number_drafts(db, doc! { "year": 2026 })
-                    .order(doc! { "created": 1 })
-                    .set(doc! { "status": "issued" })
-                    .await,
-                Via::Bare(db) => DraftCounted::number_drafts(db, doc! { "year": 2026 })
-                    .order(doc! { "created": 1 })
-                    .set(doc! { "status": "issued" })
-                    .await,
+                Via::Handle(db) => {
+                    DraftCounted::number_drafts(db, doc! { "year": 2026 })
+                        .order(doc! { "created": 1 })
+                        .set(doc! { "status": "issued" })
+                        .await
+                }
+                Via::Bare(db) => {
+                    DraftCounted::number_drafts(db, doc! { "year": 2026 })
+                        .order(doc! { "created": 1 })
+                        .set(doc! { "status": "issued" })
+                        .await
+                }
             }
             .unwrap_or_else(|e| panic!("{label} round {round}: {e}"));
             calls.push(numbered);
@@ -293,20 +344,164 @@ async fn bulk_numbering_goes_in_the_order_stated_beside_inserts() {
                 );
             }
             if let Some(first) = call.first() {
-                assert!(first.number > Some(last), "{label} round {round}: after the last call's");
+                assert!(
+                    first.number > Some(last),
+                    "{label} round {round}: after the last call's"
+                );
             }
             last = call.last().map_or(last, |d| d.number.unwrap());
         }
         let stored = stored_drafts::<DraftCounted>(test.db()).await;
         assert_eq!(stored.len(), 60);
         let numbers: BTreeSet<i64> = stored.values().filter_map(|d| d.number).collect();
-        assert_eq!(numbers, one_to(60), "{label}: every draft numbered once, no gap");
+        assert_eq!(
+            numbers,
+            one_to(60),
+            "{label}: every draft numbered once, no gap"
+        );
         let returned: usize = calls.iter().map(Vec::len).sum();
-        assert_eq!(returned, 60, "{label}: each draft returned by the call that numbered it");
+        assert_eq!(
+            returned, 60,
+            "{label}: each draft returned by the call that numbered it"
+        );
         for call in &calls {
             for doc in call {
                 assert_eq!(doc, &stored[&doc.id.unwrap()], "{label}: as stored");
             }
         }
     }
+}
+
+/// Another issuer that numbers a draft just before seqid's update of it: from the driver's
+/// command monitoring it sees the `update` of the draft about to be sent and sets
+/// `number: 999` (and its code) first, through its own client, once.
+struct RivalIssuer {
+    draft: mongodb::bson::oid::ObjectId,
+    armed: std::sync::atomic::AtomicBool,
+}
+
+impl RivalIssuer {
+    fn handler(
+        self: &std::sync::Arc<Self>,
+    ) -> mongodb::event::EventHandler<mongodb::event::command::CommandEvent> {
+        use mongodb::event::command::CommandEvent;
+        let rival = self.clone();
+        mongodb::event::EventHandler::callback(move |event| {
+            let CommandEvent::Started(started) = event else {
+                return;
+            };
+            let Ok(updates) = started.command.get_array("updates") else {
+                return;
+            };
+            let Ok(collection) = started.command.get_str("update") else {
+                return;
+            };
+            let ours = updates.iter().any(|u| {
+                u.as_document()
+                    .and_then(|u| u.get_document("q").ok())
+                    .and_then(|q| q.get_object_id("_id").ok())
+                    == Some(rival.draft)
+            });
+            if !ours || !rival.armed.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            let (collection, draft) = (collection.to_owned(), rival.draft);
+            crate::support::write_meanwhile(&started.db, move |db| async move {
+                let numbered = doc! { "$set": { "number": 999_i64, "code": "D-2026-0999" } };
+                db.collection::<mongodb::bson::Document>(&collection)
+                    .update_one(doc! { "_id": draft }, numbered)
+                    .await
+                    .unwrap();
+            });
+        })
+    }
+}
+
+/// A race lost to another issuer, made certain ([`RivalIssuer`]): the caller gets the
+/// draft as the rival numbered it, not by this call, and the race is counted; the id it
+/// took costs what the strategy promises, seen in the next draft's number: counters a gap
+/// (2), block through a handle nothing (1: the id went back to the live block), bare a gap.
+async fn a_lost_race<T: Drafted>(kind: &str, next: i64) {
+    let label = format!("later_rival_{}_{kind}", T::SEQUENCE.strategy_name());
+    let scratch = test_db(&format!("{label}_ids")).await;
+    let drafts = store_drafts::<T>(scratch.db(), 2026, 0, 2).await;
+    let rival = std::sync::Arc::new(RivalIssuer {
+        draft: drafts[0],
+        armed: true.into(),
+    });
+    let handler = rival.handler();
+    let test = seqid_harness::test_db_with(&label, move |o| {
+        o.command_event_handler = Some(handler);
+    })
+    .await;
+    // The same drafts, with their `_id`s, in the watched database.
+    let copies: Vec<_> = stored_drafts::<T>(scratch.db())
+        .await
+        .into_values()
+        .collect();
+    T::collection(test.db()).insert_many(&copies).await.unwrap();
+    let via = via(&test, kind);
+    crate::support::drafts::create_indexes::<T>(via.db()).await;
+    let (first, _) = crate::support::drafts::issue::<T>(&via, drafts[0])
+        .await
+        .unwrap();
+    assert!(!first.by_this_call, "{label}: the rival numbered it");
+    assert_eq!(
+        (first.doc.number(), first.doc.code()),
+        (Some(999), "D-2026-0999")
+    );
+    assert!(!rival.armed.load(std::sync::atomic::Ordering::SeqCst));
+    if let Via::Handle(db) = &via {
+        assert_eq!(T::stats(db).races_lost, 1, "{label}");
+    }
+    let (second, _) = crate::support::drafts::issue::<T>(&via, drafts[1])
+        .await
+        .unwrap();
+    assert!(second.by_this_call);
+    assert_eq!(
+        second.doc.number(),
+        Some(next),
+        "{label}: what the lost race cost"
+    );
+}
+
+#[tokio::test]
+async fn a_race_lost_to_another_issuer_costs_what_the_strategy_promises() {
+    a_lost_race::<DraftCounted>("handle", 2).await;
+    a_lost_race::<DraftCounted>("bare", 2).await;
+    a_lost_race::<DraftBlock>("handle", 1).await;
+    a_lost_race::<DraftBlock>("bare", 2).await;
+}
+
+/// Issuers in three OS processes (two workers and this one), four each, race to number the
+/// same 30 drafts: every draft one number, every issuer of every process holds it.
+async fn processes_race<T: Drafted>(label: &str, model: &str) {
+    let test = test_db(label).await;
+    crate::support::drafts::create_indexes::<T>(test.db()).await;
+    store_drafts::<T>(test.db(), 2026, 0, 30).await;
+    let drafts = crate::support::drafts::draft_ids::<T>(test.db()).await;
+    let modes = ["handle", "bare"].map(|via| format!("drafts/{model}/{via}"));
+    let mut workers = crate::support::Workers::spawn(test.db(), modes, 4, 0);
+    let via = Via::Handle(shared(&test));
+    workers.go();
+    let (mut answers, again) = race_issuers::<T>(&via, &drafts, 4).await;
+    for line in workers.finish_raw().await {
+        let answer = crate::support::drafts::parse::<T>(&line, 100)
+            .unwrap_or_else(|| panic!("a worker printed {line:?}"));
+        answers.push(answer);
+    }
+    assert_eq!(answers.len(), 3 * 4 * 30);
+    check_issued::<T>(test.db(), &answers, &drafts, again, label).await;
+}
+
+#[tokio::test]
+#[ignore = "full suite"]
+async fn issuers_across_processes_give_each_draft_one_number_counters() {
+    processes_race::<DraftCounted>("later_procs_counters", "counters").await;
+}
+
+#[tokio::test]
+#[ignore = "full suite"]
+async fn issuers_across_processes_give_each_draft_one_number_block() {
+    processes_race::<DraftBlock>("later_procs_block", "block").await;
 }

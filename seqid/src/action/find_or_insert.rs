@@ -5,8 +5,8 @@ use std::future::IntoFuture;
 
 use serde::de::DeserializeOwned;
 
-use super::InsertFuture;
 use super::find::Deserializable;
+use super::future::InsertFuture;
 use crate::context::Call;
 use crate::insert::{natural, natural_many};
 use crate::model::Model;

@@ -19,19 +19,18 @@
 mod counter;
 pub(crate) mod find;
 pub(crate) mod find_or_insert;
+mod future;
 pub(crate) mod number;
 
-use std::future::{Future, IntoFuture};
-use std::pin::Pin;
+use std::future::IntoFuture;
 
 use mongodb::ClientSession;
-
-use tracing::Span;
 
 pub(crate) use counter::sync_every_scope;
 pub use counter::{PeekCounter, SetCounter, SyncCounter};
 pub use find::{FindByCode, FindById};
 pub use find_or_insert::{FindOrInsert, FindOrInsertMany};
+pub use future::InsertFuture;
 pub use number::{NumberDraft, NumberDrafts};
 
 use crate::context::Call;
@@ -39,7 +38,6 @@ use crate::future::BoxFuture;
 use crate::insert::{many, one};
 use crate::model::{IdValue, Model};
 use crate::registry::Route;
-use crate::span::Traced;
 use crate::{Error, kind, span};
 
 /// Whether an action inserts afresh or finishes an earlier insert.
@@ -254,51 +252,5 @@ impl<'a, T: Model> IntoFuture for InsertMany<'a, T> {
             }
         };
         InsertFuture { insert, span }
-    }
-}
-
-/// The future of an [`Insert`] or an [`InsertMany`]: the insert, polled inside its
-/// `tracing` span (`seqid.insert`, at debug level), which records what the insert did
-/// when it ends. Dropping it cancels the insert, as the crate's
-/// [notes on cancellation](crate::Document#cancellation) describe.
-///
-/// ```no_run
-/// # use seqid::Document;
-/// # #[derive(serde::Serialize, Document)]
-/// # #[seq_id("ticket")]
-/// # struct Ticket { _id: i64 }
-/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-/// use std::future::IntoFuture;
-/// let mut ticket = Ticket { _id: 0 };
-/// let insert: seqid::action::InsertFuture<'_, i64> = ticket.insert(&db).into_future();
-/// let id = insert.await?;
-/// # Ok(()) }
-/// ```
-#[must_use = "an insert does nothing until it is awaited"]
-pub struct InsertFuture<'a, V> {
-    // The span lives here, not in the insert's boxed state, whose size every insert pays.
-    insert: BoxFuture<'a, Traced<Result<V, Error>>>,
-    span: Span,
-}
-
-impl<V> Future for InsertFuture<'_, V> {
-    type Output = Result<V, Error>;
-
-    fn poll(
-        mut self: Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        let this = &mut *self;
-        let _entered = this.span.enter();
-        let traced = std::task::ready!(this.insert.as_mut().poll(cx));
-        std::task::Poll::Ready(traced.record(&this.span))
-    }
-}
-
-impl<V> std::fmt::Debug for InsertFuture<'_, V> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InsertFuture")
-            .field("span", &self.span)
-            .finish_non_exhaustive()
     }
 }

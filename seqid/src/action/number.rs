@@ -7,8 +7,8 @@ use mongodb::ClientSession;
 use mongodb::bson::Document as BsonDocument;
 use serde::de::DeserializeOwned;
 
-use super::InsertFuture;
 use super::find::Deserializable;
+use super::future::InsertFuture;
 use crate::context::Call;
 use crate::insert::later::{self, Issue, Numbered};
 use crate::model::Model;
@@ -112,8 +112,14 @@ macro_rules! issue_setters {
     };
 }
 
-issue_setters!(NumberDraft, "Invoice::number_draft(&db, doc! { \"_id\": id })");
-issue_setters!(NumberDrafts, "Invoice::number_drafts(&db, doc! { \"status\": \"approved\" })");
+issue_setters!(
+    NumberDraft,
+    "Invoice::number_draft(&db, doc! { \"_id\": id })"
+);
+issue_setters!(
+    NumberDrafts,
+    "Invoice::number_drafts(&db, doc! { \"status\": \"approved\" })"
+);
 
 impl<'a, T: Model> NumberDraft<'a, T> {
     pub(crate) fn new(db: Route<'a>, filter: BsonDocument) -> Self

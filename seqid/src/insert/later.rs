@@ -233,7 +233,16 @@ async fn many<T: Model + DeserializeOwned>(
     let seq = cx.seq;
     check_set::<T>(&issue.set)?;
     require_transaction(cx)?;
-    let unnumbered = doc! { "$and": [filter, { seq.field: Bson::Null }] };
+    // The caller's filter and "no number yet": one document when the filter does not
+    // name the field (the common case, and the simplest query), else both under `$and`.
+    let unnumbered = match filter.contains_key(seq.field) {
+        false => {
+            let mut unnumbered = filter;
+            unnumbered.insert(seq.field, Bson::Null);
+            unnumbered
+        }
+        true => doc! { "$and": [filter, { seq.field: Bson::Null }] },
+    };
     let order = issue.order.clone().unwrap_or_else(|| doc! { "_id": 1 });
     let drafts = read_all::<T>(unnumbered, order, cx).await?;
     // Scopes and codes checked before any id is taken.
@@ -271,8 +280,11 @@ async fn many<T: Model + DeserializeOwned>(
     let written = write_all(&writes, cx).await;
     let mut numbered = Vec::with_capacity(docs.len());
     let mut first_error = None;
-    for (((doc, written), (at, _)), (&id, scope)) in
-        docs.into_iter().zip(written).zip(&writes).zip(ids.iter().zip(&scopes))
+    for (((doc, written), (at, _)), (&id, scope)) in docs
+        .into_iter()
+        .zip(written)
+        .zip(&writes)
+        .zip(ids.iter().zip(&scopes))
     {
         let settled = match written {
             Ok(true) => Ok(Numbered {
@@ -304,7 +316,10 @@ fn check_set<T: Model>(set: &BsonDocument) -> Result<(), Error> {
     let ours = std::iter::once(seq.field)
         .chain(T::DISPLAYS.iter().map(|d| d.field))
         .chain(["_id"]);
-    if let Some(key) = set.keys().find(|key| key.contains('.') || key.starts_with('$')) {
+    if let Some(key) = set
+        .keys()
+        .find(|key| key.contains('.') || key.starts_with('$'))
+    {
         return Err(Error::InvalidOption {
             sequence: seq,
             option: "set",
@@ -425,7 +440,10 @@ async fn read_all<T: Model + DeserializeOwned>(
     let options = FindOptions::builder().sort(order).build();
     let stored: Vec<BsonDocument> = match cx.session.join() {
         Some(session) => {
-            let find = collection.find(filter).with_options(options).session(&mut *session);
+            let find = collection
+                .find(filter)
+                .with_options(options)
+                .session(&mut *session);
             let find = match in_transaction {
                 true => find,
                 false => find.selection_criteria(PRIMARY),

@@ -10,7 +10,9 @@ use mongodb::bson::Document as BsonDocument;
 use mongodb::options::{DatabaseOptions, WriteConcern};
 use seqid::Model;
 
-use crate::support::drafts::{DraftBlock, DraftCounted, Drafted, check_issued, race_issuers, store_drafts};
+use crate::support::drafts::{
+    DraftBlock, DraftCounted, Drafted, check_issued, race_issuers, store_drafts,
+};
 use crate::support::faults::{Rig, crash_once, twice_in_a_row_three_times};
 use crate::support::writers::Via;
 
@@ -36,8 +38,10 @@ where
         T::create_indexes(via.db()).await.unwrap();
         let drafts = store_drafts::<T>(&rig.checker.database(&name), 2026, 0, DRAFTS).await;
         let run = format!("{label} {kind}");
-        let ((answers, made), ()) =
-            tokio::join!(race_issuers::<T>(&via, &drafts, ISSUERS), fault(name.clone()));
+        let ((answers, made), ()) = tokio::join!(
+            race_issuers::<T>(&via, &drafts, ISSUERS),
+            fault(name.clone())
+        );
         again += made;
         check_issued::<T>(&rig.checker.database(&name), &answers, &drafts, made, &run).await;
     }
@@ -54,7 +58,10 @@ async fn lost_replies<T: Drafted>(label: &str) {
     })
     .await;
     assert!(proxy.fired() > 0, "{label}: the proxy lost replies");
-    eprintln!("{label}: {} replies lost, {again} calls made again", proxy.fired());
+    eprintln!(
+        "{label}: {} replies lost, {again} calls made again",
+        proxy.fired()
+    );
 }
 
 #[tokio::test]
