@@ -24,6 +24,11 @@
 //! - `--only instructions` the same per insert in instructions, counted by valgrind's callgrind
 //!   (repeatable where CPU time is not; needs valgrind);
 //! - `--only scopes` the round trips and memory of scoped blocks with 1 to 10,000 scopes;
+//! - `--only natural` [find-or-insert](super::find_or_insert): 16 tasks, 10,000 calls over
+//!   200 keys, calls per second and ids taken per document stored, next to the same code by
+//!   hand and the anchors' upsert with `$setOnInsert`;
+//! - `--only drafts` [numbering stored drafts](super::numbering_later): drafts issued per
+//!   second by 1 and 16 issuers, counters and gapless, next to a plain `update_one`;
 //! - `--only service` the [example service](super::service) under HTTP load with hang-ups, next
 //!   to the same service written with the tutorial's two calls;
 //! - `--only cancel` the [cancellation](super::cancellation) storms: inserts cancelled under
