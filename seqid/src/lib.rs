@@ -184,7 +184,7 @@
 //! | public API | [`document`](Document), [`action`], `sequences` | what a user does with a model: the actions and their builders, admin and find, the [`Sequences`] handle and its [`Database`] |
 //! | orchestration | `insert::{one, many, earlier, natural, natural_many, later}` | the only place where documents meet writes: reserve, fill, write, record, settle; the loop over rounds |
 //! | id sources | `counted`, `optimistic` | hand out ids per scope and take back what became of them; never hold documents |
-//! | round trips | `write`, `counter`, `largest`, `indexes` | one kind of command each, and what its answer means |
+//! | round trips | `write`, `counter`, `largest`, `indexes`, `stored` | one kind of command each, and what its answer means |
 //! | state | `context`, `pending`, `registry`, `frontier`, `allocator`, `orphan`, `turnstile` | a call's options and context; writes left running; the handle's registry; the optimistic frontier; the allocator that shares reservations; the turns bare optimistic inserts and `find_or_insert` calls of a process take |
 //! | leaves | `model`, `fields`, `batch`, `fate`, `scope`, `natural`, `span`, `server`, `error`, `sequence`, `id`, `kind`, `numeric`, `session`, `detach`, `once`, `backoff`, `retry`, `future` | what a model is and its id field, a batch's pure bookkeeping, fates and keys, natural keys and their filters, the server's constants, errors and numbers, how long and how the optimistic loop retries |
 #![forbid(unsafe_code)]
@@ -231,6 +231,7 @@ mod sequences;
 mod server;
 mod session;
 mod span;
+mod stored;
 mod turnstile;
 mod write;
 

@@ -26,9 +26,9 @@
 use std::time::Duration;
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use mongodb::options::FindOptions;
 use serde::de::DeserializeOwned;
 
+use super::natural::lost_race;
 use crate::code;
 use crate::context::{Call, Context};
 use crate::counted;
@@ -36,8 +36,8 @@ use crate::fields::fill;
 use crate::model::Model;
 use crate::registry::Route;
 use crate::scope::Scope;
-use crate::server::PRIMARY;
 use crate::span::Traced;
+use crate::stored;
 use crate::turnstile;
 use crate::{Error, IdField, Sequence, Strategy};
 
@@ -189,25 +189,6 @@ async fn settle<T: Model + DeserializeOwned>(
     }
 }
 
-/// Counts a race lost, and gives the block strategy's id back to the handle's live block
-/// when `give_back`.
-fn lost_race(cx: &Context<'_>, scope: &Scope, id: i64, give_back: bool) {
-    let (route, seq) = (cx.route, cx.seq);
-    let allocator = route.counter(seq, scope);
-    allocator
-        .tally
-        .races_lost
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    if give_back && matches!(seq.strategy, Strategy::Block { .. }) && route.registry.is_some() {
-        allocator.give_back(&[id]);
-    }
-    tracing::debug!(
-        sequence = seq.name,
-        id,
-        "number_draft: another caller numbered the draft first"
-    );
-}
-
 /// `number_drafts`: every draft matching `filter` and unnumbered, numbered in order.
 pub(crate) async fn number_drafts<T: Model + DeserializeOwned>(
     filter: BsonDocument,
@@ -244,7 +225,12 @@ async fn many<T: Model + DeserializeOwned>(
         true => doc! { "$and": [filter, { seq.field: Bson::Null }] },
     };
     let order = issue.order.clone().unwrap_or_else(|| doc! { "_id": 1 });
-    let drafts = read_all::<T>(unnumbered, order, cx).await?;
+    let drafts: Vec<(BsonDocument, T)> =
+        stored::all::<T>(unnumbered, Some(order), "reading the drafts", cx)
+            .await?
+            .into_iter()
+            .map(|found| (found.stored, found.doc))
+            .collect();
     // Scopes and codes checked before any id is taken.
     let mut scopes = Vec::with_capacity(drafts.len());
     for (_, doc) in &drafts {
@@ -391,84 +377,13 @@ fn draft_at(seq: &Sequence, stored: &BsonDocument) -> BsonDocument {
     doc! { "_id": stored.get("_id").cloned().unwrap_or(Bson::Null), seq.field: Bson::Null }
 }
 
-/// The document matching `filter`, as stored and as `T`, read from the primary (in the
-/// caller's session).
+/// The draft `filter` finds, as stored and as `T` (see [`stored::one`]).
 async fn read<T: Model + DeserializeOwned>(
     filter: &BsonDocument,
     cx: &mut Context<'_>,
 ) -> Result<Option<(BsonDocument, T)>, Error> {
-    let seq = cx.seq;
-    let collection = cx.collection::<BsonDocument>();
-    let find = collection.find_one(filter.clone());
-    let in_transaction = cx.session.in_transaction();
-    let found = match cx.session.join() {
-        Some(session) if in_transaction => find.session(session).await,
-        Some(session) => find.session(session).selection_criteria(PRIMARY).await,
-        None => find.selection_criteria(PRIMARY).await,
-    };
-    let failed = |error: mongodb::error::Error| {
-        Error::driver(
-            seq,
-            format!("reading the draft {filter} in `{}`", seq.collection),
-            error,
-        )
-    };
-    let Some(stored) = found.map_err(failed)? else {
-        return Ok(None);
-    };
-    let doc = mongodb::bson::from_document(stored.clone()).map_err(|e| failed(e.into()))?;
-    Ok(Some((stored, doc)))
-}
-
-/// Every document matching `filter`, in `order`, as stored and as `T`.
-async fn read_all<T: Model + DeserializeOwned>(
-    filter: BsonDocument,
-    order: BsonDocument,
-    cx: &mut Context<'_>,
-) -> Result<Vec<(BsonDocument, T)>, Error> {
-    let seq = cx.seq;
-    let shown = filter.to_string();
-    let failed = |error: mongodb::error::Error| {
-        Error::driver(
-            seq,
-            format!("reading the drafts {shown} in `{}`", seq.collection),
-            error,
-        )
-    };
-    let collection = cx.collection::<BsonDocument>();
-    let in_transaction = cx.session.in_transaction();
-    let options = FindOptions::builder().sort(order).build();
-    let stored: Vec<BsonDocument> = match cx.session.join() {
-        Some(session) => {
-            let find = collection
-                .find(filter)
-                .with_options(options)
-                .session(&mut *session);
-            let find = match in_transaction {
-                true => find,
-                false => find.selection_criteria(PRIMARY),
-            };
-            let mut cursor = find.await.map_err(failed)?;
-            let mut stored = Vec::new();
-            while cursor.advance(session).await.map_err(failed)? {
-                stored.push(cursor.deserialize_current().map_err(failed)?);
-            }
-            stored
-        }
-        None => {
-            use futures_util::TryStreamExt;
-            let find = collection.find(filter).with_options(options);
-            let cursor = find.selection_criteria(PRIMARY).await.map_err(failed)?;
-            cursor.try_collect().await.map_err(failed)?
-        }
-    };
-    stored
-        .into_iter()
-        .map(|stored| {
-            let doc = mongodb::bson::from_document(stored.clone()).map_err(|e| failed(e.into()))?;
-            Ok((stored, doc))
-        })
-        .collect()
+    let found = stored::one::<T>(filter, "reading the draft", cx).await?;
+    Ok(found.map(|found| (found.stored, found.doc)))
 }
 
 /// The conditional update: whether it matched the draft (still unnumbered).

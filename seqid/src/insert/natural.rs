@@ -39,8 +39,8 @@ use crate::natural::{Entry, NaturalKey};
 use crate::others;
 use crate::registry::Route;
 use crate::scope::Scope;
-use crate::server::PRIMARY;
 use crate::span::{self, Traced};
+use crate::stored::{self, Stored};
 use crate::turnstile;
 use crate::write;
 use crate::{AnyIdField, Error, IdField, Sequence, Strategy};
@@ -164,12 +164,13 @@ pub(super) async fn settle<T: Model + DeserializeOwned>(
 
 /// Whether `found`, at this call's ids, is this call's own document: equal to it field by
 /// field, where the caller asserted that no other writer stores equal content.
-pub(super) fn is_ours<T: Model>(doc: &T, found: &Found<T>, cx: &Context<'_>) -> bool {
+pub(super) fn is_ours<T: Model>(doc: &T, found: &Stored<T>, cx: &Context<'_>) -> bool {
     cx.content_is_unique && write::same_document(doc, &found.stored)
 }
 
-/// Counts a race lost, and gives the block strategy's id back to the handle's live block
-/// when `give_back` (the write is known to have stored nothing under it).
+/// Counts a race lost (a key stored, or a draft numbered, by another caller first), and
+/// gives the id back where the strategy can: the block strategy's to the handle's live
+/// block, when `give_back` (the write is known to have stored nothing under it).
 pub(super) fn lost_race(cx: &Context<'_>, scope: &Scope, id: i64, give_back: bool) {
     let (route, seq) = (cx.route, cx.seq);
     let allocator = match seq.strategy {
@@ -190,12 +191,12 @@ pub(super) fn lost_race(cx: &Context<'_>, scope: &Scope, id: i64, give_back: boo
         sequence = seq.name,
         id,
         given_back = give_back && pooled,
-        "find_or_insert: another caller stored the key first"
+        "another caller stored the key, or numbered the draft, first"
     );
 }
 
 /// Whether `found` holds `id` in `scope` (its number as this call's document holds it).
-pub(super) fn holds<T: Model>(found: &Found<T>, scope: &Scope, id: Option<i128>) -> bool {
+pub(super) fn holds<T: Model>(found: &Stored<T>, scope: &Scope, id: Option<i128>) -> bool {
     id.is_some()
         && found.doc.sequence_id().value() == id
         && Scope::of(&T::SEQUENCE, &found.doc).is_ok_and(|of| of == *scope)
@@ -233,38 +234,10 @@ pub(super) fn serialized<T: Model>(
     })
 }
 
-/// A document found by its key: as `T`, and as stored.
-pub(super) struct Found<T> {
-    pub(super) doc: T,
-    pub(super) stored: BsonDocument,
-}
-
-/// The document holding the key, read from the primary (in the caller's session, and
-/// its transaction's snapshot if one runs).
+/// The document holding the key (see [`stored::one`]).
 pub(super) async fn lookup<T: Model + DeserializeOwned>(
     filter: &BsonDocument,
     cx: &mut Context<'_>,
-) -> Result<Option<Found<T>>, Error> {
-    let seq = cx.seq;
-    let collection = cx.collection::<BsonDocument>();
-    let find = collection.find_one(filter.clone());
-    let in_transaction = cx.session.in_transaction();
-    let found = match cx.session.join() {
-        // A transaction reads from the primary anyway, and refuses a read preference.
-        Some(session) if in_transaction => find.session(session).await,
-        Some(session) => find.session(session).selection_criteria(PRIMARY).await,
-        None => find.selection_criteria(PRIMARY).await,
-    };
-    let failed = |error: mongodb::error::Error| {
-        Error::driver(
-            seq,
-            format!("finding the document {filter} in `{}`", seq.collection),
-            error,
-        )
-    };
-    let Some(stored) = found.map_err(failed)? else {
-        return Ok(None);
-    };
-    let doc = mongodb::bson::from_document(stored.clone()).map_err(|e| failed(e.into()))?;
-    Ok(Some(Found { doc, stored }))
+) -> Result<Option<Stored<T>>, Error> {
+    stored::one(filter, "finding the document", cx).await
 }

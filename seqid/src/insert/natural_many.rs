@@ -19,9 +19,7 @@ use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use serde::de::DeserializeOwned;
 
 use super::many::many_again;
-use super::natural::{
-    Found, KEY_PATIENCE, holds, is_ours, lost_race, require_transaction, serialized,
-};
+use super::natural::{KEY_PATIENCE, holds, is_ours, lost_race, require_transaction, serialized};
 use crate::code;
 use crate::companions::CompanionsOfMany;
 use crate::context::{Call, Context};
@@ -32,8 +30,9 @@ use crate::natural::{Entry, NaturalKey, normalized};
 use crate::others;
 use crate::registry::Route;
 use crate::scope::Scope;
-use crate::server::{DUPLICATE_KEY, PRIMARY};
+use crate::server::DUPLICATE_KEY;
 use crate::span::{self, Traced};
+use crate::stored::{self, Stored};
 use crate::turnstile;
 use crate::{AnyIdField, BulkError, Error, FailedInsert, IdField, Sequence};
 
@@ -324,25 +323,24 @@ fn conclude(seq: &'static Sequence, standing: Vec<Standing>) -> Result<Vec<Entry
 }
 
 /// A found document, as a new value.
-fn copy_of<T: Model + DeserializeOwned>(found: &Found<T>) -> Result<T, Error> {
-    mongodb::bson::from_document(found.stored.clone()).map_err(|error| {
+fn copy_of<T: Model + DeserializeOwned>(found: &Stored<T>) -> Result<T, Error> {
+    found.copy().map_err(|error| {
         Error::driver(
             &T::SEQUENCE,
             format!("reading back the document {}", found.stored),
-            error.into(),
+            error,
         )
     })
 }
 
-/// The documents holding the keys of `filters` at `positions`, in one query from the
-/// primary (in the caller's session), by their normalized key.
+/// The documents holding the keys of `filters` at `positions`, in one query (see
+/// [`stored::all`]), by their normalized key.
 async fn lookup_all<T: Model + DeserializeOwned>(
     key: NaturalKey,
     filters: &[BsonDocument],
     positions: &[usize],
     cx: &mut Context<'_>,
-) -> Result<HashMap<Vec<u8>, Found<T>>, Error> {
-    let seq = cx.seq;
+) -> Result<HashMap<Vec<u8>, Stored<T>>, Error> {
     let filter = match key.fields {
         [field] => {
             let values: Vec<Bson> = positions
@@ -353,46 +351,11 @@ async fn lookup_all<T: Model + DeserializeOwned>(
         }
         _ => doc! { "$or": positions.iter().map(|&p| filters[p].clone()).collect::<Vec<_>>() },
     };
-    let collection = cx.collection::<BsonDocument>();
-    let find = collection.find(filter);
-    let in_transaction = cx.session.in_transaction();
-    let failed = |error: mongodb::error::Error| {
-        Error::driver(
-            seq,
-            format!(
-                "finding {} documents by the natural key {} in `{}`",
-                positions.len(),
-                key.shown(),
-                seq.collection
-            ),
-            error,
-        )
-    };
-    let stored: Vec<BsonDocument> = match cx.session.join() {
-        Some(session) => {
-            let find = find.session(&mut *session);
-            let find = match in_transaction {
-                true => find,
-                false => find.selection_criteria(PRIMARY),
-            };
-            let mut cursor = find.await.map_err(failed)?;
-            let mut stored = Vec::new();
-            while cursor.advance(session).await.map_err(failed)? {
-                stored.push(cursor.deserialize_current().map_err(failed)?);
-            }
-            stored
-        }
-        None => {
-            use futures_util::TryStreamExt;
-            let cursor = find.selection_criteria(PRIMARY).await.map_err(failed)?;
-            cursor.try_collect().await.map_err(failed)?
-        }
-    };
-    let mut found = HashMap::with_capacity(stored.len());
-    for stored in stored {
-        let doc: T = mongodb::bson::from_document(stored.clone()).map_err(|e| failed(e.into()))?;
-        if let Ok(filter) = key.filter(seq, &stored) {
-            found.insert(normalized(&filter), Found { doc, stored });
+    let what = format!("finding by the natural key {}", key.shown());
+    let mut found = HashMap::with_capacity(positions.len());
+    for stored in stored::all::<T>(filter, None, &what, cx).await? {
+        if let Ok(filter) = key.filter(cx.seq, &stored.stored) {
+            found.insert(normalized(&filter), stored);
         }
     }
     Ok(found)

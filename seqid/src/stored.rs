@@ -1,0 +1,105 @@
+//! Reads of stored documents by a filter, for the calls that look before they write
+//! (`find_or_insert`, `number_draft`): on the primary, in the caller's session (and its
+//! transaction's snapshot, where a read preference is refused), each document as stored and
+//! as the model.
+
+use mongodb::bson::Document as BsonDocument;
+use serde::de::DeserializeOwned;
+
+use crate::Error;
+use crate::context::Context;
+use crate::server::PRIMARY;
+
+/// A document read back: as the model, and as stored (what its fields compare by).
+pub(crate) struct Stored<T> {
+    pub doc: T,
+    pub stored: BsonDocument,
+}
+
+impl<T: DeserializeOwned> Stored<T> {
+    fn of(stored: BsonDocument) -> Result<Self, mongodb::error::Error> {
+        let doc = mongodb::bson::from_document(stored.clone())?;
+        Ok(Stored { doc, stored })
+    }
+
+    /// A new value of the model, as stored.
+    pub(crate) fn copy(&self) -> Result<T, mongodb::error::Error> {
+        Ok(mongodb::bson::from_document(self.stored.clone())?)
+    }
+}
+
+/// The document `filter` finds, if any; `what` names the read in an error.
+pub(crate) async fn one<T: DeserializeOwned>(
+    filter: &BsonDocument,
+    what: &str,
+    cx: &mut Context<'_>,
+) -> Result<Option<Stored<T>>, Error> {
+    let seq = cx.seq;
+    let failed = |error: mongodb::error::Error| {
+        Error::driver(
+            seq,
+            format!("{what} {filter} in `{}`", seq.collection),
+            error,
+        )
+    };
+    let collection = cx.collection::<BsonDocument>();
+    let find = collection.find_one(filter.clone());
+    let in_transaction = cx.session.in_transaction();
+    let found = match cx.session.join() {
+        Some(session) if in_transaction => find.session(session).await,
+        Some(session) => find.session(session).selection_criteria(PRIMARY).await,
+        None => find.selection_criteria(PRIMARY).await,
+    };
+    match found.map_err(failed)? {
+        Some(stored) => Ok(Some(Stored::of(stored).map_err(failed)?)),
+        None => Ok(None),
+    }
+}
+
+/// Every document `filter` finds, in `order` if given; `what` names the read in an error.
+pub(crate) async fn all<T: DeserializeOwned>(
+    filter: BsonDocument,
+    order: Option<BsonDocument>,
+    what: &str,
+    cx: &mut Context<'_>,
+) -> Result<Vec<Stored<T>>, Error> {
+    let seq = cx.seq;
+    let shown = filter.to_string();
+    let failed = |error: mongodb::error::Error| {
+        Error::driver(
+            seq,
+            format!("{what} {shown} in `{}`", seq.collection),
+            error,
+        )
+    };
+    let collection = cx.collection::<BsonDocument>();
+    let mut find = collection.find(filter);
+    if let Some(order) = order {
+        find = find.sort(order);
+    }
+    let in_transaction = cx.session.in_transaction();
+    let stored: Vec<BsonDocument> = match cx.session.join() {
+        Some(session) => {
+            let find = find.session(&mut *session);
+            let find = match in_transaction {
+                true => find,
+                false => find.selection_criteria(PRIMARY),
+            };
+            let mut cursor = find.await.map_err(failed)?;
+            let mut stored = Vec::new();
+            while cursor.advance(session).await.map_err(failed)? {
+                stored.push(cursor.deserialize_current().map_err(failed)?);
+            }
+            stored
+        }
+        None => {
+            use futures_util::TryStreamExt;
+            let cursor = find.selection_criteria(PRIMARY).await.map_err(failed)?;
+            cursor.try_collect().await.map_err(failed)?
+        }
+    };
+    stored
+        .into_iter()
+        .map(|stored| Stored::of(stored).map_err(failed))
+        .collect()
+}
