@@ -76,40 +76,30 @@ fn main() {
     let Some((model, via, op, by)) = parse_worker_mode(mode) else {
         fail(&format!("bad mode {mode}"));
     };
-    let uri = std::env::var("MONGODB_URI").unwrap_or_else(|_| fail("MONGODB_URI is not set"));
-    let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| fail(&e.to_string()));
-    let result = runtime.block_on(async {
-        let client = mongodb::Client::with_uri_str(&uri).await?;
-        // One handle per process, as an application keeps one next to its client.
-        let via = writers::Via::on(via, &client, database)
-            .unwrap_or_else(|| fail(&format!("bad database kind {via}")));
-        via.db()
-            .run_command(mongodb::bson::doc! { "ping": 1 })
-            .await?;
-        println!("ready");
-        std::io::stdout().flush()?;
-        std::io::stdin().lock().read_line(&mut String::new())?;
+    at_go(via, database, |via| async move {
         let run = write_model(model, &via, by, tasks, per_task, op);
         let (lines, retries) = tokio::time::timeout(DEADLINE, run)
             .await
             .map_err(|_| "deadline passed")??;
-        let mut out = std::io::stdout().lock();
-        for (id, writer, n) in lines {
-            writeln!(out, "{id} {writer} {n}")?;
-        }
+        let mut printed: Vec<String> = lines
+            .into_iter()
+            .map(|(id, writer, n)| format!("{id} {writer} {n}"))
+            .collect();
         // Counter upserts retried (each may leave a gap on a server that applies an
         // upsert and answers it with no document), for the parent's check.
-        writeln!(out, "retries {retries}")?;
-        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+        printed.push(format!("retries {retries}"));
+        Ok(printed)
     });
-    if let Err(error) = result {
-        fail(&error.to_string());
-    }
 }
 
-/// The `keyed/<model>/<via>` mode: `tasks` callers racing over `keys` keys (see
-/// `keyed::race`), each call printed as `keyed::print` writes it.
-fn race_keyed(model: &str, via: &str, database: &str, tasks: usize, keys: u32) {
+/// Connects to `database` through `via` (`handle` or `bare`: one handle per process, as an
+/// application keeps one next to its client), prints `ready`, waits for the parent's line on
+/// stdin, runs `work`, and prints the lines it returns; any error fails the process.
+fn at_go<F, Fut>(via: &str, database: &str, work: F)
+where
+    F: FnOnce(writers::Via) -> Fut,
+    Fut: std::future::Future<Output = Result<Vec<String>, BoxError>>,
+{
     let uri = std::env::var("MONGODB_URI").unwrap_or_else(|_| fail("MONGODB_URI is not set"));
     let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| fail(&e.to_string()));
     let result = runtime.block_on(async {
@@ -120,6 +110,22 @@ fn race_keyed(model: &str, via: &str, database: &str, tasks: usize, keys: u32) {
         println!("ready");
         std::io::stdout().flush()?;
         std::io::stdin().lock().read_line(&mut String::new())?;
+        let lines = work(via).await?;
+        let mut out = std::io::stdout().lock();
+        for line in lines {
+            writeln!(out, "{line}")?;
+        }
+        Ok::<_, BoxError>(())
+    });
+    if let Err(error) = result {
+        fail(&error.to_string());
+    }
+}
+
+/// The `keyed/<model>/<via>` mode: `tasks` callers racing over `keys` keys (see
+/// `keyed::race`), each call printed as `keyed::print` writes it.
+fn race_keyed(model: &str, via: &str, database: &str, tasks: usize, keys: u32) {
+    at_go(via, database, |via| async move {
         let label = format!("p{}", std::process::id());
         macro_rules! race {
             ($($model:ty),*) => {$(
@@ -128,11 +134,7 @@ fn race_keyed(model: &str, via: &str, database: &str, tasks: usize, keys: u32) {
                     let (calls, _) = tokio::time::timeout(DEADLINE, run)
                         .await
                         .map_err(|_| "deadline passed")?;
-                    let mut out = std::io::stdout().lock();
-                    for call in &calls {
-                        writeln!(out, "{}", keyed::print(call))?;
-                    }
-                    return Ok(());
+                    return Ok(calls.iter().map(keyed::print).collect());
                 }
             )*};
         }
@@ -143,27 +145,15 @@ fn race_keyed(model: &str, via: &str, database: &str, tasks: usize, keys: u32) {
             keyed::KeyedIssue,
             keyed::KeyedTicket
         );
-        Err::<(), BoxError>(format!("unknown keyed model {model}").into())
+        Err(format!("unknown keyed model {model}").into())
     });
-    if let Err(error) = result {
-        fail(&error.to_string());
-    }
 }
 
 /// The `drafts/<model>/<via>` mode: `tasks` issuers racing to number every draft of the
 /// collection, in the order the drafts were made (see `drafts::race_issuers`), each answer
 /// printed as `drafts::print` writes it.
 fn issue_drafts(model: &str, via: &str, database: &str, tasks: usize) {
-    let uri = std::env::var("MONGODB_URI").unwrap_or_else(|_| fail("MONGODB_URI is not set"));
-    let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| fail(&e.to_string()));
-    let result = runtime.block_on(async {
-        let client = mongodb::Client::with_uri_str(&uri).await?;
-        let via = writers::Via::on(via, &client, database)
-            .unwrap_or_else(|| fail(&format!("bad database kind {via}")));
-        via.db().run_command(doc! { "ping": 1 }).await?;
-        println!("ready");
-        std::io::stdout().flush()?;
-        std::io::stdin().lock().read_line(&mut String::new())?;
+    at_go(via, database, |via| async move {
         macro_rules! issue {
             ($($model:ty = $name:literal),*) => {$(
                 if model == $name {
@@ -172,11 +162,7 @@ fn issue_drafts(model: &str, via: &str, database: &str, tasks: usize) {
                     let (answers, _) = tokio::time::timeout(DEADLINE, run)
                         .await
                         .map_err(|_| "deadline passed")?;
-                    let mut out = std::io::stdout().lock();
-                    for answer in &answers {
-                        writeln!(out, "{}", drafts::print(answer))?;
-                    }
-                    return Ok(());
+                    return Ok(answers.iter().map(drafts::print).collect());
                 }
             )*};
         }
@@ -184,11 +170,8 @@ fn issue_drafts(model: &str, via: &str, database: &str, tasks: usize) {
             drafts::DraftCounted = "counters",
             drafts::DraftBlock = "block"
         );
-        Err::<(), BoxError>(format!("unknown drafts model {model}").into())
+        Err(format!("unknown drafts model {model}").into())
     });
-    if let Err(error) = result {
-        fail(&error.to_string());
-    }
 }
 
 /// Runs writer `by` of the model named `model` (a [`Model::NAME`]; or by hand, without

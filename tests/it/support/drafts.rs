@@ -275,7 +275,7 @@ pub async fn draft_ids<T: Drafted>(db: &mongodb::Database) -> Vec<ObjectId> {
 #[allow(dead_code)]
 pub fn print<T: Drafted>(answer: &Issued<T>) -> String {
     let bytes = mongodb::bson::to_vec(&answer.numbered.doc).expect("a model serializes");
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = super::writers::to_hex(&bytes);
     format!(
         "issued {} {} {hex}",
         answer.draft.to_hex(),
@@ -289,10 +289,7 @@ pub fn parse<T: Drafted>(line: &str, issuer: usize) -> Option<Issued<T>> {
     let draft = ObjectId::parse_str(parts.next()?).ok()?;
     let by_this_call = parts.next()?.parse().ok()?;
     let hex = parts.next()?;
-    let bytes = (0..hex.len())
-        .step_by(2)
-        .map(|at| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok())
-        .collect::<Option<Vec<u8>>>()?;
+    let bytes = super::writers::from_hex(hex)?;
     let doc = mongodb::bson::from_slice(&bytes).ok()?;
     Some(Issued {
         draft,

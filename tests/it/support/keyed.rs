@@ -331,7 +331,7 @@ pub fn print<T: Keyed>(call: &Called<T>) -> String {
         Entry::Found => "found",
     };
     let bytes = mongodb::bson::to_vec(&call.doc).expect("a model serializes");
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = super::writers::to_hex(&bytes);
     let cut = call.cut.map_or_else(|| "-".to_owned(), |id| id.to_string());
     format!("keyed {} {entry} {} {cut} {hex}", call.key, call.caller)
 }
@@ -352,10 +352,7 @@ pub fn parse<T: Keyed>(line: &str) -> Option<Called<T>> {
         id => Some(id.parse().ok()?),
     };
     let hex = parts.next()?;
-    let bytes = (0..hex.len())
-        .step_by(2)
-        .map(|at| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok())
-        .collect::<Option<Vec<u8>>>()?;
+    let bytes = super::writers::from_hex(hex)?;
     let doc = mongodb::bson::from_slice(&bytes).ok()?;
     Some(Called {
         key,

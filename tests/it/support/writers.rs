@@ -288,3 +288,17 @@ pub async fn write<T: Model>(
 pub fn worker_mode(model: &str, via: &str, op: Op, by: &str) -> String {
     format!("{model}/{via}/{}/{by}", op.name())
 }
+
+/// `bytes` as lowercase hex: how a worker prints a document (its BSON), so that the parent
+/// compares the very values the worker held.
+pub fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// [`to_hex`]'s text read back.
+pub fn from_hex(hex: &str) -> Option<Vec<u8>> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok())
+        .collect()
+}
