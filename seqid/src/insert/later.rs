@@ -28,7 +28,7 @@ use std::time::Duration;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use serde::de::DeserializeOwned;
 
-use super::natural::lost_race;
+use super::natural::{lost_race, require_transaction};
 use crate::code;
 use crate::context::{Call, Context};
 use crate::counted;
@@ -39,7 +39,7 @@ use crate::scope::Scope;
 use crate::span::Traced;
 use crate::stored;
 use crate::turnstile;
-use crate::{Error, IdField, Sequence, Strategy};
+use crate::{Error, IdField, Sequence};
 
 /// What the caller asks for beyond the filter: its own fields set in the same update, and
 /// the order of a bulk numbering.
@@ -96,7 +96,7 @@ async fn one<T: Model + DeserializeOwned>(
 ) -> Result<Numbered<T>, Error> {
     let seq = cx.seq;
     check_set::<T>(&issue.set)?;
-    require_transaction(cx)?;
+    require_transaction::<T>(cx)?;
     // The calls of this process for this draft take turns (see `turnstile`): the second
     // reads it numbered, and takes no id.
     let _turn = turnstile::key_turn(cx.route.db.name(), seq, &filter, DRAFT_PATIENCE).await;
@@ -213,7 +213,7 @@ async fn many<T: Model + DeserializeOwned>(
 ) -> Result<Vec<T>, Error> {
     let seq = cx.seq;
     check_set::<T>(&issue.set)?;
-    require_transaction(cx)?;
+    require_transaction::<T>(cx)?;
     // The caller's filter and "no number yet": one document when the filter does not
     // name the field (the common case, and the simplest query), else both under `$and`.
     let unnumbered = match filter.contains_key(seq.field) {
@@ -327,17 +327,6 @@ fn check_set<T: Model>(set: &BsonDocument) -> Result<(), Error> {
         }
     }
     Ok(())
-}
-
-/// A gapless number is taken in the caller's transaction only.
-fn require_transaction(cx: &mut Context<'_>) -> Result<(), Error> {
-    if cx.seq.strategy != Strategy::Gapless || cx.session.in_transaction() {
-        return Ok(());
-    }
-    Err(Error::TransactionRequired {
-        sequence: cx.seq,
-        has_session: cx.session.join().is_some(),
-    })
 }
 
 /// Fills `doc` with `id`, its codes and the caller's fields (as the update will store
