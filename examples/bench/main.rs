@@ -21,6 +21,7 @@ mod chart;
 mod contention;
 mod cost;
 mod drafts;
+mod first_use;
 mod instructions;
 mod maxq;
 mod model;
@@ -61,7 +62,7 @@ usage: cargo run --release --example bench -- [options]
   --bulk-rounds N    interleaved rounds of bulk trials (default 5)
   --bulk-docs N      documents per bulk call (default 10000)
   --query-runs N     runs of each maximum query (default 100, fewer if slow)
-  --only LIST        comma-separated parts to run: one,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,natural,drafts,cancel,service,contention
+  --only LIST        comma-separated parts to run: one,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,natural,drafts,first-use,cancel,service,contention
                      (default all; instructions needs valgrind)
   --cost-contenders LIST  the cost part's contenders: driver,tutorial,block,counters,coded,optimistic (default all)
   --cost-inserts N   inserts per cost trial (default 1000; 100 with --quick)
@@ -115,6 +116,7 @@ impl Config {
                 "scopes",
                 "natural",
                 "drafts",
+                "first-use",
                 "cancel",
                 "service",
                 "contention",
@@ -325,6 +327,13 @@ async fn main() -> Result<(), BoxError> {
         None
     };
 
+    let first_used = if config.runs("first-use") {
+        eprintln!("a counter's first use ...");
+        Some(first_use::run(name, &config).await?)
+    } else {
+        None
+    };
+
     let cancel = if config.runs("cancel") {
         eprintln!("cancellation storms ...");
         Some(cancel::run(&config).await?)
@@ -494,6 +503,21 @@ async fn main() -> Result<(), BoxError> {
             config.rounds.min(3)
         );
         drafts::print(rows);
+    }
+    if let Some(rows) = &first_used {
+        println!("## A counter's first use\n");
+        println!(
+            "One task, 1,000 new scopes of a counters sequence (200 with `--quick`): the first \
+             insert into each makes its counter, after the check that no number of the \
+             sequence is stored without one (the first `$inc` sent without the upsert finds \
+             none; the counter and the collection are read; the upsert makes it); then the \
+             next insert into each, through the same handle; then the first through a fresh \
+             handle, the counters existing (the `$inc` finds each at once); against the \
+             tutorial's upsert by hand, which makes a counter without looking. Commands sent \
+             per insert, and the median latency of one insert; {} rounds, medians.\n",
+            config.rounds.min(3)
+        );
+        first_use::print(rows);
     }
     if let Some(rows) = &cancel {
         println!(

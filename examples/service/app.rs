@@ -20,7 +20,8 @@
 //!   with a gapless invoice number, taken in a transaction
 //!   (`start_transaction().and_run(...)`).
 //! - `GET /invoices/{number}` → the invoice, or 404.
-//! - `GET /sequences` → what the handle holds: `seqid::Stats` per sequence.
+//! - `GET /sequences` → what the handle holds: `seqid::Stats` per sequence, and every counter
+//!   of each (`list_counters`).
 //!
 //! Errors are JSON `{"error": "..."}` with a 4xx for what the client sent (seqid's own
 //! message when seqid refused it) and a 5xx for what went wrong on this side; no input
@@ -448,7 +449,10 @@ async fn find_ticket(
 ) -> Result<Json<TicketView>, ApiError> {
     let project = project_in_path(&project)?;
     let number = parse_number(&number)?;
-    match Ticket::find_by_id(&app.db, number).scope(&project).await? {
+    match Ticket::find_by_number(&app.db, number)
+        .scope(&project)
+        .await?
+    {
         Some(ticket) => Ok(Json(ticket.into())),
         None => Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -574,9 +578,11 @@ async fn find_invoice(
 // What the handle holds
 
 /// `GET /sequences`: the handle's `Stats` for each sequence (summed over the scopes it
-/// holds; zero in the by-hand mode, which uses no handle), and how many sequences and
-/// scopes it holds state for.
-async fn sequences(State(app): State<App>) -> Json<Value> {
+/// holds; zero in the by-hand mode, which uses no handle), every counter of each
+/// (`list_counters`: per project for tickets, the last id reserved, what this process holds
+/// of its block, the largest number stored), and how many sequences and scopes the handle
+/// holds state for.
+async fn sequences(State(app): State<App>) -> Result<Json<Value>, ApiError> {
     let stats = |stats: seqid::Stats| {
         json!({
             "reservations": stats.reservations,
@@ -586,7 +592,21 @@ async fn sequences(State(app): State<App>) -> Json<Value> {
             "in_flight": stats.in_flight,
         })
     };
-    Json(json!({
+    let counters = |states: Vec<seqid::CounterState>| {
+        let states = states.into_iter().map(|state| {
+            json!({
+                "scope": mongodb::bson::Bson::from(state.scope.clone()).into_relaxed_extjson(),
+                "last_reserved": state.last_reserved,
+                "held_here": state.held_here,
+                "next_held": state.next_held,
+                "largest_stored": state.largest_stored,
+                // `{ "project": "apollo" }: last reserved 1099, 58 held here (next 1042), ...`
+                "shown": state.to_string(),
+            })
+        });
+        Value::Array(states.collect())
+    };
+    Ok(Json(json!({
         "mode": app.mode.label(),
         "held": app.db.sequences().held(),
         "cancelled_handlers": app.cancelled(),
@@ -596,13 +616,15 @@ async fn sequences(State(app): State<App>) -> Json<Value> {
                 "block_size": 100,
                 "scope": "project",
                 "stats": stats(Ticket::stats(&app.db)),
+                "counters": counters(Ticket::list_counters(&app.db).await?),
             },
             "invoice": {
                 "strategy": "gapless",
                 "stats": stats(Invoice::stats(&app.db)),
+                "counters": counters(Invoice::list_counters(&app.db).await?),
             },
         },
-    }))
+    })))
 }
 
 /// Counts handlers dropped before they answered (middleware inside the timeout layer,

@@ -247,7 +247,7 @@ fn refuse_sequence_keys(cx: &Ctxt, container: &SeqId, first: &Field) {
 }
 
 /// The sequence name as written, for messages that show the attribute.
-fn name_or_placeholder(attr: &SeqId) -> String {
+pub fn name_or_placeholder(attr: &SeqId) -> String {
     match &attr.name {
         Name::Given(name) => format!("{:?}", name.value()),
         Name::Absent | Name::Invalid => "\"name\"".to_owned(),

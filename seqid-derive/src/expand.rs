@@ -13,6 +13,7 @@ use crate::case::snake_case;
 use crate::ctxt::Ctxt;
 use crate::declaration::{Declaration, Declared};
 use crate::display::{Display, Piece};
+use crate::object_id::is_option_of_object_id;
 use crate::{display, fallback, natural, valid};
 
 pub fn derive(input: &DeriveInput) -> TokenStream {
@@ -60,7 +61,12 @@ fn impl_document(
     let object_id = object_id(cont, decl);
     let others = others(cont, decl);
     let handles = handles(cont, decl);
-    let (codes, finders) = codes(cont, decl, displays);
+    let (codes, code_finders) = codes(decl, displays);
+    let finders = finders(cont, number_finders(decl).chain(code_finders));
+    let sequence_on_id = decl
+        .primary()
+        .is_some_and(|declared| declared.on_id)
+        .then(|| sequence_on_id(cont));
     let (natural_key, natural_keyed) = natural_key(cont, keys);
     let (numbered_later, later_impl) = numbered_later(cont, decl);
     // Only sequences with a counter offer the counter's operations (`sync_counter`).
@@ -106,7 +112,88 @@ fn impl_document(
         #later_impl
         #handles
         #finders
+        #sequence_on_id
     })
+}
+
+/// The impl of `SequenceOnId`, which lets `find_by_id` be called: for a type whose
+/// primary sequence numbers `_id`. A type whose sequence numbers a field finds by that
+/// field, with its `find_by_<field>`.
+pub fn sequence_on_id(cont: &Container) -> TokenStream {
+    let mut ident = cont.ident.clone();
+    ident.set_span(Span::call_site());
+    let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
+    // `do_not_recommend`: the message of a type that is not one lists no other type
+    // that is.
+    quote! {
+        #[automatically_derived]
+        #[diagnostic::do_not_recommend]
+        impl #impl_generics ::seqid::__private::SequenceOnId for #ident #ty_generics #where_clause {}
+    }
+}
+
+/// The sequences on fields other than `_id`, each with its index in the declaration.
+pub fn on_fields<'a>(
+    decl: &'a Declaration,
+) -> impl Iterator<Item = (usize, &'a Declared<'a>, &'a Field<'a>)> {
+    decl.sequences
+        .iter()
+        .enumerate()
+        .filter(|(_, declared)| !declared.on_id)
+        .filter_map(|(index, declared)| Some((index, declared, declared.field?)))
+}
+
+/// One `find_by_<field>` function per sequence on a field other than `_id`: the call
+/// names the field it looks in, where `find_by_id` would hide it.
+fn number_finders<'a>(decl: &'a Declaration) -> impl Iterator<Item = TokenStream> + 'a {
+    on_fields(decl).map(|(index, declared, field)| {
+        let name = field.ident.unraw();
+        let function = format_ident!("find_by_{}", name);
+        let sequence = sequence_constant(decl, index);
+        let scope = match declared.scope.is_empty() {
+            true => "",
+            false => " in the scope named with `.scope(...)`",
+        };
+        let doc = format!(
+            "The document whose `{name}` holds `number`, the number the sequence `{}` gave \
+             it{scope}: await it for the document, or `None`.",
+            declared.attr.name().map(LitStr::value).unwrap_or_default(),
+        );
+        // The bound as `find_by_code`'s (see `codes`). The number is any integer, as
+        // `find_by_number` takes it: spelled as the field's `IdField::Value`, the type
+        // would be refused a second time when it cannot hold a number.
+        quote! {
+            #[doc = #doc]
+            pub fn #function<'__seqid>(
+                db: &'__seqid impl ::seqid::AsDatabase,
+                number: impl ::seqid::__private::core::convert::Into<
+                    ::seqid::__private::core::primitive::i128,
+                >,
+            ) -> ::seqid::action::FindById<'__seqid, Self>
+            where
+                for<'__seqid_de> Self: ::seqid::__private::Deserializable,
+            {
+                ::seqid::__private::find_by_number(db, &#sequence, number)
+            }
+        }
+    })
+}
+
+/// The derive's associated functions, in an inherent impl; nothing when there are none.
+fn finders(cont: &Container, functions: impl Iterator<Item = TokenStream>) -> TokenStream {
+    let functions: Vec<TokenStream> = functions.collect();
+    if functions.is_empty() {
+        return quote!();
+    }
+    let mut ident = cont.ident.clone();
+    ident.set_span(Span::call_site());
+    let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #ident #ty_generics #where_clause {
+            #(#functions)*
+        }
+    }
 }
 
 /// `NATURAL_KEY`, and the impl of `NaturalKeyed` that lets `find_or_insert` be called;
@@ -172,9 +259,9 @@ fn numbered_later(cont: &Container, decl: &Declaration) -> (TokenStream, TokenSt
 
 /// `DISPLAYS` and the functions that read, fill and write the display fields; and one
 /// `find_by_<field>` function per display field.
-fn codes(cont: &Container, decl: &Declaration, displays: &[Display]) -> (TokenStream, TokenStream) {
+fn codes(decl: &Declaration, displays: &[Display]) -> (TokenStream, Vec<TokenStream>) {
     if displays.is_empty() {
-        return (quote!(), quote!());
+        return (quote!(), Vec::new());
     }
     let constants = displays.iter().map(|display| {
         let key = &display.field.ser_name;
@@ -215,9 +302,6 @@ fn codes(cont: &Container, decl: &Declaration, displays: &[Display]) -> (TokenSt
             ::seqid::__private::core::result::Result::Ok(())
         }
     };
-    let mut ident = cont.ident.clone();
-    ident.set_span(Span::call_site());
-    let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
     let functions = displays.iter().zip(&index).map(|(display, index)| {
         let field = display.field.ident.unraw();
         let function = format_ident!("find_by_{}", field);
@@ -248,13 +332,7 @@ fn codes(cont: &Container, decl: &Declaration, displays: &[Display]) -> (TokenSt
             }
         }
     });
-    let finders = quote! {
-        #[automatically_derived]
-        impl #impl_generics #ident #ty_generics #where_clause {
-            #(#functions)*
-        }
-    };
-    (codes, finders)
+    (codes, functions.collect())
 }
 
 /// The body of `write_code` for one display field: its pieces in order.
@@ -419,27 +497,6 @@ pub fn fills_object_id(decl: &Declaration, id: &Field) -> bool {
     !decl.on_id() && is_option_of_object_id(id.ty)
 }
 
-/// Whether `ty` is written `Option<ObjectId>` (any path to either).
-fn is_option_of_object_id(ty: &syn::Type) -> bool {
-    let last = |ty: &syn::Type| match ty {
-        syn::Type::Path(path) if path.qself.is_none() => path.path.segments.last().cloned(),
-        _ => None,
-    };
-    let Some(option) = last(ty) else {
-        return false;
-    };
-    let syn::PathArguments::AngleBracketed(args) = &option.arguments else {
-        return false;
-    };
-    let mut args = args.args.iter();
-    match (option.ident == "Option", args.next(), args.next()) {
-        (true, Some(syn::GenericArgument::Type(inner)), None) => {
-            last(inner).is_some_and(|seg| seg.ident == "ObjectId" && seg.arguments.is_none())
-        }
-        _ => false,
-    }
-}
-
 /// The strategy the primary sequence declares (the default when absent).
 pub fn strategy_kind(decl: &Declaration) -> StrategyKind {
     decl.primary()
@@ -505,18 +562,7 @@ pub fn sequence(cont: &Container, declared: Option<&Declared>) -> TokenStream {
         Some(name) => name.clone(),
         None => LitStr::new("", cont.ident.span()),
     };
-    // The collection is the struct's, whichever attribute declares the sequence.
-    let collection = match cont
-        .seq_id
-        .as_ref()
-        .and_then(|attr| value(&attr.collection))
-    {
-        Some(lit) => lit.clone(),
-        None => LitStr::new(
-            &snake_case(&cont.ident.unraw().to_string()),
-            cont.ident.span(),
-        ),
-    };
+    let collection = collection(cont);
     let preset = settings.and_then(|s| value(&s.layout)).copied();
     let counters = match (settings.and_then(|s| value(&s.counters)), preset) {
         (Some(lit), _) => quote!(#lit),
@@ -569,6 +615,22 @@ pub fn sequence(cont: &Container, declared: Option<&Declared>) -> TokenStream {
             field: #field,
             scope: &[#(#scope),*],
         })
+    }
+}
+
+/// The collection the documents go into: the struct's, whichever attribute declares the
+/// sequence, or its default (invalid: the default, the error reported already).
+pub fn collection(cont: &Container) -> LitStr {
+    match cont
+        .seq_id
+        .as_ref()
+        .and_then(|attr| value(&attr.collection))
+    {
+        Some(lit) => lit.clone(),
+        None => LitStr::new(
+            &snake_case(&cont.ident.unraw().to_string()),
+            cont.ident.span(),
+        ),
     }
 }
 

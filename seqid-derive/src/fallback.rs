@@ -11,7 +11,10 @@ use syn::parse_quote;
 use crate::ast::Container;
 use crate::attr::SeqId;
 use crate::declaration::Declaration;
-use crate::expand::{call_site_ident, id_type, kind_type, sequence, wrap_in_const};
+use crate::expand::{
+    call_site_ident, id_type, kind_type, on_fields, sequence, sequence_on_id, wrap_in_const,
+};
+use crate::object_id::is_object_id;
 
 pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> TokenStream {
     let errors = errors.to_compile_error();
@@ -31,9 +34,10 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
 
     // The type of the field the sequence fills, when known, so that an unsupported type
     // is still reported; a skipped, flattened or custom-serialized one (an error already)
-    // is usually not an integer, and `i64` stands in rather than add a second error.
+    // is usually not an integer, an ObjectId (reported by `object_id`) never is, and `i64`
+    // stands in rather than add a second error.
     let id_type = match decl.field() {
-        Some(field) if field.writes_its_value() => id_type(field),
+        Some(field) if field.writes_its_value() && !is_object_id(field.ty) => id_type(field),
         _ => quote!(
             type Id = ::seqid::__private::core::primitive::i64;
         ),
@@ -59,6 +63,30 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
                 }
             }
         });
+    // And those of the sequences on fields (a field with both attributes, a mistake, gets
+    // the display's).
+    let numbers = on_fields(decl).filter(|(_, _, field)| field.display.is_none());
+    let finders = finders.chain(numbers.map(|(_, _, field)| {
+        let function = format_ident!("find_by_{}", field.ident.unraw());
+        quote! {
+            #[allow(dead_code)]
+            pub fn #function<'__seqid>(
+                db: &'__seqid impl ::seqid::AsDatabase,
+                number: impl ::seqid::__private::core::convert::Into<
+                    ::seqid::__private::core::primitive::i128,
+                >,
+            ) -> ::seqid::action::FindById<'__seqid, Self> {
+                let _ = (db, number);
+                #unreachable
+            }
+        }
+    }));
+    // `SequenceOnId` unless the primary sequence is on a field, so that calls to
+    // `find_by_id` elsewhere add no error of their own either.
+    let sequence_on_id = decl
+        .primary()
+        .is_none_or(|declared| declared.on_id)
+        .then(|| sequence_on_id(cont));
     // `NaturalKeyed` when a field is marked `#[seq_key]`, so that calls to
     // `find_or_insert` elsewhere add no error of their own either.
     let natural_keyed = cont
@@ -104,6 +132,7 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
         }
         #natural_keyed
         #numbered_later
+        #sequence_on_id
     });
     quote! {
         #errors

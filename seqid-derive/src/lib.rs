@@ -1,4 +1,4 @@
-//! The `#[derive(Document)]` macro of [seqid](https://docs.rs/seqid).
+//! The `#[derive(Document)]` macro of seqid.
 //!
 //! Depend on `seqid`, not on this crate: `seqid` re-exports the derive next to the
 //! `Document` trait (`use seqid::Document;` brings both), and the code the derive writes
@@ -9,9 +9,10 @@
 //! `declaration` finds the one that declares the sequence and the field it fills, `scope`
 //! resolves the scope fields, `valid` checks the rest against each other (`layout` the
 //! counter's layout, step and first id, `later` a sequence numbered later, `display` the
-//! display codes, `natural` the fields of the natural key), `expand` writes the impl (or,
-//! on error, `fallback` a stand-in next to the errors), and `ctxt` gathers every error so
-//! one build reports them all.
+//! display codes, `natural` the fields of the natural key, `object_id` an ObjectId where a
+//! sequence would put its number), `expand` writes the impl (or, on error, `fallback` a
+//! stand-in next to the errors), and `ctxt` gathers every error so one build reports them
+//! all.
 
 #![warn(missing_docs)]
 
@@ -26,6 +27,7 @@ mod fallback;
 mod later;
 mod layout;
 mod natural;
+mod object_id;
 mod scope;
 mod valid;
 
@@ -37,7 +39,9 @@ use syn::{DeriveInput, parse_macro_input};
 ///
 /// The struct needs named fields and declares at least one sequence, on `_id` or on a
 /// field (or several: see below). A field a sequence fills has type `i32`, `i64`, `u32`, `u64` or an `Option` of one (or
-/// a `seqid::newtype_id!` over one).
+/// a `seqid::newtype_id!` over one). An `ObjectId` is refused, at its type, with what to
+/// write instead: an ObjectId `_id` stays the driver's, and the sequence goes on an integer
+/// field beside it (see the next sections).
 ///
 /// # The sequence on `_id`
 ///
@@ -59,6 +63,9 @@ use syn::{DeriveInput, parse_macro_input};
 /// assert_eq!(Order::SEQUENCE.collection, "orders");
 /// assert_eq!(Order::SEQUENCE.field, "_id");
 /// ```
+///
+/// Such a type finds a document by its number with `Document::find_by_id`, which looks
+/// in `_id`.
 ///
 /// # The sequence on a field, per scope
 ///
@@ -85,7 +92,17 @@ use syn::{DeriveInput, parse_macro_input};
 ///
 /// assert_eq!(Ticket::SEQUENCE.field, "number");
 /// assert_eq!(Ticket::SEQUENCE.scope, &["project"]);
+///
+/// async fn find(db: mongodb::Database) -> Result<Option<Ticket>, seqid::Error> {
+///     Ticket::find_by_number(&db, 1000).scope("apollo").await
+/// }
 /// ```
+///
+/// The derive writes `find_by_<field>(&db, number)` for the field, so that the call names
+/// the field it looks in: `Ticket::find_by_number` above, with the scope named by
+/// `.scope(...)` for a scoped sequence. Such a type has no `find_by_id`: the call is
+/// refused at compile time, with a message that points to `find_by_<field>`, since it
+/// would look in the field and not in `_id`.
 ///
 /// The `_id` sequence cannot be scoped: a scoped number repeats from one scope to the
 /// next, and `_id` must be unique.
@@ -97,7 +114,11 @@ use syn::{DeriveInput, parse_macro_input};
 /// (`Model::SEQUENCE`, `sequence_id`) is the optimistic one if there is one, else the
 /// `_id` one, else the first field's; the others are `Model::OTHERS`, read and filled
 /// through `Model::other_id`. For such a struct the derive also writes one associated
-/// function per sequence, `<field>_sequence()`, giving its `seqid::SequenceOf` handle.
+/// function per sequence, `<field>_sequence()`, giving its `seqid::SequenceOf` handle,
+/// and, as for a single one, `find_by_<field>(&db, number)` for each sequence on a field
+/// other than `_id`. `find_by_id` is offered when the primary sequence is the `_id` one:
+/// beside an optimistic sequence on a field, which is then primary, an `_id` sequence
+/// finds by its handle, `<id field>_sequence().find(&db, id)`.
 /// Refused, each at the attribute, with the reason: two `#[seq_id]` on the same item (a
 /// field holds one number), a sequence name declared twice (one counter for two fields
 /// would give them two numbers of it, and two declarations could set it up

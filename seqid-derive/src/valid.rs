@@ -10,7 +10,7 @@ use crate::ast::{Container, Data, Field};
 use crate::attr::{SeqId, Setting, StrategyKind};
 use crate::ctxt::Ctxt;
 use crate::declaration::Declaration;
-use crate::{later, layout};
+use crate::{later, layout, object_id};
 
 pub fn check(cx: &Ctxt, cont: &Container, decl: &Declaration) {
     for refused in &cont.serde.refused {
@@ -47,6 +47,7 @@ pub fn check(cx: &Ctxt, cont: &Container, decl: &Declaration) {
         if let Some(field) = declared.field {
             check_filled_field(cx, field, declared.on_id);
         }
+        object_id::check(cx, cont, declared);
     }
     check_id_fields(cx, cont, decl);
 }

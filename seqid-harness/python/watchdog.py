@@ -7,8 +7,10 @@ TEMP_DIR/console.log) and then blocks reading stdin. The parent (a process using
 seqid-harness) holds the write end of that pipe open for as long as it lives and
 writes only the requests below. End of file therefore means the parent
 has exited, however it exited (normally, panic, abort, SIGKILL): the watchdog
-then sends SIGTERM to the server, SIGKILL a few seconds later if it is still
-running, removes TEMP_DIR and exits.
+then sends SIGTERM to the server, SIGKILL STOP_GRACE_SECONDS later if it is
+still running, removes TEMP_DIR and exits. The server's TMPDIR is TEMP_DIR, so
+that its own temporary files (SecantusDB's in-memory store makes a directory)
+go with it, even when it is killed.
 
 If the server exits on its own, the watchdog writes its exit status to
 TEMP_DIR/server-exit (the parent polls for that file while waiting for the
@@ -39,7 +41,10 @@ import subprocess
 import sys
 import threading
 
-STOP_GRACE_SECONDS = 5.0
+# SecantusDB takes about 4 s to stop: 2 s for its accept thread, up to 5 s for
+# its connections to drain, then WiredTiger's close, which writes what a data
+# directory kept across runs (seqid-server --data) still needs.
+STOP_GRACE_SECONDS = 15.0
 
 
 def die_with_parent():
@@ -115,6 +120,7 @@ def main():
             server = subprocess.Popen(
                 command,
                 cwd=temp_dir,
+                env=dict(os.environ, TMPDIR=temp_dir),
                 stdin=subprocess.DEVNULL,
                 stdout=console,
                 stderr=subprocess.STDOUT,

@@ -27,7 +27,7 @@ impl HarnessError {
     /// An error about getting a server at all, with the ways out.
     pub(crate) fn no_server(problem: impl fmt::Display, details: &str) -> Self {
         let mut message = format!(
-            "seqid-harness: no MongoDB-compatible server for seqid's tests, examples and benchmarks: {problem}\n\
+            "seqid-harness: no MongoDB-compatible server could be had: {problem}\n\
              Do one of these:\n\
              \x20 - set MONGODB_URI=mongodb://host:port to use your own MongoDB (databases are created and dropped there);\n\
              \x20 - or put `mongod` on PATH (it is started on a free 127.0.0.1 port with a temporary --dbpath);\n\

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::probe::probe_blocking;
-use crate::start::{LocalKind, start_local};
+use crate::start::{LocalKind, Program, start_local};
 use crate::{HarnessError, Server, nx, secantus};
 
 /// Which kind of server this process's tests run against, see
@@ -61,18 +61,25 @@ pub(crate) fn parse_choice(value: &str) -> Result<Choice, String> {
     }
 }
 
-/// Finds (and, for steps 2 and 3, starts) this process's server.
+/// Finds (and, for steps 2 and 3, starts) this process's server, or a
+/// [`TestServer`](crate::TestServer) of its own.
 pub(crate) fn find_server() -> Result<Server, HarnessError> {
     if let Ok(uri) = std::env::var("MONGODB_URI")
         && !uri.trim().is_empty()
     {
         return external_server(uri.trim());
     }
+    local_server(local_kind()?, None)
+}
+
+/// Steps 2 and 3 as `SEQID_TEST_SERVER` chooses: `mongod` from `PATH`, or
+/// SecantusDB or nx-27017, installed first if needed; its data thrown away.
+pub(crate) fn local_kind() -> Result<LocalKind, HarnessError> {
     let choice = std::env::var("SEQID_TEST_SERVER").unwrap_or_default();
     let choice = parse_choice(&choice).map_err(|msg| HarnessError::no_server(msg, ""))?;
     if matches!(choice, Choice::Auto | Choice::Mongod) {
         if let Some(mongod) = find_on_path("mongod") {
-            return local_server(LocalKind::Mongod(mongod));
+            return Ok(LocalKind::throwaway(Program::Mongod(mongod)));
         }
         if choice == Choice::Mongod {
             return Err(HarnessError::no_server(
@@ -81,22 +88,21 @@ pub(crate) fn find_server() -> Result<Server, HarnessError> {
             ));
         }
     }
-    let kind = if choice == Choice::Nx {
-        LocalKind::Nx(nx::PACKAGE.ensure_installed()?)
+    let program = if choice == Choice::Nx {
+        Program::Nx(nx::PACKAGE.ensure_installed()?)
     } else {
-        LocalKind::Secantus {
-            install: secantus::PACKAGE.ensure_installed()?,
-            persistent: false,
-        }
+        Program::Secantus(secantus::PACKAGE.ensure_installed()?)
     };
-    local_server(kind)
+    Ok(LocalKind::throwaway(program))
 }
 
-/// Steps 2 and 3: start `kind` (again, for a fresh server of the same kind).
-pub(crate) fn local_server(kind: LocalKind) -> Result<Server, HarnessError> {
-    let started = start_local(&kind)?;
+/// Steps 2 and 3: start `kind` on `port` (a free one if `None`), e.g. again,
+/// for a fresh server of the same kind.
+pub(crate) fn local_server(kind: LocalKind, port: Option<u16>) -> Result<Server, HarnessError> {
+    let started = start_local(&kind, port)?;
     Ok(Server {
         uri: started.uri,
+        port: Some(started.port),
         kind: started.kind,
         flavor: kind.flavor(),
         watchdog: Some(started.watchdog),
@@ -116,6 +122,7 @@ fn external_server(uri: &str) -> Result<Server, HarnessError> {
                     info.version_or_unknown()
                 ),
                 flavor: ServerFlavor::External,
+                port: None,
                 watchdog: None,
                 local: None,
             })

@@ -1,7 +1,7 @@
-//! Installing something (a pip package, an npm setup) into the build directory
-//! once, safely when several processes do it at the same time: it is built in
-//! a staging directory of its own and renamed into place, so that nobody ever
-//! sees a half-installed directory.
+//! Installing something (a pip package, an npm setup) into the user-level
+//! cache ([`cache_dir`]) once, safely when several processes do it at the same
+//! time: it is built in a staging directory of its own and renamed into place,
+//! so that nobody ever sees a half-installed directory.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -27,14 +27,67 @@ impl InstallError {
     }
 }
 
-/// `<workspace>/target/seqid-harness`, where everything is installed.
-pub(crate) fn harness_dir() -> PathBuf {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-        .join("target")
+/// The directory that everything seqid-harness installs goes to (the servers
+/// SecantusDB and nx-27017, and the [`Tool`](crate::Tool)s), one directory
+/// per package and pinned version, shared by every clone of seqid and every
+/// program that uses the harness:
+///
+/// 1. `SEQID_HARNESS_CACHE`, when set and not empty (a relative path is taken
+///    from the current directory);
+/// 2. else the user's cache directory + `/seqid-harness`: `$XDG_CACHE_HOME`
+///    (when absolute), else `$HOME/.cache`, on Linux and other Unixes;
+///    `$HOME/Library/Caches` on macOS; `%LOCALAPPDATA%` on Windows;
+/// 3. else [`std::env::temp_dir()`] + `/seqid-harness`.
+///
+/// Nothing is written into the source tree or the workspace's `target/`, so a
+/// read-only clone, or a `seqid-server` installed with `cargo install`, works
+/// as well. Delete the directory to uninstall; it is filled again on first use.
+///
+/// ```no_run
+/// println!("servers and tools are installed in {}", seqid_harness::cache_dir().display());
+/// ```
+pub fn cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SEQID_HARNESS_CACHE").filter(|dir| !dir.is_empty()) {
+        let dir = PathBuf::from(dir);
+        return std::path::absolute(&dir).unwrap_or(dir);
+    }
+    user_cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
         .join("seqid-harness")
 }
 
-/// Something installed into `<workspace>/target/seqid-harness/<dir_name>`.
+/// The user's cache directory, as the `dirs` crate's `cache_dir` finds it.
+#[cfg(all(unix, not(target_os = "macos")))]
+fn user_cache_dir() -> Option<PathBuf> {
+    absolute_env("XDG_CACHE_HOME").or_else(|| Some(absolute_env("HOME")?.join(".cache")))
+}
+
+/// The user's cache directory, as the `dirs` crate's `cache_dir` finds it.
+#[cfg(target_os = "macos")]
+fn user_cache_dir() -> Option<PathBuf> {
+    Some(absolute_env("HOME")?.join("Library").join("Caches"))
+}
+
+/// The user's cache directory, as the `dirs` crate's `cache_dir` finds it.
+#[cfg(windows)]
+fn user_cache_dir() -> Option<PathBuf> {
+    absolute_env("LOCALAPPDATA")
+}
+
+/// The user's cache directory: none known on this platform.
+#[cfg(not(any(unix, windows)))]
+fn user_cache_dir() -> Option<PathBuf> {
+    None
+}
+
+/// The environment variable `name`, if it holds an absolute path (the XDG
+/// base directory specification says to ignore a relative one).
+fn absolute_env(name: &str) -> Option<PathBuf> {
+    let dir = PathBuf::from(std::env::var_os(name)?);
+    dir.is_absolute().then_some(dir)
+}
+
+/// Something installed into `<cache_dir>/<dir_name>`.
 pub(crate) struct Install {
     /// What is installed, for messages, e.g. `"nx-27017 0.8.1"`.
     pub(crate) what: String,
@@ -46,9 +99,9 @@ pub(crate) struct Install {
 }
 
 impl Install {
-    /// `<workspace>/target/seqid-harness/<dir_name>`.
+    /// `<cache_dir>/<dir_name>`.
     pub(crate) fn dest(&self) -> PathBuf {
-        harness_dir().join(&self.dir_name)
+        cache_dir().join(&self.dir_name)
     }
 
     /// Whether `dir` holds a complete install.
@@ -71,7 +124,10 @@ impl Install {
         }
         let parent = dest.parent().expect("install dir has a parent");
         fs::create_dir_all(parent).map_err(|e| {
-            InstallError::new(format!("cannot create {}: {e}", display_path(parent)))
+            InstallError::new(format!(
+                "cannot create {}: {e} (set SEQID_HARNESS_CACHE to a writable directory)",
+                display_path(parent)
+            ))
         })?;
         let staging = parent.join(format!(
             ".staging-{}-{}-{}",

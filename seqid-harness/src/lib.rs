@@ -1,7 +1,72 @@
-//! A MongoDB-compatible server for seqid's tests, examples and benchmarks.
+//! A throwaway MongoDB-compatible server for tests: seqid's own tests,
+//! examples and benchmarks, and your program's integration tests too; and
+//! `seqid-server`, a server for your program in one command.
 //!
 //! Everything here talks to a real server over TCP through the real `mongodb`
-//! driver; nothing is mocked. The server is found in this order:
+//! driver; nothing is mocked. The servers are installed on first use, once per
+//! user ([below](#what-is-installed-where)), and need `python3` (3.10 or newer,
+//! with pip) and nothing else.
+//!
+//! # In your own tests
+//!
+//! seqid-harness is not published on crates.io: add it by path, from a clone
+//! of seqid, as a dev-dependency of your crate:
+//!
+//! ```toml
+//! [dev-dependencies]
+//! seqid-harness = { path = "<clone>/seqid-harness" }
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
+//! ```
+//!
+//! Then a test gets a fresh database in one line, [`test_db`](test_db()): on
+//! the process's server, shared by the tests that `cargo test` runs in one
+//! process, each in a uniquely named database dropped when the test is done:
+//!
+//! ```no_run
+//! use mongodb::bson::doc;
+//!
+//! #[tokio::test]
+//! async fn round_trip() {
+//!     let db = seqid_harness::test_db("round_trip").await;
+//!     let coll = db.collection::<mongodb::bson::Document>("things");
+//!     coll.insert_one(doc! { "_id": 1 }).await.unwrap();
+//!     assert!(coll.find_one(doc! { "_id": 1 }).await.unwrap().is_some());
+//! } // the database is dropped here
+//! ```
+//!
+//! A test that wants a server to itself (a clean server-wide state, its own
+//! failpoints) starts a [`TestServer`], stopped when it is dropped; about half
+//! a second each:
+//!
+//! ```no_run
+//! #[tokio::test]
+//! async fn alone() {
+//!     let server = seqid_harness::TestServer::start().await.unwrap();
+//!     let db = server.test_db("alone").await; // or server.client(), server.uri()
+//! } // the server stops here
+//! ```
+//!
+//! # A server for your program: `seqid-server`
+//!
+//! ```sh
+//! cargo run -p seqid-harness --bin seqid-server       # from a clone of seqid
+//! cargo install --path <clone>/seqid-harness          # or once, then:
+//! seqid-server                                        # --port N, --data DIR, --help
+//! ```
+//!
+//! starts the server the tests use on `127.0.0.1:27017` (`--port 0`: any free
+//! port; a port in use is refused), with its data in memory, or kept in a
+//! directory across runs with `--data DIR`, and prints its kind and
+//! `MONGODB_URI=mongodb://127.0.0.1:27017`; a program whose default is
+//! `mongodb://localhost:27017` reaches it as it is (SecantusDB presents itself
+//! as a one-member replica set whose member is that address, so the driver's
+//! discovery needs no `directConnection`). It runs until Ctrl-C or `SIGTERM`,
+//! then stops the server ([`TestServer::builder`] does the same from code).
+//!
+//! # Which server
+//!
+//! The server is found in this order, for the tests and for `seqid-server`
+//! (which starts a local server whatever `MONGODB_URI` says):
 //!
 //! 1. **`MONGODB_URI`**, when set and not empty: your own MongoDB, used as is.
 //!    Tests create uniquely named databases there and drop them again.
@@ -11,20 +76,21 @@
 //! 3. **[SecantusDB]** 0.7.0b3 (the default), a MongoDB-compatible server on
 //!    WiredTiger (PyPI, GPL-2.0, so only ever run as a separate process,
 //!    never linked): installed on first use with `python3 -m pip` into
-//!    `<workspace>/target/seqid-harness/secantusdb-0.7.0b3` (versions pinned
-//!    in `seqid-harness/python/secantusdb-requirements.txt`), then started on
-//!    a free loopback port with in-memory storage (`--storage-path :memory:`)
-//!    and test commands (`configureFailPoint`) enabled. It presents itself as
-//!    a single-node replica set, so sessions and transactions work; the URI
-//!    keeps `directConnection=true`.
+//!    `<cache_dir>/secantusdb-0.7.0b3` (versions pinned in this crate's
+//!    `python/secantusdb-requirements.txt`), then started on a free loopback
+//!    port with in-memory storage (`--storage-path :memory:`) and test
+//!    commands (`configureFailPoint`) enabled. It presents itself as a
+//!    single-node replica set, so sessions and transactions work; the
+//!    harness's URIs keep `directConnection=true`.
 //!
 //! `SEQID_TEST_SERVER` chooses among the local servers: `secantus` requires
 //! SecantusDB and `nx` requires **[nx-27017]** 0.8.1 (a MongoDB wire-protocol
 //! server backed by SQLite, PyPI, MIT; installed like SecantusDB into
-//! `<workspace>/target/seqid-harness/nx-27017-0.8.1` from
-//! `seqid-harness/python/nx-27017-requirements.txt`, started with in-memory
-//! databases); both skip step 2. `mongod` requires step 2; `auto` or unset
-//! means the order above. [`server_flavor`] tells which one a process uses.
+//! `<cache_dir>/nx-27017-0.8.1` from `python/nx-27017-requirements.txt`,
+//! started with in-memory databases); both skip step 2. `mongod` requires
+//! step 2; `auto` or unset means the order above. [`server_flavor`] tells
+//! which one a process uses. Neither embedded server is MongoDB: seqid's guide
+//! (chapter *the test server*) lists where each differs.
 //! `SEQID_NX_VERBOSE=1` keeps nx-27017's per-command log lines (two per
 //! command; off by default so that long benchmarks do not fill the log and the
 //! log tail shown on failure holds the warnings and errors). The log lives in a
@@ -32,8 +98,25 @@
 //! `SEQID_HARNESS_DEBUG=1` prints which local server was started and how long
 //! that took.
 //!
-//! A local server is started lazily, once per OS process, the first time one
-//! is asked for, and is shared by everything in that process; once
+//! # What is installed where
+//!
+//! Everything the harness installs (SecantusDB, nx-27017, and the [`Tool`]s)
+//! goes to one user-level cache, [`cache_dir`]: `SEQID_HARNESS_CACHE` if set,
+//! else the user's cache directory + `/seqid-harness` (`$XDG_CACHE_HOME` or
+//! `~/.cache` on Linux, `~/Library/Caches` on macOS, `%LOCALAPPDATA%` on
+//! Windows), one directory per package and pinned version, shared by every
+//! clone and every program. An install is built in a staging directory and
+//! renamed into place, so any number of processes may ask for it at once. The
+//! files it needs (pinned requirements, launchers, the watchdog, the npm
+//! lockfiles) are compiled into the crate: nothing is read from or written to
+//! the source tree or `target/`, so a read-only clone and an installed
+//! `seqid-server` work too. A running server's files live in a temporary
+//! directory, removed when it stops.
+//!
+//! # Lifetimes
+//!
+//! The process's server is started lazily, once per OS process, the first
+//! time one is asked for, and is shared by everything in that process; once
 //! [`test_db`](test_db()) has put a few dozen test databases on it, the next
 //! ones go on a fresh server of the same kind, each stopped once the last test
 //! database on it is dropped (a server serving a whole test crate in one
@@ -58,22 +141,11 @@
 //! whose message explains what to do; [`test_db`](test_db()) panics with it. Tests never
 //! skip silently.
 //!
-//! ```no_run
-//! use mongodb::bson::doc;
-//!
-//! #[tokio::test]
-//! async fn round_trip() {
-//!     let db = seqid_harness::test_db("round_trip").await;
-//!     let coll = db.collection::<mongodb::bson::Document>("things");
-//!     coll.insert_one(doc! { "_id": 1 }).await.unwrap();
-//!     assert!(coll.find_one(doc! { "_id": 1 }).await.unwrap().is_some());
-//! } // the database is dropped here
-//! ```
-//!
 //! Other tools that keep auto-increment counters in MongoDB (MongoEngine,
 //! mongoose-sequence, mongoose-auto-increment, @typegoose/auto-increment), for
-//! the tests that share counters with them, are installed on first use in the
-//! same way, with pip and npm, and run in processes of their own: see [`Tool`].
+//! seqid's tests that share counters with them, are installed on first use in
+//! the same way, with pip and npm, and run in processes of their own: see
+//! [`Tool`].
 //!
 //! [SecantusDB]: https://pypi.org/project/secantusdb/
 //! [nx-27017]: https://pypi.org/project/nx-27017/
@@ -94,6 +166,7 @@ mod runtime;
 mod secantus;
 mod start;
 mod test_db;
+mod test_server;
 mod tools;
 mod util;
 mod watchdog;
@@ -107,11 +180,13 @@ use mongodb::{Client, Database};
 pub use commands::CommandCounter;
 pub use error::HarnessError;
 pub use find::ServerFlavor;
+pub use install::cache_dir;
 pub use nx::NX_VERSION;
 pub use proxy::{Fault, FaultProxy, server_addr};
 pub use restartable::RestartableServer;
 pub use secantus::SECANTUS_VERSION;
 pub use test_db::{TestDb, test_db, test_db_with};
+pub use test_server::{TestServer, TestServerBuilder};
 pub use tools::Tool;
 
 use start::LocalKind;
@@ -127,6 +202,8 @@ const PYTHON: &str = "python3";
 struct Server {
     /// Connection string for clients (and for worker processes' MONGODB_URI).
     uri: String,
+    /// For local servers: the loopback port it listens on.
+    port: Option<u16>,
     /// Human-readable description, see [`server_kind`].
     kind: String,
     /// Which kind of server it is, see [`server_flavor`].
@@ -140,8 +217,14 @@ struct Server {
 }
 
 impl Drop for Server {
+    /// Stops a local server: at once (`SIGKILL`) when its data is thrown away
+    /// anyway (SecantusDB takes about 4 s to stop gracefully), with `SIGTERM`
+    /// when it keeps its data in a directory, which it must close cleanly.
     fn drop(&mut self) {
-        if let Some(watchdog) = self.watchdog.take() {
+        if let Some(mut watchdog) = self.watchdog.take() {
+            if !self.local.as_ref().is_some_and(LocalKind::keeps_data) {
+                let _ = watchdog.request("kill");
+            }
             watchdog.stop();
         }
     }
@@ -218,7 +301,7 @@ fn server_for_a_test_db() -> Result<Arc<Server>, HarnessError> {
     if servers.databases >= DATABASES_PER_SERVER
         && let Some(kind) = servers.for_test_dbs.local.clone()
     {
-        let fresh = on_a_thread_of_its_own(|| find::local_server(kind))?;
+        let fresh = on_a_thread_of_its_own(|| find::local_server(kind, None))?;
         servers.for_test_dbs = Arc::new(fresh);
         servers.databases = 0;
     }
@@ -381,16 +464,16 @@ async fn off_the_runtime<T: Send + 'static>(
 /// # Ok(()) }
 /// ```
 pub async fn fresh_database(name: &str) -> Result<Database, HarnessError> {
-    emptied(&client().await?, name).await
+    emptied(&client().await?, name, &server_kind()?).await
 }
 
-/// Drops the database `name` through `client` and returns it, now empty.
-async fn emptied(client: &Client, name: &str) -> Result<Database, HarnessError> {
+/// Drops the database `name` through `client` (of the server described by
+/// `kind`) and returns it, now empty.
+async fn emptied(client: &Client, name: &str, kind: &str) -> Result<Database, HarnessError> {
     let db = client.database(name);
     db.drop().await.map_err(|e| {
         HarnessError::other(format!(
-            "seqid-harness: cannot drop database {name:?} on {}: {e}",
-            server_kind().unwrap_or_default()
+            "seqid-harness: cannot drop database {name:?} on {kind}: {e}"
         ))
     })?;
     Ok(db)

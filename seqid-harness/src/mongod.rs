@@ -10,10 +10,10 @@ use crate::util::{display_path, path_arg};
 pub(crate) const LOG_FILES: &[&str] = &["console.log", "mongod.log"];
 
 /// The command (run by the watchdog) that starts the `mongod` at `bin` on
-/// `port`, with its database and log in `temp` (creating `temp/db`).
-pub(crate) fn command(bin: &Path, port: u16, temp: &Path) -> Vec<String> {
-    let dbpath = temp.join("db");
-    let _ = fs::create_dir_all(&dbpath);
+/// `port`, with its database in `dbpath` (created if missing) and its log in
+/// `temp`.
+pub(crate) fn command(bin: &Path, port: u16, temp: &Path, dbpath: &Path) -> Vec<String> {
+    let _ = fs::create_dir_all(dbpath);
     vec![
         path_arg(bin),
         "--port".into(),
@@ -21,7 +21,7 @@ pub(crate) fn command(bin: &Path, port: u16, temp: &Path) -> Vec<String> {
         "--bind_ip".into(),
         "127.0.0.1".into(),
         "--dbpath".into(),
-        path_arg(&dbpath),
+        path_arg(dbpath),
         "--logpath".into(),
         path_arg(&temp.join("mongod.log")),
         "--nounixsocket".into(),

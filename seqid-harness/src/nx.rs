@@ -22,13 +22,14 @@ const NX_LAUNCHER_PY: &str = include_str!("../python/nx_launcher.py");
 pub(crate) const LOG_FILES: &[&str] = &["console.log", "nx-27017.log"];
 
 /// The command (run by the watchdog) that starts nx-27017 from `install` on
-/// `port`, with in-memory databases and its pid and log files in `temp`.
-pub(crate) fn command(install: &Path, port: u16, temp: &Path) -> Vec<String> {
+/// `port`, with in-memory databases, or with one SQLite file per database in
+/// `data`, and its pid and log files in `temp`.
+pub(crate) fn command(install: &Path, port: u16, temp: &Path, data: Option<&Path>) -> Vec<String> {
     PACKAGE.command(
         install,
         vec![
             "--data-dir".into(),
-            "memory".into(),
+            data.map_or_else(|| "memory".into(), path_arg),
             "-p".into(),
             port.to_string(),
             "--pid-file".into(),

@@ -1,6 +1,7 @@
 //! Installing a Python package (the servers SecantusDB and nx-27017, the tool
-//! MongoEngine) with pip into the build directory, once, safely when several
-//! processes do it at the same time (see [`Install`]).
+//! MongoEngine) with pip into the user-level cache
+//! ([`cache_dir`](crate::cache_dir)), once, safely when several processes do
+//! it at the same time (see [`Install`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,7 +12,7 @@ use crate::{HarnessError, PYTHON};
 
 /// A PyPI package pinned, with its whole dependency tree, in a requirements
 /// file, and installed with `pip install --target` into
-/// `<workspace>/target/seqid-harness/<name>-<version>`.
+/// `<cache_dir>/<name>-<version>`.
 pub(crate) struct PipPackage {
     /// The PyPI name, e.g. `"nx-27017"`.
     pub(crate) name: &'static str,
@@ -36,7 +37,7 @@ impl PipPackage {
         }
     }
 
-    /// `<workspace>/target/seqid-harness/<name>-<version>`.
+    /// `<cache_dir>/<name>-<version>`.
     pub(crate) fn install_dir(&self) -> PathBuf {
         self.install().dest()
     }

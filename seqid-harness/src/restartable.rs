@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use mongodb::Client;
 
-use crate::start::{self, LocalKind, Started};
+use crate::start::{self, LocalKind, Program, Started, Storage};
 use crate::{HarnessError, secantus};
 
 /// A SecantusDB server of its own, for fault tests: it can be crashed with
@@ -71,11 +71,11 @@ impl RestartableServer {
     /// # Ok::<(), seqid_harness::HarnessError>(())
     /// ```
     pub fn start() -> Result<Self, HarnessError> {
-        let kind = LocalKind::Secantus {
-            install: secantus::PACKAGE.ensure_installed()?,
-            persistent: true,
+        let kind = LocalKind {
+            program: Program::Secantus(secantus::PACKAGE.ensure_installed()?),
+            storage: Storage::Restartable,
         };
-        let started = start::start_local(&kind)?;
+        let started = start::start_local(&kind, None)?;
         Ok(RestartableServer {
             uri: started.uri.clone(),
             port: started.port,

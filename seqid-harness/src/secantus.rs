@@ -32,18 +32,14 @@ pub(crate) const PACKAGE: PipPackage = PipPackage {
 pub(crate) const LOG_FILES: &[&str] = &["console.log"];
 
 /// The command (run by the watchdog, in `temp`) that starts SecantusDB from
-/// `install` on `port`: in memory, or, if `persistent`, in `temp/db`, which
-/// survives a restart of the server (not of the watchdog).
-pub(crate) fn command(install: &Path, port: u16, temp: &Path, persistent: bool) -> Vec<String> {
+/// `install` on `port`: in memory, or with its data in `data` (a WiredTiger
+/// home, created if missing, reopened intact across restarts).
+pub(crate) fn command(install: &Path, port: u16, temp: &Path, data: Option<&Path>) -> Vec<String> {
     // An explicit (empty) configuration file turns off the discovery of
     // ./secantusd.toml, ~/.secantus/secantusd.toml and /etc/secantus/.
     let config = temp.join("secantusd.toml");
     let _ = fs::write(&config, "");
-    let storage = if persistent {
-        path_arg(&temp.join("db"))
-    } else {
-        ":memory:".into()
-    };
+    let storage = data.map_or_else(|| ":memory:".into(), path_arg);
     PACKAGE.command(
         install,
         vec![

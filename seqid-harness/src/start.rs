@@ -20,64 +20,110 @@ const START_ATTEMPTS: u32 = 3;
 /// during startup (e.g. because the port is briefly unavailable).
 const RESTART_ATTEMPTS: u32 = 5;
 
-/// Which local server to start.
+/// A local server to start: which program, and where its data lives.
 #[derive(Clone)]
-pub(crate) enum LocalKind {
+pub(crate) struct LocalKind {
+    pub(crate) program: Program,
+    pub(crate) storage: Storage,
+}
+
+/// Which local server program.
+#[derive(Clone)]
+pub(crate) enum Program {
     /// Path of the `mongod` binary.
     Mongod(PathBuf),
-    /// SecantusDB's install directory (pip `--target`); in memory unless
-    /// `persistent`, then in the temporary directory, across restarts.
-    Secantus {
-        /// The install directory.
-        install: PathBuf,
-        /// Whether the data lives in a directory rather than in memory.
-        persistent: bool,
-    },
+    /// SecantusDB's install directory (pip `--target`).
+    Secantus(PathBuf),
     /// The nx-27017 install directory (pip `--target`).
     Nx(PathBuf),
 }
 
-impl LocalKind {
-    fn command(&self, port: u16, temp: &Path) -> Vec<String> {
+/// Where a local server keeps its data.
+#[derive(Clone)]
+pub(crate) enum Storage {
+    /// Gone when the server stops: in memory (SecantusDB, nx-27017), or in
+    /// the server's temporary directory (`mongod`, which has no in-memory
+    /// storage).
+    Throwaway,
+    /// In the server's temporary directory (`<temp>/db`), across restarts of
+    /// the server, removed with that directory when the watchdog stops
+    /// ([`RestartableServer`](crate::RestartableServer)).
+    Restartable,
+    /// In this directory (absolute), which outlives the server
+    /// ([`TestServerBuilder::data_dir`](crate::TestServerBuilder::data_dir)).
+    Kept(PathBuf),
+}
+
+impl Storage {
+    /// The data directory; `None` for throwaway data, which SecantusDB and
+    /// nx-27017 keep in memory (and `mongod` in `<temp>/db`).
+    fn dir(&self, temp: &Path) -> Option<PathBuf> {
         match self {
-            LocalKind::Mongod(bin) => mongod::command(bin, port, temp),
-            LocalKind::Secantus {
-                install,
-                persistent,
-            } => secantus::command(install, port, temp, *persistent),
-            LocalKind::Nx(install) => nx::command(install, port, temp),
+            Storage::Throwaway => None,
+            Storage::Restartable => Some(temp.join("db")),
+            Storage::Kept(dir) => Some(dir.clone()),
+        }
+    }
+}
+
+impl LocalKind {
+    /// `program` with its data thrown away when it stops.
+    pub(crate) fn throwaway(program: Program) -> Self {
+        LocalKind {
+            program,
+            storage: Storage::Throwaway,
+        }
+    }
+
+    fn command(&self, port: u16, temp: &Path) -> Vec<String> {
+        match &self.program {
+            Program::Mongod(bin) => {
+                let dbpath = self.storage.dir(temp).unwrap_or_else(|| temp.join("db"));
+                mongod::command(bin, port, temp, &dbpath)
+            }
+            Program::Secantus(install) => {
+                secantus::command(install, port, temp, self.storage.dir(temp).as_deref())
+            }
+            Program::Nx(install) => {
+                nx::command(install, port, temp, self.storage.dir(temp).as_deref())
+            }
         }
     }
 
     fn describe(&self, port: u16, info: &ServerInfo) -> String {
-        match self {
-            LocalKind::Mongod(bin) => mongod::describe(bin, port, info),
-            LocalKind::Secantus { .. } => secantus::describe(port),
-            LocalKind::Nx(_) => nx::describe(port),
+        match &self.program {
+            Program::Mongod(bin) => mongod::describe(bin, port, info),
+            Program::Secantus(_) => secantus::describe(port),
+            Program::Nx(_) => nx::describe(port),
         }
     }
 
     fn name(&self) -> &'static str {
-        match self {
-            LocalKind::Mongod(_) => "mongod",
-            LocalKind::Secantus { .. } => "SecantusDB",
-            LocalKind::Nx(_) => "nx-27017",
+        match self.program {
+            Program::Mongod(_) => "mongod",
+            Program::Secantus(_) => "SecantusDB",
+            Program::Nx(_) => "nx-27017",
         }
     }
 
+    /// Whether the data outlives the server, which must then stop gracefully.
+    pub(crate) fn keeps_data(&self) -> bool {
+        matches!(self.storage, Storage::Kept(_))
+    }
+
     pub(crate) fn flavor(&self) -> ServerFlavor {
-        match self {
-            LocalKind::Mongod(_) => ServerFlavor::Mongod,
-            LocalKind::Secantus { .. } => ServerFlavor::Secantus,
-            LocalKind::Nx(_) => ServerFlavor::Nx,
+        match self.program {
+            Program::Mongod(_) => ServerFlavor::Mongod,
+            Program::Secantus(_) => ServerFlavor::Secantus,
+            Program::Nx(_) => ServerFlavor::Nx,
         }
     }
 
     fn log_files(&self) -> &'static [&'static str] {
-        match self {
-            LocalKind::Mongod(_) => mongod::LOG_FILES,
-            LocalKind::Secantus { .. } => secantus::LOG_FILES,
-            LocalKind::Nx(_) => nx::LOG_FILES,
+        match self.program {
+            Program::Mongod(_) => mongod::LOG_FILES,
+            Program::Secantus(_) => secantus::LOG_FILES,
+            Program::Nx(_) => nx::LOG_FILES,
         }
     }
 
@@ -114,12 +160,19 @@ enum StartFailure {
     Fatal(String),
 }
 
-/// Starts a server under the watchdog and waits until it answers.
-pub(crate) fn start_local(kind: &LocalKind) -> Result<Started, HarnessError> {
+/// Starts a server under the watchdog on `port` (a free one if `None`) and
+/// waits until it answers.
+pub(crate) fn start_local(kind: &LocalKind, port: Option<u16>) -> Result<Started, HarnessError> {
+    if let Some(port) = port {
+        check_free(port)?;
+    }
+    // Another free port may do where one was taken meanwhile; a port asked
+    // for is the only one.
+    let attempts = if port.is_some() { 1 } else { START_ATTEMPTS };
     let mut failures = Vec::new();
-    for attempt in 1..=START_ATTEMPTS {
+    for attempt in 1..=attempts {
         let started = Instant::now();
-        match start_once(kind, attempt) {
+        match start_once(kind, port, attempt) {
             Ok(server) => {
                 if std::env::var_os("SEQID_HARNESS_DEBUG").is_some() {
                     eprintln!(
@@ -138,7 +191,7 @@ pub(crate) fn start_local(kind: &LocalKind) -> Result<Started, HarnessError> {
         }
     }
     let mut last = failures.pop().unwrap_or_default();
-    if let LocalKind::Mongod(bin) = kind {
+    if let Program::Mongod(bin) = &kind.program {
         last.push_str(&format!(
             "(`mongod` was found at {}; set SEQID_TEST_SERVER=secantus to use SecantusDB, \
              or SEQID_TEST_SERVER=nx to use nx-27017, instead.)\n",
@@ -155,7 +208,7 @@ pub(crate) fn start_local(kind: &LocalKind) -> Result<Started, HarnessError> {
     ))
 }
 
-fn start_once(kind: &LocalKind, attempt: u32) -> Result<Started, StartFailure> {
+fn start_once(kind: &LocalKind, port: Option<u16>, attempt: u32) -> Result<Started, StartFailure> {
     let temp = std::env::temp_dir().join(format!(
         "seqid-harness-{}-{attempt}-{}",
         std::process::id(),
@@ -163,7 +216,7 @@ fn start_once(kind: &LocalKind, attempt: u32) -> Result<Started, StartFailure> {
     ));
     fs::create_dir_all(&temp)
         .map_err(|e| StartFailure::Fatal(format!("cannot create {}: {e}", display_path(&temp))))?;
-    let port = match free_port() {
+    let port = match port.map_or_else(free_port, Ok) {
         Ok(port) => port,
         Err(e) => {
             let _ = fs::remove_dir_all(&temp);
@@ -298,6 +351,17 @@ fn wait_ready(uri: &str, port: u16, watchdog: &mut Watchdog) -> Result<ServerInf
             )));
         }
         thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Fails, naming the port, if something listens on `port` of 127.0.0.1.
+fn check_free(port: u16) -> Result<(), HarnessError> {
+    match TcpListener::bind((Ipv4Addr::LOCALHOST, port)) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(HarnessError::other(format!(
+            "seqid-harness: port {port} of 127.0.0.1 is not free ({e}): another server may \
+             listen there; stop it, or ask for another port (0 for any free one)"
+        ))),
     }
 }
 

@@ -198,6 +198,16 @@ pub async fn test_db_with(label: &str, configure: impl FnOnce(&mut ClientOptions
     let server = off_the_runtime(server_for_a_test_db)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
+    test_db_on(server, label, configure).await
+}
+
+/// A fresh, empty, uniquely named database on `server`, which lives at least
+/// as long as the database: see [`test_db_with`].
+pub(crate) async fn test_db_on(
+    server: Arc<Server>,
+    label: &str,
+    configure: impl FnOnce(&mut ClientOptions),
+) -> TestDb {
     let client = client_of(&server.uri, configure)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -207,7 +217,7 @@ pub async fn test_db_with(label: &str, configure: impl FnOnce(&mut ClientOptions
     let plain = client_of(&server.uri, |_| {})
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    if let Err(e) = emptied(&plain, &name).await {
+    if let Err(e) = emptied(&plain, &name, &server.kind).await {
         panic!("{e}");
     }
     live().insert(name.clone(), server.uri.clone());

@@ -3,14 +3,16 @@
 //! mongoose-sequence, mongoose-auto-increment and @typegoose/auto-increment
 //! (Node.js).
 //!
-//! Each tool is installed on first use, as the servers are, into
-//! `<workspace>/target/seqid-harness/`, with every version pinned:
+//! Each tool is installed on first use, as the servers are, into the
+//! user-level cache ([`cache_dir`](crate::cache_dir)), with every version
+//! pinned:
 //!
 //! - MongoEngine with `python3 -m pip install --target` from
-//!   `seqid-harness/python/mongoengine-requirements.txt` into
-//!   `mongoengine-0.29.3`;
-//! - each Node.js tool with `npm ci` from `seqid-harness/node/<setup>/`
-//!   (`package.json` with exact versions and its `package-lock.json`) into
+//!   `python/mongoengine-requirements.txt` (in this crate's source, compiled
+//!   into it) into `mongoengine-0.29.3`;
+//! - each Node.js tool with `npm ci` from `node/<setup>/` (`package.json` with
+//!   exact versions and its `package-lock.json`, also compiled in and written
+//!   into the staging directory) into
 //!   `npm-<setup>-<plugin version>-mongoose-<mongoose version>`. The three are
 //!   separate installs because they need different majors of mongoose.
 //!
@@ -105,12 +107,12 @@ impl Tool {
         }
     }
 
-    /// Where the tool is (or will be) installed, under
-    /// `<workspace>/target/seqid-harness/`.
+    /// Where the tool is (or will be) installed, in
+    /// [`cache_dir`](crate::cache_dir).
     ///
     /// ```
     /// let dir = seqid_harness::Tool::MongoEngine.install_dir();
-    /// assert!(dir.ends_with("seqid-harness/mongoengine-0.29.3"));
+    /// assert_eq!(dir, seqid_harness::cache_dir().join("mongoengine-0.29.3"));
     /// ```
     pub fn install_dir(self) -> PathBuf {
         match self.setup() {
@@ -196,7 +198,8 @@ impl Tool {
             Setup::Pip(package) => format!(
                 "Install Python >= {}.{} with pip, so that `{PYTHON} -m pip --version` works, with access \
                  to PyPI (or your pip index). seqid-harness then installs {self} into {} with \
-                 `{PYTHON} -m pip install --target DIR -r seqid-harness/python/mongoengine-requirements.txt`.",
+                 `{PYTHON} -m pip install --target DIR -r` its pinned requirements \
+                 (seqid-harness/python/mongoengine-requirements.txt).",
                 MIN_PYTHON.0,
                 MIN_PYTHON.1,
                 display_path(&package.install_dir()),
@@ -204,7 +207,8 @@ impl Tool {
             Setup::Npm(setup) => format!(
                 "Install Node.js >= {} with npm >= {} on PATH, so that `{NODE} --version` and \
                  `{NPM} --version` work, with access to the npm registry. seqid-harness then \
-                 installs {self} into {} with `{}` from seqid-harness/node/{}/.",
+                 installs {self} into {} with `{}` from its pinned package.json and \
+                 package-lock.json (seqid-harness/node/{}/).",
                 version_text(setup.min_node),
                 MIN_NPM_MAJOR,
                 display_path(&setup.install().dest()),
@@ -292,9 +296,9 @@ fn check_python() -> Result<(), InstallError> {
 const MIN_NPM_MAJOR: u32 = 7;
 
 /// One `npm ci` install: a `package.json` with exact versions and its
-/// `package-lock.json`, both in `seqid-harness/node/<setup>/`.
+/// `package-lock.json`, both in this crate's `node/<setup>/` and compiled in.
 struct NpmSetup {
-    /// The directory's name under `seqid-harness/node/`.
+    /// The directory's name under this crate's `node/`.
     setup: &'static str,
     /// The top-level packages (the plugin first, then mongoose), as pinned in
     /// `package.json`.

@@ -112,8 +112,9 @@ impl Watchdog {
         Ok(answer.trim().to_owned())
     }
 
-    /// Stops the server and the watchdog (killing it after 10 s) and removes
-    /// the temporary directory.
+    /// Stops the server (`SIGTERM`, then `SIGKILL` after the watchdog's 15 s of
+    /// grace) and the watchdog (killing it after 20 s), and removes the
+    /// temporary directory.
     pub(crate) fn stop(self) {
         let Watchdog {
             mut child,
@@ -122,7 +123,7 @@ impl Watchdog {
             ..
         } = self;
         drop(stdin);
-        wait_with_timeout(&mut child, Duration::from_secs(10));
+        wait_with_timeout(&mut child, Duration::from_secs(20));
         let _ = fs::remove_dir_all(&temp);
     }
 }

@@ -1,14 +1,15 @@
 //! Tests of seqid-harness against whichever server it finds (see the crate docs).
 
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mongodb::bson::{Document, doc};
 use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{ClientOptions, CollectionOptions, WriteConcern};
-use seqid_harness::{RestartableServer, ServerFlavor, TestDb};
+use seqid_harness::{RestartableServer, ServerFlavor, TestDb, TestServer};
 
 #[tokio::test]
 async fn insert_and_read_back() {
@@ -617,4 +618,290 @@ fn restartable_orphan_side() {
     println!("data_dir={}", server.data_dir().display());
     assert!(server.data_dir().is_dir());
     std::process::abort();
+}
+
+// ---------------------------------------------------------------------------
+// Servers of their own: `TestServer`, its builder, and `seqid-server`
+
+/// Whether the server at `uri` answers a `ping` within half a second.
+async fn answers(uri: &str) -> bool {
+    let mut options = ClientOptions::parse(uri).await.unwrap();
+    options.server_selection_timeout = Some(Duration::from_millis(500));
+    options.connect_timeout = Some(Duration::from_millis(500));
+    let client = mongodb::Client::with_options(options).unwrap();
+    let ping = client
+        .database("admin")
+        .run_command(doc! { "ping": 1 })
+        .await;
+    client.shutdown().await;
+    ping.is_ok()
+}
+
+/// Two `TestServer`s are two servers: what one holds, the other does not. A
+/// server stops once the `TestServer` and its test databases are dropped; until
+/// then it serves them. With `MONGODB_URI`, both are that server.
+#[tokio::test]
+async fn test_servers_are_separate_and_stop_when_dropped() {
+    let a = TestServer::start().await.unwrap();
+    let b = TestServer::start().await.unwrap();
+    assert_eq!(a.flavor(), seqid_harness::server_flavor().unwrap());
+    if a.flavor() == ServerFlavor::External {
+        assert_eq!(a.uri(), b.uri());
+        assert_eq!(a.port(), None);
+        return;
+    }
+    assert_ne!(a.uri(), b.uri());
+    assert_ne!(a.uri(), seqid_harness::server_uri().unwrap());
+    let port = a.port().unwrap();
+    assert!(a.kind().contains(&format!("127.0.0.1:{port}")), "{a:?}");
+
+    let db = a.test_db("own_server").await;
+    assert_eq!(db.uri(), a.uri());
+    assert_eq!(seqid_harness::server_uri_for(db.name()).unwrap(), a.uri());
+    db.collection::<Document>("c")
+        .insert_one(doc! { "_id": 1 })
+        .await
+        .unwrap();
+    let on_b = b.client().await.unwrap().database(db.name());
+    assert_eq!(
+        on_b.collection::<Document>("c")
+            .count_documents(doc! {})
+            .await
+            .unwrap(),
+        0
+    );
+
+    // The test database keeps its server running after the handle is gone.
+    let uri = a.uri().to_owned();
+    drop(a);
+    let found = db
+        .collection::<Document>("c")
+        .find_one(doc! { "_id": 1 })
+        .await
+        .unwrap();
+    assert!(found.is_some());
+
+    let dropped = Instant::now();
+    drop(db);
+    assert!(
+        dropped.elapsed() < Duration::from_secs(5),
+        "stopping took {:?}",
+        dropped.elapsed()
+    );
+    assert!(
+        TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "still listening on {port}"
+    );
+    let asked = Instant::now();
+    assert!(!answers(&uri).await, "a dropped server answered");
+    assert!(asked.elapsed() < Duration::from_secs(5));
+    assert!(answers(b.uri()).await, "the other server stopped too");
+}
+
+/// A free port of 127.0.0.1, free again once this returns.
+fn a_free_port() -> u16 {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The builder starts a local server on the port asked for, with its data in a
+/// directory that the next server started on it finds again; a port in use is an
+/// error that names it.
+#[tokio::test]
+async fn test_server_builder_takes_a_port_and_keeps_data_in_a_directory() {
+    let data = std::env::temp_dir().join(format!("seqid-harness-data-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    let port = a_free_port();
+    let server = TestServer::builder()
+        .port(port)
+        .data_dir(&data)
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(server.port(), Some(port));
+    assert_ne!(server.flavor(), ServerFlavor::External);
+    let client = server.client().await.unwrap();
+    let coll = client.database("kept").collection::<Document>("c");
+    coll.insert_one(doc! { "_id": 1 }).await.unwrap();
+    assert!(std::fs::read_dir(&data).unwrap().next().is_some());
+
+    let taken = TestServer::builder().port(port).start().await.unwrap_err();
+    let message = taken.to_string();
+    assert!(message.contains(&format!("port {port} ")), "{message}");
+    assert!(message.contains("0 for any free one"), "{message}");
+
+    client.shutdown().await;
+    drop(server);
+    let server = TestServer::builder().data_dir(&data).start().await.unwrap();
+    assert_ne!(server.port(), Some(port));
+    let client = server.client().await.unwrap();
+    let coll = client.database("kept").collection::<Document>("c");
+    assert!(coll.find_one(doc! { "_id": 1 }).await.unwrap().is_some());
+    client.shutdown().await;
+    drop(server);
+    assert!(data.is_dir(), "the data directory was removed");
+    std::fs::remove_dir_all(&data).unwrap();
+}
+
+fn seqid_server() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_seqid-server"));
+    command.env_remove("MONGODB_URI").stdin(Stdio::null());
+    command
+}
+
+/// `seqid-server --port 0` prints the server and a plain `MONGODB_URI` (no
+/// `directConnection`), which a client uses to write and read, and runs until
+/// SIGTERM, when it stops the server.
+#[tokio::test]
+async fn seqid_server_serves_a_plain_uri_until_sigterm() {
+    let mut child = seqid_server()
+        .args(["--port", "0"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let lines = tokio::task::spawn_blocking(move || {
+        BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .take(2)
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let uri = lines[1].strip_prefix("MONGODB_URI=").unwrap().to_owned();
+    assert!(uri.starts_with("mongodb://127.0.0.1:"), "{uri}");
+    assert!(!uri.contains('?'), "{uri}");
+    let port = port_of(&uri);
+    assert!(
+        lines[0].contains(&format!("on 127.0.0.1:{port}")),
+        "{lines:?}"
+    );
+
+    let client = mongodb::Client::with_uri_str(&uri).await.unwrap();
+    let coll = client.database("app").collection::<Document>("c");
+    coll.insert_one(doc! { "_id": 1 }).await.unwrap();
+    assert!(coll.find_one(doc! { "_id": 1 }).await.unwrap().is_some());
+    client.shutdown().await;
+
+    let status = Command::new("kill")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let exit = loop {
+        if let Some(exit) = child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(Instant::now() < deadline, "seqid-server ignored SIGTERM");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(exit.success(), "{exit}");
+    assert!(TcpStream::connect(("127.0.0.1", port)).is_err());
+}
+
+/// `seqid-server --help` prints its usage; a port in use is refused, naming the
+/// port and `--port 0`; a bad argument is a usage error.
+#[test]
+fn seqid_server_explains_itself_and_refuses_a_port_in_use() {
+    let help = seqid_server().arg("--help").output().unwrap();
+    assert!(help.status.success());
+    let text = String::from_utf8(help.stdout).unwrap();
+    for needle in [
+        "Usage: seqid-server [--port N] [--data DIR]",
+        "--port 0",
+        "SEQID_TEST_SERVER",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing in:\n{text}");
+    }
+
+    let taken = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let out = seqid_server()
+        .args(["--port", &port.to_string()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&format!("port {port} ")), "{stderr}");
+    assert!(stderr.contains("`--port 0`"), "{stderr}");
+
+    let out = seqid_server().arg("--prot").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unexpected argument \"--prot\""));
+}
+
+/// Everything is installed into the user-level cache: `SEQID_HARNESS_CACHE`,
+/// else the user's cache directory, else the temporary directory; never into the
+/// workspace.
+#[test]
+fn installs_go_to_the_user_level_cache() {
+    let cache_in = |configure: &dyn Fn(&mut Command)| {
+        let out = run_self("cache_dir_side", |c| configure(c));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}");
+        let line = stdout
+            .lines()
+            .find_map(|l| l.split_once("cache_dir=").map(|(_, dir)| dir));
+        PathBuf::from(line.unwrap_or_else(|| panic!("no cache_dir in {stdout}")))
+    };
+    let workspace = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let workspace = workspace.canonicalize().unwrap();
+    assert!(!seqid_harness::cache_dir().starts_with(&workspace));
+
+    assert_eq!(
+        cache_in(&|c| {
+            c.env("SEQID_HARNESS_CACHE", "/somewhere/cache");
+        }),
+        PathBuf::from("/somewhere/cache")
+    );
+    let home = |c: &mut Command| {
+        c.env("SEQID_HARNESS_CACHE", "")
+            .env("HOME", "/home/someone");
+    };
+    if cfg!(target_os = "macos") {
+        assert_eq!(
+            cache_in(&|c| home(c)),
+            PathBuf::from("/home/someone/Library/Caches/seqid-harness")
+        );
+    } else {
+        assert_eq!(
+            cache_in(&|c| {
+                home(c);
+                c.env("XDG_CACHE_HOME", "/xdg/cache");
+            }),
+            PathBuf::from("/xdg/cache/seqid-harness")
+        );
+        // A relative XDG_CACHE_HOME is ignored, as the specification says.
+        assert_eq!(
+            cache_in(&|c| {
+                home(c);
+                c.env("XDG_CACHE_HOME", "relative");
+            }),
+            PathBuf::from("/home/someone/.cache/seqid-harness")
+        );
+    }
+    assert_eq!(
+        cache_in(&|c| {
+            c.env_remove("SEQID_HARNESS_CACHE")
+                .env_remove("HOME")
+                .env_remove("XDG_CACHE_HOME");
+        }),
+        std::env::temp_dir().join("seqid-harness")
+    );
+}
+
+#[test]
+#[ignore = "run by installs_go_to_the_user_level_cache"]
+fn cache_dir_side() {
+    println!("cache_dir={}", seqid_harness::cache_dir().display());
+    assert_eq!(
+        seqid_harness::Tool::MongoEngine.install_dir(),
+        seqid_harness::cache_dir().join("mongoengine-0.29.3")
+    );
 }

@@ -73,8 +73,10 @@ pub(crate) struct Tally {
     /// `find_or_insert` calls that took an id and found, when they wrote, another
     /// caller's document with their natural key.
     pub races_lost: AtomicU64,
-    /// The counter is known to exist (for a sequence that starts elsewhere than 1).
-    pub counter_exists: AtomicBool,
+    /// The counter was found, or found missing and made (or left to the upsert) after the
+    /// check that no number of the sequence is stored without it: done on the first use of
+    /// the counter through this allocator.
+    pub counter_checked: AtomicBool,
 }
 
 impl Tally {
@@ -202,6 +204,11 @@ impl LiveBlock {
         self.lock().left()
     }
 
+    /// The next id, without taking it.
+    fn peek(&self) -> Option<i64> {
+        self.lock().0.front().map(|span| span.next)
+    }
+
     /// `n` ids if that many are left, else none (so a bulk insert is not split).
     fn take(&self, n: u64) -> Option<Vec<i64>> {
         let mut spans = self.lock();
@@ -296,6 +303,12 @@ impl Allocator {
             flushing: AtomicBool::new(false),
             tally: Tally::default(),
         }
+    }
+
+    /// How many ids this allocator holds, reserved and not handed out yet, and the next
+    /// it will hand out.
+    pub(crate) fn held(&self) -> (u64, Option<i64>) {
+        (self.live.remaining(), self.live.peek())
     }
 
     /// Drops the ids reserved and not handed out (the counter was set under them).

@@ -220,9 +220,6 @@ pub(crate) async fn reserve_in_transaction(
     session: &mut Session<'_>,
 ) -> Result<i64, Error> {
     let increment = increment(counter, amount)?;
-    // A counter found by fields is not upserted: made (outside the transaction, which
-    // cannot create the index) before the transaction's first update of it.
-    ensure_exists(db, counter, tally).await?;
     tally
         .reservations
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -375,11 +372,23 @@ async fn update(
     tally: &Tally,
     mut transaction: Option<&mut ClientSession>,
 ) -> Result<i64, Error> {
+    use std::sync::atomic::Ordering;
     let seq = counter.seq;
     let counters = db.collection::<BsonDocument>(seq.counters);
-    if counter.layout().by_id() {
-        ensure_started(&counters, counter, tally).await?;
+    let first_use = !tally.counter_checked.load(Ordering::Relaxed);
+    // A counter an upsert would not start right (or, found by fields, never upserts) is
+    // made, if missing, before its first update through this allocator: outside any
+    // transaction, which could not make the tool's unique index.
+    if first_use && !counter.upsert_starts_right() {
+        make_if_missing(db, &counters, counter, change).await?;
+        tally.counter_checked.store(true, Ordering::Relaxed);
     }
+    // Else the first `$inc` goes without the upsert: a counter that exists answers it as
+    // the upsert would, at no cost more, and one that does not is noticed (no document)
+    // and made by the upsert only once no number is found stored without it.
+    let taking = matches!(change, Change::Inc(_));
+    let mut upsert =
+        counter.layout().by_id() && (!taking || tally.counter_checked.load(Ordering::Relaxed));
     let value_key = counter.value_key();
     let filter = guard(counter.filter(), value_key, change.reach());
     let update = counter.creating(change.update(counter));
@@ -387,7 +396,7 @@ async fn update(
     loop {
         let mut find_and_modify = counters
             .find_one_and_update(filter.clone(), update.clone())
-            .upsert(counter.layout().by_id())
+            .upsert(upsert)
             .return_document(ReturnDocument::After);
         match transaction.as_deref_mut() {
             Some(session) => find_and_modify = find_and_modify.session(session),
@@ -398,7 +407,20 @@ async fn update(
             }
         }
         let reply = find_and_modify.await;
+        if let Ok(Some(_)) = reply {
+            tally.counter_checked.store(true, Ordering::Relaxed);
+        }
         if transaction.is_some() {
+            // Nothing matched, without the upsert: the transaction goes on (only a failed
+            // command aborts it), and the upsert follows once no number is found stored.
+            if !upsert && counter.layout().by_id() && matches!(reply, Ok(None)) {
+                if stored(&counters, counter).await?.is_none() {
+                    refuse_if_numbered(db, counter).await?;
+                }
+                tally.counter_checked.store(true, Ordering::Relaxed);
+                upsert = true;
+                continue;
+            }
             return in_transaction(&counters, counter, reply).await;
         }
         let error = match reply {
@@ -417,6 +439,14 @@ async fn update(
         if unmatched {
             match update_as_read(&counters, counter, change, &update, tally).await? {
                 AsRead::Updated(stored) => return new_value(counter, &stored),
+                // No counter found by `_id` at its first `$inc`, sent without the upsert:
+                // the upsert makes it, once no number is found stored without it.
+                AsRead::NoCounter if !upsert && counter.layout().by_id() => {
+                    refuse_if_numbered(db, counter).await?;
+                    tally.counter_checked.store(true, Ordering::Relaxed);
+                    upsert = true;
+                    continue;
+                }
                 // No counter found by fields: made now, then updated by the next round.
                 AsRead::NoCounter if !counter.layout().by_id() => {
                     create(&counters, counter, counter.before_start()?).await?;
@@ -452,40 +482,86 @@ async fn update(
     }
 }
 
-/// Makes sure a counter found by `_id` whose upsert would not hand out `start` first
-/// exists before the first update: created at [`Counter::before_start`], so that the first
-/// id handed out is `start`. A counter that exists, made by seqid or by another tool, is
-/// left as it is; so is one that another writer creates first (E11000). Once per
-/// allocator: a sequence that starts at its step (1, 2, 3, ... by default) is the
-/// tutorial's, and its upsert creates the counter.
-async fn ensure_started(
+/// Makes the counter at [`Counter::before_start`] if it does not exist, so that the first
+/// id handed out is `start`: a counter found by `_id` whose upsert would not start there,
+/// or one found by fields (whose updates do not upsert). A counter that exists, made by
+/// seqid or by another tool, is left as it is; so is one that another writer makes first
+/// (E11000). Before an id is taken (`$inc`), a counter is made only if no number of the
+/// sequence is stored without it ([`refuse_if_numbered`]); `$max` (`sync_counter`) makes
+/// it regardless, to start above them.
+async fn make_if_missing(
+    db: &Database,
     counters: &mongodb::Collection<BsonDocument>,
     counter: Counter<'_>,
-    tally: &Tally,
+    change: Change,
 ) -> Result<(), Error> {
-    use std::sync::atomic::Ordering;
-    if counter.upsert_starts_right() || tally.counter_exists.load(Ordering::Relaxed) {
+    if stored(counters, counter).await?.is_some() {
         return Ok(());
     }
-    insert_counter(counters, counter, counter.before_start()?).await?;
-    tally.counter_exists.store(true, Ordering::Relaxed);
-    Ok(())
+    if let Change::Inc(_) = change {
+        refuse_if_numbered(db, counter).await?;
+    }
+    match counter.layout().by_id() {
+        true => insert_counter(counters, counter, counter.before_start()?).await,
+        false => create(counters, counter, counter.before_start()?).await,
+    }
 }
 
-/// Makes sure the counter exists, outside any transaction, once per allocator, for a
-/// counter found by fields (whose updates do not upsert): read, and created at
-/// [`Counter::before_start`] if missing. A counter found by `_id` is left to the upsert.
-async fn ensure_exists(db: &Database, counter: Counter<'_>, tally: &Tally) -> Result<(), Error> {
-    use std::sync::atomic::Ordering;
-    if counter.layout().by_id() || tally.counter_exists.load(Ordering::Relaxed) {
+/// The safety net of a counter about to be made: refuses ([`Error::CounterMissing`]) when
+/// the sequence's collection already holds a number of the sequence in the counter's
+/// scope: at or above `start`, and with a step one of `start + k × step` (two sequences
+/// with a step may share a field, odd and even). A new counter would hand those numbers
+/// out again; far more often than not the counter exists under another name (a wrong
+/// guess of another tool's default, a renamed sequence). One query for the largest such
+/// number, on a counter's first use only.
+///
+/// A number found is checked against the counter once more: a writer that made the
+/// counter and stored its first number between this caller's look for the counter and
+/// this query (a concurrent first use) made the counter before the number, so the
+/// counter is there by now.
+async fn refuse_if_numbered(db: &Database, counter: Counter<'_>) -> Result<(), Error> {
+    let seq = counter.seq;
+    let step = seq.layout.step;
+    let mut numbers = doc! { "$gte": seq.start, "$lte": f64::INFINITY };
+    if step > 1 {
+        numbers.insert("$mod", vec![step, seq.start.rem_euclid(step)]);
+    }
+    let mut filter = counter.scope.filter();
+    filter.insert(seq.field, numbers);
+    let failed = |error| {
+        Error::driver(
+            seq,
+            format!(
+                "looking for numbers of {} stored in `{}`{} before making its counter",
+                seq.field,
+                seq.collection,
+                counter.scope.in_scope()
+            ),
+            error,
+        )
+    };
+    let top = db
+        .collection::<BsonDocument>(seq.collection)
+        .find_one(filter)
+        .sort(doc! { seq.field: -1 })
+        .projection(doc! { seq.field: 1 })
+        .selection_criteria(PRIMARY)
+        .await
+        .map_err(failed)?
+        .and_then(|mut top| top.remove(seq.field));
+    let Some(largest) = top else {
+        return Ok(());
+    };
+    let counters = db.collection::<BsonDocument>(seq.counters);
+    if stored(&counters, counter).await?.is_some() {
         return Ok(());
     }
-    let counters = db.collection::<BsonDocument>(counter.seq.counters);
-    if stored(&counters, counter).await?.is_none() {
-        create(&counters, counter, counter.before_start()?).await?;
-    }
-    tally.counter_exists.store(true, Ordering::Relaxed);
-    Ok(())
+    Err(Error::CounterMissing {
+        sequence: seq,
+        counter: counter.shown(),
+        scope: counter.scope.to_string().into(),
+        largest: Box::new(largest),
+    })
 }
 
 /// Creates the counter found by fields at `value`: the tool's unique index on those
@@ -728,6 +804,91 @@ pub(crate) async fn read(db: &Database, counter: Counter<'_>) -> Result<Option<i
             None => Err(not_numeric(counter, value)),
         },
     }
+}
+
+/// Every counter of `seq` (one per scope that has one), each with the last id it handed
+/// out (`None`: a counter without a value, made by another tool), in the order of their
+/// `_id`. A counter of a scope seqid cannot read back (another tool's, holding a value no
+/// scope has) is passed over.
+pub(crate) async fn every(
+    db: &Database,
+    seq: &'static Sequence,
+) -> Result<Vec<(Scope, Option<i64>)>, Error> {
+    use futures_util::TryStreamExt;
+    let layout = &seq.layout;
+    let filter = match layout.scope {
+        ScopeEncoding::InId if !seq.scope.is_empty() => {
+            // Anchored, so that MongoDB reads the `_id` index from the prefix on.
+            doc! { "_id": { "$regex": format!("^{}", regex_escaped(&Scope::counter_id_prefix(seq))) } }
+        }
+        ScopeEncoding::InField(key) => {
+            let mut filter = Counter {
+                seq,
+                scope: &Scope::NONE,
+            }
+            .filter();
+            filter.remove(key);
+            filter
+        }
+        _ => Counter {
+            seq,
+            scope: &Scope::NONE,
+        }
+        .filter(),
+    };
+    let failed = |error| {
+        Error::driver(
+            seq,
+            format!("listing the counters in `{}`", seq.counters),
+            error,
+        )
+    };
+    let stored: Vec<BsonDocument> = db
+        .collection::<BsonDocument>(seq.counters)
+        .find(filter)
+        .sort(doc! { "_id": 1 })
+        .selection_criteria(PRIMARY)
+        .await
+        .map_err(failed)?
+        .try_collect()
+        .await
+        .map_err(failed)?;
+    let mut counters = Vec::with_capacity(stored.len());
+    for document in stored {
+        let scope = match layout.scope {
+            ScopeEncoding::InId if !seq.scope.is_empty() => document
+                .get_str("_id")
+                .ok()
+                .and_then(|id| Scope::of_counter_id(seq, id)),
+            ScopeEncoding::InField(key) => {
+                Scope::of_reference_value(seq, document.get(key).unwrap_or(&Bson::Null))
+            }
+            _ => Some(Scope::NONE),
+        };
+        let Some(scope) = scope else { continue };
+        let counter = Counter { seq, scope: &scope };
+        let last = match document.get(counter.value_key()) {
+            None => None,
+            Some(value) => match numeric::integral(value) {
+                Some(n) => Some(counter.last_of(n)?),
+                None => return Err(not_numeric(counter, value.clone())),
+            },
+        };
+        counters.push((scope, last));
+    }
+    Ok(counters)
+}
+
+/// `text` with the characters a regular expression gives a meaning to escaped.
+fn regex_escaped(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if "\\^$.|?*+()[]{}".contains(c) {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+    }
+    escaped
 }
 
 /// Sets the counter so that `last` is the last id handed out (creating it if missing),

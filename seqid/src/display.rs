@@ -31,7 +31,7 @@ use crate::{IdField, Sequence};
 /// assert_eq!(display.sequence.name, "invoice");
 /// assert!(!display.checks_values, "integers only: every value can be shown");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DisplayCode {
     /// The key the code is stored under, as serde writes it.
@@ -44,6 +44,18 @@ pub struct DisplayCode {
     /// before any id is taken ([`Unshowable`]); `false`: every value can be shown, and
     /// there is nothing to check.
     pub checks_values: bool,
+}
+
+/// A display code by its field and format; its sequence is the error's own
+/// ([`Error::InvalidCode`](crate::Error::InvalidCode)) or
+/// [`sequence`](DisplayCode::sequence)'s, not repeated.
+impl std::fmt::Debug for DisplayCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DisplayCode")
+            .field("field", &self.field)
+            .field("format", &self.format)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A value a code cannot show: a string holding the character that ends it in the code,

@@ -8,8 +8,8 @@ use crate::action::find::Deserializable;
 use crate::action::find_or_insert::NaturalKeyed;
 use crate::action::number::NumberedLater;
 use crate::action::{
-    FindById, FindOrInsert, FindOrInsertMany, Insert, InsertMany, Mode, NumberDraft, NumberDrafts,
-    PeekCounter, SetCounter, SyncCounter,
+    FindById, FindOrInsert, FindOrInsertMany, Insert, InsertMany, LastReserved, Mode, NumberDraft,
+    NumberDrafts, SetCounter, SyncCounter,
 };
 use crate::model::{IdValue, Model};
 use crate::natural::NaturalKey;
@@ -534,11 +534,16 @@ pub trait Document: Model {
         db.route().db.collection(Self::SEQUENCE.collection)
     }
 
-    /// The document whose sequence field holds `id` (`_id`, or the field marked
-    /// `#[seq_id]`), read from the primary, or `None`. Ids compare by value, so a document
-    /// stored as Int32 by another tool is found by its `i64` id. For a scoped sequence,
-    /// name the scope with [`.scope(...)`](FindById::scope): numbers repeat across scopes.
-    /// The type must be `serde::Deserialize` (`DeserializeOwned`) to be read back.
+    /// The document whose `_id` is `id`, read from the primary, or `None`: for a type whose
+    /// sequence numbers `_id`. Ids compare by value, so a document stored as Int32 by
+    /// another tool is found by its `i64` id. For a scoped sequence, name the scope with
+    /// [`.scope(...)`](FindById::scope): numbers repeat across scopes. The type must be
+    /// `serde::Deserialize` (`DeserializeOwned`) to be read back.
+    ///
+    /// A type whose sequence numbers another field (its `_id` an ObjectId) has no
+    /// `find_by_id` (a compile error says so): the derive writes `find_by_<field>` for each
+    /// field a sequence numbers, so that the call names the field it looks in,
+    /// `Ticket::find_by_number(&db, 1041).scope("apollo")`.
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -554,7 +559,7 @@ pub trait Document: Model {
     /// ```
     fn find_by_id(db: &impl AsDatabase, id: IdValue<Self>) -> FindById<'_, Self>
     where
-        Self: Deserializable,
+        Self: Deserializable + crate::__private::SequenceOnId,
     {
         FindById::new(db.route(), &Self::SEQUENCE, id)
     }
@@ -661,10 +666,39 @@ pub trait Document: Model {
         crate::action::sync_every_scope(db.route(), &Self::SEQUENCE)
     }
 
-    /// The counter's value, without taking an id: the last id handed out (with the block
-    /// strategy, the last id reserved; a process may hold some below it), or `None` while
-    /// the counter does not exist (the next id is then `start`). For a scoped sequence,
-    /// name the scope with [`.scope(...)`](PeekCounter::scope).
+    /// Every counter of the sequence in one call (one per scope that has one), each with
+    /// the last id it gave out (with `block`, the last id **reserved**), the ids this
+    /// process's [`Sequences`](crate::Sequences) handle holds of it, and the largest number
+    /// stored in its scope: see [`CounterState`](crate::CounterState). One query for the
+    /// counters, and one per counter for the largest number stored, unless
+    /// [`without_largest_stored`](crate::action::ListCounters::without_largest_stored).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "tickets")]
+    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project", strategy = "block")] number: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// for counter in Ticket::list_counters(&db).await? {
+    ///     // { "project": "apollo" }: last reserved 200, 58 held here (next 143), largest stored 142
+    ///     println!("{counter}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    fn list_counters(db: &impl AsDatabase) -> crate::action::ListCounters<'_, Self>
+    where
+        Self: CounterBacked,
+    {
+        crate::action::ListCounters::new(db.route(), &Self::SEQUENCE)
+    }
+
+    /// The last id reserved from the counter, read without taking one, or `None` while the
+    /// counter does not exist (the next id is then `start`). With `counters` and `gapless`
+    /// every id is handed out as it is reserved, so that is the last id handed out; with
+    /// `block`, ids are reserved a block at a time and handed out from memory, so the
+    /// counter runs up to `block_size - 1` ids per process ahead of the ids stored:
+    /// [`list_counters`](Document::list_counters) shows what this process still holds. For
+    /// a scoped sequence, name the scope with [`.scope(...)`](LastReserved::scope).
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -672,14 +706,14 @@ pub trait Document: Model {
     /// # #[seq_id("userid", collection = "users")]
     /// # struct User { #[serde(rename = "_id")] id: i64 }
     /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// let last: Option<i64> = User::peek_counter(&db).await?;
+    /// let last: Option<i64> = User::last_reserved(&db).await?;
     /// # Ok(()) }
     /// ```
-    fn peek_counter(db: &impl AsDatabase) -> PeekCounter<'_, Self>
+    fn last_reserved(db: &impl AsDatabase) -> LastReserved<'_, Self>
     where
         Self: CounterBacked,
     {
-        PeekCounter::new(db.route(), &Self::SEQUENCE)
+        LastReserved::new(db.route(), &Self::SEQUENCE)
     }
 
     /// Sets the counter to `last`, the last id handed out: the next id is `last + step`
@@ -731,7 +765,7 @@ impl<T: Model> Document for T {}
 /// A [`Document`] whose sequence has a counter: the `counters`, `block` and `gapless`
 /// strategies. `#[derive(Document)]` implements it for those, and not for the optimistic
 /// strategy, which keeps no counter: calling [`sync_counter`](Document::sync_counter),
-/// [`peek_counter`](Document::peek_counter), [`set_counter`](Document::set_counter),
+/// [`last_reserved`](Document::last_reserved), [`set_counter`](Document::set_counter),
 /// [`reset_counter`](Document::reset_counter) or
 /// [`sync_every_scope`](Document::sync_every_scope) on such a type is a compile error that
 /// says so, not a run-time one. Those are methods of [`Document`]: nothing more to
@@ -743,7 +777,7 @@ impl<T: Model> Document for T {}
 /// # #[seq_id("userid", collection = "users")]
 /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
 /// async fn last_id<T: CounterBacked>(db: &mongodb::Database) -> Result<Option<i64>, seqid::Error> {
-///     T::peek_counter(db).await
+///     T::last_reserved(db).await
 /// }
 /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
 /// let last = last_id::<User>(&db).await?;

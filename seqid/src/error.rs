@@ -117,6 +117,58 @@ pub enum Error {
         largest: i64,
     },
 
+    /// The sequence's counter does not exist, and its collection already holds numbers of
+    /// the sequence's field (in the scope) at or above its first id: a counter made now
+    /// would hand those numbers out again. Most often the counter exists under another
+    /// name: the sequence's name, `counters` or `layout` differs from the one that
+    /// numbered the documents (another tool's default name, a renamed sequence). Checked
+    /// on a counter's first use (the first `$inc` through a
+    /// [`Sequences`](crate::Sequences) handle finds no counter); no counter was made, no
+    /// id taken, nothing written. To start a counter above the numbers stored on purpose,
+    /// call [`sync_counter`](crate::Document::sync_counter).
+    ///
+    /// ```
+    /// use seqid::{Document, Model};
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("customers.id", collection = "customers", layout = "mongoengine")]
+    /// # struct Customer { #[serde(rename = "_id")] id: i64 }
+    ///
+    /// let error = seqid::Error::CounterMissing {
+    ///     sequence: &Customer::SEQUENCE,
+    ///     counter: "_id: \"customers.id\"".into(),
+    ///     scope: "".into(),
+    ///     largest: Box::new(mongodb::bson::Bson::Int64(42)),
+    /// };
+    /// assert!(error.to_string().contains("already holds _id up to 42"));
+    /// assert!(error.to_string().contains("sync_counter"));
+    /// ```
+    #[error(
+        "sequence `{}`: there is no counter {{ {counter} }} in `{}`, but `{}` already holds \
+         {} up to {}{}, at or above the sequence's first id {}: a counter made now would hand \
+         those numbers out again, so none was made and no id was taken. Check the sequence's \
+         name, `counters` and `layout` against the counter that numbered them ({}); \
+         to start above the numbers stored on purpose, call `sync_counter` first",
+        .sequence.name,
+        .sequence.counters,
+        .sequence.collection,
+        .sequence.field,
+        crate::numeric::shown(largest),
+        if scope.is_empty() { String::new() } else { format!(" in scope {scope}") },
+        .sequence.start,
+        crate::layout::naming_hint(&.sequence.layout)
+    )]
+    CounterMissing {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The fields that find the counter document, as shown (see
+        /// [`Error::CounterNotNumeric`]).
+        counter: Box<str>,
+        /// The scope, as shown (`{ "project": "apollo" }`); empty when unscoped.
+        scope: Box<str>,
+        /// The largest number of the sequence's field stored in the scope.
+        largest: Box<Bson>,
+    },
+
     /// A `gapless` sequence was asked for an id outside a transaction: its ids come from a
     /// counter updated inside the caller's transaction, so that an aborted transaction
     /// takes its id back. Nothing was written.
@@ -454,6 +506,7 @@ impl Error {
             | Error::CounterContended { sequence, .. }
             | Error::TransactionRequired { sequence, .. }
             | Error::CounterBelowStored { sequence, .. }
+            | Error::CounterMissing { sequence, .. }
             | Error::NoCounter { sequence, .. }
             | Error::Overflow { sequence, .. }
             | Error::DuplicateKey { sequence, .. }

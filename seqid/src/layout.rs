@@ -189,6 +189,37 @@ impl Layout {
     }
 }
 
+/// How the tool of `layout` names a counter by default, for the message of a counter that
+/// is missing while numbers are stored ([`Error::CounterMissing`](crate::Error)): the
+/// defaults people guess wrong.
+pub(crate) fn naming_hint(layout: &Layout) -> &'static str {
+    match layout.tool {
+        tool if tool == Layout::MONGOENGINE.tool => {
+            "MongoEngine names its counter `<collection>.<field>` in `mongoengine.counters`, \
+             the collection being the class name in snake_case (`class Customer` gives \
+             `customer.id`, `class CustomerAccount` `customer_account.id`) unless `meta` \
+             names it, and the field's `sequence_name` or `collection_name` replacing either"
+        }
+        tool if tool == Layout::MONGOOSE_SEQUENCE.tool => {
+            "mongoose-sequence finds its counter by the plugin's `id` option (its `inc_field` \
+             when not given) and `reference_value`"
+        }
+        tool if tool == Layout::MONGOOSE_AUTO_INCREMENT.tool => {
+            "mongoose-auto-increment finds its counter by the plugin's `model` option and \
+             `field` (`_id` when not given), in `identitycounters`"
+        }
+        tool if tool == Layout::TYPEGOOSE.tool => {
+            "@typegoose/auto-increment finds its counter by `modelName`, the model's name \
+             (the class name unless `customName` says otherwise), and `field`, in \
+             `identitycounters`"
+        }
+        _ => {
+            "seqid names a counter by the sequence's name, the first argument of \
+             `#[seq_id]`: a renamed sequence leaves its counter under the old name"
+        }
+    }
+}
+
 /// Constructors for the derive (through `__private`): [`Layout`] is `#[non_exhaustive]`.
 pub(crate) mod construct {
     use super::{Holds, Layout, ScopeEncoding};

@@ -12,15 +12,24 @@
 //!
 //! # Getting started
 //!
-//! What a program adds to its `Cargo.toml`:
+//! seqid 0.1.0 is not on crates.io yet: a program depends on a clone of its repository by path
+//! (or on the repository with `git = "<its URL>"`). What it adds to its `Cargo.toml`:
 //!
 //! ```toml
 //! [dependencies]
-//! seqid = "0.1"
+//! seqid = { path = "../seqid/seqid" }   # the `seqid` directory of a clone of the repository
 //! serde = { version = "1", features = ["derive"] }
 //! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
 //! mongodb = "3.3"
+//!
+//! [dev-dependencies]
+//! seqid-harness = { path = "../seqid/seqid-harness" }   # a throwaway server per test run
 //! ```
+//!
+//! No MongoDB at hand: `seqid-server` (from `cargo install --path ../seqid/seqid-harness`)
+//! starts a MongoDB-compatible server on `localhost:27017`, which the program below reaches
+//! as it is, and `seqid_harness::test_db("name")` gives each of your tests a database of its
+//! own: see the guide's [testing your app](guide::testing).
 //!
 //! A whole program: one client and one [`Sequences`] handle for the life of the process, and
 //! documents numbered 1, 2, 3, ...:
@@ -100,7 +109,7 @@
 //! ([`session`](action::Insert::session), and for the optimistic strategy
 //! [`time_budget`](action::Insert::time_budget) and
 //! [`max_attempts`](action::Insert::max_attempts)). The counter's operations
-//! ([`peek_counter`](Document::peek_counter), [`set_counter`](Document::set_counter),
+//! ([`last_reserved`](Document::last_reserved), [`set_counter`](Document::set_counter),
 //! [`reset_counter`](Document::reset_counter), [`sync_counter`](Document::sync_counter),
 //! [`sync_every_scope`](Document::sync_every_scope)) are methods of [`Document`] too, for the
 //! [`CounterBacked`] strategies (counters, block and gapless): nothing more to import.
@@ -149,8 +158,8 @@
 //! let mut ticket = Ticket { id: None, project: "apollo".into(), number: 0 };
 //! ticket.insert(&db).await?; // 1000, then 1001, ... in each project
 //! assert!(ticket.id.is_some()); // an unset `Option<ObjectId>` `_id` is filled too
-//! let same = Ticket::find_by_id(&db, 1000).scope("apollo").await?;
-//! let last = Ticket::peek_counter(&db).scope("apollo").await?; // Some(1000)
+//! let same = Ticket::find_by_number(&db, 1000).scope("apollo").await?;
+//! let last = Ticket::last_reserved(&db).scope("apollo").await?; // Some(1000)
 //! # Ok(()) }
 //! ```
 //!
@@ -236,6 +245,7 @@ mod turnstile;
 mod write;
 
 pub use action::find_or_insert::NaturalKeyed;
+pub use action::list::CounterState;
 pub use action::number::NumberedLater;
 pub use display::{DisplayCode, Unshowable};
 pub use document::{CounterBacked, Document};
@@ -257,7 +267,7 @@ pub use sequences::{AsDatabase, Database, Sequences};
 /// Not public API: what `#[derive(Document)]` expands to refers to these paths.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::action::find::{Deserializable, find_by_code};
+    pub use crate::action::find::{Deserializable, SequenceOnId, find_by_code, find_by_number};
     pub use crate::action::find_or_insert::NaturalKeyed;
     pub use crate::action::number::NumberedLater;
     pub use crate::allocator::LiveBlock;

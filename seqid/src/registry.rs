@@ -78,6 +78,14 @@ impl Registry {
             .get_or_insert(db, key, idle, || Allocator::new(chunk))
     }
 
+    /// How many ids the allocator of the counter of `scope` holds, and the next it hands
+    /// out; `(0, None)` when there is no allocator (nothing is made to answer).
+    pub(crate) fn ids_held(&self, db: &str, seq: &Sequence, scope: &Scope) -> (u64, Option<i64>) {
+        self.counters
+            .get(db, &CounterKey::of(seq, scope))
+            .map_or((0, None), |allocator| allocator.held())
+    }
+
     /// The optimistic loop's frontier for `scope` of the sequence's field in `db`.
     pub(crate) fn collection(&self, db: &str, seq: &Sequence, scope: &Scope) -> Arc<Frontier> {
         let idle = self.release_after();

@@ -139,6 +139,40 @@ impl Scope {
         Bson::String(serde_json::Value::Array(key).to_string())
     }
 
+    /// What the `_id` of every scope's counter of `seq` starts with: `["<name>",`.
+    pub(crate) fn counter_id_prefix(seq: &Sequence) -> String {
+        format!("[{},", serde_json::Value::from(seq.name))
+    }
+
+    /// The scope whose counter of `seq` has the `_id` `id` ([`counter_id`](Self::counter_id)
+    /// read back), or `None` if `id` is not one.
+    pub(crate) fn of_counter_id(seq: &'static Sequence, id: &str) -> Option<Scope> {
+        let serde_json::Value::Array(key) = serde_json::from_str(id).ok()? else {
+            return None;
+        };
+        let (name, values) = key.split_first()?;
+        if name.as_str() != Some(seq.name) || values.len() != seq.scope.len() {
+            return None;
+        }
+        let values: Vec<Bson> = values.iter().map(from_json).collect::<Option<_>>()?;
+        Self::from_fields(seq, |field| {
+            let at = seq.scope.iter().position(|f| *f == field)?;
+            values.get(at).cloned()
+        })
+        .ok()
+    }
+
+    /// The scope of a mongoose-sequence counter's `reference_value` (`null`: unscoped).
+    pub(crate) fn of_reference_value(seq: &'static Sequence, value: &Bson) -> Option<Scope> {
+        match value {
+            Bson::Null if seq.scope.is_empty() => Some(Scope::NONE),
+            Bson::Document(fields) => {
+                Self::from_fields(seq, |field| fields.get(field).cloned()).ok()
+            }
+            _ => None,
+        }
+    }
+
     /// The fields a new counter of this scope is created with besides `_id` and `seq`,
     /// for people and other tools: `{ sequence, scope }`; none when unscoped.
     pub(crate) fn counter_fields(&self, seq: &Sequence) -> Option<BsonDocument> {
@@ -247,6 +281,23 @@ fn json(value: &Bson) -> serde_json::Value {
         Bson::ObjectId(id) => serde_json::json!({ "$oid": id.to_hex() }),
         // `normalize` lets no other type through.
         _ => serde_json::Value::Null,
+    }
+}
+
+/// A scope value read back from a counter's `_id`: [`json`] undone.
+fn from_json(value: &serde_json::Value) -> Option<Bson> {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => Some(Bson::String(s.clone())),
+        Value::Number(n) => n.as_i64().map(Bson::Int64),
+        Value::Bool(b) => Some(Bson::Boolean(*b)),
+        Value::Null => Some(Bson::Null),
+        Value::Object(object) => object
+            .get("$oid")?
+            .as_str()
+            .and_then(|hex| mongodb::bson::oid::ObjectId::parse_str(hex).ok())
+            .map(Bson::ObjectId),
+        Value::Array(_) => None,
     }
 }
 

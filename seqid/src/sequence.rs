@@ -35,7 +35,7 @@ pub const DEFAULT_START: i64 = 1;
 /// assert_eq!(User::SEQUENCE.counters, "counters");
 /// assert_eq!(User::SEQUENCE.strategy, Strategy::Counters);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct Sequence {
     /// The sequence name: the `_id` of its document in the counters collection.
@@ -64,6 +64,37 @@ pub struct Sequence {
     /// order: one counter per combination of their values. Empty when the sequence is
     /// not scoped.
     pub scope: &'static [&'static str],
+}
+
+/// A sequence by what names it: its name, the collection and the field it numbers. Every
+/// [`Error`](crate::Error) holds its sequence, and `main` returning an error prints it with
+/// `Debug`: the layout, strategy and start are in [`Model::SEQUENCE`](crate::Model)'s
+/// fields for whoever needs them.
+///
+/// ```
+/// use seqid::{Document, Model};
+/// # use serde::Serialize;
+///
+/// #[derive(Serialize, Document)]
+/// #[seq_id("userid", collection = "users")]
+/// struct User {
+///     #[serde(rename = "_id")]
+///     id: i64,
+/// }
+///
+/// assert_eq!(
+///     format!("{:?}", User::SEQUENCE),
+///     r#"Sequence { name: "userid", collection: "users", field: "_id", .. }"#,
+/// );
+/// ```
+impl std::fmt::Debug for Sequence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sequence")
+            .field("name", &self.name)
+            .field("collection", &self.collection)
+            .field("field", &self.field)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The write concern seqid gives the counter's `$inc`, declared with

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 
 use crate::action::find::Deserializable;
-use crate::action::{FindById, PeekCounter, SetCounter, SyncCounter};
+use crate::action::{FindById, LastReserved, SetCounter, SyncCounter};
 use crate::indexes;
 use crate::kind::{Kind, WithCounter};
 use crate::model::Model;
@@ -40,7 +40,7 @@ use crate::{Error, Sequence};
 /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
 /// let numbers = Issue::number_sequence();
 /// assert_eq!(numbers.sequence().name, "issue_number");
-/// let last = numbers.peek_counter(&db).scope("seqid").await?;
+/// let last = numbers.last_reserved(&db).scope("seqid").await?;
 /// let issue = numbers.find(&db, 42).scope("seqid").await?;
 /// # Ok(()) }
 /// ```
@@ -149,8 +149,8 @@ impl<T: Model, K: Kind> SequenceOf<T, K> {
 }
 
 impl<T: Model, K: WithCounter> SequenceOf<T, K> {
-    /// Reads this sequence's counter, as
-    /// [`Document::peek_counter`](crate::Document::peek_counter).
+    /// Lists this sequence's counters, as
+    /// [`Document::list_counters`](crate::Document::list_counters).
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -159,11 +159,28 @@ impl<T: Model, K: WithCounter> SequenceOf<T, K> {
     /// # struct Issue { #[serde(rename = "_id")] id: i64, repo: String,
     /// #   #[seq_id("issue_number", scope = "repo", strategy = "block")] number: i64 }
     /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// let last = Issue::number_sequence().peek_counter(&db).scope("seqid").await?;
+    /// let counters = Issue::number_sequence().list_counters(&db).await?;
     /// # Ok(()) }
     /// ```
-    pub fn peek_counter(self, db: &impl AsDatabase) -> PeekCounter<'_, T> {
-        PeekCounter::new(db.route(), self.seq)
+    pub fn list_counters(self, db: &impl AsDatabase) -> crate::action::ListCounters<'_, T> {
+        crate::action::ListCounters::new(db.route(), self.seq)
+    }
+
+    /// Reads this sequence's counter, as
+    /// [`Document::last_reserved`](crate::Document::last_reserved).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("issue_id", collection = "issues")]
+    /// # struct Issue { #[serde(rename = "_id")] id: i64, repo: String,
+    /// #   #[seq_id("issue_number", scope = "repo", strategy = "block")] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let last = Issue::number_sequence().last_reserved(&db).scope("seqid").await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn last_reserved(self, db: &impl AsDatabase) -> LastReserved<'_, T> {
+        LastReserved::new(db.route(), self.seq)
     }
 
     /// Sets this sequence's counter, as

@@ -191,7 +191,7 @@ async fn a_value_that_would_make_codes_ambiguous_is_refused_before_any_id_is_tak
     assert!(matches!(error, Error::InvalidCode { .. }), "{error:?}");
     assert!(batch.iter().all(|o| o.number == 0 && o.code.is_empty()));
     for shop in ["north", "north-east", "south"] {
-        assert_eq!(Order::peek_counter(&db).scope(shop).await.unwrap(), None);
+        assert_eq!(Order::last_reserved(&db).scope(shop).await.unwrap(), None);
     }
     assert!(all_documents(&test, "orders").await.is_empty());
     // Without the separator, the same shops' orders go in.
@@ -222,7 +222,7 @@ async fn a_code_set_by_the_caller_is_refused() {
     let mut batch = vec![invoice(2026), set.clone()];
     let error = Invoice::insert_many(&mut batch, &db).await.unwrap_err();
     assert!(matches!(error, Error::InvalidCode { .. }), "{error:?}");
-    assert_eq!(Invoice::peek_counter(&db).scope(2026).await.unwrap(), None);
+    assert_eq!(Invoice::last_reserved(&db).scope(2026).await.unwrap(), None);
 }
 
 /// The database holds the guarantee too: a code stored by other means (an import that
@@ -234,10 +234,11 @@ async fn the_unique_index_refuses_a_code_stored_by_other_means() {
     let test = test_db("codes_refused").await;
     let db = shared(&test);
     Invoice::create_indexes(&db).await.unwrap();
-    // Invoice 99 of 2026 was imported under the code seqid gives number 1, its counter
+    invoice(2026).insert(&db).await.unwrap();
+    // Invoice 99 of 2026 was imported under the code seqid gives number 2, its counter
     // never told.
     test.collection::<BsonDocument>("invoices")
-        .insert_one(doc! { "year": 2026, "number": 99_i64, "code": "INV-2026-0001", "total": 1 })
+        .insert_one(doc! { "year": 2026, "number": 99_i64, "code": "INV-2026-0002", "total": 1 })
         .await
         .unwrap();
     let mut refused = invoice(2026);
@@ -245,7 +246,7 @@ async fn the_unique_index_refuses_a_code_stored_by_other_means() {
     let Error::DuplicateKey { id, index, .. } = &error else {
         panic!("expected DuplicateKey, got {error:?}");
     };
-    assert_eq!(*id, 1);
+    assert_eq!(*id, 2);
     // Where the server names the index (MongoDB and SecantusDB do; nx-27017 does not).
     if let Some(index) = index {
         assert_eq!(&**index, "code_1", "{error}");

@@ -379,7 +379,7 @@ async fn hands_out_its_progression<T: Case>() {
     };
     assert_counter::<T>(&test, *reserved.last().unwrap(), true).await;
     assert_eq!(
-        T::peek_counter(test.db()).await.unwrap(),
+        T::last_reserved(test.db()).await.unwrap(),
         reserved.last().copied(),
         "{}",
         label::<T>()
@@ -493,7 +493,7 @@ async fn a_concurrent_first_use_makes_one_counter_in_every_layout() {
     over_layouts!(first_use_makes_one_counter);
 }
 
-/// `peek_counter`, `set_counter` and `sync_counter` speak in ids whatever the counter
+/// `last_reserved`, `set_counter` and `sync_counter` speak in ids whatever the counter
 /// holds: `set_counter` refuses an id off the progression, and `sync_counter` raises the
 /// counter to the last id of the progression not above the largest stored.
 async fn admin_calls_speak_ids<T: Case>() {
@@ -502,13 +502,13 @@ async fn admin_calls_speak_ids<T: Case>() {
     let e = T::expected();
     let id = |k: i64| e.start + k * e.step;
     assert_eq!(
-        T::peek_counter(&db).await.unwrap(),
+        T::last_reserved(&db).await.unwrap(),
         None,
         "{}",
         label::<T>()
     );
     T::set_counter(&db, id(5)).await.unwrap();
-    assert_eq!(T::peek_counter(&db).await.unwrap(), Some(id(5)));
+    assert_eq!(T::last_reserved(&db).await.unwrap(), Some(id(5)));
     assert_counter::<T>(&test, id(5), true).await;
     let got = T::titled("after set").insert(&db).await.unwrap();
     assert_eq!(
@@ -542,7 +542,7 @@ async fn admin_calls_speak_ids<T: Case>() {
         label::<T>()
     );
     T::reset_counter(&db).below_stored().await.unwrap();
-    assert_eq!(T::peek_counter(&db).await.unwrap(), Some(e.start - e.step));
+    assert_eq!(T::last_reserved(&db).await.unwrap(), Some(e.start - e.step));
 }
 
 #[tokio::test]
@@ -663,7 +663,7 @@ async fn a_scope_is_kept_as_mongoose_sequence_keeps_reference_fields() {
     assert_eq!(reference.get("year"), Some(&Bson::Int32(2026)));
     assert_eq!(integer(counter.get("seq").unwrap()), Some(3));
     assert_eq!(
-        ScopedIssue::peek_counter(&db)
+        ScopedIssue::last_reserved(&db)
             .scope((2027, "db"))
             .await
             .unwrap(),

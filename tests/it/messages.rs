@@ -90,19 +90,20 @@ async fn an_id_already_set_says_what_unset_looks_like_for_the_field() {
     );
 }
 
-/// A document imported with its id, at or above the counter: the counter's next id meets
-/// it, and the error says why and what raises the counter.
+/// A document imported with its id, above the counter: the counter's next id meets it,
+/// and the error says why and what raises the counter.
 #[tokio::test]
 async fn a_duplicate_from_an_import_names_sync_counter() {
     let test = test_db("messages_import").await;
     let db = support::shared(&test);
+    assert_eq!(Plain { id: 0 }.insert(&db).await.unwrap(), 1);
     test.collection::<BsonDocument>("plain")
-        .insert_one(doc! { "_id": 1 })
+        .insert_one(doc! { "_id": 2 })
         .await
         .unwrap();
     let error = Plain { id: 0 }.insert(&db).await.unwrap_err();
     assert!(
-        matches!(&error, Error::DuplicateKey { id: 1, .. }),
+        matches!(&error, Error::DuplicateKey { id: 2, .. }),
         "{error:?}"
     );
     let text = error.to_string();
@@ -202,4 +203,50 @@ async fn an_optimistic_overflow_names_the_id_it_came_from() {
         text.contains("largest numeric _id in `huge`") && text.contains("1e300"),
         "{text}"
     );
+}
+
+/// `main` returning `Box<dyn Error>` prints an error with `Debug`: the sequence shows as
+/// its name, collection and field, not its whole declaration (layout, display code, the
+/// sequence again inside it).
+#[tokio::test]
+async fn an_errors_debug_names_its_sequence_in_one_line() {
+    #[derive(Serialize, Document)]
+    #[seq_id(collection = "invoices")]
+    struct Invoice {
+        #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+        id: Option<mongodb::bson::oid::ObjectId>,
+        tenant: String,
+        #[seq_id("invoice", scope = "tenant", layout = "mongoose-sequence")]
+        number: i64,
+        #[seq_display("{tenant}/{number}")]
+        code: String,
+    }
+    let db = test_db("messages_debug").await;
+    let db = support::shared(&db);
+    // A tenant holding the code's separator: refused before any id is taken.
+    let mut invoice = Invoice {
+        id: None,
+        tenant: "acme/north".into(),
+        number: 0,
+        code: String::new(),
+    };
+    let error = invoice.insert(&db).await.unwrap_err();
+    assert!(matches!(error, Error::InvalidCode { .. }), "{error:?}");
+    let debug = format!("{error:?}");
+    assert!(
+        debug.contains(
+            r#"sequence: Sequence { name: "invoice", collection: "invoices", field: "number", .. }"#
+        ),
+        "{debug}"
+    );
+    assert!(
+        debug
+            .contains(r#"display: DisplayCode { field: "code", format: "{tenant}/{number}", .. }"#),
+        "{debug}"
+    );
+    for dumped in ["layout", "Layout", "mongoose", "strategy", "counters"] {
+        assert!(!debug.contains(dumped), "{dumped:?} in {debug}");
+    }
+    let boxed: Box<dyn std::error::Error> = Box::new(error);
+    assert!(format!("{boxed:?}").len() < 400, "{boxed:?}");
 }

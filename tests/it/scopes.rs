@@ -89,7 +89,7 @@ async fn tickets_are_numbered_per_project_from_their_start() {
         ])
     );
     // Finds and peeks name the scope: numbers repeat across projects.
-    let found = Ticket::find_by_id(&db, 1001)
+    let found = Ticket::find_by_number(&db, 1001)
         .scope("gemini")
         .await
         .unwrap()
@@ -97,24 +97,24 @@ async fn tickets_are_numbered_per_project_from_their_start() {
     assert_eq!((found.project.as_str(), found.number), ("gemini", 1001));
     assert!(found.id.is_some());
     assert!(
-        Ticket::find_by_id(&db, 1003)
+        Ticket::find_by_number(&db, 1003)
             .scope("apollo")
             .await
             .unwrap()
             .is_none()
     );
-    let error = Ticket::find_by_id(&db, 1001).await.unwrap_err();
+    let error = Ticket::find_by_number(&db, 1001).await.unwrap_err();
     assert!(
         matches!(&error, Error::InvalidScope { sequence, .. } if sequence.name == "ticket"),
         "{error:?}"
     );
     assert!(error.to_string().contains("`project`"), "{error}");
     assert_eq!(
-        Ticket::peek_counter(&db).scope("apollo").await.unwrap(),
+        Ticket::last_reserved(&db).scope("apollo").await.unwrap(),
         Some(1002)
     );
     assert_eq!(
-        Ticket::peek_counter(&db).scope("mercury").await.unwrap(),
+        Ticket::last_reserved(&db).scope("mercury").await.unwrap(),
         None
     );
 }
@@ -409,7 +409,7 @@ async fn counters_are_administered_per_scope() {
     assert_eq!(invoice("acme", 2026).insert(&db).await.unwrap(), 1);
     assert_eq!(invoice("acme", 2027).insert(&db).await.unwrap(), 1);
     assert_eq!(
-        Invoice::peek_counter(&db)
+        Invoice::last_reserved(&db)
             .scope(("acme", 2026))
             .await
             .unwrap(),
@@ -450,7 +450,7 @@ async fn counters_are_administered_per_scope() {
         .await
         .unwrap();
     assert_eq!(
-        Invoice::peek_counter(&db)
+        Invoice::last_reserved(&db)
             .scope(("acme", 2027))
             .await
             .unwrap(),
@@ -458,13 +458,13 @@ async fn counters_are_administered_per_scope() {
     );
     // The scope is named as declared: one value per scope field.
     for error in [
-        Invoice::peek_counter(&db).await.unwrap_err(),
-        Invoice::peek_counter(&db).scope("acme").await.unwrap_err(),
-        Ticket::peek_counter(&db)
+        Invoice::last_reserved(&db).await.unwrap_err(),
+        Invoice::last_reserved(&db).scope("acme").await.unwrap_err(),
+        Ticket::last_reserved(&db)
             .scope(("apollo", 1))
             .await
             .unwrap_err(),
-        support::models::CountedDoc::peek_counter(&db)
+        support::models::CountedDoc::last_reserved(&db)
             .scope("apollo")
             .await
             .unwrap_err(),
@@ -490,7 +490,24 @@ async fn counters_are_administered_per_scope() {
         41
     );
     assert_eq!(invoice("globex", 2026).insert(&db).await.unwrap(), 42);
-    assert_eq!(invoice("initech", 2026).insert(&db).await.unwrap(), 1);
+    // A scope whose numbers were imported and whose counter was never made: refused
+    // before any id is taken, rather than handing number 5 out again.
+    let error = invoice("initech", 2026).insert(&db).await.unwrap_err();
+    match &error {
+        Error::CounterMissing { largest, scope, .. } => {
+            assert_eq!(integer(largest), Some(5), "{error}");
+            assert!(scope.contains("initech"), "{error}");
+        }
+        other => panic!("expected CounterMissing, got {other:?}"),
+    }
+    assert_eq!(
+        Invoice::last_reserved(&db)
+            .scope(("initech", 2026))
+            .await
+            .unwrap(),
+        None,
+        "no counter made"
+    );
     if seqid_harness::server_flavor().unwrap() == ServerFlavor::Nx {
         // nx-27017 evaluates no expression in a compound `$group` key (it groups by the
         // literal strings), so `sync_every_scope` of a sequence with two scope fields
@@ -505,7 +522,7 @@ async fn counters_are_administered_per_scope() {
     assert_eq!(Invoice::sync_every_scope(&db).await.unwrap(), 4);
     assert_eq!(invoice("initech", 2026).insert(&db).await.unwrap(), 501);
     assert_eq!(
-        Invoice::peek_counter(&db)
+        Invoice::last_reserved(&db)
             .scope(("acme", 2027))
             .await
             .unwrap(),
@@ -534,7 +551,7 @@ async fn sync_every_scope_raises_each_counter_to_its_scope() {
     assert_eq!(ticket("gemini").insert(&*test).await.unwrap(), 1011);
     assert_eq!(ticket("mercury").insert(&*test).await.unwrap(), 1000);
     assert_eq!(
-        Ticket::peek_counter(&*test)
+        Ticket::last_reserved(&*test)
             .scope(Bson::Null)
             .await
             .unwrap(),
@@ -572,7 +589,7 @@ async fn a_field_sequence_without_scope_numbers_a_newtype_and_resumes_on_its_ind
     assert_eq!(first.number, ReceiptNo(1));
     // The tutorial's counter, as for `_id`.
     assert_eq!(counters_of(db, "receipt").await["receipt"], 1);
-    let found = Receipt::find_by_id(db, 1).await.unwrap().unwrap();
+    let found = Receipt::find_by_number(db, 1).await.unwrap().unwrap();
     assert_eq!((found.number, found.total), (ReceiptNo(1), 10));
 
     // Sending a document again relies on the unique index to refuse a second copy.

@@ -326,6 +326,33 @@ async fn the_service_stores_what_it_acknowledges_once_through_hang_ups_and_timeo
     );
     let invoice_stats = &held["sequences"]["invoice"]["stats"];
     assert!(number(&invoice_stats["ids"]) >= invoices.acks.len() as u64);
+    // Every counter, listed: one per project that has tickets, each reserved past the
+    // numbers stored in it, and what the handle holds of them the rest of its block.
+    let listed = held["sequences"]["ticket"]["counters"].as_array().unwrap();
+    assert!(listed.len() >= projects, "{held}");
+    for counter in listed {
+        let (last, largest) = (
+            counter["last_reserved"].as_i64().unwrap(),
+            counter["largest_stored"].as_i64().unwrap(),
+        );
+        assert!(last >= largest && largest >= 1000, "{counter}");
+        assert!(counter["scope"]["project"].is_string(), "{counter}");
+        let held_here = number(&counter["held_here"]);
+        assert!(held_here < 100, "{counter}");
+        if held_here > 0 {
+            let next = counter["next_held"].as_i64().unwrap();
+            // Not always above the largest stored: a cancelled caller's ids go back.
+            assert!(next >= 1000 && next <= last, "{counter}");
+        }
+    }
+    // Gapless: one counter, nothing held (its ids are taken in the transactions).
+    let invoice_counters = held["sequences"]["invoice"]["counters"].as_array().unwrap();
+    assert_eq!(invoice_counters.len(), 1, "{held}");
+    assert_eq!(number(&invoice_counters[0]["held_here"]), 0, "{held}");
+    assert!(
+        invoice_counters[0]["last_reserved"].as_i64().unwrap() >= 1,
+        "{held}"
+    );
 
     // Graceful shutdown, then the invoice transactions still running end.
     stop(stop_patient, patient).await;

@@ -95,14 +95,14 @@ async fn insert_and_insert_many_fill_every_sequence_and_write_once() {
     // The typed handle of each sequence: its counter, and finds by its numbers.
     let numbers = Issue::number_sequence();
     assert_eq!(
-        numbers.peek_counter(&db).scope("tokio").await.unwrap(),
+        numbers.last_reserved(&db).scope("tokio").await.unwrap(),
         Some(10)
     );
     let found = numbers.find(&db, 2).scope("serde").await.unwrap().unwrap();
     assert!(found.repo == "serde" && found.number == 2);
     assert_eq!(
-        Issue::id_sequence().peek_counter(&db).await.unwrap(),
-        Issue::peek_counter(&db).await.unwrap()
+        Issue::id_sequence().last_reserved(&db).await.unwrap(),
+        Issue::last_reserved(&db).await.unwrap()
     );
     assert_eq!(Issue::find_by_id(&db, found.id).await.unwrap(), Some(found));
     assert_eq!(
@@ -139,9 +139,10 @@ async fn a_duplicate_number_unsets_every_id_and_names_its_sequence() {
     let test = test_db("several_duplicate").await;
     let db = shared(&test);
     Issue::create_indexes(&db).await.unwrap();
-    // Another writer took number 1 of repo `seqid` by hand.
+    issue("seqid", "first").insert(&db).await.unwrap();
+    // Another writer took number 2 of repo `seqid` by hand, the counters untold.
     test.collection::<BsonDocument>("issues")
-        .insert_one(doc! { "_id": -1_i64, "repo": "seqid", "number": 1_i64, "title": "hand" })
+        .insert_one(doc! { "_id": -1_i64, "repo": "seqid", "number": 2_i64, "title": "hand" })
         .await
         .unwrap();
     let mut taken = issue("seqid", "refused");
@@ -161,8 +162,8 @@ async fn a_duplicate_number_unsets_every_id_and_names_its_sequence() {
     // The next one goes on: both sequences moved past what was lost.
     let mut next = issue("seqid", "next");
     next.insert(&db).await.unwrap();
-    assert_eq!(next.number, 2);
-    assert_eq!(stored(&test).await.len(), 2);
+    assert_eq!(next.number, 3);
+    assert_eq!(stored(&test).await.len(), 3);
 }
 
 /// An id the caller set, of any sequence, is refused before anything is reserved.
@@ -187,7 +188,7 @@ async fn a_number_set_by_the_caller_is_refused_and_kept() {
     ));
     assert_eq!((batch[0].id, batch[0].number, batch[1].number), (0, 0, 7));
     assert_eq!(
-        Issue::peek_counter(&db).await.unwrap(),
+        Issue::last_reserved(&db).await.unwrap(),
         None,
         "nothing reserved"
     );
@@ -263,7 +264,7 @@ async fn gapless_sequences_share_the_callers_transaction() {
         .collect();
     assert_eq!(audits.len(), 3);
     assert_eq!(
-        Invoice::audit_sequence().peek_counter(&db).await.unwrap(),
+        Invoice::audit_sequence().last_reserved(&db).await.unwrap(),
         Some(4)
     );
 }

@@ -16,7 +16,7 @@
 //! - [`tool_after_seqid`](Case::tool_after_seqid): seqid creates the counter, the tool
 //!   goes on from it;
 //! - [`seqid_after_tool`](Case::seqid_after_tool): the tool creates the counter, seqid
-//!   goes on from it, reads it (`peek_counter`) and raises it over ids written by other
+//!   goes on from it, reads it (`last_reserved`) and raises it over ids written by other
 //!   means (`sync_counter`), and the tool goes on from there.
 //!
 //! A tool with a step (`inc_amount`, `incrementBy`) runs the three scenarios with seqid's
@@ -619,7 +619,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
     }
 
     /// One tool process saves 3 documents, creating the counter; seqid reads it
-    /// (`peek_counter`, in ids), goes on right after the tool's ids (an `insert` bare, an
+    /// (`last_reserved`, in ids), goes on right after the tool's ids (an `insert` bare, an
     /// `insert_many` of 2 through a handle, then a block through the handle), raises it
     /// over an id written by other means (`sync_counter`), and a tool process then goes on
     /// from there. The counter keeps the tool's layout and the type of its value
@@ -658,7 +658,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
         assert_eq!(
             self.peek::<C>(bare).await,
             Some(stored.nth(2)),
-            "peek_counter: the tool's last id"
+            "last_reserved: the tool's last id"
         );
 
         let mut one = C::titled("seqid-0");
@@ -690,7 +690,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
         assert_eq!(
             self.peek::<B>(&handle).await,
             Some(reserved),
-            "peek_counter: the block reserved"
+            "last_reserved: the block reserved"
         );
         assert_eq!(stored.counter_value(test).await, reserved);
 
@@ -836,9 +836,9 @@ impl<C: Shared, B: Shared> Case<C, B> {
         );
     }
 
-    /// `M::peek_counter`, in the case's scope.
+    /// `M::last_reserved`, in the case's scope.
     async fn peek<M: Shared>(&self, db: &impl AsDatabase) -> Option<i64> {
-        let peek = M::peek_counter(db);
+        let peek = M::last_reserved(db);
         let peek = match self.stored.scope {
             Some((_, value)) => peek.scope(value),
             None => peek,

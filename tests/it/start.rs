@@ -175,16 +175,16 @@ async fn a_counter_is_read_set_and_reset_without_taking_ids_below_what_is_stored
     let test = test_db("admin").await;
     let db = support::shared(&test);
     assert_eq!(
-        Counted::peek_counter(&db).await.unwrap(),
+        Counted::last_reserved(&db).await.unwrap(),
         None,
         "no counter yet"
     );
     for n in 0..3 {
         Counted { id: 0, n }.insert(&db).await.unwrap();
     }
-    assert_eq!(Counted::peek_counter(&db).await.unwrap(), Some(1002));
+    assert_eq!(Counted::last_reserved(&db).await.unwrap(), Some(1002));
     assert_eq!(
-        Counted::peek_counter(&db).await.unwrap(),
+        Counted::last_reserved(&db).await.unwrap(),
         Some(1002),
         "peeking takes nothing"
     );
@@ -205,7 +205,7 @@ async fn a_counter_is_read_set_and_reset_without_taking_ids_below_what_is_stored
         error.to_string().contains("below the largest _id"),
         "{error}"
     );
-    assert_eq!(Counted::peek_counter(&db).await.unwrap(), Some(5000));
+    assert_eq!(Counted::last_reserved(&db).await.unwrap(), Some(5000));
     let error = Counted::reset_counter(&db).await.unwrap_err();
     assert!(
         matches!(error, Error::CounterBelowStored { value: 999, .. }),

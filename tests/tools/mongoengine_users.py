@@ -9,6 +9,9 @@ Saves N documents of `User` (collection `users`), whose `id` is
 saved. Each document's `name` is `<WRITER>-<i>` (WRITER defaults to `w`).
 - MONGOENGINE_COUNTERS, if set: the counters collection (`collection_name=`);
   otherwise MongoEngine's default, `mongoengine.counters`.
+- MONGOENGINE_MODEL=customer: saves `Customer` instead, with every name MongoEngine's
+  default (collection `customer`, the class name in snake_case; counter `customer.id`),
+  and prints `customer <id>`: the names people guess wrong.
 - SEQID_WAIT_FOR_GO=1: once connected, prints `ready` and waits for a line on
   standard input before saving, so that several processes save at the same time.
 Exits non-zero on any error.
@@ -28,6 +31,14 @@ class User(Document):
     meta = {"collection": "users"}
 
 
+class Customer(Document):
+    id = SequenceField(primary_key=True, **({"collection_name": COUNTERS} if COUNTERS else {}))
+    name = StringField()
+
+
+MODELS = {"user": User, "customer": Customer}
+
+
 def main():
     uri = os.environ.get("MONGODB_URI")
     if not uri or len(sys.argv) not in (3, 4) or not sys.argv[2].isdigit():
@@ -40,9 +51,10 @@ def main():
         print("ready", flush=True)
         if not sys.stdin.readline():
             sys.exit('standard input closed before "go"')
+    model = os.environ.get("MONGOENGINE_MODEL", "user")
     for i in range(n):
-        user = User(name=f"{writer}-{i}").save()
-        print(f"user {user.id}", flush=True)
+        saved = MODELS[model](name=f"{writer}-{i}").save()
+        print(f"{model} {saved.id}", flush=True)
 
 
 if __name__ == "__main__":

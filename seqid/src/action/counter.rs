@@ -1,5 +1,5 @@
 //! Administration of a sequence's counters, per scope for a scoped sequence: read one
-//! without taking an id ([`PeekCounter`]), set it or reset it to the start
+//! without taking an id ([`LastReserved`]), set it or reset it to the start
 //! ([`SetCounter`]), raise it to the ids stored ([`SyncCounter`], and
 //! `sync_every_scope` for all the scopes at once).
 
@@ -211,14 +211,15 @@ macro_rules! counter_call {
 }
 
 counter_call!(
-    /// Reads a counter without taking an id, from [`Document::peek_counter`](crate::Document::peek_counter): await it
-    /// for the last id handed out (with the block strategy, the last id reserved; a process
-    /// may hold some below it), or `None` while the counter does not exist (the next id is
-    /// then `start`).
-    PeekCounter,
+    /// Reads a counter without taking an id, from
+    /// [`Document::last_reserved`](crate::Document::last_reserved): await it for the last id
+    /// reserved (with `counters` and `gapless`, the last handed out; with `block`, up to
+    /// `block_size - 1` per process ahead of the ids stored), or `None` while the counter
+    /// does not exist (the next id is then `start`).
+    LastReserved,
     "reading a counter does nothing until it is awaited",
     "is read",
-    "let last: Option<i64> = Ticket::peek_counter(&db).scope(\"apollo\").await?;"
+    "let last: Option<i64> = Ticket::last_reserved(&db).scope(\"apollo\").await?;"
 );
 
 counter_call!(
@@ -232,7 +233,7 @@ counter_call!(
     "let last = Ticket::sync_counter(&db).scope(\"apollo\").await?;"
 );
 
-impl<'a, T: Model> IntoFuture for PeekCounter<'a, T> {
+impl<'a, T: Model> IntoFuture for LastReserved<'a, T> {
     type Output = Result<Option<i64>, Error>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
 

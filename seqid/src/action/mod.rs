@@ -2,7 +2,7 @@
 //! (`IntoFuture`), after options set by method. This module is their one public path:
 //! [`Insert`] and [`InsertMany`] (and the [`InsertFuture`] they become), [`FindOrInsert`]
 //! and [`FindOrInsertMany`], [`NumberDraft`] and [`NumberDrafts`], [`FindById`],
-//! and the counter's administration, [`PeekCounter`], [`SetCounter`] and
+//! and the counter's administration, [`ListCounters`], [`LastReserved`], [`SetCounter`] and
 //! [`SyncCounter`].
 //!
 //! ```no_run
@@ -20,6 +20,7 @@ mod counter;
 pub(crate) mod find;
 pub(crate) mod find_or_insert;
 mod future;
+pub(crate) mod list;
 pub(crate) mod number;
 
 use std::future::IntoFuture;
@@ -27,10 +28,11 @@ use std::future::IntoFuture;
 use mongodb::ClientSession;
 
 pub(crate) use counter::sync_every_scope;
-pub use counter::{PeekCounter, SetCounter, SyncCounter};
+pub use counter::{LastReserved, SetCounter, SyncCounter};
 pub use find::{FindByCode, FindById};
 pub use find_or_insert::{FindOrInsert, FindOrInsertMany};
 pub use future::InsertFuture;
+pub use list::ListCounters;
 pub use number::{NumberDraft, NumberDrafts};
 
 use crate::context::Call;

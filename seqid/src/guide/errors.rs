@@ -1,7 +1,8 @@
 //! Errors: one type, and what each variant says.
 //!
 //! One type, [`seqid::Error`](crate::Error) (non-exhaustive); every message names the sequence
-//! and the offending value:
+//! and the offending value, and its `Debug` (what `main` returning an error prints) shows the
+//! sequence by its name, collection and field:
 //!
 //! - [`Driver`](crate::Error::Driver): the driver's error, with what seqid was doing.
 //! - [`OutcomeUnknown`](crate::Error::OutcomeUnknown): the id, which the document keeps, and the
@@ -15,6 +16,12 @@
 //! - [`CounterBelowStored`](crate::Error::CounterBelowStored): `set_counter` or `reset_counter`
 //!   below the largest id stored (the value asked for, the largest, the scope), without
 //!   `.below_stored()`; nothing was changed.
+//! - [`CounterMissing`](crate::Error::CounterMissing): the counter does not exist while the
+//!   collection holds numbers of the sequence (in the scope) at or above its start: the largest
+//!   stored, the counter looked for, what to check (most often the counter exists under another
+//!   name: a wrong guess of another tool's default, named in the message for the layout's tool;
+//!   a renamed sequence) and `sync_counter` to start above them on purpose. No counter made, no
+//!   id taken.
 //! - [`NoCounter`](crate::Error::NoCounter): a server answered the counter's upsert with no
 //!   document, every time it was asked.
 //! - [`Overflow`](crate::Error::Overflow): the id, what it must fit and where it came from (e.g. a

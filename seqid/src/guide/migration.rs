@@ -15,7 +15,7 @@
 //!   `T: Document<Kind = seqid::kind::Optimistic>` still works).
 //!   [`IdValue<T>`](crate::IdValue) reads `T`'s `Model`.
 //! - **One path per builder**: [`seqid::action`](crate::action)`::{Insert, InsertMany,
-//!   InsertFuture, FindById, PeekCounter, SetCounter, SyncCounter}` (no longer at the crate's
+//!   InsertFuture, FindById, LastReserved, SetCounter, SyncCounter}` (no longer at the crate's
 //!   root).
 //! - **`seqid::Error` is at most 64 bytes.** Every variant holds
 //!   `sequence: &'static Sequence` instead of copies of its names:

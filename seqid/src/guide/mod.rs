@@ -33,6 +33,9 @@
 //!   indexes, stats) and logging.
 //! - [`errors`]: the error type and what each variant says.
 //! - [`service`]: the example service (axum), and what it shows about timeouts and hang-ups.
+//! - [`testing`]: testing your app: a server for your program in one command
+//!   (`seqid-server`), a throwaway database or server for each of your integration tests, and
+//!   what is installed where.
 //!
 //! # What holds, and where it stops
 //!
@@ -70,4 +73,5 @@ pub mod several_sequences;
 pub mod sharing;
 pub mod strategies;
 pub mod test_server;
+pub mod testing;
 pub mod transactions;

@@ -44,12 +44,25 @@
 //!   has documents and returns how many. For adopting seqid on a collection that holds ids written
 //!   by other means (an import, explicit ids). Safe to run at every start. Without it, the
 //!   counters and block strategies refuse to overwrite such ids: the insert fails with
-//!   [`Error::DuplicateKey`](crate::Error::DuplicateKey) (the id is then a gap). A counter seqid
+//!   [`Error::DuplicateKey`](crate::Error::DuplicateKey) (the id is then a gap). Where the
+//!   counter does not exist yet and the collection already holds numbers of the sequence (in
+//!   the scope) at or above its start, no counter is made and no id taken:
+//!   [`Error::CounterMissing`](crate::Error::CounterMissing) names the largest number stored
+//!   and what to check (the sequence's name, `counters`, `layout`: most often the counter
+//!   exists under another name), and `sync_counter` starts the counter above them on purpose.
+//!   That check costs two reads on a counter's first use, and nothing where it exists. A counter seqid
 //!   cannot count from (1.5, a string) is reported with
 //!   [`Error::CounterNotNumeric`](crate::Error::CounterNotNumeric), never overwritten.
-//! - [`T::peek_counter(&db)`](crate::Document::peek_counter) → the counter's value without taking
-//!   an id (the last id handed out; with the block strategy, the last reserved), or `None` before
-//!   first use. [`T::set_counter(&db, last)`](crate::Document::set_counter) sets it (the next id
+//! - [`T::list_counters(&db)`](crate::Document::list_counters) → every counter of the sequence
+//!   (one per scope), each a [`CounterState`](crate::CounterState): its scope, the last id
+//!   reserved, the ids this process's handle holds of it (the rest of a block), and the largest
+//!   number stored in the scope. One call to see a sequence's state; `println!("{state}")`
+//!   prints `{ "project": "apollo" }: last reserved 200, 58 held here (next 143), largest stored
+//!   142`.
+//! - [`T::last_reserved(&db)`](crate::Document::last_reserved) → the last id reserved from the
+//!   counter, without taking one: the last id handed out with counters and gapless, but with
+//!   block up to `block_size - 1` per process ahead of what is stored; `None` before first
+//!   use. [`T::set_counter(&db, last)`](crate::Document::set_counter) sets it (the next id
 //!   is `last + step`, `last + 1` by default);
 //!   [`T::reset_counter(&db)`](crate::Document::reset_counter) sets it back to `start - step`.
 //!   Both refuse to go below the largest `_id` stored
@@ -59,8 +72,8 @@
 //!   below the new value their ids are handed out again, which the `_id` index turns into
 //!   `Error::DuplicateKey`, never a second document: set a counter while no other process writes
 //!   the sequence.
-//! - **The counter's operations** (`sync_counter`, `sync_every_scope`, `peek_counter`,
-//!   `set_counter`, `reset_counter`) are methods of `Document` offered where the type is
+//! - **The counter's operations** (`sync_counter`, `sync_every_scope`, `list_counters`,
+//!   `last_reserved`, `set_counter`, `reset_counter`) are methods of `Document` offered where the type is
 //!   [`CounterBacked`](crate::CounterBacked), which the derive implements for the counters, block
 //!   and gapless strategies, with nothing more to import than `Document`. On an optimistic type,
 //!   which keeps no counter, they do not compile, and the error says so. For a scoped sequence
@@ -68,9 +81,12 @@
 //!   several scope fields ([`Error::InvalidScope`](crate::Error::InvalidScope) if it is missing,
 //!   given for an unscoped sequence, or of the wrong length).
 //! - [`T::collection(&db)`](crate::Document::collection) → the typed `mongodb::Collection<T>`;
-//!   [`T::find_by_id(&db, id)`](crate::Document::find_by_id) → the document with that id (in
-//!   `_id` or the sequence's field; [`.scope(...)`](crate::action::FindById::scope) for a scoped
-//!   sequence), or `None` (ids compare by value, whatever integer type stored them).
+//!   [`T::find_by_id(&db, id)`](crate::Document::find_by_id) → the document whose `_id` is `id`,
+//!   for a type whose sequence numbers `_id`, or `None` (ids compare by value, whatever integer
+//!   type stored them). A sequence on another field is found by that field's name:
+//!   `Ticket::find_by_number(&db, 1041)`, one `find_by_<field>` per field a sequence numbers,
+//!   written by the derive (`find_by_id` does not compile there). For a scoped sequence, name
+//!   the scope: [`.scope(...)`](crate::action::FindById::scope).
 //! - [`T::create_indexes(&db)`](crate::Document::create_indexes) → creates the indexes the
 //!   sequence relies on and returns their names: none to create for `_id` (`["_id_"]`); the
 //!   unique index on the scope fields and the field for a field sequence (see
@@ -101,7 +117,7 @@
 //! # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
 //! // `users` was imported with ids of its own: bring the counter up to them first.
 //! let last = User::sync_counter(&db).await?;
-//! let peeked = User::peek_counter(&db).await?; // Some(last)
+//! let peeked = User::last_reserved(&db).await?; // Some(last)
 //! let mut ada = User { id: 0, name: "Ada".into() };
 //! ada.insert(&db).await?; // last + 1
 //! let again = User::find_by_id(&db, ada.id).await?;
@@ -114,9 +130,30 @@
 //! level that records what it is and what it did: `sequence`, `collection`, `strategy`,
 //! `operation`, `documents`, `scopes`, `code` (the display code written; the first and the last
 //! for many), and when it ends `reservations` (the reservation round trips it waited for: 0 when
-//! its id came from a live block) and `outcome` (`stored`, or the error's message). With
-//! `RUST_LOG=seqid=debug` and `FmtSpan::CLOSE`, the example service's log shows each insert's
-//! span closing with its busy and idle time. Retries (a taken `_id` in the optimistic loop, a
+//! its id came from a live block) and `outcome` (`stored`, or the error's message). A program
+//! shows them with a subscriber; with `tracing-subscriber`'s formatter, each insert's span is a
+//! line when it closes, with its busy and idle time:
+//!
+//! ```toml
+//! [dependencies]
+//! tracing-subscriber = { version = "0.3", features = ["env-filter"] }
+//! ```
+//!
+//! ```no_run
+//! use tracing_subscriber::EnvFilter;
+//! use tracing_subscriber::fmt::format::FmtSpan;
+//!
+//! // At the top of `main`, once: `RUST_LOG=seqid=debug` shows seqid's spans and events,
+//! // `RUST_LOG=info,seqid=debug` the program's own info lines too; unset, warnings only.
+//! tracing_subscriber::fmt()
+//!     .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")))
+//!     .with_span_events(FmtSpan::CLOSE)
+//!     .init();
+//! ```
+//!
+//! A line then reads `DEBUG seqid.insert{sequence="ticket" collection="tickets"
+//! strategy="block" operation="insert" documents=1 ... outcome="stored"}: close time.busy=...
+//! time.idle=...`; the example service sets its subscriber up the same way. Retries (a taken `_id` in the optimistic loop, a
 //! counter's first use) are debug events inside it. Warnings, once per process and sequence: a
 //! `block` or `optimistic` insert through a bare `mongodb::Database`, and a largest id read that
 //! went backwards. `tests/it/spans.rs` reads both from a formatted log.

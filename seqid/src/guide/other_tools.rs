@@ -69,7 +69,7 @@
 //!   insert after the tool's unique index on those fields (same keys, same name, so the tool's
 //!   own index build finds it made), never by an upsert: without that index, two first uses could
 //!   make two counters. Whoever writes first, tool or seqid, the other goes on.
-//! - **Admin calls** speak ids: [`peek_counter`](crate::Document::peek_counter) is the last id
+//! - **Admin calls** speak ids: [`last_reserved`](crate::Document::last_reserved) is the last id
 //!   handed out, [`set_counter(last)`](crate::Document::set_counter) takes an id of the sequence
 //!   (`start + k × step`), and [`sync_counter`](crate::Document::sync_counter) raises the
 //!   counter, in the tool's field, to the last id of the progression not above the largest stored

@@ -23,12 +23,12 @@
 //! Ticket::create_indexes(&db).await?; // unique { project: 1, number: 1 }
 //! let mut t = Ticket { id: None, project: "apollo".into(), number: 0 };
 //! t.insert(&db).await?; // t.number == 1000, t.id == Some(..)
-//! let found = Ticket::find_by_id(&db, 1000).scope("apollo").await?;
-//! let last = Ticket::peek_counter(&db).scope("apollo").await?; // Some(1000)
+//! let found = Ticket::find_by_number(&db, 1000).scope("apollo").await?;
+//! let last = Ticket::last_reserved(&db).scope("apollo").await?; // Some(1000)
 //! # Ok(()) }
 //! ```
 //!
-//! [`peek_counter`](crate::Document::peek_counter) and the counter's other operations are methods
+//! [`last_reserved`](crate::Document::last_reserved) and the counter's other operations are methods
 //! of [`Document`](crate::Document), offered where the type is
 //! [`CounterBacked`](crate::CounterBacked) (the counters, block and gapless strategies): nothing
 //! more to import than `seqid::Document`.
@@ -75,7 +75,9 @@
 //!   released block costs the ids left in it, a gap of at most `block_size - 1` in that scope.
 //! - **Administration per scope** names the scope with
 //!   [`.scope(value)`](crate::action::FindById::scope) (or a tuple, in the declared order) on
-//!   `peek_counter`, `set_counter`, `reset_counter`, `sync_counter` and `find_by_id`;
+//!   `last_reserved`, `set_counter`, `reset_counter`, `sync_counter`, `find_by_id` and the
+//!   derive's `find_by_<field>`; [`T::list_counters(&db)`](crate::Document::list_counters)
+//!   lists every scope's counter at once;
 //!   [`T::sync_every_scope(&db)`](crate::Document::sync_every_scope) raises the counter of every
 //!   scope that has documents at once.
 //!
@@ -92,7 +94,7 @@
 //! }
 //!
 //! # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-//! let last = Invoice::peek_counter(&db).scope(("acme", 2026)).await?;
+//! let last = Invoice::last_reserved(&db).scope(("acme", 2026)).await?;
 //! Invoice::set_counter(&db, 41).scope(("acme", 2026)).await?; // the next one is 42
 //! let scopes = Invoice::sync_every_scope(&db).await?; // the counters brought up to date
 //! # Ok(()) }

@@ -26,7 +26,7 @@
 //! issue.insert(&db).await?; // issue.id and issue.number filled
 //! let numbers = Issue::number_sequence(); // one typed handle per sequence
 //! let found = numbers.find(&db, issue.number).scope("seqid").await?;
-//! let last = numbers.peek_counter(&db).scope("seqid").await?;
+//! let last = numbers.last_reserved(&db).scope("seqid").await?;
 //! # Ok(()) }
 //! ```
 //!
@@ -36,13 +36,14 @@
 //!   [`insert_many`](crate::Document::insert_many) reserves each sequence once per call and scope
 //!   (one `$inc: n` per counter), then sends one `insert_many`.
 //! - **The primary sequence** is the one [`Model::SEQUENCE`](crate::Model::SEQUENCE),
-//!   [`sequence_id`](crate::Model::sequence_id), [`find_by_id`](crate::Document::find_by_id), the
+//!   [`sequence_id`](crate::Model::sequence_id), [`find_by_id`](crate::Document::find_by_id)
+//!   (when it numbers `_id`; each field's sequence has the derive's `find_by_<field>`), the
 //!   counter's operations and [`stats`](crate::Document::stats) act on, and whose write the
 //!   insert retries: the `optimistic` sequence if there is one, else the `_id` one, else the
 //!   first field's. The others are [`Model::OTHERS`](crate::Model::OTHERS). Each sequence,
 //!   primary or not, has a [`SequenceOf`](crate::SequenceOf) handle named after its field,
 //!   `Issue::number_sequence()` (`id_sequence()` for `_id`), with
-//!   [`find`](crate::SequenceOf::find), [`peek_counter`](crate::SequenceOf::peek_counter),
+//!   [`find`](crate::SequenceOf::find), [`last_reserved`](crate::SequenceOf::last_reserved),
 //!   [`set_counter`](crate::SequenceOf::set_counter),
 //!   [`reset_counter`](crate::SequenceOf::reset_counter),
 //!   [`sync_counter`](crate::SequenceOf::sync_counter),

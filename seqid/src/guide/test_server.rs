@@ -48,10 +48,11 @@
 //! 2. `mongod` on `PATH`, started on a free port with a temporary `--dbpath`;
 //! 3. [SecantusDB](https://pypi.org/project/secantusdb/) 0.7.0b3 from PyPI (the default), a
 //!    MongoDB-compatible server on WiredTiger, installed on first use with `python3 -m pip` into
-//!    `target/seqid-harness/` (pinned with its dependencies in
-//!    `seqid-harness/python/secantusdb-requirements.txt`) and started with in-memory storage. It
-//!    is GPL-2.0, so it is only ever run as a separate process, installed at test time, never
-//!    linked.
+//!    the user-level cache, `~/.cache/seqid-harness/` on Linux (`SEQID_HARNESS_CACHE` moves it;
+//!    see [what is installed where](super::testing#which-server-and-what-is-installed-where)),
+//!    pinned with its dependencies in `seqid-harness/python/secantusdb-requirements.txt`, and
+//!    started with in-memory storage. It is GPL-2.0, so it is only ever run as a separate
+//!    process, installed at test time, never linked.
 //!
 //! `SEQID_TEST_SERVER` chooses: `secantus` requires SecantusDB, `nx` requires
 //! [nx-27017](https://pypi.org/project/nx-27017/) 0.8.1 (a MongoDB wire-protocol server backed by
@@ -72,9 +73,9 @@
 //! mongoose-sequence 6.0.1 (mongoose 8.24.10), mongoose-auto-increment 5.0.1 (mongoose 6.13.11)
 //! and @typegoose/auto-increment 5.0.1 (mongoose 9.12.1) (Node.js >= 20.19 and npm >= 7,
 //! installed with `npm ci` from `seqid-harness/node/<setup>/`, whose `package.json` and
-//! `package-lock.json` pin every version). Each is installed on first use into
-//! `target/seqid-harness/`, as the servers are (`seqid_harness::Tool`); if `python3`, `node` or
-//! `npm` is missing, those tests fail saying what to install.
+//! `package-lock.json` pin every version). Each is installed on first use into the user-level
+//! cache, as the servers are (`seqid_harness::Tool`); if `python3`, `node` or `npm` is missing,
+//! those tests fail saying what to install.
 //!
 //! # Where the servers differ from MongoDB
 //!
@@ -138,8 +139,8 @@
 //! # The repository's layout
 //!
 //! `seqid/` (runtime), `seqid-derive/` (the proc macro; `tests/ui.rs`, the trybuild suite of
-//! what it refuses), `seqid-harness/` (the test server, and
-//! the other tools the tests run), `tests/` (`it/`, the integration tests, one crate with a
+//! what it refuses), `seqid-harness/` (the test server,
+//! `seqid-server` and the other tools the tests run), `tests/` (`it/`, the integration tests, one crate with a
 //! module per concept and `support/`, `derive/` what the derive accepts; `lints.rs`, the
 //! derive's code under strict lints; `state.rs`, the insert
 //! state's size; `bin/worker.rs`, the worker the multi-process tests start; `tools/`, the scripts

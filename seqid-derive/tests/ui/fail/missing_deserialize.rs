@@ -20,6 +20,7 @@ async fn run(db: &mongodb::Database) -> Result<(), seqid::Error> {
     let _ = Issue::find_by_id(db, 1).await?;
     let _ = Issue::number_sequence().find(db, 1).await?;
     let _ = Issue::find_by_code(db, "I-1").await?;
+    let _ = Issue::find_by_number(db, 1).await?;
     Ok(())
 }
 

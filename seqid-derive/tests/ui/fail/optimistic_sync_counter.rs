@@ -13,7 +13,7 @@ struct Ticket {
 
 async fn adopt(db: &mongodb::Database) {
     let _ = Ticket::sync_counter(db).await;
-    let _ = Ticket::peek_counter(db).await;
+    let _ = Ticket::last_reserved(db).await;
 }
 
 fn sync_any<T: CounterBacked>() {}
