@@ -162,9 +162,9 @@ async fn scope_values_of_each_kind_count_apart_and_others_are_refused() {
         .into_iter()
         .filter(|(key, _)| !left_out(key))
         .collect();
-    for (key, expected) in cases.iter().cloned() {
+    for (key, expected) in &cases {
         let number = labelled(key.clone()).insert(db).await.unwrap();
-        assert_eq!(number, expected, "scope {key:?}");
+        assert_eq!(number, *expected, "scope {key:?}");
     }
     let counters = counters_of(db, "labelled").await;
     assert_eq!(
