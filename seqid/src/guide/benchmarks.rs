@@ -29,6 +29,9 @@
 //!   hand and the anchors' upsert with `$setOnInsert`;
 //! - `--only drafts` [numbering stored drafts](super::numbering_later): drafts issued per
 //!   second by 1 and 16 issuers, counters and gapless, next to a plain `update_one`;
+//! - `--only first-use` what the check before a missing counter is made costs
+//!   ([`Error::CounterMissing`](crate::Error::CounterMissing)): round trips and latency of a new
+//!   scope's first insert, the next, and a fresh handle's, next to the tutorial's upsert by hand;
 //! - `--only service` the [example service](super::service) under HTTP load with hang-ups, next
 //!   to the same service written with the tutorial's two calls;
 //! - `--only cancel` the [cancellation](super::cancellation) storms: inserts cancelled under
