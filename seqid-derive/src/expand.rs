@@ -206,8 +206,16 @@ fn natural_key(cont: &Container, keys: &[&Field]) -> (TokenStream, TokenStream) 
     let constant = quote! {
         const NATURAL_KEY: &'static [&'static str] = &[#(#names),*];
     };
-    // Bounded on `Model` as `CounterBacked` is (see `impl_document`), so that a struct
-    // that is not `Serialize` gets one error, at the `Model` impl.
+    (
+        constant,
+        marker(cont, quote!(::seqid::__private::NaturalKeyed)),
+    )
+}
+
+/// The impl of the marker trait `path` for the type, bounded on `Model` as `CounterBacked`
+/// is (see `impl_document`), so that a struct that is not `Serialize` gets one error, at
+/// the `Model` impl.
+fn marker(cont: &Container, path: TokenStream) -> TokenStream {
     let mut ident = cont.ident.clone();
     ident.set_span(Span::call_site());
     let (_, ty_generics, _) = cont.generics.split_for_impl();
@@ -219,11 +227,10 @@ fn natural_key(cont: &Container, keys: &[&Field]) -> (TokenStream, TokenStream) 
             for<'__seqid> #ident #ty_generics: ::seqid::Model
         });
     let (impl_generics, _, where_clause) = generics.split_for_impl();
-    let keyed = quote! {
+    quote! {
         #[automatically_derived]
-        impl #impl_generics ::seqid::__private::NaturalKeyed for #ident #ty_generics #where_clause {}
-    };
-    (constant, keyed)
+        impl #impl_generics #path for #ident #ty_generics #where_clause {}
+    }
 }
 
 /// `NUMBERED_LATER`, and the impl of `NumberedLater` that lets `number_draft` be called;
@@ -238,23 +245,10 @@ fn numbered_later(cont: &Container, decl: &Declaration) -> (TokenStream, TokenSt
     let constant = quote! {
         const NUMBERED_LATER: bool = true;
     };
-    // Bounded on `Model` as `NaturalKeyed` is (see `natural_key`).
-    let mut ident = cont.ident.clone();
-    ident.set_span(Span::call_site());
-    let (_, ty_generics, _) = cont.generics.split_for_impl();
-    let mut generics = cont.generics.clone();
-    generics
-        .make_where_clause()
-        .predicates
-        .push(syn::parse_quote! {
-            for<'__seqid> #ident #ty_generics: ::seqid::Model
-        });
-    let (impl_generics, _, where_clause) = generics.split_for_impl();
-    let later = quote! {
-        #[automatically_derived]
-        impl #impl_generics ::seqid::__private::NumberedLater for #ident #ty_generics #where_clause {}
-    };
-    (constant, later)
+    (
+        constant,
+        marker(cont, quote!(::seqid::__private::NumberedLater)),
+    )
 }
 
 /// `DISPLAYS` and the functions that read, fill and write the display fields; and one

@@ -242,44 +242,22 @@ async fn the_check_costs_two_reads_on_a_counters_first_use_only() {
 /// message, and the right name goes on from MongoEngine's last id.
 #[tokio::test]
 async fn a_wrong_guess_of_mongoengines_counter_name_is_refused() {
-    #[derive(serde::Serialize, Document)]
-    #[seq_id("customers.id", collection = "customer", layout = "mongoengine")]
-    struct WrongGuess {
-        #[serde(rename = "_id")]
-        id: i64,
-        name: String,
+    /// `customer!(Name, "counter name", [more keys])`: MongoEngine's `Customer` from Rust.
+    macro_rules! customer {
+        ($name:ident, $counter:literal, [$($more:tt)*]) => {
+            #[derive(serde::Serialize, Document)]
+            #[seq_id($counter, collection = "customer", layout = "mongoengine" $($more)*)]
+            struct $name {
+                #[serde(rename = "_id")]
+                id: i64,
+                name: String,
+            }
+        };
     }
-    #[derive(serde::Serialize, Document)]
-    #[seq_id(
-        "customers.id",
-        collection = "customer",
-        layout = "mongoengine",
-        counters = "mongoengine_counters"
-    )]
-    struct WrongGuessOnNx {
-        #[serde(rename = "_id")]
-        id: i64,
-        name: String,
-    }
-    #[derive(serde::Serialize, Document)]
-    #[seq_id("customer.id", collection = "customer", layout = "mongoengine")]
-    struct RightName {
-        #[serde(rename = "_id")]
-        id: i64,
-        name: String,
-    }
-    #[derive(serde::Serialize, Document)]
-    #[seq_id(
-        "customer.id",
-        collection = "customer",
-        layout = "mongoengine",
-        counters = "mongoengine_counters"
-    )]
-    struct RightNameOnNx {
-        #[serde(rename = "_id")]
-        id: i64,
-        name: String,
-    }
+    customer!(WrongGuess, "customers.id", []);
+    customer!(RightName, "customer.id", []);
+    customer!(WrongGuessOnNx, "customers.id", [, counters = "mongoengine_counters"]);
+    customer!(RightNameOnNx, "customer.id", [, counters = "mongoengine_counters"]);
     let test = test_db("missing_mongoengine").await;
     let db = crate::support::shared(&test);
     // nx-27017 0.8.1 refuses collection names with a dot (`mongoengine.counters`): there
