@@ -548,7 +548,10 @@ async fn main() -> Result<(), BoxError> {
              rounds; latencies are those of the requests answered (not hung up), over all \
              rounds. `check`: every 201 stored once under its number with its request id, no \
              number twice in a project, no request id twice, tickets from 1000, invoices \
-             exactly 1..=n.\n",
+             exactly 1..=n (ObjectId: every 201 stored once with its request id and project, \
+             no request id twice). Three contenders: seqid; the tutorial's two calls by hand; \
+             and the ObjectId mode, the same tickets stored under an ObjectId with no number \
+             (what ids cost: `× ObjectId`), tickets only.\n",
             settings.rounds,
             settings.clients,
             settings.duration.as_secs_f64(),

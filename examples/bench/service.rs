@@ -7,7 +7,9 @@
 //! a random delay; first tickets (8 projects), then invoices. Then it shuts the service
 //! down gracefully, waits for the invoice transactions still running, and checks what
 //! was stored against what the clients were told (`load::check_tickets`,
-//! `load::check_invoices`). The two contenders alternate within each round.
+//! `load::check_invoices`). The contenders alternate within each round; the third,
+//! the ObjectId mode (tickets stored under an ObjectId, numbered nothing: what ids cost),
+//! runs tickets only (`load::check_plain_tickets`).
 
 use std::time::Duration;
 
@@ -18,6 +20,9 @@ use crate::Config;
 use crate::app::{self, App, Mode};
 use crate::load::{self, Load, Route, Sent};
 use crate::model::BoxError;
+
+/// The contenders: seqid, the tutorial's two calls by hand, and no sequence at all.
+const MODES: [Mode; 3] = [Mode::Seqid, Mode::ByHand, Mode::ObjectId];
 
 /// Projects the tickets go to.
 const PROJECTS: usize = 8;
@@ -138,7 +143,7 @@ async fn round(
         tag: format!("{}{round}{}", route.label(), mode.label()),
     };
     let tickets = load::drive(&base, Route::Tickets, &load(Route::Tickets)).await;
-    let invoices = if isolated {
+    let invoices = if isolated && mode != Mode::ObjectId {
         Some(load::drive(&base, Route::Invoices, &load(Route::Invoices)).await)
     } else {
         None
@@ -151,10 +156,16 @@ async fn round(
             .position(|r| r.mode == mode && r.route == route)
             .unwrap()
     };
-    let checked = load::check_tickets(app.db(), &tickets).await?;
+    let checked = match mode {
+        Mode::ObjectId => load::check_plain_tickets(app.db(), &tickets).await?,
+        _ => load::check_tickets(app.db(), &tickets).await?,
+    };
     rows[row(rows, Route::Tickets)].add(tickets, checked);
     let at = row(rows, Route::Invoices);
     match invoices {
+        None if mode == Mode::ObjectId => {
+            rows[at].skipped = Some("not run: the ObjectId mode numbers nothing".into());
+        }
         Some(invoices) => {
             let checked = load::check_invoices(app.db(), &invoices).await?;
             rows[at].add(invoices, checked);
@@ -174,18 +185,15 @@ async fn round(
 pub async fn run(config: &Config) -> Result<Vec<Row>, BoxError> {
     let settings = Settings::of(config);
     let mut rows = Vec::new();
-    for mode in [Mode::Seqid, Mode::ByHand] {
+    for mode in MODES {
         for route in [Route::Tickets, Route::Invoices] {
             rows.push(Row::new(mode, route));
         }
     }
     for r in 0..settings.rounds {
-        let order = if r % 2 == 0 {
-            [Mode::Seqid, Mode::ByHand]
-        } else {
-            [Mode::ByHand, Mode::Seqid]
-        };
-        for mode in order {
+        // Each contender first in turn.
+        for k in 0..MODES.len() {
+            let mode = MODES[(k + r) % MODES.len()];
             eprintln!("  round {}, {} ...", r + 1, mode.label());
             round(mode, &settings, r, &mut rows).await?;
         }
@@ -196,13 +204,13 @@ pub async fn run(config: &Config) -> Result<Vec<Row>, BoxError> {
 pub fn print(rows: &[Row]) {
     let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1000.0);
     println!(
-        "| service | route | 201/s (rounds min–max) | × by hand | p50 | p99 | max | hung up | other answers | stored (unacknowledged) | check |"
+        "| service | route | 201/s (rounds min–max) | × by hand | × ObjectId | p50 | p99 | max | hung up | other answers | stored (unacknowledged) | check |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for row in rows {
         if let Some(why) = &row.skipped {
             println!(
-                "| {} | {} | {why} | | | | | | | | |",
+                "| {} | {} | {why} | | | | | | | | | |",
                 row.mode.label(),
                 row.route.label()
             );
@@ -215,6 +223,16 @@ pub fn print(rows: &[Row]) {
         let ratio = match (row.mode, by_hand) {
             (Mode::Seqid, Some(by_hand)) if by_hand > 0.0 => {
                 format!("{:.2}", row.median() / by_hand)
+            }
+            _ => String::new(),
+        };
+        let object_id = rows
+            .iter()
+            .find(|r| r.mode == Mode::ObjectId && r.route == row.route && r.skipped.is_none())
+            .map(Row::median);
+        let against_object_id = match (row.mode, object_id) {
+            (Mode::Seqid | Mode::ByHand, Some(plain)) if plain > 0.0 => {
+                format!("{:.2}", row.median() / plain)
             }
             _ => String::new(),
         };
@@ -233,7 +251,7 @@ pub fn print(rows: &[Row]) {
         };
         let sent = &row.sent;
         println!(
-            "| {} | {} | {:.0} ({}) | {ratio} | {} | {} | {} | {} | {} | {} ({}) | {check} |",
+            "| {} | {} | {:.0} ({}) | {ratio} | {against_object_id} | {} | {} | {} | {} | {} | {} ({}) | {check} |",
             row.mode.label(),
             row.route.label(),
             row.median(),

@@ -77,6 +77,20 @@ pub struct Ticket {
     pub request: String,
 }
 
+/// A ticket as the service stores it with no sequence ([`Mode::ObjectId`]): keyed by an
+/// ObjectId the driver's way, numbered nothing.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PlainTicket {
+    #[serde(rename = "_id")]
+    pub id: ObjectId,
+    pub project: Bson,
+    pub title: String,
+    pub request: String,
+}
+
+/// The collection of [`PlainTicket`]s.
+pub const PLAIN_TICKETS: &str = "plain_tickets";
+
 /// An invoice: gapless numbers 1, 2, 3, ..., committed with the document or not at all.
 #[derive(Debug, Serialize, Deserialize, Document)]
 #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
@@ -101,6 +115,11 @@ pub enum Mode {
     /// return-after) on a counter document, then `insert_one`. The yardstick the load
     /// generator compares seqid with: same routes, same documents, same layers.
     ByHand,
+    /// No sequence at all: the same ticket stored with the driver's `insert_one` under an
+    /// ObjectId `_id` ([`PlainTicket`], in `plain_tickets`), numbered nothing. What a
+    /// service author weighs ids against: the price of a number is seqid's requests per
+    /// second over these. Tickets only: invoices need their number (404 here).
+    ObjectId,
 }
 
 impl Mode {
@@ -109,6 +128,7 @@ impl Mode {
         match self {
             Mode::Seqid => "seqid",
             Mode::ByHand => "by hand",
+            Mode::ObjectId => "ObjectId",
         }
     }
 }
@@ -438,6 +458,20 @@ async fn file_ticket(
             ticket.insert(&app.db).await?;
         }
         Mode::ByHand => ticket.number = by_hand::insert_ticket(&app.db, &ticket).await?,
+        // Numbered nothing: the answer's number is 0.
+        Mode::ObjectId => {
+            let plain = PlainTicket {
+                id: ObjectId::new(),
+                project: ticket.project.clone(),
+                title: ticket.title.clone(),
+                request: ticket.request.clone(),
+            };
+            app.db
+                .collection::<PlainTicket>(PLAIN_TICKETS)
+                .insert_one(&plain)
+                .await
+                .map_err(ApiError::driver)?;
+        }
     }
     Ok((StatusCode::CREATED, Json(ticket.into())))
 }
@@ -520,6 +554,10 @@ async fn create_invoice(
         match app.mode {
             Mode::Seqid => seqid_invoice(&app.db, body).await,
             Mode::ByHand => by_hand::invoice(&app.db, body).await,
+            Mode::ObjectId => Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                "the ObjectId mode numbers nothing, and stores tickets only",
+            )),
         }
     });
     match task.await {

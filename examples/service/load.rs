@@ -334,6 +334,57 @@ pub async fn check_tickets(db: &mongodb::Database, sent: &Sent) -> mongodb::erro
     Ok(checked)
 }
 
+/// The invariant of tickets stored with no number (the ObjectId mode, in `plain_tickets`):
+/// every ticket acknowledged with 201 is stored exactly once, holding its request id and
+/// project; no request id is stored twice and none that was not sent. Hung-up tickets may
+/// be stored or not, never twice.
+pub async fn check_plain_tickets(
+    db: &mongodb::Database,
+    sent: &Sent,
+) -> mongodb::error::Result<Checked> {
+    let docs = all(db, "plain_tickets").await?;
+    let mut checked = Checked {
+        stored: docs.len(),
+        ..Checked::default()
+    };
+    let problems = &mut checked.problems;
+    let mut requests: HashMap<&str, (usize, Option<&str>)> = HashMap::new();
+    for doc in &docs {
+        let request = doc.get_str("request").unwrap_or("(none)");
+        let entry = requests.entry(request).or_default();
+        entry.0 += 1;
+        entry.1 = doc.get_str("project").ok();
+        if !sent.requests.contains(request) {
+            problems.push(format!("a ticket holds request {request}, never sent"));
+        }
+    }
+    for (request, (count, _)) in &requests {
+        if *count > 1 {
+            problems.push(format!("request {request} stored {count} times"));
+        }
+    }
+    let mut acknowledged = HashSet::new();
+    for ack in &sent.acks {
+        match requests.get(ack.request.as_str()) {
+            Some((_, project)) if *project == ack.project.as_deref() => {}
+            Some((_, project)) => problems.push(format!(
+                "request {} was acknowledged in project {:?} but is stored in {project:?}",
+                ack.request, ack.project
+            )),
+            None => problems.push(format!(
+                "request {} was acknowledged but is not stored",
+                ack.request
+            )),
+        }
+        acknowledged.insert(ack.request.as_str());
+    }
+    checked.stored_unacknowledged = requests
+        .keys()
+        .filter(|r| !acknowledged.contains(*r))
+        .count();
+    Ok(checked)
+}
+
 /// The invoices invariant: the numbers stored are exactly 1..=n (n the number stored),
 /// each holding a request id sent, none twice; every invoice acknowledged with 201 is
 /// among them under its number, holding its request id.

@@ -11,7 +11,9 @@
 //! the layers and the errors are in `app.rs`, which the load generator
 //! (`cargo run --release --example bench -- --only service`) and `tests/service.rs`
 //! start too. `SEQID_SERVICE_MODE=by-hand` runs the same service numbering with the
-//! tutorial's two calls instead of seqid; `RUST_LOG` sets the log filter.
+//! tutorial's two calls instead of seqid, and `SEQID_SERVICE_MODE=objectid` storing its
+//! tickets under an ObjectId, numbered nothing (invoices refused); `RUST_LOG` sets the log
+//! filter.
 //!
 //! ctrl-c (or SIGTERM) stops accepting, lets the requests in progress finish, waits for
 //! the invoice transactions still running, and exits.
@@ -36,8 +38,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mode = match std::env::var("SEQID_SERVICE_MODE").as_deref() {
         Ok("by-hand") => Mode::ByHand,
+        Ok("objectid") => Mode::ObjectId,
         Ok("seqid") | Err(_) => Mode::Seqid,
-        Ok(other) => return Err(format!("SEQID_SERVICE_MODE={other:?}: seqid or by-hand").into()),
+        Ok(other) => {
+            return Err(format!("SEQID_SERVICE_MODE={other:?}: seqid, by-hand or objectid").into());
+        }
     };
     // One client and one `Sequences` handle for the whole process, next to each other:
     // every request shares the handle's blocks and round trips.

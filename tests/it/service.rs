@@ -391,3 +391,60 @@ async fn the_service_stores_what_it_acknowledges_once_through_hang_ups_and_timeo
     assert_eq!(checked.problems, Vec::<String>::new());
     assert!(checked.stored >= invoices.acks.len());
 }
+
+/// The ObjectId mode, the yardstick of what ids cost (issue 40): the same service storing
+/// its tickets under an ObjectId with no number, driven with hang-ups; every acknowledged
+/// ticket is stored once, holding its request and project, none twice; invoices are refused
+/// with a 404 that says why, and nothing is numbered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_object_id_mode_stores_each_acknowledged_ticket_once_unnumbered() {
+    let test = seqid_harness::test_db("service_object_id").await;
+    let sequences = seqid::Sequences::new(test.client());
+    let app = App::new(&sequences, test.name(), Mode::ObjectId);
+    app.prepare().await.unwrap();
+    let (base, stop_server, server) = start(&app, Config::default()).await;
+    let load = Load {
+        clients: 8,
+        duration: Duration::from_secs(20),
+        per_client: 12,
+        hangup_share: 0.25,
+        hangup_within: Duration::from_millis(4),
+        projects: 3,
+        tag: "o".into(),
+    };
+    let tickets = load::drive(&base, Route::Tickets, &load).await;
+    let http = reqwest::Client::new();
+    let (status, message) = post(
+        &http,
+        format!("{base}/invoices"),
+        json!({ "customer": "acme", "amount_cents": 100, "request": "o-invoice" })
+            .to_string()
+            .into(),
+    )
+    .await;
+    stop(stop_server, server).await;
+    app.drain().await;
+    assert_answered("tickets", &tickets, &[]);
+    assert!(!tickets.acks.is_empty(), "some tickets acknowledged");
+    assert!(
+        tickets.acks.iter().all(|ack| ack.number == 0),
+        "numbered nothing"
+    );
+    let checked = load::check_plain_tickets(app.db(), &tickets).await.unwrap();
+    assert_eq!(checked.problems, Vec::<String>::new());
+    assert!(checked.stored >= tickets.acks.len());
+    assert_eq!(
+        (status, message.contains("ObjectId mode")),
+        (404, true),
+        "{message}"
+    );
+    for numbered in ["tickets", "invoices", "counters"] {
+        let count = app
+            .db()
+            .collection::<mongodb::bson::Document>(numbered)
+            .count_documents(mongodb::bson::doc! {})
+            .await
+            .unwrap();
+        assert_eq!(count, 0, "nothing in {numbered}");
+    }
+}

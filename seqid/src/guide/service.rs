@@ -21,7 +21,9 @@
 //!   (`1.5`) gets 422 with seqid's message; `GET /projects/{project}/tickets/{number}`.
 //! - `POST /invoices` `{"customer", "amount_cents", "request"}`: a gapless invoice number, inside
 //!   `start_transaction().and_run(...)`; `GET /invoices/{number}`.
-//! - `GET /sequences`: what the handle holds ([`Stats`](crate::Stats) per sequence).
+//! - `GET /sequences`: what the handle holds ([`Stats`](crate::Stats) per sequence), and
+//!   every counter of each ([`list_counters`](crate::Document::list_counters): per project, the
+//!   last id reserved, what this process holds of its block, the largest number stored).
 //!
 //! Errors are `{"error": "..."}`: 400, 413, 415 or 422 for what the client sent (seqid's own
 //! message when seqid refused it: [`InvalidScope`](crate::Error::InvalidScope) 422,
@@ -70,4 +72,6 @@
 //! requests hung up and some timed out, then checks every acknowledged ticket and invoice
 //! against what is stored (each once, under its number; invoices exactly `1..=n`), on both test
 //! servers. `SEQID_SERVICE_MODE=by-hand` runs the same service with the tutorial's two calls
-//! instead of seqid, the yardstick of the benchmark's `--only service`.
+//! instead of seqid, and `SEQID_SERVICE_MODE=objectid` stores its tickets under an ObjectId
+//! with no number at all (invoices refused): the two yardsticks of the benchmark's `--only
+//! service`, what the tutorial's code costs and what ids cost.
