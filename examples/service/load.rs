@@ -306,12 +306,6 @@ pub async fn check_tickets(db: &mongodb::Database, sent: &Sent) -> mongodb::erro
             ));
         }
     }
-    for (request, count) in &requests {
-        if *count > 1 {
-            problems.push(format!("request {request} stored {count} times"));
-        }
-    }
-    let mut acknowledged = HashSet::new();
     for ack in &sent.acks {
         let project = ack.project.clone().unwrap_or_default();
         match at.get(&(project.clone(), ack.number)) {
@@ -325,12 +319,8 @@ pub async fn check_tickets(db: &mongodb::Database, sent: &Sent) -> mongodb::erro
                 ack.number, ack.request
             )),
         }
-        acknowledged.insert(ack.request.as_str());
     }
-    checked.stored_unacknowledged = requests
-        .keys()
-        .filter(|r| !acknowledged.contains(*r))
-        .count();
+    checked.stored_unacknowledged = tally_requests(&requests, sent, problems);
     Ok(checked)
 }
 
@@ -348,26 +338,20 @@ pub async fn check_plain_tickets(
         ..Checked::default()
     };
     let problems = &mut checked.problems;
-    let mut requests: HashMap<&str, (usize, Option<&str>)> = HashMap::new();
+    let mut requests: HashMap<&str, usize> = HashMap::new();
+    let mut projects: HashMap<&str, Option<&str>> = HashMap::new();
     for doc in &docs {
         let request = doc.get_str("request").unwrap_or("(none)");
-        let entry = requests.entry(request).or_default();
-        entry.0 += 1;
-        entry.1 = doc.get_str("project").ok();
+        *requests.entry(request).or_default() += 1;
+        projects.insert(request, doc.get_str("project").ok());
         if !sent.requests.contains(request) {
             problems.push(format!("a ticket holds request {request}, never sent"));
         }
     }
-    for (request, (count, _)) in &requests {
-        if *count > 1 {
-            problems.push(format!("request {request} stored {count} times"));
-        }
-    }
-    let mut acknowledged = HashSet::new();
     for ack in &sent.acks {
-        match requests.get(ack.request.as_str()) {
-            Some((_, project)) if *project == ack.project.as_deref() => {}
-            Some((_, project)) => problems.push(format!(
+        match projects.get(ack.request.as_str()) {
+            Some(project) if *project == ack.project.as_deref() => {}
+            Some(project) => problems.push(format!(
                 "request {} was acknowledged in project {:?} but is stored in {project:?}",
                 ack.request, ack.project
             )),
@@ -376,12 +360,8 @@ pub async fn check_plain_tickets(
                 ack.request
             )),
         }
-        acknowledged.insert(ack.request.as_str());
     }
-    checked.stored_unacknowledged = requests
-        .keys()
-        .filter(|r| !acknowledged.contains(*r))
-        .count();
+    checked.stored_unacknowledged = tally_requests(&requests, sent, problems);
     Ok(checked)
 }
 
@@ -431,12 +411,6 @@ pub async fn check_invoices(
             numbers.last()
         ));
     }
-    for (request, count) in &requests {
-        if *count > 1 {
-            problems.push(format!("request {request} stored {count} times"));
-        }
-    }
-    let mut acknowledged = HashSet::new();
     for ack in &sent.acks {
         match at.get(&ack.number) {
             Some(request) if *request == ack.request => {}
@@ -445,13 +419,29 @@ pub async fn check_invoices(
                 ack.number, ack.request
             )),
         }
-        acknowledged.insert(ack.request.as_str());
     }
-    checked.stored_unacknowledged = requests
-        .keys()
-        .filter(|r| !acknowledged.contains(*r))
-        .count();
+    checked.stored_unacknowledged = tally_requests(&requests, sent, problems);
     Ok(checked)
+}
+
+/// The checks every route shares on the request ids stored (`requests`, with how many times
+/// each): a problem for each stored more than once; returns how many stored request ids no
+/// 201 acknowledged (hung up on, or timed out).
+fn tally_requests(
+    requests: &HashMap<&str, usize>,
+    sent: &Sent,
+    problems: &mut Vec<String>,
+) -> usize {
+    for (request, count) in requests {
+        if *count > 1 {
+            problems.push(format!("request {request} stored {count} times"));
+        }
+    }
+    let acknowledged: HashSet<&str> = sent.acks.iter().map(|ack| ack.request.as_str()).collect();
+    requests
+        .keys()
+        .filter(|request| !acknowledged.contains(*request))
+        .count()
 }
 
 /// Whether the server isolates transactions: a document inserted in a transaction must

@@ -18,7 +18,6 @@ use mongodb::{ClientSession, Database};
 
 use crate::allocator::{Source, Tally, interrupted};
 use crate::backoff::backoff;
-use crate::frontier::Ids;
 use crate::largest;
 use crate::scope::Scope;
 use crate::server::{DUPLICATE_KEY, PRIMARY, server_code, unique_index};
@@ -262,10 +261,10 @@ fn first_of(counter: Counter<'_>, value: i64, amount: u64) -> Result<i64, Error>
 pub(crate) async fn sync(db: &Database, counter: Counter<'_>, tally: &Tally) -> Result<i64, Error> {
     let seq = counter.seq;
     let collection = db.collection::<BsonDocument>(seq.collection);
-    let (top, _) =
-        largest::numeric_id(&collection, seq, counter.scope, Ids::Mixed, None, None).await?;
     // No numeric id stored: the counter is raised to the one before `start`, at most.
-    let largest = top.as_ref().and_then(numeric::floor).unwrap_or(i64::MIN);
+    let largest = largest::stored_floor(&collection, seq, counter.scope)
+        .await?
+        .unwrap_or(i64::MIN);
     raise(db, counter, largest, tally).await
 }
 
@@ -521,35 +520,8 @@ async fn make_if_missing(
 /// counter is there by now.
 async fn refuse_if_numbered(db: &Database, counter: Counter<'_>) -> Result<(), Error> {
     let seq = counter.seq;
-    let step = seq.layout.step;
-    let mut numbers = doc! { "$gte": seq.start, "$lte": f64::INFINITY };
-    if step > 1 {
-        numbers.insert("$mod", vec![step, seq.start.rem_euclid(step)]);
-    }
-    let mut filter = counter.scope.filter();
-    filter.insert(seq.field, numbers);
-    let failed = |error| {
-        Error::driver(
-            seq,
-            format!(
-                "looking for numbers of {} stored in `{}`{} before making its counter",
-                seq.field,
-                seq.collection,
-                counter.scope.in_scope()
-            ),
-            error,
-        )
-    };
-    let top = db
-        .collection::<BsonDocument>(seq.collection)
-        .find_one(filter)
-        .sort(doc! { seq.field: -1 })
-        .projection(doc! { seq.field: 1 })
-        .selection_criteria(PRIMARY)
-        .await
-        .map_err(failed)?
-        .and_then(|mut top| top.remove(seq.field));
-    let Some(largest) = top else {
+    let collection = db.collection::<BsonDocument>(seq.collection);
+    let Some(largest) = largest::of_sequence(&collection, seq, counter.scope).await? else {
         return Ok(());
     };
     let counters = db.collection::<BsonDocument>(seq.counters);

@@ -1,5 +1,7 @@
 //! The one query for the largest numeric value of a sequence's field (in a scope): the
-//! optimistic loop's next candidate, and the value `sync_counter` raises a counter to.
+//! optimistic loop's next candidate, the value `sync_counter` raises a counter to, the
+//! largest stored `set_counter` and `list_counters` speak of, and the number of the sequence
+//! a counter about to be made must not find stored.
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::{ClientSession, Collection};
@@ -51,6 +53,48 @@ pub(crate) async fn numeric_id(
                 seq,
                 format!(
                     "finding the largest {} in `{}`{}",
+                    seq.field,
+                    seq.collection,
+                    scope.in_scope()
+                ),
+                error,
+            )
+        })
+}
+
+/// The largest numeric value of `seq.field` in `scope`, floored to an integer, or `None`
+/// if there is none: what the counter's administration compares with.
+pub(crate) async fn stored_floor(
+    collection: &Collection<BsonDocument>,
+    seq: &'static Sequence,
+    scope: &Scope,
+) -> Result<Option<i64>, Error> {
+    let (top, _) = numeric_id(collection, seq, scope, Ids::Mixed, None, None).await?;
+    Ok(top.as_ref().and_then(numeric::floor))
+}
+
+/// The largest number of the sequence itself stored in `scope`: at or above its `start`,
+/// and with a step one of `start + k × step` (two sequences with a step may share a field,
+/// odd and even), or `None`.
+pub(crate) async fn of_sequence(
+    collection: &Collection<BsonDocument>,
+    seq: &'static Sequence,
+    scope: &Scope,
+) -> Result<Option<Bson>, Error> {
+    let step = seq.layout.step;
+    let mut numbers = doc! { "$gte": seq.start, "$lte": f64::INFINITY };
+    if step > 1 {
+        numbers.insert("$mod", vec![step, seq.start.rem_euclid(step)]);
+    }
+    let mut filter = scope.filter();
+    filter.insert(seq.field, numbers);
+    top_id(collection, seq.field, filter, None)
+        .await
+        .map_err(|error| {
+            Error::driver(
+                seq,
+                format!(
+                    "finding the largest number of the sequence in {} of `{}`{}",
                     seq.field,
                     seq.collection,
                     scope.in_scope()

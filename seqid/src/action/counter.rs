@@ -11,7 +11,6 @@ use serde::Serialize;
 
 use crate::counted;
 use crate::counter::{self, Counter};
-use crate::frontier::Ids;
 use crate::future::BoxFuture;
 use crate::largest;
 use crate::model::Model;
@@ -153,9 +152,7 @@ impl<'a, T: Model> IntoFuture for SetCounter<'a, T> {
 async fn refuse_below_stored(db: Route<'_>, counter: Counter<'_>, last: i64) -> Result<(), Error> {
     let seq = counter.seq;
     let collection = db.db.collection(seq.collection);
-    let (top, _) =
-        largest::numeric_id(&collection, seq, counter.scope, Ids::Mixed, None, None).await?;
-    match top.as_ref().and_then(numeric::floor) {
+    match largest::stored_floor(&collection, seq, counter.scope).await? {
         Some(largest) if largest > last => Err(Error::CounterBelowStored {
             sequence: seq,
             scope: counter.scope.to_string().into(),

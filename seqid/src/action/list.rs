@@ -6,13 +6,13 @@ use std::fmt;
 use std::future::IntoFuture;
 use std::marker::PhantomData;
 
-use mongodb::bson::{Bson, Document as BsonDocument};
+use mongodb::bson::Document as BsonDocument;
 
 use crate::future::BoxFuture;
 use crate::model::Model;
 use crate::registry::Route;
 use crate::scope::Scope;
-use crate::{Error, Sequence, Strategy, counter, largest, numeric};
+use crate::{Error, Sequence, Strategy, counter, largest};
 
 /// One counter of a sequence, as [`Document::list_counters`](crate::Document::list_counters)
 /// finds it.
@@ -179,14 +179,5 @@ async fn largest_stored(
     scope: &Scope,
 ) -> Result<Option<i64>, Error> {
     let collection = route.db.collection::<BsonDocument>(seq.collection);
-    let (top, _) = largest::numeric_id(
-        &collection,
-        seq,
-        scope,
-        crate::frontier::Ids::Mixed,
-        None,
-        None,
-    )
-    .await?;
-    Ok(top.as_ref().and_then(|top: &Bson| numeric::floor(top)))
+    largest::stored_floor(&collection, seq, scope).await
 }
