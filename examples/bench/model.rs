@@ -69,6 +69,9 @@ seqid_docs! {
     CountersDoc;
     #[seq_id("bench_optimistic", collection = "single_optimistic", strategy = "optimistic")]
     OptimisticDoc;
+    // The same through a bare `mongodb::Database`, in a collection of its own.
+    #[seq_id("bench_optimistic_bare", collection = "single_optimistic_bare", strategy = "optimistic")]
+    OptimisticBareDoc;
     #[seq_id("bench_block10", collection = "single_block10", strategy = "block", block_size = 10)]
     Block10Doc;
     #[seq_id("bench_block100", collection = "single_block100", strategy = "block", block_size = 100)]

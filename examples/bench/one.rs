@@ -22,7 +22,8 @@ use seqid::{Document, Model};
 
 use crate::Config;
 use crate::model::{
-    Block100Doc, BoxError, CountersDoc, Make, OptimisticDoc, PlainDoc, TUTORIAL_COUNTERS,
+    Block100Doc, BoxError, CountersDoc, Make, OptimisticBareDoc, OptimisticDoc, PlainDoc,
+    TUTORIAL_COUNTERS,
 };
 use crate::stats::{Table, median, ratio_cell, verdict};
 
@@ -55,11 +56,12 @@ enum Contender {
     CountersBare,
     Block100,
     Optimistic,
+    OptimisticBare,
     Plain,
 }
 
 impl Contender {
-    const ALL: [Contender; 8] = [
+    const ALL: [Contender; 9] = [
         Contender::Tutorial,
         Contender::OldGuard,
         Contender::Guard,
@@ -67,6 +69,7 @@ impl Contender {
         Contender::CountersBare,
         Contender::Block100,
         Contender::Optimistic,
+        Contender::OptimisticBare,
         Contender::Plain,
     ];
 
@@ -79,6 +82,7 @@ impl Contender {
             Contender::CountersBare => "seqid counters (bare mongodb::Database)",
             Contender::Block100 => "seqid block 100 (handle)",
             Contender::Optimistic => "seqid optimistic (handle)",
+            Contender::OptimisticBare => "seqid optimistic (bare mongodb::Database)",
             Contender::Plain => "plain insert_one (ObjectId)",
         }
     }
@@ -113,6 +117,9 @@ impl Contender {
             }
             Contender::Optimistic => {
                 OptimisticDoc::make(name, n).insert(shared).await?;
+            }
+            Contender::OptimisticBare => {
+                OptimisticBareDoc::make(name, n).insert(db).await?;
             }
             Contender::Plain => {
                 db.collection::<PlainDoc>("one_plain")
@@ -282,6 +289,7 @@ async fn drop_collections(db: &mongodb::Database) -> Result<(), BoxError> {
         CountersDoc::SEQUENCE.collection,
         Block100Doc::SEQUENCE.collection,
         OptimisticDoc::SEQUENCE.collection,
+        OptimisticBareDoc::SEQUENCE.collection,
     ] {
         db.collection::<BsonDocument>(collection).drop().await?;
     }

@@ -15,6 +15,15 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
+/// The value at quantile `q` (0..=1) of `sorted`, by nearest rank; NaN for none.
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
 pub fn min_max(values: &[f64]) -> (f64, f64) {
     values
         .iter()

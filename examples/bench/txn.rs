@@ -2,7 +2,8 @@
 //! driver's `start_transaction().and_run(...)`, which runs it again after a transient
 //! error (a write conflict). Contenders: a plain `insert_one` in the transaction (the
 //! reference), seqid's `counters` (its `$inc` outside the transaction) and `gapless` (its
-//! `$inc` inside: concurrent transactions conflict on the counter and take turns).
+//! `$inc` inside: the process's transactions take the counter in turn, each once the one
+//! before has committed). Each committed insert's time is measured too (p50, p99, max).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,7 +15,7 @@ use serde::Serialize;
 
 use crate::Config;
 use crate::model::BoxError;
-use crate::stats::{Table, median, ratio_cell};
+use crate::stats::{Table, median, percentile, ratio_cell};
 
 #[derive(Serialize, Document)]
 #[seq_id("bench_txn_counters", collection = "bench_txn_counters")]
@@ -52,7 +53,7 @@ impl Contender {
         match self {
             Contender::Plain => "plain insert_one in the transaction",
             Contender::Counters => "seqid counters (`$inc` outside)",
-            Contender::Gapless => "seqid gapless (`$inc` inside)",
+            Contender::Gapless => "seqid gapless (`$inc` inside, in turn)",
         }
     }
 
@@ -96,14 +97,22 @@ impl Contender {
     }
 }
 
-/// One trial: `tasks` tasks inserting for `config.trial`; committed inserts per second
-/// and extra runs of the callback per commit.
+/// What one trial measured.
+struct Trial {
+    per_sec: f64,
+    /// Extra runs of the callback per commit.
+    retries: f64,
+    /// Each committed insert's time, callback runs and backoff included, in ms.
+    latencies: Vec<f64>,
+}
+
+/// One trial: `tasks` tasks inserting for `config.trial`.
 async fn trial(
     db: &Database,
     contender: Contender,
     tasks: usize,
     config: &Config,
-) -> Result<(f64, f64), BoxError> {
+) -> Result<Trial, BoxError> {
     let committed = Arc::new(AtomicU64::new(0));
     let attempts = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
@@ -113,24 +122,32 @@ async fn trial(
             let trial = config.trial;
             tokio::spawn(async move {
                 let mut n = 0;
+                let mut latencies = Vec::new();
                 while start.elapsed() < trial {
+                    let began = Instant::now();
                     contender
                         .once(&db, task as i32 * 1_000_000 + n, &attempts)
                         .await?;
+                    latencies.push(began.elapsed().as_secs_f64() * 1e3);
                     committed.fetch_add(1, Ordering::Relaxed);
                     n += 1;
                 }
-                Ok::<_, BoxError>(())
+                Ok::<_, BoxError>(latencies)
             })
         })
         .collect();
+    let mut latencies = Vec::new();
     for handle in handles {
-        handle.await??;
+        latencies.extend(handle.await??);
     }
     let secs = start.elapsed().as_secs_f64();
     let committed = committed.load(Ordering::Relaxed) as f64;
     let retries = attempts.load(Ordering::Relaxed) as f64 - committed;
-    Ok((committed / secs, retries / committed))
+    Ok(Trial {
+        per_sec: committed / secs,
+        retries: retries / committed,
+        latencies,
+    })
 }
 
 pub struct Row {
@@ -139,6 +156,8 @@ pub struct Row {
     per_sec: Vec<f64>,
     retries: Vec<f64>,
     ratios: Vec<f64>,
+    /// Every round's committed inserts' times, in ms.
+    latencies: Vec<f64>,
 }
 
 /// Interleaved rounds at 1 and 16 tasks, on fresh collections.
@@ -156,6 +175,7 @@ pub async fn run(db: &Database, config: &Config) -> Result<Option<Vec<Row>>, Box
             per_sec: Vec::new(),
             retries: Vec::new(),
             ratios: Vec::new(),
+            latencies: Vec::new(),
         });
         for round in 0..config.rounds {
             let mut plain = f64::NAN;
@@ -170,9 +190,14 @@ pub async fn run(db: &Database, config: &Config) -> Result<Option<Vec<Row>>, Box
                         doc! { "_id": { "$in": ["bench_txn_counters", "bench_txn_gapless"] } },
                     )
                     .await?;
-                let (per_sec, retries) = trial(db, Contender::ALL[i], tasks, config).await?;
+                let Trial {
+                    per_sec,
+                    retries,
+                    latencies,
+                } = trial(db, Contender::ALL[i], tasks, config).await?;
                 by[i].per_sec.push(per_sec);
                 by[i].retries.push(retries);
+                by[i].latencies.extend(latencies);
                 if Contender::ALL[i] == Contender::Plain {
                     plain = per_sec;
                 }
@@ -201,15 +226,27 @@ pub fn print(rows: &Option<Vec<Row>>) {
         "committed inserts/s",
         "× plain in a transaction",
         "callback re-runs per commit",
+        "p50",
+        "p99",
+        "max",
     ]);
     for row in rows {
+        let mut latencies = row.latencies.clone();
+        latencies.sort_by(f64::total_cmp);
         table.row(vec![
             row.tasks.to_string(),
             row.contender.name().into(),
             format!("{:.0}", median(&row.per_sec)),
             ratio_cell(&row.ratios),
             format!("{:.2}", median(&row.retries)),
+            ms(percentile(&latencies, 0.50)),
+            ms(percentile(&latencies, 0.99)),
+            ms(latencies.last().copied().unwrap_or(f64::NAN)),
         ]);
     }
     table.print();
+}
+
+fn ms(value: f64) -> String {
+    format!("{value:.1} ms")
 }

@@ -570,7 +570,8 @@ async fn create_invoice(
 }
 
 /// The seqid way: `insert` with the session, in `and_run`, which runs the callback again
-/// after a write conflict (concurrent invoices take turns on the counter). The invoice is
+/// after a write conflict (the invoices of this process take turns on the counter without
+/// one; another process's may still conflict). The invoice is
 /// made inside the callback, so that a retry starts from an unset number.
 async fn seqid_invoice(db: &seqid::Database, body: NewInvoice) -> Result<Invoice, ApiError> {
     let mut session = db

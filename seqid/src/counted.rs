@@ -95,11 +95,25 @@ pub(crate) async fn take_in_transaction(
     }
     let allocator = route.counter(seq, scope);
     let counter = Counter { seq, scope };
+    // The process's other transactions on this counter go first, each until it has
+    // committed (see `crate::commit_queue`).
+    let lsid = session.join().map(|session| session.id().clone());
+    let turn = match &lsid {
+        Some(lsid) => {
+            let committed = || async { counter::read(route.db, counter).await.ok().flatten() };
+            Some(allocator.commits.turn(lsid, committed).await)
+        }
+        None => None,
+    };
     let first =
         counter::reserve_in_transaction(route.db, counter, count, &allocator.tally, session)
             .await?;
     let step = seq.layout.step;
-    Ok((0..count as i64).map(|i| first + i * step).collect())
+    let ids: Vec<i64> = (0..count as i64).map(|i| first + i * step).collect();
+    if let (Some(turn), Some(&last)) = (turn, ids.last()) {
+        turn.took(last);
+    }
+    Ok(ids)
 }
 
 /// `count` ids through the allocator of the counter of `scope` (counters and block), for

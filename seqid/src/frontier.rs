@@ -89,6 +89,20 @@ impl Frontier {
         }
     }
 
+    /// A frontier for one call (a bare database's, or one in the caller's transaction):
+    /// its maximum query is bounded to numbers from the first. It cannot learn what the
+    /// collection holds before it is dropped, and the bounded query finds the largest
+    /// number whatever the collection holds, reading one index entry on MongoDB as the
+    /// unbounded one does; the unbounded one is worth it only where what it learns is
+    /// kept (a handle's). Through a bare database, a first answer that was not the
+    /// largest (a server sorting `_id` otherwise, as nx-27017 does) would cost every call
+    /// a lost attempt and the wait after it.
+    pub(crate) fn for_one_call() -> Self {
+        let frontier = Frontier::new();
+        frontier.bounds().ids = Ids::Mixed;
+        frontier
+    }
+
     /// How many candidates are handed out to inserts that have not finished. Candidates
     /// of callers cancelled before they took them wait in the allocator's live block for
     /// the next callers: still kept from other reservations, but not handed out.

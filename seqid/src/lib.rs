@@ -204,6 +204,7 @@ mod allocator;
 mod backoff;
 mod batch;
 mod code;
+mod commit_queue;
 mod companions;
 mod context;
 mod counted;

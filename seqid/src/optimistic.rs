@@ -31,7 +31,7 @@ impl Progress {
     /// caller shares).
     pub(crate) fn new(scope: &Scope, cx: &Context<'_>) -> Self {
         let frontier = match cx.session.in_transaction() {
-            true => Arc::new(Frontier::new()),
+            true => Arc::new(Frontier::for_one_call()),
             false => cx.route.collection(cx.seq, scope),
         };
         Progress {

@@ -257,7 +257,7 @@ impl<'a> Route<'a> {
     pub(crate) fn collection(&self, seq: &Sequence, scope: &Scope) -> Arc<Frontier> {
         match self.registry {
             Some(registry) => registry.collection(self.db.name(), seq, scope),
-            None => Arc::new(Frontier::new()),
+            None => Arc::new(Frontier::for_one_call()),
         }
     }
 }

@@ -9,6 +9,11 @@
 //! It prints `ready` once connected and starts when it reads a line on stdin, so that the
 //! parent can start every writer at the same moment.
 //!
+//! `seqid-worker storm/<by> <database> <tasks> <quota>` instead runs the gapless storm's
+//! writer `by` (`tests/it/support/storm.rs`): `tasks` tasks, each inserting in
+//! transactions of its own until `quota` are committed, printing one `storm ...` line per
+//! document made.
+//!
 //! `seqid-worker keyed/<model>/<via> <database> <tasks> <keys>` instead races `tasks`
 //! callers of `find_or_insert` over keys `0..keys` of the keyed model named `<model>`
 //! (`tests/it/support/keyed.rs`), printing one `keyed ...` line per call.
@@ -26,6 +31,10 @@ mod keyed;
 #[allow(dead_code)]
 #[path = "../it/support/drafts.rs"]
 mod drafts;
+// The gapless storm's writers; the parsing of their lines is the parent's.
+#[allow(dead_code)]
+#[path = "../it/support/storm.rs"]
+mod storm;
 #[path = "../it/support/tutorial.rs"]
 mod tutorial;
 // A worker runs one writer: the tests use the rest of this module (resuming, naming a
@@ -66,6 +75,9 @@ fn main() {
             fail(&format!("bad mode {mode}"));
         };
         return issue_drafts(model, via, database, tasks);
+    }
+    if let Some(by) = mode.strip_prefix("storm/") {
+        return run_storm(by, database, tasks, per_task);
     }
     if let Some(keyed) = mode.strip_prefix("keyed/") {
         let Some((model, via)) = keyed.split_once('/') else {
@@ -120,6 +132,20 @@ where
     if let Err(error) = result {
         fail(&error.to_string());
     }
+}
+
+/// The `storm/<by>` mode: `tasks` tasks of writer `by` insert gapless documents
+/// ([`GaplessDoc`]) through a handle, one per transaction, until each has committed
+/// `quota` (see `storm::storm`), never cancelling a call; every run printed as
+/// `storm::print` writes it.
+fn run_storm(by: &str, database: &str, tasks: usize, quota: u32) {
+    at_go("handle", database, |via| async move {
+        let run = storm::storm::<GaplessDoc>(&via, by, tasks, quota as usize, || None);
+        let stormed = tokio::time::timeout(DEADLINE, run)
+            .await
+            .map_err(|_| "deadline passed")?;
+        Ok(storm::print(&stormed))
+    });
 }
 
 /// The `keyed/<model>/<via>` mode: `tasks` callers racing over `keys` keys (see

@@ -23,6 +23,7 @@ mod deployments;
 mod derive;
 mod driver_cancellation;
 mod faults;
+mod gapless_storm;
 mod later;
 mod layouts;
 mod list_counters;

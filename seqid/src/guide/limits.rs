@@ -7,7 +7,9 @@
 //!   [`Error::DuplicateKey`](crate::Error::DuplicateKey), not duplicates.
 //! - Do not shard the counters collection.
 //! - The `gapless` strategy serves one writer at a time per sequence: throughput is one
-//!   transaction's length per id (see [strategies](super::strategies#gapless)).
+//!   transaction's length per id, and `n` concurrent writers each wait about `n` of them (see
+//!   [strategies](super::strategies#gapless)). Keep a gapless transaction short: work done in
+//!   it after the insert holds every other writer of the sequence.
 //! - The `optimistic` strategy pays for races between processes: every lost race costs an insert
 //!   and a share of a maximum query (see [strategies](super::strategies#optimistic)).
 //! - A counter holding a fraction, a string, or a Double the ids would take to 2^53 is never

@@ -26,8 +26,9 @@
 //! retried inside it (the failed write aborts it), so its error keeps the driver's
 //! `TransientTransactionError` label and the retry of the whole transaction takes a fresh id.
 //! `gapless` runs everything in the transaction, which it requires: its counter's `$inc` joins
-//! it, so an aborted transaction takes its id back, and concurrent transactions conflict on the
-//! counter (`WriteConflict`, labelled `TransientTransactionError`) and take turns; outside a
+//! it, so an aborted transaction takes its id back; the transactions of one process take the
+//! counter in turn, each once the one before has committed, and those of other processes conflict
+//! on it (`WriteConflict`, labelled `TransientTransactionError`) and run again; outside a
 //! transaction the insert is refused before anything is written
 //! ([`Error::TransactionRequired`](crate::Error::TransactionRequired)).
 //!

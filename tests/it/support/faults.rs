@@ -265,13 +265,8 @@ pub async fn lose_one_reply_at_a_time(proxy: &FaultProxy, command: &str) {
     proxy.disarm_all();
 }
 
-/// Once `docs` holds `threshold` documents (or after 6 s), kills the server (SIGKILL)
-/// and restarts it on the same port and data; returns how many documents it had seen.
-pub async fn crash_once(
-    server: &RestartableServer,
-    docs: &Collection<BsonDocument>,
-    threshold: usize,
-) -> usize {
+/// Waits until `docs` holds `threshold` documents (or 6 s); returns how many it saw.
+pub async fn until_stored(docs: &Collection<BsonDocument>, threshold: usize) -> usize {
     let mut stored = 0;
     for _ in 0..600 {
         stored = docs.estimated_document_count().await.unwrap_or(0) as usize;
@@ -280,6 +275,17 @@ pub async fn crash_once(
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    stored
+}
+
+/// Once `docs` holds `threshold` documents (or after 6 s), kills the server (SIGKILL)
+/// and restarts it on the same port and data; returns how many documents it had seen.
+pub async fn crash_once(
+    server: &RestartableServer,
+    docs: &Collection<BsonDocument>,
+    threshold: usize,
+) -> usize {
+    let stored = until_stored(docs, threshold).await;
     // Down longer than the client's server selection timeout (2 s): calls fail in the
     // application, not only inside the driver's retry. It also keeps the driver's retry from
     // reaching the restarted server, a work-around for SecantusDB 0.7.0b3, which forgets

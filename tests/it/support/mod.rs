@@ -1,6 +1,6 @@
 //! What the integration tests share: models, writers, the ledger that holds what is
-//! stored to what writers were told, the fault rig, transactions, the other tools'
-//! processes, and helpers.
+//! stored to what writers were told, the fault rig, transactions, the gapless storm's
+//! writers, the other tools' processes, and helpers.
 
 pub mod drafts;
 pub mod faults;
@@ -8,6 +8,7 @@ pub mod keyed;
 pub mod ledger;
 #[macro_use]
 pub mod models;
+pub mod storm;
 pub mod tools;
 pub mod transactions;
 pub mod tutorial;
@@ -170,6 +171,18 @@ impl Workers {
         per_task: u32,
     ) -> Self {
         let uri = seqid_harness::server_uri_for(db.name()).unwrap_or_else(|e| panic!("{e}"));
+        Workers::spawn_at(&uri, db.name(), modes, tasks, per_task)
+    }
+
+    /// [`spawn`](Workers::spawn), on database `database` of the server at `uri` (a
+    /// server of the test's own, or a proxy in front of it).
+    pub fn spawn_at(
+        uri: &str,
+        database: &str,
+        modes: impl IntoIterator<Item = String>,
+        tasks: usize,
+        per_task: u32,
+    ) -> Self {
         let children = modes
             .into_iter()
             .enumerate()
@@ -177,11 +190,11 @@ impl Workers {
                 let mut child = Command::new(env!("CARGO_BIN_EXE_seqid-worker"))
                     .args([
                         mode.as_str(),
-                        db.name(),
+                        database,
                         &tasks.to_string(),
                         &per_task.to_string(),
                     ])
-                    .env("MONGODB_URI", &uri)
+                    .env("MONGODB_URI", uri)
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
                     .spawn()

@@ -1,0 +1,362 @@
+//! The gapless storm's writers (`gapless_storm.rs`): tasks that insert documents one per
+//! transaction of their own, run with the driver's `and_run`, until each has committed
+//! its quota, through whatever befalls them (cancelled calls, a server killed and
+//! restarted); and the fate of every document they made. Shared by the test and the
+//! worker processes (`tests/bin/worker.rs`, mode `storm/<by>`).
+//!
+//! Every run of a transaction's callback makes a document of its own (writer `by-task`,
+//! `n` counting the task's runs), `and_run`'s own runs again included: no two attempts
+//! share a content, so a document stored twice shows, and each stored document names the
+//! one attempt that stored it. What became of each is judged from where its call ended:
+//!
+//! - acknowledged: `and_run` returned its id (the commit succeeded);
+//! - aborted: its insert failed (`and_run` aborts the transaction, and runs the callback
+//!   again or returns the error), or its call was cancelled before the commit was sent:
+//!   no `commitTransaction` for it, so it never commits;
+//! - unknown: its commit was sent and the call ended without the answer: cancelled, an
+//!   error (the commit's outcome unknown), or its callback run again (see
+//!   [`COMMIT_RETRIED`]).
+
+use std::time::{Duration, Instant};
+
+use mongodb::ClientSession;
+use mongodb::options::WriteConcern;
+use tokio::sync::Notify;
+
+use super::models::Model;
+use super::writers::{Via, number_of, task_writer};
+
+/// How long a storm's tasks go on committing at most.
+pub const DEADLINE: Duration = Duration::from_secs(45);
+
+/// An unknown outcome whose commit was answered with a `TransientTransactionError`, so
+/// that `and_run` ran the callback again. On MongoDB that answer means the transaction did
+/// not commit. Work-around for SecantusDB 0.7.0b3 only: it forgets a committed transaction
+/// when restarted (as it forgets its retryable writes' records, see
+/// `faults::a_retried_insert_meets_its_own_first_attempt_after_a_restart_on_secantusdb`),
+/// and answers the driver's commit sent again across the restart `NoSuchTransaction` with
+/// that label, although the first commit was applied. Such a run is held unknown, not
+/// aborted; the test counts those found stored.
+pub const COMMIT_RETRIED: &str = "commit-answered-transient";
+
+/// The other ends of a run (see the module's docs), as printed.
+pub const CANCELLED_IN_COMMIT: &str = "cancelled-in-commit";
+pub const COMMIT_FAILED: &str = "commit-failed";
+pub const INSERT_FAILED: &str = "insert-failed";
+pub const CANCELLED_IN_CALLBACK: &str = "cancelled-in-callback";
+pub const CANCELLED_IN_ABORT: &str = "cancelled-in-abort";
+
+const REASONS: [&str; 6] = [
+    COMMIT_RETRIED,
+    CANCELLED_IN_COMMIT,
+    COMMIT_FAILED,
+    INSERT_FAILED,
+    CANCELLED_IN_CALLBACK,
+    CANCELLED_IN_ABORT,
+];
+
+/// When a call is given up on: it is dropped (a `tokio::time::timeout`'s way), and its
+/// task aborts the transaction it left in the session (see [`storm_task`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Cut {
+    /// This long after the call starts.
+    After(Duration),
+    /// This long after its commit is sent (a callback run returned its id).
+    InCommit(Duration),
+}
+
+/// What became of a run's document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// Committed, under this id.
+    Acked(i64),
+    /// Committed or not: nobody was told.
+    Unknown(&'static str),
+    /// Never committed.
+    Aborted(&'static str),
+}
+
+/// One run of a transaction's callback: document `n` of `writer`, and its fate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub writer: String,
+    pub n: u32,
+    pub fate: Fate,
+}
+
+/// What a storm's tasks did.
+#[derive(Default, Debug)]
+pub struct Stormed {
+    pub runs: Vec<Run>,
+    /// Calls (`and_run`s), those cancelled by their caller's timeout, and those that
+    /// returned an error (each followed by a short pause and a fresh call).
+    pub calls: usize,
+    pub cancelled: usize,
+    pub errors: usize,
+}
+
+impl Stormed {
+    pub fn merge(&mut self, other: Stormed) {
+        self.runs.extend(other.runs);
+        self.calls += other.calls;
+        self.cancelled += other.cancelled;
+        self.errors += other.errors;
+    }
+
+    /// Documents acknowledged to `writer`.
+    pub fn acked_by(&self, writer: &str) -> usize {
+        let acked = |run: &&Run| run.writer == writer && matches!(run.fate, Fate::Acked(_));
+        self.runs.iter().filter(acked).count()
+    }
+}
+
+/// Where a run stands while its call goes on.
+#[derive(Clone, Copy)]
+enum Stage {
+    Inserting,
+    InsertFailed,
+    Inserted(i64),
+    Settled(Fate),
+}
+
+/// A task's runs, and where its current call's begin.
+#[derive(Default)]
+struct Log {
+    runs: Vec<(u32, Stage)>,
+    call: usize,
+}
+
+impl Log {
+    /// A new run of the current call's callback: its `n`.
+    fn start_run(&mut self) -> u32 {
+        // The run before it in this call returned its id, so its commit was sent: the
+        // callback runs again only if the commit was answered TransientTransactionError.
+        if let Some((_, stage @ Stage::Inserted(_))) = self.runs[self.call..].last_mut() {
+            *stage = Stage::Settled(Fate::Unknown(COMMIT_RETRIED));
+        }
+        let n = u32::try_from(self.runs.len()).expect("runs fit u32");
+        self.runs.push((n, Stage::Inserting));
+        n
+    }
+
+    /// The current run's insert returned, with its id if it succeeded.
+    fn inserted(&mut self, id: Option<i64>) {
+        let (_, stage) = self.runs.last_mut().expect("a run");
+        *stage = id.map_or(Stage::InsertFailed, Stage::Inserted);
+    }
+
+    /// The current call ended: `None` if cancelled, else what `and_run` returned.
+    fn end_call(&mut self, outcome: Option<&mongodb::error::Result<i64>>) {
+        let runs = &mut self.runs[self.call..];
+        if let Some((n, last)) = runs.last_mut() {
+            let fate = match (outcome, *last) {
+                (Some(Ok(id)), Stage::Inserted(inserted)) => {
+                    assert_eq!(*id, inserted, "run {n}: and_run returned its callback's id");
+                    Fate::Acked(*id)
+                }
+                (None, Stage::Inserted(_)) => Fate::Unknown(CANCELLED_IN_COMMIT),
+                (Some(Err(_)), Stage::Inserted(_)) => Fate::Unknown(COMMIT_FAILED),
+                (Some(Err(_)), Stage::InsertFailed) => Fate::Aborted(INSERT_FAILED),
+                (None, Stage::Inserting) => Fate::Aborted(CANCELLED_IN_CALLBACK),
+                (None, Stage::InsertFailed) => Fate::Aborted(CANCELLED_IN_ABORT),
+                (outcome, _) => panic!("run {n}: a call ended with {outcome:?} after its run"),
+            };
+            *last = Stage::Settled(fate);
+        }
+        for (n, stage) in runs {
+            *stage = match *stage {
+                // Its transaction aborted, and `and_run` ran the callback again.
+                Stage::InsertFailed => Stage::Settled(Fate::Aborted(INSERT_FAILED)),
+                Stage::Settled(fate) => Stage::Settled(fate),
+                _ => panic!("run {n}: left unsettled by its call"),
+            };
+        }
+        self.call = self.runs.len();
+    }
+
+    fn into_runs(self, writer: &str) -> Vec<Run> {
+        let run = |(n, stage)| match stage {
+            Stage::Settled(fate) => Run {
+                writer: writer.to_owned(),
+                n,
+                fate,
+            },
+            _ => panic!("{writer} run {n}: never settled"),
+        };
+        self.runs.into_iter().map(run).collect()
+    }
+}
+
+/// One call: a transaction of its own in `session`, run with `and_run`, whose callback
+/// inserts one new document of `writer` through `via`; returns its id. `committing` is
+/// told when a callback run returns its id, before its commit.
+async fn transaction<T: Model>(
+    session: &mut ClientSession,
+    via: &Via,
+    writer: &str,
+    log: &mut Log,
+    committing: &Notify,
+) -> mongodb::error::Result<i64> {
+    // Journaled, as the fault suite's writes: the commit must survive a crash.
+    let journaled = WriteConcern::builder().journal(true).build();
+    session
+        .start_transaction()
+        .write_concern(journaled)
+        .and_run((via, writer, log, committing), |session, context| {
+            let (via, writer, log, committing) = context;
+            Box::pin(async move {
+                let n = log.start_run();
+                let mut docs = [T::make(writer, n)];
+                let inserted = via.insert(&mut docs, Some(session)).await;
+                log.inserted(inserted.is_ok().then(|| number_of(&docs[0])));
+                inserted?;
+                committing.notify_one();
+                Ok(number_of(&docs[0]))
+            })
+        })
+        .await
+}
+
+/// Task `task` of writer `by`: calls until `quota` documents are committed (acknowledged)
+/// or [`DEADLINE`] has passed. `cut` says, before each call, whether and when to give it
+/// up ([`Cut`]). A call that returns an error is followed by a short pause and a new
+/// call, with a new document.
+///
+/// The task's transactions share one session, as `transactions::in_transactions`' do, and
+/// a cut call's transaction is aborted before the next. Not a session per call: a call
+/// cut while the transaction's first command (the counter's `$inc`, which starts the
+/// transaction on the server) is on its way leaves the transaction open on the server,
+/// holding the counter, and the driver (3.9) aborts it neither when the session is dropped
+/// nor on `abort_transaction`: to the driver it is still `Starting`, none of its commands
+/// having returned, so it sends nothing. Every transaction on the counter, in every
+/// process, then meets a write conflict until the server drops the orphan when its
+/// lifetime ends (60 s, as MongoDB's `transactionLifetimeLimitSeconds`), or until its
+/// server session, back in the driver's pool, starts another transaction. Here the task's
+/// next transaction does that at its first command (a session's newer `txnNumber` aborts
+/// its older transaction).
+pub async fn storm_task<T: Model>(
+    via: &Via,
+    by: &str,
+    task: usize,
+    quota: usize,
+    cut: fn() -> Option<Cut>,
+) -> Stormed {
+    let writer = task_writer::<T>(by, task);
+    let client = via.db().client();
+    let mut session = client.start_session().await.expect("a session");
+    let deadline = Instant::now() + DEADLINE;
+    let mut log = Log::default();
+    let (mut acked, mut stormed) = (0, Stormed::default());
+    while acked < quota && Instant::now() < deadline {
+        stormed.calls += 1;
+        let committing = Notify::new();
+        let call = transaction::<T>(&mut session, via, &writer, &mut log, &committing);
+        let outcome = match cut() {
+            None => Some(call.await),
+            Some(Cut::After(after)) => tokio::time::timeout(after, call).await.ok(),
+            Some(Cut::InCommit(after)) => {
+                let cut = async {
+                    committing.notified().await;
+                    tokio::time::sleep(after).await;
+                };
+                tokio::select! {
+                    outcome = call => Some(outcome),
+                    () = cut => None,
+                }
+            }
+        };
+        log.end_call(outcome.as_ref());
+        match outcome {
+            Some(Ok(_)) => acked += 1,
+            Some(Err(error)) => {
+                stormed.errors += 1;
+                if std::env::var_os("SEQID_FAULTS_VERBOSE").is_some() {
+                    eprintln!("{writer}: {error}");
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            None => {
+                stormed.cancelled += 1;
+                // Sends `abortTransaction` if a command of the transaction returned; an
+                // error if its commit was sent (the next transaction starts all the same).
+                let _ = session.abort_transaction().await;
+            }
+        }
+    }
+    stormed.runs = log.into_runs(&writer);
+    stormed
+}
+
+/// `tasks` tasks of writer `by` (see [`storm_task`]), each until `quota` committed.
+pub async fn storm<T: Model>(
+    via: &Via,
+    by: &str,
+    tasks: usize,
+    quota: usize,
+    cut: fn() -> Option<Cut>,
+) -> Stormed {
+    let handles: Vec<_> = (0..tasks)
+        .map(|task| {
+            let (via, by) = (via.clone(), by.to_owned());
+            tokio::spawn(async move { storm_task::<T>(&via, &by, task, quota, cut).await })
+        })
+        .collect();
+    let mut stormed = Stormed::default();
+    for handle in handles {
+        stormed.merge(handle.await.expect("a storm task panicked"));
+    }
+    stormed
+}
+
+/// A storm as a worker prints it: `storm <writer> <n> acked <id>`, `storm <writer> <n>
+/// unknown <reason>` or `storm <writer> <n> aborted <reason>` per run, then `storm-calls
+/// <calls> <cancelled> <errors>`.
+// Used by the worker processes only.
+#[allow(dead_code)]
+pub fn print(stormed: &Stormed) -> Vec<String> {
+    let mut lines: Vec<String> = stormed
+        .runs
+        .iter()
+        .map(|run| {
+            let fate = match run.fate {
+                Fate::Acked(id) => format!("acked {id}"),
+                Fate::Unknown(why) => format!("unknown {why}"),
+                Fate::Aborted(why) => format!("aborted {why}"),
+            };
+            format!("storm {} {} {fate}", run.writer, run.n)
+        })
+        .collect();
+    lines.push(format!(
+        "storm-calls {} {} {}",
+        stormed.calls, stormed.cancelled, stormed.errors
+    ));
+    lines
+}
+
+/// The lines [`print()`] wrote, read back.
+pub fn parse(lines: &[String]) -> Option<Stormed> {
+    let mut stormed = Stormed::default();
+    let reason = |why: &str| REASONS.into_iter().find(|&r| r == why);
+    for line in lines {
+        let fields: Vec<&str> = line.split(' ').collect();
+        match fields[..] {
+            ["storm", writer, n, fate, value] => stormed.runs.push(Run {
+                writer: writer.to_owned(),
+                n: n.parse().ok()?,
+                fate: match fate {
+                    "acked" => Fate::Acked(value.parse().ok()?),
+                    "unknown" => Fate::Unknown(reason(value)?),
+                    "aborted" => Fate::Aborted(reason(value)?),
+                    _ => return None,
+                },
+            }),
+            ["storm-calls", calls, cancelled, errors] => {
+                stormed.calls += calls.parse::<usize>().ok()?;
+                stormed.cancelled += cancelled.parse::<usize>().ok()?;
+                stormed.errors += errors.parse::<usize>().ok()?;
+            }
+            _ => return None,
+        }
+    }
+    Some(stormed)
+}
