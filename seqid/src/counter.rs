@@ -778,6 +778,35 @@ pub(crate) async fn read(db: &Database, counter: Counter<'_>) -> Result<Option<i
     }
 }
 
+/// Reads the counter in the caller's transaction, for its answer alone (see
+/// `counted::take_in_transaction`): a failure is the driver's error, labels and all, as
+/// the `$inc`'s would be.
+pub(crate) async fn read_in_transaction(
+    db: &Database,
+    counter: Counter<'_>,
+    session: &mut Session<'_>,
+) -> Result<(), Error> {
+    let seq = counter.seq;
+    let counters = db.collection::<BsonDocument>(seq.counters);
+    let find = counters
+        .find_one(counter.filter())
+        .projection(doc! { counter.value_key(): 1 });
+    let found = match session.join() {
+        Some(session) => find.session(session).await,
+        None => find.await,
+    };
+    found.map(drop).map_err(|error| {
+        Error::driver(
+            seq,
+            format!(
+                "reading the counter in `{}` in the caller's transaction",
+                seq.counters
+            ),
+            error,
+        )
+    })
+}
+
 /// Every counter of `seq` (one per scope that has one), each with the last id it handed
 /// out (`None`: a counter without a value, made by another tool), in the order of their
 /// `_id`. A counter of a scope seqid cannot read back (another tool's, holding a value no

@@ -8,6 +8,9 @@ use mongodb::error::ErrorKind;
 pub(crate) struct Session<'a> {
     session: Option<&'a mut ClientSession>,
     transaction: bool,
+    /// Whether this call has had an answer in the caller's transaction (see
+    /// [`Session::answered`]).
+    answered: bool,
 }
 
 impl<'a> Session<'a> {
@@ -16,6 +19,7 @@ impl<'a> Session<'a> {
         Session {
             session: None,
             transaction: false,
+            answered: false,
         }
     }
 
@@ -28,6 +32,7 @@ impl<'a> Session<'a> {
         Session {
             session: Some(session),
             transaction,
+            answered: false,
         }
     }
 
@@ -40,6 +45,21 @@ impl<'a> Session<'a> {
     /// aborts it, so nothing is retried or looked up inside it.
     pub(crate) fn in_transaction(&self) -> bool {
         self.transaction
+    }
+
+    /// Whether a command of this call has been answered in the caller's transaction: the
+    /// driver then knows the transaction begun on the server, and aborts it when the
+    /// session is dropped (or told to). Before that answer it does not: a transaction
+    /// whose first command was cancelled in flight is left to the server, which keeps
+    /// what that command locked until the transaction's lifetime runs out (60 s by
+    /// default). Whether the caller's own commands came first, the driver does not say.
+    pub(crate) fn answered(&self) -> bool {
+        self.answered
+    }
+
+    /// Records that a command of this call was answered in the caller's transaction.
+    pub(crate) fn mark_answered(&mut self) {
+        self.answered = true;
     }
 }
 

@@ -26,7 +26,14 @@
 //!   insert of the process writes the same id meanwhile.
 //! - **in the caller's session** ([`.session(&mut s)`](crate::action::Insert::session), and
 //!   always for `gapless`): the operations borrow the session and cannot leave the caller; a drop
-//!   drops them as dropping the driver's own future would. Abort the transaction then.
+//!   drops them as dropping the driver's own future would. Abort the transaction then, or drop
+//!   the session, which aborts it. Mind the driver's blind spot: it aborts a transaction only
+//!   once one of its commands has answered, so a transaction whose first command was cut in
+//!   flight stays open on the server, holding what that command locked until the transaction's
+//!   lifetime runs out (60 s by default). A gapless insert makes sure a read of the counter has
+//!   answered in the transaction before its `$inc` locks the counter (a round trip more per
+//!   call, measured in `BENCHMARKS.md`), so a request cancelled during the `$inc` never holds
+//!   the sequence; a write of your own as a transaction's first command is yours to guard.
 //!
 //! ```no_run
 //! # use seqid::Document;

@@ -7,10 +7,10 @@
 //! | | `counters` (default) | `optimistic` | `block` | `gapless` |
 //! |---|---|---|---|---|
 //! | where the next id comes from | `findAndModify` + `$inc: 1` on `counters.{_id: name}` (upsert) | largest numeric `_id` in the collection + 1 | a block reserved with one `$inc: block_size` on the same counter, handed out in memory | as counters, inside the caller's transaction |
-//! | round trips per insert | 2 (1 for the id, shared by tasks that wait together) | 2 (max query, shared; + 1 insert per retry) | 1 + 1/block_size | 2, and the transaction's commit |
+//! | round trips per insert | 2 (1 for the id, shared by tasks that wait together) | 2 (max query, shared; + 1 insert per retry) | 1 + 1/block_size | 3 (a read of the counter, then as counters), and the transaction's commit |
 //! | extra collection | `counters` | none | `counters` | `counters` |
 //! | unique | yes | yes (the `_id` index decides) | yes | yes |
-//! | `insert_many` of n documents | one `$inc: n`, one `insert_many` | one max query, one `insert_many` (+ retries of taken ids only) | the rest of the block, then whole blocks in one `$inc` | one `$inc: n`, one `insert_many`, in the transaction |
+//! | `insert_many` of n documents | one `$inc: n`, one `insert_many` | one max query, one `insert_many` (+ retries of taken ids only) | the rest of the block, then whole blocks in one `$inc` | a read of the counter, one `$inc: n`, one `insert_many`, in the transaction |
 //! | order | increasing in the order ids are taken, across all writers of the counter (but for ids given back by cancelled callers of a handle) | each id is above every id stored when it was taken | increasing within a process (but for ids given back by cancelled callers), not across processes | increasing in commit order |
 //! | gaps | an insert that fails after taking its id leaves a gap | only where an insert failed while a later id was already stored; otherwise the failed id is taken again | as counters, plus up to `block_size - 1` ids per process restart | none, ever: an aborted transaction takes its id back |
 //! | other writers | share the counter: the tutorial's `getNextSequence`, other services, blocks | may insert explicit ids; seqid steps over them | share the counter with plain `$inc: 1` writers | share the counter in transactions of their own |
