@@ -117,8 +117,12 @@ async fn round(
     rows: &mut [Row],
 ) -> Result<(), BoxError> {
     let name = "seqid_bench_service";
-    seqid_harness::fresh_database(name).await?;
-    let client = seqid_harness::client().await?;
+    // A server of the round's own (the `MONGODB_URI` server, if one is set, with a fresh
+    // database): SecantusDB slows as its data and its retryable-write records accumulate,
+    // so that one server for every round made the later contenders' figures the server's.
+    let database_server = seqid_harness::TestServer::start().await?;
+    let client = database_server.client().await?;
+    client.database(name).drop().await?;
     let sequences = seqid::Sequences::new(&client);
     let app = App::new(&sequences, name, mode);
     app.prepare().await?;

@@ -105,15 +105,6 @@ pub(crate) async fn take_in_transaction(
         }
         None => None,
     };
-    // The counter read first, in the transaction, if nothing of this call has been
-    // answered in it: the transaction has then surely begun, as the driver sees it, before
-    // the `$inc` locks the counter, so that a caller cancelled during the `$inc` leaves a
-    // transaction the driver aborts, not one that holds the counter for a minute against
-    // every writer of the sequence (see `Session::answered`). A read locks nothing.
-    if !session.answered() {
-        counter::read_in_transaction(route.db, counter, session).await?;
-        session.mark_answered();
-    }
     let first =
         counter::reserve_in_transaction(route.db, counter, count, &allocator.tally, session)
             .await?;

@@ -219,6 +219,18 @@ pub(crate) async fn reserve_in_transaction(
     session: &mut Session<'_>,
 ) -> Result<i64, Error> {
     let increment = increment(counter, amount)?;
+    let counters = db.collection::<BsonDocument>(counter.seq.counters);
+    made_before_first_use(db, &counters, counter, Change::Inc(increment), tally).await?;
+    // The counter read first, in the transaction, if nothing of this call has been
+    // answered in it: the transaction has then surely begun, as the driver sees it, before
+    // the `$inc` locks the counter, so that a caller cancelled during the `$inc` leaves a
+    // transaction the driver aborts, not one that holds the counter for a minute against
+    // every writer of the sequence (see `Session::answered`). A read locks nothing; it
+    // comes after a counter made outside the transaction, which its snapshot then holds.
+    if !session.answered() {
+        read_in_transaction(&counters, counter, session).await?;
+        session.mark_answered();
+    }
     tally
         .reservations
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -374,14 +386,7 @@ async fn update(
     use std::sync::atomic::Ordering;
     let seq = counter.seq;
     let counters = db.collection::<BsonDocument>(seq.counters);
-    let first_use = !tally.counter_checked.load(Ordering::Relaxed);
-    // A counter an upsert would not start right (or, found by fields, never upserts) is
-    // made, if missing, before its first update through this allocator: outside any
-    // transaction, which could not make the tool's unique index.
-    if first_use && !counter.upsert_starts_right() {
-        make_if_missing(db, &counters, counter, change).await?;
-        tally.counter_checked.store(true, Ordering::Relaxed);
-    }
+    made_before_first_use(db, &counters, counter, change, tally).await?;
     // Else the first `$inc` goes without the upsert: a counter that exists answers it as
     // the upsert would, at no cost more, and one that does not is noticed (no document)
     // and made by the upsert only once no number is found stored without it.
@@ -778,16 +783,33 @@ pub(crate) async fn read(db: &Database, counter: Counter<'_>) -> Result<Option<i
     }
 }
 
+/// A counter an upsert would not start right (or, found by fields, never upserts) is
+/// made, if missing, before its first update through this allocator: outside any
+/// transaction, which could not make the tool's unique index.
+async fn made_before_first_use(
+    db: &Database,
+    counters: &mongodb::Collection<BsonDocument>,
+    counter: Counter<'_>,
+    change: Change,
+    tally: &Tally,
+) -> Result<(), Error> {
+    use std::sync::atomic::Ordering;
+    if !tally.counter_checked.load(Ordering::Relaxed) && !counter.upsert_starts_right() {
+        make_if_missing(db, counters, counter, change).await?;
+        tally.counter_checked.store(true, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
 /// Reads the counter in the caller's transaction, for its answer alone (see
 /// `counted::take_in_transaction`): a failure is the driver's error, labels and all, as
 /// the `$inc`'s would be.
-pub(crate) async fn read_in_transaction(
-    db: &Database,
+async fn read_in_transaction(
+    counters: &mongodb::Collection<BsonDocument>,
     counter: Counter<'_>,
     session: &mut Session<'_>,
 ) -> Result<(), Error> {
     let seq = counter.seq;
-    let counters = db.collection::<BsonDocument>(seq.counters);
     let find = counters
         .find_one(counter.filter())
         .projection(doc! { counter.value_key(): 1 });
