@@ -92,8 +92,16 @@
 //!   `assert_dense`), and the test's hand-written tutorial writer asks again too;
 //! - `sort({_id: -1}).limit(1)` is a collection scan and an in-memory sort (its `explain` shows
 //!   `COLLSCAN` under `SORT`), not one index entry, so the optimistic strategy's maximum query
-//!   costs more as the collection grows;
+//!   costs more as the collection grows, most for a bare database's inserts, which read the
+//!   maximum at every insert (a handle reads it when another writer took its candidate); on
+//!   MongoDB the query reads one entry of the `_id` index whatever the collection's size;
 //! - it slows down as data accumulates;
+//! - its `commitTransaction` ignores `j: true`: a commit it acknowledged can be lost if the
+//!   server process is killed, and after a restart it has forgotten committed transactions, so
+//!   that a commit retried across it is answered `NoSuchTransaction`, labelled transient, and
+//!   `and_run` runs the callback again although the first run committed (the storm test,
+//!   `tests/it/gapless_storm.rs`, syncs the server to disk before its kill, and counts such
+//!   runs as of unknown outcome);
 //! - it deadlocks (neither command ever answers) when a `create` of a new collection and an
 //!   `insert` that creates the same collection run at the same time, as mongoose's `autoCreate`
 //!   and the first counter insert of mongoose-auto-increment or @typegoose/auto-increment do;
@@ -115,7 +123,9 @@
 //! - it orders an unfiltered sort on `_id` as text (`99` above `100`), so the maximum it reports
 //!   is wrong once ids pass 99; the multi-process optimistic test seeds a string `_id`, which
 //!   makes seqid use its numeric-bounded query, which nx orders correctly (with the `_id` index,
-//!   MongoDB orders both right);
+//!   MongoDB orders both right); that bounded query, which a bare database's optimistic insert
+//!   sends from the first, is a scan there, costing about 8 ms at 1,000 documents (`BENCHMARKS.md`,
+//!   *The optimistic loop's maximum query*);
 //! - it answers a counter upsert that breaks a unique index with no document (and stores the
 //!   counter without `seq`) instead of raising E11000; seqid retries that as it retries E11000,
 //!   and then reports [`Error::NoCounter`](crate::Error::NoCounter), which the bounded-retry test
