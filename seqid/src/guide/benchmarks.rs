@@ -18,7 +18,8 @@
 //! plain insert in a transaction). Its parts, one at a time with `--only`:
 //!
 //! - `--only one` measures one task as users run it (spawned on the multi-thread runtime,
-//!   awaited in `main`, on a current-thread runtime; no command monitor);
+//!   awaited in `main`, on a current-thread runtime; no command monitor), the optimistic
+//!   strategy through a handle and through a bare database among its contenders;
 //! - `--only cost` the client's own CPU time and heap allocations per insert next to the driver's
 //!   `insert_one`;
 //! - `--only instructions` the same per insert in instructions, counted by valgrind's callgrind
@@ -33,7 +34,8 @@
 //!   ([`Error::CounterMissing`](crate::Error::CounterMissing)): round trips and latency of a new
 //!   scope's first insert, the next, and a fresh handle's, next to the tutorial's upsert by hand;
 //! - `--only service` the [example service](super::service) under HTTP load with hang-ups, next
-//!   to the same service written with the tutorial's two calls;
+//!   to the same service written with the tutorial's two calls and to the same tickets stored
+//!   under an ObjectId and numbered nothing, each round on a server of its own;
 //! - `--only cancel` the [cancellation](super::cancellation) storms: inserts cancelled under
 //!   load, next to the driver's own `insert_one` run that way;
 //! - `--only contention` optimistic writers that do not coordinate: tasks through a bare
@@ -42,7 +44,7 @@
 //!
 //! The other parts are `single` (single inserts at 1, 16 and 64 tasks), `ceiling` (the server's
 //! ceiling: a trivial command), `bulk`, `maxq` (the optimistic maximum query) and `txn` (inserts
-//! in transactions); `--only` takes a comma-separated list, `--quick` makes a short smoke run,
+//! in transactions, each committed insert timed: p50, p99, max); `--only` takes a comma-separated list, `--quick` makes a short smoke run,
 //! and `--help` lists every option.
 //!
 //! `cargo bench -p seqid --bench handout` measures handing out an id from a live block. The

@@ -130,6 +130,10 @@
 //!   counter without `seq`) instead of raising E11000; seqid retries that as it retries E11000,
 //!   and then reports [`Error::NoCounter`](crate::Error::NoCounter), which the bounded-retry test
 //!   accepts on nx-27017 only;
+//! - it begins no transaction on a `find` of a collection that does not exist, and then refuses
+//!   the commit ("No session specified", without a code); a gapless insert begins its
+//!   transaction with a read of its counter, so the service test makes the counters' collection
+//!   first on nx-27017;
 //! - it returns small Int64 values as Int32, so tests read integers of either type;
 //! - it refuses collection names with a dot (MongoEngine's `mongoengine.counters`), so the
 //!   MongoEngine test names its counters collection `mongoengine_counters` there;
