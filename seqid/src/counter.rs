@@ -802,8 +802,8 @@ async fn made_before_first_use(
 }
 
 /// Reads the counter in the caller's transaction, for its answer alone (see
-/// `counted::take_in_transaction`): a failure is the driver's error, labels and all, as
-/// the `$inc`'s would be.
+/// [`reserve_in_transaction`]): a failure is the driver's error, labels and all, as the
+/// `$inc`'s would be.
 async fn read_in_transaction(
     counters: &mongodb::Collection<BsonDocument>,
     counter: Counter<'_>,

@@ -48,7 +48,7 @@ impl<'a> Session<'a> {
     }
 
     /// Whether a command of this call has been answered in the caller's transaction: the
-    /// driver then knows the transaction begun on the server, and aborts it when the
+    /// driver then knows the transaction has begun on the server, and aborts it when the
     /// session is dropped (or told to). Before that answer it does not: a transaction
     /// whose first command was cancelled in flight is left to the server, which keeps
     /// what that command locked until the transaction's lifetime runs out (60 s by
