@@ -25,7 +25,10 @@
 //! through it every call works alone: `block` reserves ids per call and keeps no block,
 //! `counters` tasks share no round trip and `optimistic` tasks take turns, which costs about half
 //! the throughput (on nx-27017, `block` at 0.47 × a plain `insert_one` bare against 0.94 through
-//! the handle; the repository's `BENCHMARKS.md` has the runs).
+//! the handle; the repository's `BENCHMARKS.md` has the runs). `optimistic` pays most: a bare
+//! call reads the largest id at every insert where the handle knows it, two commands per insert
+//! against one (0.7–0.85 × the handle's inserts per second at one task on SecantusDB, 0.25–0.3 ×
+//! on nx-27017, whose query for it scans).
 //!
 //! The handle makes its databases itself, so all of them reach its client's deployment: two
 //! clients to two deployments never share reserved ids or optimistic state, whatever the database
