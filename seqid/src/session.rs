@@ -57,7 +57,9 @@ impl<'a> Session<'a> {
         self.answered
     }
 
-    /// Records that a command of this call was answered in the caller's transaction.
+    /// Records that a command of this call was answered in the caller's transaction (a
+    /// read of the documents `find_or_insert` and `number_draft` look at, or of a gapless
+    /// counter), so that a gapless `$inc` after it needs no read of its own first.
     pub(crate) fn mark_answered(&mut self) {
         self.answered = true;
     }

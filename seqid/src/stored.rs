@@ -50,6 +50,10 @@ pub(crate) async fn one<T: DeserializeOwned>(
         Some(session) => find.session(session).selection_criteria(PRIMARY).await,
         None => find.selection_criteria(PRIMARY).await,
     };
+    if in_transaction {
+        // Answered, error or not: the driver now knows the transaction has begun.
+        cx.session.mark_answered();
+    }
     match found.map_err(failed)? {
         Some(stored) => Ok(Some(Stored::of(stored).map_err(failed)?)),
         None => Ok(None),
@@ -98,6 +102,9 @@ pub(crate) async fn all<T: DeserializeOwned>(
             cursor.try_collect().await.map_err(failed)?
         }
     };
+    if in_transaction {
+        cx.session.mark_answered();
+    }
     stored
         .into_iter()
         .map(|stored| Stored::of(stored).map_err(failed))
