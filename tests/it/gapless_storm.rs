@@ -143,6 +143,11 @@ async fn gapless_storm_of_two_processes_with_cancellations_and_a_server_kill_num
             other => panic!("{writer} #{n} is stored under {id}, but its run was {other:?}"),
         }
     }
+    // The longest calls, and what they went through: a task that misses its quota
+    // below has one of them.
+    for slow in stormed.longest_calls(3) {
+        eprintln!("  a longest call: {:.1?}, {}", slow.took, slow.what);
+    }
     // Every task committed its quota before the deadline.
     for by in ["parent", "worker"] {
         for task in 0..TASKS {

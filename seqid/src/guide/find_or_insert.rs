@@ -157,6 +157,10 @@
 //!   `Option<ObjectId>` `_id` the call made): `Entry::Inserted`. Without that, equal content
 //!   says nothing of who wrote it (a writer that is not seqid may have stored the same key
 //!   under that id), and the outcome stays unknown, as for every insert;
+//! - the race lost (a duplicate key on the key's index) and the read of the winner failed
+//!   (its answer lost too): that read's error, [`Error::Driver`](crate::Error::Driver). This
+//!   call stored nothing; call it again with the same document, which looks the key up
+//!   first;
 //! - nothing found, or a document that cannot be told apart:
 //!   [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown), the document keeping its ids.
 //!   Call `find_or_insert` again with the same document: it looks the key up first (found, it

@@ -139,9 +139,16 @@ pub(super) async fn settle<T: Model + DeserializeOwned>(
         }
         _ => return Err(error),
     };
-    // The lookup's own failure says less than the insert's error.
-    let Ok(Some(found)) = lookup::<T>(filter, cx).await else {
-        return Err(error);
+    let found = match lookup::<T>(filter, cx).await {
+        Ok(Some(found)) => found,
+        // The race lost, and the winner could not be read (its answer lost, say): the
+        // read's error is the truer cause. The insert stored nothing, so calling again,
+        // which looks the key up first, is safe; the id is a gap (whether a document holds
+        // it is unknown).
+        Err(read) if known => return Err(read),
+        // Unknown, the lookup's failure says less than the insert's error; nothing found
+        // (the key's document deleted since the duplicate key) leaves the insert's error.
+        Err(_) | Ok(None) => return Err(error),
     };
     // By name: a constant's address may differ from one use to the next.
     let primary = seq.name == cx.seq.name && seq.field == cx.seq.field;

@@ -190,8 +190,7 @@ pub async fn race_issuers<T: Drafted>(
         .collect();
     let mut all = Vec::new();
     let mut again = 0;
-    for handle in handles {
-        let (answers, made) = handle.await.expect("an issuer panicked");
+    for (answers, made) in super::writers::joined(handles, "the issuers").await {
         all.extend(answers);
         again += made;
     }

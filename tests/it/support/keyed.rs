@@ -257,8 +257,10 @@ pub async fn settled<T: Keyed>(
                 again += 1;
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
-            // Server selection during an outage: nothing was sent.
-            Err(Error::Driver { .. }) if again < 200 && doc.number().is_none() => {
+            // Nothing stored by this call: server selection during an outage (nothing was
+            // sent), or the race lost and the winner's read failed (the guide, "Lost
+            // answers"), the document keeping the id it was refused under.
+            Err(Error::Driver { .. }) if again < 200 => {
                 again += 1;
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
@@ -313,8 +315,7 @@ pub async fn race<T: Keyed>(
         .collect();
     let mut all = Vec::new();
     let mut resumed = 0;
-    for handle in handles {
-        let (calls, again) = handle.await.expect("a caller panicked");
+    for (calls, again) in super::writers::joined(handles, "the callers").await {
         all.extend(calls);
         resumed += again;
     }
@@ -473,8 +474,7 @@ pub async fn race_many<T: Keyed>(
         .collect();
     let mut all = Vec::new();
     let mut again = 0;
-    for handle in handles {
-        let (calls, made) = handle.await.expect("a caller panicked");
+    for (calls, made) in super::writers::joined(handles, "the callers").await {
         all.extend(calls);
         again += made;
     }

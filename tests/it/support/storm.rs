@@ -26,8 +26,12 @@ use tokio::sync::Notify;
 use super::models::Model;
 use super::writers::{Via, number_of, task_writer};
 
-/// How long a storm's tasks go on committing at most.
-pub const DEADLINE: Duration = Duration::from_secs(45);
+/// How long a storm's tasks go on committing at most: on an idle machine all of them are
+/// done within 10 s. Longer than the server's transaction lifetime (60 s), which bounds
+/// how long a transaction nobody aborts (its client gone) holds the counter: one CI run
+/// had a task stalled in one call for tens of seconds, and missed its quota at 45 s.
+/// What the longest calls went through is printed (`Stormed::slowest`).
+pub const DEADLINE: Duration = Duration::from_secs(90);
 
 /// An unknown outcome whose commit was answered with a `TransientTransactionError`, so
 /// that `and_run` ran the callback again. On MongoDB that answer means the transaction did
@@ -93,6 +97,17 @@ pub struct Stormed {
     pub calls: usize,
     pub cancelled: usize,
     pub errors: usize,
+    /// The longest call of each task: how long, and what it went through.
+    pub slowest: Vec<Slow>,
+}
+
+/// A task's longest call: its length, and what became of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Slow {
+    pub took: Duration,
+    /// The writer, the callback's runs in the call, how it ended and the last error its
+    /// runs met, as printed.
+    pub what: String,
 }
 
 impl Stormed {
@@ -101,6 +116,15 @@ impl Stormed {
         self.calls += other.calls;
         self.cancelled += other.cancelled;
         self.errors += other.errors;
+        self.slowest.extend(other.slowest);
+    }
+
+    /// The `n` longest calls, longest first.
+    pub fn longest_calls(&self, n: usize) -> Vec<&Slow> {
+        let mut slowest: Vec<&Slow> = self.slowest.iter().collect();
+        slowest.sort_by_key(|slow| std::cmp::Reverse(slow.took));
+        slowest.truncate(n);
+        slowest
     }
 
     /// Documents acknowledged to `writer`.
@@ -124,6 +148,8 @@ enum Stage {
 struct Log {
     runs: Vec<(u32, Stage)>,
     call: usize,
+    /// The last error an insert of the current call met.
+    last_error: Option<String>,
 }
 
 impl Log {
@@ -209,6 +235,12 @@ async fn transaction<T: Model>(
                 let mut docs = [T::make(writer, n)];
                 let inserted = via.insert(&mut docs, Some(session)).await;
                 log.inserted(inserted.is_ok().then(|| number_of(&docs[0])));
+                if let Err(error) = &inserted {
+                    // The driver's message, without the server's raw answer it ends with.
+                    let error = error.to_string();
+                    let shown = error.split(", source:").next().unwrap_or(&error);
+                    log.last_error = Some(shown.to_owned());
+                }
                 inserted?;
                 committing.notify_one();
                 Ok(number_of(&docs[0]))
@@ -244,6 +276,8 @@ pub async fn storm_task<T: Model>(
     while acked < quota && Instant::now() < deadline {
         stormed.calls += 1;
         let committing = Notify::new();
+        let started = Instant::now();
+        let first_run = log.runs.len();
         let mut session = client.start_session().await.expect("a session");
         let call = transaction::<T>(&mut session, via, &writer, &mut log, &committing);
         let outcome = match cut() {
@@ -261,6 +295,21 @@ pub async fn storm_task<T: Model>(
             }
         };
         log.end_call(outcome.as_ref());
+        let took = started.elapsed();
+        if stormed.slowest.first().is_none_or(|slow| took > slow.took) {
+            let ended = match &outcome {
+                None => "cut".to_owned(),
+                Some(Ok(id)) => format!("committed {id}"),
+                Some(Err(error)) => format!("error: {error}"),
+            };
+            let what = format!(
+                "{writer}: {} runs, {ended}; last insert error: {}",
+                log.runs.len() - first_run,
+                log.last_error.as_deref().unwrap_or("none"),
+            );
+            stormed.slowest = vec![Slow { took, what }];
+        }
+        log.last_error = None;
         match outcome {
             Some(Ok(_)) => acked += 1,
             Some(Err(error)) => {
@@ -300,7 +349,7 @@ pub async fn storm<T: Model>(
 
 /// A storm as a worker prints it: `storm <writer> <n> acked <id>`, `storm <writer> <n>
 /// unknown <reason>` or `storm <writer> <n> aborted <reason>` per run, then `storm-calls
-/// <calls> <cancelled> <errors>`.
+/// <calls> <cancelled> <errors>`, then `storm-slowest <micros> <what>` per task.
 // Used by the worker processes only.
 #[allow(dead_code)]
 pub fn print(stormed: &Stormed) -> Vec<String> {
@@ -320,6 +369,10 @@ pub fn print(stormed: &Stormed) -> Vec<String> {
         "storm-calls {} {} {}",
         stormed.calls, stormed.cancelled, stormed.errors
     ));
+    for slow in &stormed.slowest {
+        let what = slow.what.replace('\n', " ");
+        lines.push(format!("storm-slowest {} {what}", slow.took.as_micros()));
+    }
     lines
 }
 
@@ -328,6 +381,14 @@ pub fn parse(lines: &[String]) -> Option<Stormed> {
     let mut stormed = Stormed::default();
     let reason = |why: &str| REASONS.into_iter().find(|&r| r == why);
     for line in lines {
+        if let Some(slow) = line.strip_prefix("storm-slowest ") {
+            let (micros, what) = slow.split_once(' ')?;
+            stormed.slowest.push(Slow {
+                took: Duration::from_micros(micros.parse().ok()?),
+                what: what.to_owned(),
+            });
+            continue;
+        }
         let fields: Vec<&str> = line.split(' ').collect();
         match fields[..] {
             ["storm", writer, n, fate, value] => stormed.runs.push(Run {

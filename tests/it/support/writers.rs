@@ -302,3 +302,31 @@ pub fn from_hex(hex: &str) -> Option<Vec<u8>> {
         .map(|at| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok())
         .collect()
 }
+
+/// What `handles` returned, in order; panics as soon as any of them panicked, not when its
+/// turn comes: tasks that meet at a barrier wait forever for one that panicked, and the
+/// test would hang instead of failing with its message.
+pub async fn joined<T: Send + 'static>(
+    handles: Vec<tokio::task::JoinHandle<T>>,
+    tasks: &str,
+) -> Vec<T> {
+    let mut ended = tokio::task::JoinSet::new();
+    let count = handles.len();
+    for (at, handle) in handles.into_iter().enumerate() {
+        ended.spawn(async move { (at, handle.await) });
+    }
+    let mut all: Vec<Option<T>> = (0..count).map(|_| None).collect();
+    while let Some(next) = ended.join_next().await {
+        let (at, result) = next.expect("a join task never panics");
+        match result {
+            Ok(value) => all[at] = Some(value),
+            Err(error) => match error.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                Err(error) => panic!("{tasks}: {error}"),
+            },
+        }
+    }
+    all.into_iter()
+        .map(|value| value.expect("joined"))
+        .collect()
+}
