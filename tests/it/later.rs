@@ -14,8 +14,8 @@ use seqid::{Document, Error};
 use seqid_harness::{TestDb, test_db};
 
 use crate::support::drafts::{
-    DraftBlock, DraftCounted, DraftGapless, Drafted, check_issued, race_issuers, store_drafts,
-    stored_drafts,
+    DraftBlock, DraftCounted, DraftGapless, DraftGaplessTool, Drafted, check_issued, race_issuers,
+    store_drafts, stored_drafts,
 };
 use crate::support::transactions::without_transactions;
 use crate::support::writers::Via;
@@ -288,6 +288,172 @@ async fn gapless_numbering_aborted_with_its_transaction_leaves_no_gap() {
     for (draft, numbered) in &committed {
         assert_eq!(&numbered.doc, &stored[draft]);
     }
+}
+
+/// mongoose-sequence's counter of `name` in scope `year` (`{ id, reference_value }`).
+async fn tool_counter(db: &mongodb::Database, name: &str, year: i32) -> Option<i64> {
+    let filter = doc! { "id": name, "reference_value": { "year": year } };
+    let counter = db
+        .collection::<mongodb::bson::Document>("counters")
+        .find_one(filter)
+        .await
+        .unwrap()?;
+    Some(crate::support::integer(counter.get("seq").expect("seq")).expect("a number"))
+}
+
+/// A gapless insert whose counter seqid makes before its first `$inc` (a tool's layout,
+/// found by fields, which no upsert may make), used for the first time in a transaction
+/// that has read already: `number_draft` reads the draft first, and a caller may read
+/// before an insert. The transaction's snapshot, taken at that read, cannot see a counter
+/// made outside it then: seqid makes it in the transaction (gone if the transaction
+/// aborts), or, if it was made since the snapshot, the transaction meets a write conflict
+/// and runs again. Each year's first number is 1, through a handle and bare; an aborted
+/// first use leaves no counter, and the next one starts at 1 again.
+#[tokio::test]
+async fn a_tool_counter_first_used_in_a_transaction_that_has_read_starts_at_one() {
+    let test = test_db("later_gapless_tool").await;
+    if without_transactions(&test).await {
+        return;
+    }
+    let handle = shared(&test);
+    let bare = test.db().clone();
+    crate::support::drafts::create_indexes::<DraftGaplessTool>(test.db()).await;
+    let name = "draft_gapless_tool";
+    for (kind, year) in [("handle", 2026), ("bare", 2036)] {
+        let drafts = store_drafts::<DraftGaplessTool>(test.db(), year, 0, 3).await;
+        let mut session = test.client().start_session().await.unwrap();
+        // The first use, aborted: the counter made in the transaction goes with it. Run
+        // again on a transient error, as any transaction is: making the tool's unique
+        // index (outside) may conflict with the transaction's snapshot.
+        let numbered = loop {
+            session.start_transaction().await.unwrap();
+            let numbered = match kind {
+                "handle" => {
+                    DraftGaplessTool::number_draft(&handle, doc! { "_id": drafts[0] })
+                        .session(&mut session)
+                        .await
+                }
+                _ => {
+                    DraftGaplessTool::number_draft(&bare, doc! { "_id": drafts[0] })
+                        .session(&mut session)
+                        .await
+                }
+            };
+            match numbered {
+                Err(Error::Driver { source, .. })
+                    if source.contains_label("TransientTransactionError") =>
+                {
+                    let _ = session.abort_transaction().await;
+                }
+                other => break other.unwrap_or_else(|e| panic!("{kind}: the first use: {e}")),
+            }
+        };
+        assert_eq!(numbered.doc.number, Some(1), "{kind}");
+        session.abort_transaction().await.unwrap();
+        assert_eq!(
+            tool_counter(test.db(), name, year).await,
+            None,
+            "{kind}: aborted"
+        );
+        // Then each draft in a transaction of its own, run again on a transient error.
+        for (at, draft) in drafts.iter().enumerate() {
+            let numbered = session
+                .start_transaction()
+                .and_run((&handle, &bare), |session, (handle, bare)| {
+                    let filter = doc! { "_id": *draft };
+                    Box::pin(async move {
+                        let numbered = match kind {
+                            "handle" => {
+                                DraftGaplessTool::number_draft(*handle, filter)
+                                    .set(doc! { "status": "issued" })
+                                    .session(session)
+                                    .await?
+                            }
+                            _ => {
+                                DraftGaplessTool::number_draft(*bare, filter)
+                                    .set(doc! { "status": "issued" })
+                                    .session(session)
+                                    .await?
+                            }
+                        };
+                        Ok(numbered)
+                    })
+                })
+                .await
+                .unwrap_or_else(|e| panic!("{kind}: draft {at}: {e}"));
+            assert_eq!(
+                numbered.doc.number,
+                Some(at as i64 + 1),
+                "{kind}: draft {at}"
+            );
+            assert!(numbered.by_this_call);
+        }
+        assert_eq!(tool_counter(test.db(), name, year).await, Some(3), "{kind}");
+        let stored = stored_drafts::<DraftGaplessTool>(test.db()).await;
+        let numbers: BTreeSet<i64> = drafts
+            .iter()
+            .map(|draft| stored[draft].number.expect("numbered"))
+            .collect();
+        assert_eq!(numbers, one_to(3), "{kind}");
+    }
+}
+
+/// The same first use after the caller's own read in its transaction, which seqid cannot
+/// see: the counter, made outside the transaction, is out of the snapshot's sight; its
+/// insert in the transaction meets it, a write conflict, and the caller's `and_run` runs
+/// the transaction again, which numbers from 1. Never a missing counter.
+#[tokio::test]
+async fn a_tool_counter_first_used_after_the_callers_own_read_starts_at_one() {
+    #[derive(Debug, serde::Serialize, serde::Deserialize, seqid::Document)]
+    #[seq_id(
+        "Order",
+        collection = "tool_orders",
+        strategy = "gapless",
+        layout = "typegoose",
+        start = 1
+    )]
+    struct Order {
+        #[serde(rename = "_id")]
+        id: i64,
+        n: u32,
+    }
+    let test = test_db("later_gapless_tool_read").await;
+    if without_transactions(&test).await {
+        return;
+    }
+    let db = shared(&test);
+    let mut session = test.client().start_session().await.unwrap();
+    let mut runs = 0;
+    for n in 0..3u32 {
+        let id = session
+            .start_transaction()
+            .and_run((&db, &test, &mut runs), |session, (db, test, runs)| {
+                Box::pin(async move {
+                    **runs += 1;
+                    // The caller's own read first: it takes the snapshot.
+                    let probe = test.collection::<mongodb::bson::Document>("tool_orders");
+                    probe.find_one(doc! {}).session(&mut *session).await?;
+                    let mut order = Order { id: 0, n };
+                    order.insert(*db).session(session).await?;
+                    Ok(order.id)
+                })
+            })
+            .await
+            .unwrap_or_else(|e| panic!("order {n}: {e}"));
+        assert_eq!(id, i64::from(n) + 1, "order {n}");
+    }
+    // The first use ran again once (the write conflict), at most.
+    assert!((3..=4).contains(&runs), "{runs} runs");
+    let counter = test
+        .collection::<mongodb::bson::Document>("identitycounters")
+        .find_one(doc! { "modelName": "Order" })
+        .await
+        .unwrap()
+        .expect("the tool's counter");
+    assert_eq!(
+        crate::support::integer(counter.get("count").unwrap()),
+        Some(3)
+    );
 }
 
 /// The bulk form, beside inserts: while a task stores new drafts, three calls number every

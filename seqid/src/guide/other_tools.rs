@@ -68,7 +68,13 @@
 //!   `start - step` first, as always). Found by fields (its `_id` an ObjectId), it is made by an
 //!   insert after the tool's unique index on those fields (same keys, same name, so the tool's
 //!   own index build finds it made), never by an upsert: without that index, two first uses could
-//!   make two counters. Whoever writes first, tool or seqid, the other goes on.
+//!   make two counters. Whoever writes first, tool or seqid, the other goes on. A gapless
+//!   sequence's first use inside a transaction that has already read (`number_draft` reads the
+//!   draft first, `find_or_insert` the key; a caller may read too) cannot see a counter made
+//!   outside it: seqid makes the counter in the transaction instead (gone if it aborts), and
+//!   where one was made since the transaction's snapshot, the insert meets it as a write
+//!   conflict, a `TransientTransactionError`: the transaction runs again, as any does, and
+//!   numbers from `start`.
 //! - **Admin calls** speak ids: [`last_reserved`](crate::Document::last_reserved) is the last id
 //!   handed out, [`set_counter(last)`](crate::Document::set_counter) takes an id of the sequence
 //!   (`start + k × step`), and [`sync_counter`](crate::Document::sync_counter) raises the

@@ -101,6 +101,19 @@ drafted!(
         numbered = "later"
     ]
 );
+// Gapless on a counter found by fields (mongoose-sequence's layout, which seqid makes
+// before its first `$inc`, as the tool's upsert would not): `tests/it/later.rs`.
+drafted!(
+    DraftGaplessTool,
+    "drafts_gapless_tool",
+    [
+        "draft_gapless_tool",
+        scope = "year",
+        strategy = "gapless",
+        numbered = "later",
+        layout = "mongoose-sequence"
+    ]
+);
 drafted!(
     DraftGapless,
     "drafts_gapless",
