@@ -16,6 +16,7 @@ use std::time::Instant;
 use seqid::{Document, Model};
 
 use crate::Config;
+use crate::app::Ticket;
 use crate::model::{
     Block100Doc, BoxError, CodedDoc, CountersDoc, Make, OptimisticDoc, TutorialDoc,
     tutorial_next_id,
@@ -99,16 +100,20 @@ pub enum Contender {
     Counters,
     Coded,
     Optimistic,
+    TicketDriver,
+    Ticket,
 }
 
 impl Contender {
-    pub const ALL: [Contender; 6] = [
+    pub const ALL: [Contender; 8] = [
         Contender::Driver,
         Contender::Tutorial,
         Contender::Block100,
         Contender::Counters,
         Contender::Coded,
         Contender::Optimistic,
+        Contender::TicketDriver,
+        Contender::Ticket,
     ];
 
     /// The name `--cost-contenders` takes.
@@ -120,6 +125,8 @@ impl Contender {
             Contender::Counters => "counters",
             Contender::Coded => "coded",
             Contender::Optimistic => "optimistic",
+            Contender::TicketDriver => "ticket-driver",
+            Contender::Ticket => "ticket",
         }
     }
 
@@ -131,6 +138,10 @@ impl Contender {
             Contender::Counters => "seqid counters",
             Contender::Coded => "seqid counters + display code",
             Contender::Optimistic => "seqid optimistic",
+            Contender::TicketDriver => {
+                "driver insert_one of the service's ticket, number from memory"
+            }
+            Contender::Ticket => "seqid, the service's ticket (block, scoped by project)",
         }
     }
 
@@ -142,6 +153,8 @@ impl Contender {
             Contender::Counters => CountersDoc::SEQUENCE.collection,
             Contender::Coded => CodedDoc::SEQUENCE.collection,
             Contender::Optimistic => OptimisticDoc::SEQUENCE.collection,
+            Contender::TicketDriver => "cost_tickets",
+            Contender::Ticket => Ticket::SEQUENCE.collection,
         }
     }
 
@@ -183,8 +196,29 @@ impl Contender {
             Contender::Optimistic => {
                 OptimisticDoc::make(name, n).insert(db).await?;
             }
+            Contender::TicketDriver => {
+                let mut ticket = ticket(n);
+                ticket.number = id;
+                db.collection::<Ticket>(self.collection())
+                    .insert_one(&ticket)
+                    .await?;
+            }
+            Contender::Ticket => {
+                ticket(n).insert(db).await?;
+            }
         }
         Ok(())
+    }
+}
+
+/// A ticket of the example service, in one of 8 projects, unnumbered.
+fn ticket(n: i32) -> Ticket {
+    Ticket {
+        id: None,
+        project: mongodb::bson::Bson::String(format!("project-{}", n % 8)),
+        number: 0,
+        title: "The printer is on fire".to_owned(),
+        request: format!("request-{n}"),
     }
 }
 
@@ -293,7 +327,20 @@ fn state_bytes(contender: Contender, db: &seqid::Database) -> Option<u64> {
             .unwrap_or(0)
     }
     match contender {
-        Contender::Driver | Contender::Tutorial => None,
+        Contender::Driver | Contender::Tutorial | Contender::TicketDriver => None,
+        Contender::Ticket => Some(
+            (0..5)
+                .map(|_| {
+                    let mut ticket = ticket(0);
+                    let before = BYTES.load(Ordering::Relaxed);
+                    let future = ticket.insert(db).into_future();
+                    let bytes = BYTES.load(Ordering::Relaxed) - before;
+                    drop(future);
+                    bytes
+                })
+                .min()
+                .unwrap_or(0),
+        ),
         Contender::Block100 => Some(measure::<Block100Doc>(db)),
         Contender::Counters => Some(measure::<CountersDoc>(db)),
         Contender::Coded => Some(measure::<CodedDoc>(db)),

@@ -14,6 +14,7 @@
 //! commands counted by the harness's `CommandCounter` from the driver's command
 //! monitoring. The output is Markdown, to be pasted into BENCHMARKS.md as is.
 
+mod bare;
 mod bulk;
 mod cancel;
 mod ceiling;
@@ -32,6 +33,7 @@ mod scopes;
 mod service;
 mod single;
 mod stats;
+mod ticket;
 mod txn;
 
 // The example service and its load generator (`--only service`), as the example and
@@ -62,7 +64,7 @@ usage: cargo run --release --example bench -- [options]
   --bulk-rounds N    interleaved rounds of bulk trials (default 5)
   --bulk-docs N      documents per bulk call (default 10000)
   --query-runs N     runs of each maximum query (default 100, fewer if slow)
-  --only LIST        comma-separated parts to run: one,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,natural,drafts,first-use,cancel,service,contention
+  --only LIST        comma-separated parts to run: one,bare,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,natural,drafts,first-use,cancel,service,ticket,contention
                      (default all; instructions needs valgrind)
   --cost-contenders LIST  the cost part's contenders: driver,tutorial,block,counters,coded,optimistic (default all)
   --cost-inserts N   inserts per cost trial (default 1000; 100 with --quick)
@@ -106,6 +108,7 @@ impl Config {
             maxq_inserts: 50,
             parts: [
                 "one",
+                "bare",
                 "cost",
                 "instructions",
                 "single",
@@ -119,6 +122,7 @@ impl Config {
                 "first-use",
                 "cancel",
                 "service",
+                "ticket",
                 "contention",
             ]
             .map(String::from)
@@ -259,6 +263,12 @@ async fn main() -> Result<(), BoxError> {
     } else {
         None
     };
+    let bared = if config.runs("bare") {
+        eprintln!("a bare optimistic insert, step by step ...");
+        Some(bare::run(&db, &monitor, &config).await?)
+    } else {
+        None
+    };
     let cost = if config.runs("cost") {
         eprintln!("the client's own cost ...");
         Some(cost::run(name, &config).await?)
@@ -344,6 +354,13 @@ async fn main() -> Result<(), BoxError> {
     let served = if config.runs("service") {
         eprintln!("the example service over HTTP ...");
         Some(service::run(&config).await?)
+    } else {
+        None
+    };
+
+    let ticketed = if config.runs("ticket") {
+        eprintln!("where a ticket's time goes ...");
+        Some(ticket::run(&monitor, &config).await?)
     } else {
         None
     };
@@ -561,6 +578,39 @@ async fn main() -> Result<(), BoxError> {
         );
         service::print(rows);
         println!();
+    }
+    if let Some(rows) = &bared {
+        println!("## A bare optimistic insert, step by step\n");
+        println!(
+            "The optimistic strategy through a `Sequences` handle and through a bare \
+             `mongodb::Database`, each trial {} documents from an empty collection by 1 task \
+             and by 16, {} rounds alternating; `ms per insert` is one task's mean (median \
+             over tasks and rounds), `× handle` the bare call's over the handle's at the \
+             same task count; the commands are counted by the client's command monitor, \
+             with the mean time of each.\n",
+            480,
+            config.rounds.min(3)
+        );
+        bare::print(rows);
+    }
+    if let Some(rows) = &ticketed {
+        println!("## Where a ticket's time goes\n");
+        println!(
+            "The example service's tickets without HTTP: {} tasks insert tickets (8 \
+             projects) for {:.1} s per trial, {} rounds, contenders rotated, every trial on \
+             a server of its own: the service's `objectid` mode (no number, no index but \
+             `_id`'s); the same ticket with a number counted in this process (no round trip) \
+             and the service's unique `{{ project, number }}` index, nothing of seqid; and \
+             the service's seqid ticket (block, through the handle). `× ObjectId` per round \
+             (min–max); latencies over all rounds; CPU per insert, this process's (the \
+             client: driver and seqid) and the server's. From the first row to the second \
+             is the server's price of a number tickets are found by; from the second to \
+             the third, seqid's.\n",
+            16,
+            config.trial.max(Duration::from_secs(1)).as_secs_f64(),
+            config.rounds
+        );
+        ticket::print(rows);
     }
     println!(
         "Absolute figures depend on the server; the ratios are what this run shows. \

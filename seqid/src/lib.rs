@@ -232,6 +232,7 @@ mod optimistic;
 mod orphan;
 mod others;
 mod pending;
+mod picked;
 mod registry;
 mod retry;
 mod scope;

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use serde::Serialize;
 
-use crate::{Error, Sequence};
+use crate::{Error, Sequence, picked};
 
 /// The scope of one document (or of an admin call): the normalized value of each scope
 /// field, or nothing for an unscoped sequence. Cheap to clone.
@@ -52,6 +52,14 @@ impl Scope {
     pub(crate) fn of<T: Serialize>(seq: &'static Sequence, doc: &T) -> Result<Scope, Error> {
         if seq.scope.is_empty() {
             return Ok(Scope::NONE);
+        }
+        // The scope fields alone, the rest of the document unserialized; else the whole
+        // document, whose serialization says what is wrong with it.
+        if let Some(values) = picked::top_level(doc, seq.scope) {
+            return Self::from_fields(seq, |field| {
+                let at = seq.scope.iter().position(|f| *f == field)?;
+                values[at].clone()
+            });
         }
         let serialized = mongodb::bson::to_document(doc).map_err(|error| Error::InvalidScope {
             sequence: seq,

@@ -93,8 +93,9 @@
 //! - `sort({_id: -1}).limit(1)` is a collection scan and an in-memory sort (its `explain` shows
 //!   `COLLSCAN` under `SORT`), not one index entry, so the optimistic strategy's maximum query
 //!   costs more as the collection grows, most for a bare database's inserts, which read the
-//!   maximum at every insert (a handle reads it when another writer took its candidate); on
-//!   MongoDB the query reads one entry of the `_id` index whatever the collection's size;
+//!   maximum at every insert (a handle reads it for every insert too, but its callers waiting
+//!   at once share one read); on MongoDB the query reads one entry of the `_id` index whatever
+//!   the collection's size (`BENCHMARKS.md`, *A bare optimistic insert, step by step*);
 //! - it slows down as data accumulates;
 //! - its `commitTransaction` ignores `j: true`: a commit it acknowledged can be lost if the
 //!   server process is killed, and after a restart it has forgotten committed transactions, so
@@ -124,8 +125,11 @@
 //!   is wrong once ids pass 99; the multi-process optimistic test seeds a string `_id`, which
 //!   makes seqid use its numeric-bounded query, which nx orders correctly (with the `_id` index,
 //!   MongoDB orders both right); that bounded query, which a bare database's optimistic insert
-//!   sends from the first, is a scan there, costing about 8 ms at 1,000 documents (`BENCHMARKS.md`,
-//!   *The optimistic loop's maximum query*);
+//!   sends from the first (it keeps nothing that would survive a wrong answer), is a scan there,
+//!   costing about 2 ms at 500 documents and 8 ms at 1,000 against 0.4 ms for the unbounded one
+//!   (`BENCHMARKS.md`, *The optimistic loop's maximum query* and *A bare optimistic insert, step
+//!   by step*): a bare optimistic insert costs 3 × a handle's there at one task, 8 × at 16
+//!   (1.2 × and 2.6 × on SecantusDB);
 //! - it answers a counter upsert that breaks a unique index with no document (and stores the
 //!   counter without `seq`) instead of raising E11000; seqid retries that as it retries E11000,
 //!   and then reports [`Error::NoCounter`](crate::Error::NoCounter), which the bounded-retry test
