@@ -100,14 +100,14 @@ pub(crate) fn local_kind() -> Result<LocalKind, HarnessError> {
 /// for a fresh server of the same kind.
 pub(crate) fn local_server(kind: LocalKind, port: Option<u16>) -> Result<Server, HarnessError> {
     let started = start_local(&kind, port)?;
-    Ok(Server {
-        uri: started.uri,
-        port: Some(started.port),
-        kind: started.kind,
-        flavor: kind.flavor(),
-        watchdog: Some(started.watchdog),
-        local: Some(kind),
-    })
+    Ok(Server::new(
+        started.uri,
+        Some(started.port),
+        started.kind,
+        kind.flavor(),
+        Some(started.watchdog),
+        Some(kind),
+    ))
 }
 
 /// Step 1: check that `MONGODB_URI` answers, and describe it.
@@ -115,17 +115,17 @@ fn external_server(uri: &str) -> Result<Server, HarnessError> {
     match probe_blocking(uri, Duration::from_secs(30)) {
         Ok(info) => {
             let hosts = uri_hosts(uri);
-            Ok(Server {
-                uri: uri.to_owned(),
-                kind: format!(
+            Ok(Server::new(
+                uri.to_owned(),
+                None,
+                format!(
                     "MongoDB {} from MONGODB_URI ({hosts})",
                     info.version_or_unknown()
                 ),
-                flavor: ServerFlavor::External,
-                port: None,
-                watchdog: None,
-                local: None,
-            })
+                ServerFlavor::External,
+                None,
+                None,
+            ))
         }
         Err(e) => Err(HarnessError::no_server(
             format_args!("MONGODB_URI is set but the server does not answer `ping`: {e}"),

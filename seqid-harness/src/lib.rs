@@ -98,6 +98,25 @@
 //! `SEQID_HARNESS_DEBUG=1` prints which local server was started and how long
 //! that took.
 //!
+//! `SEQID_TEST_AS_MONGOS=1` (or `true`) presents every server the harness
+//! starts or finds for tests as a **mongos**, a sharded cluster's router, which
+//! none of the local servers can be: the clients that [`test_db`](test_db()),
+//! [`test_db_with`], [`client`], [`client_with`], [`TestServer::client`] and
+//! [`TestServer::test_db`] hand out, and the URIs of [`server_uri`],
+//! [`server_uri_for`], [`server_addr`], [`TestDb::uri`] and [`TestServer::uri`]
+//! (and so worker processes and [`FaultProxy::for_server`] /
+//! [`FaultProxy::for_test_db`]), reach the server through one [`FaultProxy`]
+//! per server with [`FaultProxy::present_as_mongos`] on and no sharded
+//! collection configured. The proxy lives as long as its server, on a runtime
+//! of the harness's own. A test reaches it with [`mongos_proxy_for`] (or
+//! [`TestServer::mongos_proxy`]), e.g. to configure `config.collections`
+//! entries for its own namespaces; [`as_mongos`] tells whether the mode is on.
+//! The server behind it stays what it is (a replica set member for SecantusDB,
+//! whose sessions and transactions the driver then uses as a mongos's). Not
+//! applied to [`TestServer::builder`] (`seqid-server`), [`RestartableServer`],
+//! nor the direct clients that empty and drop test databases; a `MONGODB_URI`
+//! server needing TLS or credentials cannot be used in this mode.
+//!
 //! # What is installed where
 //!
 //! Everything the harness installs (SecantusDB, nx-27017, and the [`Tool`]s)
@@ -157,6 +176,7 @@ mod error;
 mod find;
 mod install;
 mod mongod;
+mod mongos;
 mod nx;
 mod pip;
 mod probe;
@@ -181,11 +201,12 @@ pub use commands::CommandCounter;
 pub use error::HarnessError;
 pub use find::ServerFlavor;
 pub use install::cache_dir;
+pub use mongos::as_mongos;
 pub use nx::NX_VERSION;
 pub use proxy::{Fault, FaultProxy, server_addr};
 pub use restartable::RestartableServer;
 pub use secantus::SECANTUS_VERSION;
-pub use test_db::{TestDb, test_db, test_db_with};
+pub use test_db::{TestDb, mongos_proxy_for, test_db, test_db_with};
 pub use test_server::{TestServer, TestServerBuilder};
 pub use tools::Tool;
 
@@ -214,6 +235,71 @@ struct Server {
     watchdog: Option<Watchdog>,
     /// For local servers: how to start a fresh one of the same kind.
     local: Option<LocalKind>,
+    /// With `SEQID_TEST_AS_MONGOS`: the proxy the harness's clients reach
+    /// this server through, started on first use, dropped with the server.
+    mongos: OnceLock<Result<mongos::MongosFront, HarnessError>>,
+    /// Whether `SEQID_TEST_AS_MONGOS` applies: not to a server started for a
+    /// program (`TestServer::builder`, `seqid-server`), whose address is its
+    /// user's choice.
+    for_tests: bool,
+}
+
+impl Server {
+    /// A server as found or started, to be reached as a mongos when
+    /// `SEQID_TEST_AS_MONGOS` says so.
+    fn new(
+        uri: String,
+        port: Option<u16>,
+        kind: String,
+        flavor: ServerFlavor,
+        watchdog: Option<Watchdog>,
+        local: Option<LocalKind>,
+    ) -> Server {
+        Server {
+            uri,
+            port,
+            kind,
+            flavor,
+            watchdog,
+            local,
+            mongos: OnceLock::new(),
+            for_tests: true,
+        }
+    }
+
+    /// The proxy presenting this server as a mongos, started now if needed,
+    /// when `SEQID_TEST_AS_MONGOS` applies; `None` otherwise.
+    fn mongos_front(&self) -> Result<Option<&mongos::MongosFront>, HarnessError> {
+        if !self.for_tests || !as_mongos() {
+            return Ok(None);
+        }
+        self.mongos
+            .get_or_init(|| mongos::start_front(&self.uri))
+            .as_ref()
+            .map(Some)
+            .map_err(Clone::clone)
+    }
+
+    /// The URI the harness's clients use: the mongos proxy's with
+    /// `SEQID_TEST_AS_MONGOS`, else the server's own.
+    fn client_uri(&self) -> Result<&str, HarnessError> {
+        Ok(match self.mongos_front()? {
+            Some(front) => &front.uri,
+            None => &self.uri,
+        })
+    }
+
+    /// [`client_uri`](Server::client_uri) once it has succeeded (every handle
+    /// to a server made for tests has called it): the server's own URI if the
+    /// proxy could not start.
+    fn client_uri_or_own(&self) -> &str {
+        self.client_uri().unwrap_or(&self.uri)
+    }
+
+    /// The mongos proxy, if clients reach this server through one.
+    fn mongos_proxy(&self) -> Option<&FaultProxy> {
+        self.mongos_front().ok().flatten().map(|front| &front.proxy)
+    }
 }
 
 impl Drop for Server {
@@ -327,7 +413,8 @@ fn server_for_a_test_db() -> Result<Arc<Server>, HarnessError> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn server_uri() -> Result<String, HarnessError> {
-    server().map(|s| s.uri.clone())
+    let server = server()?;
+    server.client_uri().map(str::to_owned)
 }
 
 /// The connection string of the server that holds the test database named

@@ -1,15 +1,16 @@
 //! [`FaultProxy`]: a TCP proxy between a driver and the server that loses
 //! requests and replies on demand, as a flaky network does.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use mongodb::bson::RawDocument;
+use mongodb::bson::{Bson, Document, RawDocument, doc};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -19,6 +20,31 @@ use crate::HarnessError;
 
 /// `OP_MSG`, the opcode of every command a current driver sends.
 const OP_MSG: i32 = 2013;
+/// `OP_REPLY`, the server's answer to a legacy `OP_QUERY`: the driver's first
+/// handshake (`isMaster`) may still be sent that way.
+const OP_REPLY: i32 = 1;
+/// Where an `OP_REPLY`'s first document starts: the header, `responseFlags`,
+/// `cursorID`, `startingFrom` and `numberReturned`.
+const OP_REPLY_DOCUMENTS: usize = 36;
+/// The fields of a replica set member's `hello` reply that a mongos never
+/// sends: with any of them the driver would not take the server for a mongos
+/// (`setName`, `isreplicaset`), or would try to discover the set's members.
+const REPLICA_SET_HELLO_FIELDS: [&str; 14] = [
+    "setName",
+    "setVersion",
+    "hosts",
+    "passives",
+    "arbiters",
+    "primary",
+    "me",
+    "secondary",
+    "electionId",
+    "lastWrite",
+    "isreplicaset",
+    "tags",
+    "arbiterOnly",
+    "hidden",
+];
 /// `OP_MSG` flag bit: a CRC-32C checksum follows the sections.
 const CHECKSUM_PRESENT: u32 = 1 << 0;
 /// `OP_MSG` flag bit: the sender sends another message without waiting.
@@ -100,6 +126,13 @@ struct Shared {
     /// Requests seen, by lower-cased command name.
     requests: Mutex<HashMap<String, usize>>,
     paused: watch::Sender<bool>,
+    /// [`FaultProxy::present_as_mongos`].
+    mongos: AtomicBool,
+    /// The `config.collections` documents served while presenting as a
+    /// mongos, by namespace.
+    sharded: Mutex<BTreeMap<String, Document>>,
+    /// `config.collections` reads answered by the proxy.
+    config_reads: AtomicUsize,
 }
 
 /// Locks `mutex`, ignoring poisoning (the data stays consistent: every
@@ -135,6 +168,25 @@ impl Shared {
         }
         self.fired[action.fault().index()].fetch_add(1, Ordering::SeqCst);
         Some(action)
+    }
+
+    /// The proxy's own answer to a `config.collections` read: the configured
+    /// documents that `read` selects, as a whole cursor.
+    fn answer_config_read(&self, read: &ConfigRead) -> Document {
+        let sharded = lock(&self.sharded);
+        let mut batch: Vec<Bson> = sharded
+            .values()
+            .filter(|entry| read.selects(entry))
+            .map(|entry| Bson::Document(entry.clone()))
+            .collect();
+        if let Some(limit) = read.limit {
+            batch.truncate(limit);
+        }
+        self.config_reads.fetch_add(1, Ordering::SeqCst);
+        doc! {
+            "cursor": { "firstBatch": batch, "id": 0_i64, "ns": "config.collections" },
+            "ok": 1.0,
+        }
     }
 
     /// Returns at once unless the proxy is paused, else when it is resumed.
@@ -179,6 +231,11 @@ impl Shared {
 /// pending late delivery. Its tasks run on the tokio runtime that was current
 /// in [`start`](FaultProxy::start), so keep the proxy within that runtime
 /// (e.g. one `#[tokio::test]`).
+///
+/// [`present_as_mongos`](FaultProxy::present_as_mongos) makes the server look
+/// like a sharded cluster's router to the driver, with the `config.collections`
+/// entries of [`shard_collection`](FaultProxy::shard_collection): for testing
+/// code that behaves differently on a sharded cluster without one.
 ///
 /// The proxy forwards bytes, nothing else: a server that needs TLS or
 /// credentials (a `MONGODB_URI` with them) cannot be used through
@@ -247,6 +304,9 @@ impl FaultProxy {
             late_delivered: AtomicUsize::new(0),
             requests: Mutex::new(HashMap::new()),
             paused: watch::Sender::new(false),
+            mongos: AtomicBool::new(false),
+            sharded: Mutex::new(BTreeMap::new()),
+            config_reads: AtomicUsize::new(0),
         });
         let (events, events_rx) = watch::channel(0);
         let accept = tokio::spawn(accept_loop(listener, shared.clone(), upstream, events_rx));
@@ -550,6 +610,128 @@ impl FaultProxy {
             .copied()
             .unwrap_or(0)
     }
+
+    /// While `on`, presents the server as a `mongos` (a sharded cluster's
+    /// router) to the clients of the proxy; off by default, when everything is
+    /// forwarded unchanged. Takes effect for the next message on every
+    /// connection: the driver learns of it at its next handshake or
+    /// monitoring check, so turn it on before the client connects.
+    ///
+    /// While on:
+    ///
+    /// - every reply to `hello` / `isMaster` (recognized by its content, a
+    ///   top-level `isWritablePrimary` or `ismaster` field, whether an
+    ///   `OP_MSG`, a streamed monitoring reply flagged `moreToCome`, or the
+    ///   legacy `OP_REPLY` to a first handshake sent as `OP_QUERY`) gets
+    ///   `msg: "isdbgrid"`, and loses the replica-set fields a mongos never
+    ///   sends (`setName`, `setVersion`, `hosts`, `passives`, `arbiters`,
+    ///   `primary`, `me`, `secondary`, `electionId`, `lastWrite`,
+    ///   `isreplicaset`, `tags`, `arbiterOnly`, `hidden`); the rest is kept
+    ///   (`isWritablePrimary`, `maxWireVersion`,
+    ///   `logicalSessionTimeoutMinutes`, `topologyVersion`, `$clusterTime`,
+    ///   ...). A rewritten `OP_MSG` drops its checksum, if it had one (the
+    ///   checksum is optional). Compressed replies (`OP_COMPRESSED`) pass
+    ///   unchanged: do not enable compression on a client of the proxy.
+    /// - a `find` on `config.collections` (`find: "collections"`,
+    ///   `$db: "config"`) is answered by the proxy and never forwarded: one
+    ///   batch (cursor id 0) of the [`shard_collection`](FaultProxy::shard_collection)
+    ///   entries its `filter` selects, in namespace order. The filters
+    ///   understood are none or `{}` (all), `{ _id: <ns> }` and
+    ///   `{ _id: { $in: [<ns>, ...] } }`; any other filter answers all the
+    ///   entries. A positive `limit` is applied; `projection`, `sort` and
+    ///   `skip` are ignored. [`config_reads`](FaultProxy::config_reads) counts
+    ///   the answers. Such a read is counted by [`requests`](FaultProxy::requests)
+    ///   and matched against the rules; one that a rule catches is never
+    ///   answered and its connection is closed, whatever the rule (nothing of it
+    ///   reaches the server in any case; a `deliver_late` counts as delivered at
+    ///   once, so that waiting on [`late_deliveries`](FaultProxy::late_deliveries)
+    ///   ends). Not for a read that starts a transaction: the server would never
+    ///   see the transaction start.
+    ///
+    /// Everything else is forwarded as always: CRUD, sessions and transactions
+    /// are the server's own.
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mongodb::bson::doc;
+    /// let proxy = seqid_harness::FaultProxy::for_server().await?;
+    /// proxy.present_as_mongos(true);
+    /// let client = mongodb::Client::with_uri_str(proxy.uri()).await?;
+    /// let hello = client.database("admin").run_command(doc! { "hello": 1 }).await?;
+    /// assert_eq!(hello.get_str("msg")?, "isdbgrid");
+    /// # Ok(()) }
+    /// ```
+    pub fn present_as_mongos(&self, on: bool) {
+        self.shared.mongos.store(on, Ordering::SeqCst);
+    }
+
+    /// Whether the proxy presents the server as a mongos:
+    /// [`present_as_mongos`](FaultProxy::present_as_mongos).
+    ///
+    /// ```no_run
+    /// # async fn f(proxy: &seqid_harness::FaultProxy) {
+    /// if proxy.presents_as_mongos() {
+    ///     println!("the clients of {} see a mongos", proxy.uri());
+    /// }
+    /// # }
+    /// ```
+    pub fn presents_as_mongos(&self) -> bool {
+        self.shared.mongos.load(Ordering::SeqCst)
+    }
+
+    /// Serves `entry` as the `config.collections` document of the namespace
+    /// `ns` (`"db.coll"`) while the proxy presents the server as a mongos
+    /// ([`present_as_mongos`](FaultProxy::present_as_mongos)), replacing any
+    /// entry of `ns` before. `_id: ns` is added if `entry` has no `_id`.
+    /// Nothing is sharded on the server: only the proxy's answers to
+    /// `config.collections` reads change.
+    ///
+    /// A real entry looks like `{ _id: "db.coll", lastmodEpoch: ObjectId,
+    /// lastmod: Date, timestamp: Timestamp, uuid: Binary, key: { _id: "hashed" },
+    /// unique: false, noBalance: false }`; give the fields the code under test
+    /// reads.
+    ///
+    /// ```no_run
+    /// # async fn f(proxy: &seqid_harness::FaultProxy) {
+    /// use mongodb::bson::doc;
+    /// proxy.shard_collection("shop.orders", doc! { "key": { "customer": 1 }, "unique": false });
+    /// # }
+    /// ```
+    pub fn shard_collection(&self, ns: &str, mut entry: Document) {
+        if !entry.contains_key("_id") {
+            // `_id` first, as in a real entry.
+            let mut with_id = doc! { "_id": ns };
+            with_id.extend(entry);
+            entry = with_id;
+        }
+        lock(&self.shared.sharded).insert(ns.to_owned(), entry);
+    }
+
+    /// Stops serving a `config.collections` document for `ns`
+    /// ([`shard_collection`](FaultProxy::shard_collection)); nothing if there
+    /// was none.
+    ///
+    /// ```no_run
+    /// # async fn f(proxy: &seqid_harness::FaultProxy) {
+    /// proxy.unshard_collection("shop.orders");
+    /// # }
+    /// ```
+    pub fn unshard_collection(&self, ns: &str) {
+        lock(&self.shared.sharded).remove(ns);
+    }
+
+    /// How many `config.collections` reads the proxy has answered itself
+    /// while presenting the server as a mongos
+    /// ([`present_as_mongos`](FaultProxy::present_as_mongos)).
+    ///
+    /// ```no_run
+    /// # async fn f(proxy: &seqid_harness::FaultProxy) {
+    /// println!("{} reads of config.collections", proxy.config_reads());
+    /// # }
+    /// ```
+    pub fn config_reads(&self) -> usize {
+        self.shared.config_reads.load(Ordering::SeqCst)
+    }
 }
 
 impl Drop for FaultProxy {
@@ -578,7 +760,7 @@ pub fn server_addr() -> Result<SocketAddr, HarnessError> {
 
 /// The first host of a `mongodb://` URI, resolved. Error messages never
 /// contain the URI (it may hold credentials).
-fn addr_of_uri(uri: &str) -> io::Result<SocketAddr> {
+pub(crate) fn addr_of_uri(uri: &str) -> io::Result<SocketAddr> {
     let invalid = |what: &str| io::Error::new(io::ErrorKind::InvalidInput, what.to_owned());
     let rest = uri
         .strip_prefix("mongodb://")
@@ -638,12 +820,19 @@ impl Message {
         self.op_code() == OP_MSG && self.flags() & MORE_TO_COME != 0
     }
 
-    /// The body (kind-0 section) of an `OP_MSG`.
-    fn body(&self) -> Option<&RawDocument> {
+    /// Where the body is: the kind-0 section of an `OP_MSG`, or the first
+    /// document of an `OP_REPLY`.
+    fn body_range(&self) -> Option<Range<usize>> {
+        let bytes = &self.bytes;
+        if self.op_code() == OP_REPLY {
+            let at = OP_REPLY_DOCUMENTS;
+            let size = usize::try_from(i32_at(bytes, at)?).ok()?;
+            let stop = at.checked_add(size)?;
+            return (size >= 5 && stop <= bytes.len()).then_some(at..stop);
+        }
         if self.op_code() != OP_MSG {
             return None;
         }
-        let bytes = &self.bytes;
         let mut end = bytes.len();
         if self.flags() & CHECKSUM_PRESENT != 0 {
             end = end.checked_sub(4)?;
@@ -658,14 +847,91 @@ impl Message {
             if size < 4 || stop > end {
                 return None;
             }
-            let section = &bytes[at..stop];
             match kind {
-                0 => return RawDocument::from_bytes(section).ok(),
+                0 => return Some(at..stop),
                 1 => at += size,
                 _ => return None,
             }
         }
         None
+    }
+
+    /// The body (kind-0 section) of an `OP_MSG`, or the first document of an
+    /// `OP_REPLY`.
+    fn body(&self) -> Option<&RawDocument> {
+        RawDocument::from_bytes(&self.bytes[self.body_range()?]).ok()
+    }
+
+    /// This reply as a mongos would send it, if it answers `hello` /
+    /// `isMaster` (see [`FaultProxy::present_as_mongos`]); `None` for any
+    /// other message, which is forwarded as it is.
+    fn as_mongos_hello(&self) -> Option<Message> {
+        let range = self.body_range()?;
+        let body = RawDocument::from_bytes(&self.bytes[range.clone()]).ok()?;
+        if !body
+            .iter()
+            .flatten()
+            .any(|(key, _)| key == "isWritablePrimary" || key == "ismaster")
+        {
+            return None;
+        }
+        let mut hello = Document::try_from(body).ok()?;
+        for field in REPLICA_SET_HELLO_FIELDS {
+            hello.remove(field);
+        }
+        hello.insert("msg", "isdbgrid");
+        let hello = mongodb::bson::to_vec(&hello).ok()?;
+        let mut end = self.bytes.len();
+        let mut bytes = Vec::with_capacity(end + 16);
+        bytes.extend_from_slice(&self.bytes[..range.start]);
+        bytes.extend_from_slice(&hello);
+        if self.op_code() == OP_MSG {
+            // The checksum covers the old bytes: drop it rather than compute
+            // a CRC-32C (it is optional, and no test client asks for one).
+            if self.flags() & CHECKSUM_PRESENT != 0 {
+                end -= 4;
+                let flags = self.flags() & !CHECKSUM_PRESENT;
+                bytes[16..20].copy_from_slice(&flags.to_le_bytes());
+            }
+            // Sections after the body, if any (a reply has none in practice).
+            bytes.extend_from_slice(&self.bytes[range.end..end]);
+        }
+        let len = i32::try_from(bytes.len()).ok()?;
+        bytes[0..4].copy_from_slice(&len.to_le_bytes());
+        Some(Message { bytes })
+    }
+
+    /// The `config.collections` read this request is, if it is one.
+    fn config_read(&self) -> Option<ConfigRead> {
+        if self.op_code() != OP_MSG {
+            return None;
+        }
+        let body = self.body()?;
+        let (name, value) = body.iter().next()?.ok()?;
+        if name != "find"
+            || value.as_str() != Some("collections")
+            || body.get_str("$db").ok() != Some("config")
+        {
+            return None;
+        }
+        let filter = match body.get_document("filter") {
+            Ok(filter) => Some(Document::try_from(filter).ok()?),
+            Err(_) => None,
+        };
+        let limit = body
+            .get("limit")
+            .ok()
+            .flatten()
+            .and_then(
+                |limit| match limit.as_i64().or(limit.as_i32().map(i64::from)) {
+                    Some(n) => Some(n),
+                    None => limit.as_f64().map(|n| n as i64),
+                },
+            )
+            .map(|n| n.unsigned_abs())
+            .filter(|&n| n > 0)
+            .and_then(|n| usize::try_from(n).ok());
+        Some(ConfigRead { filter, limit })
     }
 
     /// The command name and, when it names one, the target collection.
@@ -686,6 +952,55 @@ impl Message {
 fn i32_at(bytes: &[u8], at: usize) -> Option<i32> {
     let four = bytes.get(at..at.checked_add(4)?)?;
     Some(i32::from_le_bytes(four.try_into().ok()?))
+}
+
+/// A `find` on `config.collections`, as the proxy understands it.
+#[derive(Debug)]
+struct ConfigRead {
+    filter: Option<Document>,
+    /// A positive `limit` (a negative one, a single batch, taken as positive).
+    limit: Option<usize>,
+}
+
+impl ConfigRead {
+    /// Whether the filter selects `entry`: no filter or `{}`, `{ _id: <ns> }`
+    /// and `{ _id: { $in: [...] } }` are understood; any other filter selects
+    /// everything.
+    fn selects(&self, entry: &Document) -> bool {
+        let Some(filter) = &self.filter else {
+            return true;
+        };
+        let (Some(wanted), 1) = (filter.get("_id"), filter.len()) else {
+            return true;
+        };
+        let id = entry.get("_id");
+        match wanted {
+            Bson::Document(op) => match (op.get_array("$in"), op.len()) {
+                (Ok(any_of), 1) => any_of.iter().any(|ns| Some(ns) == id),
+                _ => true,
+            },
+            ns => Some(ns) == id,
+        }
+    }
+}
+
+/// An `OP_MSG` reply from the proxy itself to the request `response_to`:
+/// flags 0 and one kind-0 section, as the servers answer.
+fn op_msg_reply(response_to: i32, body: &Document) -> Vec<u8> {
+    /// The proxy's own request ids, apart from the server's (which start low).
+    static NEXT_ID: AtomicI32 = AtomicI32::new(1 << 30);
+    let body = mongodb::bson::to_vec(body).expect("a BSON document serializes");
+    let mut bytes = Vec::with_capacity(21 + body.len());
+    bytes.extend_from_slice(&0_i32.to_le_bytes());
+    bytes.extend_from_slice(&NEXT_ID.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    bytes.extend_from_slice(&response_to.to_le_bytes());
+    bytes.extend_from_slice(&OP_MSG.to_le_bytes());
+    bytes.extend_from_slice(&0_u32.to_le_bytes());
+    bytes.push(0);
+    bytes.extend_from_slice(&body);
+    let len = bytes.len() as i32;
+    bytes[0..4].copy_from_slice(&len.to_le_bytes());
+    bytes
 }
 
 /// Reads one whole message; any error (EOF included) ends the connection.
@@ -807,8 +1122,11 @@ async fn relay(
     client: &mut TcpStream,
     server: &mut TcpStream,
 ) -> Option<(Message, Duration)> {
-    let (mut from_client, mut to_client) = client.split();
+    let (mut from_client, to_client) = client.split();
     let (mut from_server, mut to_server) = server.split();
+    // Both directions write to the client: the server's replies, and the
+    // proxy's own answers to `config.collections` reads.
+    let to_client = tokio::sync::Mutex::new(to_client);
     // The requestID whose reply is to be lost.
     let lose: Mutex<Option<i32>> = Mutex::new(None);
 
@@ -818,6 +1136,25 @@ async fn relay(
             let command = request.command();
             shared.unpaused().await;
             let action = command.and_then(|(name, target)| shared.admit(&name, target.as_deref()));
+            if shared.mongos.load(Ordering::SeqCst)
+                && let Some(read) = request.config_read()
+            {
+                match action {
+                    None if request.more_to_come() => {}
+                    None => {
+                        let answer = shared.answer_config_read(&read);
+                        let answer = op_msg_reply(request.request_id(), &answer);
+                        to_client.lock().await.write_all(&answer).await.ok()?;
+                    }
+                    Some(Action::DeliverLate(_)) => {
+                        // Nothing is ever sent on: delivered at once.
+                        shared.late_delivered.fetch_add(1, Ordering::SeqCst);
+                        return None;
+                    }
+                    Some(_) => return None,
+                }
+                continue;
+            }
             match action {
                 None => to_server.write_all(&request.bytes).await.ok()?,
                 Some(Action::CutBeforeRequest) => return None,
@@ -835,11 +1172,16 @@ async fn relay(
     };
     let replies = async {
         loop {
-            let reply = read_message(&mut from_server).await.ok()?;
+            let mut reply = read_message(&mut from_server).await.ok()?;
             if *lock(&lose) == Some(reply.response_to()) {
                 return None::<(Message, Duration)>;
             }
-            to_client.write_all(&reply.bytes).await.ok()?;
+            if shared.mongos.load(Ordering::SeqCst)
+                && let Some(as_mongos) = reply.as_mongos_hello()
+            {
+                reply = as_mongos;
+            }
+            to_client.lock().await.write_all(&reply.bytes).await.ok()?;
         }
     };
     tokio::select! {
@@ -928,5 +1270,170 @@ mod tests {
             Some(("insert".to_owned(), Some("c".to_owned())))
         );
         assert!(!message.more_to_come());
+    }
+
+    /// A message of `op_code` with `prefix` after the header, then `docs`.
+    fn message(op_code: i32, prefix: &[u8], docs: &[&Document]) -> Message {
+        let mut bytes = vec![0u8; 16];
+        bytes.extend_from_slice(prefix);
+        for doc in docs {
+            bytes.extend_from_slice(&mongodb::bson::to_vec(doc).unwrap());
+        }
+        let len = bytes.len() as i32;
+        bytes[0..4].copy_from_slice(&len.to_le_bytes());
+        bytes[4..8].copy_from_slice(&7_i32.to_le_bytes());
+        bytes[8..12].copy_from_slice(&5_i32.to_le_bytes());
+        bytes[12..16].copy_from_slice(&op_code.to_le_bytes());
+        Message { bytes }
+    }
+
+    fn replica_set_hello() -> Document {
+        use mongodb::bson::oid::ObjectId;
+        doc! {
+            "helloOk": true,
+            "ismaster": true,
+            "topologyVersion": { "processId": ObjectId::new(), "counter": 0_i64 },
+            "hosts": ["127.0.0.1:5"],
+            "setName": "rs0",
+            "setVersion": 1,
+            "secondary": false,
+            "primary": "127.0.0.1:5",
+            "me": "127.0.0.1:5",
+            "electionId": ObjectId::new(),
+            "lastWrite": { "opTime": { "ts": 1_i64 } },
+            "isreplicaset": false,
+            "maxWireVersion": 21,
+            "logicalSessionTimeoutMinutes": 30,
+            "ok": 1.0,
+        }
+    }
+
+    fn as_mongos_checks(rewritten: &Message, original: &Message, at: usize) {
+        assert_eq!(
+            rewritten.i32_at(0) as usize,
+            rewritten.bytes.len(),
+            "length fixed"
+        );
+        assert_eq!(rewritten.request_id(), original.request_id());
+        assert_eq!(rewritten.response_to(), original.response_to());
+        assert_eq!(rewritten.op_code(), original.op_code());
+        assert_eq!(&rewritten.bytes[16..at], &original.bytes[16..at]);
+        let hello = Document::try_from(rewritten.body().unwrap()).unwrap();
+        assert_eq!(hello.get_str("msg"), Ok("isdbgrid"));
+        for field in REPLICA_SET_HELLO_FIELDS {
+            assert!(!hello.contains_key(field), "{field} in {hello}");
+        }
+        assert!(hello.contains_key("ismaster") || hello.contains_key("isWritablePrimary"));
+        for kept in [
+            "helloOk",
+            "topologyVersion",
+            "maxWireVersion",
+            "logicalSessionTimeoutMinutes",
+            "ok",
+        ] {
+            assert!(hello.contains_key(kept), "{kept} missing from {hello}");
+        }
+    }
+
+    #[test]
+    fn as_mongos_rewrites_an_op_reply() {
+        // responseFlags, cursorID, startingFrom, numberReturned.
+        let mut prefix = Vec::new();
+        prefix.extend_from_slice(&8_i32.to_le_bytes());
+        prefix.extend_from_slice(&0_i64.to_le_bytes());
+        prefix.extend_from_slice(&0_i32.to_le_bytes());
+        prefix.extend_from_slice(&1_i32.to_le_bytes());
+        let original = message(OP_REPLY, &prefix, &[&replica_set_hello()]);
+        let rewritten = original.as_mongos_hello().unwrap();
+        as_mongos_checks(&rewritten, &original, OP_REPLY_DOCUMENTS);
+        assert!(rewritten.bytes.len() < original.bytes.len());
+    }
+
+    #[test]
+    fn as_mongos_rewrites_a_streamed_op_msg_and_drops_its_checksum() {
+        let flags = MORE_TO_COME | CHECKSUM_PRESENT;
+        let mut prefix = flags.to_le_bytes().to_vec();
+        prefix.push(0);
+        let mut hello = replica_set_hello();
+        hello.remove("ismaster");
+        hello.insert("isWritablePrimary", true);
+        let mut original = message(OP_MSG, &prefix, &[&hello]);
+        original.bytes.extend_from_slice(&[1, 2, 3, 4]);
+        let len = original.bytes.len() as i32;
+        original.bytes[0..4].copy_from_slice(&len.to_le_bytes());
+        let rewritten = original.as_mongos_hello().unwrap();
+        assert_eq!(rewritten.flags(), MORE_TO_COME);
+        assert!(rewritten.more_to_come());
+        // The kind-0 section byte is kept.
+        assert_eq!(rewritten.bytes[20], 0);
+        let body = Document::try_from(rewritten.body().unwrap()).unwrap();
+        assert_eq!(body.get_bool("isWritablePrimary"), Ok(true));
+        assert_eq!(
+            rewritten.body_range().unwrap().end,
+            rewritten.bytes.len(),
+            "no checksum left"
+        );
+        as_mongos_checks(&rewritten, &original, 16);
+    }
+
+    #[test]
+    fn as_mongos_leaves_other_replies_alone() {
+        let mut prefix = 0u32.to_le_bytes().to_vec();
+        prefix.push(0);
+        let reply = message(OP_MSG, &prefix, &[&doc! { "n": 1, "ok": 1.0 }]);
+        assert!(reply.as_mongos_hello().is_none());
+        // A failed hello carries no role: nothing to present.
+        let failed = message(OP_MSG, &prefix, &[&doc! { "ok": 0.0, "errmsg": "x" }]);
+        assert!(failed.as_mongos_hello().is_none());
+    }
+
+    #[test]
+    fn as_mongos_config_collections_reads_and_their_filters() {
+        let read = |body: Document| {
+            let mut prefix = 0u32.to_le_bytes().to_vec();
+            prefix.push(0);
+            message(OP_MSG, &prefix, &[&body]).config_read()
+        };
+        assert!(read(doc! { "find": "collections", "$db": "other" }).is_none());
+        assert!(read(doc! { "find": "chunks", "$db": "config" }).is_none());
+        assert!(read(doc! { "aggregate": "collections", "$db": "config" }).is_none());
+
+        let entries = [doc! { "_id": "a.x" }, doc! { "_id": "b.y" }];
+        let selected = |body: Document| {
+            let read = read(body).unwrap();
+            entries
+                .iter()
+                .filter(|e| read.selects(e))
+                .map(|e| e.get_str("_id").unwrap())
+                .collect::<Vec<_>>()
+        };
+        let all = vec!["a.x", "b.y"];
+        assert_eq!(
+            selected(doc! { "find": "collections", "$db": "config" }),
+            all
+        );
+        assert_eq!(
+            selected(doc! { "find": "collections", "filter": {}, "$db": "config" }),
+            all
+        );
+        assert_eq!(
+            selected(doc! { "find": "collections", "filter": { "_id": "b.y" }, "$db": "config" }),
+            vec!["b.y"]
+        );
+        assert_eq!(
+            selected(doc! {
+                "find": "collections",
+                "filter": { "_id": { "$in": ["a.x", "c.z"] } },
+                "$db": "config",
+            }),
+            vec!["a.x"]
+        );
+        // Filters not understood select everything.
+        assert_eq!(
+            selected(doc! { "find": "collections", "filter": { "key": 1 }, "$db": "config" }),
+            all
+        );
+        let limited = read(doc! { "find": "collections", "limit": 1_i64, "$db": "config" });
+        assert_eq!(limited.unwrap().limit, Some(1));
     }
 }

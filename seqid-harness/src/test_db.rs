@@ -86,7 +86,9 @@ impl TestDb {
     }
 
     /// The connection string of the server holding the database: the one to
-    /// hand to worker processes and to other clients of the test's own.
+    /// hand to worker processes and to other clients of the test's own. With
+    /// `SEQID_TEST_AS_MONGOS`, that of the proxy presenting the server as a
+    /// mongos ([`mongos_proxy_for`]).
     ///
     /// ```no_run
     /// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
@@ -96,7 +98,7 @@ impl TestDb {
     /// # Ok(()) }
     /// ```
     pub fn uri(&self) -> &str {
-        &self.server.uri
+        self.server.client_uri_or_own()
     }
 }
 
@@ -145,6 +147,30 @@ impl Drop for TestDb {
             ),
         }
     }
+}
+
+/// The proxy through which the harness's clients reach the server of `db`,
+/// presenting it as a mongos, when `SEQID_TEST_AS_MONGOS` is on
+/// ([`as_mongos`](crate::as_mongos)); `None` otherwise.
+///
+/// The proxy serves every test database of that server (the process's server
+/// is shared by the tests of a process): configure only the namespaces of
+/// `db` on it, e.g. with [`shard_collection`](crate::FaultProxy::shard_collection),
+/// and undo that before `db` is dropped if a later test may reuse its name's
+/// collections (names are unique per process, so they cannot).
+///
+/// ```no_run
+/// # async fn f() {
+/// use mongodb::bson::doc;
+/// let db = seqid_harness::test_db("sharded").await;
+/// if let Some(proxy) = seqid_harness::mongos_proxy_for(&db) {
+///     let ns = format!("{}.orders", db.name());
+///     proxy.shard_collection(&ns, doc! { "key": { "_id": "hashed" }, "unique": false });
+/// }
+/// # }
+/// ```
+pub fn mongos_proxy_for(db: &TestDb) -> Option<&crate::FaultProxy> {
+    db.server.mongos_proxy()
 }
 
 /// A fresh, empty, uniquely named database for a test.
@@ -208,7 +234,10 @@ pub(crate) async fn test_db_on(
     label: &str,
     configure: impl FnOnce(&mut ClientOptions),
 ) -> TestDb {
-    let client = client_of(&server.uri, configure)
+    // Through the mongos proxy with `SEQID_TEST_AS_MONGOS`; the database is
+    // emptied, and dropped in the end, directly: those are not the test's.
+    let uri = server.client_uri().unwrap_or_else(|e| panic!("{e}"));
+    let client = client_of(uri, configure)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let name = unique_db_name(label);
@@ -220,7 +249,7 @@ pub(crate) async fn test_db_on(
     if let Err(e) = emptied(&plain, &name, &server.kind).await {
         panic!("{e}");
     }
-    live().insert(name.clone(), server.uri.clone());
+    live().insert(name.clone(), uri.to_owned());
     let db = client.database(&name);
     TestDb {
         client,

@@ -63,7 +63,11 @@ impl TestServer {
     /// # Ok(()) }
     /// ```
     pub async fn start() -> Result<TestServer, HarnessError> {
-        start_blocking(find::find_server).await
+        let server = start_blocking(find::find_server).await?;
+        // With `SEQID_TEST_AS_MONGOS`, fail here if the proxy cannot start
+        // rather than hand out the server's own URI later.
+        server.server.client_uri()?;
+        Ok(server)
     }
 
     /// A builder to start a local server on a port of your choice, or with its
@@ -87,7 +91,9 @@ impl TestServer {
 
     /// The connection string, e.g.
     /// `mongodb://127.0.0.1:40123/?directConnection=true` (a `MONGODB_URI`
-    /// server's as given). Pass it to worker processes as `MONGODB_URI`.
+    /// server's as given; with `SEQID_TEST_AS_MONGOS`, for a server from
+    /// [`start`](TestServer::start), the mongos proxy's). Pass it to worker
+    /// processes as `MONGODB_URI`.
     ///
     /// ```no_run
     /// # async fn f(server: &seqid_harness::TestServer) {
@@ -96,7 +102,7 @@ impl TestServer {
     /// # }
     /// ```
     pub fn uri(&self) -> &str {
-        &self.server.uri
+        self.server.client_uri_or_own()
     }
 
     /// Which server it is, e.g. `"SecantusDB 0.7.0b3 on 127.0.0.1:40123"`
@@ -136,8 +142,9 @@ impl TestServer {
         self.server.port
     }
 
-    /// A new [`Client`] of this server. Use it in the tokio runtime that is
-    /// current when you call this.
+    /// A new [`Client`] of this server (through the mongos proxy with
+    /// `SEQID_TEST_AS_MONGOS`: see [`mongos_proxy`](TestServer::mongos_proxy)).
+    /// Use it in the tokio runtime that is current when you call this.
     ///
     /// ```no_run
     /// # async fn f(server: &seqid_harness::TestServer) -> Result<(), Box<dyn std::error::Error>> {
@@ -146,7 +153,26 @@ impl TestServer {
     /// # Ok(()) }
     /// ```
     pub async fn client(&self) -> Result<Client, HarnessError> {
-        client_of(&self.server.uri, |_| {}).await
+        client_of(self.server.client_uri()?, |_| {}).await
+    }
+
+    /// The proxy through which the harness's clients reach this server,
+    /// presenting it as a mongos, when `SEQID_TEST_AS_MONGOS` is on
+    /// ([`as_mongos`](crate::as_mongos)) and the server came from
+    /// [`start`](TestServer::start); `None` otherwise. Its
+    /// [`uri`](crate::FaultProxy::uri) is [`uri`](TestServer::uri).
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), seqid_harness::HarnessError> {
+    /// use mongodb::bson::doc;
+    /// let server = seqid_harness::TestServer::start().await?;
+    /// if let Some(proxy) = server.mongos_proxy() {
+    ///     proxy.shard_collection("shop.orders", doc! { "key": { "_id": 1 }, "unique": true });
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn mongos_proxy(&self) -> Option<&crate::FaultProxy> {
+        self.server.mongos_proxy()
     }
 
     /// A fresh, empty, uniquely named database on this server, dropped again
@@ -253,7 +279,11 @@ impl TestServerBuilder {
         start_blocking(move || {
             let mut kind = find::local_kind()?;
             kind.storage = storage;
-            find::local_server(kind, port)
+            let mut server = find::local_server(kind, port)?;
+            // A server for a program, at the address asked for: never
+            // behind a mongos proxy.
+            server.for_tests = false;
+            Ok(server)
         })
         .await
     }

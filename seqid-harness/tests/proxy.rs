@@ -2,12 +2,15 @@
 //! shows its effect both to the client (through the proxy) and on the server
 //! (read back through a direct client).
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mongodb::bson::{Document, doc};
 use mongodb::error::{Error, ErrorKind};
+use mongodb::event::EventHandler;
+use mongodb::event::sdam::SdamEvent;
 use mongodb::options::ClientOptions;
-use mongodb::{Client, Collection};
+use mongodb::{Client, Collection, ServerType};
 use seqid_harness::{Fault, FaultProxy, TestDb};
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
@@ -284,4 +287,333 @@ async fn dropping_the_proxy_closes_everything() {
         assert!(Instant::now() < deadline, "still listening on {addr}");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+// ---------------------------------------------------------------------------
+// Presenting the server as a mongos
+
+/// A client of `proxy` that records the server types the driver's monitoring
+/// has seen, in order.
+async fn client_recording_server_types(
+    proxy: &FaultProxy,
+) -> (Client, Arc<Mutex<Vec<ServerType>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut options = ClientOptions::parse(proxy.uri()).await.unwrap();
+    options.server_selection_timeout = Some(Duration::from_secs(5));
+    let record = Arc::clone(&seen);
+    options.sdam_event_handler = Some(EventHandler::callback(move |event: SdamEvent| {
+        if let SdamEvent::ServerDescriptionChanged(changed) = event {
+            record
+                .lock()
+                .unwrap()
+                .push(changed.new_description.server_type());
+        }
+    }));
+    (Client::with_options(options).unwrap(), seen)
+}
+
+#[tokio::test]
+async fn as_mongos_hello_answers_isdbgrid_without_replica_set_fields() {
+    let proxy = FaultProxy::for_server().await.unwrap();
+    assert!(!proxy.presents_as_mongos());
+    proxy.present_as_mongos(true);
+    assert!(proxy.presents_as_mongos());
+    let (client, seen) = client_recording_server_types(&proxy).await;
+    let admin = client.database("admin");
+    for hello in [
+        doc! { "hello": 1 },
+        doc! { "isMaster": 1 },
+        doc! { "ismaster": 1 },
+    ] {
+        let reply = admin.run_command(hello.clone()).await.unwrap();
+        assert_eq!(reply.get_str("msg"), Ok("isdbgrid"), "{hello}: {reply}");
+        for field in [
+            "setName",
+            "hosts",
+            "primary",
+            "me",
+            "secondary",
+            "isreplicaset",
+        ] {
+            assert!(!reply.contains_key(field), "{hello}: {field} in {reply}");
+        }
+        assert!(
+            reply.get_bool("isWritablePrimary") == Ok(true)
+                || reply.get_bool("ismaster") == Ok(true),
+            "{hello}: {reply}"
+        );
+        assert!(reply.contains_key("maxWireVersion"), "{reply}");
+        assert_eq!(
+            reply
+                .get_f64("ok")
+                .ok()
+                .or(reply.get_i32("ok").ok().map(f64::from)),
+            Some(1.0)
+        );
+    }
+    // The driver's own handshake and monitoring saw a mongos, never a member.
+    eventually("the monitor's first check", || {
+        !seen.lock().unwrap().is_empty()
+    })
+    .await;
+    let seen = seen.lock().unwrap().clone();
+    assert!(
+        seen.iter()
+            .all(|t| matches!(t, ServerType::Mongos | ServerType::Unknown)),
+        "{seen:?}"
+    );
+    assert!(seen.contains(&ServerType::Mongos), "{seen:?}");
+}
+
+#[tokio::test]
+async fn as_mongos_crud_and_a_transaction_go_through() {
+    let s = setup("proxy_mongos_crud").await;
+    s.proxy.present_as_mongos(true);
+    // Retryable writes on (the default), as against a real mongos.
+    let client = Client::with_uri_str(s.proxy.uri()).await.unwrap();
+    let db_name = s.through.namespace().db;
+    let coll = client.database(&db_name).collection::<Document>("c");
+    let hello = client
+        .database("admin")
+        .run_command(doc! { "hello": 1 })
+        .await
+        .unwrap();
+    assert_eq!(hello.get_str("msg"), Ok("isdbgrid"));
+
+    coll.insert_one(doc! { "_id": 1, "n": 0 }).await.unwrap();
+    coll.insert_many([doc! { "_id": 2 }, doc! { "_id": 3 }])
+        .await
+        .unwrap();
+    let updated = coll
+        .find_one_and_update(doc! { "_id": 1 }, doc! { "$inc": { "n": 1 } })
+        .await
+        .unwrap();
+    assert_eq!(updated, Some(doc! { "_id": 1, "n": 0 }));
+    coll.update_one(doc! { "_id": 2 }, doc! { "$set": { "x": true } })
+        .await
+        .unwrap();
+    coll.delete_one(doc! { "_id": 3 }).await.unwrap();
+    let mut ids = Vec::new();
+    let mut cursor = coll.find(doc! {}).sort(doc! { "_id": 1 }).await.unwrap();
+    while cursor.advance().await.unwrap() {
+        ids.push(
+            cursor
+                .deserialize_current()
+                .unwrap()
+                .get_i32("_id")
+                .unwrap(),
+        );
+    }
+    assert_eq!(ids, [1, 2]);
+
+    let mut session = client.start_session().await.unwrap();
+    let committed = session
+        .start_transaction()
+        .and_run(coll.clone(), |session, coll| {
+            Box::pin(async move {
+                coll.insert_one(doc! { "_id": 10, "in": "transaction" })
+                    .session(&mut *session)
+                    .await?;
+                coll.count_documents(doc! {}).session(&mut *session).await
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(committed, 3);
+    // Read back directly, past the proxy.
+    assert_eq!(
+        s.direct.find_one(doc! { "_id": 10 }).await.unwrap(),
+        Some(doc! { "_id": 10, "in": "transaction" })
+    );
+    assert_eq!(
+        s.direct.find_one(doc! { "_id": 1 }).await.unwrap(),
+        Some(doc! { "_id": 1, "n": 1 })
+    );
+    assert_eq!(s.direct.count_documents(doc! {}).await.unwrap(), 3);
+    assert_eq!(s.proxy.config_reads(), 0);
+}
+
+#[tokio::test]
+async fn as_mongos_config_collections_are_the_proxys_own() {
+    let proxy = FaultProxy::for_server().await.unwrap();
+    proxy.present_as_mongos(true);
+    let client = proxied_client(&proxy).await;
+    let config = client
+        .database("config")
+        .collection::<Document>("collections");
+    let found = |filter: Document| {
+        let config = config.clone();
+        async move {
+            let mut cursor = config.find(filter).await.unwrap();
+            let mut found = Vec::new();
+            while cursor.advance().await.unwrap() {
+                found.push(cursor.deserialize_current().unwrap());
+            }
+            found
+        }
+    };
+    let all = || found(doc! {});
+    assert_eq!(all().await, Vec::<Document>::new());
+    assert_eq!(proxy.config_reads(), 1);
+
+    let orders = doc! { "key": { "_id": "hashed" }, "unique": false };
+    proxy.shard_collection("shop.orders", orders);
+    let users =
+        doc! { "_id": "shop.users", "key": { "email": 1 }, "unique": true, "noBalance": false };
+    proxy.shard_collection("shop.users", users.clone());
+    let orders = doc! { "_id": "shop.orders", "key": { "_id": "hashed" }, "unique": false };
+    assert_eq!(all().await, [orders.clone(), users.clone()]);
+
+    let one = config.find_one(doc! { "_id": "shop.users" }).await.unwrap();
+    assert_eq!(one, Some(users.clone()));
+    let none = config.find_one(doc! { "_id": "shop.other" }).await.unwrap();
+    assert_eq!(none, None);
+    let some = found(doc! { "_id": { "$in": ["shop.orders", "shop.missing"] } }).await;
+    assert_eq!(some, std::slice::from_ref(&orders));
+    // A filter the proxy does not understand answers everything.
+    let any = found(doc! { "unique": true }).await;
+    assert_eq!(any, [orders, users.clone()]);
+    assert_eq!(proxy.config_reads(), 6);
+    assert_eq!(proxy.requests("find"), 6);
+
+    proxy.unshard_collection("shop.orders");
+    assert_eq!(all().await, [users]);
+    proxy.unshard_collection("shop.users");
+    proxy.unshard_collection("shop.never");
+    assert_eq!(all().await, Vec::<Document>::new());
+    assert_eq!(proxy.config_reads(), 8);
+
+    // A rule that names the read closes the connection: no answer.
+    proxy.cut_before_request("find", Some("collections"), 1);
+    let err = config.find_one(doc! {}).await.unwrap_err();
+    assert_network_error(&err);
+    assert_eq!(proxy.fired_of(Fault::CutBeforeRequest), 1);
+    assert_eq!(proxy.config_reads(), 8);
+
+    // Off, the read goes to the server, whatever it answers.
+    proxy.present_as_mongos(false);
+    proxy.shard_collection("shop.orders", doc! {});
+    let forwarded = config.find_one(doc! { "_id": "shop.orders" }).await;
+    assert!(!matches!(forwarded, Ok(Some(_))), "{forwarded:?}");
+    assert_eq!(proxy.config_reads(), 8);
+}
+
+#[tokio::test]
+async fn as_mongos_is_off_by_default() {
+    // The server itself, also with `SEQID_TEST_AS_MONGOS` (whose proxy would
+    // present it as a mongos already).
+    let db = seqid_harness::test_db("proxy_mongos_off").await;
+    let upstream = match seqid_harness::mongos_proxy_for(&db) {
+        Some(mongos) => mongos.upstream(),
+        None => seqid_harness::server_addr().unwrap(),
+    };
+    let proxy = FaultProxy::start(upstream).await.unwrap();
+    let client = proxied_client(&proxy).await;
+    let hello = client
+        .database("admin")
+        .run_command(doc! { "hello": 1 })
+        .await
+        .unwrap();
+    assert!(!hello.contains_key("msg"), "{hello}");
+    // The same as the server says directly.
+    let direct = Client::with_uri_str(format!("mongodb://{upstream}/?directConnection=true"))
+        .await
+        .unwrap();
+    let direct_hello = direct
+        .database("admin")
+        .run_command(doc! { "hello": 1 })
+        .await
+        .unwrap();
+    assert_eq!(
+        hello.get_str("setName").ok(),
+        direct_hello.get_str("setName").ok()
+    );
+    assert_eq!(proxy.config_reads(), 0);
+}
+
+/// `SEQID_TEST_AS_MONGOS`: the harness's clients of test databases see a
+/// mongos exactly when it is on (run the harness's tests with it set too).
+#[tokio::test]
+async fn as_mongos_env_switch_applies_to_test_db_clients() {
+    let db = seqid_harness::test_db("proxy_mongos_env").await;
+    let hello = db
+        .client()
+        .database("admin")
+        .run_command(doc! { "hello": 1 })
+        .await
+        .unwrap();
+    let proxy = seqid_harness::mongos_proxy_for(&db);
+    if seqid_harness::as_mongos() {
+        assert_eq!(hello.get_str("msg"), Ok("isdbgrid"), "{hello}");
+        let proxy = proxy.expect("a mongos proxy for the test database");
+        assert!(proxy.presents_as_mongos());
+        assert_eq!(db.uri(), proxy.uri());
+        assert_eq!(
+            seqid_harness::server_uri_for(db.name()).unwrap(),
+            proxy.uri()
+        );
+        // A test's own sharded collection, seen through its database's client.
+        let ns = format!("{}.c", db.name());
+        proxy.shard_collection(&ns, doc! { "key": { "_id": 1 }, "unique": true });
+        let entry = db
+            .client()
+            .database("config")
+            .collection::<Document>("collections")
+            .find_one(doc! { "_id": &ns })
+            .await
+            .unwrap();
+        proxy.unshard_collection(&ns);
+        assert_eq!(
+            entry,
+            Some(doc! { "_id": &ns, "key": { "_id": 1 }, "unique": true })
+        );
+    } else {
+        assert!(!hello.contains_key("msg"), "{hello}");
+        assert!(proxy.is_none());
+    }
+}
+
+/// The legacy handshake: `isMaster` in an `OP_QUERY` on `admin.$cmd`,
+/// answered with an `OP_REPLY`, as older drivers send their first one.
+#[tokio::test]
+async fn as_mongos_rewrites_the_legacy_op_query_handshake() {
+    use tokio::io::AsyncWriteExt;
+    let proxy = FaultProxy::for_server().await.unwrap();
+    proxy.present_as_mongos(true);
+    let mut raw = TcpStream::connect(proxy.addr()).await.unwrap();
+    let query = mongodb::bson::to_vec(&doc! { "isMaster": 1, "helloOk": true }).unwrap();
+    let mut request = vec![0u8; 16];
+    request.extend_from_slice(&0_i32.to_le_bytes()); // flags
+    request.extend_from_slice(b"admin.$cmd\0");
+    request.extend_from_slice(&0_i32.to_le_bytes()); // numberToSkip
+    request.extend_from_slice(&(-1_i32).to_le_bytes()); // numberToReturn
+    request.extend_from_slice(&query);
+    let len = request.len() as i32;
+    request[0..4].copy_from_slice(&len.to_le_bytes());
+    request[4..8].copy_from_slice(&77_i32.to_le_bytes());
+    request[12..16].copy_from_slice(&2004_i32.to_le_bytes());
+    raw.write_all(&request).await.unwrap();
+
+    let mut header = [0u8; 16];
+    raw.read_exact(&mut header).await.unwrap();
+    let int = |at: usize| i32::from_le_bytes(header[at..at + 4].try_into().unwrap());
+    assert_eq!(int(8), 77, "responseTo");
+    assert_eq!(int(12), 1, "an OP_REPLY");
+    let mut rest = vec![0u8; int(0) as usize - 16];
+    raw.read_exact(&mut rest).await.unwrap();
+    // responseFlags, cursorID, startingFrom, numberReturned, then the document,
+    // which must end the message exactly (the length was fixed).
+    assert_eq!(i32::from_le_bytes(rest[16..20].try_into().unwrap()), 1);
+    let reply = Document::from_reader(&rest[20..]).unwrap();
+    assert_eq!(
+        mongodb::bson::to_vec(&reply).unwrap().len(),
+        rest.len() - 20
+    );
+    assert_eq!(reply.get_str("msg"), Ok("isdbgrid"), "{reply}");
+    assert!(!reply.contains_key("setName"), "{reply}");
+    // nx-27017 answers the legacy command with `isWritablePrimary` only.
+    assert!(
+        reply.get_bool("ismaster") == Ok(true) || reply.get_bool("isWritablePrimary") == Ok(true),
+        "{reply}"
+    );
 }

@@ -60,6 +60,9 @@ impl<'a> Context<'a> {
         if route.registry.is_none() {
             warn_bare(seq);
         }
+        // On a sharded cluster, a sequence whose promises would not hold is refused here,
+        // before anything is read or taken (once known, without a round trip).
+        crate::check::require(route, seq).await?;
         Ok(Context {
             seq,
             route,

@@ -592,6 +592,28 @@ pub trait Document: Model {
         indexes::create_all::<Self>(db.route())
     }
 
+    /// What seqid finds of the deployment `db` lives on and of the collections this type's
+    /// sequences write (how each is sharded, the unique indexes relied on), and whether
+    /// each sequence's promises hold there: [`check_deployment`](crate::check_deployment)
+    /// for every sequence of the type. Inserts make the same decisions, and refuse
+    /// ([`Error::Sharded`]) where a promise would not hold.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("user")]
+    /// # struct User { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let report = User::check_deployment(&db).await?;
+    /// assert!(report.holds(), "{report}");
+    /// # Ok(()) }
+    /// ```
+    fn check_deployment(
+        db: &impl AsDatabase,
+    ) -> impl Future<Output = Result<crate::DeploymentReport, Error>> + Send {
+        crate::check_deployment(db, std::iter::once(&Self::SEQUENCE).chain(Self::OTHERS))
+    }
+
     /// What the [`Sequences`](crate::Sequences) handle of `db` has done for the sequence
     /// in `db` since it took up the sequence: round trips that reserved ids, ids handed
     /// out, and retries. (Calls through a bare `mongodb::Database` share no state, so

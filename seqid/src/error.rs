@@ -427,6 +427,29 @@ pub enum Error {
         why: &'static str,
     },
 
+    /// On a sharded cluster, a collection of the sequence is sharded so that one of its
+    /// promises would not hold: the optimistic strategy's collection on a shard key that
+    /// does not start its unique index (enforced then on each shard alone), or a counters
+    /// collection on a key its counter's filter does not carry (an upsert must). Refused
+    /// before any id is taken; the message says what would make it hold. See the guide's
+    /// [sharded clusters](crate::guide::sharded_clusters) chapter, and
+    /// [`check_deployment`](crate::check_deployment) for the whole picture.
+    #[error(
+        "sequence `{}`: `{collection}` is sharded on {shard_key}: {why}; nothing was \
+         written (see seqid's guide, sharded clusters)",
+        .sequence.name
+    )]
+    Sharded {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The collection, `db.coll`.
+        collection: Box<str>,
+        /// Its shard key, as shown: `{ "email": 1 }`.
+        shard_key: Box<str>,
+        /// Why the promise would not hold, and what would make it hold.
+        why: Box<str>,
+    },
+
     /// A natural key [`find_or_insert`](crate::Document::find_or_insert) cannot find a
     /// document by: a key field the document does not hold, or holds as null or an array
     /// (which a unique index does not keep to one document), or a key named per call that
@@ -519,6 +542,7 @@ impl Error {
             | Error::InvalidScope { sequence, .. }
             | Error::InvalidCode { sequence, .. }
             | Error::MissingIndex { sequence, .. }
+            | Error::Sharded { sequence, .. }
             | Error::InvalidNaturalKey { sequence, .. }
             | Error::NumberedLater { sequence, .. }
             | Error::DraftNotFound { sequence, .. } => sequence.name,
@@ -532,6 +556,9 @@ impl Error {
         action: impl Into<String>,
         source: mongodb::error::Error,
     ) -> Self {
+        // Every driver error seqid reports passes here: one that says the cluster's
+        // routing changed makes what was read of the deployments stale.
+        crate::server::routing_changed(crate::server::server_code(&source));
         Error::Driver {
             sequence,
             action: action.into().into_boxed_str(),

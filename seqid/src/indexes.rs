@@ -231,6 +231,16 @@ pub(crate) async fn require(
     Ok(())
 }
 
+/// Whether `collection` has a unique index, not partial, on exactly `keys` in that order
+/// (whatever its name): what [`crate::check_deployment`] reports.
+pub(crate) async fn has_unique(
+    collection: &Collection<BsonDocument>,
+    seq: &'static Sequence,
+    keys: &[&str],
+) -> Result<bool, Error> {
+    listed(collection, seq, |fields| fields == keys).await
+}
+
 /// Whether a unique index, not partial, whose fields (in order) `wanted` accepts exists
 /// (whatever its name). A collection that does not exist has none.
 async fn listed(

@@ -203,12 +203,14 @@ pub mod action;
 mod allocator;
 mod backoff;
 mod batch;
+mod check;
 mod code;
 mod commit_queue;
 mod companions;
 mod context;
 mod counted;
 mod counter;
+mod deployment;
 mod detach;
 mod display;
 mod document;
@@ -241,6 +243,7 @@ mod sequence_of;
 mod sequences;
 mod server;
 mod session;
+mod sharding;
 mod span;
 mod stored;
 mod turnstile;
@@ -249,6 +252,11 @@ mod write;
 pub use action::find_or_insert::NaturalKeyed;
 pub use action::list::CounterState;
 pub use action::number::NumberedLater;
+pub use check::{
+    CollectionReport, DeploymentReport, IndexReport, Note, SequenceReport, Verdict,
+    check_deployment,
+};
+pub use deployment::Topology;
 pub use display::{DisplayCode, Unshowable};
 pub use document::{CounterBacked, Document};
 pub use error::{BulkError, Error, FailedInsert};

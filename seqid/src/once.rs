@@ -1,8 +1,9 @@
 //! Warnings logged once per process and sequence: a misuse or an anomaly that every call
 //! would otherwise repeat, flooding the log of a busy service.
 //!
-//! This is the one process-wide state of seqid: a log's deduplication belongs to the
-//! process that writes the log, not to a deployment.
+//! A log's deduplication belongs to the process that writes the log, not to a deployment:
+//! this is process-wide state, as is what calls through bare databases learn of their
+//! deployment (`crate::deployment`), which keep nothing else.
 
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -16,6 +17,8 @@ pub(crate) enum Warning {
     BareDatabase,
     /// The largest id read went backwards between two reads of the optimistic loop.
     MaximumBackwards,
+    /// A collection of the sequence (named) is sharded so that a promise holds at a cost.
+    ShardedAtACost(&'static str),
 }
 
 /// A warning, and the sequence (name and collection) it is about.

@@ -17,6 +17,7 @@ use mongodb::Collection;
 use mongodb::bson::RawDocumentBuf;
 
 use crate::allocator::Allocator;
+use crate::deployment::Known;
 use crate::frontier::Frontier;
 use crate::orphan::Orphan;
 use crate::scope::{Key, Scope};
@@ -40,6 +41,8 @@ pub(crate) struct Registry {
     orphans: Entries<OrphanKey, Mutex<Vec<Orphan>>>,
     /// Milliseconds an entry stays unused before it is released.
     release_after: AtomicU64,
+    /// What was read of the deployment: its kind, and how its collections are sharded.
+    deployment: Known,
 }
 
 impl Registry {
@@ -50,7 +53,13 @@ impl Registry {
             indexes: Entries::new(),
             orphans: Entries::new(),
             release_after: AtomicU64::new(DEFAULT_RELEASE_AFTER.as_millis() as u64),
+            deployment: Known::default(),
         }
+    }
+
+    /// What the handle has read of its deployment.
+    pub(crate) fn deployment(&self) -> &Known {
+        &self.deployment
     }
 
     /// Releases an entry once no call has used it for `idle`.

@@ -2,6 +2,8 @@
 //! ids go, the unique index that holds a sequence's numbers, and the unique indexes seqid
 //! asks it to make.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use mongodb::IndexModel;
 use mongodb::bson::{Bson, Document as BsonDocument};
 use mongodb::options::{IndexOptions, ReadPreference, SelectionCriteria};
@@ -15,6 +17,26 @@ pub(crate) const DUPLICATE_KEY: i32 = 11000;
 /// a secondary may not have the latest writes yet.
 pub(crate) const PRIMARY: SelectionCriteria =
     SelectionCriteria::ReadPreference(ReadPreference::Primary);
+
+/// Codes of errors that say a sharded cluster's routing changed: StaleShardVersion (63),
+/// StaleEpoch (150), StaleDbVersion (249), StaleConfig (13388).
+const ROUTING_CHANGED: [i32; 4] = [63, 150, 249, 13388];
+
+/// Bumped when a command answers that the routing changed.
+static ROUTING_EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// Notes a driver error's code: one that says the routing changed makes what was read of
+/// every deployment stale (`crate::deployment` reads it again).
+pub(crate) fn routing_changed(code: Option<i32>) {
+    if code.is_some_and(|code| ROUTING_CHANGED.contains(&code)) {
+        ROUTING_EPOCH.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// How many times a command has answered that the routing changed.
+pub(crate) fn routing_epoch() -> u64 {
+    ROUTING_EPOCH.load(Ordering::Relaxed)
+}
 
 /// The server's error code, whichever way the driver reports it.
 pub(crate) fn server_code(error: &mongodb::error::Error) -> Option<i32> {

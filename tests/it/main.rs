@@ -39,6 +39,7 @@ mod resume;
 mod scopes;
 mod service;
 mod several;
+mod sharding;
 mod shared_counters;
 mod spans;
 mod start;

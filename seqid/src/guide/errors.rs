@@ -49,6 +49,9 @@
 //!   value that would make codes ambiguous: the field, the value and the format.
 //! - [`MissingIndex`](crate::Error::MissingIndex): the unique index a field sequence or a natural
 //!   key relies on, and what relies on it.
+//! - [`Sharded`](crate::Error::Sharded): on a sharded cluster, a collection sharded so that a
+//!   promise would not hold: the collection, its shard key, why, and what would make it hold
+//!   (see [sharded clusters](super::sharded_clusters)). Nothing read or taken.
 //! - [`NumberedLater`](crate::Error::NumberedLater): an insert of a type numbered later, whose
 //!   drafts the driver stores; [`DraftNotFound`](crate::Error::DraftNotFound): `number_draft`'s
 //!   filter found nothing. Nothing reserved or written.

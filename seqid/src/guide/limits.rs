@@ -5,7 +5,9 @@
 //! - Resetting or deleting a counter while processes hold blocks of it makes those blocks collide
 //!   with the new ids (as with every block allocator); the `_id` index turns that into
 //!   [`Error::DuplicateKey`](crate::Error::DuplicateKey), not duplicates.
-//! - Do not shard the counters collection.
+//! - On a sharded cluster, what holds and what is refused is the
+//!   [sharded clusters](super::sharded_clusters) chapter's matrix; leave the counters collection
+//!   unsharded (it is small), or shard it on the fields that find a counter.
 //! - The `gapless` strategy serves one writer at a time per sequence: throughput is one
 //!   transaction's length per id, and `n` concurrent writers each wait about `n` of them (see
 //!   [strategies](super::strategies#gapless)). Keep a gapless transaction short: work done in

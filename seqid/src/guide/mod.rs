@@ -43,6 +43,8 @@
 //!   acknowledged insert is yours, gaps, and the risk that remains.
 //! - [`cancellation`]: dropped futures: what a cancelled call leaves behind, and why this
 //!   matters with the driver alone.
+//! - [`sharded_clusters`]: past one replica set: what holds on a sharded cluster, what is
+//!   refused before any id is taken, what it costs, and the check a deploy script runs.
 //! - [`limits`]: limits worth knowing.
 //! - [`migration`]: migration notes for code written against earlier versions.
 //!
@@ -70,6 +72,7 @@ pub mod other_tools;
 pub mod scopes;
 pub mod service;
 pub mod several_sequences;
+pub mod sharded_clusters;
 pub mod sharing;
 pub mod strategies;
 pub mod test_server;

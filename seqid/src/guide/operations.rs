@@ -91,6 +91,12 @@
 //!   sequence relies on and returns their names: none to create for `_id` (`["_id_"]`); the
 //!   unique index on the scope fields and the field for a field sequence (see
 //!   [scopes](super::scopes)); and the unique index of each display field (`code_1`).
+//! - [`T::check_deployment(&db)`](crate::Document::check_deployment), or
+//!   [`seqid::check_deployment(&db, sequences)`](crate::check_deployment) for several types →
+//!   what seqid finds of the deployment (standalone, replica set, sharded), each collection's
+//!   shard key and the unique indexes relied on, and whether each sequence's promises hold
+//!   ([`DeploymentReport`](crate::DeploymentReport): printable, serializable): for a deploy
+//!   script or a health endpoint (see [sharded clusters](super::sharded_clusters)).
 //! - `T::find_by_code(&db, "INV-2026-0042")` → the document holding that code, or `None`: one
 //!   `find_by_<field>` per display field, written by the derive (see [display
 //!   codes](super::display_codes)).

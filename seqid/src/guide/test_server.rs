@@ -63,6 +63,11 @@
 //! tests get a SecantusDB of their own that they can kill (`SIGKILL`) and restart on the same
 //! port and data directory (`seqid_harness::RestartableServer`). `.ci/run` runs the whole suite
 //! on SecantusDB and then on nx-27017 (the compile-time cases, which touch no server, once).
+//! `SEQID_TEST_AS_MONGOS=1` puts a proxy in front of every test server that presents it as a
+//! mongos (its `hello` answers `msg: "isdbgrid"`; `config.collections` is the proxy's, empty):
+//! `.ci/run` runs the integration crate's default tests so on both servers, and
+//! `tests/it/sharding.rs` sets `config.collections` entries on a proxy of its own (see
+//! [sharded clusters](super::sharded_clusters#what-was-tested-and-how)).
 //!
 //! # Other tools
 //!

@@ -1,0 +1,570 @@
+//! Sharded clusters (issue 41): no mongos can be installed here, so the decisions are
+//! tested where they are made. The harness's proxy presents the test server as a mongos
+//! (its `hello` answers `msg: "isdbgrid"`) and answers `config.collections` with the
+//! entries each test sets; seqid reads those and refuses, before any id is taken, a
+//! sequence whose promise would not hold ([`Error::Sharded`]), lets the others through, and
+//! reports both in `check_deployment`. Each refusal and each kind of pass of the guide's
+//! matrix (*sharded clusters*) is a test, through a handle and through a bare database,
+//! on both servers. What holds at a cost is reported, not refused.
+
+use mongodb::bson::{Document as BsonDocument, doc};
+use mongodb::{Client, Database};
+use seqid::{Document, Error, Model, Sequences, Topology, Verdict};
+use seqid_harness::{FaultProxy, TestDb, test_db};
+use serde::{Deserialize, Serialize};
+
+/// A test database reached through a proxy that presents its server as a mongos.
+struct Mongos {
+    test: TestDb,
+    proxy: FaultProxy,
+    client: Client,
+}
+
+impl Mongos {
+    async fn start(label: &str) -> Mongos {
+        let test = test_db(label).await;
+        // In front of the server itself, also when the whole suite runs through the
+        // harness's mongos proxy (`SEQID_TEST_AS_MONGOS`): this one's mode is the test's.
+        let proxy = match seqid_harness::mongos_proxy_for(&test) {
+            Some(mongos) => FaultProxy::start(mongos.upstream()).await.unwrap(),
+            None => FaultProxy::for_test_db(&test).await.unwrap(),
+        };
+        proxy.present_as_mongos(true);
+        let client = Client::with_uri_str(proxy.uri()).await.unwrap();
+        Mongos {
+            test,
+            proxy,
+            client,
+        }
+    }
+
+    /// `collection` of the test database, sharded on `key` from now on.
+    fn shard(&self, collection: &str, key: BsonDocument) {
+        let namespace = format!("{}.{collection}", self.test.name());
+        self.proxy
+            .shard_collection(&namespace, doc! { "key": key, "unique": false });
+    }
+
+    /// Through a handle of its own (each call: a fresh handle, which reads afresh).
+    fn handle(&self) -> seqid::Database {
+        Sequences::new(&self.client).database(self.test.name())
+    }
+
+    /// Through a bare database.
+    fn bare(&self) -> Database {
+        self.client.database(self.test.name())
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, Document)]
+#[seq_id("sh_counted", collection = "sh_counted")]
+struct Counted {
+    #[serde(rename = "_id")]
+    id: i64,
+    email: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, Document)]
+#[seq_id(
+    "sh_block",
+    collection = "sh_block",
+    strategy = "block",
+    block_size = 10
+)]
+struct Blocked {
+    #[serde(rename = "_id")]
+    id: i64,
+    email: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, Document)]
+#[seq_id("sh_optimistic", collection = "sh_optimistic", strategy = "optimistic")]
+struct Optimistic {
+    #[serde(rename = "_id")]
+    id: i64,
+    email: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, Document)]
+#[seq_id(collection = "sh_tickets")]
+struct Ticket {
+    #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    id: Option<mongodb::bson::oid::ObjectId>,
+    project: String,
+    #[seq_id("sh_ticket", scope = "project", strategy = "optimistic")]
+    number: i64,
+}
+
+/// mongoose-sequence's layout, unscoped (`reference_value: null`): nx-27017 refuses a
+/// filter on a subdocument value, which a scoped counter of this layout holds.
+#[derive(Debug, Serialize, Deserialize, Document)]
+#[seq_id("sh_issue", collection = "sh_issues", layout = "mongoose-sequence")]
+struct Issue {
+    #[serde(rename = "_id")]
+    id: i64,
+    project: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, Document)]
+#[seq_id("Order", collection = "sh_orders", layout = "typegoose", start = 1)]
+struct Order {
+    #[serde(rename = "_id")]
+    id: i64,
+}
+
+/// Inserts `doc` through a handle or a bare database.
+async fn insert<T: Document + Serialize + Send + Sync>(
+    at: &Mongos,
+    bare: bool,
+    doc: &mut T,
+) -> Result<(), Error> {
+    match bare {
+        false => doc.insert(&at.handle()).await.map(drop),
+        true => doc.insert(&at.bare()).await.map(drop),
+    }
+}
+
+/// How many documents `collection` holds, read directly.
+async fn count(at: &Mongos, collection: &str) -> u64 {
+    at.test
+        .collection::<BsonDocument>(collection)
+        .count_documents(doc! {})
+        .await
+        .unwrap()
+}
+
+/// Asserts that `result` is the refusal of `collection` sharded on `key`, whose message
+/// names them and says what would make the promise hold (`fix`).
+fn assert_refused(result: Result<(), Error>, at: &Mongos, collection: &str, key: &str, fix: &str) {
+    let error = match result {
+        Err(error @ Error::Sharded { .. }) => error,
+        other => panic!("{collection} sharded on {key}: expected a refusal, got {other:?}"),
+    };
+    let Error::Sharded {
+        collection: named,
+        shard_key,
+        ..
+    } = &error
+    else {
+        unreachable!()
+    };
+    assert_eq!(&**named, format!("{}.{collection}", at.test.name()));
+    assert_eq!(&**shard_key, key);
+    let message = error.to_string();
+    assert!(message.contains(fix), "{message}");
+    assert!(message.contains(key), "{message}");
+}
+
+/// The optimistic strategy rests on its unique index: refused where the shard key does not
+/// start it, before anything is read or written (no maximum query, no insert), through a
+/// handle and bare; unscoped on `_id` and scoped on `{ project, number }`.
+#[tokio::test]
+async fn optimistic_is_refused_where_the_shard_key_does_not_start_its_index() {
+    let at = Mongos::start("sh_opt_refused").await;
+    at.shard("sh_optimistic", doc! { "email": 1 });
+    at.shard("sh_tickets", doc! { "number": 1 });
+    for bare in [false, true] {
+        // `find`s the server saw: the proxy answers `config.collections` itself.
+        let finds = || at.proxy.requests("find") - at.proxy.config_reads();
+        let (found, inserts) = (finds(), at.proxy.requests("insert"));
+        let mut user = Optimistic {
+            id: 0,
+            email: "a@example.com".into(),
+        };
+        let refused = insert(&at, bare, &mut user).await;
+        assert_refused(
+            refused,
+            &at,
+            "sh_optimistic",
+            "{ \"email\": 1 }",
+            "shard the collection on { _id: 1 }",
+        );
+        assert_eq!(user.id, 0, "no id taken");
+        let mut ticket = Ticket {
+            id: None,
+            project: "apollo".into(),
+            number: 0,
+        };
+        let refused = insert(&at, bare, &mut ticket).await;
+        assert_refused(
+            refused,
+            &at,
+            "sh_tickets",
+            "{ \"number\": 1 }",
+            "shard the collection on { project: 1, number: 1 }",
+        );
+        assert_eq!(ticket.number, 0);
+        // The config reads go to the proxy, not the server: nothing of the sequence sent.
+        assert_eq!(at.proxy.requests("insert"), inserts, "bare {bare}");
+        assert_eq!(finds(), found, "bare {bare}");
+    }
+    assert_eq!(count(&at, "sh_optimistic").await, 0);
+    assert_eq!(count(&at, "sh_tickets").await, 0);
+}
+
+/// The optimistic strategy holds where the shard key starts its index: `_id` ranged or
+/// hashed; the scope, hashed or ranged, or the whole index. Numbered 1, 2, 3 as
+/// unsharded.
+#[tokio::test]
+async fn optimistic_holds_where_the_shard_key_starts_its_index() {
+    for (n, (unscoped, scoped)) in [
+        (doc! { "_id": 1 }, doc! { "project": 1 }),
+        (doc! { "_id": "hashed" }, doc! { "project": "hashed" }),
+        (doc! { "_id": "hashed" }, doc! { "project": 1, "number": 1 }),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let at = Mongos::start(&format!("sh_opt_holds{n}")).await;
+        Ticket::create_indexes(&at.bare()).await.unwrap();
+        at.shard("sh_optimistic", unscoped.clone());
+        at.shard("sh_tickets", scoped.clone());
+        for (i, bare) in [false, true, false].into_iter().enumerate() {
+            let mut user = Optimistic {
+                id: 0,
+                email: format!("u{i}@example.com"),
+            };
+            insert(&at, bare, &mut user).await.unwrap();
+            assert_eq!(user.id, i as i64 + 1, "{unscoped}");
+            let mut ticket = Ticket {
+                id: None,
+                project: "apollo".into(),
+                number: 0,
+            };
+            insert(&at, bare, &mut ticket).await.unwrap();
+            assert_eq!(ticket.number, i as i64 + 1, "{scoped}");
+        }
+    }
+}
+
+/// A counter's update must carry the counters collection's shard key: refused where its
+/// filter does not (the tutorial's `{ _id }` under a key on `seq`; mongoose-sequence's `{ id,
+/// reference_value }` under `reference_value`, which does not start its unique index), for
+/// counters, block, and gapless (inside a transaction), before the counter is touched.
+#[tokio::test]
+async fn a_counter_whose_filter_does_not_carry_the_shard_key_is_refused() {
+    let at = Mongos::start("sh_counter_refused").await;
+    at.shard("counters", doc! { "seq": 1 });
+    for bare in [false, true] {
+        let mut user = Counted {
+            id: 0,
+            email: "a@example.com".into(),
+        };
+        let refused = insert(&at, bare, &mut user).await;
+        assert_refused(
+            refused,
+            &at,
+            "counters",
+            "{ \"seq\": 1 }",
+            "shard the counters collection on { _id: 1 }",
+        );
+        let mut blocked = Blocked {
+            id: 0,
+            email: "a@example.com".into(),
+        };
+        let refused = insert(&at, bare, &mut blocked).await;
+        assert_refused(
+            refused,
+            &at,
+            "counters",
+            "{ \"seq\": 1 }",
+            "leave it unsharded",
+        );
+        let mut issue = Issue {
+            id: 0,
+            project: "apollo".into(),
+        };
+        let refused = insert(&at, bare, &mut issue).await;
+        assert_refused(
+            refused,
+            &at,
+            "counters",
+            "{ \"seq\": 1 }",
+            "found by { id: 1, reference_value: 1 }",
+        );
+    }
+    at.shard("counters", doc! { "reference_value": 1 });
+    let mut issue = Issue {
+        id: 0,
+        project: "apollo".into(),
+    };
+    let refused = insert(&at, false, &mut issue).await;
+    assert_refused(
+        refused,
+        &at,
+        "counters",
+        "{ \"reference_value\": 1 }",
+        "the unique index on { id: 1, reference_value: 1 }",
+    );
+    // Gapless, in a transaction: refused before its counter is read or taken.
+    #[derive(Debug, Serialize, Deserialize, Document)]
+    #[seq_id("sh_invoice", collection = "sh_invoices", strategy = "gapless")]
+    struct Invoice {
+        #[serde(rename = "_id")]
+        id: i64,
+    }
+    at.shard("counters", doc! { "seq": 1 });
+    let mut session = at.client.start_session().await.unwrap();
+    session.start_transaction().await.unwrap();
+    let mut invoice = Invoice { id: 0 };
+    let refused = invoice
+        .insert(&at.handle())
+        .session(&mut session)
+        .await
+        .map(drop);
+    assert_refused(
+        refused,
+        &at,
+        "counters",
+        "{ \"seq\": 1 }",
+        "leave it unsharded",
+    );
+    session.abort_transaction().await.unwrap();
+    assert_eq!(count(&at, "counters").await, 0, "no counter made or taken");
+    for collection in ["sh_counted", "sh_block", "sh_issues", "sh_invoices"] {
+        assert_eq!(count(&at, collection).await, 0, "{collection}");
+    }
+}
+
+/// Counters hold where the filter carries the counters collection's shard key: `{ _id }`
+/// under `_id` (hashed), mongoose-sequence under `id`, typegoose under `field` (which starts
+/// its unique index `{ field, modelName }`). Numbered from 1, the counters where the tools
+/// keep them; what it costs (one shard per counter) is reported, not refused.
+#[tokio::test]
+async fn counters_hold_where_the_filter_carries_the_shard_key() {
+    let at = Mongos::start("sh_counter_holds").await;
+    at.shard("counters", doc! { "_id": "hashed" });
+    for (i, bare) in [false, true, false].into_iter().enumerate() {
+        let mut user = Counted {
+            id: 0,
+            email: format!("u{i}@example.com"),
+        };
+        insert(&at, bare, &mut user).await.unwrap();
+        assert_eq!(user.id, i as i64 + 1);
+        let mut blocked = Blocked {
+            id: 0,
+            email: format!("u{i}@example.com"),
+        };
+        insert(&at, bare, &mut blocked).await.unwrap();
+    }
+    let report = Counted::check_deployment(&at.handle()).await.unwrap();
+    assert!(report.holds(), "{report}");
+    assert_eq!(
+        report.sequences[0].verdict,
+        Verdict::HoldsAtACost,
+        "{report}"
+    );
+    // The tools' layouts in a database of their own: a unique index on mongoose-sequence's
+    // `{ id, reference_value }` cannot be made over the tutorial's counters above (all
+    // null there).
+    let at = Mongos::start("sh_counter_holds_tools").await;
+    at.shard("counters", doc! { "id": 1 });
+    at.shard("identitycounters", doc! { "field": 1 });
+    for (i, bare) in [false, true].into_iter().enumerate() {
+        let mut issue = Issue {
+            id: 0,
+            project: "apollo".into(),
+        };
+        insert(&at, bare, &mut issue).await.unwrap();
+        assert_eq!(issue.id, i as i64 + 1);
+        let mut order = Order { id: 0 };
+        insert(&at, bare, &mut order).await.unwrap();
+        assert_eq!(order.id, i as i64 + 1);
+    }
+    let report = seqid::check_deployment(&at.handle(), [&Issue::SEQUENCE, &Order::SEQUENCE])
+        .await
+        .unwrap();
+    assert!(report.holds(), "{report}");
+    let verdicts: Vec<Verdict> = report.sequences.iter().map(|s| s.verdict).collect();
+    assert_eq!(
+        verdicts,
+        [Verdict::HoldsAtACost, Verdict::HoldsAtACost],
+        "{report}"
+    );
+    // The tools' unique indexes on their counters, made by seqid at the first use.
+    let counters = &report.collections;
+    let index = |namespace: &str| {
+        counters
+            .iter()
+            .find(|c| c.namespace.ends_with(namespace))
+            .map(|c| {
+                c.indexes
+                    .iter()
+                    .map(|i| (i.name.clone(), i.exists))
+                    .collect::<Vec<_>>()
+            })
+    };
+    assert_eq!(
+        index(".counters"),
+        Some(vec![("id_1_reference_value_1".to_owned(), true)]),
+        "{report}"
+    );
+    assert_eq!(
+        index(".identitycounters"),
+        Some(vec![("field_1_modelName_1".to_owned(), true)]),
+        "{report}"
+    );
+}
+
+/// What holds at a cost is not refused: counters whose collection is sharded on another
+/// field than `_id` lose their index's cluster-wide guard (a safety net), a ranged `_id`
+/// key sends every insert to one shard, gapless across shards commits in two phases. The
+/// check says each.
+#[tokio::test]
+async fn what_holds_at_a_cost_is_reported_not_refused() {
+    let at = Mongos::start("sh_costs").await;
+    at.shard("sh_counted", doc! { "email": 1 });
+    at.shard("sh_block", doc! { "_id": 1 });
+    let mut user = Counted {
+        id: 0,
+        email: "a@example.com".into(),
+    };
+    insert(&at, false, &mut user).await.unwrap();
+    let mut blocked = Blocked {
+        id: 0,
+        email: "a@example.com".into(),
+    };
+    insert(&at, true, &mut blocked).await.unwrap();
+    let report = seqid::check_deployment(&at.handle(), [&Counted::SEQUENCE, &Blocked::SEQUENCE])
+        .await
+        .unwrap();
+    assert!(report.holds(), "{report}");
+    let notes = |name: &str| -> Vec<String> {
+        let sequence = report
+            .sequences
+            .iter()
+            .find(|s| s.sequence == name)
+            .unwrap();
+        assert_eq!(sequence.verdict, Verdict::HoldsAtACost, "{report}");
+        sequence.notes.iter().map(|n| n.text.clone()).collect()
+    };
+    assert!(
+        notes("sh_counted")
+            .iter()
+            .any(|n| n.contains("on each shard alone")),
+        "{report}"
+    );
+    assert!(
+        notes("sh_block").iter().any(|n| n.contains("last chunk")),
+        "{report}"
+    );
+}
+
+/// The check, for a deploy script or a health endpoint: the deployment, each collection
+/// (once) with its shard key and the unique indexes relied on (missing until
+/// `create_indexes`), each sequence's verdict; printable and serializable.
+#[tokio::test]
+async fn the_check_reports_the_deployment_its_collections_and_verdicts() {
+    let at = Mongos::start("sh_check").await;
+    at.shard("sh_optimistic", doc! { "email": 1 });
+    at.shard("sh_tickets", doc! { "project": "hashed" });
+    let db = at.handle();
+    let sequences = [&Optimistic::SEQUENCE, &Ticket::SEQUENCE, &Counted::SEQUENCE];
+    let report = seqid::check_deployment(&db, sequences).await.unwrap();
+    assert_eq!(report.topology, Topology::Sharded);
+    assert!(!report.holds());
+    let verdict = |name: &str| {
+        report
+            .sequences
+            .iter()
+            .find(|s| s.sequence == name)
+            .unwrap()
+            .verdict
+    };
+    assert_eq!(verdict("sh_optimistic"), Verdict::Refused);
+    assert_eq!(verdict("sh_ticket"), Verdict::Holds);
+    assert_eq!(verdict("sh_counted"), Verdict::Holds);
+    let name = at.test.name();
+    let namespaces: Vec<&str> = report
+        .collections
+        .iter()
+        .map(|c| c.namespace.as_str())
+        .collect();
+    assert_eq!(
+        namespaces,
+        [
+            format!("{name}.sh_optimistic"),
+            format!("{name}.sh_tickets"),
+            format!("{name}.sh_counted"),
+            format!("{name}.counters"),
+        ]
+    );
+    let tickets = &report.collections[1];
+    assert_eq!(tickets.shard_key, Some(doc! { "project": "hashed" }));
+    assert_eq!(tickets.indexes.len(), 1);
+    assert_eq!(tickets.indexes[0].name, "project_1_number_1");
+    assert!(!tickets.indexes[0].exists, "not made yet");
+    assert_eq!(report.collections[2].shard_key, None);
+    let shown = report.to_string();
+    assert!(shown.contains("a sharded cluster"), "{shown}");
+    assert!(
+        shown.contains("sequence sh_optimistic (optimistic): REFUSED"),
+        "{shown}"
+    );
+    assert!(shown.contains("MISSING"), "{shown}");
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["topology"], "sharded");
+    assert_eq!(json["sequences"][0]["verdict"], "refused");
+    // Made, and found.
+    Ticket::create_indexes(&db).await.unwrap();
+    let report = Ticket::check_deployment(&db).await.unwrap();
+    assert!(report.collections[0].indexes[0].exists, "{report}");
+    assert!(report.holds());
+}
+
+/// Off a sharded cluster, nothing but one `hello` is read: no `config.collections`, and
+/// every sequence holds, whatever the proxy would answer.
+#[tokio::test]
+async fn a_replica_set_or_a_standalone_server_reads_no_sharding() {
+    let at = Mongos::start("sh_not_mongos").await;
+    at.proxy.present_as_mongos(false);
+    at.shard("sh_optimistic", doc! { "email": 1 });
+    let mut user = Optimistic {
+        id: 0,
+        email: "a@example.com".into(),
+    };
+    insert(&at, false, &mut user).await.unwrap();
+    insert(
+        &at,
+        true,
+        &mut Optimistic {
+            id: 0,
+            email: "b".into(),
+        },
+    )
+    .await
+    .unwrap();
+    let report = Optimistic::check_deployment(&at.handle()).await.unwrap();
+    assert_ne!(report.topology, Topology::Sharded);
+    assert!(report.holds());
+    assert_eq!(report.sequences[0].verdict, Verdict::Holds);
+    assert_eq!(at.proxy.config_reads(), 0);
+}
+
+/// A handle reads each collection's entry once, not at every insert.
+#[tokio::test]
+async fn a_handle_reads_how_a_collection_is_sharded_once() {
+    let at = Mongos::start("sh_once").await;
+    at.shard("counters", doc! { "_id": "hashed" });
+    let db = at.handle();
+    for i in 0..5 {
+        let mut user = Counted {
+            id: 0,
+            email: format!("u{i}"),
+        };
+        user.insert(&db).await.unwrap();
+    }
+    // The collection's and the counters collection's entries.
+    assert_eq!(at.proxy.config_reads(), 2);
+    // A new handle reads them again; the check always does.
+    let mut user = Counted {
+        id: 0,
+        email: "again".into(),
+    };
+    user.insert(&at.handle()).await.unwrap();
+    assert_eq!(at.proxy.config_reads(), 4);
+    assert_eq!(
+        crate::support::counter_value(&at.test, "sh_counted").await,
+        Some(6)
+    );
+}
