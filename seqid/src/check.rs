@@ -305,11 +305,12 @@ pub(crate) async fn require(route: Route<'_>, seq: &'static Sequence) -> Result<
                 });
             }
             Finding::Costs {
+                cost,
                 collection,
                 shard_key,
                 what,
             } => {
-                if first_time(Warning::ShardedAtACost(collection), seq) {
+                if first_time(Warning::ShardedAtACost(collection, cost), seq) {
                     tracing::warn!(
                         sequence = seq.name,
                         collection,
@@ -365,6 +366,7 @@ fn sequence(
                 collection,
                 shard_key,
                 what,
+                ..
             } => Note {
                 verdict: Verdict::HoldsAtACost,
                 namespace: format!("{}.{collection}", db.name()),

@@ -18,7 +18,7 @@ pub(crate) enum Warning {
     /// The largest id read went backwards between two reads of the optimistic loop.
     MaximumBackwards,
     /// A collection of the sequence (named) is sharded so that a promise holds at a cost.
-    ShardedAtACost(&'static str),
+    ShardedAtACost(&'static str, crate::sharding::Cost),
 }
 
 /// A warning, and the sequence (name and collection) it is about.

@@ -61,6 +61,20 @@ impl ShardKey {
     }
 }
 
+/// What a promise that holds costs: each is said once in the log per sequence and
+/// collection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Cost {
+    /// The unique index on the sequence's field is enforced on each shard alone.
+    SafetyNetPerShard,
+    /// A ranged key on the growing field: every insert to the last chunk's shard.
+    LastChunk,
+    /// Each counter lives on one shard.
+    CounterOnOneShard,
+    /// Counter and document apart: a two-phase commit.
+    TwoPhaseCommit,
+}
+
 /// What was found of one promise.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Finding {
@@ -74,6 +88,7 @@ pub(crate) enum Finding {
     },
     /// The promise holds, at a cost said once in the log.
     Costs {
+        cost: Cost,
         collection: &'static str,
         shard_key: String,
         what: String,
@@ -109,6 +124,7 @@ pub(crate) fn assess(
                     ),
                 }),
                 true => found.push(Finding::Costs {
+                    cost: Cost::SafetyNetPerShard,
                     collection: seq.collection,
                     shard_key: shown.clone(),
                     what: format!(
@@ -122,6 +138,7 @@ pub(crate) fn assess(
         }
         if key.ranged_first_on(seq.field) {
             found.push(Finding::Costs {
+                cost: Cost::LastChunk,
                 collection: seq.collection,
                 shard_key: shown.clone(),
                 what: format!(
@@ -161,6 +178,7 @@ pub(crate) fn assess(
             });
         } else {
             found.push(Finding::Costs {
+                cost: Cost::CounterOnOneShard,
                 collection: seq.counters,
                 shard_key: shown,
                 what: match seq.strategy {
@@ -182,6 +200,7 @@ pub(crate) fn assess(
             None => (seq.counters, counters.expect("one is sharded")),
         };
         found.push(Finding::Costs {
+            cost: Cost::TwoPhaseCommit,
             collection,
             shard_key: key.shown(),
             what: "a gapless insert writes its counter and its document in one transaction: \

@@ -3,15 +3,11 @@
 //! repeat are logged once per process and sequence. Read from the formatted log of a
 //! `tracing-subscriber`, as a service writes it.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use seqid::{Document, Sequences};
 use seqid_harness::test_db;
 use serde::Serialize;
-use tracing::Level;
-use tracing_subscriber::fmt::MakeWriter;
-use tracing_subscriber::fmt::format::FmtSpan;
+
+use crate::support::log::Log;
 
 #[derive(Debug, Serialize, Document)]
 #[seq_id(
@@ -72,46 +68,6 @@ struct Invoice {
     _id: i64,
     #[seq_display("INV-{_id:04}")]
     code: String,
-}
-
-/// The log, as written.
-#[derive(Clone, Default)]
-struct Log(Arc<Mutex<Vec<u8>>>);
-
-impl Log {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-
-    /// Logs at debug level into this, on the current thread, until the guard drops.
-    fn install(&self) -> tracing::subscriber::DefaultGuard {
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(self.clone())
-            .with_max_level(Level::DEBUG)
-            .with_span_events(FmtSpan::CLOSE)
-            .with_ansi(false)
-            .finish();
-        tracing::subscriber::set_default(subscriber)
-    }
-}
-
-impl Write for Log {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Log {
-    type Writer = Log;
-
-    fn make_writer(&'a self) -> Log {
-        self.clone()
-    }
 }
 
 /// The closed `seqid.insert` spans of the log, in order.

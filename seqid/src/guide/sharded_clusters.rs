@@ -10,7 +10,7 @@
 //! database version). Before any id is taken, it refuses a sequence whose promise would not
 //! hold, with [`Error::Sharded`](crate::Error::Sharded) naming the collection, its shard key,
 //! why, and what would make it hold; where the promise holds at a cost, it says so once in
-//! the log (a `tracing` warning, once per process, sequence and collection). On a replica set
+//! the log (a `tracing` warning, once per process, sequence, collection and cost). On a replica set
 //! or a standalone server it reads one `hello` per handle and database, and nothing else.
 //!
 //! [`check_deployment`](crate::check_deployment) (or `T::check_deployment(&db)` for every
@@ -90,6 +90,13 @@
 //! times a second (10,000 ids/s in blocks of 100: 100 counter writes a second), each block
 //! handed out in memory by the handle. Its ids are not in insert order across processes (see
 //! [strategies](super::strategies)).
+//!
+//! A natural key ([`find_or_insert`](super::find_or_insert)) rests on its unique index the same
+//! way; MongoDB itself refuses to make a unique index that the shard key does not start on a
+//! sharded collection (and to shard a collection on a key that does not start an existing
+//! one), so a key index seqid finds is enforced across shards, and one MongoDB refused is
+//! [`Error::MissingIndex`](crate::Error::MissingIndex). The same holds for the index of a field
+//! sequence (not `_id`): the refusal above comes first, with its reason.
 //!
 //! # What was tested, and how
 //!

@@ -6,6 +6,7 @@ pub mod drafts;
 pub mod faults;
 pub mod keyed;
 pub mod ledger;
+pub mod log;
 #[macro_use]
 pub mod models;
 pub mod storm;
