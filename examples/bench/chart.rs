@@ -24,7 +24,7 @@ const DRAWN: [Contender; 6] = [
 /// and grey, so that the strategies stand out against them.
 fn look(contender: Contender) -> (&'static str, RGBColor, bool) {
     match contender {
-        Contender::Plain => ("plain insert_one, ObjectId _id", RGBColor(0, 0, 0), true),
+        Contender::Plain => ("insert_one, ObjectId", RGBColor(0, 0, 0), true),
         Contender::Tutorial => ("tutorial, by hand", RGBColor(140, 140, 140), true),
         Contender::Counters => ("seqid counters", RGBColor(31, 119, 180), false),
         Contender::Optimistic => ("seqid optimistic", RGBColor(255, 127, 14), false),
