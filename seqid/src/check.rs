@@ -17,7 +17,7 @@ use crate::indexes;
 use crate::once::{Warning, first_time};
 use crate::registry::Route;
 use crate::sequences::AsDatabase;
-use crate::server::{identity_index, identity_keys};
+use crate::server::{counter_index, identity_index, identity_keys};
 use crate::sharding::{Finding, ShardKey, assess};
 use crate::{Error, Sequence, Strategy, Topology};
 
@@ -449,19 +449,7 @@ fn relied_on(
         wanted.push((identity_index(seq), identity_keys(seq), why));
     }
     if collection == seq.counters && !seq.layout.by_id() {
-        let keys: BsonDocument = seq
-            .layout
-            .unique_index
-            .iter()
-            .map(|key| (key.to_string(), mongodb::bson::Bson::Int32(1)))
-            .collect();
-        let name = seq
-            .layout
-            .unique_index
-            .iter()
-            .map(|key| format!("{key}_1"))
-            .collect::<Vec<_>>()
-            .join("_");
+        let (keys, name) = counter_index(&seq.layout);
         wanted.push((name, keys, "one counter per sequence (the tool's layout)"));
     }
     wanted

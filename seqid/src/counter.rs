@@ -619,16 +619,7 @@ async fn ensure_unique_index(
     counter: Counter<'_>,
 ) -> Result<(), Error> {
     let (seq, layout) = (counter.seq, counter.layout());
-    let mut keys = BsonDocument::new();
-    for key in layout.unique_index {
-        keys.insert(*key, 1);
-    }
-    let name = layout
-        .unique_index
-        .iter()
-        .map(|key| format!("{key}_1"))
-        .collect::<Vec<_>>()
-        .join("_");
+    let (keys, name) = crate::server::counter_index(layout);
     match counters.create_index(unique_index(keys, &name)).await {
         Ok(_) => Ok(()),
         Err(error)

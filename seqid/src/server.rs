@@ -63,12 +63,27 @@ pub(crate) fn identity_index(seq: &Sequence) -> String {
     if seq.field == "_id" {
         return "_id_".into();
     }
-    seq.scope
-        .iter()
-        .chain([&seq.field])
+    default_name(seq.scope.iter().chain([&seq.field]).copied())
+}
+
+/// The name MongoDB gives an ascending index on `fields` by default: `project_1_number_1`.
+pub(crate) fn default_name<'a>(fields: impl IntoIterator<Item = &'a str>) -> String {
+    fields
+        .into_iter()
         .map(|field| format!("{field}_1"))
         .collect::<Vec<_>>()
         .join("_")
+}
+
+/// The unique index that keeps one counter per sequence in a layout found by fields (the
+/// tool's own: same keys, same name): its keys and its name.
+pub(crate) fn counter_index(layout: &crate::Layout) -> (BsonDocument, String) {
+    let keys = layout
+        .unique_index
+        .iter()
+        .map(|&key| (key.to_owned(), Bson::Int32(1)))
+        .collect();
+    (keys, default_name(layout.unique_index.iter().copied()))
 }
 
 /// The keys of that index: `{ <scope fields>: 1, <field>: 1 }`.
