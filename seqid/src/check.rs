@@ -12,7 +12,7 @@ use mongodb::Database;
 use mongodb::bson::Document as BsonDocument;
 use serde::Serialize;
 
-use crate::deployment::{Known, read_topology, shard_keys};
+use crate::deployment::{Known, Refusal, read_topology, shard_keys};
 use crate::indexes;
 use crate::once::{Warning, first_time};
 use crate::registry::Route;
@@ -283,13 +283,24 @@ fn known(route: Route<'_>) -> &Known {
 
 /// Refuses, before any id is taken, a sequence whose promises would not hold on the
 /// deployment `route` goes to ([`Error::Sharded`]), and says once in the log what holds
-/// at a cost. Nothing is read but once (see the module's docs).
+/// at a cost. Once the deployment is known, decided without a round trip or an
+/// allocation off a sharded cluster (this is awaited inline by every insert, whose state
+/// stays small: the reads are boxed); on one, the decision is kept per sequence.
 pub(crate) async fn require(route: Route<'_>, seq: &'static Sequence) -> Result<(), Error> {
     let known = known(route);
-    if known.topology(route.db, seq).await? != Topology::Sharded {
+    match known.decided(route.db, seq) {
+        Some(decided) => decided.map_err(|refusal| refusal.error(seq)),
+        None => Box::pin(decide(known, route.db, seq)).await,
+    }
+}
+
+/// [`require`], reading what is not known yet, and keeping the decision.
+async fn decide(known: &Known, db: &Database, seq: &'static Sequence) -> Result<(), Error> {
+    if known.topology(db, seq).await? != Topology::Sharded {
         return Ok(());
     }
-    let (target, counters) = shard_keys(known, route.db, seq).await?;
+    let (target, counters) = shard_keys(known, db, seq).await?;
+    let mut refused = None;
     for finding in assess(seq, target.as_ref(), counters.as_ref()) {
         match finding {
             Finding::Refused {
@@ -297,11 +308,10 @@ pub(crate) async fn require(route: Route<'_>, seq: &'static Sequence) -> Result<
                 shard_key,
                 why,
             } => {
-                return Err(Error::Sharded {
-                    sequence: seq,
-                    collection: format!("{}.{collection}", route.db.name()).into(),
-                    shard_key: shard_key.into(),
-                    why: why.into(),
+                refused.get_or_insert(Refusal {
+                    collection: format!("{}.{collection}", db.name()),
+                    shard_key,
+                    why,
                 });
             }
             Finding::Costs {
@@ -317,13 +327,15 @@ pub(crate) async fn require(route: Route<'_>, seq: &'static Sequence) -> Result<
                         shard_key,
                         "seqid: `{}.{collection}` is sharded on {shard_key}: {what} (logged \
                          once per process and sequence)",
-                        route.db.name(),
+                        db.name(),
                     );
                 }
             }
         }
     }
-    Ok(())
+    let decided = refused.map_or(Ok(()), Err);
+    known.decide(db, seq, decided.clone());
+    decided.map_err(|refusal| refusal.error(seq))
 }
 
 /// What errors of a check of no sequence are reported under.

@@ -62,6 +62,34 @@ struct Reads {
     topologies: Mutex<HashMap<String, Read<Topology>>>,
     /// By namespace (`db.coll`): the shard key, `None` unsharded.
     placements: Mutex<HashMap<String, Read<Option<ShardKey>>>>,
+    /// On a sharded cluster, by database and sequence: what was decided of it.
+    decisions: Mutex<HashMap<SequenceIn, Read<Decision>>>,
+}
+
+/// A sequence in a database: the database's name, the sequence's name and collection.
+type SequenceIn = (String, &'static str, &'static str);
+
+/// What was decided of a sequence on a sharded cluster: it holds, or why not.
+type Decision = Result<(), Refusal>;
+
+/// Why a sequence is refused on a sharded cluster: what [`Error::Sharded`] says.
+#[derive(Clone, Debug)]
+pub(crate) struct Refusal {
+    /// `db.coll`.
+    pub collection: String,
+    pub shard_key: String,
+    pub why: String,
+}
+
+impl Refusal {
+    pub(crate) fn error(self, seq: &'static Sequence) -> Error {
+        Error::Sharded {
+            sequence: seq,
+            collection: self.collection.into(),
+            shard_key: self.shard_key.into(),
+            why: self.why.into(),
+        }
+    }
 }
 
 /// A value read, and when.
@@ -96,6 +124,35 @@ impl Known {
     pub(crate) fn of_process() -> &'static Known {
         static KNOWN: OnceLock<Known> = OnceLock::new();
         KNOWN.get_or_init(Known::default)
+    }
+
+    /// What was decided of `seq` in `db`, if it can be told without a read: off a sharded
+    /// cluster, that it holds; on one, the decision kept. No allocation when `db` is known
+    /// not to be sharded.
+    pub(crate) fn decided(
+        &self,
+        db: &Database,
+        seq: &'static Sequence,
+    ) -> Option<Result<(), Refusal>> {
+        let topology = lock(&self.0.topologies)
+            .get(db.name())
+            .and_then(Read::fresh)?;
+        if topology != Topology::Sharded {
+            return Some(Ok(()));
+        }
+        let key = (db.name().to_owned(), seq.name, seq.collection);
+        lock(&self.0.decisions).get(&key).and_then(Read::fresh)
+    }
+
+    /// Keeps what was decided of `seq` in `db` on a sharded cluster.
+    pub(crate) fn decide(
+        &self,
+        db: &Database,
+        seq: &'static Sequence,
+        decided: Result<(), Refusal>,
+    ) {
+        let key = (db.name().to_owned(), seq.name, seq.collection);
+        lock(&self.0.decisions).insert(key, Read::new(decided));
     }
 
     /// The deployment `db` lives on, read with `hello` unless known.
