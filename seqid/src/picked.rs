@@ -130,6 +130,60 @@ macro_rules! not_read {
     };
 }
 
+/// What both serializers below do alike: a newtype is read through, and every value but
+/// a string, a struct and a map is refused (the document's serializer reads the last
+/// two, a map key's the first).
+macro_rules! read_alike {
+    ($ok:ty) => {
+        fn serialize_newtype_struct<T: Serialize + ?Sized>(
+            self,
+            _: &'static str,
+            value: &T,
+        ) -> Result<$ok, NotRead> {
+            value.serialize(self)
+        }
+
+        fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<$ok, NotRead> {
+            Err(NotRead)
+        }
+
+        fn serialize_newtype_variant<T: Serialize + ?Sized>(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: &T,
+        ) -> Result<$ok, NotRead> {
+            Err(NotRead)
+        }
+
+        not_read! {
+            serialize_bool(bool) -> $ok;
+            serialize_i8(i8) -> $ok;
+            serialize_i16(i16) -> $ok;
+            serialize_i32(i32) -> $ok;
+            serialize_i64(i64) -> $ok;
+            serialize_u8(u8) -> $ok;
+            serialize_u16(u16) -> $ok;
+            serialize_u32(u32) -> $ok;
+            serialize_u64(u64) -> $ok;
+            serialize_f32(f32) -> $ok;
+            serialize_f64(f64) -> $ok;
+            serialize_char(char) -> $ok;
+            serialize_bytes(&[u8]) -> $ok;
+            serialize_none() -> $ok;
+            serialize_unit() -> $ok;
+            serialize_unit_struct(&'static str) -> $ok;
+            serialize_unit_variant(&'static str, u32, &'static str) -> $ok;
+            serialize_seq(Option<usize>) -> Self::SerializeSeq;
+            serialize_tuple(usize) -> Self::SerializeTuple;
+            serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
+            serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
+            serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant;
+        }
+    };
+}
+
 impl<'a> Serializer for Picker<'a> {
     type Ok = Values;
     type Error = NotRead;
@@ -149,52 +203,10 @@ impl<'a> Serializer for Picker<'a> {
         Ok(Found::new(self.fields))
     }
 
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<Values, NotRead> {
-        value.serialize(self)
-    }
-
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<Values, NotRead> {
-        Err(NotRead)
-    }
-
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<Values, NotRead> {
-        Err(NotRead)
-    }
+    read_alike!(Values);
 
     not_read! {
-        serialize_bool(bool) -> Values;
-        serialize_i8(i8) -> Values;
-        serialize_i16(i16) -> Values;
-        serialize_i32(i32) -> Values;
-        serialize_i64(i64) -> Values;
-        serialize_u8(u8) -> Values;
-        serialize_u16(u16) -> Values;
-        serialize_u32(u32) -> Values;
-        serialize_u64(u64) -> Values;
-        serialize_f32(f32) -> Values;
-        serialize_f64(f64) -> Values;
-        serialize_char(char) -> Values;
         serialize_str(&str) -> Values;
-        serialize_bytes(&[u8]) -> Values;
-        serialize_none() -> Values;
-        serialize_unit() -> Values;
-        serialize_unit_struct(&'static str) -> Values;
-        serialize_unit_variant(&'static str, u32, &'static str) -> Values;
-        serialize_seq(Option<usize>) -> Self::SerializeSeq;
-        serialize_tuple(usize) -> Self::SerializeTuple;
-        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
-        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
-        serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant;
     }
 }
 
@@ -216,53 +228,11 @@ impl Serializer for KeyName {
         Ok(key.to_owned())
     }
 
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<String, NotRead> {
-        value.serialize(self)
-    }
-
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<String, NotRead> {
-        Err(NotRead)
-    }
-
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<String, NotRead> {
-        Err(NotRead)
-    }
+    read_alike!(String);
 
     not_read! {
-        serialize_bool(bool) -> String;
-        serialize_i8(i8) -> String;
-        serialize_i16(i16) -> String;
-        serialize_i32(i32) -> String;
-        serialize_i64(i64) -> String;
-        serialize_u8(u8) -> String;
-        serialize_u16(u16) -> String;
-        serialize_u32(u32) -> String;
-        serialize_u64(u64) -> String;
-        serialize_f32(f32) -> String;
-        serialize_f64(f64) -> String;
-        serialize_char(char) -> String;
-        serialize_bytes(&[u8]) -> String;
-        serialize_none() -> String;
-        serialize_unit() -> String;
-        serialize_unit_struct(&'static str) -> String;
-        serialize_unit_variant(&'static str, u32, &'static str) -> String;
-        serialize_seq(Option<usize>) -> Self::SerializeSeq;
-        serialize_tuple(usize) -> Self::SerializeTuple;
-        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
-        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
         serialize_map(Option<usize>) -> Self::SerializeMap;
         serialize_struct(&'static str, usize) -> Self::SerializeStruct;
-        serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant;
     }
 }
 
