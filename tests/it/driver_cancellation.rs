@@ -283,6 +283,9 @@ struct QueueRun {
     latency: Duration,
     /// Another client's insert meanwhile.
     fresh: Duration,
+    /// Whether the holder's insert had its answer before the proxy resumed (it should not:
+    /// the paused proxy holds its request).
+    holder_answered_while_paused: bool,
     /// The watched client's pool when the new insert had its answer.
     pool: String,
 }
@@ -320,6 +323,7 @@ async fn insert_behind_abandoned_checkouts(
             () = wait_for(&log, "a check-out", |l| l.checkouts_started == 3 + n) => {}
         }
     }
+    let holder_answered_while_paused = holder.is_finished();
     proxy.resume();
     holder.await.unwrap().unwrap();
     {
@@ -360,6 +364,7 @@ async fn insert_behind_abandoned_checkouts(
         wait,
         latency,
         fresh,
+        holder_answered_while_paused,
         pool: format!("{log:?}"),
     }
 }
@@ -387,11 +392,12 @@ async fn abandoned_checkouts_stay_queued_and_cost_half_a_second_each() {
         let seen = insert_behind_abandoned_checkouts(&db, ABANDONED, run * 1_000).await;
         println!(
             "{}: {ABANDONED} abandoned check-outs ahead; the next insert waited {:.1?} for \
-             its connection ({:.1?} in all); another client's insert took {:.1?}; the pool: {}",
+             its connection ({:.1?} in all); another client's insert took {:.1?}; the holder answered while paused: {}; the pool: {}",
             server(),
             seen.wait,
             seen.latency,
             seen.fresh,
+            seen.holder_answered_while_paused,
             seen.pool
         );
         assert!(

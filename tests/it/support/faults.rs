@@ -78,8 +78,34 @@ pub struct Rig {
     pub app: seqid::Sequences,
 }
 
+/// How long the application's client looks for its server after losing it.
+#[derive(Clone, Copy, Debug)]
+pub enum Selection {
+    /// 2 s: calls fail in the application while a planned outage lasts longer (and the
+    /// driver's retry does not reach a restarted server: see [`crash_once`]).
+    Quick,
+    /// 30 s, the driver's default: a "shutting down" answer (`failCommand` errors 91, 11600)
+    /// marks the server unknown, and the driver's retry waits for the monitor to find it
+    /// again, which took over 2 s once on a loaded machine (CI, stop 45).
+    Patient,
+}
+
+impl Selection {
+    fn timeout(self) -> Duration {
+        match self {
+            Selection::Quick => Duration::from_secs(2),
+            Selection::Patient => Duration::from_secs(30),
+        }
+    }
+}
+
 impl Rig {
+    /// A rig whose application client selects its server quickly ([`Selection::Quick`]).
     pub async fn start(through_proxy: bool) -> Rig {
+        Rig::start_with(through_proxy, Selection::Quick).await
+    }
+
+    pub async fn start_with(through_proxy: bool, selection: Selection) -> Rig {
         let server = RestartableServer::start_async()
             .await
             .unwrap_or_else(|e| panic!("{e}"));
@@ -93,7 +119,7 @@ impl Rig {
         };
         let uri = proxy.as_ref().map_or_else(|| server.uri(), FaultProxy::uri);
         let failures = Arc::new(Failures::default());
-        let app = seqid::Sequences::new(&app_client(&uri, &failures).await);
+        let app = seqid::Sequences::new(&app_client(&uri, &failures, selection).await);
         Rig {
             server,
             checker,
@@ -109,12 +135,13 @@ impl Rig {
 }
 
 /// The application's client: retryable writes as by default, quick rediscovery after a
-/// "shutting down" error, and short timeouts so that an outage fails calls quickly.
-pub async fn app_client(uri: &str, failures: &Arc<Failures>) -> Client {
+/// "shutting down" error, and a short connect timeout; `selection` says how long a call
+/// looks for the server.
+pub async fn app_client(uri: &str, failures: &Arc<Failures>, selection: Selection) -> Client {
     let mut options = ClientOptions::parse(uri).await.unwrap();
     options.app_name = Some(APP.into());
     options.heartbeat_freq = Some(Duration::from_millis(500));
-    options.server_selection_timeout = Some(Duration::from_secs(2));
+    options.server_selection_timeout = Some(selection.timeout());
     options.connect_timeout = Some(Duration::from_secs(2));
     options.command_event_handler = Some(failures.handler());
     Client::with_options(options).unwrap()

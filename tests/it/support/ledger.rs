@@ -445,6 +445,8 @@ pub struct Driven {
     /// Per writer, the documents left unknown.
     pub unknown: BTreeMap<String, usize>,
     pub errors: BTreeMap<&'static str, usize>,
+    /// The first error of each variant, as it was displayed.
+    pub first_errors: BTreeMap<&'static str, String>,
     pub cancelled: usize,
 }
 
@@ -456,6 +458,9 @@ impl Driven {
         }
         for (variant, n) in other.errors {
             *self.errors.entry(variant).or_default() += n;
+        }
+        for (variant, message) in other.first_errors {
+            self.first_errors.entry(variant).or_insert(message);
         }
         self.cancelled += other.cancelled;
     }
@@ -533,6 +538,10 @@ pub async fn drive_task<T: Model>(
                         assert!(ours.map(|s| s.name).any(|n| n == named), "{error}");
                         assert!(error.to_string().contains(named), "{error}");
                         *driven.errors.entry(variant(error)).or_default() += 1;
+                        driven
+                            .first_errors
+                            .entry(variant(error))
+                            .or_insert_with(|| error.to_string());
                     }
                     Some(Ok(())) => {}
                 }
