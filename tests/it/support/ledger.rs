@@ -535,13 +535,11 @@ pub async fn drive_task<T: Model>(
                         // sequence of the document (its counter's `$inc`, say).
                         let named = error.sequence();
                         let ours = std::iter::once(&T::SEQUENCE).chain(T::OTHERS);
-                        assert!(ours.map(|s| s.name).any(|n| n == named), "{error}");
-                        assert!(error.to_string().contains(named), "{error}");
+                        let shown = error.to_string();
+                        assert!(ours.map(|s| s.name).any(|n| n == named), "{shown}");
+                        assert!(shown.contains(named), "{shown}");
                         *driven.errors.entry(variant(error)).or_default() += 1;
-                        driven
-                            .first_errors
-                            .entry(variant(error))
-                            .or_insert_with(|| error.to_string());
+                        driven.first_errors.entry(variant(error)).or_insert(shown);
                     }
                     Some(Ok(())) => {}
                 }
