@@ -19,6 +19,26 @@ use crate::model::Model;
 /// and refuses a document that carries one, as it refuses one with an id
 /// ([`Error::IdAlreadySet`]).
 pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
+    ensure_empty(
+        doc,
+        "is set already: insert writes the code with the id, into an empty field; \
+         resume_insert finishes an insert whose outcome was unknown",
+    )
+}
+
+/// `Ok` if every display field of the stored draft `doc`, still unnumbered, is empty:
+/// `number_draft` writes the code with the number, and never replaces what the caller
+/// stored.
+pub(crate) fn ensure_unset_in_draft<T: Model>(doc: &T) -> Result<(), Error> {
+    ensure_empty(
+        doc,
+        "is stored in the draft already, which has no number yet: number_draft writes the \
+         code with the number and never replaces a stored one (store drafts with the field \
+         empty); nothing was reserved or written",
+    )
+}
+
+fn ensure_empty<T: Model>(doc: &T, reason: &'static str) -> Result<(), Error> {
     for (index, display) in T::DISPLAYS.iter().enumerate() {
         let Some(code) = doc.display_field(index) else {
             continue;
@@ -28,9 +48,7 @@ pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
                 sequence: display.sequence,
                 display,
                 value: format!("`{}` = {code:?}", display.field).into(),
-                reason: "is set already: insert writes the code with the id, into an empty \
-                         field; resume_insert finishes an insert whose outcome was unknown"
-                    .into(),
+                reason: reason.into(),
             });
         }
     }

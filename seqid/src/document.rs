@@ -441,9 +441,13 @@ pub trait Document: Model {
     /// [`Stats::races_lost`](crate::Stats::races_lost); none with `gapless`, whose number is
     /// taken in the caller's transaction, together with the caller's own change:
     /// [`.set(...)`](crate::action::NumberDraft::set) and
-    /// [`.session(...)`](crate::action::NumberDraft::session)). No draft found is
-    /// [`Error::DraftNotFound`]. The guide's [numbering later](crate::guide::numbering_later)
-    /// chapter spells the races out.
+    /// [`.session(...)`](crate::action::NumberDraft::session)). The filter must find one
+    /// document: none is [`Error::DraftNotFound`], more than one [`Error::DraftAmbiguous`]
+    /// (name the draft by its `_id`); a draft without a number whose code field is not
+    /// empty is refused ([`Error::InvalidCode`]: the code is written with the number, and
+    /// never replaces what was stored). Each refusal comes before any id is taken. The
+    /// guide's [numbering later](crate::guide::numbering_later) chapter spells the races
+    /// out.
     ///
     /// ```no_run
     /// use mongodb::bson::{doc, oid::ObjectId};
@@ -490,7 +494,9 @@ pub trait Document: Model {
     /// with one reservation of ids per scope, and returns the documents this call numbered,
     /// in that order: adopting seqid on a collection of unnumbered documents, or issuing a
     /// day's drafts at once. A draft another caller numbers meanwhile keeps that number and
-    /// is left out.
+    /// is left out. A draft found without a number but with a code is refused, before any
+    /// id is taken ([`Error::InvalidCode`]), as by
+    /// [`number_draft`](Document::number_draft).
     ///
     /// ```no_run
     /// # use seqid::Document;

@@ -501,6 +501,47 @@ pub enum Error {
         filter: Box<str>,
     },
 
+    /// [`number_draft`](crate::Document::number_draft) was given a filter that matches
+    /// more than one document: it numbers one draft, and would have had to pick one the
+    /// caller may not mean (an invoice issued before, beside the draft). Name the draft by
+    /// what only it holds, its `_id`; [`number_drafts`](crate::Document::number_drafts)
+    /// numbers every draft a filter finds. Refused before any id was taken; nothing was
+    /// written.
+    ///
+    /// ```
+    /// use seqid::{Document, Model};
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "invoices")]
+    /// # struct Invoice { #[serde(rename = "_id")] id: i64, #[seq_id("invoice", numbered = "later")] number: Option<i64> }
+    ///
+    /// let error = seqid::Error::DraftAmbiguous {
+    ///     sequence: &Invoice::SEQUENCE,
+    ///     filter: "{ \"customer\": 8 }".into(),
+    ///     matched: Some(2),
+    /// };
+    /// assert!(error.to_string().contains("matches 2 documents"));
+    /// ```
+    #[error(
+        "sequence `{}`: {filter} matches {} of `{}`, and number_draft numbers one: name the \
+         draft by a filter only it matches (its `_id`), or number them all with \
+         number_drafts; nothing was reserved or written",
+        .sequence.name,
+        match matched {
+            Some(count) => format!("{count} documents"),
+            None => "more than one document (counting them failed)".to_owned(),
+        },
+        .sequence.collection
+    )]
+    DraftAmbiguous {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The filter, as shown.
+        filter: Box<str>,
+        /// How many documents it matches, as counted when it was found to match more than
+        /// one; `None` if that count failed.
+        matched: Option<u64>,
+    },
+
     /// `insert_many` stored some documents and not others.
     #[error(transparent)]
     Bulk(Box<BulkError>),
@@ -545,7 +586,8 @@ impl Error {
             | Error::Sharded { sequence, .. }
             | Error::InvalidNaturalKey { sequence, .. }
             | Error::NumberedLater { sequence, .. }
-            | Error::DraftNotFound { sequence, .. } => sequence.name,
+            | Error::DraftNotFound { sequence, .. }
+            | Error::DraftAmbiguous { sequence, .. } => sequence.name,
             Error::Bulk(bulk) => bulk.sequence.name,
         }
     }

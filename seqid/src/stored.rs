@@ -60,10 +60,12 @@ pub(crate) async fn one<T: DeserializeOwned>(
     }
 }
 
-/// Every document `filter` finds, in `order` if given; `what` names the read in an error.
+/// The documents `filter` finds, in `order` if given, at most `limit` of them if given;
+/// `what` names the read in an error.
 pub(crate) async fn all<T: DeserializeOwned>(
     filter: BsonDocument,
     order: Option<BsonDocument>,
+    limit: Option<i64>,
     what: &str,
     cx: &mut Context<'_>,
 ) -> Result<Vec<Stored<T>>, Error> {
@@ -80,6 +82,9 @@ pub(crate) async fn all<T: DeserializeOwned>(
     let mut find = collection.find(filter);
     if let Some(order) = order {
         find = find.sort(order);
+    }
+    if let Some(limit) = limit {
+        find = find.limit(limit);
     }
     let in_transaction = cx.session.in_transaction();
     let stored: Vec<BsonDocument> = match cx.session.join() {
@@ -109,4 +114,32 @@ pub(crate) async fn all<T: DeserializeOwned>(
         .into_iter()
         .map(|stored| Stored::of(stored).map_err(failed))
         .collect()
+}
+
+/// How many documents `filter` finds, in the caller's session; `what` names the count in
+/// an error.
+pub(crate) async fn count(
+    filter: &BsonDocument,
+    what: &str,
+    cx: &mut Context<'_>,
+) -> Result<u64, Error> {
+    let seq = cx.seq;
+    let collection = cx.collection::<BsonDocument>();
+    let count = collection.count_documents(filter.clone());
+    let in_transaction = cx.session.in_transaction();
+    let counted = match cx.session.join() {
+        Some(session) if in_transaction => count.session(session).await,
+        Some(session) => count.session(session).selection_criteria(PRIMARY).await,
+        None => count.selection_criteria(PRIMARY).await,
+    };
+    if in_transaction {
+        cx.session.mark_answered();
+    }
+    counted.map_err(|error| {
+        Error::driver(
+            seq,
+            format!("{what} {filter} in `{}`", seq.collection),
+            error,
+        )
+    })
 }

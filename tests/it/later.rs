@@ -193,6 +193,168 @@ async fn a_numbered_draft_keeps_its_number_and_misuse_is_refused_before_any_id_i
     assert_eq!(year_counter(test.db(), "draft_gapless", 2026).await, None);
 }
 
+/// `number_draft` through `via`, in a transaction of `session` when given (aborted after a
+/// refusal, committed after a number).
+async fn number_one<T: Drafted>(
+    via: &Via,
+    filter: mongodb::bson::Document,
+    session: Option<&mut mongodb::ClientSession>,
+) -> Result<seqid::Numbered<T>, Error> {
+    let Some(session) = session else {
+        return match via {
+            Via::Handle(db) => T::number_draft(db, filter).await,
+            Via::Bare(db) => T::number_draft(db, filter).await,
+        };
+    };
+    session.start_transaction().await.unwrap();
+    let numbered = match via {
+        Via::Handle(db) => T::number_draft(db, filter).session(&mut *session).await,
+        Via::Bare(db) => T::number_draft(db, filter).session(&mut *session).await,
+    };
+    match &numbered {
+        Ok(_) => session.commit_transaction().await.unwrap(),
+        Err(_) => session.abort_transaction().await.unwrap(),
+    }
+    numbered
+}
+
+/// What a user's billing layer met (issue 47), for each strategy that numbers later: a code
+/// typed on a draft is never overwritten (refused, the draft as stored), and a filter that
+/// finds the draft and an invoice issued before is refused, naming how many it matched;
+/// both before any id is taken, by `number_draft` and `number_drafts` alike. The draft
+/// named alone is numbered after, with the first number.
+async fn refusals_take_no_id<T: Drafted>(label: &str, in_transaction: bool) {
+    for kind in ["handle", "bare"] {
+        let run = format!("{label}_{kind}");
+        let test = test_db(&run).await;
+        let via = via(&test, kind);
+        let mut session = match in_transaction {
+            true => Some(test.client().start_session().await.unwrap()),
+            false => None,
+        };
+        crate::support::drafts::create_indexes::<T>(via.db()).await;
+        let name = T::SEQUENCE.name;
+        // Customer 8's invoice issued before (number 1), and their draft: `created` is the
+        // customer.
+        let issued = store_drafts::<T>(test.db(), 2026, 8, 1).await[0];
+        number_one::<T>(&via, doc! { "_id": issued }, session.as_mut())
+            .await
+            .unwrap();
+        let draft = store_drafts::<T>(test.db(), 2026, 8, 1).await[0];
+        let before = stored_drafts::<T>(test.db()).await;
+        // 1, or the end of the block the first number came from.
+        let counter = year_counter(test.db(), name, 2026).await;
+
+        let error = number_one::<T>(&via, doc! { "created": 8 }, session.as_mut())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                Error::DraftAmbiguous {
+                    matched: Some(2),
+                    ..
+                }
+            ) && error.to_string().contains("matches 2 documents")
+                && error.to_string().contains("\"created\": 8"),
+            "{run}: {error}"
+        );
+        // A third document of the customer: the count follows.
+        let third = store_drafts::<T>(test.db(), 2027, 8, 1).await[0];
+        let error = number_one::<T>(&via, doc! { "created": 8 }, session.as_mut())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                Error::DraftAmbiguous {
+                    matched: Some(3),
+                    ..
+                }
+            ),
+            "{run}: {error}"
+        );
+        T::collection(test.db())
+            .delete_one(doc! { "_id": third })
+            .await
+            .unwrap();
+
+        // A code typed on the draft.
+        T::collection(test.db())
+            .update_one(doc! { "_id": draft }, doc! { "$set": { "code": "HAND-1" } })
+            .await
+            .unwrap();
+        let error = number_one::<T>(&via, doc! { "_id": draft }, session.as_mut())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, Error::InvalidCode { .. })
+                && error.to_string().contains("\"HAND-1\"")
+                && error.to_string().contains("never replaces"),
+            "{run}: {error}"
+        );
+        if !in_transaction {
+            let error = T::number_drafts(&*test.db(), doc! { "year": 2026 })
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(error, Error::InvalidCode { .. }),
+                "{run}: number_drafts: {error}"
+            );
+        }
+        let after = stored_drafts::<T>(test.db()).await;
+        assert_eq!(after[&draft].code(), "HAND-1", "{run}: the code as typed");
+        assert_eq!(after[&draft].number(), None, "{run}");
+        assert_eq!(
+            after[&issued], before[&issued],
+            "{run}: the issued one unchanged"
+        );
+        assert_eq!(
+            year_counter(test.db(), name, 2026).await,
+            counter,
+            "{run}: no id taken by a refusal"
+        );
+
+        // Emptied, the draft named alone takes the next number: no gap.
+        T::collection(test.db())
+            .update_one(doc! { "_id": draft }, doc! { "$set": { "code": "" } })
+            .await
+            .unwrap();
+        let numbered = number_one::<T>(&via, doc! { "_id": draft }, session.as_mut())
+            .await
+            .unwrap();
+        assert!(numbered.by_this_call, "{run}");
+        // The number after the first: through a bare database a block lives for one call,
+        // and the next comes from the counter.
+        let next = match (T::SEQUENCE.strategy, kind) {
+            (seqid::Strategy::Block { .. }, "bare") => counter.unwrap() + 1,
+            _ => 2,
+        };
+        assert_eq!(
+            (numbered.doc.number(), numbered.doc.code().to_owned()),
+            (Some(next), format!("D-2026-{next:04}")),
+            "{run}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_typed_code_and_a_filter_finding_two_documents_are_refused_before_any_id_counters() {
+    refusals_take_no_id::<DraftCounted>("later_refusals_counters", false).await;
+}
+
+#[tokio::test]
+async fn a_typed_code_and_a_filter_finding_two_documents_are_refused_before_any_id_block() {
+    refusals_take_no_id::<DraftBlock>("later_refusals_block", false).await;
+}
+
+/// Gapless, in the caller's transaction. A refusal reads and takes nothing, so it holds
+/// on a server whose transactions do not isolate too (nx-27017).
+#[tokio::test]
+async fn a_typed_code_and_a_filter_finding_two_documents_are_refused_before_any_id_gapless() {
+    refusals_take_no_id::<DraftGapless>("later_refusals_gapless", true).await;
+}
+
 /// Gapless: each draft numbered in the caller's transaction together with its own change
 /// (`status: issued`); every third transaction aborted after numbering, which leaves the
 /// draft a draft and takes its number back; issuers racing for one draft run their

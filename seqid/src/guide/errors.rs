@@ -54,7 +54,8 @@
 //!   (see [sharded clusters](super::sharded_clusters)). Nothing read or taken.
 //! - [`NumberedLater`](crate::Error::NumberedLater): an insert of a type numbered later, whose
 //!   drafts the driver stores; [`DraftNotFound`](crate::Error::DraftNotFound): `number_draft`'s
-//!   filter found nothing. Nothing reserved or written.
+//!   filter found nothing; [`DraftAmbiguous`](crate::Error::DraftAmbiguous): it found more
+//!   than one document, with how many. Nothing reserved or written.
 //! - [`InvalidNaturalKey`](crate::Error::InvalidNaturalKey): a natural key that names no one
 //!   document (a field missing, null or an array; a key named per call that is empty or names
 //!   a field the insert fills), with the key and the value; nothing read or written.

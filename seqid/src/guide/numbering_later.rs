@@ -53,13 +53,21 @@
 //!
 //! [`T::number_draft(&db, filter)`](crate::Document::number_draft):
 //!
-//! 1. Reads the draft the filter finds (on the primary, in the caller's session):
-//!    [`Error::DraftNotFound`](crate::Error::DraftNotFound) if none. A draft numbered already
-//!    is returned as it is, [`by_this_call`](crate::Numbered::by_this_call) `false`: no id is
-//!    taken.
-//! 2. Checks the code can be written, then takes the next id of the draft's scope, as
-//!    `insert` would (gapless: in the caller's transaction; [`Error::TransactionRequired`]
-//!    without one).
+//! 1. Reads the one document the filter finds (on the primary, in the caller's session, at
+//!    most two: a second is counted for the message):
+//!    [`Error::DraftNotFound`](crate::Error::DraftNotFound) if none,
+//!    [`Error::DraftAmbiguous`](crate::Error::DraftAmbiguous) if more than one. A filter
+//!    such as `{ customer: 8 }` may find the customer's draft and an invoice issued before;
+//!    answering with either would answer for a document the caller may not mean, so name the
+//!    draft by its `_id` (or number every draft a filter finds with `number_drafts`, below).
+//!    A draft numbered already is returned as it is,
+//!    [`by_this_call`](crate::Numbered::by_this_call) `false`: no id is taken, and calling
+//!    again after any answer is safe.
+//! 2. Checks the code fields are empty (a code stored in a draft without a number is refused,
+//!    [`Error::InvalidCode`](crate::Error::InvalidCode): the code is written with the
+//!    number, never over what the caller stored) and that the code can be written, then takes
+//!    the next id of the draft's scope, as `insert` would (gapless: in the caller's
+//!    transaction; [`Error::TransactionRequired`] without one).
 //! 3. One conditional update, `{ _id, number: null }` → `$set` the number, its codes and the
 //!    caller's own fields ([`.set(...)`](crate::action::NumberDraft::set): the change that
 //!    makes it issued, written with the number or not at all; not the number, its codes or

@@ -2,7 +2,10 @@
 //! (`numbered = "later"`) gets its number when it is issued.
 //!
 //! One document: the draft is read (by the caller's filter, on the primary, in the
-//! caller's session), an id is taken only if it has no number yet, and one conditional
+//! caller's session; a filter that finds more than one document is refused, since it
+//! would answer for a document the caller may not mean), an id is taken only if it has no
+//! number yet and no code stored (a code is written with the number, never over the
+//! caller's), and one conditional
 //! update sets the number and the codes that show it (with the caller's own fields, the
 //! state that makes the document "issued") where the number is still unset: `{ _id, field:
 //! null }`. Two callers numbering one draft at once both take an id, and the condition lets
@@ -100,12 +103,7 @@ async fn one<T: Model + DeserializeOwned>(
     // The calls of this process for this draft take turns (see `turnstile`): the second
     // reads it numbered, and takes no id.
     let _turn = turnstile::key_turn(cx.route.db.name(), seq, &filter, DRAFT_PATIENCE).await;
-    let Some((stored, mut doc)) = read::<T>(&filter, cx).await? else {
-        return Err(Error::DraftNotFound {
-            sequence: seq,
-            filter: filter.to_string().into(),
-        });
-    };
+    let (stored, mut doc) = read_only::<T>(&filter, cx).await?;
     if !doc.sequence_id().is_unset() {
         return Ok(Numbered {
             doc,
@@ -113,7 +111,9 @@ async fn one<T: Model + DeserializeOwned>(
         });
     }
     let scope = Scope::of(seq, &doc)?;
-    // Before the id is taken: a value that would make a code ambiguous.
+    // Before the id is taken: a code stored in the draft (never replaced), a value that
+    // would make a code ambiguous.
+    code::ensure_unset_in_draft(&doc)?;
     code::check(&doc)?;
     let id = counted::take_one(&scope, cx).await?;
     let update = numbered(&mut doc, id, &issue.set)?;
@@ -226,7 +226,7 @@ async fn many<T: Model + DeserializeOwned>(
     };
     let order = issue.order.clone().unwrap_or_else(|| doc! { "_id": 1 });
     let drafts: Vec<(BsonDocument, T)> =
-        stored::all::<T>(unnumbered, Some(order), "reading the drafts", cx)
+        stored::all::<T>(unnumbered, Some(order), None, "reading the drafts", cx)
             .await?
             .into_iter()
             .map(|found| (found.stored, found.doc))
@@ -235,6 +235,7 @@ async fn many<T: Model + DeserializeOwned>(
     let mut scopes = Vec::with_capacity(drafts.len());
     for (_, doc) in &drafts {
         scopes.push(Scope::of(seq, doc)?);
+        code::ensure_unset_in_draft(doc)?;
         code::check(doc)?;
     }
     // One reservation per scope, all at once (in the caller's transaction, one after the
@@ -364,6 +365,33 @@ fn numbered<T: Model + DeserializeOwned>(
 /// The draft as stored, by its `_id`, and only while its number is unset.
 fn draft_at(seq: &Sequence, stored: &BsonDocument) -> BsonDocument {
     doc! { "_id": stored.get("_id").cloned().unwrap_or(Bson::Null), seq.field: Bson::Null }
+}
+
+/// The one document `filter` finds, as stored and as `T`: [`Error::DraftNotFound`] if
+/// none, [`Error::DraftAmbiguous`] if more than one (a filter that also finds an invoice
+/// issued before would answer for a document the caller did not mean).
+async fn read_only<T: Model + DeserializeOwned>(
+    filter: &BsonDocument,
+    cx: &mut Context<'_>,
+) -> Result<(BsonDocument, T), Error> {
+    let seq = cx.seq;
+    let mut found =
+        stored::all::<T>(filter.clone(), None, Some(2), "reading the draft", cx).await?;
+    match found.len() {
+        0 => Err(Error::DraftNotFound {
+            sequence: seq,
+            filter: filter.to_string().into(),
+        }),
+        1 => {
+            let found = found.remove(0);
+            Ok((found.stored, found.doc))
+        }
+        _ => Err(Error::DraftAmbiguous {
+            sequence: seq,
+            filter: filter.to_string().into(),
+            matched: stored::count(filter, "counting the drafts", cx).await.ok(),
+        }),
+    }
 }
 
 /// The draft `filter` finds, as stored and as `T` (see [`stored::one`]).

@@ -353,7 +353,7 @@ async fn lookup_all<T: Model + DeserializeOwned>(
     };
     let what = format!("finding by the natural key {}", key.shown());
     let mut found = HashMap::with_capacity(positions.len());
-    for stored in stored::all::<T>(filter, None, &what, cx).await? {
+    for stored in stored::all::<T>(filter, None, None, &what, cx).await? {
         if let Ok(filter) = key.filter(cx.seq, &stored.stored) {
             found.insert(normalized(&filter), stored);
         }
