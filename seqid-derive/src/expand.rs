@@ -58,6 +58,7 @@ fn impl_document(
     let id_type = id_type(field);
     let member = field.ident;
     let kind = kind_type(decl);
+    let scope = scope_type(decl.primary());
     let object_id = object_id(cont, decl);
     let others = others(cont, decl);
     let handles = handles(cont, decl);
@@ -95,6 +96,7 @@ fn impl_document(
             const SEQUENCE: ::seqid::Sequence = #sequence;
             #id_type
             #kind
+            type Scope = #scope;
             fn sequence_id(&self) -> &Self::Id {
                 &self.#member
             }
@@ -150,6 +152,7 @@ fn number_finders<'a>(decl: &'a Declaration) -> impl Iterator<Item = TokenStream
         let name = field.ident.unraw();
         let function = format_ident!("find_by_{}", name);
         let sequence = sequence_constant(decl, index);
+        let scope_type = scope_type(Some(declared));
         let scope = match declared.scope.is_empty() {
             true => "",
             false => " in the scope named with `.scope(...)`",
@@ -169,7 +172,7 @@ fn number_finders<'a>(decl: &'a Declaration) -> impl Iterator<Item = TokenStream
                 number: impl ::seqid::__private::core::convert::Into<
                     ::seqid::__private::core::primitive::i128,
                 >,
-            ) -> ::seqid::action::FindById<'__seqid, Self>
+            ) -> ::seqid::action::FindById<'__seqid, Self, #scope_type>
             where
                 for<'__seqid_de> Self: ::seqid::__private::Deserializable,
             {
@@ -439,6 +442,7 @@ fn handles(cont: &Container, decl: &Declaration) -> TokenStream {
             };
             let function = format_ident!("{}_sequence", field.ident.unraw());
             let kind = kind_marker(declared.strategy());
+            let scope = scope_type(Some(declared));
             let name = declared.attr.name().map(LitStr::value).unwrap_or_default();
             let doc = format!(
                 "The sequence `{name}`, which fills `{}`: to find a document by its number and \
@@ -447,7 +451,7 @@ fn handles(cont: &Container, decl: &Declaration) -> TokenStream {
             );
             Some(quote! {
                 #[doc = #doc]
-                pub const fn #function() -> ::seqid::SequenceOf<Self, #kind> {
+                pub const fn #function() -> ::seqid::SequenceOf<Self, #kind, #scope> {
                     ::seqid::SequenceOf::__new(&#constant)
                 }
             })
@@ -502,6 +506,65 @@ pub fn kind_type(decl: &Declaration) -> TokenStream {
     let marker = kind_marker(strategy_kind(decl));
     quote!(type Kind = #marker;)
 }
+
+/// A sequence's scope as a type, what `.scope(...)` takes on its finds and counter's
+/// operations: the scope fields' Rust types, where they say what is stored.
+pub fn scope_type(declared: Option<&Declared>) -> TokenStream {
+    let scope = declared.map_or(&[][..], |declared| &declared.scope[..]);
+    if scope.is_empty() {
+        return quote!(::seqid::scoped::Unscoped);
+    }
+    // A field written by other code (`serialize_with`, `with`) stores what its type does
+    // not say; past the tuples `Fields` spells, the values are checked when the call runs.
+    let typed = scope.len() <= SCOPE_FIELDS_TYPED
+        && scope
+            .iter()
+            .all(|field| field.serde.custom_serialized.is_empty());
+    if !typed {
+        return quote!(::seqid::scoped::Unchecked);
+    }
+    let types = scope.iter().map(|field| field.ty);
+    quote!(::seqid::scoped::Fields<(#(#types,)*)>)
+}
+
+/// A scope field's Rust type as `Sequence::scope_types` holds it, which a scope named at
+/// run time is checked against: its last path segment (`i32`, `String`, `ObjectId`),
+/// `Option<...>` around one, `&` before one; empty where the type does not say what is
+/// stored (a field written by other code) or is none of these shapes.
+fn scope_type_name(field: &Field) -> String {
+    fn name(ty: &syn::Type) -> Option<String> {
+        match ty {
+            syn::Type::Reference(reference) => Some(format!("&{}", name(&reference.elem)?)),
+            syn::Type::Group(group) => name(&group.elem),
+            syn::Type::Paren(paren) => name(&paren.elem),
+            syn::Type::Path(path) if path.qself.is_none() => {
+                let last = path.path.segments.last()?;
+                let ident = last.ident.unraw().to_string();
+                match &last.arguments {
+                    syn::PathArguments::None => Some(ident),
+                    syn::PathArguments::AngleBracketed(args) if ident == "Option" => {
+                        match args.args.first()? {
+                            syn::GenericArgument::Type(inner) => {
+                                Some(format!("Option<{}>", name(inner)?))
+                            }
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+    match field.serde.custom_serialized.is_empty() {
+        true => name(field.ty).unwrap_or_default(),
+        false => String::new(),
+    }
+}
+
+/// The most scope fields `seqid::scoped::Fields` is implemented for
+/// (`seqid::scoped::MAX_FIELDS`).
+const SCOPE_FIELDS_TYPED: usize = 6;
 
 /// A strategy as a type.
 fn kind_marker(strategy: StrategyKind) -> TokenStream {
@@ -593,10 +656,9 @@ pub fn sequence(cont: &Container, declared: Option<&Declared>) -> TokenStream {
         (None, None) => quote!(::seqid::DEFAULT_START),
     };
     let field = declared.map_or("_id", Declared::key);
-    let scope = declared
-        .into_iter()
-        .flat_map(|declared| &declared.scope)
-        .map(|field| &field.ser_name);
+    let scope_fields = declared.map_or(&[][..], |declared| &declared.scope[..]);
+    let scope = scope_fields.iter().map(|field| &field.ser_name);
+    let scope_types = scope_fields.iter().map(|field| scope_type_name(field));
     quote! {
         ::seqid::__private::sequence(::seqid::__private::Parts {
             name: #name,
@@ -608,6 +670,7 @@ pub fn sequence(cont: &Container, declared: Option<&Declared>) -> TokenStream {
             start: #start,
             field: #field,
             scope: &[#(#scope),*],
+            scope_types: &[#(#scope_types),*],
         })
     }
 }

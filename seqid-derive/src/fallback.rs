@@ -119,6 +119,8 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
             const SEQUENCE: ::seqid::Sequence = #sequence;
             #id_type
             #kind
+            // Any scope, so that the calls given `.scope(...)` add no error of their own.
+            type Scope = ::seqid::scoped::Unchecked;
             fn sequence_id(&self) -> &Self::Id {
                 #unreachable
             }

@@ -351,6 +351,7 @@ static DEPLOYMENT: Sequence = {
         start: 1,
         field: "_id",
         scope: &[],
+        scope_types: &[],
     })
 };
 

@@ -195,7 +195,7 @@
 //! | id sources | `counted`, `optimistic` | hand out ids per scope and take back what became of them; never hold documents |
 //! | round trips | `write`, `counter`, `largest`, `indexes`, `stored` | one kind of command each, and what its answer means |
 //! | state | `context`, `pending`, `registry`, `frontier`, `allocator`, `orphan`, `turnstile` | a call's options and context; writes left running; the handle's registry; the optimistic frontier; the allocator that shares reservations; the turns bare optimistic inserts and `find_or_insert` calls of a process take |
-//! | leaves | `model`, `fields`, `batch`, `fate`, `scope`, `natural`, `span`, `server`, `error`, `sequence`, `id`, `kind`, `numeric`, `session`, `detach`, `once`, `backoff`, `retry`, `future` | what a model is and its id field, a batch's pure bookkeeping, fates and keys, natural keys and their filters, the server's constants, errors and numbers, how long and how the optimistic loop retries |
+//! | leaves | `model`, `fields`, `batch`, `fate`, `scope`, [`scoped`], `natural`, `span`, `server`, `error`, `sequence`, `id`, `kind`, `numeric`, `session`, `detach`, `once`, `backoff`, `retry`, `future` | what a model is and its id field, a batch's pure bookkeeping, fates and keys, scopes and the values that name them, natural keys and their filters, the server's constants, errors and numbers, how long and how the optimistic loop retries |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -238,6 +238,7 @@ mod picked;
 mod registry;
 mod retry;
 mod scope;
+pub mod scoped;
 mod sequence;
 mod sequence_of;
 mod sequences;

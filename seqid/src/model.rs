@@ -49,6 +49,29 @@ pub trait Model: Serialize + Send + Sync + Sized {
     /// The strategy, as a type ([`kind`]): it decides which setters an insert offers.
     type Kind: kind::Kind;
 
+    /// The scope of [`SEQUENCE`](Model::SEQUENCE), as a type ([`scoped`](crate::scoped)):
+    /// what `.scope(...)` takes on its finds and its counter's operations, checked at
+    /// compile time. [`Fields`](crate::scoped::Fields) of the scope fields' types,
+    /// [`Unscoped`](crate::scoped::Unscoped) without a scope.
+    ///
+    /// ```
+    /// use seqid::{Document, Model, scoped};
+    ///
+    /// #[derive(serde::Serialize, Document)]
+    /// #[seq_id(collection = "tickets")]
+    /// struct Ticket {
+    ///     project: String,
+    ///     #[seq_id("ticket", scope = "project")]
+    ///     number: i64,
+    /// }
+    ///
+    /// fn same<A: 'static, B: 'static>() -> bool {
+    ///     std::any::TypeId::of::<A>() == std::any::TypeId::of::<B>()
+    /// }
+    /// assert!(same::<<Ticket as Model>::Scope, scoped::Fields<(String,)>>());
+    /// ```
+    type Scope;
+
     /// The id field.
     fn sequence_id(&self) -> &Self::Id;
 

@@ -359,22 +359,117 @@ impl fmt::Debug for Scope {
 pub(crate) struct Named(Option<Result<Bson, String>>);
 
 impl Named {
-    pub(crate) fn new(value: impl Serialize) -> Self {
-        Named(Some(
-            mongodb::bson::to_bson(&value).map_err(|error| error.to_string()),
-        ))
+    /// The scope `value` names, of the kind `S` (see [`crate::scoped`]).
+    pub(crate) fn new<S>(value: impl crate::scoped::Names<S>) -> Self {
+        Named(Some(value.scope_values()))
+    }
+
+    /// The scope `value` names, its type unchecked at compile time (`.scope_unchecked`):
+    /// checked when the call runs against the scope fields' Rust types.
+    pub(crate) fn unchecked(value: impl Serialize) -> Self {
+        Named(Some(mongodb::bson::to_bson(&value).map_err(|error| {
+            format!("the scope could not be serialized: {error}")
+        })))
     }
 
     pub(crate) fn resolve(&self, seq: &'static Sequence) -> Result<Scope, Error> {
         match &self.0 {
             None => Scope::given(seq, None),
-            Some(Ok(value)) => Scope::given(seq, Some(value)),
+            Some(Ok(value)) => {
+                check_types(seq, value)?;
+                Scope::given(seq, Some(value))
+            }
             Some(Err(error)) => Err(Error::InvalidScope {
                 sequence: seq,
                 scope: "(given)".into(),
-                reason: format!("the scope could not be serialized: {error}").into(),
+                reason: error.clone().into(),
             }),
         }
+    }
+}
+
+/// A scope named at run time, value by value against the scope fields' Rust types
+/// ([`Sequence::scope_types`]): a value no document of the type can hold (`"8"` for an
+/// `i32` field, 5,000,000,000 for an `i32`) is refused naming the type. Null names the
+/// documents without a value, whatever the type; a type seqid cannot read, any value. The
+/// number of values is [`Scope::given`]'s to check.
+fn check_types(seq: &'static Sequence, value: &Bson) -> Result<(), Error> {
+    let values: Vec<&Bson> = match (seq.scope, value) {
+        ([_], value) => vec![value],
+        (fields, Bson::Array(values)) if values.len() == fields.len() => values.iter().collect(),
+        _ => return Ok(()),
+    };
+    for ((field, ty), value) in seq.scope.iter().zip(seq.scope_types).zip(values) {
+        if let Some(why) = type_refuses(ty, value) {
+            return Err(Error::InvalidScope {
+                sequence: seq,
+                scope: format!("{field}: {value}").into(),
+                reason: format!("the scope field `{field}` is {ty}: {why}").into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Why a field of the Rust type `ty` (as [`Sequence::scope_types`] spells it) can never
+/// hold `value`; `None` if it can, or if the type does not say.
+fn type_refuses(ty: &str, value: &Bson) -> Option<String> {
+    if matches!(value, Bson::Null) {
+        return None;
+    }
+    let inner = ty
+        .strip_prefix("Option<")
+        .and_then(|inner| inner.strip_suffix('>'))
+        .unwrap_or(ty);
+    let inner = inner.trim_start_matches('&');
+    let integer = match value {
+        Bson::Int32(n) => Some(i128::from(*n)),
+        Bson::Int64(n) => Some(i128::from(*n)),
+        _ => None,
+    };
+    let range: Option<(i128, i128)> = match inner {
+        "i8" => Some((i8::MIN.into(), i8::MAX.into())),
+        "i16" => Some((i16::MIN.into(), i16::MAX.into())),
+        "i32" => Some((i32::MIN.into(), i32::MAX.into())),
+        "i64" | "isize" => Some((i64::MIN.into(), i64::MAX.into())),
+        "u8" => Some((0, u8::MAX.into())),
+        "u16" => Some((0, u16::MAX.into())),
+        "u32" => Some((0, u32::MAX.into())),
+        "u64" | "usize" => Some((0, u64::MAX.into())),
+        _ => None,
+    };
+    let expected = match (inner, range) {
+        (_, Some((min, max))) => match integer {
+            Some(n) if (min..=max).contains(&n) => return None,
+            Some(n) => return Some(format!("{n} does not fit it")),
+            None => "an integer",
+        },
+        ("String" | "str", _) if matches!(value, Bson::String(_)) => return None,
+        ("String" | "str", _) => "a string",
+        ("bool", _) if matches!(value, Bson::Boolean(_)) => return None,
+        ("bool", _) => "a boolean",
+        ("ObjectId", _) if matches!(value, Bson::ObjectId(_)) => return None,
+        ("ObjectId", _) => "an ObjectId",
+        _ => return None,
+    };
+    Some(format!(
+        "{value} is {}, never its value (give {expected})",
+        shown_type(value)
+    ))
+}
+
+/// `value`'s BSON type, in words.
+fn shown_type(value: &Bson) -> &'static str {
+    match value {
+        Bson::String(_) => "a string",
+        Bson::Int32(_) | Bson::Int64(_) => "an integer",
+        Bson::Double(_) => "a double",
+        Bson::Decimal128(_) => "a decimal",
+        Bson::Boolean(_) => "a boolean",
+        Bson::ObjectId(_) => "an ObjectId",
+        Bson::Array(_) => "an array",
+        Bson::Document(_) => "a document",
+        _ => "of another BSON type",
     }
 }
 
@@ -447,6 +542,51 @@ mod tests {
         assert_eq!(
             object_id.counter_id(&PER_PROJECT),
             Bson::String(r#"["ticket",{"$oid":"65a1b2c3d4e5f60718293a4b"},true]"#.into())
+        );
+    }
+
+    #[test]
+    fn a_value_named_at_run_time_is_checked_against_the_fields_types() {
+        const TYPED: Sequence = crate::sequence::testing::typed(
+            "invoice",
+            "invoices",
+            crate::Strategy::Counters,
+            "number",
+            &["customer", "region", "year"],
+            &["i32", "String", "Option<u16>"],
+        );
+        let named = |value: Bson| Named::unchecked(value).resolve(&TYPED);
+        assert!(named(mongodb::bson::bson!([8, "north", 2026])).is_ok());
+        assert!(named(mongodb::bson::bson!([8_i64, null, null])).is_ok());
+        let refused = |value: Bson, says: &str| {
+            let error = named(value.clone()).unwrap_err();
+            assert!(
+                matches!(error, Error::InvalidScope { .. }) && error.to_string().contains(says),
+                "{value}: {error}"
+            );
+        };
+        refused(
+            mongodb::bson::bson!(["8", "north", 2026]),
+            "the scope field `customer` is i32: \"8\" is a string, never its value (give an integer)",
+        );
+        refused(
+            mongodb::bson::bson!([5_000_000_000_i64, "north", 2026]),
+            "the scope field `customer` is i32: 5000000000 does not fit it",
+        );
+        refused(
+            mongodb::bson::bson!([8, 1, 2026]),
+            "the scope field `region` is String: 1 is an integer, never its value (give a string)",
+        );
+        refused(
+            mongodb::bson::bson!([8, "north", -1]),
+            "the scope field `year` is Option<u16>: -1 does not fit it",
+        );
+        // A type seqid does not read takes any value: `on_field` says no type.
+        assert!(Named::unchecked("x").resolve(&PER_PROJECT).is_err());
+        assert!(
+            Named::unchecked(mongodb::bson::bson!([1, 2]))
+                .resolve(&PER_PROJECT)
+                .is_ok()
         );
     }
 

@@ -64,6 +64,25 @@ pub struct Sequence {
     /// order: one counter per combination of their values. Empty when the sequence is
     /// not scoped.
     pub scope: &'static [&'static str],
+    /// The Rust types of the scope fields, in the order of [`scope`](Sequence::scope), as
+    /// the derive reads them (`"i32"`, `"String"`, `"Option<i64>"`; empty where the type does
+    /// not say what is stored, for a field serialized by other code): what a scope named at
+    /// run time with `.scope_unchecked(...)` is checked against.
+    ///
+    /// ```
+    /// use seqid::{Document, Model};
+    ///
+    /// #[derive(serde::Serialize, Document)]
+    /// #[seq_id(collection = "invoices")]
+    /// struct Invoice {
+    ///     customer: i32,
+    ///     #[seq_id("invoice", scope = "customer")]
+    ///     number: i64,
+    /// }
+    ///
+    /// assert_eq!(Invoice::SEQUENCE.scope_types, ["i32"]);
+    /// ```
+    pub scope_types: &'static [&'static str],
 }
 
 /// A sequence by what names it: its name, the collection and the field it numbers. Every
@@ -237,6 +256,7 @@ pub(crate) mod construct {
         pub start: i64,
         pub field: &'static str,
         pub scope: &'static [&'static str],
+        pub scope_types: &'static [&'static str],
     }
 
     /// The sequence the parts declare.
@@ -251,6 +271,7 @@ pub(crate) mod construct {
             start,
             field,
             scope,
+            scope_types,
         } = parts;
         Sequence {
             name,
@@ -262,6 +283,7 @@ pub(crate) mod construct {
             start,
             field,
             scope,
+            scope_types,
         }
     }
 
@@ -309,13 +331,26 @@ pub(crate) mod testing {
         on_field(name, collection, strategy, "_id", &[])
     }
 
-    /// A sequence `name` on `field` of `collection`, counting per `scope`.
+    /// A sequence `name` on `field` of `collection`, counting per `scope` (fields whose
+    /// Rust type is unsaid).
     pub(crate) const fn on_field(
         name: &'static str,
         collection: &'static str,
         strategy: Strategy,
         field: &'static str,
         scope: &'static [&'static str],
+    ) -> Sequence {
+        typed(name, collection, strategy, field, scope, &[])
+    }
+
+    /// [`on_field`], its scope fields of the Rust types `scope_types`.
+    pub(crate) const fn typed(
+        name: &'static str,
+        collection: &'static str,
+        strategy: Strategy,
+        field: &'static str,
+        scope: &'static [&'static str],
+        scope_types: &'static [&'static str],
     ) -> Sequence {
         sequence(Parts {
             name,
@@ -327,6 +362,7 @@ pub(crate) mod testing {
             start: 1,
             field,
             scope,
+            scope_types,
         })
     }
 

@@ -14,7 +14,8 @@ use crate::sequences::{AsDatabase, Database};
 use crate::{Error, Sequence};
 
 /// One sequence of a document type `T` that declares several (`K`: its strategy, as a
-/// [`kind`](crate::kind)). `#[derive(Document)]` gives one per sequence of such a type, as
+/// [`kind`](crate::kind); `S`: its scope, as a [`scoped`](crate::scoped) type, which
+/// `.scope(...)` on its finds and counter's operations takes). `#[derive(Document)]` gives one per sequence of such a type, as
 /// an associated function named after the field the sequence fills: `<field>_sequence()`
 /// (`id_sequence()` for the sequence on `_id` of a field named `id`). What
 /// [`Document`](crate::Document) does for the
@@ -44,26 +45,29 @@ use crate::{Error, Sequence};
 /// let issue = numbers.find(&db, 42).scope("seqid").await?;
 /// # Ok(()) }
 /// ```
-pub struct SequenceOf<T, K> {
+pub struct SequenceOf<T, K, S> {
     seq: &'static Sequence,
-    _type: PhantomData<fn() -> (T, K)>,
+    _type: PhantomData<Types<T, K, S>>,
 }
 
-impl<T, K> Clone for SequenceOf<T, K> {
+/// What a [`SequenceOf`] is of, without holding any of it.
+type Types<T, K, S> = fn() -> (T, K, S);
+
+impl<T, K, S> Clone for SequenceOf<T, K, S> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<T, K> Copy for SequenceOf<T, K> {}
+impl<T, K, S> Copy for SequenceOf<T, K, S> {}
 
-impl<T, K> std::fmt::Debug for SequenceOf<T, K> {
+impl<T, K, S> std::fmt::Debug for SequenceOf<T, K, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("SequenceOf").field(&self.seq.name).finish()
     }
 }
 
-impl<T: Model, K: Kind> SequenceOf<T, K> {
+impl<T: Model, K: Kind, S> SequenceOf<T, K, S> {
     /// For the derive, which passes one of `T`'s sequences.
     #[doc(hidden)]
     pub const fn __new(seq: &'static Sequence) -> Self {
@@ -102,7 +106,7 @@ impl<T: Model, K: Kind> SequenceOf<T, K> {
     /// let issue: Option<Issue> = Issue::number_sequence().find(&db, 7).scope("seqid").await?;
     /// # Ok(()) }
     /// ```
-    pub fn find(self, db: &impl AsDatabase, id: i64) -> FindById<'_, T>
+    pub fn find(self, db: &impl AsDatabase, id: i64) -> FindById<'_, T, S>
     where
         T: Deserializable,
     {
@@ -148,7 +152,7 @@ impl<T: Model, K: Kind> SequenceOf<T, K> {
     }
 }
 
-impl<T: Model, K: WithCounter> SequenceOf<T, K> {
+impl<T: Model, K: WithCounter, S> SequenceOf<T, K, S> {
     /// Lists this sequence's counters, as
     /// [`Document::list_counters`](crate::Document::list_counters).
     ///
@@ -179,7 +183,7 @@ impl<T: Model, K: WithCounter> SequenceOf<T, K> {
     /// let last = Issue::number_sequence().last_reserved(&db).scope("seqid").await?;
     /// # Ok(()) }
     /// ```
-    pub fn last_reserved(self, db: &impl AsDatabase) -> LastReserved<'_, T> {
+    pub fn last_reserved(self, db: &impl AsDatabase) -> LastReserved<'_, T, S> {
         LastReserved::new(db.route(), self.seq)
     }
 
@@ -196,7 +200,7 @@ impl<T: Model, K: WithCounter> SequenceOf<T, K> {
     /// Issue::number_sequence().set_counter(&db, 100).scope("imported").await?;
     /// # Ok(()) }
     /// ```
-    pub fn set_counter(self, db: &impl AsDatabase, last: i64) -> SetCounter<'_, T> {
+    pub fn set_counter(self, db: &impl AsDatabase, last: i64) -> SetCounter<'_, T, S> {
         SetCounter::to(db.route(), self.seq, last)
     }
 
@@ -213,7 +217,7 @@ impl<T: Model, K: WithCounter> SequenceOf<T, K> {
     /// Issue::number_sequence().reset_counter(&db).scope("archived").below_stored().await?;
     /// # Ok(()) }
     /// ```
-    pub fn reset_counter(self, db: &impl AsDatabase) -> SetCounter<'_, T> {
+    pub fn reset_counter(self, db: &impl AsDatabase) -> SetCounter<'_, T, S> {
         SetCounter::to_start(db.route(), self.seq)
     }
 
@@ -230,7 +234,7 @@ impl<T: Model, K: WithCounter> SequenceOf<T, K> {
     /// let last = Issue::number_sequence().sync_counter(&db).scope("seqid").await?;
     /// # Ok(()) }
     /// ```
-    pub fn sync_counter(self, db: &impl AsDatabase) -> SyncCounter<'_, T> {
+    pub fn sync_counter(self, db: &impl AsDatabase) -> SyncCounter<'_, T, S> {
         SyncCounter::new(db.route(), self.seq)
     }
 

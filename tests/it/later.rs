@@ -294,7 +294,7 @@ async fn refusals_take_no_id<T: Drafted>(label: &str, in_transaction: bool) {
             "{run}: {error}"
         );
         if !in_transaction {
-            let error = T::number_drafts(&*test.db(), doc! { "year": 2026 })
+            let error = T::number_drafts(test.db(), doc! { "year": 2026 })
                 .await
                 .unwrap_err();
             assert!(

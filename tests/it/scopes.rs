@@ -468,21 +468,64 @@ async fn counters_are_administered_per_scope() {
             .unwrap(),
         Some(0)
     );
-    // The scope is named as declared: one value per scope field.
-    for error in [
-        Invoice::last_reserved(&db).await.unwrap_err(),
-        Invoice::last_reserved(&db).scope("acme").await.unwrap_err(),
-        Ticket::last_reserved(&db)
-            .scope(("apollo", 1))
-            .await
-            .unwrap_err(),
-        support::models::CountedDoc::last_reserved(&db)
-            .scope("apollo")
-            .await
-            .unwrap_err(),
+    // The scope is named as declared: one value per scope field, of the field's type. A
+    // value of another type does not compile (`seqid-derive/tests/ui/fail/scope_*`); named
+    // at run time, it is refused when the call runs, naming the type, and so is a scope
+    // missing, or given to an unscoped sequence.
+    for (error, says) in [
+        (
+            Invoice::last_reserved(&db).await.unwrap_err(),
+            "name the scope with `.scope(...)`",
+        ),
+        (
+            Invoice::last_reserved(&db)
+                .scope_unchecked("acme")
+                .await
+                .unwrap_err(),
+            "give a tuple of 2 values",
+        ),
+        (
+            Ticket::last_reserved(&db)
+                .scope_unchecked(("apollo", 1))
+                .await
+                .unwrap_err(),
+            "the scope field `project` is String: [\"apollo\", 1] is an array, never its value",
+        ),
+        (
+            support::models::CountedDoc::last_reserved(&db)
+                .scope_unchecked("apollo")
+                .await
+                .unwrap_err(),
+            "the sequence has no scope",
+        ),
+        (
+            Invoice::last_reserved(&db)
+                .scope_unchecked(("acme", "2026"))
+                .await
+                .unwrap_err(),
+            "the scope field `year` is i32: \"2026\" is a string, never its value (give an integer)",
+        ),
+        (
+            Invoice::last_reserved(&db)
+                .scope(("acme", 5_000_000_000_i64))
+                .await
+                .unwrap_err(),
+            "5000000000 does not fit the scope field's type i32",
+        ),
     ] {
-        assert!(matches!(error, Error::InvalidScope { .. }), "{error:?}");
+        assert!(
+            matches!(error, Error::InvalidScope { .. }) && error.to_string().contains(says),
+            "{says}: {error:?}"
+        );
     }
+    // Named at run time with the right types, the same counter as typed.
+    assert_eq!(
+        Invoice::last_reserved(&db)
+            .scope_unchecked(mongodb::bson::bson!(["acme", 2027_i64]))
+            .await
+            .unwrap(),
+        Some(0)
+    );
 
     // Numbers imported by other means: brought in scope by scope, or all at once.
     let imported = test.collection::<BsonDocument>("invoices");
@@ -564,7 +607,7 @@ async fn sync_every_scope_raises_each_counter_to_its_scope() {
     assert_eq!(ticket("mercury").insert(&*test).await.unwrap(), 1000);
     assert_eq!(
         Ticket::last_reserved(&*test)
-            .scope(Bson::Null)
+            .scope(seqid::scoped::Null)
             .await
             .unwrap(),
         Some(1003)

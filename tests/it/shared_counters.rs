@@ -840,7 +840,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
     async fn peek<M: Shared>(&self, db: &impl AsDatabase) -> Option<i64> {
         let peek = M::last_reserved(db);
         let peek = match self.stored.scope {
-            Some((_, value)) => peek.scope(value),
+            Some((_, value)) => peek.scope_unchecked(value),
             None => peek,
         };
         peek.await.unwrap()
@@ -850,7 +850,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
     async fn sync<M: Shared>(&self, db: &impl AsDatabase) -> i64 {
         let sync = M::sync_counter(db);
         let sync = match self.stored.scope {
-            Some((_, value)) => sync.scope(value),
+            Some((_, value)) => sync.scope_unchecked(value),
             None => sync,
         };
         sync.await.unwrap()

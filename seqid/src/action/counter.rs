@@ -7,7 +7,6 @@ use std::future::IntoFuture;
 use std::marker::PhantomData;
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use serde::Serialize;
 
 use crate::counted;
 use crate::counter::{self, Counter};
@@ -16,6 +15,7 @@ use crate::largest;
 use crate::model::Model;
 use crate::registry::Route;
 use crate::scope::{Named, Scope};
+use crate::scoped::Names;
 use crate::server::PRIMARY;
 use crate::{Error, Sequence, numeric};
 
@@ -35,14 +35,17 @@ use crate::{Error, Sequence, numeric};
 /// document ([`Error::DuplicateKey`]), never stores it. Set a counter while nothing else
 /// writes the sequence: no other process, and no insert of this one (a reservation in
 /// flight when the counter is set lands under the old value).
+///
+/// `S` is the sequence's scope as a type ([`scoped`](crate::scoped)): `.scope(...)` takes a
+/// value of it, checked at compile time.
 #[must_use = "setting a counter does nothing until it is awaited"]
-pub struct SetCounter<'a, T: Model> {
+pub struct SetCounter<'a, T: Model, S = <T as Model>::Scope> {
     db: Route<'a>,
     seq: &'static Sequence,
     value: Value,
     below_stored: bool,
     scope: Named,
-    _type: PhantomData<fn() -> T>,
+    _type: PhantomData<fn() -> (T, S)>,
 }
 
 #[derive(Clone, Copy)]
@@ -53,7 +56,7 @@ enum Value {
     Start,
 }
 
-impl<'a, T: Model> SetCounter<'a, T> {
+impl<'a, T: Model, S> SetCounter<'a, T, S> {
     pub(crate) fn to(db: Route<'a>, seq: &'static Sequence, last: i64) -> Self {
         Self::new(db, seq, Value::Last(last))
     }
@@ -91,9 +94,10 @@ impl<'a, T: Model> SetCounter<'a, T> {
         self
     }
 
-    /// The scope whose counter is set, for a scoped sequence: the value of its scope
-    /// field, or a tuple of values in the declared order. Required for a scoped
-    /// sequence, refused for another ([`Error::InvalidScope`]).
+    /// The scope whose counter is set, for a scoped sequence: a value of its scope field's
+    /// type, or a tuple of values in the declared order; a value of another type does not
+    /// compile ([`scoped`](crate::scoped)). Required for a scoped sequence
+    /// ([`Error::InvalidScope`] without it); an unscoped one takes none.
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -105,13 +109,32 @@ impl<'a, T: Model> SetCounter<'a, T> {
     /// Invoice::reset_counter(&db).scope(("acme", 2027)).await?;
     /// # Ok(()) }
     /// ```
-    pub fn scope(mut self, scope: impl Serialize) -> Self {
+    pub fn scope(mut self, scope: impl Names<S>) -> Self {
         self.scope = Named::new(scope);
+        self
+    }
+
+    /// [`scope`](Self::scope) for a scope known only at run time (from a request, in code
+    /// generic over the type): any serializable value, checked when the call runs against
+    /// the scope fields' Rust types ([`Sequence::scope_types`]): a value none of the
+    /// type's documents can hold is [`Error::InvalidScope`], naming the field's type.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "invoices")]
+    /// # struct Invoice { tenant: String, year: i32, #[seq_id("invoice", scope = ["tenant", "year"])] number: i64 }
+    /// # async fn run(db: mongodb::Database, tenant: String, year: i64) -> Result<(), seqid::Error> {
+    /// Invoice::reset_counter(&db).scope_unchecked((tenant, year)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scope_unchecked(mut self, scope: impl serde::Serialize) -> Self {
+        self.scope = Named::unchecked(scope);
         self
     }
 }
 
-impl<'a, T: Model> IntoFuture for SetCounter<'a, T> {
+impl<'a, T: Model, S> IntoFuture for SetCounter<'a, T, S> {
     type Output = Result<i64, Error>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
 
@@ -167,17 +190,20 @@ async fn refuse_below_stored(db: Route<'_>, counter: Counter<'_>, last: i64) -> 
 /// action, its constructor and its `scope` setter (`$what`: what the call does to the
 /// counter; `$example`: the call, awaited, for the setter's example).
 macro_rules! counter_call {
-    ($(#[$doc:meta])* $action:ident, $must_use:literal, $what:literal, $example:literal) => {
+    ($(#[$doc:meta])* $action:ident, $must_use:literal, $what:literal, $example:literal, $unchecked:literal) => {
         $(#[$doc])*
+        ///
+        /// `S` is the sequence's scope as a type ([`scoped`](crate::scoped)):
+        /// `.scope(...)` takes a value of it, checked at compile time.
         #[must_use = $must_use]
-        pub struct $action<'a, T: Model> {
+        pub struct $action<'a, T: Model, S = <T as Model>::Scope> {
             db: Route<'a>,
             seq: &'static Sequence,
             scope: Named,
-            _type: PhantomData<fn() -> T>,
+            _type: PhantomData<fn() -> (T, S)>,
         }
 
-        impl<'a, T: Model> $action<'a, T> {
+        impl<'a, T: Model, S> $action<'a, T, S> {
             pub(crate) fn new(db: Route<'a>, seq: &'static Sequence) -> Self {
                 $action {
                     db,
@@ -199,8 +225,25 @@ macro_rules! counter_call {
             #[doc = $example]
             /// # Ok(()) }
             /// ```
-            pub fn scope(mut self, scope: impl Serialize) -> Self {
+            pub fn scope(mut self, scope: impl Names<S>) -> Self {
                 self.scope = Named::new(scope);
+                self
+            }
+
+            /// [`scope`](Self::scope) for a scope known only at run time, as
+            /// [`SetCounter::scope_unchecked`].
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # #[derive(serde::Serialize, Document)]
+            /// # #[seq_id(collection = "tickets")]
+            /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+            /// # async fn run(db: mongodb::Database, project: mongodb::bson::Bson) -> Result<(), seqid::Error> {
+            #[doc = $unchecked]
+            /// # Ok(()) }
+            /// ```
+            pub fn scope_unchecked(mut self, scope: impl serde::Serialize) -> Self {
+                self.scope = Named::unchecked(scope);
                 self
             }
         }
@@ -216,7 +259,8 @@ counter_call!(
     LastReserved,
     "reading a counter does nothing until it is awaited",
     "is read",
-    "let last: Option<i64> = Ticket::last_reserved(&db).scope(\"apollo\").await?;"
+    "let last: Option<i64> = Ticket::last_reserved(&db).scope(\"apollo\").await?;",
+    "let last: Option<i64> = Ticket::last_reserved(&db).scope_unchecked(project).await?;"
 );
 
 counter_call!(
@@ -227,10 +271,11 @@ counter_call!(
     SyncCounter,
     "syncing a counter does nothing until it is awaited",
     "is raised to the largest id stored in it",
-    "let last = Ticket::sync_counter(&db).scope(\"apollo\").await?;"
+    "let last = Ticket::sync_counter(&db).scope(\"apollo\").await?;",
+    "let last = Ticket::sync_counter(&db).scope_unchecked(project).await?;"
 );
 
-impl<'a, T: Model> IntoFuture for LastReserved<'a, T> {
+impl<'a, T: Model, S> IntoFuture for LastReserved<'a, T, S> {
     type Output = Result<Option<i64>, Error>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
 
@@ -243,7 +288,7 @@ impl<'a, T: Model> IntoFuture for LastReserved<'a, T> {
     }
 }
 
-impl<'a, T: Model> IntoFuture for SyncCounter<'a, T> {
+impl<'a, T: Model, S> IntoFuture for SyncCounter<'a, T, S> {
     type Output = Result<i64, Error>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
 

@@ -3,6 +3,8 @@
 
 use std::future::IntoFuture;
 
+use std::marker::PhantomData;
+
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -11,6 +13,7 @@ use crate::indexes;
 use crate::model::Model;
 use crate::registry::Route;
 use crate::scope::Named;
+use crate::scoped::Names;
 use crate::sequences::AsDatabase;
 use crate::server::PRIMARY;
 use crate::{DisplayCode, Error, Sequence};
@@ -44,12 +47,13 @@ impl<T: DeserializeOwned> Deserializable for T {}
 )]
 pub trait SequenceOnId {}
 
-/// The find of the derive's `find_by_<field>`, for the sequence `seq` on that field.
-pub fn find_by_number<'a, T: Model + Deserializable>(
+/// The find of the derive's `find_by_<field>`, for the sequence `seq` on that field,
+/// whose scope is of the kind `S`.
+pub fn find_by_number<'a, T: Model + Deserializable, S>(
     db: &'a impl AsDatabase,
     seq: &'static Sequence,
     number: impl Into<i128>,
-) -> FindById<'a, T> {
+) -> FindById<'a, T, S> {
     FindById::new(db.route(), seq, number)
 }
 
@@ -61,18 +65,22 @@ type Found<T> = Result<Option<T>, Error>;
 /// `find_by_<field>` (`Ticket::find_by_number(&db, 1041)`):
 /// await it for the document, or `None`. Read from the primary; numbers compare by value,
 /// so a document stored as Int32 by another tool is found by its `i64` number.
+///
+/// `S` is the sequence's scope as a type ([`scoped`](crate::scoped)): `.scope(...)` takes a
+/// value of it, checked at compile time.
 #[must_use = "a find does nothing until it is awaited"]
-pub struct FindById<'a, T: Model> {
+pub struct FindById<'a, T: Model, S = <T as Model>::Scope> {
     db: Route<'a>,
     seq: &'static Sequence,
     id: i128,
     scope: Named,
     // The find itself, set by `new`, which requires `T: Deserializable`, so that awaiting
     // requires nothing (see `Deserializable`).
-    run: for<'r> fn(FindById<'r, T>) -> BoxFuture<'r, Found<T>>,
+    run: for<'r> fn(FindById<'r, T, S>) -> BoxFuture<'r, Found<T>>,
+    _scope: PhantomData<fn() -> S>,
 }
 
-impl<'a, T: Model> FindById<'a, T> {
+impl<'a, T: Model, S> FindById<'a, T, S> {
     pub(crate) fn new(db: Route<'a>, seq: &'static Sequence, id: impl Into<i128>) -> Self
     where
         T: Deserializable,
@@ -83,12 +91,15 @@ impl<'a, T: Model> FindById<'a, T> {
             id: id.into(),
             scope: Named::default(),
             run: run_find_by_id,
+            _scope: PhantomData,
         }
     }
 
-    /// The scope the number belongs to, for a scoped sequence: the value of its scope
-    /// field, or a tuple of values in the declared order (numbers repeat across scopes).
-    /// Required for a scoped sequence, refused for another ([`Error::InvalidScope`]).
+    /// The scope the number belongs to, for a scoped sequence: a value of its scope
+    /// field's type, or a tuple of values in the declared order (numbers repeat across
+    /// scopes); a value of another type does not compile ([`scoped`](crate::scoped)).
+    /// Required for a scoped sequence ([`Error::InvalidScope`] without it); an unscoped
+    /// one takes none.
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -99,13 +110,32 @@ impl<'a, T: Model> FindById<'a, T> {
     /// let ticket = Ticket::find_by_number(&db, 1041).scope("apollo").await?;
     /// # Ok(()) }
     /// ```
-    pub fn scope(mut self, scope: impl Serialize) -> Self {
+    pub fn scope(mut self, scope: impl Names<S>) -> Self {
         self.scope = Named::new(scope);
+        self
+    }
+
+    /// [`scope`](Self::scope) for a scope known only at run time (from a request, in code
+    /// generic over the type): any serializable value, checked when the find runs against
+    /// the scope fields' Rust types ([`Sequence::scope_types`]): a value none of the
+    /// type's documents can hold is [`Error::InvalidScope`], naming the field's type.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id(collection = "tickets")]
+    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+    /// # async fn run(db: mongodb::Database, project: mongodb::bson::Bson) -> Result<(), seqid::Error> {
+    /// let ticket = Ticket::find_by_number(&db, 1041).scope_unchecked(project).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scope_unchecked(mut self, scope: impl Serialize) -> Self {
+        self.scope = Named::unchecked(scope);
         self
     }
 }
 
-impl<'a, T: Model> IntoFuture for FindById<'a, T> {
+impl<'a, T: Model, S> IntoFuture for FindById<'a, T, S> {
     type Output = Result<Option<T>, Error>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
 
@@ -114,7 +144,9 @@ impl<'a, T: Model> IntoFuture for FindById<'a, T> {
     }
 }
 
-fn run_find_by_id<T: Model + DeserializeOwned>(find: FindById<'_, T>) -> BoxFuture<'_, Found<T>> {
+fn run_find_by_id<T: Model + DeserializeOwned, S>(
+    find: FindById<'_, T, S>,
+) -> BoxFuture<'_, Found<T>> {
     Box::pin(async move {
         let seq = find.seq;
         let scope = find.scope.resolve(seq)?;

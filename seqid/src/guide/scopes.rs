@@ -77,9 +77,19 @@
 //!   [`.scope(value)`](crate::action::FindById::scope) (or a tuple, in the declared order) on
 //!   `last_reserved`, `set_counter`, `reset_counter`, `sync_counter`, `find_by_id` and the
 //!   derive's `find_by_<field>`; [`T::list_counters(&db)`](crate::Document::list_counters)
-//!   lists every scope's counter at once;
+//!   lists every scope's counter at once (it takes no scope);
 //!   [`T::sync_every_scope(&db)`](crate::Document::sync_every_scope) raises the counter of every
 //!   scope that has documents at once.
+//! - **A scope is named with a value of its field's type**, checked at compile time: `.scope`
+//!   takes what the scope field holds (a `&str` or `String` for a `String`; any integer for an
+//!   integer field, which must fit its type when the call runs; `None` or a value for an
+//!   `Option`; [`seqid::scoped::Null`](crate::scoped::Null) for documents without the field),
+//!   so that `.scope("8")` on an `i32` field, which could only ever find nothing, does not
+//!   compile. A scope known only at run time (a request's, generic code's) goes through
+//!   [`.scope_unchecked(value)`](crate::action::FindById::scope_unchecked), checked when the
+//!   call runs against the fields' types ([`Error::InvalidScope`](crate::Error::InvalidScope),
+//!   naming the type). A field serialized by other code (`serialize_with`, `with`) stores what
+//!   its type does not say: its sequence takes any value. The rules: [`scoped`](crate::scoped).
 //!
 //! ```no_run
 //! # use seqid::Document;

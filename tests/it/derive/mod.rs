@@ -28,6 +28,7 @@ mod keys_any_order;
 mod natural_keys;
 mod optimistic;
 mod rename_serialize;
+mod scope_types;
 mod send_futures;
 mod serde_allowed;
 mod several_sequences;

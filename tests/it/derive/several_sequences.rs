@@ -50,8 +50,12 @@ fn the_id_sequence_is_primary_and_the_field_ones_follow() {
 
 #[test]
 fn every_sequence_has_a_typed_handle_named_after_its_field() {
-    let ids: seqid::SequenceOf<Issue, kind::Counters> = Issue::id_sequence();
-    let numbers: seqid::SequenceOf<Issue, kind::Block> = Issue::number_sequence();
+    // Each with its strategy and its scope as types: `.scope(...)` takes a `String`'s
+    // value on the number's, nothing on the id's.
+    let ids: seqid::SequenceOf<Issue, kind::Counters, seqid::scoped::Unscoped> =
+        Issue::id_sequence();
+    let numbers: seqid::SequenceOf<Issue, kind::Block, seqid::scoped::Fields<(String,)>> =
+        Issue::number_sequence();
     assert_eq!(ids.sequence().name, "issue_id");
     assert_eq!(numbers.sequence().name, "issue_number");
 }
@@ -99,7 +103,8 @@ fn the_optimistic_sequence_is_primary_wherever_it_is() {
     );
     assert_eq!((order.id, order.receipt), (Some(5), 1000));
     let _ = (order.shop, order.number);
-    let _: seqid::SequenceOf<Order, kind::Gapless> = Order::receipt_sequence();
+    let _: seqid::SequenceOf<Order, kind::Gapless, seqid::scoped::Unscoped> =
+        Order::receipt_sequence();
 }
 
 /// With `_id` left to seqid as an `ObjectId`, the first field's sequence is primary.
