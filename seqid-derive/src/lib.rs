@@ -235,6 +235,10 @@ use syn::{DeriveInput, parse_macro_input};
 /// `find_or_insert` finds the document by the key's values, and inserts it, taking an
 /// id, only when no document holds them; `create_indexes` makes the unique index it
 /// relies on, named as MongoDB names it by default (`email_1`, `tenant_1_email_1`).
+/// A value missing, null or an array is refused when `find_or_insert` is called; any
+/// other is a key as it is, the empty string too: every call with `email: ""` finds the
+/// one document stored with an empty email, so a program that refuses empty emails
+/// checks before the call (`if customer.email.trim().is_empty() { return Err(...) }`).
 ///
 /// ```
 /// use seqid::{Document, Model};

@@ -6,6 +6,8 @@ use std::ffi::OsString;
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use seqid_harness::TestServer;
@@ -158,21 +160,27 @@ async fn serve(port: u16, data: Option<PathBuf>) -> ExitCode {
     outcome
 }
 
-/// Waits for Ctrl-C or (on Unix) SIGTERM; returns which.
+/// Waits for Ctrl-C or SIGTERM; returns which.
+///
+/// signal-hook's handlers set a flag, read here every 100 ms: tokio's own
+/// (its `signal` feature) would make a program's `cargo test`, which adds
+/// this crate, build tokio, mongodb and seqid a second time (see Cargo.toml).
+/// The handlers stay, as tokio's did: a second Ctrl-C while the server stops
+/// does not kill seqid-server.
 async fn stop_requested() -> &'static str {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate()).expect("a SIGTERM handler");
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => "Ctrl-C",
-            _ = term.recv() => "SIGTERM",
-        }
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let caught = Arc::new(AtomicUsize::new(0));
+    for signal in [SIGINT, SIGTERM] {
+        // The signal's number, nonzero, tells which came.
+        signal_hook::flag::register_usize(signal, Arc::clone(&caught), signal as usize)
+            .expect("a Ctrl-C and SIGTERM handler");
     }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        "Ctrl-C"
+    loop {
+        match caught.load(Ordering::SeqCst) {
+            0 => tokio::time::sleep(Duration::from_millis(100)).await,
+            signal if signal == SIGTERM as usize => return "SIGTERM",
+            _ => return "Ctrl-C",
+        }
     }
 }
 

@@ -132,3 +132,7 @@
 //! beside a sequence on another field) may be the key. The key's fields are
 //! [`Model::NATURAL_KEY`](crate::Model::NATURAL_KEY), as serialized; `create_indexes` makes their
 //! unique index, named as MongoDB names it (`email_1`, `tenant_1_email_1`).
+//! `find_or_insert` refuses a key value that is missing, null or an array, and takes any other
+//! as it is: `email: ""` is a key like any other, and every call with an empty email finds the
+//! one customer stored with it (check it before the call:
+//! [an empty key is a key](super::find_or_insert#an-empty-key-is-a-key)).

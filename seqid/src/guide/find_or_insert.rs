@@ -68,6 +68,29 @@
 //! A found key costs one round trip and no id; a new key costs one more than an insert (the
 //! lookup); a lost race costs the failed write and a second lookup.
 //!
+//! # An empty key is a key
+//!
+//! Step 1 refuses only what names no one document: a key field missing, null or an array.
+//! Every other value is a key as it is, the empty string too: two calls with `email: ""` find
+//! the same document, so every customer whose email is empty is one customer, the first one
+//! stored. seqid does not trim a key either (`" "` is a key of its own). Where an empty key is
+//! a mistake, one check before the call refuses it:
+//!
+//! ```no_run
+//! # use seqid::Document;
+//! # #[derive(serde::Serialize, serde::Deserialize, Document)]
+//! # #[seq_id("customer", collection = "customers", strategy = "block")]
+//! # struct Customer { #[serde(rename = "_id")] id: i64, #[seq_key] email: String, name: String }
+//! # async fn run(db: seqid::Database, email: String) -> Result<(), Box<dyn std::error::Error>> {
+//! let mut customer = Customer { id: 0, email, name: "Ada".into() };
+//! // Else every empty email would find the first customer stored with one.
+//! if customer.email.trim().is_empty() {
+//!     return Err("a customer needs an email".into());
+//! }
+//! customer.find_or_insert(&db).await?;
+//! # Ok(()) }
+//! ```
+//!
 //! # The race, spelled out
 //!
 //! Within one process there is no race: the turns above make the second caller of a key wait

@@ -4,7 +4,9 @@
 //!
 //! What a fresh machine needs: the Rust toolchain, a clone of seqid, and `python3` (3.10 or
 //! newer, with pip, and access to PyPI the first time): the servers are Python programs,
-//! installed on first use, once per user.
+//! installed on first use, once per user. Three things are slow the first time only: installing
+//! `seqid-server`, its first start, and your first `cargo test`; [what the first runs
+//! cost](#what-the-first-runs-cost) gives the figures, and how to shorten them.
 //!
 //! # A server for your program
 //!
@@ -14,7 +16,8 @@
 //! cargo run -p seqid-harness --bin seqid-server
 //! ```
 //!
-//! or install it once (into `~/.cargo/bin`) and run it from anywhere:
+//! or install it once (into `~/.cargo/bin`; a release build, 8 minutes here: see
+//! [below](#what-the-first-runs-cost)) and run it from anywhere:
 //!
 //! ```sh
 //! cargo install --path <clone>/seqid-harness
@@ -80,13 +83,19 @@
 //! } // the database is dropped here
 //! ```
 //!
+//! `test_db` returns a `seqid_harness::TestDb`. It derefs to the test's `mongodb::Database`,
+//! and holds the client it was made with (`db.client()`), the database's name (`db.name()`:
+//! the label, the process id and a counter) and the URI of its server (`db.uri()`); while it
+//! lives, that server keeps running. Dropping it, at the end of the test or when the test
+//! panics, drops the database, through a client of its own (the test's runtime may be shutting
+//! down); a failure is printed on stderr, never a panic.
+//!
 //! The first `test_db` of a test process starts a server, and the tests of that process share
-//! it, each in a uniquely named database (the label, the process id and a counter), dropped
-//! when the test is done; after every few dozen databases the next ones go on a fresh server,
-//! since an embedded server slows down as it fills. A program started by the test (a worker, your
-//! own binary) reaches the same database with `MONGODB_URI` set to `db.uri()` and the database
-//! name `db.name()`. When no server can be had, `test_db` panics with what to do: a test never
-//! skips silently.
+//! it, each in a database of its own; after every few dozen databases the next ones go on a
+//! fresh server, since an embedded server slows down as it fills. A program started by the test
+//! (a worker, your own binary) reaches the same database with `MONGODB_URI` set to `db.uri()`
+//! and the database name `db.name()`. When no server can be had, `test_db` panics with what to
+//! do: a test never skips silently.
 //!
 //! # A server per test
 //!
@@ -113,6 +122,31 @@
 //! `TestServer::builder().port(27017).data_dir("data").start()` starts one on a port of your
 //! choice, with its data kept in a directory, as `seqid-server` does. When `MONGODB_URI` is set,
 //! `TestServer::start()` gives that server instead (and stops nothing when dropped).
+//!
+//! # What the first runs cost
+//!
+//! Each is paid once. Measured on a 2-core machine with other builds running on it (fewer
+//! seconds on more cores, or on an idle machine):
+//!
+//! - **`cargo install --path <clone>/seqid-harness`** is a release build of the harness, the
+//!   driver and tokio: 8 min 11 s here, with nothing on screen but cargo's `Compiling` lines.
+//!   `cargo run -p seqid-harness --bin seqid-server` from the clone builds in debug instead:
+//!   3 min 40 s the first time, nothing after; the debug binary starts the server as fast (1.2 s
+//!   to ready here, as the installed one), since the server is a Python process.
+//! - **The first server start** installs SecantusDB with pip into the cache (120 MB), saying
+//!   `seqid-harness: installing secantusdb 0.7.0b3 into ... (first use)`: 16.7 s here from
+//!   launch to ready, PyPI's downloads included. Later starts, from any clone, program or test
+//!   process, take about 1 s (0.8 to 1.2 s here). In CI, keep the cache directory
+//!   (`SEQID_HARNESS_CACHE`, else `~/.cache/seqid-harness`) between runs; a `mongod` on `PATH`
+//!   is used as it is, installing nothing.
+//! - **Your first `cargo test`** after `cargo build` compiles the harness (with signal-hook, its
+//!   one dependency of its own) and your tests, and nothing else: 24 s here, after a `cargo
+//!   build` of 3 to 5 min. The harness asks tokio and the driver for no feature that your
+//!   program's build lacks (given the driver's default features, and tokio's `macros` and
+//!   `rt-multi-thread`, as above), so the tests reuse the tokio, driver and seqid that `cargo
+//!   build` compiled. A dev-dependency that adds a feature to one of them (tokio's `test-util`,
+//!   say) makes `cargo test` compile tokio, the driver and seqid a second time: 75 s here for
+//!   one more tokio feature.
 //!
 //! # Which server, and what is installed where
 //!
