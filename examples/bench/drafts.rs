@@ -93,27 +93,16 @@ impl Contender {
             }
             Contender::Gapless => {
                 let mut session = db.client().start_session().await?;
-                loop {
-                    session.start_transaction().await?;
-                    let numbered = Gapless::number_draft(db, doc! { "_id": id })
-                        .set(issued.clone())
-                        .session(&mut session)
-                        .await;
-                    match numbered {
-                        Ok(_) => match session.commit_transaction().await {
-                            Ok(()) => return Ok(()),
-                            Err(e) if e.contains_label("TransientTransactionError") => {}
-                            Err(e) if e.contains_label("UnknownTransactionCommitResult") => {}
-                            Err(e) => return Err(e.into()),
-                        },
-                        Err(seqid::Error::Driver { source, .. })
-                            if source.contains_label("TransientTransactionError") =>
-                        {
-                            let _ = session.abort_transaction().await;
-                        }
-                        Err(e) => return Err(e.into()),
-                    }
-                }
+                Gapless::transaction(&mut session)
+                    .run((db, &issued), |session, (db, issued)| {
+                        Box::pin(async move {
+                            Gapless::number_draft(*db, doc! { "_id": id })
+                                .set(issued.clone())
+                                .session(session)
+                                .await
+                        })
+                    })
+                    .await?;
             }
         }
         Ok(())

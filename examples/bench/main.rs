@@ -480,9 +480,12 @@ async fn main() -> Result<(), BoxError> {
     if let Some(rows) = &txn {
         println!("## Inserts in transactions\n");
         println!(
-            "Each insert in a transaction of its own, run with the driver's `and_run`, which \
-             runs the callback again after a write conflict. Medians over interleaved rounds, \
-             fresh collections and counters per trial; ratios per round (min–max).\n"
+            "Each insert in a transaction of its own, run with seqid's `T::transaction`, which \
+             runs the body again after a write conflict (the driver's rules). Medians over interleaved rounds, \
+             fresh collections and counters per trial; ratios per round (min–max). At 16 \
+             tasks gapless also runs with half the tasks through each of two handles made \
+             from two clients of the process, and through each of two bare databases of \
+             them.\n"
         );
         txn::print(rows);
     }

@@ -149,32 +149,27 @@ impl Contender {
     }
 }
 
-/// `find_or_insert` of a gapless document in a transaction of its own, run again on a
-/// transient error or a duplicate key (a race lost aborts the transaction).
+/// `find_or_insert` of a gapless document in a transaction of its own (`T::transaction`:
+/// run again on a transient error, a race lost included), and again on a duplicate key
+/// (SecantusDB's answer, where MongoDB's is a write conflict).
 async fn gapless(db: &Database, email: String, n: i64) -> Result<(), BoxError> {
     let mut session = db.client().start_session().await?;
     loop {
-        session.start_transaction().await?;
-        let mut doc = Gapless {
-            id: 0,
-            email: email.clone(),
-            n,
-        };
-        match doc.find_or_insert(db).session(&mut session).await {
-            Ok(_) => match session.commit_transaction().await {
-                Ok(()) => return Ok(()),
-                Err(e) if e.contains_label("TransientTransactionError") => {}
-                Err(e) if e.contains_label("UnknownTransactionCommitResult") => {}
-                Err(e) => return Err(e.into()),
-            },
-            Err(seqid::Error::Driver { source, .. })
-                if source.contains_label("TransientTransactionError") =>
-            {
-                let _ = session.abort_transaction().await;
-            }
-            Err(seqid::Error::DuplicateKey { .. }) => {
-                let _ = session.abort_transaction().await;
-            }
+        let found = Gapless::transaction(&mut session)
+            .run((db, &email), |session, (db, email)| {
+                Box::pin(async move {
+                    let mut doc = Gapless {
+                        id: 0,
+                        email: email.to_string(),
+                        n,
+                    };
+                    doc.find_or_insert(*db).session(session).await
+                })
+            })
+            .await;
+        match found {
+            Ok(_) => return Ok(()),
+            Err(seqid::Error::DuplicateKey { .. }) => {}
             Err(e) => return Err(e.into()),
         }
     }

@@ -1,16 +1,19 @@
-//! Inserts inside transactions: each insert in a transaction of its own, run with the
-//! driver's `start_transaction().and_run(...)`, which runs it again after a transient
-//! error (a write conflict). Contenders: a plain `insert_one` in the transaction (the
+//! Inserts inside transactions: each insert in a transaction of its own, run with seqid's
+//! `T::transaction(&mut session).run(...)` (the driver's rules: again after a transient
+//! error, a write conflict). Contenders: a plain `insert_one` in the transaction (the
 //! reference), seqid's `counters` (its `$inc` outside the transaction) and `gapless` (its
 //! `$inc` inside: the process's transactions take the counter in turn, each once the one
 //! before has committed). Each committed insert's time is measured too (p50, p99, max).
+//! At 16 tasks, gapless also runs split over two ways into one process, half the tasks
+//! each: two `Sequences` handles made from two clients, and two bare databases of those
+//! clients (the line is the process's, whatever way a transaction came in).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use mongodb::bson::{Document as BsonDocument, doc};
-use seqid::{Database, Document};
+use seqid::{Database, Document, Sequences};
 use serde::Serialize;
 
 use crate::Config;
@@ -44,30 +47,57 @@ enum Contender {
     Plain,
     Counters,
     Gapless,
+    /// Gapless, half the tasks through each of two handles made from two clients.
+    GaplessTwoHandles,
+    /// Gapless, half the tasks through each of two bare databases of two clients.
+    GaplessTwoBare,
 }
 
 impl Contender {
-    const ALL: [Contender; 3] = [Contender::Plain, Contender::Counters, Contender::Gapless];
+    /// At one task.
+    const ONE: [Contender; 3] = [Contender::Plain, Contender::Counters, Contender::Gapless];
+
+    /// At 16 tasks.
+    const MANY: [Contender; 5] = [
+        Contender::Plain,
+        Contender::Counters,
+        Contender::Gapless,
+        Contender::GaplessTwoHandles,
+        Contender::GaplessTwoBare,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Contender::Plain => "plain insert_one in the transaction",
             Contender::Counters => "seqid counters (`$inc` outside)",
             Contender::Gapless => "seqid gapless (`$inc` inside, in turn)",
+            Contender::GaplessTwoHandles => "seqid gapless, half through each of two handles",
+            Contender::GaplessTwoBare => "seqid gapless, half through each of two bare databases",
+        }
+    }
+
+    /// The way task `task` inserts.
+    fn way(self, ways: &Ways, task: usize) -> Way {
+        match self {
+            Contender::GaplessTwoHandles => Way::Handle(ways.handles[task % 2].clone()),
+            Contender::GaplessTwoBare => Way::Bare(ways.bare[task % 2].clone()),
+            _ => Way::Handle(ways.one.clone()),
         }
     }
 
     /// One insert in a transaction of its own; counts the callback's runs in `attempts`.
-    async fn once(self, db: &Database, n: i32, attempts: &AtomicU64) -> Result<(), BoxError> {
-        let mut session = db.client().start_session().await?;
-        session
-            .start_transaction()
-            .and_run(db.clone(), |session, db| {
+    async fn once(self, way: &Way, n: i32, attempts: &AtomicU64) -> Result<(), BoxError> {
+        let mut session = way.db().client().start_session().await?;
+        // Every contender through seqid's `T::transaction` (the driver's rules; the plain
+        // insert pays nothing for it on the wire), so that the rows differ by the insert.
+        Gapless::transaction(&mut session)
+            .run(way.clone(), |session, way| {
                 attempts.fetch_add(1, Ordering::Relaxed);
                 Box::pin(async move {
                     match self {
                         Contender::Plain => {
-                            db.collection::<BsonDocument>("bench_txn_plain")
+                            way.db()
+                                .collection::<BsonDocument>("bench_txn_plain")
                                 .insert_one(doc! { "name": "txn", "n": n })
                                 .session(&mut *session)
                                 .await?;
@@ -78,22 +108,52 @@ impl Contender {
                                 name: "txn".into(),
                                 n,
                             };
-                            doc.insert(db).session(&mut *session).await?;
+                            match way {
+                                Way::Handle(db) => doc.insert(db).session(&mut *session).await?,
+                                Way::Bare(db) => doc.insert(db).session(&mut *session).await?,
+                            };
                         }
-                        Contender::Gapless => {
+                        _ => {
                             let mut doc = Gapless {
                                 id: 0,
                                 name: "txn".into(),
                                 n,
                             };
-                            doc.insert(db).session(&mut *session).await?;
+                            match way {
+                                Way::Handle(db) => doc.insert(db).session(&mut *session).await?,
+                                Way::Bare(db) => doc.insert(db).session(&mut *session).await?,
+                            };
                         }
                     }
-                    Ok(())
+                    Ok::<_, BoxError>(())
                 })
             })
             .await?;
         Ok(())
+    }
+}
+
+/// The ways into the database: the benchmark's handle, and two clients of the same
+/// process, each as a handle and bare.
+struct Ways {
+    one: Database,
+    handles: [Database; 2],
+    bare: [mongodb::Database; 2],
+}
+
+/// How one task inserts.
+#[derive(Clone)]
+enum Way {
+    Handle(Database),
+    Bare(mongodb::Database),
+}
+
+impl Way {
+    fn db(&self) -> &mongodb::Database {
+        match self {
+            Way::Handle(db) => db,
+            Way::Bare(db) => db,
+        }
     }
 }
 
@@ -108,7 +168,7 @@ struct Trial {
 
 /// One trial: `tasks` tasks inserting for `config.trial`.
 async fn trial(
-    db: &Database,
+    ways: &Ways,
     contender: Contender,
     tasks: usize,
     config: &Config,
@@ -118,7 +178,8 @@ async fn trial(
     let start = Instant::now();
     let handles: Vec<_> = (0..tasks)
         .map(|task| {
-            let (db, committed, attempts) = (db.clone(), committed.clone(), attempts.clone());
+            let way = contender.way(ways, task);
+            let (committed, attempts) = (committed.clone(), attempts.clone());
             let trial = config.trial;
             tokio::spawn(async move {
                 let mut n = 0;
@@ -126,7 +187,7 @@ async fn trial(
                 while start.elapsed() < trial {
                     let began = Instant::now();
                     contender
-                        .once(&db, task as i32 * 1_000_000 + n, &attempts)
+                        .once(&way, task as i32 * 1_000_000 + n, &attempts)
                         .await?;
                     latencies.push(began.elapsed().as_secs_f64() * 1e3);
                     committed.fetch_add(1, Ordering::Relaxed);
@@ -167,21 +228,34 @@ pub async fn run(db: &Database, config: &Config) -> Result<Option<Vec<Row>>, Box
         // conflict: a gapless figure there would measure nothing real.
         return Ok(None);
     }
+    // Two more clients of this process, nothing shared with the benchmark's.
+    let clients = [
+        seqid_harness::client().await?,
+        seqid_harness::client().await?,
+    ];
+    let ways = Ways {
+        one: db.clone(),
+        handles: [0, 1].map(|at| Sequences::new(&clients[at]).database(db.name())),
+        bare: [0, 1].map(|at| clients[at].database(db.name())),
+    };
     let mut rows = Vec::new();
-    for tasks in [1, 16] {
-        let mut by = Contender::ALL.map(|contender| Row {
-            tasks,
-            contender,
-            per_sec: Vec::new(),
-            retries: Vec::new(),
-            ratios: Vec::new(),
-            latencies: Vec::new(),
-        });
+    for (tasks, contenders) in [(1, &Contender::ONE[..]), (16, &Contender::MANY[..])] {
+        let mut by: Vec<Row> = contenders
+            .iter()
+            .map(|&contender| Row {
+                tasks,
+                contender,
+                per_sec: Vec::new(),
+                retries: Vec::new(),
+                ratios: Vec::new(),
+                latencies: Vec::new(),
+            })
+            .collect();
         for round in 0..config.rounds {
             let mut plain = f64::NAN;
             // Rotated, so that no contender always runs first in a round.
-            for k in 0..Contender::ALL.len() {
-                let i = (k + round) % Contender::ALL.len();
+            for k in 0..contenders.len() {
+                let i = (k + round) % contenders.len();
                 for collection in ["bench_txn_plain", "bench_txn_counters", "bench_txn_gapless"] {
                     db.collection::<BsonDocument>(collection).drop().await?;
                 }
@@ -194,11 +268,11 @@ pub async fn run(db: &Database, config: &Config) -> Result<Option<Vec<Row>>, Box
                     per_sec,
                     retries,
                     latencies,
-                } = trial(db, Contender::ALL[i], tasks, config).await?;
+                } = trial(&ways, contenders[i], tasks, config).await?;
                 by[i].per_sec.push(per_sec);
                 by[i].retries.push(retries);
                 by[i].latencies.extend(latencies);
-                if Contender::ALL[i] == Contender::Plain {
+                if contenders[i] == Contender::Plain {
                     plain = per_sec;
                 }
             }

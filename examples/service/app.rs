@@ -18,7 +18,7 @@
 //! - `GET /projects/{project}/tickets/{number}` → the ticket, or 404.
 //! - `POST /invoices` `{"customer": "...", "amount_cents": 1200, "request": "..."}` → 201
 //!   with a gapless invoice number, taken in a transaction
-//!   (`start_transaction().and_run(...)`).
+//!   (`Invoice::transaction(&mut session).run(...)`).
 //! - `GET /invoices/{number}` → the invoice, or 404.
 //! - `GET /sequences` → what the handle holds: `seqid::Stats` per sequence, and every counter
 //!   of each (`list_counters`).
@@ -251,7 +251,8 @@ pub async fn serve(
 ///   server's validation refused the document), `DuplicateKey` → 409;
 /// - nobody knows yet: `OutcomeUnknown` → 503 (the ticket may be stored; the message says
 ///   so, and a retry stores a new ticket, so a client that must not duplicate looks it
-///   up by its request id first);
+///   up by its request id first), and `TransactionOutcomeUnknown` → 503 (the invoice's
+///   transaction committed whole or not at all: looked up by its request id the same way);
 /// - the database or the server side: `Driver` → 503, everything else (`CounterNotNumeric`,
 ///   `Overflow`, `MissingIndex`, ...) → 500, logged.
 ///
@@ -276,15 +277,6 @@ impl ApiError {
             format!("the database failed: {error}"),
         )
     }
-
-    /// The error of a transaction run by `and_run`: seqid's error travels inside the
-    /// driver's as a custom error (see `impl From<seqid::Error> for mongodb::error::Error`).
-    fn transaction(error: mongodb::error::Error) -> ApiError {
-        match error.get_custom::<seqid::Error>() {
-            Some(error) => error.clone().into(),
-            None => ApiError::driver(error),
-        }
-    }
 }
 
 impl From<seqid::Error> for ApiError {
@@ -295,9 +287,9 @@ impl From<seqid::Error> for ApiError {
             | seqid::Error::IdAlreadySet { .. }
             | seqid::Error::Refused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             seqid::Error::DuplicateKey { .. } => StatusCode::CONFLICT,
-            seqid::Error::OutcomeUnknown { .. } | seqid::Error::Driver { .. } => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            seqid::Error::OutcomeUnknown { .. }
+            | seqid::Error::TransactionOutcomeUnknown { .. }
+            | seqid::Error::Driver { .. } => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError::new(status, error.to_string())
@@ -569,33 +561,32 @@ async fn create_invoice(
     }
 }
 
-/// The seqid way: `insert` with the session, in `and_run`, which runs the callback again
-/// after a write conflict (the invoices of this process take turns on the counter without
-/// one; another process's may still conflict). The invoice is
-/// made inside the callback, so that a retry starts from an unset number.
+/// The seqid way: `insert` with the session, in `Invoice::transaction(...).run(...)`, which
+/// runs the body again after a write conflict (the invoices of this process take turns on
+/// the counter without one; another process's may still conflict), sends a commit whose
+/// result is unknown again alone, and gives seqid's error back as it is. The invoice is
+/// made inside the body, so that a run again starts from an unset number.
 async fn seqid_invoice(db: &seqid::Database, body: NewInvoice) -> Result<Invoice, ApiError> {
     let mut session = db
         .client()
         .start_session()
         .await
         .map_err(ApiError::driver)?;
-    session
-        .start_transaction()
-        .and_run((db, body), |session, (db, body)| {
-            async move {
+    let invoice = Invoice::transaction(&mut session)
+        .run((db, body), |session, (db, body)| {
+            Box::pin(async move {
                 let mut invoice = Invoice {
                     number: 0,
                     customer: body.customer.clone(),
                     amount_cents: body.amount_cents,
                     request: body.request.clone(),
                 };
-                invoice.insert(*db).session(&mut *session).await?;
-                Ok(invoice)
-            }
-            .boxed()
+                invoice.insert(*db).session(session).await?;
+                Ok::<_, seqid::Error>(invoice)
+            })
         })
-        .await
-        .map_err(ApiError::transaction)
+        .await?;
+    Ok(invoice)
 }
 
 /// `GET /invoices/{number}`.

@@ -21,7 +21,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::oneshot;
 
-use crate::commit_queue::CommitQueue;
 use crate::detach::Finishing;
 use crate::scope::Scope;
 use crate::{Error, Sequence};
@@ -293,8 +292,6 @@ pub(crate) struct Allocator {
     /// Whether a flusher is running.
     flushing: AtomicBool,
     pub(crate) tally: Tally,
-    /// The transactions of the process taking gapless ids from the counter, in line.
-    pub(crate) commits: CommitQueue,
 }
 
 impl Allocator {
@@ -305,7 +302,6 @@ impl Allocator {
             queue: Mutex::new(Vec::new()),
             flushing: AtomicBool::new(false),
             tally: Tally::default(),
-            commits: CommitQueue::default(),
         }
     }
 

@@ -6,10 +6,12 @@ use std::time::Duration;
 use mongodb::bson::RawDocumentBuf;
 use mongodb::{ClientSession, Collection};
 
+use crate::commit_queue::Turn;
 use crate::fate::Sending;
 use crate::once::{Warning, first_time};
 use crate::registry::Route;
 use crate::retry::Budget;
+use crate::scope::Scope;
 use crate::session::Session;
 use crate::span::Traced;
 use crate::{Error, Sequence, Strategy};
@@ -46,6 +48,10 @@ pub(crate) struct Context<'a> {
     /// Reservation round trips the call waited for (shared with the callers waiting with
     /// it), or made itself in its transaction: for the insert's span.
     pub reservations: u32,
+    /// A gapless call's turn at the counter of a scope, taken before its first read in the
+    /// caller's transaction, for its id (`counted::turn_before_reading`). Boxed: every
+    /// insert's state holds the context, and few calls take one (`tests/state.rs`).
+    pub early_turn: Option<Box<(Scope, Turn)>>,
 }
 
 impl<'a> Context<'a> {
@@ -70,6 +76,7 @@ impl<'a> Context<'a> {
             budget,
             content_is_unique: call.content_is_unique,
             reservations: 0,
+            early_turn: None,
         })
     }
 

@@ -8,9 +8,16 @@
 //! once, so an id held by another document is a failure, never a retry: this source
 //! takes nothing back.
 
+use std::sync::Arc;
+
+use mongodb::Database;
+use mongodb::bson::Document as BsonDocument;
+
 use crate::allocator::{Allocated, Handed};
+use crate::commit_queue::{self, Line, Reader, Turn};
 use crate::context::Context;
 use crate::counter::{self, Counter, CounterSource};
+use crate::detach::Finishing;
 use crate::registry::Route;
 use crate::scope::Scope;
 use crate::session::Session;
@@ -73,19 +80,41 @@ async fn take(scope: &Scope, count: u64, cx: &mut Context<'_>) -> Result<Vec<i64
         cx.reservations += u32::from(allocated.waited);
         return Ok(allocated.ids.take());
     }
-    let ids = take_in_transaction(route, seq, scope, count, &mut cx.session).await?;
+    let early = cx.early_turn.take();
+    let ids = take_in_transaction(route, seq, scope, count, &mut cx.session, early).await?;
     cx.reservations += 1;
     Ok(ids)
 }
 
+/// For a gapless call that reads in the caller's transaction before it takes its id
+/// (`number_draft`'s draft, `find_or_insert`'s key): the turn at the counter of `scope`,
+/// taken before that first read, and kept in `cx` for the id. A transaction's first read
+/// fixes its snapshot: taken after it, a turn that waited for another transaction's
+/// commit would still meet that commit's `$inc` as a write conflict, and run again (16
+/// drafts issued at once: 160 runs again). Nothing outside a transaction, for another
+/// strategy, or without a session.
+pub(crate) async fn turn_before_reading(scope: &Scope, cx: &mut Context<'_>) {
+    let (route, seq) = (cx.route, cx.seq);
+    if seq.strategy != Strategy::Gapless || !cx.session.in_transaction() {
+        return;
+    }
+    if let Some(session) = cx.session.join() {
+        let lsid = session.id().clone();
+        let turn = turn(route, seq, scope, &lsid).await;
+        cx.early_turn = Some(Box::new((scope.clone(), turn)));
+    }
+}
+
 /// `count` ids of the gapless `seq` from the counter of `scope`, in the transaction
-/// running in `session` ([`Error::TransactionRequired`] without one).
+/// running in `session` ([`Error::TransactionRequired`] without one), under `early` if it
+/// is the turn of this counter (see [`turn_before_reading`]).
 pub(crate) async fn take_in_transaction(
     route: Route<'_>,
     seq: &'static Sequence,
     scope: &Scope,
     count: u64,
     session: &mut Session<'_>,
+    early: Option<Box<(Scope, Turn)>>,
 ) -> Result<Vec<i64>, Error> {
     if !session.in_transaction() {
         return Err(Error::TransactionRequired {
@@ -96,14 +125,17 @@ pub(crate) async fn take_in_transaction(
     let allocator = route.counter(seq, scope);
     let counter = Counter { seq, scope };
     // The process's other transactions on this counter go first, each until it has
-    // committed (see `crate::commit_queue`).
-    let lsid = session.join().map(|session| session.id().clone());
-    let turn = match &lsid {
-        Some(lsid) => {
-            let committed = || async { counter::read(route.db, counter).await.ok().flatten() };
-            Some(allocator.commits.turn(lsid, committed).await)
+    // committed, whatever handle or bare database they came through (see
+    // `crate::commit_queue`).
+    let turn = match (early, session.join()) {
+        (Some(early), _) if early.0 == *scope => Some(early.1),
+        // Another scope's (the document's changed since): given up before this one.
+        (early, Some(session)) => {
+            drop(early);
+            let lsid = session.id().clone();
+            Some(self::turn(route, seq, scope, &lsid).await)
         }
-        None => None,
+        (_, None) => None,
     };
     let first =
         counter::reserve_in_transaction(route.db, counter, count, &allocator.tally, session)
@@ -114,6 +146,35 @@ pub(crate) async fn take_in_transaction(
         turn.took(last);
     }
     Ok(ids)
+}
+
+/// The turn of the transaction of the session `lsid` at the counter of `scope`, once the
+/// process's transactions before it on that counter have committed.
+async fn turn(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    scope: &Scope,
+    lsid: &BsonDocument,
+) -> Turn {
+    let counter = Counter { seq, scope };
+    let line = Line::of(route.db.name(), seq.counters, &counter.filter());
+    let queue = commit_queue::queue(line);
+    queue.turn(lsid, reader(route.db, seq, scope)).await
+}
+
+/// Reads the counter of `scope` in `db` outside any transaction, for the commit queue:
+/// what a hold leaves for the transactions behind it. It owns what it reads with, since
+/// they may be of another deployment with the same names, and its read runs to its end
+/// if the one waiting gives it up ([`Finishing`]).
+fn reader(db: &Database, seq: &'static Sequence, scope: &Scope) -> Reader {
+    let (db, scope) = (db.clone(), scope.clone());
+    Arc::new(move || {
+        let (db, scope) = (db.clone(), scope.clone());
+        Box::pin(Finishing::new(async move {
+            let counter = Counter { seq, scope: &scope };
+            counter::read(&db, counter).await.ok().flatten()
+        }))
+    })
 }
 
 /// `count` ids through the allocator of the counter of `scope` (counters and block), for

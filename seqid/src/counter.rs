@@ -51,7 +51,7 @@ impl Counter<'_> {
     }
 
     /// The fields that find the counter, all equalities (an upsert copies them).
-    fn filter(&self) -> BsonDocument {
+    pub(crate) fn filter(&self) -> BsonDocument {
         let (seq, layout) = (self.seq, self.layout());
         if layout.by_id() {
             return doc! { "_id": self.scope.counter_id(seq) };
@@ -677,8 +677,8 @@ async fn in_transaction(
     // Only an answer that may mean the guard did not take the counter (no document, a
     // duplicate `_id`, a type mismatch) is worth a look at what the counter holds. A
     // write conflict, the common error here (concurrent transactions take turns on the
-    // counter), goes back at once: the caller's `and_run` retries the transaction, and a
-    // read first would lengthen every turn by a round trip.
+    // counter), goes back at once: the caller's retry (`T::transaction`) runs the
+    // transaction again, and a read first would lengthen every turn by a round trip.
     let unmatched = matches!(
         error.as_ref().map(server_code),
         None | Some(Some(DUPLICATE_KEY | TYPE_MISMATCH))

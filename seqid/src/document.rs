@@ -109,30 +109,36 @@ use crate::{Error, indexes};
 ///   transaction gets a fresh id.
 /// - **`gapless`**: the counter's `$inc` joins the transaction too, so an aborted
 ///   transaction takes its id back: committed ids are `1, 2, 3, ...` with no gap, ever.
-///   Concurrent transactions conflict on the counter (`WriteConflict`, labelled
-///   `TransientTransactionError`) and take turns; outside a transaction the insert is
-///   refused before anything is written ([`Error::TransactionRequired`]).
+///   The transactions of one process take the counter in turn, whatever
+///   [`Sequences`](crate::Sequences) handle or bare `mongodb::Database` they come through,
+///   each once the one before has committed. Those of other processes conflict on it
+///   (`WriteConflict`, labelled `TransientTransactionError`) and run again, as does one
+///   that read in the transaction on its own before its insert and had to wait (its
+///   snapshot is older than the commit it waited for; `number_draft` and `find_or_insert`
+///   take their turn before their own reads). Outside a transaction the insert is refused
+///   before anything is written ([`Error::TransactionRequired`]).
 ///
 /// Inside a transaction nothing is retried or looked up after a failure: a failed write
-/// aborts the transaction, whose fate decides the document's. [`Error`] converts into the
-/// driver's error with its labels, so `?` in the callback of the driver's
-/// `start_transaction().and_run(...)` lets the driver retry what is transient. Make the
-/// documents inside the callback, so that a retry starts from unset ids.
+/// aborts the transaction, whose fate decides the document's. Run it with
+/// [`T::transaction(&mut session).run(...)`](Document::transaction), which runs it again
+/// after a transient error, sends a commit whose result is unknown again alone, and gives
+/// the body's own error back as it is (the guide's
+/// [transactions](crate::guide::transactions)). Make the documents inside the body, so that
+/// a run again starts from unset ids.
 ///
 /// ```no_run
 /// # use seqid::Document;
 /// # #[derive(serde::Serialize, Document)]
 /// # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
 /// # struct Invoice { #[serde(rename = "_id")] id: i64, total: i64 }
-/// # async fn run(client: mongodb::Client) -> mongodb::error::Result<()> {
+/// # async fn run(client: mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
 /// let db = client.database("billing");
 /// let mut session = client.start_session().await?;
-/// let number = session
-///     .start_transaction()
-///     .and_run(db, |session, db| {
+/// let number = Invoice::transaction(&mut session)
+///     .run(&db, |session, db| {
 ///         Box::pin(async move {
 ///             let mut invoice = Invoice { id: 0, total: 4200 };
-///             Ok(invoice.insert(db).session(session).await?)
+///             invoice.insert(*db).session(session).await
 ///         })
 ///     })
 ///     .await?;
@@ -471,14 +477,18 @@ pub trait Document: Model {
     /// Invoice::create_indexes(&db).await?;
     /// let draft = Invoice { id: None, year: 2026, number: None, code: String::new(), status: "draft".into() };
     /// let id = Invoice::collection(&db).insert_one(&draft).await?.inserted_id;
-    /// // ... later, when it is issued:
+    /// // ... later, when it is issued, in a transaction (gapless):
     /// let mut session = client.start_session().await?;
-    /// session.start_transaction().await?;
-    /// let issued = Invoice::number_draft(&db, doc! { "_id": id })
-    ///     .set(doc! { "status": "issued" })
-    ///     .session(&mut session)
+    /// let issued = Invoice::transaction(&mut session)
+    ///     .run((&db, &id), |session, (db, id)| {
+    ///         Box::pin(async move {
+    ///             Invoice::number_draft(*db, doc! { "_id": id.clone() })
+    ///                 .set(doc! { "status": "issued" })
+    ///                 .session(session)
+    ///                 .await
+    ///         })
+    ///     })
     ///     .await?;
-    /// session.commit_transaction().await?;
     /// println!("{}", issued.doc.code); // INV-2026-0001
     /// # Ok(()) }
     /// ```
@@ -785,6 +795,39 @@ pub trait Document: Model {
         Self: CounterBacked,
     {
         SetCounter::to_start(db.route(), &Self::SEQUENCE)
+    }
+
+    /// Runs a closure in a transaction of `session`, as MongoDB's callback API does: again
+    /// after a transient error (a write conflict on a gapless counter or a natural key),
+    /// the commit alone again while its result is unknown, the body's own error back as
+    /// it is. The way to run gapless numbers, and anything else seqid does in a transaction:
+    /// see [`Transaction`](crate::action::Transaction) and the guide's
+    /// [transactions](crate::guide::transactions). The transaction's own failures are
+    /// reported under this type's sequence.
+    ///
+    /// ```no_run
+    /// use seqid::{Document, Entry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
+    /// # struct Invoice { #[serde(rename = "_id")] id: i64, #[seq_key] order: String }
+    ///
+    /// # async fn run(db: seqid::Database) -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut session = db.client().start_session().await?;
+    /// let (entry, invoice) = Invoice::transaction(&mut session)
+    ///     .run(&db, |session, db| {
+    ///         Box::pin(async move {
+    ///             let mut invoice = Invoice { id: 0, order: "order-1042".into() };
+    ///             let entry = invoice.find_or_insert(*db).session(session).await?;
+    ///             Ok::<_, seqid::Error>((entry, invoice))
+    ///         })
+    ///     })
+    ///     .await?;
+    /// // `Inserted` stays `Inserted`: a commit whose answer was lost is sent again alone.
+    /// println!("{entry:?}: invoice {}", invoice.id);
+    /// # Ok(()) }
+    /// ```
+    fn transaction(session: &mut mongodb::ClientSession) -> crate::action::Transaction<'_, Self> {
+        crate::action::Transaction::new(session)
     }
 }
 

@@ -174,8 +174,8 @@ pub enum Error {
     /// takes its id back. Nothing was written.
     #[error(
         "sequence `{}` is gapless: its inserts must run in a transaction, and {}; \
-         start one (e.g. `session.start_transaction().and_run(...)`) and pass the session \
-         with `.session(&mut session)`. Nothing was written",
+         run them in one (`T::transaction(&mut session).run(...)`) and pass the session \
+         with `.session(session)`. Nothing was written",
         .sequence.name,
         if *has_session { "the session given has none running" } else { "no session was given" }
     )]
@@ -542,6 +542,31 @@ pub enum Error {
         matched: Option<u64>,
     },
 
+    /// A transaction run by [`Document::transaction`](crate::Document::transaction) sent
+    /// its commit, and sent it again for as long as its time limit allowed, and no answer
+    /// said whether it committed (the connection or the server went away; a failover under
+    /// it). It committed whole or not at all: what it wrote is all stored or none of it.
+    /// Read one document it wrote to learn which; running it again would run its body a
+    /// second time. See the guide's [transactions](crate::guide::transactions).
+    #[error(
+        "sequence `{}`: the transaction's commit was sent {commits} times in {} ms and no \
+         answer said whether it committed ({source}); it committed whole or not at all: read \
+         what it wrote to learn which, before running it again",
+        .sequence.name,
+        .elapsed.as_millis()
+    )]
+    TransactionOutcomeUnknown {
+        /// The sequence of the type whose `transaction` ran it.
+        sequence: &'static Sequence,
+        /// How many times the commit was sent.
+        commits: u32,
+        /// How long the transaction ran, from its first start.
+        elapsed: Duration,
+        /// The driver's error of the last commit.
+        #[source]
+        source: Box<mongodb::error::Error>,
+    },
+
     /// `insert_many` stored some documents and not others.
     #[error(transparent)]
     Bulk(Box<BulkError>),
@@ -587,7 +612,8 @@ impl Error {
             | Error::InvalidNaturalKey { sequence, .. }
             | Error::NumberedLater { sequence, .. }
             | Error::DraftNotFound { sequence, .. }
-            | Error::DraftAmbiguous { sequence, .. } => sequence.name,
+            | Error::DraftAmbiguous { sequence, .. }
+            | Error::TransactionOutcomeUnknown { sequence, .. } => sequence.name,
             Error::Bulk(bulk) => bulk.sequence.name,
         }
     }
@@ -776,10 +802,12 @@ fn not_countable(value: &Bson) -> &'static str {
     }
 }
 
-/// For the callback of a transaction (`start_transaction().and_run(...)`), which returns
-/// the driver's error: a seqid error the driver caused becomes that very error, with its
+/// For the callback of the driver's `start_transaction().and_run(...)`, which returns the
+/// driver's error: a seqid error the driver caused becomes that very error, with its
 /// labels, so that a `TransientTransactionError` makes the driver run the transaction
 /// again; any other is carried whole, as a custom error.
+/// [`Document::transaction`](crate::Document::transaction) applies the same rules and gives
+/// the `seqid::Error` back as it is.
 ///
 /// ```
 /// use seqid::{Document, Model};

@@ -85,7 +85,8 @@
 //! reserves ids per call and keeps no block, `counters` tasks share no round trip, `optimistic`
 //! tasks take turns, one insert at a time (see [`AsDatabase`], and the guide's
 //! [sharing](guide::sharing)); a `block` or `optimistic` insert through one logs a warning,
-//! once per process and sequence.
+//! once per process and sequence. `gapless` transactions take their turns at a counter
+//! across the whole process either way.
 //!
 //! # Strategies
 //!
@@ -194,7 +195,7 @@
 //! | orchestration | `insert::{one, many, earlier, natural, natural_many, later}` | the only place where documents meet writes: reserve, fill, write, record, settle; the loop over rounds |
 //! | id sources | `counted`, `optimistic` | hand out ids per scope and take back what became of them; never hold documents |
 //! | round trips | `write`, `counter`, `largest`, `indexes`, `stored` | one kind of command each, and what its answer means |
-//! | state | `context`, `pending`, `registry`, `frontier`, `allocator`, `orphan`, `turnstile` | a call's options and context; writes left running; the handle's registry; the optimistic frontier; the allocator that shares reservations; the turns bare optimistic inserts and `find_or_insert` calls of a process take |
+//! | state | `context`, `pending`, `registry`, `frontier`, `allocator`, `orphan`, `turnstile`, `commit_queue` | a call's options and context; writes left running; the handle's registry; the optimistic frontier; the allocator that shares reservations; the turns bare optimistic inserts and `find_or_insert` calls of a process take; the process's line per gapless counter, across handles and bare databases |
 //! | leaves | `model`, `fields`, `batch`, `fate`, `scope`, [`scoped`], `natural`, `span`, `server`, `error`, `sequence`, `id`, `kind`, `numeric`, `session`, `detach`, `once`, `backoff`, `retry`, `future` | what a model is and its id field, a batch's pure bookkeeping, fates and keys, scopes and the values that name them, natural keys and their filters, the server's constants, errors and numbers, how long and how the optimistic loop retries |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -253,6 +254,7 @@ mod write;
 pub use action::find_or_insert::NaturalKeyed;
 pub use action::list::CounterState;
 pub use action::number::NumberedLater;
+pub use action::transaction::{DEFAULT_TRANSACTION_TIME_LIMIT, Labelled};
 pub use check::{
     CollectionReport, DeploymentReport, IndexReport, Note, SequenceReport, Verdict,
     check_deployment,

@@ -136,7 +136,7 @@ async fn reserve_inside(
         if ids.is_none() {
             let count = positions.len() as u64;
             *ids = Some(Handed::kept(
-                counted::take_in_transaction(route, seq, scope, count, session).await?,
+                counted::take_in_transaction(route, seq, scope, count, session, None).await?,
             ));
             reserved.waited += 1;
         }

@@ -208,7 +208,9 @@ impl Deref for Database {
 /// `counters` insert sends its own `$inc` (the tutorial's two commands), a `block` insert
 /// reserves exactly the ids it needs (no block is kept), an `optimistic` insert queries
 /// the largest `_id` itself (tasks of one process then take turns, one insert at a time,
-/// where a handle's tasks insert side by side under distinct candidates). Ids are as unique either way; the handle makes them cheaper.
+/// where a handle's tasks insert side by side under distinct candidates). A `gapless`
+/// transaction takes its turn in the process's one line per counter either way. Ids are as
+/// unique either way; the handle makes them cheaper.
 ///
 /// ```no_run
 /// # use seqid::Document;

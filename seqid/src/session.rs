@@ -70,7 +70,7 @@ impl<'a> Session<'a> {
 /// A transaction started here has sent nothing, and aborting it sends nothing either: the
 /// next operation of the session runs as it would have (the driver resets an aborted
 /// transaction's state then).
-async fn in_transaction(session: &mut ClientSession) -> bool {
+pub(crate) async fn in_transaction(session: &mut ClientSession) -> bool {
     match session.start_transaction().await {
         Ok(()) => {
             // Cannot fail for a transaction that has sent nothing; if it did, the

@@ -60,6 +60,34 @@ pub(crate) async fn one<T: DeserializeOwned>(
     }
 }
 
+/// The document `filter` finds, read on the primary outside the caller's session and
+/// transaction (what a call learns before its first read in the transaction); `what` names
+/// the read in an error.
+pub(crate) async fn outside<T: DeserializeOwned>(
+    filter: &BsonDocument,
+    what: &str,
+    cx: &Context<'_>,
+) -> Result<Option<Stored<T>>, Error> {
+    let seq = cx.seq;
+    let failed = |error: mongodb::error::Error| {
+        Error::driver(
+            seq,
+            format!("{what} {filter} in `{}`", seq.collection),
+            error,
+        )
+    };
+    let found = cx
+        .collection::<BsonDocument>()
+        .find_one(filter.clone())
+        .selection_criteria(PRIMARY)
+        .await
+        .map_err(failed)?;
+    match found {
+        Some(stored) => Ok(Some(Stored::of(stored).map_err(failed)?)),
+        None => Ok(None),
+    }
+}
+
 /// The documents `filter` finds, in `order` if given, at most `limit` of them if given;
 /// `what` names the read in an error.
 pub(crate) async fn all<T: DeserializeOwned>(

@@ -29,6 +29,7 @@
 
 mod later;
 mod natural;
+mod transaction;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

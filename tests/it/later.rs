@@ -21,6 +21,8 @@ use crate::support::transactions::without_transactions;
 use crate::support::writers::Via;
 use crate::support::{one_to, shared};
 
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
 fn via(test: &TestDb, kind: &str) -> Via {
     match kind {
         "handle" => Via::Handle(shared(test)),
@@ -193,8 +195,8 @@ async fn a_numbered_draft_keeps_its_number_and_misuse_is_refused_before_any_id_i
     assert_eq!(year_counter(test.db(), "draft_gapless", 2026).await, None);
 }
 
-/// `number_draft` through `via`, in a transaction of `session` when given (aborted after a
-/// refusal, committed after a number).
+/// `number_draft` through `via`, in a transaction of `session` when given (`T::transaction`:
+/// aborted after a refusal, committed after a number).
 async fn number_one<T: Drafted>(
     via: &Via,
     filter: mongodb::bson::Document,
@@ -206,16 +208,16 @@ async fn number_one<T: Drafted>(
             Via::Bare(db) => T::number_draft(db, filter).await,
         };
     };
-    session.start_transaction().await.unwrap();
-    let numbered = match via {
-        Via::Handle(db) => T::number_draft(db, filter).session(&mut *session).await,
-        Via::Bare(db) => T::number_draft(db, filter).session(&mut *session).await,
-    };
-    match &numbered {
-        Ok(_) => session.commit_transaction().await.unwrap(),
-        Err(_) => session.abort_transaction().await.unwrap(),
-    }
-    numbered
+    T::transaction(session)
+        .run((via, filter), |session, (via, filter)| {
+            Box::pin(async move {
+                match via {
+                    Via::Handle(db) => T::number_draft(db, filter.clone()).session(session).await,
+                    Via::Bare(db) => T::number_draft(db, filter.clone()).session(session).await,
+                }
+            })
+        })
+        .await
 }
 
 /// What a user's billing layer met (issue 47), for each strategy that numbers later: a code
@@ -356,9 +358,9 @@ async fn a_typed_code_and_a_filter_finding_two_documents_are_refused_before_any_
 }
 
 /// Gapless: each draft numbered in the caller's transaction together with its own change
-/// (`status: issued`); every third transaction aborted after numbering, which leaves the
-/// draft a draft and takes its number back; issuers racing for one draft run their
-/// transaction again on a write conflict. The committed numbers are 1..=n, the counter n.
+/// (`status: issued`), run with `T::transaction`; every third transaction aborted after
+/// numbering (the body's own error), which leaves the draft a draft and takes its number
+/// back; issuers racing for one draft run their transaction again on a write conflict. The committed numbers are 1..=n, the counter n.
 #[tokio::test]
 async fn gapless_numbering_aborted_with_its_transaction_leaves_no_gap() {
     let test = test_db("later_gapless").await;
@@ -380,33 +382,26 @@ async fn gapless_numbering_aborted_with_its_transaction_leaves_no_gap() {
                     if abandon && issuer != 0 {
                         continue;
                     }
-                    loop {
-                        session.start_transaction().await.unwrap();
-                        let numbered = DraftGapless::number_draft(&db, doc! { "_id": draft })
-                            .set(doc! { "status": "issued" })
-                            .session(&mut session)
-                            .await;
-                        match numbered {
-                            Ok(_) if abandon => {
-                                session.abort_transaction().await.unwrap();
-                                break;
-                            }
-                            Ok(numbered) => match session.commit_transaction().await {
-                                Ok(()) => {
-                                    committed.push((*draft, numbered));
-                                    break;
+                    // Abandoned: the body's own error aborts the transaction.
+                    let numbered = DraftGapless::transaction(&mut session)
+                        .run((&db, draft), |session, (db, draft)| {
+                            Box::pin(async move {
+                                let numbered =
+                                    DraftGapless::number_draft(*db, doc! { "_id": **draft })
+                                        .set(doc! { "status": "issued" })
+                                        .session(session)
+                                        .await?;
+                                match abandon {
+                                    true => Err::<_, BoxError>("abandoned".into()),
+                                    false => Ok(numbered),
                                 }
-                                Err(e) if e.contains_label("TransientTransactionError") => {}
-                                Err(e) => panic!("issuer {issuer}: commit: {e}"),
-                            },
-                            Err(Error::Driver { source, .. })
-                                if source.contains_label("TransientTransactionError") =>
-                            {
-                                let _ = session.abort_transaction().await;
-                            }
-                            Err(e) => panic!("issuer {issuer}: {e}"),
-                        }
-                        tokio::time::sleep(Duration::from_millis(5)).await;
+                            })
+                        })
+                        .await;
+                    match numbered {
+                        Ok(numbered) => committed.push((*draft, numbered)),
+                        Err(e) if abandon && e.to_string() == "abandoned" => {}
+                        Err(e) => panic!("issuer {issuer}: {e}"),
                     }
                 }
                 committed
@@ -487,31 +482,38 @@ async fn a_tool_counter_first_used_in_a_transaction_that_has_read_starts_at_one(
         // The first use, aborted: the counter made in the transaction goes with it. Run
         // again on a transient error, as any transaction is: making the tool's unique
         // index (outside) may conflict with the transaction's snapshot.
-        let numbered = loop {
-            session.start_transaction().await.unwrap();
-            let numbered = match kind {
-                "handle" => {
-                    DraftGaplessTool::number_draft(&handle, doc! { "_id": drafts[0] })
-                        .session(&mut session)
-                        .await
-                }
-                _ => {
-                    DraftGaplessTool::number_draft(&bare, doc! { "_id": drafts[0] })
-                        .session(&mut session)
-                        .await
-                }
-            };
-            match numbered {
-                Err(Error::Driver { source, .. })
-                    if source.contains_label("TransientTransactionError") =>
-                {
-                    let _ = session.abort_transaction().await;
-                }
-                other => break other.unwrap_or_else(|e| panic!("{kind}: the first use: {e}")),
-            }
+        let via = match kind {
+            "handle" => Via::Handle(handle.clone()),
+            _ => Via::Bare(bare.clone()),
         };
+        let mut first = None;
+        let aborted = DraftGaplessTool::transaction(&mut session)
+            .run(
+                (&via, drafts[0], &mut first),
+                |session, (via, draft, first)| {
+                    Box::pin(async move {
+                        let filter = doc! { "_id": *draft };
+                        **first = Some(match via {
+                            Via::Handle(db) => {
+                                DraftGaplessTool::number_draft(db, filter)
+                                    .session(session)
+                                    .await?
+                            }
+                            Via::Bare(db) => {
+                                DraftGaplessTool::number_draft(db, filter)
+                                    .session(session)
+                                    .await?
+                            }
+                        });
+                        Err::<(), BoxError>("aborted on purpose".into())
+                    })
+                },
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(aborted.to_string(), "aborted on purpose", "{kind}");
+        let numbered = first.expect("numbered before the abort");
         assert_eq!(numbered.doc.number, Some(1), "{kind}");
-        session.abort_transaction().await.unwrap();
         assert_eq!(
             tool_counter(test.db(), name, year).await,
             None,
@@ -519,26 +521,25 @@ async fn a_tool_counter_first_used_in_a_transaction_that_has_read_starts_at_one(
         );
         // Then each draft in a transaction of its own, run again on a transient error.
         for (at, draft) in drafts.iter().enumerate() {
-            let numbered = session
-                .start_transaction()
-                .and_run((&handle, &bare), |session, (handle, bare)| {
-                    let filter = doc! { "_id": *draft };
+            let numbered = DraftGaplessTool::transaction(&mut session)
+                .run((&via, *draft), |session, (via, draft)| {
                     Box::pin(async move {
-                        let numbered = match kind {
-                            "handle" => {
-                                DraftGaplessTool::number_draft(*handle, filter)
-                                    .set(doc! { "status": "issued" })
+                        let filter = doc! { "_id": *draft };
+                        let issued = doc! { "status": "issued" };
+                        match via {
+                            Via::Handle(db) => {
+                                DraftGaplessTool::number_draft(db, filter)
+                                    .set(issued)
                                     .session(session)
-                                    .await?
+                                    .await
                             }
-                            _ => {
-                                DraftGaplessTool::number_draft(*bare, filter)
-                                    .set(doc! { "status": "issued" })
+                            Via::Bare(db) => {
+                                DraftGaplessTool::number_draft(db, filter)
+                                    .set(issued)
                                     .session(session)
-                                    .await?
+                                    .await
                             }
-                        };
-                        Ok(numbered)
+                        }
                     })
                 })
                 .await
@@ -562,8 +563,8 @@ async fn a_tool_counter_first_used_in_a_transaction_that_has_read_starts_at_one(
 
 /// The same first use after the caller's own read in its transaction, which seqid cannot
 /// see: the counter, made outside the transaction, is out of the snapshot's sight; its
-/// insert in the transaction meets it, a write conflict, and the caller's `and_run` runs
-/// the transaction again, which numbers from 1. Never a missing counter.
+/// insert in the transaction meets it, a write conflict, and `T::transaction` runs the
+/// transaction again, which numbers from 1. Never a missing counter.
 #[tokio::test]
 async fn a_tool_counter_first_used_after_the_callers_own_read_starts_at_one() {
     #[derive(Debug, serde::Serialize, serde::Deserialize, seqid::Document)]
@@ -587,9 +588,8 @@ async fn a_tool_counter_first_used_after_the_callers_own_read_starts_at_one() {
     let mut session = test.client().start_session().await.unwrap();
     let mut runs = 0;
     for n in 0..3u32 {
-        let id = session
-            .start_transaction()
-            .and_run((&db, &test, &mut runs), |session, (db, test, runs)| {
+        let id = Order::transaction(&mut session)
+            .run((&db, &test, &mut runs), |session, (db, test, runs)| {
                 Box::pin(async move {
                     **runs += 1;
                     // The caller's own read first: it takes the snapshot.
@@ -597,7 +597,7 @@ async fn a_tool_counter_first_used_after_the_callers_own_read_starts_at_one() {
                     probe.find_one(doc! {}).session(&mut *session).await?;
                     let mut order = Order { id: 0, n };
                     order.insert(*db).session(session).await?;
-                    Ok(order.id)
+                    Ok::<_, BoxError>(order.id)
                 })
             })
             .await

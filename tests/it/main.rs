@@ -24,6 +24,7 @@ mod derive;
 mod driver_cancellation;
 mod faults;
 mod gapless_storm;
+mod in_transaction;
 mod later;
 mod layouts;
 mod list_counters;

@@ -28,7 +28,8 @@ async fn import<M: Model>(test: &TestDb, n: u32, number: i64) {
         .unwrap();
 }
 
-/// Inserts `doc` through `via`, in a transaction of its own for a gapless sequence.
+/// Inserts `doc` through `via`, in a transaction of its own (`M::transaction`) for a
+/// gapless sequence.
 async fn insert<M: Model>(test: &TestDb, via: &Via, doc: M) -> Result<M, Error> {
     let mut docs = [doc];
     if M::SEQUENCE.strategy != seqid::Strategy::Gapless {
@@ -37,16 +38,18 @@ async fn insert<M: Model>(test: &TestDb, via: &Via, doc: M) -> Result<M, Error> 
         return Ok(doc);
     }
     let mut session = test.client().start_session().await.unwrap();
-    session.start_transaction().await.unwrap();
-    match via.insert(&mut docs, Some(&mut session)).await {
-        Ok(()) => session.commit_transaction().await.unwrap(),
-        Err(error) => {
-            let _ = session.abort_transaction().await;
-            return Err(error);
-        }
-    }
     let [doc] = docs;
-    Ok(doc)
+    M::transaction(&mut session)
+        .run((via, doc), |session, (via, doc)| {
+            Box::pin(async move {
+                // A copy per run, so that a run again starts from the unset id.
+                let mut docs = [doc.clone()];
+                via.insert(&mut docs, Some(session)).await?;
+                let [doc] = docs;
+                Ok(doc)
+            })
+        })
+        .await
 }
 
 /// The number the sequence gave `doc`.

@@ -616,8 +616,8 @@ async fn keys_that_name_no_one_document_are_refused_before_any_id_is_taken() {
 }
 
 /// Gapless in the callers' transactions: tasks race over new keys, each call in a
-/// transaction of its own, run again on a transient error (the race lost surfaces as a
-/// write conflict, which aborts the transaction and its id with it). One document per
+/// transaction of its own (`T::transaction`), run again on a transient error (the race lost
+/// surfaces as a write conflict, which aborts the transaction and its id with it). One document per
 /// key, every caller holds it, and the ids are 1..=n with the counter at n: no race cost
 /// an id.
 #[tokio::test]
@@ -637,26 +637,26 @@ async fn gapless_races_in_transactions_leave_no_gap() {
                 for key in 0..KEYS {
                     let caller = format!("g-{task}-{key}");
                     let (entry, doc) = loop {
-                        session.start_transaction().await.unwrap();
-                        let mut doc = KeyedGapless::make(email_of(key), caller.clone());
-                        match doc.find_or_insert(&db).session(&mut session).await {
-                            Ok(entry) => match session.commit_transaction().await {
-                                Ok(()) => break (entry, doc),
-                                Err(e) if e.contains_label("TransientTransactionError") => {}
-                                Err(e) => panic!("{caller}: commit: {e}"),
-                            },
-                            Err(Error::Driver { source, .. })
-                                if source.contains_label("TransientTransactionError") =>
-                            {
-                                let _ = session.abort_transaction().await;
-                            }
-                            Err(Error::DuplicateKey { .. }) => {
-                                // Refused inside the transaction, which it aborted.
-                                let _ = session.abort_transaction().await;
-                            }
+                        let called = KeyedGapless::transaction(&mut session)
+                            .run((&db, &caller), |session, (db, caller)| {
+                                Box::pin(async move {
+                                    let mut doc =
+                                        KeyedGapless::make(email_of(key), caller.to_string());
+                                    let entry = doc.find_or_insert(*db).session(session).await?;
+                                    Ok::<_, Error>((entry, doc))
+                                })
+                            })
+                            .await;
+                        match called {
+                            Ok(called) => break called,
+                            // A key committed after the transaction's snapshot: MongoDB
+                            // answers WriteConflict, labelled transient, which the helper
+                            // runs again; SecantusDB may answer DuplicateKey, unlabelled
+                            // (not seen in 13 runs here, kept so that a server difference
+                            // is not a red run). Called again, as the label would.
+                            Err(Error::DuplicateKey { .. }) => {}
                             Err(e) => panic!("{caller}: {e}"),
                         }
-                        tokio::time::sleep(Duration::from_millis(5)).await;
                     };
                     calls.push(Called {
                         key,

@@ -624,11 +624,17 @@ async fn what_holds_at_a_cost_is_logged_once() {
     let mut session = at.client.start_session().await.unwrap();
     for n in 0..3 {
         let db = at.handle();
-        session.start_transaction().await.unwrap();
-        let mut doc = Logged { id: 0 };
-        doc.insert(&db).session(&mut session).await.unwrap();
-        session.commit_transaction().await.unwrap();
-        assert_eq!(doc.id, n + 1);
+        let id = Logged::transaction(&mut session)
+            .run(&db, |session, db| {
+                Box::pin(async move {
+                    let mut doc = Logged { id: 0 };
+                    doc.insert(*db).session(session).await?;
+                    Ok::<_, seqid::Error>(doc.id)
+                })
+            })
+            .await
+            .unwrap();
+        assert_eq!(id, n + 1);
     }
     let text = log.text();
     let said = |what: &str| text.lines().filter(|line| line.contains(what)).count();

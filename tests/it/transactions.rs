@@ -6,16 +6,17 @@
 //! transaction tests check that it still has none, say so, and stop; they never pass by
 //! running what the server cannot do.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
+use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{Document as BsonDocument, doc};
 use mongodb::event::EventHandler;
 use mongodb::event::command::CommandEvent;
 use mongodb::options::{Acknowledgment, DatabaseOptions, WriteConcern};
 use seqid::{Document, Error, Sequences, Strategy};
 use seqid_harness::{TestDb, test_db, test_db_with};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::support;
 use crate::support::ledger::{Told, check};
@@ -65,7 +66,7 @@ fn aborted(per_task: u32, batch: u32) -> u32 {
 }
 
 /// `tasks` tasks insert `per_task` documents of `T` each through `via`, in transactions
-/// of their own of `batch` documents, some aborted on purpose, some retried by `and_run`
+/// of their own of `batch` documents, some aborted on purpose, some run again by `T::transaction`
 /// after a write conflict (`in_transactions`). Only committed documents are acknowledged,
 /// and they are stored, exactly (`ledger::check`, beside what writer `first` stored
 /// before); an attempt that did not commit took an id no committed document has; and the
@@ -74,12 +75,14 @@ fn aborted(per_task: u32, batch: u32) -> u32 {
 /// what the counter reserved; optimistic and gapless `1..=n` (a rolled back id was never
 /// stored, or was taken back: the next maximum, or counter, hands it out again), an
 /// abandoned attempt's ids at most a batch past the last. Returns the number of
-/// attempts, retries included.
+/// attempts, retries included. With `reads_first`, each transaction reads before its
+/// insert (`in_transactions`).
 async fn in_transactions_checked<T: Model + Document<Id = i64>>(
     test: &TestDb,
     via: &Via,
     (tasks, per_task, batch): (u32, u32, u32),
     first: usize,
+    reads_first: bool,
 ) -> usize {
     let label = format!("{} {} {batch}", T::SEQUENCE.name, via.name());
     let mut told = Told::default();
@@ -90,7 +93,7 @@ async fn in_transactions_checked<T: Model + Document<Id = i64>>(
                 .unwrap(),
         );
     }
-    let seen = in_transactions::<T>(via, tasks, per_task, batch).await;
+    let seen = in_transactions::<T>(via, tasks, per_task, batch, reads_first).await;
     let n = (tasks * per_task - aborted(per_task, batch)) as usize;
     assert_eq!(seen.committed.len(), n, "{label}: committed");
     let committed = seen
@@ -154,10 +157,12 @@ async fn gapless_ids_are_one_to_n_through_aborts_and_write_conflicts() {
     if without_transactions(&test).await {
         return;
     }
-    // Through a bare database, each call alone: attempts beyond the six aborted on
-    // purpose were retried by `and_run` after a write conflict on the counter.
+    // Through a bare database, each transaction reading the collection before its insert:
+    // its snapshot is then older than the commit it waits its turn for, and its `$inc`
+    // conflicts all the same (the process's line cannot spare it). Attempts beyond the six
+    // aborted on purpose were run again by `T::transaction` after a write conflict on the counter.
     let bare = Via::Bare(test.db().clone());
-    let attempts = in_transactions_checked::<Invoice>(&test, &bare, (16, 5, 1), 0).await;
+    let attempts = in_transactions_checked::<Invoice>(&test, &bare, (16, 5, 1), 0, true).await;
     let conflicts = attempts - 16 * 5;
     eprintln!("gapless, bare: {conflicts} attempts retried after a write conflict");
     assert!(conflicts > 0, "16 concurrent transactions never conflicted");
@@ -172,11 +177,246 @@ async fn gapless_ids_are_one_to_n_through_aborts_taking_turns() {
         return;
     }
     let db = Via::Handle(support::shared(&test));
-    let attempts = in_transactions_checked::<Invoice>(&test, &db, (16, 5, 1), 0).await;
+    let attempts = in_transactions_checked::<Invoice>(&test, &db, (16, 5, 1), 0, false).await;
     eprintln!(
         "gapless, handle: {} attempts retried after a write conflict",
         attempts - 16 * 5
     );
+}
+
+/// A receipt, numbered per year without a gap.
+#[derive(Debug, Serialize, Deserialize, Document)]
+#[seq_id(collection = "txn_receipts")]
+struct Receipt {
+    #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    id: Option<ObjectId>,
+    year: i32,
+    #[seq_id("txn_receipt", scope = "year", strategy = "gapless")]
+    number: i64,
+    task: usize,
+}
+
+/// [`Receipt`], stored as a draft and numbered when it is issued: the same sequence.
+#[derive(Debug, Serialize, Deserialize, Document)]
+#[seq_id(collection = "txn_receipts")]
+struct DraftReceipt {
+    #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    id: Option<ObjectId>,
+    year: i32,
+    #[seq_id(
+        "txn_receipt",
+        scope = "year",
+        strategy = "gapless",
+        numbered = "later"
+    )]
+    number: Option<i64>,
+    task: usize,
+}
+
+/// The tasks inserting receipts at once, one receipt of each year each.
+const WRITERS: usize = 16;
+
+/// The most transactions of [`receipts_at_once`] run again that the test lets pass (the
+/// process's line took them to none in 10 runs of the four cases; two lines, 150 or so).
+const MOST_RETRIED: usize = 4;
+
+/// What each task does in its transactions: insert a new receipt, or number a stored
+/// draft (`number_draft`, which reads the draft in the transaction before it takes its id).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Work {
+    Insert,
+    IssueDraft,
+}
+
+/// 16 tasks of one process number gapless receipts at once, one of 2026 then one of 2027
+/// (each year's counter), each in a transaction of its own run with `T::transaction`, half
+/// the tasks through `ways[0]` and half through `ways[1]`: inserted, or stored as drafts
+/// first and issued (`work`). Every receipt is stored once, with the number its task was
+/// told; the numbers of each year are `1..=16`, and its counter 16. Returns how many times
+/// the bodies ran again (after a write conflict on a counter).
+async fn receipts_at_once(test: &TestDb, ways: [Via; 2], label: &str, work: Work) -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    // Concurrent transactions that would create them conflict: this is about the counters.
+    for collection in ["txn_receipts", "counters"] {
+        test.create_collection(collection).await.unwrap();
+    }
+    let years = [2026, 2027];
+    let mut drafts = BTreeMap::new();
+    if work == Work::IssueDraft {
+        for task in 0..WRITERS {
+            for year in years {
+                let draft = DraftReceipt {
+                    id: None,
+                    year,
+                    number: None,
+                    task,
+                };
+                let id = DraftReceipt::collection(test.db())
+                    .insert_one(&draft)
+                    .await
+                    .unwrap();
+                drafts.insert((task, year), id.inserted_id.as_object_id().unwrap());
+            }
+        }
+    }
+    let drafts = Arc::new(drafts);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let barrier = Arc::new(tokio::sync::Barrier::new(WRITERS));
+    let handles: Vec<_> = (0..WRITERS)
+        .map(|task| {
+            let via = ways[task % 2].clone();
+            let (runs, barrier, label) = (runs.clone(), barrier.clone(), label.to_owned());
+            let drafts = drafts.clone();
+            tokio::spawn(async move {
+                let mut session = via.db().client().start_session().await.unwrap();
+                let mut told = Vec::new();
+                for year in years {
+                    // All at once, on each year's counter.
+                    barrier.wait().await;
+                    let draft = drafts.get(&(task, year)).copied();
+                    let number = DraftReceipt::transaction(&mut session)
+                        .run((&via, &runs), |session, (via, runs)| {
+                            runs.fetch_add(1, Ordering::Relaxed);
+                            Box::pin(async move {
+                                let number = match (draft, &**via) {
+                                    (Some(id), Via::Handle(db)) => {
+                                        let filter = doc! { "_id": id };
+                                        DraftReceipt::number_draft(db, filter)
+                                            .session(session)
+                                            .await?
+                                            .doc
+                                            .number
+                                    }
+                                    (Some(id), Via::Bare(db)) => {
+                                        let filter = doc! { "_id": id };
+                                        DraftReceipt::number_draft(db, filter)
+                                            .session(session)
+                                            .await?
+                                            .doc
+                                            .number
+                                    }
+                                    (None, via) => {
+                                        let mut receipt = Receipt {
+                                            id: None,
+                                            year,
+                                            number: 0,
+                                            task,
+                                        };
+                                        match via {
+                                            Via::Handle(db) => {
+                                                receipt.insert(db).session(session).await?
+                                            }
+                                            Via::Bare(db) => {
+                                                receipt.insert(db).session(session).await?
+                                            }
+                                        };
+                                        Some(receipt.number)
+                                    }
+                                };
+                                Ok::<_, Error>(number.expect("numbered"))
+                            })
+                        })
+                        .await
+                        .unwrap_or_else(|e| panic!("{label}: task {task}, {year}: {e}"));
+                    told.push(((task, year), number));
+                }
+                told
+            })
+        })
+        .collect();
+    let told: BTreeMap<(usize, i32), i64> = crate::support::writers::joined(handles, "the tasks")
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    // Every receipt stored once, with the number its task was told.
+    let mut stored = BTreeMap::new();
+    for receipt in all_documents(test, "txn_receipts").await {
+        let key = (
+            receipt.get_i64("task").unwrap() as usize,
+            receipt.get_i32("year").unwrap(),
+        );
+        let number = receipt.get_i64("number").unwrap();
+        assert!(
+            stored.insert(key, number).is_none(),
+            "{label}: {key:?} stored twice"
+        );
+    }
+    assert_eq!(
+        stored, told,
+        "{label}: what is stored is what the tasks were told"
+    );
+    for year in years {
+        let numbers: Vec<i64> = stored
+            .iter()
+            .filter(|((_, y), _)| *y == year)
+            .map(|(_, &number)| number)
+            .collect();
+        let numbers: BTreeSet<i64> = numbers.into_iter().collect();
+        assert_eq!(
+            numbers,
+            one_to(WRITERS),
+            "{label}: {year}, once each, no gap"
+        );
+        let counter = format!("[\"txn_receipt\",{year}]");
+        assert_eq!(
+            counter_value(test, &counter).await,
+            Some(WRITERS as i64),
+            "{label}: {year}'s counter"
+        );
+    }
+    let transactions = years.len() * WRITERS;
+    let runs = runs.load(Ordering::Relaxed);
+    assert!(runs >= transactions, "{label}: {runs} runs");
+    runs - transactions
+}
+
+/// The transactions of a process take a gapless counter in turn across the process's
+/// handles and bare databases, not per handle (issue 47): 16 tasks numbering at once, half
+/// through each of two handles made from two clients, then half through a handle and half
+/// through a bare database of the other client, then through bare databases of the two
+/// clients; one handle for reference. Each case inserts receipts, then issues drafts, whose
+/// `number_draft` reads the draft in the transaction before it takes its id (so it takes
+/// the counter's turn before that read). Before, each handle had a line of its own and a
+/// bare call none: the transactions of different lines conflicted on the counter and ran
+/// again, about 150 times for these 32 transactions; drafts conflicted through one handle
+/// too (160 to 183), the turn coming after the read that fixed their snapshot. Now they
+/// wait in one line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gapless_transactions_take_turns_across_the_handles_of_a_process() {
+    let cases = [
+        ("one handle", ["handle", "the same"]),
+        ("two handles", ["handle", "handle"]),
+        ("a handle and a bare database", ["handle", "bare"]),
+        ("two bare databases", ["bare", "bare"]),
+    ];
+    for (case, ways) in cases {
+        for work in [Work::Insert, Work::IssueDraft] {
+            let label = format!("{case}, {work:?}");
+            let test = test_db("txn_gapless_lines").await;
+            if without_transactions(&test).await {
+                return;
+            }
+            // Two clients of one process: nothing the driver shares between them.
+            let other = mongodb::Client::with_uri_str(test.uri()).await.unwrap();
+            let first = Via::on(ways[0], test.client(), test.name()).unwrap();
+            let second = match ways[1] {
+                "the same" => first.clone(),
+                way => Via::on(way, &other, test.name()).unwrap(),
+            };
+            let retried = receipts_at_once(&test, [first, second], &label, work).await;
+            eprintln!(
+                "gapless receipts, {label}: {retried} of {} transactions run again",
+                2 * WRITERS
+            );
+            assert!(
+                retried <= MOST_RETRIED,
+                "{label}: {retried} transactions run again, more than {MOST_RETRIED}: the \
+                 process's transactions did not take the counter in turn"
+            );
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -197,8 +437,8 @@ async fn counters_outside_the_transaction_cost_a_gap_per_rollback_never_a_repeat
     // an attempt whose insert fails has its id unset, where the accounting cannot see it
     // (a gap all the same, never a repeat).
     test.create_collection("txn_counted").await.unwrap();
-    in_transactions_checked::<Counted>(&test, &db, (16, 5, 1), 0).await;
-    in_transactions_checked::<Blocked>(&test, &db, (16, 5, 1), 0).await;
+    in_transactions_checked::<Counted>(&test, &db, (16, 5, 1), 0, false).await;
+    in_transactions_checked::<Blocked>(&test, &db, (16, 5, 1), 0, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -208,7 +448,7 @@ async fn optimistic_inserts_in_transactions_take_fresh_ids_on_retry() {
         return;
     }
     let db = Via::Handle(support::shared(&test));
-    in_transactions_checked::<Opt>(&test, &db, (8, 5, 1), 0).await;
+    in_transactions_checked::<Opt>(&test, &db, (8, 5, 1), 0, false).await;
 }
 
 /// The same transactions with equal documents, through a handle and bare, one document
@@ -235,7 +475,7 @@ async fn equal_documents_in_transactions<T: Model + Document<Id = i64>>(label: &
             seed_string_id(&test, T::SEQUENCE.collection).await;
         }
         let via = Via::on(via, test.client(), test.name()).unwrap();
-        in_transactions_checked::<T>(&test, &via, (8, 8, batch), PROJECTS as usize).await;
+        in_transactions_checked::<T>(&test, &via, (8, 8, batch), PROJECTS as usize, false).await;
     }
 }
 

@@ -3,7 +3,7 @@
 //! [`Insert`] and [`InsertMany`] (and the [`InsertFuture`] they become), [`FindOrInsert`]
 //! and [`FindOrInsertMany`], [`NumberDraft`] and [`NumberDrafts`], [`FindById`],
 //! and the counter's administration, [`ListCounters`], [`LastReserved`], [`SetCounter`] and
-//! [`SyncCounter`].
+//! [`SyncCounter`]; and [`Transaction`], which runs them in a transaction.
 //!
 //! ```no_run
 //! # use seqid::Document;
@@ -22,6 +22,7 @@ pub(crate) mod find_or_insert;
 mod future;
 pub(crate) mod list;
 pub(crate) mod number;
+pub(crate) mod transaction;
 
 use std::future::IntoFuture;
 
@@ -34,6 +35,7 @@ pub use find_or_insert::{FindOrInsert, FindOrInsertMany};
 pub use future::InsertFuture;
 pub use list::ListCounters;
 pub use number::{NumberDraft, NumberDrafts};
+pub use transaction::Transaction;
 
 use crate::context::Call;
 use crate::future::BoxFuture;

@@ -124,7 +124,10 @@
 //! a duplicate key inside a transaction aborts it as well. So a lost race costs a retry,
 //! never an id.
 //!
-//! A retried transaction is the caller's loop:
+//! Run the transaction with [`T::transaction`](crate::Document::transaction), which runs it
+//! again after a write conflict and sends a commit whose result is unknown again alone: a
+//! loop that started the whole transaction again there would run `find_or_insert` a second
+//! time after the first may have committed, and answer `Found` for the document it inserted.
 //!
 //! ```no_run
 //! # use seqid::Document;
@@ -133,22 +136,16 @@
 //! # struct Invoice { #[serde(rename = "_id")] id: i64, #[seq_key] order: String }
 //! # async fn run(client: mongodb::Client, db: seqid::Database) -> Result<(), Box<dyn std::error::Error>> {
 //! let mut session = client.start_session().await?;
-//! let entry = loop {
-//!     session.start_transaction().await?;
-//!     let mut invoice = Invoice { id: 0, order: "order-1042".into() };
-//!     match invoice.find_or_insert(&db).session(&mut session).await {
-//!         Ok(entry) => match session.commit_transaction().await {
-//!             Ok(()) => break entry,
-//!             Err(e) if e.contains_label("UnknownTransactionCommitResult") => continue,
-//!             Err(e) => return Err(e.into()),
-//!         },
-//!         // The race lost (or any transient error): the transaction is aborted; again.
-//!         Err(seqid::Error::Driver { source, .. })
-//!             if source.contains_label("TransientTransactionError") => continue,
-//!         Err(seqid::Error::DuplicateKey { .. }) => continue,
-//!         Err(e) => return Err(e.into()),
-//!     }
-//! };
+//! let (entry, invoice) = Invoice::transaction(&mut session)
+//!     .run(&db, |session, db| {
+//!         Box::pin(async move {
+//!             // Made in the body: a run again starts from an unset id.
+//!             let mut invoice = Invoice { id: 0, order: "order-1042".into() };
+//!             let entry = invoice.find_or_insert(*db).session(session).await?;
+//!             Ok::<_, seqid::Error>((entry, invoice))
+//!         })
+//!     })
+//!     .await?;
 //! # Ok(()) }
 //! ```
 //!

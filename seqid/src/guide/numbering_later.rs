@@ -30,14 +30,18 @@
 //! let draft = Invoice { id: None, year: 2026, number: None, code: String::new(), status: "draft".into(), total: 4200 };
 //! let id = Invoice::collection(&db).insert_one(&draft).await?.inserted_id;
 //!
-//! // Issued: numbered in the caller's transaction, with the change that issues it.
+//! // Issued: numbered in a transaction, with the change that issues it.
 //! let mut session = client.start_session().await?;
-//! session.start_transaction().await?;
-//! let issued = Invoice::number_draft(&db, doc! { "_id": id })
-//!     .set(doc! { "status": "issued" })
-//!     .session(&mut session)
+//! let issued = Invoice::transaction(&mut session)
+//!     .run((&db, &id), |session, (db, id)| {
+//!         Box::pin(async move {
+//!             Invoice::number_draft(*db, doc! { "_id": id.clone() })
+//!                 .set(doc! { "status": "issued" })
+//!                 .session(session)
+//!                 .await
+//!         })
+//!     })
 //!     .await?;
-//! session.commit_transaction().await?;
 //! assert_eq!(issued.doc.code, "INV-2026-0001");
 //! # Ok(()) }
 //! ```
@@ -87,7 +91,7 @@
 //! |---|---|
 //! | `counters` | a gap: the counter's `$inc` cannot be undone |
 //! | `block` | back to the handle's live block, which the next draft takes first (a gap through a bare database) |
-//! | `gapless` | none: both transactions `$inc` the counter, the second meets a write conflict and aborts, its id with it; run it again, and it reads the draft numbered |
+//! | `gapless` | none: both transactions `$inc` the counter, the second meets a write conflict and aborts, its id with it; `T::transaction` runs it again, and it reads the draft numbered |
 //!
 //! `optimistic` cannot number later: it takes the largest stored number plus one at insert,
 //! and keeps no counter to number a draft from (refused at compile time).

@@ -20,7 +20,8 @@
 //!   `POST /tickets` takes the project in the body, where a value seqid refuses as a scope
 //!   (`1.5`) gets 422 with seqid's message; `GET /projects/{project}/tickets/{number}`.
 //! - `POST /invoices` `{"customer", "amount_cents", "request"}`: a gapless invoice number, inside
-//!   `start_transaction().and_run(...)`; `GET /invoices/{number}`.
+//!   [`Invoice::transaction(&mut session).run(...)`](crate::Document::transaction);
+//!   `GET /invoices/{number}`.
 //! - `GET /sequences`: what the handle holds ([`Stats`](crate::Stats) per sequence), and
 //!   every counter of each ([`list_counters`](crate::Document::list_counters): per project, the
 //!   last id reserved, what this process holds of its block, the largest number stored).

@@ -36,8 +36,10 @@
 //! `Client` no identity), so through it every call works alone, with state made for the call and
 //! dropped after it: a `counters` insert sends its own `$inc` (the tutorial's two commands), a
 //! `block` insert reserves exactly the ids it needs, keeping no block, and an `optimistic` insert
-//! queries the maximum itself, so tasks of one process take turns, one insert at a time. Ids are
-//! as unique either way; the handle makes them cheaper. A `block` or `optimistic` insert through
+//! queries the maximum itself, so tasks of one process take turns, one insert at a time. A
+//! `gapless` transaction takes its turn at the counter in the process's one line whatever way it
+//! came in (the line holds no id, only who goes next: see [strategies](super::strategies#gapless)).
+//! Ids are as unique either way; the handle makes them cheaper. A `block` or `optimistic` insert through
 //! a bare database logs a warning naming the handle, once per process and sequence.
 //!
 //! # Memory

@@ -141,15 +141,28 @@
 //! runs 16 tasks and two other processes, each insert in its own transaction, some aborting on
 //! purpose, and finds exactly `1..=N`). The cost is one writer at a time per sequence: the counter
 //! is held from its `$inc` until the transaction commits. Within one process, transactions take
-//! it in turn, first come first served, each waiting until the one before it shows committed
-//! (the counter read outside any transaction), so they do not conflict; between processes,
-//! concurrent transactions conflict on the counter document (`WriteConflict`, labelled
-//! `TransientTransactionError`), and the driver's `start_transaction().and_run(...)` runs the
-//! loser again. Throughput is one transaction's length per id, and with `n` writers each waits
-//! about `n` such lengths (16 tasks of one process: no re-run, p99 about 60 ms against 1.2 s
-//! without the turns; `BENCHMARKS.md`). A holder that never shows its id (its transaction
-//! aborted after the insert, or busy long after it) is waited for at most eight times the
-//! usual hold, between 20 ms and 2 s; then the next goes on, and at worst conflicts. An insert
+//! it in turn, whatever [`Sequences`](crate::Sequences) handle or bare `mongodb::Database` they
+//! come through (one line per counter for the whole process), first come first served, each
+//! waiting until the one before it shows committed (its counter read outside any transaction),
+//! so they do not conflict. Two deployments whose database, counters collection and counter are
+//! named alike share that line (the driver cannot tell them apart), which costs them order only:
+//! the one in line reads the holder's counter in the holder's deployment, so it neither goes
+//! before that commit nor waits past it. A transaction's first read fixes its snapshot, so a
+//! turn must come before it: `number_draft` (which reads the draft) and `find_or_insert`
+//! (which looks the key up) take the counter's turn before their first read in the
+//! transaction (a scoped draft is read once outside the transaction to learn its scope's
+//! counter), and `number_drafts` of an unscoped sequence too. The turns cannot spare a
+//! transaction that read on its own before its gapless call and then waited: its snapshot is
+//! older than the commit it waited for, and its `$inc` conflicts all the same; call seqid
+//! first in such a transaction. Between processes, concurrent transactions conflict on the
+//! counter document (`WriteConflict`, labelled `TransientTransactionError`), and
+//! [`T::transaction`](crate::Document::transaction) runs the loser again. Throughput is one
+//! transaction's length per id, and with `n` writers each waits about `n` such lengths (16
+//! tasks of one process: no re-run, p99 about 60 ms against 1.2 s without the turns, through
+//! one handle, two handles of two clients or bare databases alike, inserts and drafts alike;
+//! `BENCHMARKS.md`). A holder that never shows its id (its transaction aborted after the
+//! insert, or busy long after it) is waited for at most eight times the usual hold, between
+//! 20 ms and 2 s; then the next goes on, and at worst conflicts. An insert
 //! outside a transaction is refused before anything is written
 //! ([`Error::TransactionRequired`](crate::Error::TransactionRequired)). Choose it only when gaps
 //! are not allowed; `counters` is the same layout without the wait. [Transactions and write

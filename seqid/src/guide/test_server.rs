@@ -105,8 +105,8 @@
 //! - its `commitTransaction` ignores `j: true`: a commit it acknowledged can be lost if the
 //!   server process is killed, and after a restart it has forgotten committed transactions, so
 //!   that a commit retried across it is answered `NoSuchTransaction`, labelled transient, and
-//!   `and_run` runs the callback again although the first run committed (the storm test,
-//!   `tests/it/gapless_storm.rs`, syncs the server to disk before its kill, and counts such
+//!   `T::transaction` (as the driver's `and_run`) runs the body again although the first run
+//!   committed (the storm test, `tests/it/gapless_storm.rs`, syncs the server to disk before its kill, and counts such
 //!   runs as of unknown outcome);
 //! - it deadlocks (neither command ever answers) when a `create` of a new collection and an
 //!   `insert` that creates the same collection run at the same time, as mongoose's `autoCreate`

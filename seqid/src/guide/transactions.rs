@@ -27,16 +27,41 @@
 //! `TransientTransactionError` label and the retry of the whole transaction takes a fresh id.
 //! `gapless` runs everything in the transaction, which it requires: its counter's `$inc` joins
 //! it, so an aborted transaction takes its id back; the transactions of one process take the
-//! counter in turn, each once the one before has committed, and those of other processes conflict
-//! on it (`WriteConflict`, labelled `TransientTransactionError`) and run again; outside a
-//! transaction the insert is refused before anything is written
+//! counter in turn, whatever handle or bare database they come through, each once the one before
+//! has committed, and those of other processes conflict on it (`WriteConflict`, labelled
+//! `TransientTransactionError`) and run again, as does one that read in the transaction before
+//! its insert and had to wait (its snapshot is older than the commit it waited for: see
+//! [strategies](super::strategies#gapless); `number_draft` and `find_or_insert` take their turn
+//! before their own first read, so that theirs do not); outside a transaction the insert is
+//! refused before anything is written
 //! ([`Error::TransactionRequired`](crate::Error::TransactionRequired)).
 //!
+//! # Running a transaction
+//!
 //! Inside a transaction nothing is retried or looked up after a failure: a failed write aborts
-//! the transaction, whose fate decides the document's. [`seqid::Error`](crate::Error) converts
-//! into the driver's error with its labels, so `?` inside `and_run`'s callback lets the driver
-//! retry what is transient. Make the documents inside the callback, so that a retry starts from
-//! unset ids:
+//! the transaction, whose fate decides the document's. Run the transaction with
+//! [`T::transaction(&mut session).run(context, body)`](crate::Document::transaction), which
+//! applies MongoDB's rules for the callback API, as the driver's `and_run` does:
+//!
+//! - an error labelled `TransientTransactionError` (a write conflict: another transaction took
+//!   the gapless counter, the natural key or the draft first) aborts the transaction and runs
+//!   the body again, after a short random pause;
+//! - a commit answered `UnknownTransactionCommitResult` (its answer lost, a failover) is sent
+//!   again alone, never the body: the first commit may have been applied, and a body run again
+//!   would find its own work done by "someone else" (`find_or_insert` answering `Found` for the
+//!   document it inserted, `number_draft` answering `by_this_call: false`);
+//! - any other error aborts the transaction and comes back as it is, of the body's own error
+//!   type: a [`seqid::Error`](crate::Error) stays typed (`DraftNotFound`, `InvalidNaturalKey`,
+//!   ...), a caller's own error too (any [`Labelled`](crate::Labelled) error a `seqid::Error`
+//!   converts into, such as `Box<dyn std::error::Error + Send + Sync>`);
+//! - all of it for at most its time limit (120 s, the driver's, or
+//!   [`time_limit`](crate::action::Transaction::time_limit)); a commit whose result is still
+//!   unknown then is [`Error::TransactionOutcomeUnknown`](crate::Error::TransactionOutcomeUnknown):
+//!   it committed whole or not at all, and a read of what it wrote tells which.
+//!
+//! The transaction's own failures (starting it, committing it) are reported under `T`'s
+//! sequence. Make the documents inside the body, so that a run again starts from unset ids;
+//! what the body works with comes in as `context`, borrowed for each run:
 //!
 //! ```no_run
 //! # use seqid::Document;
@@ -49,20 +74,27 @@
 //!     total: i64,
 //! }
 //!
-//! # async fn run(client: mongodb::Client) -> mongodb::error::Result<()> {
+//! # async fn run(client: mongodb::Client) -> Result<(), seqid::Error> {
 //! let db = seqid::Sequences::new(&client).database("billing");
-//! let mut session = client.start_session().await?;
-//! let number = session
-//!     .start_transaction()
-//!     .and_run(db, |session, db| {
+//! # let mut session = client.start_session().await.unwrap();
+//! // let mut session = client.start_session().await?;
+//! let number = Invoice::transaction(&mut session)
+//!     .run(&db, |session, db| {
 //!         Box::pin(async move {
 //!             let mut invoice = Invoice { id: 0, total: 4200 };
-//!             Ok(invoice.insert(db).session(session).await?)
+//!             invoice.insert(*db).session(session).await
 //!         })
 //!     })
 //!     .await?;
 //! # Ok(()) }
 //! ```
+//!
+//! The future holds the session until the transaction has committed or aborted: in a service,
+//! await it in a task of its own (`tokio::spawn`), so that a request that goes away does not cut
+//! it mid-way ([an example service](super::service) does). The driver's own
+//! `start_transaction().and_run(...)` works too, and applies the same rules, but returns the
+//! driver's error: a `seqid::Error` travels inside it as a custom payload
+//! (`error.get_custom::<seqid::Error>()`), or as the driver's error it wraps.
 //!
 //! [`Document`'s notes on sessions and transactions](crate::Document#sessions-and-transactions)
 //! say the same per strategy.

@@ -42,7 +42,7 @@ use crate::scope::Scope;
 use crate::span::Traced;
 use crate::stored;
 use crate::turnstile;
-use crate::{Error, IdField, Sequence};
+use crate::{Error, IdField, Sequence, Strategy};
 
 /// What the caller asks for beyond the filter: its own fields set in the same update, and
 /// the order of a bulk numbering.
@@ -103,6 +103,7 @@ async fn one<T: Model + DeserializeOwned>(
     // The calls of this process for this draft take turns (see `turnstile`): the second
     // reads it numbered, and takes no id.
     let _turn = turnstile::key_turn(cx.route.db.name(), seq, &filter, DRAFT_PATIENCE).await;
+    turn_before_reading::<T>(&filter, cx).await;
     let (stored, mut doc) = read_only::<T>(&filter, cx).await?;
     if !doc.sequence_id().is_unset() {
         return Ok(Numbered {
@@ -126,6 +127,34 @@ async fn one<T: Model + DeserializeOwned>(
         // Matched nothing: numbered meanwhile (or gone).
         Ok(false) => settle(&at, id, &scope, cx, None).await,
         Err(error) => settle(&at, id, &scope, cx, Some(error)).await,
+    }
+}
+
+/// Gapless, in the caller's transaction: the turn at the counter of the draft's scope,
+/// before the draft is read in the transaction (see [`counted::turn_before_reading`]).
+/// The scope of a scoped sequence is learned by reading the draft outside the transaction
+/// first (one round trip more); nothing is taken for a draft numbered already, or one not
+/// found outside (stored in this very transaction, say: the read inside tells).
+async fn turn_before_reading<T: Model + DeserializeOwned>(
+    filter: &BsonDocument,
+    cx: &mut Context<'_>,
+) {
+    let seq = cx.seq;
+    if seq.strategy != Strategy::Gapless || !cx.session.in_transaction() {
+        return;
+    }
+    let scope = match seq.scope.is_empty() {
+        true => Some(Scope::NONE),
+        // An error here is the read inside's to report.
+        false => match stored::outside::<T>(filter, "reading the draft", cx).await {
+            Ok(Some(found)) if found.doc.sequence_id().is_unset() => {
+                Scope::of(seq, &found.doc).ok()
+            }
+            _ => None,
+        },
+    };
+    if let Some(scope) = scope {
+        counted::turn_before_reading(&scope, cx).await;
     }
 }
 
@@ -225,6 +254,12 @@ async fn many<T: Model + DeserializeOwned>(
         true => doc! { "$and": [filter, { seq.field: Bson::Null }] },
     };
     let order = issue.order.clone().unwrap_or_else(|| doc! { "_id": 1 });
+    // Gapless and unscoped: one counter, whose turn comes before the drafts are read in
+    // the caller's transaction (a scoped sequence's drafts may need several counters,
+    // whose turns are taken when their ids are, as for `insert_many`).
+    if seq.scope.is_empty() {
+        counted::turn_before_reading(&Scope::NONE, cx).await;
+    }
     let drafts: Vec<(BsonDocument, T)> =
         stored::all::<T>(unnumbered, Some(order), None, "reading the drafts", cx)
             .await?

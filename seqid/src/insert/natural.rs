@@ -32,6 +32,7 @@ use super::one::{fresh, resume_one};
 use crate::code;
 use crate::companions::Companions;
 use crate::context::{Call, Context};
+use crate::counted;
 use crate::fields::{ensure_unset, numbered_on_insert};
 use crate::indexes;
 use crate::model::Model;
@@ -91,6 +92,9 @@ async fn run<T: Model + DeserializeOwned>(
     // The calls of this process for this key take turns (see `turnstile`), until the end
     // of this call.
     let _turn = turnstile::key_turn(cx.route.db.name(), seq, &filter, KEY_PATIENCE).await;
+    // Gapless: the counter's turn before the key is looked up in the caller's transaction
+    // (a found key then lets the next go at once).
+    counted::turn_before_reading(&scope, cx).await;
     if let Some(found) = lookup::<T>(&filter, cx).await? {
         // The document of this call's own earlier, unknown insert, when the caller
         // asserted that equal content is its own; else, whoever stored it, found by this

@@ -458,6 +458,7 @@ mod tests {
             },
             content_is_unique: false,
             reservations: 0,
+            early_turn: None,
         }
     }
 

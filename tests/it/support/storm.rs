@@ -1,16 +1,16 @@
 //! The gapless storm's writers (`gapless_storm.rs`): tasks that insert documents one per
-//! transaction of their own, run with the driver's `and_run`, until each has committed
+//! transaction of their own, run with `T::transaction`, until each has committed
 //! its quota, through whatever befalls them (cancelled calls, a server killed and
 //! restarted); and the fate of every document they made. Shared by the test and the
 //! worker processes (`tests/bin/worker.rs`, mode `storm/<by>`).
 //!
 //! Every run of a transaction's callback makes a document of its own (writer `by-task`,
-//! `n` counting the task's runs), `and_run`'s own runs again included: no two attempts
+//! `n` counting the task's runs), `T::transaction`'s own runs again included: no two attempts
 //! share a content, so a document stored twice shows, and each stored document names the
 //! one attempt that stored it. What became of each is judged from where its call ended:
 //!
-//! - acknowledged: `and_run` returned its id (the commit succeeded);
-//! - aborted: its insert failed (`and_run` aborts the transaction, and runs the callback
+//! - acknowledged: `T::transaction` returned its id (the commit succeeded);
+//! - aborted: its insert failed (`T::transaction` aborts the transaction, and runs the callback
 //!   again or returns the error), or its call was cancelled before the commit was sent:
 //!   no `commitTransaction` for it, so it never commits;
 //! - unknown: its commit was sent and the call ended without the answer: cancelled, an
@@ -20,7 +20,7 @@
 use std::time::{Duration, Instant};
 
 use mongodb::ClientSession;
-use mongodb::options::WriteConcern;
+use mongodb::options::{TransactionOptions, WriteConcern};
 use tokio::sync::Notify;
 
 use super::models::Model;
@@ -34,7 +34,7 @@ use super::writers::{Via, number_of, task_writer};
 pub const DEADLINE: Duration = Duration::from_secs(90);
 
 /// An unknown outcome whose commit was answered with a `TransientTransactionError`, so
-/// that `and_run` ran the callback again. On MongoDB that answer means the transaction did
+/// that `T::transaction` ran the callback again. On MongoDB that answer means the transaction did
 /// not commit. Work-around for SecantusDB 0.7.0b3 only: it forgets a committed transaction
 /// when restarted (as it forgets its retryable writes' records, see
 /// `faults::a_retried_insert_meets_its_own_first_attempt_after_a_restart_on_secantusdb`),
@@ -92,7 +92,7 @@ pub struct Run {
 #[derive(Default, Debug)]
 pub struct Stormed {
     pub runs: Vec<Run>,
-    /// Calls (`and_run`s), those cancelled by their caller's timeout, and those that
+    /// Calls (`T::transaction`s), those cancelled by their caller's timeout, and those that
     /// returned an error (each followed by a short pause and a fresh call).
     pub calls: usize,
     pub cancelled: usize,
@@ -171,13 +171,16 @@ impl Log {
         *stage = id.map_or(Stage::InsertFailed, Stage::Inserted);
     }
 
-    /// The current call ended: `None` if cancelled, else what `and_run` returned.
-    fn end_call(&mut self, outcome: Option<&mongodb::error::Result<i64>>) {
+    /// The current call ended: `None` if cancelled, else what `T::transaction` returned.
+    fn end_call(&mut self, outcome: Option<&Result<i64, seqid::Error>>) {
         let runs = &mut self.runs[self.call..];
         if let Some((n, last)) = runs.last_mut() {
             let fate = match (outcome, *last) {
                 (Some(Ok(id)), Stage::Inserted(inserted)) => {
-                    assert_eq!(*id, inserted, "run {n}: and_run returned its callback's id");
+                    assert_eq!(
+                        *id, inserted,
+                        "run {n}: T::transaction returned its body's id"
+                    );
                     Fate::Acked(*id)
                 }
                 (None, Stage::Inserted(_)) => Fate::Unknown(CANCELLED_IN_COMMIT),
@@ -191,7 +194,7 @@ impl Log {
         }
         for (n, stage) in runs {
             *stage = match *stage {
-                // Its transaction aborted, and `and_run` ran the callback again.
+                // Its transaction aborted, and `T::transaction` ran the callback again.
                 Stage::InsertFailed => Stage::Settled(Fate::Aborted(INSERT_FAILED)),
                 Stage::Settled(fate) => Stage::Settled(fate),
                 _ => panic!("run {n}: left unsettled by its call"),
@@ -213,7 +216,7 @@ impl Log {
     }
 }
 
-/// One call: a transaction of its own in `session`, run with `and_run`, whose callback
+/// One call: a transaction of its own in `session`, run with `T::transaction`, whose callback
 /// inserts one new document of `writer` through `via`; returns its id. `committing` is
 /// told when a callback run returns its id, before its commit.
 async fn transaction<T: Model>(
@@ -222,13 +225,15 @@ async fn transaction<T: Model>(
     writer: &str,
     log: &mut Log,
     committing: &Notify,
-) -> mongodb::error::Result<i64> {
+) -> Result<i64, seqid::Error> {
     // Journaled, as the fault suite's writes: the commit must survive a crash.
     let journaled = WriteConcern::builder().journal(true).build();
-    session
-        .start_transaction()
+    let options = TransactionOptions::builder()
         .write_concern(journaled)
-        .and_run((via, writer, log, committing), |session, context| {
+        .build();
+    T::transaction(session)
+        .options(options)
+        .run((via, writer, log, committing), |session, context| {
             let (via, writer, log, committing) = context;
             Box::pin(async move {
                 let n = log.start_run();
@@ -243,7 +248,7 @@ async fn transaction<T: Model>(
                 }
                 inserted?;
                 committing.notify_one();
-                Ok(number_of(&docs[0]))
+                Ok::<_, seqid::Error>(number_of(&docs[0]))
             })
         })
         .await

@@ -3,12 +3,12 @@
 
 use std::sync::{Arc, Mutex};
 
-use futures_util::FutureExt;
 use mongodb::bson::{Document as BsonDocument, doc};
 use seqid::{Document, IdField};
 use seqid_harness::{ServerFlavor, TestDb};
 
 use super::models::Model;
+use super::writers::BoxError;
 use super::writers::{Via, task_writer};
 
 /// On nx-27017, checks that its transactions still lack isolation, says so, and returns
@@ -47,19 +47,22 @@ pub struct Seen {
     /// `(id, task, n)` of every committed document.
     pub committed: Vec<(i64, u32, u32)>,
     pub abandoned: Vec<i64>,
-    /// Runs of the transaction's callback: one per transaction, plus `and_run`'s retries.
+    /// Runs of the transaction's body: one per transaction, plus the runs again.
     pub attempts: usize,
 }
 
 /// `tasks` tasks, each inserting `per_task` documents through `db` (writer `seqid`, see
 /// `writers::task_writer`), `batch` per transaction (one `insert`, or one `insert_many`
-/// of `batch`), run with the driver's `and_run` (which retries a transient error); every
-/// third transaction of task 0, 1 and 2 aborts on purpose after its insert.
+/// of `batch`), run with `T::transaction` (which runs it again after a transient error); every
+/// third transaction of task 0, 1 and 2 aborts on purpose after its insert. With
+/// `reads_first`, each transaction reads the collection before its insert, as an
+/// application may: its snapshot is taken then, before any wait of its insert.
 pub async fn in_transactions<T: Model + Document<Id = i64>>(
     db: &Via,
     tasks: u32,
     per_task: u32,
     batch: u32,
+    reads_first: bool,
 ) -> Seen {
     let seen = Arc::new(Mutex::new(Seen::default()));
     let handles: Vec<_> = (0..tasks)
@@ -71,12 +74,18 @@ pub async fn in_transactions<T: Model + Document<Id = i64>>(
                     let abort = task < 3 && first / batch % 3 == 1;
                     let range = first..per_task.min(first + batch);
                     let context = (db.clone(), seen.clone());
-                    let result = session
-                        .start_transaction()
-                        .and_run(context, |session, (db, seen)| {
+                    let result = T::transaction(&mut session)
+                        .run(context, |session, (db, seen)| {
                             let range = range.clone();
-                            async move {
+                            Box::pin(async move {
                                 seen.lock().unwrap().attempts += 1;
+                                if reads_first {
+                                    db.db()
+                                        .collection::<BsonDocument>(T::SEQUENCE.collection)
+                                        .find_one(doc! {})
+                                        .session(&mut *session)
+                                        .await?;
+                                }
                                 let writer = task_writer::<T>("seqid", task as usize);
                                 let mut docs: Vec<T> = range.map(|n| T::make(&writer, n)).collect();
                                 let inserted = db.insert(&mut docs, Some(&mut *session)).await;
@@ -85,14 +94,13 @@ pub async fn in_transactions<T: Model + Document<Id = i64>>(
                                 seen.lock().unwrap().abandoned.extend(ids);
                                 inserted?;
                                 if abort {
-                                    return Err(mongodb::error::Error::custom("abort"));
+                                    return Err(BoxError::from("abort"));
                                 }
                                 Ok(docs
                                     .iter()
                                     .map(|doc| doc.sequence_id().get().unwrap())
                                     .collect::<Vec<_>>())
-                            }
-                            .boxed()
+                            })
                         })
                         .await;
                     let mut seen = seen.lock().unwrap();
@@ -106,7 +114,7 @@ pub async fn in_transactions<T: Model + Document<Id = i64>>(
                             }
                         }
                         Err(error) => assert!(
-                            abort && error.get_custom::<&str>() == Some(&"abort"),
+                            abort && error.to_string() == "abort",
                             "task {task} #{first}: {error}"
                         ),
                     }

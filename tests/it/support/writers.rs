@@ -208,8 +208,7 @@ async fn resume_in<T: Document>(
 }
 
 /// Writer `writer`'s documents `range`, inserted with one call (in a transaction of its
-/// own, run with the driver's `and_run`, for the gapless strategy); returns them with
-/// their ids.
+/// own, run with `T::transaction`, for the gapless strategy); returns them with their ids.
 pub async fn insert_range<T: Model>(
     via: &Via,
     writer: &str,
@@ -222,14 +221,13 @@ pub async fn insert_range<T: Model>(
     }
     let mut session = via.db().client().start_session().await?;
     let context = (via.clone(), writer.to_owned(), range);
-    let docs = session
-        .start_transaction()
-        .and_run(context, |session, (via, writer, range)| {
+    let docs = T::transaction(&mut session)
+        .run(context, |session, (via, writer, range)| {
             Box::pin(async move {
-                // Made inside the callback, so that a retry starts from unset ids.
+                // Made inside the body, so that a run again starts from unset ids.
                 let mut docs: Vec<T> = range.clone().map(|n| T::make(writer, n)).collect();
                 via.insert(&mut docs, Some(session)).await?;
-                Ok(docs)
+                Ok::<_, seqid::Error>(docs)
             })
         })
         .await?;
