@@ -113,7 +113,10 @@
 //! ([`last_reserved`](Document::last_reserved), [`set_counter`](Document::set_counter),
 //! [`reset_counter`](Document::reset_counter), [`sync_counter`](Document::sync_counter),
 //! [`sync_every_scope`](Document::sync_every_scope)) are methods of [`Document`] too, for the
-//! [`CounterBacked`] strategies (counters, block and gapless): nothing more to import.
+//! [`CounterBacked`] strategies (counters, block and gapless): nothing more to import. A
+//! transaction runs with [`T::transaction(&mut session).run(...)`](Document::transaction),
+//! with MongoDB's retry rules and seqid's typed errors (the guide's
+//! [transactions](guide::transactions)).
 //!
 //! # The guide
 //!

@@ -28,11 +28,42 @@ impl<T: DeserializeOwned> Stored<T> {
     }
 }
 
-/// The document `filter` finds, if any; `what` names the read in an error.
+/// The document `filter` finds, if any, in the caller's session; `what` names the read in
+/// an error.
 pub(crate) async fn one<T: DeserializeOwned>(
     filter: &BsonDocument,
     what: &str,
     cx: &mut Context<'_>,
+) -> Result<Option<Stored<T>>, Error> {
+    found(filter, what, cx, Within::Session).await
+}
+
+/// The document `filter` finds, read on the primary outside the caller's session and
+/// transaction (what a call learns before its first read in the transaction); `what` names
+/// the read in an error.
+pub(crate) async fn outside<T: DeserializeOwned>(
+    filter: &BsonDocument,
+    what: &str,
+    cx: &mut Context<'_>,
+) -> Result<Option<Stored<T>>, Error> {
+    found(filter, what, cx, Within::Nothing).await
+}
+
+/// Where [`found`] reads.
+#[derive(Clone, Copy, PartialEq)]
+enum Within {
+    /// The caller's session, and its transaction if one runs.
+    Session,
+    /// Neither.
+    Nothing,
+}
+
+/// [`one`] or [`outside`].
+async fn found<T: DeserializeOwned>(
+    filter: &BsonDocument,
+    what: &str,
+    cx: &mut Context<'_>,
+    within: Within,
 ) -> Result<Option<Stored<T>>, Error> {
     let seq = cx.seq;
     let failed = |error: mongodb::error::Error| {
@@ -44,8 +75,12 @@ pub(crate) async fn one<T: DeserializeOwned>(
     };
     let collection = cx.collection::<BsonDocument>();
     let find = collection.find_one(filter.clone());
-    let in_transaction = cx.session.in_transaction();
-    let found = match cx.session.join() {
+    let in_transaction = within == Within::Session && cx.session.in_transaction();
+    let session = match within {
+        Within::Session => cx.session.join(),
+        Within::Nothing => None,
+    };
+    let found = match session {
         Some(session) if in_transaction => find.session(session).await,
         Some(session) => find.session(session).selection_criteria(PRIMARY).await,
         None => find.selection_criteria(PRIMARY).await,
@@ -55,34 +90,6 @@ pub(crate) async fn one<T: DeserializeOwned>(
         cx.session.mark_answered();
     }
     match found.map_err(failed)? {
-        Some(stored) => Ok(Some(Stored::of(stored).map_err(failed)?)),
-        None => Ok(None),
-    }
-}
-
-/// The document `filter` finds, read on the primary outside the caller's session and
-/// transaction (what a call learns before its first read in the transaction); `what` names
-/// the read in an error.
-pub(crate) async fn outside<T: DeserializeOwned>(
-    filter: &BsonDocument,
-    what: &str,
-    cx: &Context<'_>,
-) -> Result<Option<Stored<T>>, Error> {
-    let seq = cx.seq;
-    let failed = |error: mongodb::error::Error| {
-        Error::driver(
-            seq,
-            format!("{what} {filter} in `{}`", seq.collection),
-            error,
-        )
-    };
-    let found = cx
-        .collection::<BsonDocument>()
-        .find_one(filter.clone())
-        .selection_criteria(PRIMARY)
-        .await
-        .map_err(failed)?;
-    match found {
         Some(stored) => Ok(Some(Stored::of(stored).map_err(failed)?)),
         None => Ok(None),
     }

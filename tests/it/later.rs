@@ -247,37 +247,26 @@ async fn refusals_take_no_id<T: Drafted>(label: &str, in_transaction: bool) {
         // 1, or the end of the block the first number came from.
         let counter = year_counter(test.db(), name, 2026).await;
 
-        let error = number_one::<T>(&via, doc! { "created": 8 }, session.as_mut())
-            .await
-            .unwrap_err();
-        assert!(
-            matches!(
-                error,
-                Error::DraftAmbiguous {
-                    matched: Some(2),
-                    ..
-                }
-            ) && error.to_string().contains("matches 2 documents")
-                && error.to_string().contains("\"created\": 8"),
-            "{run}: {error}"
-        );
-        // A third document of the customer: the count follows.
-        let third = store_drafts::<T>(test.db(), 2027, 8, 1).await[0];
-        let error = number_one::<T>(&via, doc! { "created": 8 }, session.as_mut())
-            .await
-            .unwrap_err();
-        assert!(
-            matches!(
-                error,
-                Error::DraftAmbiguous {
-                    matched: Some(3),
-                    ..
-                }
-            ),
-            "{run}: {error}"
-        );
+        // The filter finds the draft and the issued invoice, then a third document too.
+        let mut third = None;
+        for matched in [2, 3] {
+            if matched == 3 {
+                third = Some(store_drafts::<T>(test.db(), 2027, 8, 1).await[0]);
+            }
+            let error = number_one::<T>(&via, doc! { "created": 8 }, session.as_mut())
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(error, Error::DraftAmbiguous { matched: Some(m), .. } if m == matched)
+                    && error
+                        .to_string()
+                        .contains(&format!("matches {matched} documents"))
+                    && error.to_string().contains("\"created\": 8"),
+                "{run}: {error}"
+            );
+        }
         T::collection(test.db())
-            .delete_one(doc! { "_id": third })
+            .delete_one(doc! { "_id": third.unwrap() })
             .await
             .unwrap();
 

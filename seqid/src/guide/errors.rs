@@ -7,6 +7,11 @@
 //! - [`Driver`](crate::Error::Driver): the driver's error, with what seqid was doing.
 //! - [`OutcomeUnknown`](crate::Error::OutcomeUnknown): the id, which the document keeps, and the
 //!   driver's error (see [guarantees](super::guarantees)).
+//! - [`TransactionOutcomeUnknown`](crate::Error::TransactionOutcomeUnknown): a transaction run by
+//!   [`T::transaction`](crate::Document::transaction) whose commit, sent again until its time
+//!   limit, got no answer that said whether it committed: how many times and for how long; it
+//!   committed whole or not at all, and a read tells which (see
+//!   [transactions](super::transactions)).
 //! - [`CounterNotNumeric`](crate::Error::CounterNotNumeric): the value the counter holds, left as
 //!   it is, and why seqid cannot count from it: not a number, a fraction, a Double from 2^53 on or
 //!   one the ids asked for would take there.
