@@ -203,98 +203,66 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod action;
-mod allocator;
-mod backoff;
-mod batch;
-mod check;
-mod code;
-mod commit_queue;
-mod companions;
-mod context;
-mod counted;
-mod counter;
-mod deployment;
-mod detach;
-mod display;
-mod document;
-mod error;
-mod fate;
-mod fields;
-mod frontier;
-mod future;
+// The layers, from the top down (see the map above); each imports only from those below it.
+mod api;
+mod base;
 pub mod guide;
-mod id;
-mod indexes;
 mod insert;
-pub mod kind;
-mod largest;
-mod layout;
-mod model;
-mod natural;
-mod numeric;
-mod once;
-mod optimistic;
-mod orphan;
-mod others;
-mod pending;
-mod picked;
-mod registry;
-mod retry;
-mod scope;
-pub mod scoped;
-mod sequence;
-mod sequence_of;
-mod sequences;
-mod server;
-mod session;
-mod sharding;
-mod span;
-mod stored;
-mod turnstile;
-mod write;
+mod round_trip;
+mod source;
+mod state;
 
-pub use action::find_or_insert::NaturalKeyed;
-pub use action::list::CounterState;
-pub use action::number::NumberedLater;
-pub use action::transaction::{DEFAULT_TRANSACTION_TIME_LIMIT, Labelled};
-pub use check::{
+#[doc(inline)]
+pub use api::action;
+pub use api::action::find_or_insert::NaturalKeyed;
+pub use api::action::list::CounterState;
+pub use api::action::number::NumberedLater;
+pub use api::action::transaction::{DEFAULT_TRANSACTION_TIME_LIMIT, Labelled};
+pub use api::check::{
     CollectionReport, DeploymentReport, IndexReport, Note, SequenceReport, Verdict,
     check_deployment,
 };
-pub use deployment::Topology;
-pub use display::{DisplayCode, Unshowable};
-pub use document::{CounterBacked, Document};
-pub use error::{BulkError, Error, FailedInsert};
-pub use id::{AnyIdField, IdField};
-pub use insert::later::Numbered;
-pub use layout::{Holds, Layout, ScopeEncoding, Width};
-pub use model::{IdValue, Model};
-pub use natural::Entry;
-pub use registry::{DEFAULT_RELEASE_AFTER, Stats};
-pub use seqid_derive::Document;
-pub use sequence::{
+pub use api::document::{CounterBacked, Document};
+pub use api::sequence_of::SequenceOf;
+pub use api::sequences::{AsDatabase, Database, Sequences};
+pub use base::display::{DisplayCode, Unshowable};
+pub use base::error::{BulkError, Error, FailedInsert};
+pub use base::id::{AnyIdField, IdField};
+#[doc(inline)]
+pub use base::kind;
+pub use base::layout::{Holds, Layout, ScopeEncoding, Width};
+pub use base::model::{IdValue, Model};
+pub use base::natural::Entry;
+#[doc(inline)]
+pub use base::scoped;
+pub use base::sequence::{
     CounterWriteConcern, DEFAULT_BLOCK_SIZE, DEFAULT_COUNTERS, DEFAULT_START, DEFAULT_TIME_BUDGET,
     Sequence, Strategy,
 };
-pub use sequence_of::SequenceOf;
-pub use sequences::{AsDatabase, Database, Sequences};
+pub use insert::later::Numbered;
+pub use round_trip::deployment::Topology;
+pub use seqid_derive::Document;
+pub use state::registry::{DEFAULT_RELEASE_AFTER, Stats};
 
 /// Not public API: what `#[derive(Document)]` expands to refers to these paths.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::action::find::{Deserializable, SequenceOnId, find_by_code, find_by_number};
-    pub use crate::action::find_or_insert::NaturalKeyed;
-    pub use crate::action::number::NumberedLater;
-    pub use crate::allocator::LiveBlock;
-    pub use crate::display::{Integer, display_code, integer, literal, number, text};
-    pub use crate::layout::construct::{custom, stepped};
-    pub use crate::sequence::construct::{Parts, block, counters, gapless, optimistic, sequence};
+    pub use crate::api::action::find::{
+        Deserializable, SequenceOnId, find_by_code, find_by_number,
+    };
+    pub use crate::api::action::find_or_insert::NaturalKeyed;
+    pub use crate::api::action::number::NumberedLater;
+    pub use crate::base::display::{Integer, display_code, integer, literal, number, text};
+    pub use crate::base::layout::construct::{custom, stepped};
+    pub use crate::base::sequence::construct::{
+        Parts, block, counters, gapless, optimistic, sequence,
+    };
+    pub use crate::state::allocator::LiveBlock;
     pub use ::core;
     pub use ::std::string::String;
     pub use mongodb::bson::oid::ObjectId;
 
-    use crate::{AnyIdField, IdField};
+    use crate::base::id::{AnyIdField, IdField};
 
     /// A field of another sequence, as the runtime reads it: bounded on `IdField`, so that
     /// a field type that cannot hold a number gets `IdField`'s message, at the type.

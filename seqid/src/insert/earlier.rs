@@ -1,15 +1,15 @@
 //! What became of a document sent before under the id it carries, for `resume_insert`
 //! and `resume_insert_many`.
 
-use crate::fate::Fate;
-use crate::model::Model;
-use crate::orphan::fingerprint;
-use crate::registry::Route;
-use crate::scope::Key;
-use crate::{Sequence, Strategy};
+use crate::base::fate::Fate;
+use crate::base::model::Model;
+use crate::base::scope::Key;
+use crate::base::sequence::{Sequence, Strategy};
+use crate::state::orphan::fingerprint;
+use crate::state::registry::Route;
 
 /// What became of the write of `document` at `key`, sent by an insert through this handle
-/// whose caller went away before the answer came (see [`crate::pending`]): waited for if
+/// whose caller went away before the answer came (see [`crate::state::pending`]): waited for if
 /// it is still under way. `None` when there is none, or its outcome is unknown too: then
 /// the document is sent again.
 pub(crate) async fn left_behind<T: Model>(

@@ -32,17 +32,19 @@ use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use serde::de::DeserializeOwned;
 
 use super::natural::{lost_race, require_transaction};
-use crate::code;
-use crate::context::{Call, Context};
-use crate::counted;
-use crate::fields::fill;
-use crate::model::Model;
-use crate::registry::Route;
-use crate::scope::Scope;
-use crate::span::Traced;
-use crate::stored;
-use crate::turnstile;
-use crate::{Error, IdField, Sequence, Strategy};
+use crate::base::code;
+use crate::base::error::Error;
+use crate::base::fields::fill;
+use crate::base::id::IdField;
+use crate::base::model::Model;
+use crate::base::scope::Scope;
+use crate::base::sequence::{Sequence, Strategy};
+use crate::base::span::Traced;
+use crate::round_trip::stored;
+use crate::source::counted;
+use crate::state::context::{Call, Context};
+use crate::state::registry::Route;
+use crate::state::turnstile;
 
 /// What the caller asks for beyond the filter: its own fields set in the same update, and
 /// the order of a bulk numbering.

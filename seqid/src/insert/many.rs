@@ -7,12 +7,12 @@
 //!
 //! 1. **reserve**: the documents still waiting, grouped by scope, get their ids from the
 //!    strategy's [`Source`]: one reservation per scope, all scopes at once
-//!    ([`counted::take_groups`](crate::counted::take_groups), or a
-//!    [`Progress`](crate::optimistic::Progress) per scope);
+//!    ([`counted::take_groups`](crate::source::counted::take_groups), or a
+//!    [`Progress`](crate::source::optimistic::Progress) per scope);
 //! 2. **fill**: the ids go into the documents' id fields, all or none
-//!    ([`fill_positions`](crate::fields::fill_positions));
+//!    ([`fill_positions`](crate::base::fields::fill_positions));
 //! 3. **write**: the round's documents go in one `insert_many`
-//!    ([`write::insert_many`](crate::write::insert_many), which sends commands of a size the
+//!    ([`write::insert_many`](crate::round_trip::write::insert_many), which sends commands of a size the
 //!    driver sends whole), and a fate comes back for each;
 //! 4. **record**: the batch records the fates ([`Batch::record`]); a document known not to
 //!    be stored gets its id field unset;
@@ -22,7 +22,7 @@
 //!
 //! The counter strategies make one round; the optimistic one makes rounds until no
 //! document waits or its budget is spent (waiting between rounds as
-//! [`Tries`](crate::retry::Tries) learns). The batch then concludes: every id, or
+//! [`Tries`](crate::base::retry::Tries) learns). The batch then concludes: every id, or
 //! [`Error::Bulk`] saying what became of each document. `resume_insert_many` first sends
 //! the documents that carry an id again (or learns their fate from the handle), then
 //! fills the rest as above.
@@ -34,26 +34,28 @@ use mongodb::Collection;
 use mongodb::bson::Document as BsonDocument;
 
 use super::earlier::{left_behind, takes_a_new_id};
-use crate::allocator::Handed;
-use crate::batch::{Batch, Outgoing, Taken};
-use crate::code;
-use crate::companions::CompanionsOfMany;
-use crate::context::{Call, Context};
-use crate::counted;
-use crate::fate::{Fate, Rejection};
-use crate::fields::{carried, ensure_unset, fill_positions, numbered_on_insert, unset};
-use crate::frontier::InFlight;
-use crate::indexes;
-use crate::model::{IdValue, Model};
-use crate::optimistic::Progress;
-use crate::others::{self, Wanted};
-use crate::registry::Route;
-use crate::retry::Tries;
-use crate::scope::{Key, Scope, grouped};
-use crate::server::{DUPLICATE_KEY, identity_index};
-use crate::span::{self, Traced};
-use crate::write;
-use crate::{Error, IdField, Sequence, Strategy};
+use crate::base::batch::{Batch, Outgoing, Taken};
+use crate::base::code;
+use crate::base::companions::CompanionsOfMany;
+use crate::base::error::Error;
+use crate::base::fate::{Fate, Rejection};
+use crate::base::fields::{carried, ensure_unset, fill_positions, numbered_on_insert, unset};
+use crate::base::id::IdField;
+use crate::base::model::{IdValue, Model};
+use crate::base::retry::Tries;
+use crate::base::scope::{Key, Scope, grouped};
+use crate::base::sequence::{Sequence, Strategy};
+use crate::base::server::{DUPLICATE_KEY, identity_index};
+use crate::base::span::{self, Traced};
+use crate::round_trip::indexes;
+use crate::round_trip::write;
+use crate::source::counted;
+use crate::source::optimistic::Progress;
+use crate::source::others::{self, Wanted};
+use crate::state::allocator::Handed;
+use crate::state::context::{Call, Context};
+use crate::state::frontier::InFlight;
+use crate::state::registry::Route;
 
 /// `insert_many`: new ids for `docs`, whose id fields are all unset.
 pub(crate) async fn many<T: Model>(
@@ -301,7 +303,7 @@ async fn write_round<T: Model>(
     docs: &mut [T],
     batch: &mut Batch<IdValue<T>>,
     outgoing: &Outgoing<IdValue<T>>,
-    send: crate::fate::Sending,
+    send: crate::base::fate::Sending,
     flights: Vec<Arc<InFlight>>,
     cx: &mut Context<'_>,
 ) -> Vec<Taken> {

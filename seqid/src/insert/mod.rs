@@ -1,8 +1,8 @@
 //! The insert orchestration: the only place where documents meet writes. An insert makes
-//! the call's [`Context`](crate::context::Context), checks the id fields and reads the
+//! the call's [`Context`](crate::state::context::Context), checks the id fields and reads the
 //! scopes, then for each round takes ids from the strategy's id source
-//! ([`counted`](crate::counted) or [`optimistic`](crate::optimistic)), fills them in,
-//! writes the documents ([`write`](crate::write)), and hands what the server answered back
+//! ([`counted`](crate::source::counted) or [`optimistic`](crate::source::optimistic)), fills them in,
+//! writes the documents ([`write`](crate::round_trip::write)), and hands what the server answered back
 //! to the source (stored, or taken by another writer) and to the caller.
 //!
 //! [`one`] serves `insert` and `resume_insert`; [`many`] serves `insert_many` and
@@ -17,7 +17,7 @@
 //! copied on every call. So the paths that are rare, or that already cost a round trip,
 //! are boxed where they start: the optimistic branch, a reservation in the allocator, the
 //! gapless reservation, a write in the caller's session and what follows a write's error
-//! in [`write`](crate::write), and `resume`; the call's parts travel as one `Context`
+//! in [`write`](crate::round_trip::write), and `resume`; the call's parts travel as one `Context`
 //! borrowed by each step, and a `Fate`'s reasons are boxed. `tests/state.rs` bounds the
 //! state of every strategy, and BENCHMARKS.md (*The client's own cost*) prints it.
 

@@ -29,22 +29,24 @@ use mongodb::bson::Document as BsonDocument;
 use serde::de::DeserializeOwned;
 
 use super::one::{fresh, resume_one};
-use crate::code;
-use crate::companions::Companions;
-use crate::context::{Call, Context};
-use crate::counted;
-use crate::fields::{ensure_unset, numbered_on_insert};
-use crate::indexes;
-use crate::model::Model;
-use crate::natural::{Entry, NaturalKey};
-use crate::others;
-use crate::registry::Route;
-use crate::scope::Scope;
-use crate::span::{self, Traced};
-use crate::stored::{self, Stored};
-use crate::turnstile;
-use crate::write;
-use crate::{AnyIdField, Error, IdField, Sequence, Strategy};
+use crate::base::code;
+use crate::base::companions::Companions;
+use crate::base::error::Error;
+use crate::base::fields::{ensure_unset, numbered_on_insert};
+use crate::base::id::{AnyIdField, IdField};
+use crate::base::model::Model;
+use crate::base::natural::{Entry, NaturalKey};
+use crate::base::scope::Scope;
+use crate::base::sequence::{Sequence, Strategy};
+use crate::base::span::{self, Traced};
+use crate::round_trip::indexes;
+use crate::round_trip::stored::{self, Stored};
+use crate::round_trip::write;
+use crate::source::counted;
+use crate::source::others;
+use crate::state::context::{Call, Context};
+use crate::state::registry::Route;
+use crate::state::turnstile;
 
 /// How long a call waits for the call of this process ahead of it on the same key before
 /// it goes on without its turn (a write that hangs holds the others back no longer; the

@@ -20,21 +20,23 @@ use serde::de::DeserializeOwned;
 
 use super::many::many_again;
 use super::natural::{KEY_PATIENCE, holds, is_ours, lost_race, require_transaction, serialized};
-use crate::code;
-use crate::companions::CompanionsOfMany;
-use crate::context::{Call, Context};
-use crate::fields::{ensure_unset, numbered_on_insert};
-use crate::indexes;
-use crate::model::Model;
-use crate::natural::{Entry, NaturalKey, normalized};
-use crate::others;
-use crate::registry::Route;
-use crate::scope::Scope;
-use crate::server::DUPLICATE_KEY;
-use crate::span::{self, Traced};
-use crate::stored::{self, Stored};
-use crate::turnstile;
-use crate::{AnyIdField, BulkError, Error, FailedInsert, IdField, Sequence};
+use crate::base::code;
+use crate::base::companions::CompanionsOfMany;
+use crate::base::error::{BulkError, Error, FailedInsert};
+use crate::base::fields::{ensure_unset, numbered_on_insert};
+use crate::base::id::{AnyIdField, IdField};
+use crate::base::model::Model;
+use crate::base::natural::{Entry, NaturalKey, normalized};
+use crate::base::scope::Scope;
+use crate::base::sequence::Sequence;
+use crate::base::server::DUPLICATE_KEY;
+use crate::base::span::{self, Traced};
+use crate::round_trip::indexes;
+use crate::round_trip::stored::{self, Stored};
+use crate::source::others;
+use crate::state::context::{Call, Context};
+use crate::state::registry::Route;
+use crate::state::turnstile;
 
 /// `find_or_insert_many`: each of `docs` becomes the stored document with its key.
 pub(crate) async fn find_or_insert_many<T: Model + DeserializeOwned>(

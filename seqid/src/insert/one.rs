@@ -8,25 +8,27 @@ use std::sync::Arc;
 use mongodb::bson::Document as BsonDocument;
 
 use super::earlier::{left_behind, takes_a_new_id};
-use crate::code;
-use crate::companions::Companions;
-use crate::context::{Call, Context};
-use crate::counted;
-use crate::fate::Fate;
-use crate::fields::{carried, ensure_unset, fill, numbered_on_insert, unset};
-use crate::frontier::{InFlight, Maximum};
-use crate::future::BoxFuture;
-use crate::indexes;
-use crate::model::{IdValue, Model};
-use crate::optimistic::Progress;
-use crate::others::{self, Wanted};
-use crate::registry::Route;
-use crate::retry::Tries;
-use crate::scope::{Key, Scope};
-use crate::span::{self, Traced};
-use crate::turnstile;
-use crate::write;
-use crate::{Error, IdField, Sequence, Strategy};
+use crate::base::code;
+use crate::base::companions::Companions;
+use crate::base::error::Error;
+use crate::base::fate::Fate;
+use crate::base::fields::{carried, ensure_unset, fill, numbered_on_insert, unset};
+use crate::base::future::BoxFuture;
+use crate::base::id::IdField;
+use crate::base::model::{IdValue, Model};
+use crate::base::retry::Tries;
+use crate::base::scope::{Key, Scope};
+use crate::base::sequence::{Sequence, Strategy};
+use crate::base::span::{self, Traced};
+use crate::round_trip::indexes;
+use crate::round_trip::write;
+use crate::source::counted;
+use crate::source::optimistic::Progress;
+use crate::source::others::{self, Wanted};
+use crate::state::context::{Call, Context};
+use crate::state::frontier::{InFlight, Maximum};
+use crate::state::registry::Route;
+use crate::state::turnstile;
 
 /// `insert`: a new id for `doc`, whose id field is unset, and one write.
 pub(crate) async fn one<T: Model>(
@@ -91,7 +93,7 @@ async fn counted_one<T: Model>(
 }
 
 /// One id of the primary sequence, its reservation out at the same time as the other
-/// sequences' (see [`crate::others`]); the others' ids filled in. The primary's id is held
+/// sequences' (see [`crate::source::others`]); the others' ids filled in. The primary's id is held
 /// as theirs are until all have come: a caller cancelled meanwhile gives them all back.
 async fn take_all<T: Model>(
     doc: &mut T,
@@ -340,17 +342,17 @@ mod tests {
     use mongodb::bson::Bson;
 
     use super::*;
-    use crate::fate::Rejection;
-    use crate::frontier::Ids;
-    use crate::once::{Warning, first_time};
+    use crate::base::fate::Rejection;
+    use crate::base::once::{Warning, first_time};
+    use crate::state::frontier::Ids;
     use std::time::Duration;
 
-    use crate::registry::Registry;
-    use crate::retry::Budget;
-    use crate::sequence::construct::optimistic;
-    use crate::sequence::testing::on_id;
-    use crate::server::DUPLICATE_KEY;
-    use crate::session::Session;
+    use crate::base::retry::Budget;
+    use crate::base::sequence::construct::optimistic;
+    use crate::base::sequence::testing::on_id;
+    use crate::base::server::DUPLICATE_KEY;
+    use crate::base::session::Session;
+    use crate::state::registry::Registry;
 
     const fn seq(name: &'static str) -> Sequence {
         on_id(name, name, optimistic(Some(16), None))

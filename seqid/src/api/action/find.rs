@@ -1,0 +1,255 @@
+//! [`FindById`]: a document by its number, in its scope for a scoped sequence; and
+//! [`FindByCode`], by its display code.
+
+use std::future::IntoFuture;
+
+use std::marker::PhantomData;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::api::sequences::AsDatabase;
+use crate::base::display::DisplayCode;
+use crate::base::error::Error;
+use crate::base::future::BoxFuture;
+use crate::base::model::Model;
+use crate::base::scope::Named;
+use crate::base::scoped::Names;
+use crate::base::sequence::Sequence;
+use crate::base::server::PRIMARY;
+use crate::round_trip::indexes;
+use crate::state::registry::Route;
+
+/// `DeserializeOwned`, in seqid's words: the bound of the calls that make a find
+/// (`find_by_id`, `SequenceOf::find`, the derive's `find_by_<field>`), so that a type that
+/// is not `Deserialize` is refused there with this message, rather than at the find's
+/// `.await` as a value that "is not a future". `do_not_recommend` keeps rustc's notes on
+/// this trait, without serde's `Deserialize` behind it and the list of its implementors.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not `serde::Deserialize`: seqid cannot read it back",
+    label = "this find deserializes the stored document into `{Self}`",
+    note = "add `#[derive(serde::Deserialize)]` to `{Self}`, next to `serde::Serialize`"
+)]
+pub trait Deserializable: DeserializeOwned {}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned> Deserializable for T {}
+
+/// A type whose sequence numbers `_id`, which `#[derive(Document)]` implements: the bound
+/// of [`Document::find_by_id`](crate::Document::find_by_id), so that a type whose sequence
+/// numbers another field (its `_id` an ObjectId) finds by that field's name, with the
+/// `find_by_<field>` the derive writes, never by a call named for `_id` that would not
+/// look in `_id`.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "the sequence of `{Self}` numbers a field, not `_id`: `find_by_id` would not look in `_id`",
+    label = "`find_by_id` finds by `_id`, which `{Self}`'s primary sequence does not number",
+    note = "find by the field the sequence numbers, with the function the derive writes for it: `{Self}::find_by_<field>(&db, n)`, e.g. `find_by_number`"
+)]
+pub trait SequenceOnId {}
+
+/// The find of the derive's `find_by_<field>`, for the sequence `seq` on that field,
+/// whose scope is of the kind `S`.
+pub fn find_by_number<'a, T: Model + Deserializable, S>(
+    db: &'a impl AsDatabase,
+    seq: &'static Sequence,
+    number: impl Into<i128>,
+) -> FindById<'a, T, S> {
+    FindById::new(db.route(), seq, number)
+}
+
+/// What a find gives: the document, or `None`.
+type Found<T> = Result<Option<T>, Error>;
+
+/// Finds a document by the number its sequence gave it, from
+/// [`Document::find_by_id`](crate::Document::find_by_id) or the derive's
+/// `find_by_<field>` (`Ticket::find_by_number(&db, 1041)`):
+/// await it for the document, or `None`. Read from the primary; numbers compare by value,
+/// so a document stored as Int32 by another tool is found by its `i64` number.
+///
+/// `S` is the sequence's scope as a type ([`scoped`](crate::scoped)): `.scope(...)` takes a
+/// value of it, checked at compile time.
+#[must_use = "a find does nothing until it is awaited"]
+pub struct FindById<'a, T: Model, S = <T as Model>::Scope> {
+    db: Route<'a>,
+    seq: &'static Sequence,
+    id: i128,
+    scope: Named,
+    // The find itself, set by `new`, which requires `T: Deserializable`, so that awaiting
+    // requires nothing (see `Deserializable`).
+    run: for<'r> fn(FindById<'r, T, S>) -> BoxFuture<'r, Found<T>>,
+    _scope: PhantomData<fn() -> S>,
+}
+
+impl<'a, T: Model, S> FindById<'a, T, S> {
+    pub(crate) fn new(db: Route<'a>, seq: &'static Sequence, id: impl Into<i128>) -> Self
+    where
+        T: Deserializable,
+    {
+        FindById {
+            db,
+            seq,
+            id: id.into(),
+            scope: Named::default(),
+            run: run_find_by_id,
+            _scope: PhantomData,
+        }
+    }
+
+    /// The scope the number belongs to, for a scoped sequence: a value of its scope
+    /// field's type, or a tuple of values in the declared order (numbers repeat across
+    /// scopes); a value of another type does not compile ([`scoped`](crate::scoped)).
+    /// Required for a scoped sequence ([`Error::InvalidScope`] without it); an unscoped
+    /// one takes none.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id(collection = "tickets")]
+    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let ticket = Ticket::find_by_number(&db, 1041).scope("apollo").await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scope(mut self, scope: impl Names<S>) -> Self {
+        self.scope = Named::new(scope);
+        self
+    }
+
+    /// [`scope`](Self::scope) for a scope known only at run time (from a request, in code
+    /// generic over the type): any serializable value, checked when the find runs against
+    /// the scope fields' Rust types ([`Sequence::scope_types`]): a value none of the
+    /// type's documents can hold is [`Error::InvalidScope`], naming the field's type.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id(collection = "tickets")]
+    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+    /// # async fn run(db: mongodb::Database, project: mongodb::bson::Bson) -> Result<(), seqid::Error> {
+    /// let ticket = Ticket::find_by_number(&db, 1041).scope_unchecked(project).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scope_unchecked(mut self, scope: impl Serialize) -> Self {
+        self.scope = Named::unchecked(scope);
+        self
+    }
+}
+
+impl<'a, T: Model, S> IntoFuture for FindById<'a, T, S> {
+    type Output = Result<Option<T>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        (self.run)(self)
+    }
+}
+
+fn run_find_by_id<T: Model + DeserializeOwned, S>(
+    find: FindById<'_, T, S>,
+) -> BoxFuture<'_, Found<T>> {
+    Box::pin(async move {
+        let seq = find.seq;
+        let scope = find.scope.resolve(seq)?;
+        let id = find.id;
+        // A number beyond i64 cannot have come from a sequence: not stored.
+        let Ok(id) = i64::try_from(id) else {
+            return Ok(None);
+        };
+        find.db
+            .db
+            .collection::<T>(seq.collection)
+            .find_one(indexes::at(seq, &scope, id))
+            .selection_criteria(PRIMARY)
+            .await
+            .map_err(|error| {
+                Error::driver(
+                    seq,
+                    format!(
+                        "finding {} {id}{} in `{}`",
+                        seq.field,
+                        scope.in_scope(),
+                        seq.collection
+                    ),
+                    error,
+                )
+            })
+    })
+}
+
+/// Finds a document by its display code, from the `find_by_<field>` function the derive
+/// writes for each `#[seq_display]` field (`Invoice::find_by_code(&db, "INV-2026-0042")`
+/// for a field named `code`): await it for the document, or `None`. Read from the
+/// primary, by the field's unique index (made by
+/// [`create_indexes`](crate::Document::create_indexes)).
+///
+/// ```no_run
+/// # use seqid::Document;
+/// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+/// # #[seq_id(collection = "invoices")]
+/// # struct Invoice {
+/// #     year: i32,
+/// #     #[seq_id("invoice", scope = "year")]
+/// #     number: i64,
+/// #     #[seq_display("INV-{year}-{number:04}")]
+/// #     code: String,
+/// # }
+/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+/// let invoice: Option<Invoice> = Invoice::find_by_code(&db, "INV-2026-0042").await?;
+/// # Ok(()) }
+/// ```
+#[must_use = "a find does nothing until it is awaited"]
+pub struct FindByCode<'a, T: Model> {
+    db: Route<'a>,
+    display: &'static DisplayCode,
+    code: &'a str,
+    // As `FindById`'s, set by `find_by_code`.
+    run: for<'r> fn(FindByCode<'r, T>) -> BoxFuture<'r, Found<T>>,
+}
+
+/// For the derive's `find_by_<field>`: the find of `code` in the field of `display`.
+#[doc(hidden)]
+pub fn find_by_code<'a, T: Model + Deserializable>(
+    db: &'a impl AsDatabase,
+    display: &'static DisplayCode,
+    code: &'a str,
+) -> FindByCode<'a, T> {
+    FindByCode {
+        db: db.route(),
+        display,
+        code,
+        run: run_find_by_code,
+    }
+}
+
+impl<'a, T: Model> IntoFuture for FindByCode<'a, T> {
+    type Output = Result<Option<T>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        (self.run)(self)
+    }
+}
+
+fn run_find_by_code<T: Model + DeserializeOwned>(
+    find: FindByCode<'_, T>,
+) -> BoxFuture<'_, Found<T>> {
+    Box::pin(async move {
+        let (display, code) = (find.display, find.code);
+        let seq = display.sequence;
+        find.db
+            .db
+            .collection::<T>(seq.collection)
+            .find_one(mongodb::bson::doc! { display.field: code })
+            .selection_criteria(PRIMARY)
+            .await
+            .map_err(|error| {
+                Error::driver(
+                    seq,
+                    format!("finding {} {code:?} in `{}`", display.field, seq.collection),
+                    error,
+                )
+            })
+    })
+}

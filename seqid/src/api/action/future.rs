@@ -1,0 +1,57 @@
+//! [`InsertFuture`]: what every action of this module becomes when awaited.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use tracing::Span;
+
+use crate::base::error::Error;
+use crate::base::future::BoxFuture;
+use crate::base::span::Traced;
+
+/// The future of an [`Insert`](super::Insert) or an [`InsertMany`](super::InsertMany) (and
+/// of the other actions that write: [`FindOrInsert`](super::FindOrInsert),
+/// [`NumberDraft`](super::NumberDraft), ...): the call, polled inside its `tracing` span
+/// (`seqid.insert`, at debug level), which records what the call did when it ends. Dropping it cancels the insert, as the crate's
+/// [notes on cancellation](crate::Document#cancellation) describe.
+///
+/// ```no_run
+/// # use seqid::Document;
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("ticket")]
+/// # struct Ticket { _id: i64 }
+/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+/// use std::future::IntoFuture;
+/// let mut ticket = Ticket { _id: 0 };
+/// let insert: seqid::action::InsertFuture<'_, i64> = ticket.insert(&db).into_future();
+/// let id = insert.await?;
+/// # Ok(()) }
+/// ```
+#[must_use = "an insert does nothing until it is awaited"]
+pub struct InsertFuture<'a, V> {
+    // The span lives here, not in the insert's boxed state, whose size every insert pays.
+    pub(super) insert: BoxFuture<'a, Traced<Result<V, Error>>>,
+    pub(super) span: Span,
+}
+
+impl<V> Future for InsertFuture<'_, V> {
+    type Output = Result<V, Error>;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = &mut *self;
+        let _entered = this.span.enter();
+        let traced = std::task::ready!(this.insert.as_mut().poll(cx));
+        std::task::Poll::Ready(traced.record(&this.span))
+    }
+}
+
+impl<V> std::fmt::Debug for InsertFuture<'_, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InsertFuture")
+            .field("span", &self.span)
+            .finish_non_exhaustive()
+    }
+}

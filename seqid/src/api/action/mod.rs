@@ -1,0 +1,261 @@
+//! The actions [`Document`](crate::Document)'s methods return, as the driver's: each is awaited directly
+//! (`IntoFuture`), after options set by method. This module is their one public path:
+//! [`Insert`] and [`InsertMany`] (and the [`InsertFuture`] they become), [`FindOrInsert`]
+//! and [`FindOrInsertMany`], [`NumberDraft`] and [`NumberDrafts`], [`FindById`],
+//! and the counter's administration, [`ListCounters`], [`LastReserved`], [`SetCounter`] and
+//! [`SyncCounter`]; and [`Transaction`], which runs them in a transaction.
+//!
+//! ```no_run
+//! # use seqid::Document;
+//! # #[derive(serde::Serialize, Document)]
+//! # #[seq_id("ticket", strategy = "optimistic")]
+//! # struct Ticket { _id: i64 }
+//! # async fn run(db: mongodb::Database, client: mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
+//! let mut session = client.start_session().await?;
+//! let id = Ticket { _id: 0 }.insert(&db).session(&mut session).max_attempts(4).await?;
+//! # Ok(()) }
+//! ```
+
+mod counter;
+pub(crate) mod find;
+pub(crate) mod find_or_insert;
+mod future;
+pub(crate) mod list;
+pub(crate) mod number;
+pub(crate) mod transaction;
+
+use std::future::IntoFuture;
+
+use mongodb::ClientSession;
+
+pub(crate) use counter::sync_every_scope;
+pub use counter::{LastReserved, SetCounter, SyncCounter};
+pub use find::{FindByCode, FindById};
+pub use find_or_insert::{FindOrInsert, FindOrInsertMany};
+pub use future::InsertFuture;
+pub use list::ListCounters;
+pub use number::{NumberDraft, NumberDrafts};
+pub use transaction::Transaction;
+
+use crate::base::error::Error;
+use crate::base::future::BoxFuture;
+use crate::base::model::{IdValue, Model};
+use crate::base::{kind, span};
+use crate::insert::{many, one};
+use crate::state::context::Call;
+use crate::state::registry::Route;
+
+/// Whether an action inserts afresh or finishes an earlier insert.
+#[derive(Clone, Copy)]
+pub(crate) enum Mode {
+    Insert,
+    Resume,
+}
+
+/// The setters both actions offer; `$example` shows the action awaited.
+macro_rules! setters {
+    ($action:ident, $example:literal) => {
+        impl<'a, T: Model> $action<'a, T> {
+            /// Runs the insert in `session`, and in its transaction if one is running: see
+            /// [`Document`'s notes on sessions](crate::Document#sessions-and-transactions).
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+            /// # #[seq_id("ticket", strategy = "optimistic")]
+            /// # struct Ticket { _id: i64, #[seq_key] code: String }
+            /// # async fn run(db: mongodb::Database, mut session: mongodb::ClientSession) -> Result<(), seqid::Error> {
+            /// # let mut ticket = Ticket { _id: 0, code: "T-1".into() };
+            /// # let mut tickets = vec![Ticket { _id: 0, code: "T-2".into() }, Ticket { _id: 0, code: "T-3".into() }];
+            #[doc = concat!("let done = ", $example, ".session(&mut session).await?;")]
+            /// # Ok(()) }
+            /// ```
+            pub fn session(mut self, session: impl Into<&'a mut ClientSession>) -> Self {
+                self.call.session = Some(session.into());
+                self
+            }
+
+            /// Asserts that no other writer stores a document equal to this one (for many
+            /// documents: to any of them), because each carries something only its writer
+            /// puts there, such as a request id. A document equal to it, field by field,
+            /// found at its id is then taken to be this very insert's, which settles what
+            /// seqid could not learn otherwise: an answer lost after the request was sent,
+            /// and, in [`resume_insert`](crate::Document::resume_insert), an id that a document
+            /// already holds (this insert's earlier copy, or another writer's).
+            ///
+            /// Without it, nothing is ever taken to be stored because of what it holds:
+            /// equal content says nothing of who wrote it, and those outcomes are
+            /// [`Error::OutcomeUnknown`]. Asserting it falsely lets another writer's equal
+            /// document pass for this one, which is then never stored.
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+            /// # #[seq_id("ticket", strategy = "optimistic")]
+            /// # struct Ticket { _id: i64, #[seq_key] code: String }
+            /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+            /// # let mut ticket = Ticket { _id: 0, code: "T-1".into() };
+            /// # let mut tickets = vec![Ticket { _id: 0, code: "T-2".into() }, Ticket { _id: 0, code: "T-3".into() }];
+            #[doc = concat!("let done = ", $example, ".content_is_unique().await?;")]
+            /// # Ok(()) }
+            /// ```
+            pub fn content_is_unique(mut self) -> Self {
+                self.call.content_is_unique = true;
+                self
+            }
+        }
+
+        impl<'a, T: Model> $action<'a, T> {
+            /// Attempts the optimistic loop makes at most for this call before
+            /// [`Error::RetriesExhausted`] (for many documents: rounds of retries of those
+            /// whose ids were taken), instead of `max_attempts` in the attribute; at least
+            /// 1. The [time budget](Self::time_budget) still holds: the loop stops at
+            /// whichever comes first. By default only the time bounds the loop. Offered
+            /// for the optimistic strategy only.
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+            /// # #[seq_id("ticket", strategy = "optimistic")]
+            /// # struct Ticket { _id: i64, #[seq_key] code: String }
+            /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+            /// # let mut ticket = Ticket { _id: 0, code: "T-1".into() };
+            /// # let mut tickets = vec![Ticket { _id: 0, code: "T-2".into() }, Ticket { _id: 0, code: "T-3".into() }];
+            #[doc = concat!("let done = ", $example, ".max_attempts(3).await?;")]
+            /// # Ok(()) }
+            /// ```
+            pub fn max_attempts(mut self, attempts: u32) -> Self
+            where
+                T::Kind: kind::Retrying,
+            {
+                self.call.max_attempts = Some(attempts);
+                self
+            }
+
+            /// How long the optimistic loop keeps retrying for this call while other
+            /// writers take the ids it tries, from its first attempt, before
+            /// [`Error::RetriesExhausted`]; instead of `time_budget_ms` in the attribute
+            /// ([`DEFAULT_TIME_BUDGET`](crate::DEFAULT_TIME_BUDGET), 10 s, by default).
+            /// A write under way is not cut short: the budget decides whether to try
+            /// again. More than zero. Offered for the optimistic strategy only.
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+            /// # #[seq_id("ticket", strategy = "optimistic")]
+            /// # struct Ticket { _id: i64, #[seq_key] code: String }
+            /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+            /// # let mut ticket = Ticket { _id: 0, code: "T-1".into() };
+            /// # let mut tickets = vec![Ticket { _id: 0, code: "T-2".into() }, Ticket { _id: 0, code: "T-3".into() }];
+            /// use std::time::Duration;
+            #[doc = concat!("let done = ", $example, ".time_budget(Duration::from_secs(2)).await?;")]
+            /// # Ok(()) }
+            /// ```
+            pub fn time_budget(mut self, budget: std::time::Duration) -> Self
+            where
+                T::Kind: kind::Retrying,
+            {
+                self.call.time_budget = Some(budget);
+                self
+            }
+        }
+    };
+}
+
+setters!(Insert, "ticket.insert(&db)");
+setters!(InsertMany, "Ticket::insert_many(&mut tickets, &db)");
+setters!(FindOrInsert, "ticket.find_or_insert(&db)");
+setters!(
+    FindOrInsertMany,
+    "Ticket::find_or_insert_many(&mut tickets, &db)"
+);
+
+/// An insert of one document, from [`Document::insert`](crate::Document::insert) or
+/// [`Document::resume_insert`](crate::Document::resume_insert): await it for the id.
+#[must_use = "an insert does nothing until it is awaited"]
+pub struct Insert<'a, T: Model> {
+    doc: &'a mut T,
+    db: Route<'a>,
+    call: Call<'a>,
+    mode: Mode,
+}
+
+/// An insert of many documents, from [`Document::insert_many`](crate::Document::insert_many) or
+/// [`Document::resume_insert_many`](crate::Document::resume_insert_many): await it for the ids, in order.
+#[must_use = "an insert does nothing until it is awaited"]
+pub struct InsertMany<'a, T: Model> {
+    docs: &'a mut [T],
+    db: Route<'a>,
+    call: Call<'a>,
+    mode: Mode,
+}
+
+impl<'a, T: Model> Insert<'a, T> {
+    pub(crate) fn new(doc: &'a mut T, db: Route<'a>, mode: Mode) -> Self {
+        Insert {
+            doc,
+            db,
+            call: Call::default(),
+            mode,
+        }
+    }
+}
+
+impl<'a, T: Model> IntoFuture for Insert<'a, T> {
+    type Output = Result<IdValue<T>, Error>;
+    type IntoFuture = InsertFuture<'a, IdValue<T>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let Insert {
+            doc,
+            db,
+            call,
+            mode,
+        } = self;
+        // Boxed apart: a box as large as the larger of the two would cost every insert
+        // (see `crate::insert` on the size of the insert's state).
+        let seq = &T::SEQUENCE;
+        let (operation, insert): (_, BoxFuture<'a, _>) = match mode {
+            Mode::Insert => ("insert", Box::pin(one::one(doc, db, call))),
+            Mode::Resume => ("resume_insert", Box::pin(one::resume(doc, db, call))),
+        };
+        let span = span::of(seq, T::OTHERS, operation, 1);
+        span.record("scopes", u32::from(!seq.scope.is_empty()));
+        InsertFuture { insert, span }
+    }
+}
+
+impl<'a, T: Model> InsertMany<'a, T> {
+    pub(crate) fn new(docs: &'a mut [T], db: Route<'a>, mode: Mode) -> Self {
+        InsertMany {
+            docs,
+            db,
+            call: Call::default(),
+            mode,
+        }
+    }
+}
+
+impl<'a, T: Model> IntoFuture for InsertMany<'a, T> {
+    type Output = Result<Vec<IdValue<T>>, Error>;
+    type IntoFuture = InsertFuture<'a, Vec<IdValue<T>>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let InsertMany {
+            docs,
+            db,
+            call,
+            mode,
+        } = self;
+        let seq = &T::SEQUENCE;
+        let span = span::of(seq, T::OTHERS, "insert_many", docs.len());
+        let insert: BoxFuture<'a, _> = match mode {
+            Mode::Insert => Box::pin(many::many(docs, db, call)),
+            Mode::Resume => {
+                span.record("operation", "resume_insert_many");
+                Box::pin(many::resume_many(docs, db, call))
+            }
+        };
+        InsertFuture { insert, span }
+    }
+}

@@ -1,0 +1,221 @@
+//! [`NumberDraft`] and [`NumberDrafts`]: stored drafts of a sequence numbered later
+//! (`numbered = "later"`) get their numbers when they are issued.
+
+use std::future::IntoFuture;
+
+use mongodb::ClientSession;
+use mongodb::bson::Document as BsonDocument;
+use serde::de::DeserializeOwned;
+
+use super::find::Deserializable;
+use super::future::InsertFuture;
+use crate::base::error::Error;
+use crate::base::model::Model;
+use crate::base::span;
+use crate::insert::later::{self, Issue, Numbered};
+use crate::state::context::Call;
+use crate::state::registry::Route;
+
+/// A type whose sequence is numbered later (`numbered = "later"` on its field): the
+/// bound of [`number_draft`](crate::Document::number_draft) and
+/// [`number_drafts`](crate::Document::number_drafts), so that a type numbered by `insert`
+/// is refused at the call. The derive implements it.
+///
+/// ```no_run
+/// use seqid::{Document, Numbered, NumberedLater};
+///
+/// async fn issue<T>(db: &seqid::Database, id: mongodb::bson::oid::ObjectId) -> Result<Numbered<T>, seqid::Error>
+/// where
+///     T: NumberedLater + serde::de::DeserializeOwned,
+/// {
+///     T::number_draft(db, mongodb::bson::doc! { "_id": id }).await
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}`'s sequence is numbered by `insert`, not later",
+    label = "`number_draft` numbers a stored draft of a sequence declared `numbered = \"later\"`",
+    note = "declare the field's sequence with `numbered = \"later\"` (an `Option` field, left `None` in drafts) to number stored drafts when they are issued"
+)]
+pub trait NumberedLater: Model {}
+
+/// Numbers the stored draft a filter finds, from
+/// [`Document::number_draft`](crate::Document::number_draft): await it for the
+/// [`Numbered`] document.
+#[must_use = "a number_draft does nothing until it is awaited"]
+pub struct NumberDraft<'a, T: Model + 'a> {
+    db: Route<'a>,
+    call: Call<'a>,
+    filter: BsonDocument,
+    issue: Issue,
+    // The call itself, set by `new`, which requires `T: Deserializable` (see
+    // `Deserializable`).
+    run: fn(NumberDraft<'a, T>) -> InsertFuture<'a, Numbered<T>>,
+}
+
+/// Numbers every stored draft a filter finds, in order, from
+/// [`Document::number_drafts`](crate::Document::number_drafts): await it for the documents
+/// this call numbered, in that order.
+#[must_use = "a number_drafts does nothing until it is awaited"]
+pub struct NumberDrafts<'a, T: Model + 'a> {
+    db: Route<'a>,
+    call: Call<'a>,
+    filter: BsonDocument,
+    issue: Issue,
+    // As `NumberDraft`'s.
+    run: fn(NumberDrafts<'a, T>) -> InsertFuture<'a, Vec<T>>,
+}
+
+/// The setters both actions offer; `$example` shows the action.
+macro_rules! issue_setters {
+    ($action:ident, $example:literal) => {
+        impl<'a, T: Model> $action<'a, T> {
+            /// Runs it in `session`, and in its transaction if one is running (required
+            /// for a gapless sequence, whose number the transaction takes back if it
+            /// aborts).
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # use mongodb::bson::doc;
+            /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+            /// # #[seq_id(collection = "invoices")]
+            /// # struct Invoice { #[serde(rename = "_id", skip_serializing_if = "Option::is_none")] id: Option<mongodb::bson::oid::ObjectId>,
+            /// #   #[seq_id("invoice", strategy = "gapless", numbered = "later")] number: Option<i64>, status: String }
+            /// # async fn run(db: mongodb::Database, mut session: mongodb::ClientSession, id: mongodb::bson::oid::ObjectId) -> Result<(), seqid::Error> {
+            #[doc = concat!("let done = ", $example, ".session(&mut session).await?;")]
+            /// # Ok(()) }
+            /// ```
+            pub fn session(mut self, session: impl Into<&'a mut ClientSession>) -> Self {
+                self.call.session = Some(session.into());
+                self
+            }
+
+            /// Sets these fields in the same update as the number, the caller's own change
+            /// that makes the document issued (`{ "status": "issued" }`): the number and
+            /// the change are written together, or neither. Not the number's field, its
+            /// codes or `_id` ([`Error::InvalidOption`]).
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # use mongodb::bson::doc;
+            /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+            /// # #[seq_id(collection = "invoices")]
+            /// # struct Invoice { #[serde(rename = "_id", skip_serializing_if = "Option::is_none")] id: Option<mongodb::bson::oid::ObjectId>,
+            /// #   #[seq_id("invoice", strategy = "gapless", numbered = "later")] number: Option<i64>, status: String }
+            /// # async fn run(db: mongodb::Database, mut session: mongodb::ClientSession, id: mongodb::bson::oid::ObjectId) -> Result<(), seqid::Error> {
+            #[doc = concat!("let done = ", $example, ".set(doc! { \"status\": \"issued\" }).session(&mut session).await?;")]
+            /// # Ok(()) }
+            /// ```
+            pub fn set(mut self, fields: BsonDocument) -> Self {
+                self.issue.set = fields;
+                self
+            }
+        }
+    };
+}
+
+issue_setters!(
+    NumberDraft,
+    "Invoice::number_draft(&db, doc! { \"_id\": id })"
+);
+issue_setters!(
+    NumberDrafts,
+    "Invoice::number_drafts(&db, doc! { \"status\": \"approved\" })"
+);
+
+impl<'a, T: Model> NumberDraft<'a, T> {
+    pub(crate) fn new(db: Route<'a>, filter: BsonDocument) -> Self
+    where
+        T: Deserializable,
+    {
+        NumberDraft {
+            db,
+            call: Call::default(),
+            filter,
+            issue: Issue::default(),
+            run: run_number_draft,
+        }
+    }
+}
+
+impl<'a, T: Model> NumberDrafts<'a, T> {
+    pub(crate) fn new(db: Route<'a>, filter: BsonDocument) -> Self
+    where
+        T: Deserializable,
+    {
+        NumberDrafts {
+            db,
+            call: Call::default(),
+            filter,
+            issue: Issue::default(),
+            run: run_number_drafts,
+        }
+    }
+
+    /// The order the numbers are handed out in, as a sort document (`{ "issued_at": 1 }`);
+    /// `_id` ascending by default. Within each scope the drafts get increasing numbers in
+    /// this order.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # use mongodb::bson::doc;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id(collection = "invoices")]
+    /// # struct Invoice { #[serde(rename = "_id", skip_serializing_if = "Option::is_none")] id: Option<mongodb::bson::oid::ObjectId>,
+    /// #   #[seq_id("invoice", numbered = "later")] number: Option<i64>, created: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let numbered = Invoice::number_drafts(&db, doc! {}).order(doc! { "created": 1 }).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn order(mut self, sort: BsonDocument) -> Self {
+        self.issue.order = Some(sort);
+        self
+    }
+}
+
+impl<'a, T: Model> IntoFuture for NumberDraft<'a, T> {
+    type Output = Result<Numbered<T>, Error>;
+    type IntoFuture = InsertFuture<'a, Numbered<T>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        (self.run)(self)
+    }
+}
+
+impl<'a, T: Model> IntoFuture for NumberDrafts<'a, T> {
+    type Output = Result<Vec<T>, Error>;
+    type IntoFuture = InsertFuture<'a, Vec<T>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        (self.run)(self)
+    }
+}
+
+fn run_number_draft<'a, T: Model + DeserializeOwned + 'a>(
+    action: NumberDraft<'a, T>,
+) -> InsertFuture<'a, Numbered<T>> {
+    let NumberDraft {
+        db,
+        call,
+        filter,
+        issue,
+        ..
+    } = action;
+    let span = span::of(&T::SEQUENCE, T::OTHERS, "number_draft", 1);
+    let insert = Box::pin(later::number_draft(filter, db, call, issue));
+    InsertFuture { insert, span }
+}
+
+fn run_number_drafts<'a, T: Model + DeserializeOwned + 'a>(
+    action: NumberDrafts<'a, T>,
+) -> InsertFuture<'a, Vec<T>> {
+    let NumberDrafts {
+        db,
+        call,
+        filter,
+        issue,
+        ..
+    } = action;
+    let span = span::of(&T::SEQUENCE, T::OTHERS, "number_drafts", 0);
+    let insert = Box::pin(later::number_drafts(filter, db, call, issue));
+    InsertFuture { insert, span }
+}

@@ -1,0 +1,471 @@
+//! The checks of the deployment: every call's ([`require`]: a sequence whose promise would
+//! not hold on the sharded cluster it writes to is refused before any id is taken, what
+//! holds at a cost is logged once), and the one a user runs ([`check_deployment`]: what
+//! seqid finds of the deployment and of each collection its sequences write, and whether
+//! each sequence's promises hold there, for a deploy script or a health endpoint, read
+//! afresh, with the indexes the sequences rely on). Both decide with
+//! [`crate::base::sharding`].
+
+use std::fmt;
+
+use mongodb::Database;
+use mongodb::bson::Document as BsonDocument;
+use serde::Serialize;
+
+use crate::api::sequences::AsDatabase;
+use crate::base::error::Error;
+use crate::base::once::{Warning, first_time};
+use crate::base::sequence::{Sequence, Strategy};
+use crate::base::server::{counter_index, identity_index, identity_keys};
+use crate::base::sharding::{Finding, ShardKey, assess};
+use crate::round_trip::deployment::Topology;
+use crate::round_trip::deployment::{Known, Refusal, read_topology, shard_keys};
+use crate::round_trip::indexes;
+use crate::state::registry::Route;
+
+/// What [`check_deployment`] found: the deployment, each collection the sequences write,
+/// and each sequence's verdict. `Display` prints it for a person; `Serialize` for a
+/// health endpoint.
+///
+/// ```no_run
+/// # use seqid::Document;
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("user")]
+/// # struct User { #[serde(rename = "_id")] id: i64 }
+/// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+/// let report = User::check_deployment(&db).await?;
+/// println!("{report}");
+/// assert!(report.holds(), "a promise would not hold");
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
+pub struct DeploymentReport {
+    /// What the deployment is.
+    pub topology: Topology,
+    /// Each collection the sequences write, once.
+    pub collections: Vec<CollectionReport>,
+    /// Each sequence, and what holds of its promises.
+    pub sequences: Vec<SequenceReport>,
+}
+
+/// A collection a sequence writes (its documents, or its counters).
+///
+/// ```no_run
+/// # async fn run(db: seqid::Database, report: seqid::DeploymentReport) {
+/// for collection in &report.collections {
+///     println!("{}: {:?}", collection.namespace, collection.shard_key);
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
+pub struct CollectionReport {
+    /// `db.coll`.
+    pub namespace: String,
+    /// Its shard key, as `config.collections` holds it; `None` unsharded (and always
+    /// off a sharded cluster).
+    pub shard_key: Option<BsonDocument>,
+    /// Whether the shard key was declared unique.
+    pub unique_shard_key: bool,
+    /// The unique indexes seqid relies on here, and whether each exists.
+    pub indexes: Vec<IndexReport>,
+}
+
+/// A unique index a sequence relies on.
+///
+/// ```no_run
+/// # fn run(index: seqid::IndexReport) {
+/// if !index.exists {
+///     eprintln!("missing {} ({})", index.name, index.relied_on_for);
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
+pub struct IndexReport {
+    /// Its name, as seqid makes it (`project_1_number_1`, `_id_`).
+    pub name: String,
+    /// Its keys.
+    pub keys: BsonDocument,
+    /// Whether the collection has it.
+    pub exists: bool,
+    /// What relies on it.
+    pub relied_on_for: &'static str,
+}
+
+/// One sequence's verdict.
+///
+/// ```no_run
+/// # fn run(sequence: seqid::SequenceReport) {
+/// if sequence.verdict == seqid::Verdict::Refused {
+///     for note in &sequence.notes {
+///         eprintln!("{}: {}", note.namespace, note.text);
+///     }
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
+pub struct SequenceReport {
+    /// The sequence's name.
+    pub sequence: &'static str,
+    /// Its strategy, as the attribute names it.
+    pub strategy: &'static str,
+    /// The worst of its notes: every promise holds, some at a cost, or one would not and
+    /// its inserts are refused.
+    pub verdict: Verdict,
+    /// What was found, one note per promise that does not simply hold.
+    pub notes: Vec<Note>,
+}
+
+/// What holds of a sequence's promises on the deployment.
+///
+/// ```no_run
+/// # fn run(report: seqid::DeploymentReport) {
+/// let refused = report.sequences.iter().filter(|s| s.verdict == seqid::Verdict::Refused);
+/// # }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every promise holds, as on a replica set.
+    Holds,
+    /// Every promise holds, some at a cost (the notes say which).
+    HoldsAtACost,
+    /// A promise would not hold: seqid refuses the sequence's inserts
+    /// ([`Error::Sharded`]).
+    Refused,
+}
+
+/// A promise that holds at a cost, or would not hold, on one collection.
+///
+/// ```no_run
+/// # fn run(note: seqid::Note) {
+/// println!("{} ({}): {}", note.namespace, note.shard_key, note.text);
+/// # }
+/// ```
+#[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
+pub struct Note {
+    /// Refused or at a cost.
+    pub verdict: Verdict,
+    /// `db.coll`.
+    pub namespace: String,
+    /// Its shard key, as shown.
+    pub shard_key: String,
+    /// Why, and what would make it hold (refused), or what it costs.
+    pub text: String,
+}
+
+impl DeploymentReport {
+    /// Whether no sequence is refused (some may hold at a cost).
+    ///
+    /// ```no_run
+    /// # fn run(report: seqid::DeploymentReport) {
+    /// std::process::exit(if report.holds() { 0 } else { 1 });
+    /// # }
+    /// ```
+    pub fn holds(&self) -> bool {
+        self.sequences
+            .iter()
+            .all(|sequence| sequence.verdict != Verdict::Refused)
+    }
+}
+
+impl fmt::Display for DeploymentReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let topology = match self.topology {
+            Topology::Standalone => "a standalone server",
+            Topology::ReplicaSet => "a replica set",
+            Topology::Sharded => "a sharded cluster (through mongos)",
+        };
+        writeln!(f, "deployment: {topology}")?;
+        for collection in &self.collections {
+            let sharding = match &collection.shard_key {
+                None => "unsharded".to_owned(),
+                Some(key) if collection.unique_shard_key => format!("sharded on {key} (unique)"),
+                Some(key) => format!("sharded on {key}"),
+            };
+            writeln!(f, "collection {}: {sharding}", collection.namespace)?;
+            for index in &collection.indexes {
+                let exists = if index.exists { "present" } else { "MISSING" };
+                writeln!(
+                    f,
+                    "  index {} {}: {exists} ({})",
+                    index.name, index.keys, index.relied_on_for
+                )?;
+            }
+        }
+        for sequence in &self.sequences {
+            let verdict = match sequence.verdict {
+                Verdict::Holds => "holds",
+                Verdict::HoldsAtACost => "holds, at a cost",
+                Verdict::Refused => "REFUSED",
+            };
+            writeln!(
+                f,
+                "sequence {} ({}): {verdict}",
+                sequence.sequence, sequence.strategy
+            )?;
+            for note in &sequence.notes {
+                writeln!(
+                    f,
+                    "  {} (sharded on {}): {}",
+                    note.namespace, note.shard_key, note.text
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reports what seqid finds of the deployment `db` lives on, of each collection the
+/// `sequences` write (how it is sharded, the unique indexes seqid relies on there), and
+/// whether each sequence's promises hold: for a deploy script, or a health endpoint.
+/// Reads everything afresh (a `hello`, on a sharded cluster each collection's
+/// `config.collections` entry, and each collection's indexes); inserts keep what they
+/// read instead. `T::check_deployment(&db)` checks every sequence of one type.
+///
+/// ```no_run
+/// # use seqid::{Document, Model};
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("user")]
+/// # struct User { #[serde(rename = "_id")] id: i64 }
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("invoice", strategy = "gapless")]
+/// # struct Invoice { #[serde(rename = "_id")] id: i64 }
+/// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+/// let report = seqid::check_deployment(&db, [&User::SEQUENCE, &Invoice::SEQUENCE]).await?;
+/// if !report.holds() {
+///     eprintln!("{report}");
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn check_deployment(
+    db: &impl AsDatabase,
+    sequences: impl IntoIterator<Item = &'static Sequence>,
+) -> Result<DeploymentReport, Error> {
+    let route = crate::api::sequences::sealed::Routed::route(db);
+    let db: &Database = route.db;
+    let sequences: Vec<&'static Sequence> = sequences.into_iter().collect();
+    let first = sequences.first().copied().unwrap_or(&DEPLOYMENT);
+    let topology = read_topology(db, first).await?;
+    // Nothing kept is used: a fresh record, dropped after the check.
+    let fresh = Known::default();
+    let mut report = DeploymentReport {
+        topology,
+        collections: Vec::new(),
+        sequences: Vec::new(),
+    };
+    for seq in sequences {
+        let (target, counters) = match topology {
+            Topology::Sharded => shard_keys(&fresh, db, seq).await?,
+            _ => (None, None),
+        };
+        let counted = !matches!(seq.strategy, Strategy::Optimistic { .. });
+        collection(&mut report, db, seq, seq.collection, target.as_ref()).await?;
+        if counted {
+            collection(&mut report, db, seq, seq.counters, counters.as_ref()).await?;
+        }
+        report
+            .sequences
+            .push(sequence(db, seq, target.as_ref(), counters.as_ref()));
+    }
+    Ok(report)
+}
+
+/// What `route` keeps of its deployment: its handle's, or the process's.
+fn known(route: Route<'_>) -> &Known {
+    match route.registry {
+        Some(registry) => registry.deployment(),
+        None => Known::of_process(),
+    }
+}
+
+/// Refuses, before any id is taken, a sequence whose promises would not hold on the
+/// deployment `route` goes to ([`Error::Sharded`]), and says once in the log what holds
+/// at a cost. Once the deployment is known, decided without a round trip or an
+/// allocation off a sharded cluster (this is awaited inline by every insert, whose state
+/// stays small: the reads are boxed); on one, the decision is kept per sequence.
+pub(crate) async fn require(route: Route<'_>, seq: &'static Sequence) -> Result<(), Error> {
+    let known = known(route);
+    match known.decided(route.db, seq) {
+        Some(decided) => decided.map_err(|refusal| refusal.error(seq)),
+        None => Box::pin(decide(known, route.db, seq)).await,
+    }
+}
+
+/// [`require`], reading what is not known yet, and keeping the decision.
+async fn decide(known: &Known, db: &Database, seq: &'static Sequence) -> Result<(), Error> {
+    if known.topology(db, seq).await? != Topology::Sharded {
+        return Ok(());
+    }
+    let (target, counters) = shard_keys(known, db, seq).await?;
+    let mut refused = None;
+    for finding in assess(seq, target.as_ref(), counters.as_ref()) {
+        match finding {
+            Finding::Refused {
+                collection,
+                shard_key,
+                why,
+            } => {
+                refused.get_or_insert(Refusal {
+                    collection: format!("{}.{collection}", db.name()),
+                    shard_key,
+                    why,
+                });
+            }
+            Finding::Costs {
+                cost,
+                collection,
+                shard_key,
+                what,
+            } => {
+                if first_time(Warning::ShardedAtACost(collection, cost), seq) {
+                    tracing::warn!(
+                        sequence = seq.name,
+                        collection,
+                        shard_key,
+                        "seqid: `{}.{collection}` is sharded on {shard_key}: {what} (logged \
+                         once per process and sequence)",
+                        db.name(),
+                    );
+                }
+            }
+        }
+    }
+    let decided = refused.map_or(Ok(()), Err);
+    known.decide(db, seq, decided.clone());
+    decided.map_err(|refusal| refusal.error(seq))
+}
+
+/// What errors of a check of no sequence are reported under.
+static DEPLOYMENT: Sequence = {
+    use crate::base::sequence::construct::{Parts, counters, sequence};
+    sequence(Parts {
+        name: "(the deployment)",
+        collection: "(none)",
+        counters: "counters",
+        layout: crate::base::layout::Layout::TUTORIAL,
+        strategy: counters(),
+        counter_write_concern: crate::base::sequence::CounterWriteConcern::Majority,
+        start: 1,
+        field: "_id",
+        scope: &[],
+        scope_types: &[],
+    })
+};
+
+/// A sequence's verdict, from what [`assess`] decides.
+fn sequence(
+    db: &Database,
+    seq: &'static Sequence,
+    target: Option<&ShardKey>,
+    counters: Option<&ShardKey>,
+) -> SequenceReport {
+    let notes: Vec<Note> = assess(seq, target, counters)
+        .into_iter()
+        .map(|finding| match finding {
+            Finding::Refused {
+                collection,
+                shard_key,
+                why,
+            } => Note {
+                verdict: Verdict::Refused,
+                namespace: format!("{}.{collection}", db.name()),
+                shard_key,
+                text: why,
+            },
+            Finding::Costs {
+                collection,
+                shard_key,
+                what,
+                ..
+            } => Note {
+                verdict: Verdict::HoldsAtACost,
+                namespace: format!("{}.{collection}", db.name()),
+                shard_key,
+                text: what,
+            },
+        })
+        .collect();
+    SequenceReport {
+        sequence: seq.name,
+        strategy: seq.strategy_name(),
+        verdict: notes
+            .iter()
+            .map(|note| note.verdict)
+            .max()
+            .unwrap_or(Verdict::Holds),
+        notes,
+    }
+}
+
+/// Adds `collection` (once) to the report, with the unique indexes `seq` relies on there.
+async fn collection(
+    report: &mut DeploymentReport,
+    db: &Database,
+    seq: &'static Sequence,
+    name: &str,
+    shard_key: Option<&ShardKey>,
+) -> Result<(), Error> {
+    let namespace = format!("{}.{name}", db.name());
+    let wanted = relied_on(seq, name);
+    let handle = db.collection::<BsonDocument>(name);
+    let mut found = Vec::with_capacity(wanted.len());
+    for (index, keys, _) in &wanted {
+        // `_id`'s is made with the collection, always.
+        let fields: Vec<&str> = keys.keys().map(String::as_str).collect();
+        found.push(index == "_id_" || indexes::has_unique(&handle, seq, &fields).await?);
+    }
+    let at = match report
+        .collections
+        .iter()
+        .position(|known| known.namespace == namespace)
+    {
+        Some(at) => at,
+        None => {
+            report.collections.push(CollectionReport {
+                namespace,
+                shard_key: shard_key.map(|key| key.key.clone()),
+                unique_shard_key: shard_key.is_some_and(|key| key.unique),
+                indexes: Vec::new(),
+            });
+            report.collections.len() - 1
+        }
+    };
+    let indexes = &mut report.collections[at].indexes;
+    for ((index, keys, why), exists) in wanted.into_iter().zip(found) {
+        if !indexes.iter().any(|known| known.name == index) {
+            indexes.push(IndexReport {
+                exists,
+                name: index,
+                keys,
+                relied_on_for: why,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The unique indexes `seq` relies on in `collection` (its own, or its counters): name,
+/// keys, and what for.
+fn relied_on(
+    seq: &'static Sequence,
+    collection: &str,
+) -> Vec<(String, BsonDocument, &'static str)> {
+    let mut wanted = Vec::new();
+    if collection == seq.collection {
+        let why = match seq.strategy {
+            Strategy::Optimistic { .. } => "the optimistic strategy: a number taken refused",
+            _ => "a number stored twice refused (a safety net), and resume_insert",
+        };
+        wanted.push((identity_index(seq), identity_keys(seq), why));
+    }
+    if collection == seq.counters && !seq.layout.by_id() {
+        let (keys, name) = counter_index(&seq.layout);
+        wanted.push((name, keys, "one counter per sequence (the tool's layout)"));
+    }
+    wanted
+}

@@ -1,0 +1,868 @@
+//! What you do with a model: [`Document`], the user-facing operations (insert, find,
+//! indexes, stats), implemented once for every [`Model`]; and [`CounterBacked`], the
+//! counter's administration, for models whose sequence has a counter.
+
+use std::future::Future;
+
+use crate::api::action::find::Deserializable;
+use crate::api::action::find_or_insert::NaturalKeyed;
+use crate::api::action::number::NumberedLater;
+use crate::api::action::{
+    FindById, FindOrInsert, FindOrInsertMany, Insert, InsertMany, LastReserved, Mode, NumberDraft,
+    NumberDrafts, SetCounter, SyncCounter,
+};
+use crate::api::sequences::{AsDatabase, Database};
+use crate::base::error::Error;
+use crate::base::model::{IdValue, Model};
+use crate::base::natural::NaturalKey;
+use crate::round_trip::indexes;
+use crate::state::registry::Stats;
+
+/// What you do with a model: insert it, find it, make its indexes. Every [`Model`] is a
+/// `Document`; `#[derive(Document)]` implements [`Model`], and this trait comes with it.
+///
+/// The derive reads `#[seq_id("name", key = value, ...)]` and the field it fills: the
+/// field serialized as `_id`, or the field that carries the attribute (see the crate's
+/// notes on [fields and scopes](crate#any-field-per-scope)); everything else (reserving
+/// ids, inserting, retrying) is ordinary code in this crate. "The id" below is that
+/// field's value. Every future returned here is `Send`, so it can be awaited in `tokio::spawn`.
+///
+/// # Ids already set
+///
+/// Only an *unset* id (`0`, or `None` for an `Option`) is filled. A document whose id is
+/// already set is refused with [`Error::IdAlreadySet`] before anything is reserved or
+/// written: inserting a copy of a stored document must not quietly give it a second life.
+///
+/// # Failures, lost answers and cancellation
+///
+/// A document is only ever written under the id it was given, so the `_id` index refuses
+/// any second copy of it: no retry can store it twice. What a failed insert leaves in the
+/// id field says what is known:
+///
+/// - **unset** (`0` or `None`): the document is not stored, and never will be under the
+///   id it had. The server refused it ([`Error::DuplicateKey`], [`Error::Refused`]), it
+///   was never sent ([`Error::Driver`] before any request), or no id could be taken. Fix
+///   it if needed and insert it again.
+/// - **still set**: it may be stored. The connection or the server went away after the
+///   request was sent ([`Error::OutcomeUnknown`]), or the insert's future was dropped
+///   (cancelled, timed out) after the id was filled in. [`insert`](Document::insert)
+///   refuses it ([`Error::IdAlreadySet`]); [`resume_insert`](Document::resume_insert)
+///   finishes the job without storing it twice.
+///
+/// `Ok(id)`, or a document listed in [`BulkError::inserted`](crate::BulkError::inserted),
+/// means the server acknowledged *this call's* write of the document. seqid never
+/// concludes it from finding an equal document at the id, which may be another
+/// caller's: a duplicate key answering a first send is another writer's document (the
+/// driver's only earlier attempt, its retry on a replica set, is answered from the
+/// server's record of the first one, never with a duplicate key), and an answer that
+/// never came is [`Error::OutcomeUnknown`]. A caller whose documents each carry
+/// something only it writes may say so with
+/// [`content_is_unique`](crate::action::Insert::content_is_unique), and have such outcomes
+/// settled by content.
+///
+/// On a replica set the driver itself retries a write once after a network error, with
+/// the same transaction number, so a single dropped connection usually costs nothing.
+///
+/// # Cancellation
+///
+/// Dropping an insert's future (a `tokio::time::timeout`, a client that hung up on a
+/// service) is safe at any await point, and never drops a driver operation half-way:
+/// every round trip seqid makes outside the caller's session owns what it needs (the
+/// document already serialized), and if the caller drops it before it ends, the rest of
+/// it runs in a task of its own. (The driver's own futures, dropped mid-way, leave their connection
+/// check-outs queued in the pool and wedge the client for seconds: see the guide's
+/// [cancelled calls](crate::guide::cancellation).) What the drop leaves behind:
+///
+/// - **before the id is filled in** (waiting for a counter's `$inc`, a block, or the
+///   largest id): nothing is written and the id stays unset; insert the document again.
+///   The round trip, shared with the other callers waiting on it, runs to its end; the
+///   ids it took for the cancelled caller go to the next callers of the
+///   [`Sequences`](crate::Sequences) handle (through a bare database, a `counters` or
+///   `block` id is then a gap).
+/// - **after the id is filled in**: the write runs to its end and the document keeps its
+///   id, as after a lost answer. [`resume_insert`](Document::resume_insert) (for many,
+///   [`resume_insert_many`](Document::resume_insert_many)) settles it: through a
+///   `Sequences` handle, it learns what became of that very write (waiting for it if it
+///   is still under way), so it returns the id, inserts the document afresh, or says why
+///   it was refused, exactly as the insert would have; through a bare database, it sends
+///   the document again, and a copy found at the id is, as after a lost answer, its own
+///   only if the caller asserts [`content_is_unique`](crate::action::Insert::content_is_unique).
+///   An optimistic candidate stays reserved by the handle until that write ends.
+///
+/// An insert in the caller's session ([`Insert::session`](crate::action::Insert::session))
+/// cannot send anything from a task of its own, since the session is the caller's
+/// borrow: dropping it drops the driver's operation as dropping the driver's own future
+/// would. Abort the transaction then (the `gapless` strategy always runs in one).
+///
+/// # Sessions and transactions
+///
+/// [`.session(&mut session)`](crate::action::Insert::session) runs an insert in the caller's
+/// session, and in its transaction if one is running:
+///
+/// - **`counters` and `block`**: the document joins the transaction; the counter's
+///   `$inc` runs outside it (with the counter's write concern, see
+///   [`CounterWriteConcern`](crate::CounterWriteConcern)). Concurrent transactions never
+///   conflict on the counter, and a rollback leaves a gap but never hands an id out twice.
+/// - **`optimistic`**: the maximum query and the insert both run in the transaction, so
+///   the candidate is the largest id of the transaction's snapshot plus one. A taken id
+///   cannot be retried inside a transaction (the failed write aborts it): the error keeps
+///   the driver's `TransientTransactionError` label, and the caller's retry of the whole
+///   transaction gets a fresh id.
+/// - **`gapless`**: the counter's `$inc` joins the transaction too, so an aborted
+///   transaction takes its id back: committed ids are `1, 2, 3, ...` with no gap, ever.
+///   The transactions of one process take the counter in turn, whatever
+///   [`Sequences`](crate::Sequences) handle or bare `mongodb::Database` they come through,
+///   each once the one before has committed. Those of other processes conflict on it
+///   (`WriteConflict`, labelled `TransientTransactionError`) and run again, as does one
+///   that read in the transaction on its own before its insert and had to wait (its
+///   snapshot is older than the commit it waited for; `number_draft` and `find_or_insert`
+///   take their turn before their own reads). Outside a transaction the insert is refused
+///   before anything is written ([`Error::TransactionRequired`]).
+///
+/// Inside a transaction nothing is retried or looked up after a failure: a failed write
+/// aborts the transaction, whose fate decides the document's. Run it with
+/// [`T::transaction(&mut session).run(...)`](Document::transaction), which runs it again
+/// after a transient error, sends a commit whose result is unknown again alone, and gives
+/// the body's own error back as it is (the guide's
+/// [transactions](crate::guide::transactions)). Make the documents inside the body, so that
+/// a run again starts from unset ids.
+///
+/// ```no_run
+/// # use seqid::Document;
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
+/// # struct Invoice { #[serde(rename = "_id")] id: i64, total: i64 }
+/// # async fn run(client: mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
+/// let db = client.database("billing");
+/// let mut session = client.start_session().await?;
+/// let number = Invoice::transaction(&mut session)
+///     .run(&db, |session, db| {
+///         Box::pin(async move {
+///             let mut invoice = Invoice { id: 0, total: 4200 };
+///             invoice.insert(*db).session(session).await
+///         })
+///     })
+///     .await?;
+/// # Ok(()) }
+/// ```
+///
+/// ```no_run
+/// use seqid::Document;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Debug, Serialize, Deserialize, Document)]
+/// #[seq_id("userid", collection = "users")]
+/// struct User {
+///     #[serde(rename = "_id")]
+///     id: i64,
+///     name: String,
+/// }
+///
+/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+/// let mut sarah = User { id: 0, name: "Sarah C.".into() };
+/// let id = sarah.insert(&db).await?;
+/// assert_eq!(id, sarah.id);
+/// # Ok(()) }
+/// ```
+pub trait Document: Model {
+    /// Takes the next id, stores it in the id field, inserts the document into
+    /// [`Sequence::collection`](crate::Sequence::collection), and returns the id. Await the [`Insert`] it returns,
+    /// after setting options by method: [`session`](Insert::session), and for the
+    /// optimistic strategy [`time_budget`](Insert::time_budget) and
+    /// [`max_attempts`](Insert::max_attempts).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let mut bob = User { id: 0, name: "Bob D.".into() };
+    /// let id: i64 = bob.insert(&db).await?;
+    /// # Ok(()) }
+    /// ```
+    fn insert<'a>(&'a mut self, db: &'a impl AsDatabase) -> Insert<'a, Self> {
+        Insert::new(self, db.route(), Mode::Insert)
+    }
+
+    /// Inserts many documents with one reservation of ids and one `insert_many`, and
+    /// returns their ids in order.
+    ///
+    /// If not every document is stored, the others stay inserted and [`Error::Bulk`]
+    /// says which is which: refused ones get their id field back unset; ones whose answer
+    /// was lost keep their ids ([`BulkError::unknown`](crate::BulkError::unknown)), and
+    /// [`resume_insert_many`](Document::resume_insert_many) finishes the job.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let mut users: Vec<User> = ["Ada", "Grace"]
+    ///     .into_iter()
+    ///     .map(|name| User { id: 0, name: name.into() })
+    ///     .collect();
+    /// let ids = User::insert_many(&mut users, &db).await?;
+    /// assert_eq!(ids.len(), 2);
+    /// # Ok(()) }
+    /// ```
+    fn insert_many<'a>(docs: &'a mut [Self], db: &'a impl AsDatabase) -> InsertMany<'a, Self> {
+        InsertMany::new(docs, db.route(), Mode::Insert)
+    }
+
+    /// Finishes an insert whose outcome is unknown ([`Error::OutcomeUnknown`], or a
+    /// cancelled [`insert`](Document::insert)), and returns the id: makes sure the
+    /// document is stored at most once, and says so only when it knows.
+    ///
+    /// A document with an unset id is simply inserted. A document that carries an id is
+    /// sent again under that same id, and what the server answers is all seqid goes by:
+    ///
+    /// - **stored**: this copy was stored, so the earlier one never was (the `_id` index
+    ///   will refuse it if it still arrives): `Ok(id)`.
+    /// - **a document already holds the id**: it is this insert's earlier copy, landed
+    ///   after all, *or another writer's* (with the optimistic strategy, another writer
+    ///   may have taken the id after this insert's answer was lost; with counters, a
+    ///   document written under the id by other means). Equal content does not tell them
+    ///   apart: two callers inserting equal documents is ordinary. So the outcome stays
+    ///   [`Error::OutcomeUnknown`], the id kept, unless the caller asserted
+    ///   [`content_is_unique`](crate::action::Insert::content_is_unique) (the document carries
+    ///   something only its writer puts there, such as a request id): then a document
+    ///   equal to this one, field by field (numbers by value), is its own, `Ok(id)`, and
+    ///   a different one is another writer's: the optimistic strategy inserts the
+    ///   document under a new id, while a counter's id (handed out once, so the document
+    ///   there may be this one changed since it landed) gives [`Error::DuplicateKey`]
+    ///   with the id left in place.
+    /// - **no answer, or this copy refused or never sent**: [`Error::OutcomeUnknown`]
+    ///   again, the id kept (an earlier copy may still be on its way): call it again
+    ///   later.
+    ///
+    /// So after a lost answer a caller learns for certain that its document is stored
+    /// (`Ok`), or that it is not and will not be under that id (an error with the id
+    /// unset). What no call can learn without `content_is_unique` is whether a document
+    /// found at the id is its own: seqid then says it does not know, and never guesses.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let mut ada = User { id: 0, name: "Ada".into() };
+    /// let id = match ada.insert(&db).await {
+    ///     Err(seqid::Error::OutcomeUnknown { .. }) => ada.resume_insert(&db).await?,
+    ///     other => other?,
+    /// };
+    /// # Ok(()) }
+    /// ```
+    fn resume_insert<'a>(&'a mut self, db: &'a impl AsDatabase) -> Insert<'a, Self> {
+        Insert::new(self, db.route(), Mode::Resume)
+    }
+
+    /// Finishes an [`insert_many`](Document::insert_many) that did not store every
+    /// document, on the same slice, and returns every id in order: documents that carry an
+    /// id (stored, or of unknown fate) are sent again under it, as in
+    /// [`resume_insert`](Document::resume_insert), and documents with an unset id (the
+    /// failed ones, perhaps fixed since) are inserted with new ids. Nothing is stored
+    /// twice. A document whose id a document already holds is reported in
+    /// [`BulkError::unknown`](crate::BulkError::unknown), its id left in place, unless
+    /// the caller asserted [`content_is_unique`](crate::action::InsertMany::content_is_unique)
+    /// (see [`resume_insert`](Document::resume_insert) for what that settles).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+    /// # async fn run(db: mongodb::Database, mut users: Vec<User>) -> Result<(), seqid::Error> {
+    /// let ids = match User::insert_many(&mut users, &db).await {
+    ///     Err(seqid::Error::Bulk(bulk)) if bulk.failed.is_empty() => {
+    ///         // Only documents of unknown fate: the connection was lost.
+    ///         User::resume_insert_many(&mut users, &db).await?
+    ///     }
+    ///     other => other?,
+    /// };
+    /// assert_eq!(ids.len(), users.len());
+    /// # Ok(()) }
+    /// ```
+    fn resume_insert_many<'a>(
+        docs: &'a mut [Self],
+        db: &'a impl AsDatabase,
+    ) -> InsertMany<'a, Self> {
+        InsertMany::new(docs, db.route(), Mode::Resume)
+    }
+
+    /// The stored document with this one's natural key (its fields marked `#[seq_key]`),
+    /// inserted with the next id only if no document holds the key: `self` becomes the
+    /// stored document either way (its ids, its display codes, its fields as stored), and
+    /// the [`Entry`](crate::Entry) says whether this call inserted it. A key found takes no id.
+    ///
+    /// It relies on the key's unique index, made by
+    /// [`create_indexes`](Document::create_indexes) ([`Error::MissingIndex`] before any id
+    /// is taken without one). When several callers of one new key race, the index stores
+    /// one document and every caller gets it; what a lost race costs is the strategy's:
+    /// no id with `optimistic` and `block` (its id goes back to the handle's live block),
+    /// none with `gapless` (the conflict aborts the caller's transaction, whose retry finds
+    /// the winner), a gap with `counters` (counted in
+    /// [`Stats::races_lost`](crate::Stats::races_lost)). The guide's
+    /// [find-or-insert](crate::guide::find_or_insert) chapter spells the races out.
+    ///
+    /// A lost answer is settled by the key where it can; [`Error::OutcomeUnknown`] leaves
+    /// the document with its ids, and calling `find_or_insert` again with it finishes the
+    /// job without storing it twice. A key field missing, null or an array is
+    /// [`Error::InvalidNaturalKey`].
+    ///
+    /// ```no_run
+    /// use seqid::{Document, Entry};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Serialize, Deserialize, Document)]
+    /// #[seq_id("customer", collection = "customers")]
+    /// struct Customer {
+    ///     #[serde(rename = "_id")]
+    ///     id: i64,
+    ///     #[seq_key]
+    ///     email: String,
+    ///     name: String,
+    /// }
+    ///
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// Customer::create_indexes(&db).await?; // ["_id_", "email_1"]
+    /// let mut ada = Customer { id: 0, email: "ada@example.com".into(), name: "Ada".into() };
+    /// let entry = ada.find_or_insert(&db).await?;
+    /// assert_eq!(entry, Entry::Inserted); // ada.id == 1
+    ///
+    /// let mut again = Customer { id: 0, email: "ada@example.com".into(), name: "A.".into() };
+    /// assert_eq!(again.find_or_insert(&db).await?, Entry::Found);
+    /// assert_eq!((again.id, again.name.as_str()), (1, "Ada")); // the stored one
+    /// # Ok(()) }
+    /// ```
+    fn find_or_insert<'a>(&'a mut self, db: &'a impl AsDatabase) -> FindOrInsert<'a, Self>
+    where
+        Self: NaturalKeyed + Deserializable,
+    {
+        FindOrInsert::new(self, db.route(), Ok(NaturalKey::declared::<Self>()))
+    }
+
+    /// [`find_or_insert`](Document::find_or_insert) by the natural key `key`, named for
+    /// this call (the fields as serialized), for a type that declares none or another.
+    /// A unique index on the key's fields (or on some of them) must exist
+    /// ([`Error::MissingIndex`]); a key that is empty or names a field the insert fills is
+    /// [`Error::InvalidNaturalKey`].
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, login: String }
+    /// # async fn run(db: mongodb::Database) -> Result<(), Box<dyn std::error::Error>> {
+    /// use mongodb::IndexModel;
+    /// use mongodb::bson::doc;
+    /// use mongodb::options::IndexOptions;
+    ///
+    /// let unique = IndexOptions::builder().unique(true).build();
+    /// let index = IndexModel::builder().keys(doc! { "login": 1 }).options(unique).build();
+    /// User::collection(&db).create_index(index).await?;
+    /// let mut ada = User { id: 0, login: "ada".into() };
+    /// let entry = ada.find_or_insert_by(&["login"], &db).await?;
+    /// # Ok(()) }
+    /// ```
+    fn find_or_insert_by<'a>(
+        &'a mut self,
+        key: &'static [&'static str],
+        db: &'a impl AsDatabase,
+    ) -> FindOrInsert<'a, Self>
+    where
+        Self: Deserializable,
+    {
+        FindOrInsert::new(self, db.route(), NaturalKey::named::<Self>(key))
+    }
+
+    /// [`find_or_insert`](Document::find_or_insert) for many documents: one lookup for all
+    /// their keys, one `insert_many` (one reservation per scope) for those not found, and
+    /// an [`Entry`](crate::Entry) per document, in order. Every document becomes the
+    /// stored one; a later document of a key already in the slice gets the first's
+    /// (`Found`). A race lost or an answer lost is settled as for one document, with one
+    /// more lookup for all of them. What cannot be settled is [`Error::Bulk`], whose
+    /// `inserted` lists every document that holds its stored document (found ones too),
+    /// `failed` those refused (their ids unset) and `unknown` those whose answer was lost
+    /// (their ids kept): calling it again with the same slice finishes the job.
+    ///
+    /// Adopting seqid on an existing collection of customers, say, is one call per batch
+    /// of them: the ones stored are found, the others numbered.
+    ///
+    /// ```no_run
+    /// # use seqid::{Document, Entry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("customer", collection = "customers")]
+    /// # struct Customer { #[serde(rename = "_id")] id: i64, #[seq_key] email: String }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let mut batch: Vec<Customer> = ["ada@example.com", "bob@example.com"]
+    ///     .into_iter()
+    ///     .map(|email| Customer { id: 0, email: email.into() })
+    ///     .collect();
+    /// let entries = Customer::find_or_insert_many(&mut batch, &db).await?;
+    /// let new = entries.iter().filter(|e| e.is_inserted()).count();
+    /// # Ok(()) }
+    /// ```
+    fn find_or_insert_many<'a>(
+        docs: &'a mut [Self],
+        db: &'a impl AsDatabase,
+    ) -> FindOrInsertMany<'a, Self>
+    where
+        Self: NaturalKeyed + Deserializable,
+    {
+        FindOrInsertMany::new(docs, db.route(), Ok(NaturalKey::declared::<Self>()))
+    }
+
+    /// [`find_or_insert_many`](Document::find_or_insert_many) by the natural key `key`,
+    /// named for this call, as [`find_or_insert_by`](Document::find_or_insert_by).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, login: String }
+    /// # async fn run(db: mongodb::Database, mut users: Vec<User>) -> Result<(), seqid::Error> {
+    /// let entries = User::find_or_insert_many_by(&mut users, &["login"], &db).await?;
+    /// # Ok(()) }
+    /// ```
+    fn find_or_insert_many_by<'a>(
+        docs: &'a mut [Self],
+        key: &'static [&'static str],
+        db: &'a impl AsDatabase,
+    ) -> FindOrInsertMany<'a, Self>
+    where
+        Self: Deserializable,
+    {
+        FindOrInsertMany::new(docs, db.route(), NaturalKey::named::<Self>(key))
+    }
+
+    /// Gives the stored draft that `filter` finds its number, if it has none yet, with its
+    /// display codes, for a sequence numbered later (`numbered = "later"`): a draft
+    /// invoice, saved without a number, numbered when it is issued. One conditional update
+    /// sets the number where none is, so two callers numbering one draft at once give it
+    /// one number; the other learns it ([`Numbered::by_this_call`](crate::Numbered) is
+    /// `false`, as for a draft numbered before), and its own id costs what the strategy
+    /// promises (given back with `block`, a gap with `counters`, counted in
+    /// [`Stats::races_lost`](crate::Stats::races_lost); none with `gapless`, whose number is
+    /// taken in the caller's transaction, together with the caller's own change:
+    /// [`.set(...)`](crate::action::NumberDraft::set) and
+    /// [`.session(...)`](crate::action::NumberDraft::session)). The filter must find one
+    /// document: none is [`Error::DraftNotFound`], more than one [`Error::DraftAmbiguous`]
+    /// (name the draft by its `_id`); a draft without a number whose code field is not
+    /// empty is refused ([`Error::InvalidCode`]: the code is written with the number, and
+    /// never replaces what was stored). Each refusal comes before any id is taken. The
+    /// guide's [numbering later](crate::guide::numbering_later) chapter spells the races
+    /// out.
+    ///
+    /// ```no_run
+    /// use mongodb::bson::{doc, oid::ObjectId};
+    /// use seqid::Document;
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Serialize, Deserialize, Document)]
+    /// #[seq_id(collection = "invoices")]
+    /// struct Invoice {
+    ///     #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    ///     id: Option<ObjectId>,
+    ///     year: i32,
+    ///     #[seq_id("invoice", scope = "year", strategy = "gapless", numbered = "later")]
+    ///     number: Option<i64>,
+    ///     #[seq_display("INV-{year}-{number:04}")]
+    ///     code: String,
+    ///     status: String,
+    /// }
+    ///
+    /// # async fn run(client: mongodb::Client, db: seqid::Database) -> Result<(), Box<dyn std::error::Error>> {
+    /// Invoice::create_indexes(&db).await?;
+    /// let draft = Invoice { id: None, year: 2026, number: None, code: String::new(), status: "draft".into() };
+    /// let id = Invoice::collection(&db).insert_one(&draft).await?.inserted_id;
+    /// // ... later, when it is issued, in a transaction (gapless):
+    /// let mut session = client.start_session().await?;
+    /// let issued = Invoice::transaction(&mut session)
+    ///     .run((&db, &id), |session, (db, id)| {
+    ///         Box::pin(async move {
+    ///             Invoice::number_draft(*db, doc! { "_id": id.clone() })
+    ///                 .set(doc! { "status": "issued" })
+    ///                 .session(session)
+    ///                 .await
+    ///         })
+    ///     })
+    ///     .await?;
+    /// println!("{}", issued.doc.code); // INV-2026-0001
+    /// # Ok(()) }
+    /// ```
+    fn number_draft(db: &impl AsDatabase, filter: mongodb::bson::Document) -> NumberDraft<'_, Self>
+    where
+        Self: NumberedLater + Deserializable,
+    {
+        NumberDraft::new(db.route(), filter)
+    }
+
+    /// Numbers every stored draft `filter` finds that has no number yet, in the order given
+    /// with [`.order(...)`](crate::action::NumberDrafts::order) (`_id` ascending by default),
+    /// with one reservation of ids per scope, and returns the documents this call numbered,
+    /// in that order: adopting seqid on a collection of unnumbered documents, or issuing a
+    /// day's drafts at once. A draft another caller numbers meanwhile keeps that number and
+    /// is left out. A draft found without a number but with a code is refused, before any
+    /// id is taken ([`Error::InvalidCode`]), as by
+    /// [`number_draft`](Document::number_draft).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # use mongodb::bson::doc;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id(collection = "invoices")]
+    /// # struct Invoice { #[serde(rename = "_id", skip_serializing_if = "Option::is_none")] id: Option<mongodb::bson::oid::ObjectId>,
+    /// #   #[seq_id("invoice", numbered = "later")] number: Option<i64>, status: String, created: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let issued = Invoice::number_drafts(&db, doc! { "status": "approved" })
+    ///     .order(doc! { "created": 1 })
+    ///     .set(doc! { "status": "issued" })
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    fn number_drafts(
+        db: &impl AsDatabase,
+        filter: mongodb::bson::Document,
+    ) -> NumberDrafts<'_, Self>
+    where
+        Self: NumberedLater + Deserializable,
+    {
+        NumberDrafts::new(db.route(), filter)
+    }
+
+    /// The typed collection the documents go to
+    /// ([`Sequence::collection`](crate::Sequence::collection)), for
+    /// everything else the driver does.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+    /// # async fn run(db: mongodb::Database) -> mongodb::error::Result<()> {
+    /// let users: mongodb::Collection<User> = User::collection(&db);
+    /// let count = users.count_documents(mongodb::bson::doc! {}).await?;
+    /// # Ok(()) }
+    /// ```
+    fn collection(db: &impl AsDatabase) -> mongodb::Collection<Self> {
+        db.route().db.collection(Self::SEQUENCE.collection)
+    }
+
+    /// The document whose `_id` is `id`, read from the primary, or `None`: for a type whose
+    /// sequence numbers `_id`. Ids compare by value, so a document stored as Int32 by
+    /// another tool is found by its `i64` id. For a scoped sequence, name the scope with
+    /// [`.scope(...)`](FindById::scope): numbers repeat across scopes. The type must be
+    /// `serde::Deserialize` (`DeserializeOwned`) to be read back.
+    ///
+    /// A type whose sequence numbers another field (its `_id` an ObjectId) has no
+    /// `find_by_id` (a compile error says so): the derive writes `find_by_<field>` for each
+    /// field a sequence numbers, so that the call names the field it looks in,
+    /// `Ticket::find_by_number(&db, 1041).scope("apollo")`.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let mut ada = User { id: 0, name: "Ada".into() };
+    /// let id = ada.insert(&db).await?;
+    /// let found = User::find_by_id(&db, id).await?;
+    /// assert_eq!(found.map(|u| u.name).as_deref(), Some("Ada"));
+    /// # Ok(()) }
+    /// ```
+    fn find_by_id(db: &impl AsDatabase, id: IdValue<Self>) -> FindById<'_, Self>
+    where
+        Self: Deserializable + crate::__private::SequenceOnId,
+    {
+        FindById::new(db.route(), &Self::SEQUENCE, id)
+    }
+
+    /// Creates the indexes the sequence relies on (every sequence's, for a type that
+    /// declares several), if missing, and returns their names.
+    /// A sequence on `_id` relies on `_id`'s own index, which always exists (`["_id_"]`).
+    /// A sequence on another field relies on a unique index on its scope fields and the
+    /// field, in that order, named as MongoDB names it by default
+    /// (`project_1_number_1`): the optimistic strategy needs it to refuse a number
+    /// another writer took, and [`resume_insert`](Document::resume_insert) to refuse a
+    /// second copy of a document; both return [`Error::MissingIndex`] without it. Run it
+    /// at start-up, as the driver's `create_index` is: it is cheap when the index exists.
+    /// An index made by other means on the same fields counts too; keep MongoDB's default
+    /// name for it, by which seqid tells a duplicate number from a duplicate elsewhere.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "tickets")]
+    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project", strategy = "optimistic")] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let names = Ticket::create_indexes(&db).await?;
+    /// assert_eq!(names, ["project_1_number_1"]);
+    /// # Ok(()) }
+    /// ```
+    fn create_indexes(
+        db: &impl AsDatabase,
+    ) -> impl Future<Output = Result<Vec<String>, Error>> + Send {
+        indexes::create_all::<Self>(db.route())
+    }
+
+    /// What seqid finds of the deployment `db` lives on and of the collections this type's
+    /// sequences write (how each is sharded, the unique indexes relied on), and whether
+    /// each sequence's promises hold there: [`check_deployment`](crate::check_deployment)
+    /// for every sequence of the type. Inserts make the same decisions, and refuse
+    /// ([`Error::Sharded`]) where a promise would not hold.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("user")]
+    /// # struct User { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let report = User::check_deployment(&db).await?;
+    /// assert!(report.holds(), "{report}");
+    /// # Ok(()) }
+    /// ```
+    fn check_deployment(
+        db: &impl AsDatabase,
+    ) -> impl Future<Output = Result<crate::api::check::DeploymentReport, Error>> + Send {
+        crate::api::check::check_deployment(
+            db,
+            std::iter::once(&Self::SEQUENCE).chain(Self::OTHERS),
+        )
+    }
+
+    /// What the [`Sequences`](crate::Sequences) handle of `db` has done for the sequence
+    /// in `db` since it took up the sequence: round trips that reserved ids, ids handed
+    /// out, and retries. (Calls through a bare `mongodb::Database` share no state, so
+    /// there is nothing to count for them.)
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("ticket", strategy = "optimistic")]
+    /// # struct Ticket { _id: Option<i64> }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// Ticket { _id: None }.insert(&db).await?;
+    /// let stats = Ticket::stats(&db);
+    /// println!("{} retries so far", stats.retries);
+    /// # Ok(()) }
+    /// ```
+    fn stats(db: &Database) -> Stats {
+        db.stats(&Self::SEQUENCE)
+    }
+
+    // The counter's administration: offered for the strategies that keep a counter
+    // (`Self: CounterBacked`), so that on an optimistic type the call is refused with
+    // seqid's own words, and no other trait needs importing.
+
+    /// Raises the counter to the largest numeric id already in the collection (in the
+    /// sequence's field, and for a scoped sequence in the scope named with
+    /// [`.scope(...)`](SyncCounter::scope)), and returns the counter's value: adopt seqid on
+    /// a collection that holds ids written by other means (an import, explicit ids, the
+    /// optimistic strategy), so that the next id is free. It never lowers the counter, so
+    /// it is safe to run at every start. This process's live block is dropped, since the
+    /// ids left in it may be among those stored; other processes' are not: call it before
+    /// they insert.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// // `users` was imported with _id 1..=5000 and no counter.
+    /// assert_eq!(User::sync_counter(&db).await?, 5000);
+    /// let mut next = User { id: 0, name: "first after the import".into() };
+    /// assert_eq!(next.insert(&db).await?, 5001);
+    /// # Ok(()) }
+    /// ```
+    fn sync_counter(db: &impl AsDatabase) -> SyncCounter<'_, Self>
+    where
+        Self: CounterBacked,
+    {
+        SyncCounter::new(db.route(), &Self::SEQUENCE)
+    }
+
+    /// Raises the counter of every scope that has documents to the largest id stored in
+    /// it, as [`sync_counter`](Document::sync_counter) does for one, and returns how
+    /// many counters it brought up to date (1 for an unscoped sequence). Documents whose
+    /// scope fields hold no scope value belong to no scope and are passed over.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "tickets")]
+    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// // Tickets of 40 projects were imported with their numbers.
+    /// assert_eq!(Ticket::sync_every_scope(&db).await?, 40);
+    /// # Ok(()) }
+    /// ```
+    fn sync_every_scope(db: &impl AsDatabase) -> impl Future<Output = Result<u64, Error>> + Send
+    where
+        Self: CounterBacked,
+    {
+        crate::api::action::sync_every_scope(db.route(), &Self::SEQUENCE)
+    }
+
+    /// Every counter of the sequence in one call (one per scope that has one), each with
+    /// the last id it gave out (with `block`, the last id **reserved**), the ids this
+    /// process's [`Sequences`](crate::Sequences) handle holds of it, and the largest number
+    /// stored in its scope: see [`CounterState`](crate::CounterState). One query for the
+    /// counters, and one per counter for the largest number stored, unless
+    /// [`without_largest_stored`](crate::action::ListCounters::without_largest_stored).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "tickets")]
+    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project", strategy = "block")] number: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// for counter in Ticket::list_counters(&db).await? {
+    ///     // { "project": "apollo" }: last reserved 200, 58 held here (next 143), largest stored 142
+    ///     println!("{counter}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    fn list_counters(db: &impl AsDatabase) -> crate::api::action::ListCounters<'_, Self>
+    where
+        Self: CounterBacked,
+    {
+        crate::api::action::ListCounters::new(db.route(), &Self::SEQUENCE)
+    }
+
+    /// The last id reserved from the counter, read without taking one, or `None` while the
+    /// counter does not exist (the next id is then `start`). With `counters` and `gapless`
+    /// every id is handed out as it is reserved, so that is the last id handed out; with
+    /// `block`, ids are reserved a block at a time and handed out from memory, so the
+    /// counter runs up to `block_size - 1` ids per process ahead of the ids stored:
+    /// [`list_counters`](Document::list_counters) shows what this process still holds. For
+    /// a scoped sequence, name the scope with [`.scope(...)`](LastReserved::scope).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let last: Option<i64> = User::last_reserved(&db).await?;
+    /// # Ok(()) }
+    /// ```
+    fn last_reserved(db: &impl AsDatabase) -> LastReserved<'_, Self>
+    where
+        Self: CounterBacked,
+    {
+        LastReserved::new(db.route(), &Self::SEQUENCE)
+    }
+
+    /// Sets the counter to `last`, the last id handed out: the next id is `last + step`
+    /// (`last + 1` by default).
+    /// Refused below the largest id stored unless asked ([`SetCounter`]); this process's
+    /// live block is dropped. For a scoped sequence, name the scope with
+    /// [`.scope(...)`](SetCounter::scope).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// // Leave room for ids assigned by hand: the next one is 10000.
+    /// User::set_counter(&db, 9999).await?;
+    /// # Ok(()) }
+    /// ```
+    fn set_counter(db: &impl AsDatabase, last: i64) -> SetCounter<'_, Self>
+    where
+        Self: CounterBacked,
+    {
+        SetCounter::to(db.route(), &Self::SEQUENCE, last)
+    }
+
+    /// Sets the counter back to `start - step`, so that the next id is the sequence's first.
+    /// Refused while ids from `start` on are stored, unless asked ([`SetCounter`]).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// User::collection(&db).delete_many(mongodb::bson::doc! {}).await.ok();
+    /// User::reset_counter(&db).await?;
+    /// # Ok(()) }
+    /// ```
+    fn reset_counter(db: &impl AsDatabase) -> SetCounter<'_, Self>
+    where
+        Self: CounterBacked,
+    {
+        SetCounter::to_start(db.route(), &Self::SEQUENCE)
+    }
+
+    /// Runs a closure in a transaction of `session`, as MongoDB's callback API does: again
+    /// after a transient error (a write conflict on a gapless counter or a natural key),
+    /// the commit alone again while its result is unknown, the body's own error back as
+    /// it is. The way to run gapless numbers, and anything else seqid does in a transaction:
+    /// see [`Transaction`](crate::action::Transaction) and the guide's
+    /// [transactions](crate::guide::transactions). The transaction's own failures are
+    /// reported under this type's sequence.
+    ///
+    /// ```no_run
+    /// use seqid::{Document, Entry};
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
+    /// # struct Invoice { #[serde(rename = "_id")] id: i64, #[seq_key] order: String }
+    ///
+    /// # async fn run(db: seqid::Database) -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut session = db.client().start_session().await?;
+    /// let (entry, invoice) = Invoice::transaction(&mut session)
+    ///     .run(&db, |session, db| {
+    ///         Box::pin(async move {
+    ///             let mut invoice = Invoice { id: 0, order: "order-1042".into() };
+    ///             let entry = invoice.find_or_insert(*db).session(session).await?;
+    ///             Ok::<_, seqid::Error>((entry, invoice))
+    ///         })
+    ///     })
+    ///     .await?;
+    /// // `Inserted` stays `Inserted`: a commit whose answer was lost is sent again alone.
+    /// println!("{entry:?}: invoice {}", invoice.id);
+    /// # Ok(()) }
+    /// ```
+    fn transaction(
+        session: &mut mongodb::ClientSession,
+    ) -> crate::api::action::Transaction<'_, Self> {
+        crate::api::action::Transaction::new(session)
+    }
+}
+
+impl<T: Model> Document for T {}
+
+/// A [`Document`] whose sequence has a counter: the `counters`, `block` and `gapless`
+/// strategies. `#[derive(Document)]` implements it for those, and not for the optimistic
+/// strategy, which keeps no counter: calling [`sync_counter`](Document::sync_counter),
+/// [`last_reserved`](Document::last_reserved), [`set_counter`](Document::set_counter),
+/// [`reset_counter`](Document::reset_counter) or
+/// [`sync_every_scope`](Document::sync_every_scope) on such a type is a compile error that
+/// says so, not a run-time one. Those are methods of [`Document`]: nothing more to
+/// import. Name it as a bound in generic code over counter-backed types.
+///
+/// ```no_run
+/// use seqid::{CounterBacked, Document};
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("userid", collection = "users")]
+/// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+/// async fn last_id<T: CounterBacked>(db: &mongodb::Database) -> Result<Option<i64>, seqid::Error> {
+///     T::last_reserved(db).await
+/// }
+/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+/// let last = last_id::<User>(&db).await?;
+/// # Ok(()) }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no counter: its sequence uses the optimistic strategy",
+    label = "the optimistic strategy takes the largest id + 1 and keeps no counter",
+    note = "`sync_counter` and the other counter operations need `strategy = \"counters\"`, `\"block\"` or `\"gapless\"`"
+)]
+pub trait CounterBacked: Document {}

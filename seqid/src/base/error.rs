@@ -1,0 +1,894 @@
+//! `seqid::Error`: every way taking an id or inserting can fail.
+
+use std::fmt;
+use std::time::Duration;
+
+use mongodb::bson::Bson;
+
+use crate::base::sequence::Sequence;
+
+/// Everything that can go wrong while taking an id or inserting a document.
+///
+/// Each message names the sequence and the offending value, so a log line alone tells
+/// what to fix. Every variant holds the [`Sequence`] it was serving (its name, its
+/// collection, its field), and is at most 64 bytes: an `Error` is cheap to return.
+///
+/// ```
+/// use seqid::{Document, Model};
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("userid", collection = "users")]
+/// # struct User { #[serde(rename = "_id")] id: i32 }
+///
+/// let error = seqid::Error::Overflow {
+///     sequence: &User::SEQUENCE,
+///     value: 2_147_483_648,
+///     target: "the id field's type i32",
+///     origin: "taken from the counter { _id: \"userid\" } in `counters`".into(),
+/// };
+/// assert_eq!(
+///     error.to_string(),
+///     "sequence `userid`: id 2147483648 does not fit the id field's type i32 \
+///      (taken from the counter { _id: \"userid\" } in `counters`); nothing was inserted",
+/// );
+/// assert_eq!(error.sequence(), "userid");
+/// ```
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The driver or the server failed (network, authentication, write concern, ...).
+    #[error("sequence `{}`: {action} failed: {source}", .sequence.name)]
+    Driver {
+        /// The sequence being served.
+        sequence: &'static Sequence,
+        /// What seqid was doing, e.g. "reserving ids in `counters`".
+        action: Box<str>,
+        /// The driver's error.
+        #[source]
+        source: Box<mongodb::error::Error>,
+    },
+
+    /// The counter document holds a `seq` seqid cannot count from: not a number, a number
+    /// with a fraction, a Double from 2^53 on (where a Double can no longer hold every
+    /// integer) or one the ids asked for would take there, or a Decimal128 they would take
+    /// beyond the range of an `i64`. The counter is left as it was, and `value` is what it
+    /// holds: the update applies only to a counter it leaves countable.
+    #[error(
+        "sequence `{}`: the counter {{ {counter} }} in `{}` holds {}: {}, {}; \
+         it was left as it is",
+        .sequence.name,
+        .sequence.counters,
+        .sequence.layout.value_key,
+        crate::base::numeric::shown(value),
+        not_countable(value)
+    )]
+    CounterNotNumeric {
+        /// The sequence (its counters collection: [`Sequence::counters`]).
+        sequence: &'static Sequence,
+        /// The fields that find the counter document, as shown: `_id: "userid"`, for a
+        /// scope `_id: "[\"ticket\",\"apollo\"]"`, or in another tool's layout
+        /// `model: "Book", field: "_id"`.
+        counter: Box<str>,
+        /// The value the counter holds in its value field (`seq` in the tutorial's layout).
+        value: Box<Bson>,
+    },
+
+    /// The counter kept changing between seqid reading it and updating it as read: other
+    /// writers took ids from it every time. Only a counter the guarded update leaves to
+    /// seqid's own check is updated so: an Int64 beyond ±2^53, or a counter document
+    /// without `seq`. No id was taken.
+    #[error(
+        "sequence `{}`: the counter {{ {counter} }} in `{}` changed between \
+         reading it and updating it as read, {attempts} times in a row (other writers kept \
+         taking ids from it); no id was taken",
+        .sequence.name,
+        .sequence.counters
+    )]
+    CounterContended {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The fields that find the counter document, as shown (see
+        /// [`Error::CounterNotNumeric`]).
+        counter: Box<str>,
+        /// How many updates conditional on the value read were sent.
+        attempts: u32,
+    },
+
+    /// `set_counter` (or `reset_counter`) was asked to move the counter below the largest
+    /// numeric `_id` already stored: the ids between are taken. Nothing was changed; call
+    /// [`below_stored`](crate::action::SetCounter::below_stored) to do it all the same.
+    #[error(
+        "sequence `{}`: the counter would be set to {value}, below the largest {} \
+         stored in `{}`{}, {largest}: the ids between are taken, and inserts would \
+         fail until the counter passed them; nothing was changed (`.below_stored()` sets it \
+         all the same)",
+        .sequence.name,
+        .sequence.field,
+        .sequence.collection,
+        if scope.is_empty() { String::new() } else { format!(" in scope {scope}") }
+    )]
+    CounterBelowStored {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The scope, as shown (`{ "project": "apollo" }`); empty when unscoped.
+        scope: Box<str>,
+        /// The value asked for: the last id handed out.
+        value: i64,
+        /// The largest numeric `_id` stored.
+        largest: i64,
+    },
+
+    /// The sequence's counter does not exist, and its collection already holds numbers of
+    /// the sequence's field (in the scope) at or above its first id: a counter made now
+    /// would hand those numbers out again. Most often the counter exists under another
+    /// name: the sequence's name, `counters` or `layout` differs from the one that
+    /// numbered the documents (another tool's default name, a renamed sequence). Checked
+    /// on a counter's first use (the first `$inc` through a
+    /// [`Sequences`](crate::Sequences) handle finds no counter); no counter was made, no
+    /// id taken, nothing written. To start a counter above the numbers stored on purpose,
+    /// call [`sync_counter`](crate::Document::sync_counter).
+    ///
+    /// ```
+    /// use seqid::{Document, Model};
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("customers.id", collection = "customers", layout = "mongoengine")]
+    /// # struct Customer { #[serde(rename = "_id")] id: i64 }
+    ///
+    /// let error = seqid::Error::CounterMissing {
+    ///     sequence: &Customer::SEQUENCE,
+    ///     counter: "_id: \"customers.id\"".into(),
+    ///     scope: "".into(),
+    ///     largest: Box::new(mongodb::bson::Bson::Int64(42)),
+    /// };
+    /// assert!(error.to_string().contains("already holds _id up to 42"));
+    /// assert!(error.to_string().contains("sync_counter"));
+    /// ```
+    #[error(
+        "sequence `{}`: there is no counter {{ {counter} }} in `{}`, but `{}` already holds \
+         {} up to {}{}, at or above the sequence's first id {}: a counter made now would hand \
+         those numbers out again, so none was made and no id was taken. Check the sequence's \
+         name, `counters` and `layout` against the counter that numbered them ({}); \
+         to start above the numbers stored on purpose, call `sync_counter` first",
+        .sequence.name,
+        .sequence.counters,
+        .sequence.collection,
+        .sequence.field,
+        crate::base::numeric::shown(largest),
+        if scope.is_empty() { String::new() } else { format!(" in scope {scope}") },
+        .sequence.start,
+        crate::base::layout::naming_hint(&.sequence.layout)
+    )]
+    CounterMissing {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The fields that find the counter document, as shown (see
+        /// [`Error::CounterNotNumeric`]).
+        counter: Box<str>,
+        /// The scope, as shown (`{ "project": "apollo" }`); empty when unscoped.
+        scope: Box<str>,
+        /// The largest number of the sequence's field stored in the scope.
+        largest: Box<Bson>,
+    },
+
+    /// A `gapless` sequence was asked for an id outside a transaction: its ids come from a
+    /// counter updated inside the caller's transaction, so that an aborted transaction
+    /// takes its id back. Nothing was written.
+    #[error(
+        "sequence `{}` is gapless: its inserts must run in a transaction, and {}; \
+         run them in one (`T::transaction(&mut session).run(...)`) and pass the session \
+         with `.session(session)`. Nothing was written",
+        .sequence.name,
+        if *has_session { "the session given has none running" } else { "no session was given" }
+    )]
+    TransactionRequired {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// Whether a session (with no transaction running) was given.
+        has_session: bool,
+    },
+
+    /// The server answered the counter's update (`findAndModify`, an upsert for a counter
+    /// found by `_id`) with no document, every time it was asked, though the counter was
+    /// there or just made. MongoDB never answers so; some compatible servers do, now and
+    /// then, during the concurrent first use of a counter. No id was taken from this
+    /// answer.
+    #[error(
+        "sequence `{}`: the server answered the update of the counter {{ {counter} }} \
+         in `{}` with no document (null), {attempts} times in a row, though the counter \
+         exists or was just made; a MongoDB server returns the counter or an error",
+        .sequence.name,
+        .sequence.counters
+    )]
+    NoCounter {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The fields that find the counter document, as shown (see
+        /// [`Error::CounterNotNumeric`]).
+        counter: Box<str>,
+        /// How many times the update was sent.
+        attempts: u32,
+    },
+
+    /// The insert was sent, but its outcome could not be learned: the connection or the
+    /// server went away before the answer came, a write concern was not satisfied, the
+    /// server refused a duplicate id that no document held when seqid looked (a copy of
+    /// this insert may still have been being applied), or a copy sent again met a
+    /// document at its id that may be its own earlier copy or another writer's (equal
+    /// content does not tell them apart). `reason` says which. The document may be
+    /// stored, or may still be. It keeps its id, so inserting it again with
+    /// [`insert`](crate::Document::insert) is refused rather than storing it twice;
+    /// [`resume_insert`](crate::Document::resume_insert) finishes the job safely.
+    #[error(
+        "sequence `{}`: the outcome of inserting {field} {id} into `{}` is unknown: \
+         {reason} ({source}); the document keeps {field} {id}: call resume_insert to finish without \
+         storing it twice",
+        .sequence.name,
+        .sequence.collection,
+        field = .sequence.field
+    )]
+    OutcomeUnknown {
+        /// The sequence (its collection and field: [`Sequence::collection`],
+        /// [`Sequence::field`]).
+        sequence: &'static Sequence,
+        /// The id the document was given, and keeps.
+        id: i64,
+        /// Why the outcome cannot be known.
+        reason: &'static str,
+        /// The driver's error.
+        #[source]
+        source: Box<mongodb::error::Error>,
+    },
+
+    /// An id does not fit the Rust type of the id field (or the `i64` range of a sequence).
+    #[error(
+        "sequence `{}`: id {value} does not fit {target} ({origin}); nothing was inserted",
+        .sequence.name
+    )]
+    Overflow {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The id that did not fit.
+        value: i128,
+        /// What it must fit: the id field's Rust type, or `i64`.
+        target: &'static str,
+        /// Where the number came from, e.g. the counter or the largest `_id` found.
+        origin: Box<str>,
+    },
+
+    /// The sequence handed out 0, which a plain integer id field reads as unset (an
+    /// `Option` field holds it as `Some(0)`). Nothing was inserted.
+    #[error(
+        "sequence `{}`: the sequence handed out id 0 ({origin}), but a plain {target} id \
+         field reads 0 as unset; nothing was inserted (move the sequence above 0, or make the \
+         field an Option<{target}>)",
+        .sequence.name
+    )]
+    ZeroId {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The Rust type of the id field.
+        target: &'static str,
+        /// Where the 0 came from.
+        origin: Box<str>,
+    },
+
+    /// The insert broke a unique index. Never retried for the counters and block strategies;
+    /// the optimistic strategy retries a duplicate `_id` and returns this for any other index.
+    #[error(
+        "sequence `{}`: inserting {} {id} into `{}` violates unique index {}: {message}{}",
+        .sequence.name,
+        .sequence.field,
+        .sequence.collection,
+        index.as_deref().unwrap_or("(unnamed)"),
+        behind_stored(sequence, index.as_deref())
+    )]
+    DuplicateKey {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The id the document was given.
+        id: i64,
+        /// The index named by the server, when it says.
+        index: Option<Box<str>>,
+        /// The server's message.
+        message: Box<str>,
+    },
+
+    /// The server refused the document for a reason other than a duplicate key (document
+    /// validation, for example). Nothing was stored; the id field is unset again.
+    #[error(
+        "sequence `{}`: the server refused {} {id} in `{}`{}: {message}",
+        .sequence.name,
+        .sequence.field,
+        .sequence.collection,
+        code.map(|c| format!(" (code {c})")).unwrap_or_default()
+    )]
+    Refused {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The id the document was given.
+        id: i64,
+        /// The server's error code.
+        code: Option<i32>,
+        /// The server's message.
+        message: Box<str>,
+    },
+
+    /// The document already carries an id;
+    /// see [`Document`](crate::Document#ids-already-set).
+    #[error(
+        "sequence `{}`: the document already has {} {value}; insert fills only an unset \
+         id ({unset}). To store a document with an id of your own, insert it with the \
+         driver, then call sync_counter so that the sequence goes on above it; \
+         resume_insert is only for a document whose insert ended in OutcomeUnknown or \
+         was cancelled (it stores the document under the id it carries)",
+        .sequence.name,
+        .sequence.field
+    )]
+    IdAlreadySet {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The id found in the document.
+        value: i128,
+        /// What an unset id looks like in this field: `0` or `None`.
+        unset: &'static str,
+    },
+
+    /// A display code cannot be written: the document carries one already (`insert`
+    /// writes it with the id), or a string it shows holds the character that ends that
+    /// string in the code, which would let two documents' codes read alike. Nothing was
+    /// reserved or written.
+    #[error(
+        "sequence `{}`: the code {:?} cannot be written into `{}`: {value} {reason}",
+        .sequence.name,
+        .display.format,
+        .display.field
+    )]
+    InvalidCode {
+        /// The sequence whose number the code shows.
+        sequence: &'static Sequence,
+        /// The display field and its format.
+        display: &'static crate::base::display::DisplayCode,
+        /// The value at fault, with its field: `` `shop` = "north-east" ``.
+        value: Box<str>,
+        /// Why it cannot be written, and what to do.
+        reason: Box<str>,
+    },
+
+    /// The optimistic loop found every id it tried already taken, until its time budget
+    /// was spent (or its `max_attempts` made).
+    #[error(
+        "sequence `{}`: gave up after {attempts} attempts in {} ms to insert into `{}`: \
+         every {} tried was taken by another writer (last: {last_id}); {}",
+        .sequence.name,
+        .elapsed.as_millis(),
+        .sequence.collection,
+        .sequence.field,
+        GaveUp(*.time_budget, *.attempts)
+    )]
+    RetriesExhausted {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// How many inserts were tried.
+        attempts: u32,
+        /// How long the loop tried, from its first attempt.
+        elapsed: Duration,
+        /// The time budget, when it is what ended the loop; `None` when its
+        /// `max_attempts` did.
+        time_budget: Option<Duration>,
+        /// The last id tried.
+        last_id: i64,
+    },
+
+    /// An option given at run time is out of range.
+    #[error("sequence `{}`: {option} = {value} is invalid: {reason}", .sequence.name)]
+    InvalidOption {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The option's name.
+        option: &'static str,
+        /// The value given.
+        value: Box<str>,
+        /// What is allowed.
+        reason: &'static str,
+    },
+
+    /// A scope seqid cannot count in: a document's scope field holds a value that names
+    /// no single scope (a Double, an array, a subdocument, ...), or a call named the scope
+    /// wrongly (missing for a scoped sequence, given for an unscoped one, or with the
+    /// wrong number of values). Nothing was reserved or written.
+    #[error(
+        "sequence `{}`: invalid scope {scope}: {reason}; nothing was written",
+        .sequence.name
+    )]
+    InvalidScope {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The scope value(s) at fault, as shown.
+        scope: Box<str>,
+        /// Why it is not a scope, and what is.
+        reason: Box<str>,
+    },
+
+    /// The sequence fills a field other than `_id` and relies on a unique index on it (and
+    /// its scope fields) that the collection lacks: the optimistic strategy needs it to
+    /// refuse a number taken by another writer, and `resume_insert` to refuse a second
+    /// copy of a document. Nothing was written; `T::create_indexes(&db)` creates it.
+    #[error(
+        "sequence `{}`: `{}` has no unique index on {keys}, which {why}; \
+         nothing was written: create it with `create_indexes` (or by hand)",
+        .sequence.name,
+        .sequence.collection
+    )]
+    MissingIndex {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The index's keys, as shown: `{ "project": 1, "number": 1 }`.
+        keys: Box<str>,
+        /// What relies on it.
+        why: &'static str,
+    },
+
+    /// On a sharded cluster, a collection of the sequence is sharded so that one of its
+    /// promises would not hold: the optimistic strategy's collection on a shard key that
+    /// does not start its unique index (enforced then on each shard alone), or a counters
+    /// collection on a key its counter's filter does not carry (an upsert must). Refused
+    /// before any id is taken; the message says what would make it hold. See the guide's
+    /// [sharded clusters](crate::guide::sharded_clusters) chapter, and
+    /// [`check_deployment`](crate::check_deployment) for the whole picture.
+    #[error(
+        "sequence `{}`: `{collection}` is sharded on {shard_key}: {why}; nothing was \
+         written (see seqid's guide, sharded clusters)",
+        .sequence.name
+    )]
+    Sharded {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The collection, `db.coll`.
+        collection: Box<str>,
+        /// Its shard key, as shown: `{ "email": 1 }`.
+        shard_key: Box<str>,
+        /// Why the promise would not hold, and what would make it hold.
+        why: Box<str>,
+    },
+
+    /// A natural key [`find_or_insert`](crate::Document::find_or_insert) cannot find a
+    /// document by: a key field the document does not hold, or holds as null or an array
+    /// (which a unique index does not keep to one document), or a key named per call that
+    /// is empty or names a field the insert fills. Nothing was reserved or written.
+    #[error(
+        "sequence `{}`: cannot find or insert in `{}` by the natural key {key}: {reason}; \
+         nothing was written",
+        .sequence.name,
+        .sequence.collection
+    )]
+    InvalidNaturalKey {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The key, as shown: `(email)`, or with the value at fault: `email = null`.
+        key: Box<str>,
+        /// Why it cannot find a document, and what to do.
+        reason: Box<str>,
+    },
+
+    /// An insert of a type whose sequence is numbered later (`numbered = "later"`): its
+    /// documents are stored as drafts, without a number, and numbered by
+    /// [`number_draft`](crate::Document::number_draft). Nothing was written.
+    #[error(
+        "sequence `{}`: `{}` is numbered later (numbered = \"later\"), so {operation} does not \
+         number it: store the draft as it is with the driver (T::collection(&db).insert_one), \
+         and give it its number with number_draft when it is issued; nothing was written",
+        .sequence.name,
+        .sequence.field
+    )]
+    NumberedLater {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The call refused: `insert`, `insert_many`, ...
+        operation: &'static str,
+    },
+
+    /// [`number_draft`](crate::Document::number_draft) found no document matching its
+    /// filter. Nothing was reserved or written.
+    #[error(
+        "sequence `{}`: no document of `{}` matches {filter} to number; nothing was reserved \
+         or written",
+        .sequence.name,
+        .sequence.collection
+    )]
+    DraftNotFound {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The filter, as shown.
+        filter: Box<str>,
+    },
+
+    /// [`number_draft`](crate::Document::number_draft) was given a filter that matches
+    /// more than one document: it numbers one draft, and would have had to pick one the
+    /// caller may not mean (an invoice issued before, beside the draft). Name the draft by
+    /// what only it holds, its `_id`; [`number_drafts`](crate::Document::number_drafts)
+    /// numbers every draft a filter finds. Refused before any id was taken; nothing was
+    /// written.
+    ///
+    /// ```
+    /// use seqid::{Document, Model};
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "invoices")]
+    /// # struct Invoice { #[serde(rename = "_id")] id: i64, #[seq_id("invoice", numbered = "later")] number: Option<i64> }
+    ///
+    /// let error = seqid::Error::DraftAmbiguous {
+    ///     sequence: &Invoice::SEQUENCE,
+    ///     filter: "{ \"customer\": 8 }".into(),
+    ///     matched: Some(2),
+    /// };
+    /// assert!(error.to_string().contains("matches 2 documents"));
+    /// ```
+    #[error(
+        "sequence `{}`: {filter} matches {} of `{}`, and number_draft numbers one: name the \
+         draft by a filter only it matches (its `_id`), or number them all with \
+         number_drafts; nothing was reserved or written",
+        .sequence.name,
+        match matched {
+            Some(count) => format!("{count} documents"),
+            None => "more than one document (counting them failed)".to_owned(),
+        },
+        .sequence.collection
+    )]
+    DraftAmbiguous {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The filter, as shown.
+        filter: Box<str>,
+        /// How many documents it matches, as counted when it was found to match more than
+        /// one; `None` if that count failed.
+        matched: Option<u64>,
+    },
+
+    /// A transaction run by [`Document::transaction`](crate::Document::transaction) sent
+    /// its commit, and sent it again for as long as its time limit allowed, and no answer
+    /// said whether it committed (the connection or the server went away; a failover under
+    /// it). It committed whole or not at all: what it wrote is all stored or none of it.
+    /// Read one document it wrote to learn which; running it again would run its body a
+    /// second time. See the guide's [transactions](crate::guide::transactions).
+    #[error(
+        "sequence `{}`: the transaction's commit was sent {commits} times in {} ms and no \
+         answer said whether it committed ({source}); it committed whole or not at all: read \
+         what it wrote to learn which, before running it again",
+        .sequence.name,
+        .elapsed.as_millis()
+    )]
+    TransactionOutcomeUnknown {
+        /// The sequence of the type whose `transaction` ran it.
+        sequence: &'static Sequence,
+        /// How many times the commit was sent.
+        commits: u32,
+        /// How long the transaction ran, from its first start.
+        elapsed: Duration,
+        /// The driver's error of the last commit.
+        #[source]
+        source: Box<mongodb::error::Error>,
+    },
+
+    /// `insert_many` stored some documents and not others.
+    #[error(transparent)]
+    Bulk(Box<BulkError>),
+}
+
+impl Error {
+    /// The name of the sequence the failed operation was serving.
+    ///
+    /// ```
+    /// use seqid::{Document, Model};
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64 }
+    ///
+    /// let error = seqid::Error::IdAlreadySet {
+    ///     sequence: &User::SEQUENCE,
+    ///     value: 7,
+    ///     unset: "0",
+    /// };
+    /// assert_eq!(error.sequence(), "userid");
+    /// ```
+    pub fn sequence(&self) -> &'static str {
+        match self {
+            Error::Driver { sequence, .. }
+            | Error::CounterNotNumeric { sequence, .. }
+            | Error::CounterContended { sequence, .. }
+            | Error::TransactionRequired { sequence, .. }
+            | Error::CounterBelowStored { sequence, .. }
+            | Error::CounterMissing { sequence, .. }
+            | Error::NoCounter { sequence, .. }
+            | Error::Overflow { sequence, .. }
+            | Error::DuplicateKey { sequence, .. }
+            | Error::IdAlreadySet { sequence, .. }
+            | Error::RetriesExhausted { sequence, .. }
+            | Error::OutcomeUnknown { sequence, .. }
+            | Error::Refused { sequence, .. }
+            | Error::ZeroId { sequence, .. }
+            | Error::InvalidOption { sequence, .. }
+            | Error::InvalidScope { sequence, .. }
+            | Error::InvalidCode { sequence, .. }
+            | Error::MissingIndex { sequence, .. }
+            | Error::Sharded { sequence, .. }
+            | Error::InvalidNaturalKey { sequence, .. }
+            | Error::NumberedLater { sequence, .. }
+            | Error::DraftNotFound { sequence, .. }
+            | Error::DraftAmbiguous { sequence, .. }
+            | Error::TransactionOutcomeUnknown { sequence, .. } => sequence.name,
+            Error::Bulk(bulk) => bulk.sequence.name,
+        }
+    }
+
+    /// A failure of the driver (or the server) while seqid was doing `action`.
+    pub(crate) fn driver(
+        sequence: &'static Sequence,
+        action: impl Into<String>,
+        source: mongodb::error::Error,
+    ) -> Self {
+        // Every driver error seqid reports passes here: one that says the cluster's
+        // routing changed makes what was read of the deployments stale.
+        crate::base::server::routing_changed(crate::base::server::server_code(&source));
+        Error::Driver {
+            sequence,
+            action: action.into().into_boxed_str(),
+            source: Box::new(source),
+        }
+    }
+}
+
+/// What `insert_many` did with each document when it did not store them all.
+///
+/// Every index of the input slice appears in exactly one of the three lists. Documents in
+/// `inserted` keep their ids; documents in `failed` were refused by the server (or never
+/// sent) and get their id field back unset, so they can be fixed and inserted again;
+/// documents in `unknown` may be stored (the answer was lost and seqid found no proof
+/// either way) and keep their ids, so that inserting them again is refused with
+/// [`Error::IdAlreadySet`] instead of storing them twice.
+/// [`resume_insert_many`](crate::Document::resume_insert_many) on the same slice finishes
+/// the job: it sends the unknown ones again under their own ids (a copy already stored is
+/// refused by the `_id` index and recognised) and inserts the failed ones anew.
+///
+/// ```no_run
+/// # use seqid::Document;
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("userid", collection = "users")]
+/// # struct User { #[serde(rename = "_id")] id: i64, email: String }
+/// # async fn run(db: mongodb::Database, mut users: Vec<User>) -> Result<(), seqid::Error> {
+/// match User::insert_many(&mut users, &db).await {
+///     Ok(ids) => println!("stored {ids:?}"),
+///     Err(seqid::Error::Bulk(bulk)) => {
+///         for failed in &bulk.failed {
+///             // users[failed.index].id is unset again: fix the document, insert it again.
+///             eprintln!("{} not stored: {}", users[failed.index].email, failed.message);
+///         }
+///     }
+///     Err(other) => return Err(other),
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct BulkError {
+    /// The sequence (its collection and field: [`Sequence::collection`],
+    /// [`Sequence::field`]).
+    pub sequence: &'static Sequence,
+    /// Indices (into the input slice) of the documents that are stored.
+    pub inserted: Vec<usize>,
+    /// Documents the server refused.
+    pub failed: Vec<FailedInsert>,
+    /// Documents whose fate could not be learned (they keep their ids): the answer was
+    /// lost, or a copy sent again met a document at its id that may be its own or another
+    /// writer's (see [`Document::resume_insert`](crate::Document::resume_insert)).
+    pub unknown: Vec<usize>,
+}
+
+/// One document `insert_many` could not store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FailedInsert {
+    /// Its index in the input slice.
+    pub index: usize,
+    /// The id it was given (its id field is unset again); 0 if it was never given one.
+    pub id: i64,
+    /// The server's error code (11000 for a duplicate key); `None` when the request was
+    /// never sent (the driver refused it, or no server could be reached).
+    pub code: Option<i32>,
+    /// Why it failed.
+    pub message: String,
+}
+
+impl std::error::Error for BulkError {}
+
+impl fmt::Display for BulkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const SHOWN: usize = 3;
+        let total = self.inserted.len() + self.failed.len() + self.unknown.len();
+        write!(
+            f,
+            "sequence `{}`: insert_many into `{}` stored {} of {} documents",
+            self.sequence.name,
+            self.sequence.collection,
+            self.inserted.len(),
+            total
+        )?;
+        if !self.failed.is_empty() {
+            write!(f, "; {} failed:", self.failed.len())?;
+            for failed in self.failed.iter().take(SHOWN) {
+                write!(
+                    f,
+                    " [#{} {} {}: {}]",
+                    failed.index, self.sequence.field, failed.id, failed.message
+                )?;
+            }
+            if self.failed.len() > SHOWN {
+                write!(f, " and {} more", self.failed.len() - SHOWN)?;
+            }
+        }
+        if !self.unknown.is_empty() {
+            write!(
+                f,
+                "; {} unknown (their ids are kept so they are not stored twice): {:?}",
+                self.unknown.len(),
+                self.unknown
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Why the optimistic loop stopped: its time budget spent, or its count of attempts made.
+struct GaveUp(Option<Duration>, u32);
+
+impl fmt::Display for GaveUp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(budget) => write!(
+                f,
+                "its time budget of {} ms is spent (`.time_budget(..)`, `time_budget_ms`)",
+                budget.as_millis()
+            ),
+            None => write!(f, "its max_attempts = {} are made", self.1),
+        }
+    }
+}
+
+/// Why seqid cannot count from a counter's value, for [`Error::CounterNotNumeric`]. A
+/// whole number is reported only when the ids asked for would take it out of range, so
+/// the value alone tells which cause it is.
+/// For a duplicate of the sequence's own field, from a counter: the likely cause, ids
+/// stored by other means (an import, another tool) at or above the counter, and the fix.
+/// A server that does not name the index (nx-27017) leaves which field it was open.
+fn behind_stored(sequence: &Sequence, index: Option<&str>) -> &'static str {
+    if let crate::base::sequence::Strategy::Optimistic { .. } = sequence.strategy {
+        return "";
+    }
+    match index {
+        Some(index) if index.contains(sequence.field) => {
+            " (the counter handed out an id a document already has: ids stored by other \
+             means, an import or another tool, are at or above the counter; sync_counter \
+             raises it above the ids stored)"
+        }
+        Some(_) => "",
+        None => {
+            " (if the duplicate is the sequence's id: ids stored by other means, an import or \
+             another tool, are at or above the counter; sync_counter raises it above the ids \
+             stored)"
+        }
+    }
+}
+
+fn not_countable(value: &Bson) -> &'static str {
+    use crate::base::numeric::{DOUBLE_LIMIT, Decimal, decimal};
+    const NOT_WHOLE: &str = "which is not a whole number: an id cannot come from it";
+    match value {
+        Bson::Double(v) if v.fract() == 0.0 && v.abs() >= DOUBLE_LIMIT => {
+            "a Double from 2^53 on, where it can no longer hold every integer (2^53 + 1 rounds \
+             back to 2^53): store it as a long (NumberLong) to go on"
+        }
+        Bson::Double(v) if v.fract() == 0.0 => {
+            "a Double that the ids asked for would take to 2^53 or beyond, where it can no longer \
+             hold every integer (2^53 + 1 rounds back to 2^53): store it as a long (NumberLong) to go on"
+        }
+        Bson::Double(_) => NOT_WHOLE,
+        Bson::Decimal128(d) => match decimal(d) {
+            Decimal::Integer(n) if i64::try_from(n).is_ok() => {
+                "which the ids asked for would take beyond the range of an i64 id"
+            }
+            Decimal::Integer(_) | Decimal::Huge => "which is beyond the range of an i64 id",
+            Decimal::NotWhole => NOT_WHOLE,
+        },
+        _ => {
+            "which is not a number (seqid counts from an Int32, Int64, or a whole Double or Decimal128)"
+        }
+    }
+}
+
+/// For the callback of the driver's `start_transaction().and_run(...)`, which returns the
+/// driver's error: a seqid error the driver caused becomes that very error, with its
+/// labels, so that a `TransientTransactionError` makes the driver run the transaction
+/// again; any other is carried whole, as a custom error.
+/// [`Document::transaction`](crate::Document::transaction) applies the same rules and gives
+/// the `seqid::Error` back as it is.
+///
+/// ```
+/// use seqid::{Document, Model};
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("userid", collection = "users")]
+/// # struct User { #[serde(rename = "_id")] id: i64 }
+///
+/// let error = seqid::Error::IdAlreadySet {
+///     sequence: &User::SEQUENCE,
+///     value: 7,
+///     unset: "0",
+/// };
+/// let driver: mongodb::error::Error = error.into();
+/// assert!(driver.get_custom::<seqid::Error>().is_some());
+/// ```
+impl From<Error> for mongodb::error::Error {
+    fn from(error: Error) -> Self {
+        match error {
+            Error::Driver { source, .. } | Error::OutcomeUnknown { source, .. } => *source,
+            other => mongodb::error::Error::custom(other),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::sequence::testing::counted;
+
+    const SEQ: Sequence = counted("s", "users");
+
+    #[test]
+    fn a_counter_value_seqid_cannot_count_from_is_named_for_what_it_is() {
+        let message = |value: Bson| {
+            Error::CounterNotNumeric {
+                sequence: &SEQ,
+                counter: "_id: \"s\"".into(),
+                value: Box::new(value),
+            }
+            .to_string()
+        };
+        let decimal = |text: &str| Bson::Decimal128(text.parse().unwrap());
+        let precision = message(Bson::Double(9_007_199_254_740_992.0));
+        assert!(
+            precision.contains("seq: 9007199254740992.0, a Double from 2^53 on"),
+            "{precision}"
+        );
+        assert!(!precision.contains("not a whole number"), "{precision}");
+        let next = message(Bson::Double(9_007_199_254_740_991.0));
+        assert!(
+            next.contains("seq: 9007199254740991.0, a Double that the ids asked for would take to 2^53 or beyond"),
+            "{next}"
+        );
+        assert!(message(Bson::Double(2.5)).contains("seq: 2.5, which is not a whole number"));
+        assert!(message(Bson::Double(1e300)).contains("seq: 1e300, a Double from 2^53 on"));
+        assert!(message(decimal("2.5")).contains("seq: 2.5, which is not a whole number"));
+        assert!(message(Bson::String("x".into())).contains("seq: \"x\", which is not a number"));
+        assert!(message(decimal("1E+30")).contains("seq: 1E+30, which is beyond the range"));
+        assert!(
+            message(decimal("9223372036854775807"))
+                .contains("which the ids asked for would take beyond the range of an i64 id")
+        );
+        assert!(message(Bson::Null).ends_with("it was left as it is"));
+    }
+
+    #[test]
+    fn bulk_error_lists_what_failed() {
+        let bulk = BulkError {
+            sequence: &SEQ,
+            inserted: vec![0, 2],
+            failed: vec![FailedInsert {
+                index: 1,
+                id: 12,
+                code: Some(11000),
+                message: "dup".into(),
+            }],
+            unknown: vec![],
+        };
+        assert_eq!(
+            Error::Bulk(Box::new(bulk)).to_string(),
+            "sequence `s`: insert_many into `users` stored 2 of 3 documents; 1 failed: [#1 _id 12: dup]"
+        );
+    }
+}

@@ -1,0 +1,148 @@
+//! Reading and writing a model's id field: unset checks, checked conversions, and the keys
+//! of the ids documents carry.
+
+use crate::base::code;
+use crate::base::error::Error;
+use crate::base::id::IdField;
+use crate::base::model::{IdValue, Model};
+use crate::base::scope::{Key, Scope};
+use crate::base::sequence::{Sequence, Strategy};
+
+/// `Ok` if the id field of `doc` is unset, else [`Error::IdAlreadySet`].
+pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
+    match doc.sequence_id().get() {
+        None => Ok(()),
+        Some(value) => Err(Error::IdAlreadySet {
+            sequence: &T::SEQUENCE,
+            value: value.into(),
+            unset: T::Id::UNSET,
+        }),
+    }
+}
+
+/// `Ok` unless `T`'s sequence is numbered later, whose documents `operation` (an insert)
+/// does not number: [`Error::NumberedLater`].
+pub(crate) fn numbered_on_insert<T: Model>(operation: &'static str) -> Result<(), Error> {
+    match T::NUMBERED_LATER {
+        false => Ok(()),
+        true => Err(Error::NumberedLater {
+            sequence: &T::SEQUENCE,
+            operation,
+        }),
+    }
+}
+
+/// The id field holding `id`, and its integer; an error if the field's type cannot hold
+/// it, or reads it as unset (0 in a plain integer field).
+fn field<T: Model>(id: i64) -> Result<(T::Id, IdValue<T>), Error> {
+    let seq = &T::SEQUENCE;
+    let Some(field) = T::Id::from_seq(id) else {
+        return Err(Error::Overflow {
+            sequence: seq,
+            value: id.into(),
+            target: T::Id::FIELD_TYPE,
+            origin: origin(seq).into(),
+        });
+    };
+    match field.get() {
+        Some(value) => Ok((field, value)),
+        None => Err(Error::ZeroId {
+            sequence: seq,
+            target: T::Id::TYPE_NAME,
+            origin: origin(seq).into(),
+        }),
+    }
+}
+
+/// Where a sequence's ids come from, for error messages.
+pub(crate) fn origin(seq: &Sequence) -> String {
+    match seq.strategy {
+        Strategy::Optimistic { .. } => format!(
+            "one above the largest numeric {} in `{}` and every id in flight",
+            seq.field, seq.collection
+        ),
+        _ if !seq.layout.by_id() => format!(
+            "taken from the counter {{ {}: {:?}, ... }} in `{}` ({}'s layout)",
+            seq.layout.name_key, seq.name, seq.counters, seq.layout.tool
+        ),
+        _ if !seq.scope.is_empty() => format!(
+            "taken from the counter of its scope, {{ _id: {{ sequence: {:?}, scope: ... }} }} in `{}`",
+            seq.name, seq.counters
+        ),
+        _ => format!(
+            "taken from the counter {{ _id: {:?} }} in `{}`",
+            seq.name, seq.counters
+        ),
+    }
+}
+
+/// Fills the ids of `docs[positions]`, and their display codes (the primary's id is the
+/// last one filled, in every path); converts them all first, so an overflow fills none.
+pub(crate) fn fill_positions<T: Model>(
+    docs: &mut [T],
+    positions: &[usize],
+    keys: &[Key],
+) -> Result<Vec<IdValue<T>>, Error> {
+    let fields = keys
+        .iter()
+        .map(|key| field::<T>(key.id))
+        .collect::<Result<Vec<_>, _>>()?;
+    let values = positions
+        .iter()
+        .zip(fields)
+        .map(|(&position, (field, value))| {
+            *docs[position].sequence_id_mut() = field;
+            value
+        })
+        .collect();
+    let coded = positions
+        .iter()
+        .try_for_each(|&position| code::fill(&mut docs[position]));
+    if let Err(error) = coded {
+        for &position in positions {
+            unset(&mut docs[position]);
+        }
+        return Err(error);
+    }
+    Ok(values)
+}
+
+/// Fills the id of `doc` with `id`, and its display codes; returns the id's value.
+pub(crate) fn fill<T: Model>(doc: &mut T, id: i64) -> Result<IdValue<T>, Error> {
+    let (field, value) = field::<T>(id)?;
+    *doc.sequence_id_mut() = field;
+    if let Err(error) = code::fill(doc) {
+        unset(doc);
+        return Err(error);
+    }
+    Ok(value)
+}
+
+/// Sets the id field of `doc` back to unset (`0` or `None`).
+pub(crate) fn unset<T: Model>(doc: &mut T) {
+    *doc.sequence_id_mut() = T::Id::unset();
+}
+
+/// The keys of `docs[positions]`, which all carry an id, and their id values. An id
+/// beyond `i64` cannot have come from a sequence: [`Error::Overflow`].
+pub(crate) fn carried<T: Model>(
+    docs: &[T],
+    positions: &[usize],
+) -> Result<(Vec<Key>, Vec<IdValue<T>>), Error> {
+    let seq = &T::SEQUENCE;
+    positions
+        .iter()
+        .filter_map(|&p| Some((&docs[p], docs[p].sequence_id().get()?)))
+        .map(|(doc, value)| {
+            let wide: i128 = value.into();
+            let id = i64::try_from(wide).map_err(|_| Error::Overflow {
+                sequence: seq,
+                value: wide,
+                target: "i64, the range of a sequence",
+                origin: "the id the document carries".into(),
+            })?;
+            let scope = Scope::of(seq, doc)?;
+            Ok((Key { scope, id }, value))
+        })
+        .collect()
+}

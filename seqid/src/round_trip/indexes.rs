@@ -1,0 +1,289 @@
+//! The unique index a sequence on a field other than `_id` relies on: on its scope fields
+//! and the field, in that order. `_id` has its own, always.
+//!
+//! The counters and block strategies hand each number out once, so they need no index
+//! to stay unique; the optimistic strategy does (without it, two writers taking the same
+//! largest + 1 would both be stored), and so does sending a document again
+//! (`resume_insert`), which relies on the index to refuse a second copy.
+
+use mongodb::bson::{Document as BsonDocument, doc};
+use mongodb::options::IndexOptions;
+use mongodb::{Collection, IndexModel};
+
+use crate::base::detach::Finishing;
+use crate::base::display::DisplayCode;
+use crate::base::error::Error;
+use crate::base::model::Model;
+use crate::base::natural::NaturalKey;
+use crate::base::scope::Scope;
+use crate::base::sequence::Sequence;
+use crate::base::server::{identity_index, identity_keys as keys, server_code, unique_index};
+use crate::state::registry::Route;
+
+/// What relies on the index, for [`Error::MissingIndex`].
+pub(crate) const OPTIMISTIC: &str =
+    "the optimistic strategy relies on to refuse a number another writer took";
+pub(crate) const RESUME: &str =
+    "resume_insert relies on to refuse a second copy of a document sent again";
+/// What relies on a natural key's index, for [`Error::MissingIndex`].
+pub(crate) const NATURAL: &str = "find_or_insert relies on to store one document per natural \
+     key (without it, two callers of one new key would both insert, each with its own id)";
+
+/// Creates the indexes the sequence relies on, if missing, and returns their names.
+pub(crate) async fn create(route: Route<'_>, seq: &'static Sequence) -> Result<Vec<String>, Error> {
+    create_numbering(route, seq, false).await
+}
+
+/// [`create`]; for a sequence numbered `later`, partial on the documents that hold a
+/// number: drafts hold none, and are not duplicates of one another.
+async fn create_numbering(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    later: bool,
+) -> Result<Vec<String>, Error> {
+    if seq.field == "_id" {
+        return Ok(vec![identity_index(seq)]);
+    }
+    let collection = route.db.collection::<BsonDocument>(seq.collection);
+    let name = identity_index(seq);
+    let model = match later {
+        false => unique_index(keys(seq), &name),
+        true => IndexModel::builder()
+            .keys(keys(seq))
+            .options(
+                IndexOptions::builder()
+                    .unique(true)
+                    .name(name.clone())
+                    .partial_filter_expression(doc! { seq.field: { "$type": "number" } })
+                    .build(),
+            )
+            .build(),
+    };
+    collection.create_index(model).await.map_err(|error| {
+        Error::driver(
+            seq,
+            format!(
+                "creating the unique index {name} on {} in `{}`",
+                keys(seq),
+                seq.collection
+            ),
+            error,
+        )
+    })?;
+    if let Some(registry) = route.registry {
+        registry.found_index(route.db.name(), seq);
+    }
+    Ok(vec![name])
+}
+
+/// [`create`] for every sequence of `T` (its primary and [`Model::OTHERS`]), one after the
+/// other, with each index named once; then [`create_for_code`] for every display field.
+pub(crate) async fn create_all<T: Model>(route: Route<'_>) -> Result<Vec<String>, Error> {
+    let mut names = create_numbering(route, &T::SEQUENCE, T::NUMBERED_LATER).await?;
+    for seq in T::OTHERS {
+        for name in create(route, seq).await? {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    for display in T::DISPLAYS {
+        names.push(create_for_code(route, display, T::NUMBERED_LATER).await?);
+    }
+    if !T::NATURAL_KEY.is_empty() {
+        names.push(create_for_key(route, &T::SEQUENCE, NaturalKey::declared::<T>()).await?);
+    }
+    Ok(names)
+}
+
+/// Creates the unique index on a natural key, if missing, and returns its name
+/// (MongoDB's default, `tenant_1_email_1`): what `find_or_insert` relies on to store
+/// one document per key.
+async fn create_for_key(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    key: NaturalKey,
+) -> Result<String, Error> {
+    let (keys, name) = key.index();
+    let collection = route.db.collection::<BsonDocument>(seq.collection);
+    collection
+        .create_index(unique_index(keys, &name))
+        .await
+        .map_err(|error| {
+            Error::driver(
+                seq,
+                format!(
+                    "creating the unique index {name} on the natural key {} in `{}`",
+                    key.shown(),
+                    seq.collection
+                ),
+                error,
+            )
+        })?;
+    if let Some(registry) = route.registry {
+        registry.found_key_index(route.db.name(), seq.collection, key.fields);
+    }
+    Ok(name)
+}
+
+/// Makes sure a unique index keeps one document per value of the natural `key` (once
+/// per handle; on every call through a bare database): a unique index, not partial, on
+/// some of the key's fields in any order (an index unique on fewer fields keeps the
+/// whole key unique too).
+pub(crate) async fn require_key(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    key: NaturalKey,
+) -> Result<(), Error> {
+    let db = route.db.name();
+    if let Some(registry) = route.registry
+        && registry.key_index_found(db, seq.collection, key.fields)
+    {
+        return Ok(());
+    }
+    let collection = route.db.collection::<BsonDocument>(seq.collection);
+    let covers = move |fields: &[&str]| {
+        !fields.is_empty() && fields.iter().all(|field| key.fields.contains(field))
+    };
+    if !Finishing::new(async move { listed(&collection, seq, covers).await }).await? {
+        return Err(Error::MissingIndex {
+            sequence: seq,
+            keys: key.index().0.to_string().into(),
+            why: NATURAL,
+        });
+    }
+    if let Some(registry) = route.registry {
+        registry.found_key_index(db, seq.collection, key.fields);
+    }
+    Ok(())
+}
+
+/// Creates the unique index on a display field, if missing, and returns its name
+/// (MongoDB's default, `code_1`): the database's own guarantee that no two documents
+/// hold one code, beside the derive's proof that no two numbers write one. Partial, on
+/// strings only: documents stored before the field existed hold none, and are not
+/// duplicates of one another (for a sequence numbered `later`, on the codes written: a
+/// draft's is empty).
+async fn create_for_code(
+    route: Route<'_>,
+    display: &'static DisplayCode,
+    later: bool,
+) -> Result<String, Error> {
+    let seq = display.sequence;
+    let name = format!("{}_1", display.field);
+    // A draft of a sequence numbered later holds an empty code until it is numbered.
+    let filter = match later {
+        false => doc! { display.field: { "$type": "string" } },
+        true => doc! { display.field: { "$gt": "" } },
+    };
+    let model = IndexModel::builder()
+        .keys(doc! { display.field: 1 })
+        .options(
+            IndexOptions::builder()
+                .unique(true)
+                .name(name.clone())
+                .partial_filter_expression(filter)
+                .build(),
+        )
+        .build();
+    let collection = route.db.collection::<BsonDocument>(seq.collection);
+    collection.create_index(model).await.map_err(|error| {
+        Error::driver(
+            seq,
+            format!(
+                "creating the unique index {name} on the display field `{}` in `{}`",
+                display.field, seq.collection
+            ),
+            error,
+        )
+    })?;
+    Ok(name)
+}
+
+/// Makes sure the unique index the sequence relies on exists (once per handle; on every
+/// call through a bare database), for what `why` says relies on it.
+pub(crate) async fn require(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    why: &'static str,
+) -> Result<(), Error> {
+    if seq.field == "_id" {
+        return Ok(());
+    }
+    if let Some(registry) = route.registry
+        && registry.index_found(route.db.name(), seq)
+    {
+        return Ok(());
+    }
+    // Finishing, so that a cancelled insert never drops the listing half-way (see
+    // `crate::base::detach`).
+    let collection = route.db.collection::<BsonDocument>(seq.collection);
+    let wanted: Vec<&str> = seq.scope.iter().chain([&seq.field]).copied().collect();
+    let exact = move |fields: &[&str]| fields == wanted;
+    if !Finishing::new(async move { listed(&collection, seq, exact).await }).await? {
+        return Err(Error::MissingIndex {
+            sequence: seq,
+            keys: keys(seq).to_string().into(),
+            why,
+        });
+    }
+    if let Some(registry) = route.registry {
+        registry.found_index(route.db.name(), seq);
+    }
+    Ok(())
+}
+
+/// Whether `collection` has a unique index, not partial, on exactly `keys` in that order
+/// (whatever its name): what [`crate::check_deployment`] reports.
+pub(crate) async fn has_unique(
+    collection: &Collection<BsonDocument>,
+    seq: &'static Sequence,
+    keys: &[&str],
+) -> Result<bool, Error> {
+    listed(collection, seq, |fields| fields == keys).await
+}
+
+/// Whether a unique index, not partial, whose fields (in order) `wanted` accepts exists
+/// (whatever its name). A collection that does not exist has none.
+async fn listed(
+    collection: &Collection<BsonDocument>,
+    seq: &'static Sequence,
+    wanted: impl Fn(&[&str]) -> bool,
+) -> Result<bool, Error> {
+    use futures_util::TryStreamExt;
+    const NAMESPACE_NOT_FOUND: i32 = 26;
+    let listed = match collection.list_indexes().await {
+        Ok(cursor) => cursor.try_collect::<Vec<IndexModel>>().await,
+        Err(error) => Err(error),
+    };
+    let indexes = match listed {
+        Ok(indexes) => indexes,
+        Err(error) if server_code(&error) == Some(NAMESPACE_NOT_FOUND) => {
+            return Ok(false);
+        }
+        Err(error) => {
+            return Err(Error::driver(
+                seq,
+                format!("listing the indexes of `{}`", seq.collection),
+                error,
+            ));
+        }
+    };
+    // Any direction makes the same uniqueness; a partial index does not cover every
+    // document.
+    Ok(indexes.iter().any(|index| {
+        let options = index.options.as_ref();
+        let unique = options.and_then(|o| o.unique).unwrap_or(false);
+        let partial = options.is_some_and(|o| o.partial_filter_expression.is_some());
+        let fields: Vec<&str> = index.keys.keys().map(String::as_str).collect();
+        unique && !partial && wanted(&fields)
+    }))
+}
+
+/// The filter for the document at `number` in `scope` (`{}` when unscoped): what
+/// `find_by_id` and the lookups after an unknown outcome ask for.
+pub(crate) fn at(seq: &Sequence, scope: &Scope, number: i64) -> BsonDocument {
+    let mut filter = scope.filter();
+    filter.insert(seq.field, number);
+    filter
+}

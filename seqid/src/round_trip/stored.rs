@@ -1,0 +1,180 @@
+//! Reads of stored documents by a filter, for the calls that look before they write
+//! (`find_or_insert`, `number_draft`): on the primary, in the caller's session (and its
+//! transaction's snapshot, where a read preference is refused), each document as stored and
+//! as the model.
+
+use mongodb::bson::Document as BsonDocument;
+use serde::de::DeserializeOwned;
+
+use crate::base::error::Error;
+use crate::base::server::PRIMARY;
+use crate::state::context::Context;
+
+/// A document read back: as the model, and as stored (what its fields compare by).
+pub(crate) struct Stored<T> {
+    pub doc: T,
+    pub stored: BsonDocument,
+}
+
+impl<T: DeserializeOwned> Stored<T> {
+    fn of(stored: BsonDocument) -> Result<Self, mongodb::error::Error> {
+        let doc = mongodb::bson::from_document(stored.clone())?;
+        Ok(Stored { doc, stored })
+    }
+
+    /// A new value of the model, as stored.
+    pub(crate) fn copy(&self) -> Result<T, mongodb::error::Error> {
+        Ok(mongodb::bson::from_document(self.stored.clone())?)
+    }
+}
+
+/// The document `filter` finds, if any, in the caller's session; `what` names the read in
+/// an error.
+pub(crate) async fn one<T: DeserializeOwned>(
+    filter: &BsonDocument,
+    what: &str,
+    cx: &mut Context<'_>,
+) -> Result<Option<Stored<T>>, Error> {
+    found(filter, what, cx, Within::Session).await
+}
+
+/// The document `filter` finds, read on the primary outside the caller's session and
+/// transaction (what a call learns before its first read in the transaction); `what` names
+/// the read in an error.
+pub(crate) async fn outside<T: DeserializeOwned>(
+    filter: &BsonDocument,
+    what: &str,
+    cx: &mut Context<'_>,
+) -> Result<Option<Stored<T>>, Error> {
+    found(filter, what, cx, Within::Nothing).await
+}
+
+/// Where [`found`] reads.
+#[derive(Clone, Copy, PartialEq)]
+enum Within {
+    /// The caller's session, and its transaction if one runs.
+    Session,
+    /// Neither.
+    Nothing,
+}
+
+/// [`one`] or [`outside`].
+async fn found<T: DeserializeOwned>(
+    filter: &BsonDocument,
+    what: &str,
+    cx: &mut Context<'_>,
+    within: Within,
+) -> Result<Option<Stored<T>>, Error> {
+    let seq = cx.seq;
+    let failed = |error: mongodb::error::Error| {
+        Error::driver(
+            seq,
+            format!("{what} {filter} in `{}`", seq.collection),
+            error,
+        )
+    };
+    let collection = cx.collection::<BsonDocument>();
+    let find = collection.find_one(filter.clone());
+    let in_transaction = within == Within::Session && cx.session.in_transaction();
+    let session = match within {
+        Within::Session => cx.session.join(),
+        Within::Nothing => None,
+    };
+    let found = match session {
+        Some(session) if in_transaction => find.session(session).await,
+        Some(session) => find.session(session).selection_criteria(PRIMARY).await,
+        None => find.selection_criteria(PRIMARY).await,
+    };
+    if in_transaction {
+        // Answered, error or not: the driver now knows the transaction has begun.
+        cx.session.mark_answered();
+    }
+    match found.map_err(failed)? {
+        Some(stored) => Ok(Some(Stored::of(stored).map_err(failed)?)),
+        None => Ok(None),
+    }
+}
+
+/// The documents `filter` finds, in `order` if given, at most `limit` of them if given;
+/// `what` names the read in an error.
+pub(crate) async fn all<T: DeserializeOwned>(
+    filter: BsonDocument,
+    order: Option<BsonDocument>,
+    limit: Option<i64>,
+    what: &str,
+    cx: &mut Context<'_>,
+) -> Result<Vec<Stored<T>>, Error> {
+    let seq = cx.seq;
+    let shown = filter.to_string();
+    let failed = |error: mongodb::error::Error| {
+        Error::driver(
+            seq,
+            format!("{what} {shown} in `{}`", seq.collection),
+            error,
+        )
+    };
+    let collection = cx.collection::<BsonDocument>();
+    let mut find = collection.find(filter);
+    if let Some(order) = order {
+        find = find.sort(order);
+    }
+    if let Some(limit) = limit {
+        find = find.limit(limit);
+    }
+    let in_transaction = cx.session.in_transaction();
+    let stored: Vec<BsonDocument> = match cx.session.join() {
+        Some(session) => {
+            let find = find.session(&mut *session);
+            let find = match in_transaction {
+                true => find,
+                false => find.selection_criteria(PRIMARY),
+            };
+            let mut cursor = find.await.map_err(failed)?;
+            let mut stored = Vec::new();
+            while cursor.advance(session).await.map_err(failed)? {
+                stored.push(cursor.deserialize_current().map_err(failed)?);
+            }
+            stored
+        }
+        None => {
+            use futures_util::TryStreamExt;
+            let cursor = find.selection_criteria(PRIMARY).await.map_err(failed)?;
+            cursor.try_collect().await.map_err(failed)?
+        }
+    };
+    if in_transaction {
+        cx.session.mark_answered();
+    }
+    stored
+        .into_iter()
+        .map(|stored| Stored::of(stored).map_err(failed))
+        .collect()
+}
+
+/// How many documents `filter` finds, in the caller's session; `what` names the count in
+/// an error.
+pub(crate) async fn count(
+    filter: &BsonDocument,
+    what: &str,
+    cx: &mut Context<'_>,
+) -> Result<u64, Error> {
+    let seq = cx.seq;
+    let collection = cx.collection::<BsonDocument>();
+    let count = collection.count_documents(filter.clone());
+    let in_transaction = cx.session.in_transaction();
+    let counted = match cx.session.join() {
+        Some(session) if in_transaction => count.session(session).await,
+        Some(session) => count.session(session).selection_criteria(PRIMARY).await,
+        None => count.selection_criteria(PRIMARY).await,
+    };
+    if in_transaction {
+        cx.session.mark_answered();
+    }
+    counted.map_err(|error| {
+        Error::driver(
+            seq,
+            format!("{what} {filter} in `{}`", seq.collection),
+            error,
+        )
+    })
+}

@@ -1,0 +1,246 @@
+//! The counter-backed strategies, `counters`, `block` and `gapless`, as an id source: ids
+//! taken from the counter document, the tutorial's `{ _id: <sequence>, seq }` or another
+//! tool's layout ([`crate::round_trip::counter`]), one per scope for a scoped sequence. `counters`
+//! and `block` take them through an allocator
+//! that shares round trips (and, for `block`, whole blocks) between the tasks of a
+//! [`Sequences`](crate::Sequences) handle, outside any transaction; `gapless` takes them
+//! inside the caller's transaction, one call at a time. A counter's id is handed out
+//! once, so an id held by another document is a failure, never a retry: this source
+//! takes nothing back.
+
+use std::sync::Arc;
+
+use mongodb::Database;
+use mongodb::bson::Document as BsonDocument;
+
+use crate::base::detach::Finishing;
+use crate::base::error::Error;
+use crate::base::scope::Scope;
+use crate::base::sequence::{Sequence, Strategy};
+use crate::base::session::Session;
+use crate::round_trip::counter::{self, Counter, CounterSource};
+use crate::state::allocator::{Allocated, Handed};
+use crate::state::commit_queue::{self, Line, Reader, Turn};
+use crate::state::context::Context;
+use crate::state::registry::Route;
+
+/// One id from the counter of `scope`.
+pub(crate) async fn take_one(scope: &Scope, cx: &mut Context<'_>) -> Result<i64, Error> {
+    let (route, seq) = (cx.route, cx.seq);
+    match seq.strategy {
+        // Boxed, as every path but the live block's (see `crate::insert`).
+        Strategy::Gapless => Ok(Box::pin(take(scope, 1, cx)).await?[0]),
+        _ => {
+            let source = || source(route, seq, scope);
+            let allocated = route.counter(seq, scope).allocate_one(source).await?;
+            cx.reservations += u32::from(allocated.waited);
+            Ok(allocated.ids)
+        }
+    }
+}
+
+/// Ids for each group of documents, `(scope, count)`: one reservation per scope, each
+/// group's ids or why it has none. `Err` when nothing more can be reserved in this call:
+/// a gapless reservation failed, which aborts the caller's transaction. Each group's ids
+/// go back to their allocator if they are dropped before [`Handed::take`] (a document
+/// with several sequences holds them so until it has every sequence's).
+pub(crate) async fn take_groups(
+    groups: &[(Scope, usize)],
+    cx: &mut Context<'_>,
+) -> Result<Vec<Result<Handed, Error>>, Error> {
+    let (route, seq) = (cx.route, cx.seq);
+    let mut reserved = Vec::with_capacity(groups.len());
+    // Gapless reservations run in the caller's transaction, whose session serves one
+    // command at a time; the others run together.
+    if seq.strategy == Strategy::Gapless {
+        for (scope, count) in groups {
+            reserved.push(Ok(Handed::kept(take(scope, *count as u64, cx).await?)));
+        }
+        return Ok(reserved);
+    }
+    let takes = groups
+        .iter()
+        .map(|(scope, count)| take_outside(route, seq, scope, *count as u64));
+    for taken in futures_util::future::join_all(takes).await {
+        reserved.push(taken.map(|allocated| {
+            cx.reservations += u32::from(allocated.waited);
+            allocated.ids
+        }));
+    }
+    Ok(reserved)
+}
+
+/// `count` ids from the counter of `scope`, increasing. `counters` and `block` take them
+/// outside the caller's transaction, so that concurrent transactions never conflict on
+/// the counter and a rollback costs a gap, never an id handed out twice. `gapless` takes
+/// them inside it, so that a rollback takes them back: it needs a transaction.
+async fn take(scope: &Scope, count: u64, cx: &mut Context<'_>) -> Result<Vec<i64>, Error> {
+    let (route, seq) = (cx.route, cx.seq);
+    if seq.strategy != Strategy::Gapless {
+        let allocated = take_outside(route, seq, scope, count).await?;
+        cx.reservations += u32::from(allocated.waited);
+        return Ok(allocated.ids.take());
+    }
+    let early = cx.early_turn.take();
+    let ids = take_in_transaction(route, seq, scope, count, &mut cx.session, early).await?;
+    cx.reservations += 1;
+    Ok(ids)
+}
+
+/// For a gapless call that reads in the caller's transaction before it takes its id
+/// (`number_draft`'s draft, `find_or_insert`'s key): the turn at the counter of `scope`,
+/// taken before that first read, and kept in `cx` for the id. A transaction's first read
+/// fixes its snapshot: taken after it, a turn that waited for another transaction's
+/// commit would still meet that commit's `$inc` as a write conflict, and run again (16
+/// drafts issued at once: 160 runs again). Nothing outside a transaction, for another
+/// strategy, or without a session.
+pub(crate) async fn turn_before_reading(scope: &Scope, cx: &mut Context<'_>) {
+    let (route, seq) = (cx.route, cx.seq);
+    if seq.strategy != Strategy::Gapless || !cx.session.in_transaction() {
+        return;
+    }
+    if let Some(session) = cx.session.join() {
+        let lsid = session.id().clone();
+        let turn = turn(route, seq, scope, &lsid).await;
+        cx.early_turn = Some(Box::new((scope.clone(), turn)));
+    }
+}
+
+/// `count` ids of the gapless `seq` from the counter of `scope`, in the transaction
+/// running in `session` ([`Error::TransactionRequired`] without one), under `early` if it
+/// is the turn of this counter (see [`turn_before_reading`]).
+pub(crate) async fn take_in_transaction(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    scope: &Scope,
+    count: u64,
+    session: &mut Session<'_>,
+    early: Option<Box<(Scope, Turn)>>,
+) -> Result<Vec<i64>, Error> {
+    if !session.in_transaction() {
+        return Err(Error::TransactionRequired {
+            sequence: seq,
+            has_session: session.join().is_some(),
+        });
+    }
+    let allocator = route.counter(seq, scope);
+    let counter = Counter { seq, scope };
+    // The process's other transactions on this counter go first, each until it has
+    // committed, whatever handle or bare database they came through (see
+    // `crate::state::commit_queue`).
+    let turn = match (early, session.join()) {
+        (Some(early), _) if early.0 == *scope => Some(early.1),
+        // Another scope's (the document's changed since): given up before this one.
+        (early, Some(session)) => {
+            drop(early);
+            let lsid = session.id().clone();
+            Some(self::turn(route, seq, scope, &lsid).await)
+        }
+        (_, None) => None,
+    };
+    let first =
+        counter::reserve_in_transaction(route.db, counter, count, &allocator.tally, session)
+            .await?;
+    let step = seq.layout.step;
+    let ids: Vec<i64> = (0..count as i64).map(|i| first + i * step).collect();
+    if let (Some(turn), Some(&last)) = (turn, ids.last()) {
+        turn.took(last);
+    }
+    Ok(ids)
+}
+
+/// The turn of the transaction of the session `lsid` at the counter of `scope`, once the
+/// process's transactions before it on that counter have committed.
+async fn turn(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    scope: &Scope,
+    lsid: &BsonDocument,
+) -> Turn {
+    let counter = Counter { seq, scope };
+    let line = Line::of(route.db.name(), seq.counters, &counter.filter());
+    let queue = commit_queue::queue(line);
+    queue.turn(lsid, reader(route.db, seq, scope)).await
+}
+
+/// Reads the counter of `scope` in `db` outside any transaction, for the commit queue:
+/// what a hold leaves for the transactions behind it. It owns what it reads with, since
+/// they may be of another deployment with the same names, and its read runs to its end
+/// if the one waiting gives it up ([`Finishing`]).
+fn reader(db: &Database, seq: &'static Sequence, scope: &Scope) -> Reader {
+    let (db, scope) = (db.clone(), scope.clone());
+    Arc::new(move || {
+        let (db, scope) = (db.clone(), scope.clone());
+        Box::pin(Finishing::new(async move {
+            let counter = Counter { seq, scope: &scope };
+            counter::read(&db, counter).await.ok().flatten()
+        }))
+    })
+}
+
+/// `count` ids through the allocator of the counter of `scope` (counters and block), for
+/// a call of `route` (taken by several scopes' reservations at once), given back if
+/// dropped before they are taken.
+pub(crate) async fn take_outside(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    scope: &Scope,
+    count: u64,
+) -> Result<Allocated<Handed>, Error> {
+    let allocator = route.counter(seq, scope);
+    allocator
+        .allocate_held(count, || source(route, seq, scope))
+        .await
+}
+
+/// The counter of `scope`, as the allocators reserve from it.
+fn source(route: Route<'_>, seq: &'static Sequence, scope: &Scope) -> CounterSource {
+    CounterSource {
+        db: route.db.clone(),
+        seq,
+        scope: scope.clone(),
+    }
+}
+
+/// Raises the counter of `scope` to the largest numeric id stored in it, and returns its
+/// value. This process's live block of the scope is dropped: the ids left in it may be
+/// among those stored.
+pub(crate) async fn sync(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    scope: &Scope,
+) -> Result<i64, Error> {
+    let allocator = route.counter(seq, scope);
+    let value = counter::sync(route.db, Counter { seq, scope }, &allocator.tally).await?;
+    allocator.discard();
+    Ok(value)
+}
+
+/// Raises the counter of `scope` to `largest`, an id stored in it, and drops this
+/// process's live block of the scope, as [`sync`] does.
+pub(crate) async fn raise(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    scope: &Scope,
+    largest: i64,
+) -> Result<i64, Error> {
+    let allocator = route.counter(seq, scope);
+    let value = counter::raise(route.db, Counter { seq, scope }, largest, &allocator.tally).await?;
+    allocator.discard();
+    Ok(value)
+}
+
+/// Sets the counter of `scope` to `last`, and drops this process's live block of the
+/// scope: it was reserved under the old value.
+pub(crate) async fn set(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    scope: &Scope,
+    last: i64,
+) -> Result<(), Error> {
+    counter::set(route.db, Counter { seq, scope }, last).await?;
+    if let Some(registry) = route.registry {
+        registry.counter(route.db.name(), seq, scope).discard();
+    }
+    Ok(())
+}

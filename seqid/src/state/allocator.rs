@@ -1,0 +1,831 @@
+//! Hands out ids reserved from the database, sharing round trips between callers.
+//!
+//! Callers that need ids while a reservation is already in flight queue up; when it
+//! returns, the next caller in line reserves for *everyone* queued with one round trip
+//! (group commit). The counters strategy reserves exactly what is queued; the block
+//! strategy rounds up to whole blocks and keeps the rest in a [`LiveBlock`] that later
+//! callers take from without any round trip. No lock is held across a database call.
+//!
+//! The round trip runs in a flusher that serves the queue until it is empty, at most one at
+//! a time. The caller that finds none running polls one while it waits for its own ids;
+//! if that caller is cancelled (its future dropped by a timeout, a client hanging up), or
+//! once it has its ids, the rest of the flusher runs in a task of its own: a reservation
+//! is never dropped half-way on the wire, and the callers queued behind it never depend
+//! on the caller that happened to start it.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use tokio::sync::oneshot;
+
+use crate::base::detach::Finishing;
+use crate::base::error::Error;
+use crate::base::scope::Scope;
+use crate::base::sequence::Sequence;
+
+/// One round trip that takes ids from the database. It owns what it needs, since it runs
+/// in the flusher's task.
+pub(crate) trait Source: Send + Sync + 'static {
+    /// Takes `amount` ids, `first`, `first + step`, ... (`amount` of them), and returns
+    /// `first`.
+    fn reserve(
+        &self,
+        amount: u64,
+        tally: &Tally,
+    ) -> impl Future<Output = Result<i64, Error>> + Send;
+
+    /// How far apart the ids of one reservation are (the sequence's `step`).
+    fn step(&self) -> i64 {
+        1
+    }
+
+    /// The error for a caller whose request the flusher dropped unanswered (it panicked).
+    fn interrupted(&self) -> Error;
+}
+
+/// The error for callers whose reservation ended without an answer: the task making the
+/// round trip panicked.
+pub(crate) fn interrupted(seq: &'static Sequence, scope: &Scope) -> Error {
+    Error::driver(
+        seq,
+        format!("reserving ids{}", scope.in_scope()),
+        mongodb::error::Error::custom("the task making the round trip ended without an answer"),
+    )
+}
+
+/// Ids handed to a caller, and whether it waited for the flusher for them (a
+/// reservation round trip, shared with the callers waiting with it) rather than taking
+/// them from the live block.
+#[derive(Debug, Default)]
+pub(crate) struct Allocated<T> {
+    pub ids: T,
+    pub waited: bool,
+}
+
+/// What an allocator has done, for [`Stats`](crate::Stats).
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    pub reservations: AtomicU64,
+    pub ids: AtomicU64,
+    pub retries: AtomicU64,
+    /// `find_or_insert` calls that took an id and found, when they wrote, another
+    /// caller's document with their natural key.
+    pub races_lost: AtomicU64,
+    /// The counter was found, or found missing and made (or left to the upsert) after the
+    /// check that no number of the sequence is stored without it: done on the first use of
+    /// the counter through this allocator.
+    pub counter_checked: AtomicBool,
+}
+
+impl Tally {
+    pub(crate) fn retried(&self) {
+        self.retries.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A run of ids reserved and not yet handed out: `next`, `next + step`, ... (`left` of
+/// them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    next: i64,
+    left: u64,
+    step: i64,
+}
+
+impl Span {
+    fn new(first: i64, count: u64, step: i64) -> Self {
+        Span {
+            next: first,
+            left: count,
+            step,
+        }
+    }
+
+    /// Takes up to `n` ids off the front.
+    fn split_front(&mut self, n: u64) -> Span {
+        let taken = Span::new(self.next, n.min(self.left), self.step);
+        self.left -= taken.left;
+        // Wrapping: once the last id (possibly i64::MAX) is taken, `next` is never read.
+        self.next = self
+            .next
+            .wrapping_add((taken.left as i64).wrapping_mul(self.step));
+        taken
+    }
+
+    fn ids(self) -> impl Iterator<Item = i64> {
+        (0..self.left).map(move |i| self.next + i as i64 * self.step)
+    }
+}
+
+/// Runs of ids reserved and not handed out, ascending. Usually one run; ids given back by
+/// callers that were cancelled before they received them add more.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Spans(VecDeque<Span>);
+
+impl Spans {
+    fn left(&self) -> u64 {
+        self.0.iter().map(|span| span.left).sum()
+    }
+
+    /// Takes up to `n` ids off the front, in order.
+    fn take(&mut self, mut n: u64, into: &mut Vec<i64>) {
+        while n > 0 {
+            let Some(front) = self.0.front_mut() else {
+                return;
+            };
+            let taken = front.split_front(n);
+            n -= taken.left;
+            into.extend(taken.ids());
+            if front.left == 0 {
+                self.0.pop_front();
+            }
+        }
+    }
+
+    /// Adds `ids` (ascending) back, keeping the runs ascending.
+    fn give_back(&mut self, ids: &[i64]) {
+        for &id in ids {
+            let at = self.0.partition_point(|span| span.next < id);
+            self.0.insert(at, Span::new(id, 1, 1));
+        }
+    }
+
+    fn append(&mut self, mut other: Spans) {
+        self.0.append(&mut other.0);
+        self.0.retain(|span| span.left > 0);
+        self.0.make_contiguous().sort_by_key(|span| span.next);
+    }
+}
+
+/// Ids reserved and not handed out yet; taking one is a short critical
+/// section (no await, no allocation).
+///
+/// ```
+/// use seqid::__private::LiveBlock;
+///
+/// let block = LiveBlock::new();
+/// assert_eq!(block.take_one(), None);
+/// block.refill(101, 3);
+/// assert_eq!(block.take_one(), Some(101));
+/// assert_eq!(block.take_one(), Some(102));
+/// assert_eq!(block.remaining(), 1);
+/// ```
+#[derive(Debug, Default)]
+pub struct LiveBlock {
+    spans: Mutex<Spans>,
+}
+
+impl LiveBlock {
+    /// An empty block.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The next id, if any is left.
+    pub fn take_one(&self) -> Option<i64> {
+        let mut spans = self.lock();
+        let front = spans.0.front_mut()?;
+        let id = front.split_front(1).next;
+        if front.left == 0 {
+            spans.0.pop_front();
+        }
+        Some(id)
+    }
+
+    /// Replaces the (used up) block with `first ..= first + count - 1`.
+    pub fn refill(&self, first: i64, count: u64) {
+        *self.lock() = Spans(VecDeque::from([Span::new(first, count, 1)]));
+    }
+
+    /// How many ids are left.
+    pub fn remaining(&self) -> u64 {
+        self.lock().left()
+    }
+
+    /// The next id, without taking it.
+    fn peek(&self) -> Option<i64> {
+        self.lock().0.front().map(|span| span.next)
+    }
+
+    /// `n` ids if that many are left, else none (so a bulk insert is not split).
+    fn take(&self, n: u64) -> Option<Vec<i64>> {
+        let mut spans = self.lock();
+        if spans.left() < n {
+            return None;
+        }
+        let mut ids = Vec::with_capacity(n as usize);
+        spans.take(n, &mut ids);
+        Some(ids)
+    }
+
+    fn take_all(&self) -> Spans {
+        std::mem::take(&mut *self.lock())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Spans> {
+        // A panic cannot leave the runs half-written, so a poisoned lock is still sound.
+        self.spans.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+struct Request {
+    count: u64,
+    reply: oneshot::Sender<Result<Handed, Error>>,
+}
+
+/// Ids sent to a caller. A caller cancelled after they were sent and before it took them
+/// drops them with its end of the channel: they go back to the live block then, for the
+/// next callers, as those of a caller cancelled before they were sent. A document with
+/// several sequences holds its sequences' ids so until it has them all, and fills them in
+/// together: a caller cancelled while one reservation is still out gives the others back.
+pub(crate) struct Handed {
+    ids: Vec<i64>,
+    /// Where they go back to; `None` for ids no allocator handed out (a gapless
+    /// reservation's, which the caller's transaction takes back).
+    allocator: Option<Arc<Allocator>>,
+}
+
+impl Handed {
+    /// Ids that go back nowhere when dropped.
+    pub(crate) fn kept(ids: Vec<i64>) -> Self {
+        Handed {
+            ids,
+            allocator: None,
+        }
+    }
+
+    /// The ids, for good: from now on they are the caller's, used or lost.
+    pub(crate) fn take(mut self) -> Vec<i64> {
+        std::mem::take(&mut self.ids)
+    }
+}
+
+impl std::fmt::Debug for Handed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Handed").field(&self.ids).finish()
+    }
+}
+
+impl Drop for Handed {
+    fn drop(&mut self) {
+        let Some(allocator) = &self.allocator else {
+            return;
+        };
+        if self.ids.is_empty() {
+            return;
+        }
+        let count = self.ids.len() as u64;
+        allocator.tally.ids.fetch_sub(count, Ordering::Relaxed);
+        allocator.live.lock().give_back(&self.ids);
+    }
+}
+
+/// The id allocator of one sequence in one [`Sequences`](crate::Sequences) handle, or of
+/// one call through a bare database (see the module docs).
+pub(crate) struct Allocator {
+    /// Reservations are rounded up to a multiple of this: 1 reserves only what is asked.
+    chunk: u64,
+    live: LiveBlock,
+    queue: Mutex<Vec<Request>>,
+    /// Whether a flusher is running.
+    flushing: AtomicBool,
+    pub(crate) tally: Tally,
+}
+
+impl Allocator {
+    pub(crate) fn new(chunk: u64) -> Self {
+        Allocator {
+            chunk: chunk.max(1),
+            live: LiveBlock::new(),
+            queue: Mutex::new(Vec::new()),
+            flushing: AtomicBool::new(false),
+            tally: Tally::default(),
+        }
+    }
+
+    /// How many ids this allocator holds, reserved and not handed out yet, and the next
+    /// it will hand out.
+    pub(crate) fn held(&self) -> (u64, Option<i64>) {
+        (self.live.remaining(), self.live.peek())
+    }
+
+    /// Drops the ids reserved and not handed out (the counter was set under them).
+    pub(crate) fn discard(&self) {
+        self.live.take_all();
+    }
+
+    /// Takes back `ids` (ascending) handed out by this allocator and known not to be
+    /// stored (a `find_or_insert` that lost its race wrote nothing under them): the next
+    /// callers take them first, as a cancelled caller's.
+    pub(crate) fn give_back(&self, ids: &[i64]) {
+        self.tally
+            .ids
+            .fetch_sub(ids.len() as u64, Ordering::Relaxed);
+        self.live.lock().give_back(ids);
+    }
+
+    /// Ids reserved and not handed out yet.
+    pub(crate) fn unused(&self) -> u64 {
+        self.live.remaining()
+    }
+
+    /// One id, as [`allocate`](Allocator::allocate) of one: from the live block without
+    /// a `Vec` when it has one (the block strategy's common case).
+    pub(crate) async fn allocate_one<S: Source>(
+        self: &Arc<Self>,
+        source: impl Fn() -> S,
+    ) -> Result<Allocated<i64>, Error> {
+        if let Some(id) = self.live.take_one() {
+            self.tally.ids.fetch_add(1, Ordering::Relaxed);
+            return Ok(Allocated {
+                ids: id,
+                waited: false,
+            });
+        }
+        // Boxed: its state is larger than the rest of a block insert's; a reservation
+        // costs a round trip anyway (see `crate::insert`).
+        let allocated = Box::pin(self.allocate(1, source)).await?;
+        Ok(Allocated {
+            ids: allocated.ids[0],
+            waited: allocated.waited,
+        })
+    }
+
+    /// `count` distinct ids, increasing, never handed out before by this allocator.
+    /// `source` makes the round trip, if one is needed, for the flusher's task.
+    ///
+    /// Cancel-safe: a caller dropped while it waits gets nothing, and the ids it would
+    /// have had go back to the live block for the next callers.
+    pub(crate) async fn allocate<S: Source>(
+        self: &Arc<Self>,
+        count: u64,
+        source: impl Fn() -> S,
+    ) -> Result<Allocated<Vec<i64>>, Error> {
+        let allocated = self.allocate_held(count, source).await?;
+        Ok(Allocated {
+            ids: allocated.ids.take(),
+            waited: allocated.waited,
+        })
+    }
+
+    /// [`allocate`](Allocator::allocate), with the ids given back to this allocator if
+    /// they are dropped before [`Handed::take`].
+    pub(crate) async fn allocate_held<S: Source>(
+        self: &Arc<Self>,
+        count: u64,
+        source: impl Fn() -> S,
+    ) -> Result<Allocated<Handed>, Error> {
+        let handed = |ids| Handed {
+            ids,
+            allocator: Some(Arc::clone(self)),
+        };
+        if count == 0 {
+            return Ok(Allocated {
+                ids: handed(Vec::new()),
+                waited: false,
+            });
+        }
+        if let Some(ids) = self.live.take(count) {
+            self.tally.ids.fetch_add(count, Ordering::Relaxed);
+            return Ok(Allocated {
+                ids: handed(ids),
+                waited: false,
+            });
+        }
+        let (reply, mut answer) = oneshot::channel();
+        self.queue_lock().push(Request { count, reply });
+        // No flusher running: this caller runs one, which serves the whole queue, its own
+        // request included, until the queue is empty. The caller polls it only until its
+        // own answer comes; the rest, if any, runs in a task of its own, and so does all
+        // of it if the caller is cancelled first (see `crate::base::detach`).
+        let mut flusher = (!self.flushing.swap(true, Ordering::AcqRel))
+            .then(|| Finishing::new(Flushing(Arc::clone(self)).run(source())));
+        let answer = std::future::poll_fn(|cx| {
+            if let Some(flush) = flusher.as_mut()
+                && Pin::new(flush).poll(cx).is_ready()
+            {
+                flusher = None;
+            }
+            Pin::new(&mut answer).poll(cx)
+        })
+        .await;
+        match answer {
+            Ok(result) => result.map(|handed| Allocated {
+                ids: handed,
+                waited: true,
+            }),
+            Err(_) => Err(source().interrupted()),
+        }
+    }
+
+    /// Serves every queued request: from the live block if it is enough, else with one
+    /// reservation for all of them. Runs in the flusher.
+    ///
+    /// A request whose caller has gone (cancelled while it waited) gets nothing, and the
+    /// ids it would have had stay in the live block for the next callers: no gap. (The
+    /// optimistic loop's candidates stay registered in flight until a caller takes them
+    /// from there, so no other reservation hands them out meanwhile.)
+    async fn flush_queue<S: Source>(self: &Arc<Self>, source: &S) {
+        let batch = std::mem::take(&mut *self.queue_lock());
+        if batch.is_empty() {
+            return;
+        }
+        let demand: u64 = batch
+            .iter()
+            .filter(|r| !r.reply.is_closed())
+            .map(|r| r.count)
+            .sum();
+        // Put back on drop, so a cancelled flush loses no ids it did not hand out.
+        let mut held = Held {
+            live: &self.live,
+            spans: self.live.take_all(),
+        };
+        if held.spans.left() < demand {
+            let amount = (demand - held.spans.left()).div_ceil(self.chunk) * self.chunk;
+            self.tally.reservations.fetch_add(1, Ordering::Relaxed);
+            match source.reserve(amount, &self.tally).await {
+                Ok(first) => held
+                    .spans
+                    .0
+                    .push_back(Span::new(first, amount, source.step())),
+                Err(error) => {
+                    for request in batch {
+                        let _ = request.reply.send(Err(error.clone()));
+                    }
+                    return;
+                }
+            }
+        }
+        for request in batch {
+            if request.reply.is_closed() {
+                continue;
+            }
+            let mut ids = Vec::with_capacity(request.count as usize);
+            held.spans.take(request.count, &mut ids);
+            let handed = Handed {
+                ids,
+                allocator: Some(Arc::clone(self)),
+            };
+            self.tally.ids.fetch_add(request.count, Ordering::Relaxed);
+            // Cancelled just now: the ids go back to the next callers.
+            if let Err(Ok(handed)) = request.reply.send(Ok(handed)) {
+                self.tally.ids.fetch_sub(request.count, Ordering::Relaxed);
+                held.spans.give_back(&handed.take());
+            }
+        }
+    }
+
+    fn queue_lock(&self) -> MutexGuard<'_, Vec<Request>> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The running flusher: while it is held, no other starts; when it is dropped, at the
+/// end of a round or because its task ended early (a panic, a runtime shutting down),
+/// the next caller starts one.
+struct Flushing(Arc<Allocator>);
+
+impl Flushing {
+    /// Serves the queue until it is empty.
+    async fn run<S: Source>(self, source: S) {
+        let allocator = Arc::clone(&self.0);
+        let mut flushing = Some(self);
+        while flushing.is_some() {
+            allocator.flush_queue(&source).await;
+            // Let go before looking: a request queued meanwhile saw the flag still set, so
+            // it is served here, or by the flusher its caller starts after this.
+            drop(flushing.take());
+            if !allocator.queue_lock().is_empty()
+                && !allocator.flushing.swap(true, Ordering::AcqRel)
+            {
+                flushing = Some(Flushing(Arc::clone(&allocator)));
+            }
+        }
+    }
+}
+
+impl Drop for Flushing {
+    fn drop(&mut self) {
+        self.0.flushing.store(false, Ordering::Release);
+    }
+}
+
+/// Ids taken out of the live block by a flush; what is left goes back when it ends.
+struct Held<'a> {
+    live: &'a LiveBlock,
+    spans: Spans,
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        let spans = std::mem::take(&mut self.spans);
+        self.live.lock().append(spans);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicI64;
+    use std::time::Duration;
+
+    use super::*;
+
+    /// A counter in memory, with a delay standing in for the round trip.
+    #[derive(Default)]
+    struct FakeCounter {
+        seq: AtomicI64,
+        calls: AtomicU64,
+    }
+
+    const SEQ: Sequence = crate::base::sequence::testing::counted("s", "s");
+
+    fn interrupted() -> Error {
+        Error::InvalidOption {
+            sequence: &SEQ,
+            option: "test",
+            value: "x".into(),
+            reason: "the flusher was interrupted",
+        }
+    }
+
+    /// The fakes, shared with the test (an `Arc` is `'static`, as a source must be).
+    impl<S: Source> Source for Arc<S> {
+        async fn reserve(&self, amount: u64, tally: &Tally) -> Result<i64, Error> {
+            (**self).reserve(amount, tally).await
+        }
+
+        fn interrupted(&self) -> Error {
+            interrupted()
+        }
+    }
+
+    impl Source for FakeCounter {
+        async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            Ok(self.seq.fetch_add(amount as i64, Ordering::SeqCst) + 1)
+        }
+
+        fn interrupted(&self) -> Error {
+            interrupted()
+        }
+    }
+
+    #[tokio::test]
+    async fn exact_reservations_hand_out_consecutive_ids() {
+        let allocator = Arc::new(Allocator::new(1));
+        let counter = Arc::new(FakeCounter::default());
+        assert_eq!(
+            allocator.allocate(1, || counter.clone()).await.unwrap().ids,
+            vec![1]
+        );
+        assert_eq!(
+            allocator.allocate(3, || counter.clone()).await.unwrap().ids,
+            vec![2, 3, 4]
+        );
+        assert_eq!(counter.calls.load(Ordering::SeqCst), 2);
+        assert_eq!(allocator.live.remaining(), 0, "chunk 1 keeps nothing back");
+    }
+
+    #[tokio::test]
+    async fn blocks_serve_from_memory_until_used_up() {
+        let allocator = Arc::new(Allocator::new(10));
+        let counter = Arc::new(FakeCounter::default());
+        let mut ids = Vec::new();
+        for _ in 0..25 {
+            ids.extend(allocator.allocate(1, || counter.clone()).await.unwrap().ids);
+        }
+        assert_eq!(ids, (1..=25).collect::<Vec<_>>());
+        assert_eq!(counter.calls.load(Ordering::SeqCst), 3);
+        // A bulk request larger than what is left takes the rest, then whole blocks.
+        let bulk = allocator
+            .allocate(12, || counter.clone())
+            .await
+            .unwrap()
+            .ids;
+        assert_eq!(bulk, (26..=37).collect::<Vec<_>>());
+        assert_eq!(counter.seq.load(Ordering::SeqCst), 40);
+        assert_eq!(allocator.live.remaining(), 3);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_callers_share_round_trips_and_get_distinct_ids() {
+        let allocator = Arc::new(Allocator::new(1));
+        let counter = Arc::new(FakeCounter::default());
+        let tasks: Vec<_> = (0..64)
+            .map(|_| {
+                let (allocator, counter) = (allocator.clone(), counter.clone());
+                tokio::spawn(async move {
+                    let mut ids = Vec::new();
+                    for _ in 0..20 {
+                        ids.extend(allocator.allocate(1, || counter.clone()).await.unwrap().ids);
+                    }
+                    ids
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for task in tasks {
+            all.extend(task.await.unwrap());
+        }
+        all.sort_unstable();
+        assert_eq!(all, (1..=1280).collect::<Vec<_>>(), "no gap, no duplicate");
+        let calls = counter.calls.load(Ordering::SeqCst);
+        assert!(
+            calls < 1280 / 4,
+            "requests waiting together share a round trip ({calls} trips)"
+        );
+    }
+
+    /// A counter whose round trips wait for the test to let them through.
+    struct GatedCounter {
+        seq: AtomicI64,
+        entered: AtomicU64,
+        completed: AtomicU64,
+        gate: tokio::sync::Semaphore,
+    }
+
+    impl Default for GatedCounter {
+        fn default() -> Self {
+            GatedCounter {
+                seq: AtomicI64::new(0),
+                entered: AtomicU64::new(0),
+                completed: AtomicU64::new(0),
+                gate: tokio::sync::Semaphore::new(0),
+            }
+        }
+    }
+
+    impl Source for GatedCounter {
+        async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
+            self.entered.fetch_add(1, Ordering::SeqCst);
+            self.gate.acquire().await.unwrap().forget();
+            self.completed.fetch_add(1, Ordering::SeqCst);
+            Ok(self.seq.fetch_add(amount as i64, Ordering::SeqCst) + 1)
+        }
+
+        fn interrupted(&self) -> Error {
+            interrupted()
+        }
+    }
+
+    async fn until(what: &str, condition: impl Fn() -> bool) {
+        for _ in 0..2000 {
+            if condition() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        panic!("timed out waiting for {what}");
+    }
+
+    /// Callers cancelled while queued, and while the round trip that serves them is in
+    /// flight, by the thousand: their ids go to the next callers, none is lost.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cancelled_callers_give_their_ids_back() {
+        for chunk in [1, 10] {
+            let allocator = Arc::new(Allocator::new(chunk));
+            let counter = Arc::new(GatedCounter::default());
+            let mut handed = Vec::new();
+            let mut cancelled = 0;
+            for round in 0..100_u64 {
+                let spawn = |count: u64| {
+                    let (allocator, counter) = (allocator.clone(), counter.clone());
+                    tokio::spawn(async move {
+                        Ok::<_, Error>(allocator.allocate(count, || counter.clone()).await?.ids)
+                    })
+                };
+                // Ids left from the round before are handed out first, without a round trip.
+                let left = allocator.live.remaining();
+                handed.extend(allocator.live.take(left).unwrap());
+                // The first caller flushes, held at the gate; the others queue behind it.
+                let entered = counter.entered.load(Ordering::SeqCst);
+                let first = spawn(1);
+                until("the first round trip", || {
+                    counter.entered.load(Ordering::SeqCst) > entered
+                })
+                .await;
+                let waiting: Vec<_> = (0..12).map(|i| spawn(1 + i % 3)).collect();
+                until("the queue", || allocator.queue_lock().len() == 12).await;
+                // Ten more are cancelled while queued: they never get anything.
+                for _ in 0..10 {
+                    let queued = allocator.allocate(2, || counter.clone());
+                    assert!(futures_util::FutureExt::now_or_never(queued).is_none());
+                }
+                counter.gate.add_permits(1);
+                handed.extend(first.await.unwrap().unwrap());
+                // The queue's round trip is in flight: cancel a third of its callers.
+                until("the second round trip", || {
+                    counter.entered.load(Ordering::SeqCst) > entered + 1
+                })
+                .await;
+                let mut survivors = Vec::new();
+                for (i, task) in waiting.into_iter().enumerate() {
+                    if (i as u64 + round).is_multiple_of(3) {
+                        task.abort();
+                        assert!(task.await.unwrap_err().is_cancelled());
+                        cancelled += 1;
+                    } else {
+                        survivors.push(task);
+                    }
+                }
+                // The round trip in flight serves the survivors: it runs in the flusher's
+                // task, not in a caller's, so cancelling callers never cuts it short. Let it
+                // through, and close the gate again after.
+                counter.gate.add_permits(64);
+                for task in survivors {
+                    handed.extend(task.await.unwrap().unwrap());
+                }
+                counter.gate.forget_permits(64);
+            }
+            let reserved = counter.seq.load(Ordering::SeqCst);
+            let left = allocator.live.remaining();
+            let mut distinct = handed.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(distinct.len(), handed.len(), "an id handed out twice");
+            assert!(cancelled >= 400, "{cancelled} cancellations");
+            assert_eq!(
+                handed.len() as u64 + left,
+                reserved as u64,
+                "chunk {chunk}: every reserved id is handed out or still live"
+            );
+            // The next caller takes the lowest id left, without a round trip.
+            let trips = counter.entered.load(Ordering::SeqCst);
+            if left > 0 {
+                let next = allocator.allocate(1, || counter.clone()).await.unwrap().ids[0];
+                assert_eq!(counter.entered.load(Ordering::SeqCst), trips);
+                assert!(!handed.contains(&next) && next <= reserved);
+            }
+        }
+    }
+
+    /// The round trip runs in the flusher's task: cancelling the caller that started it
+    /// does not cut it short (on the wire, that would drop a driver operation half-way),
+    /// and the id it reserved goes to the caller queued behind.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cancelled_caller_does_not_cut_its_round_trip_short() {
+        let allocator = Arc::new(Allocator::new(1));
+        let counter = Arc::new(GatedCounter::default());
+        let spawn = |count: u64| {
+            let (allocator, counter) = (allocator.clone(), counter.clone());
+            tokio::spawn(async move {
+                Ok::<_, Error>(allocator.allocate(count, || counter.clone()).await?.ids)
+            })
+        };
+        let first = spawn(1);
+        until("the first round trip", || {
+            counter.entered.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        let second = spawn(2);
+        until("the queue", || allocator.queue_lock().len() == 1).await;
+        first.abort();
+        assert!(first.await.unwrap_err().is_cancelled());
+        counter.gate.add_permits(2);
+        assert_eq!(second.await.unwrap().unwrap(), vec![1, 2]);
+        assert_eq!(
+            counter.completed.load(Ordering::SeqCst),
+            counter.entered.load(Ordering::SeqCst),
+            "every round trip ran to its end"
+        );
+        assert_eq!(counter.seq.load(Ordering::SeqCst), 2, "no id lost");
+    }
+
+    struct Failing;
+
+    impl Source for Failing {
+        async fn reserve(&self, _: u64, _: &Tally) -> Result<i64, Error> {
+            Err(Error::InvalidOption {
+                sequence: &SEQ,
+                option: "test",
+                value: "x".into(),
+                reason: "always fails",
+            })
+        }
+
+        fn interrupted(&self) -> Error {
+            interrupted()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_failed_reservation_keeps_the_live_block() {
+        let allocator = Arc::new(Allocator::new(10));
+        allocator.live.refill(5, 2);
+        let error = allocator.allocate(3, || Failing).await.unwrap_err();
+        assert!(matches!(error, Error::InvalidOption { .. }));
+        assert_eq!(
+            allocator.live.remaining(),
+            2,
+            "ids held during the failed flush are put back"
+        );
+        assert_eq!(
+            allocator.allocate(2, || Failing).await.unwrap().ids,
+            vec![5, 6]
+        );
+    }
+}

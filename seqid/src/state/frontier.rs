@@ -1,0 +1,312 @@
+//! The optimistic strategy's state for one target collection (one scope of its field):
+//! the [`Frontier`] of its candidates. A new candidate is always above the largest
+//! numeric value the maximum query read, every candidate still in flight, and every id
+//! stored or found taken through this state, so that the loop makes progress even when
+//! the maximum query lags behind the writes that beat it (a lagging read, or a server
+//! whose `_id` order is not MongoDB's).
+//!
+//! Tasks sharing a [`Sequences`](crate::Sequences) handle share one frontier: callers
+//! waiting at the same moment share one maximum query (through the [`Allocator`]) and get
+//! distinct candidates, so duplicates arise only against other processes or writers. A
+//! maximum that goes backwards between two reads is logged as a warning, once per process
+//! and sequence.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use mongodb::ClientSession;
+use mongodb::bson::Bson;
+
+use crate::base::error::Error;
+use crate::base::numeric;
+use crate::base::once::{Warning, first_time};
+use crate::base::scope::Scope;
+use crate::base::sequence::Sequence;
+use crate::state::allocator::{Allocated, Allocator, Source, Tally, interrupted};
+
+/// What is known of the values of a sequence's field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ids {
+    /// Maybe only numbers: an unfiltered descending sort on the field reads one index
+    /// entry and finds the maximum, unless non-numeric values (which sort above numbers)
+    /// exist.
+    MaybeNumeric,
+    /// Non-numeric values were seen: only a query bounded to numbers finds the maximum.
+    Mixed,
+}
+
+/// Reads the largest value of a sequence's field in a scope (above `above`, if given: a
+/// maximum read after an id was seen taken asks only above it), and what the read
+/// learned of the values there: the maximum query on the target collection (a fake one
+/// in tests).
+pub(crate) trait Maximum: Clone + Send + Sync + 'static {
+    fn largest(
+        &self,
+        seq: &'static Sequence,
+        scope: &Scope,
+        ids: Ids,
+        above: Option<i64>,
+        session: Option<&mut ClientSession>,
+    ) -> impl Future<Output = Result<(Option<Bson>, Ids), Error>> + Send;
+}
+
+/// The optimistic loop's state for one target collection (a scope of its field), shared
+/// by the tasks of a [`Sequences`](crate::Sequences) handle (or made for one call).
+pub(crate) struct Frontier {
+    pub(crate) allocator: Arc<Allocator>,
+    bounds: Mutex<Bounds>,
+}
+
+struct Bounds {
+    /// Candidates handed out whose insert has not finished.
+    in_flight: BTreeSet<i64>,
+    /// The largest id stored here, or found taken by another writer.
+    floor: Option<i64>,
+    /// Bumped whenever `floor` rises: a query that started after that has seen its id.
+    epoch: u64,
+    /// Whether the collection holds non-numeric `_id`s, which sort above numbers.
+    ids: Ids,
+    /// The largest numeric id the last maximum query read.
+    last_read: Option<i64>,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            in_flight: BTreeSet::new(),
+            floor: None,
+            epoch: 0,
+            ids: Ids::MaybeNumeric,
+            last_read: None,
+        }
+    }
+}
+
+impl Frontier {
+    pub(crate) fn new() -> Self {
+        Frontier {
+            allocator: Arc::new(Allocator::new(1)),
+            bounds: Mutex::default(),
+        }
+    }
+
+    /// A frontier for one call (a bare database's, or one in the caller's transaction):
+    /// its maximum query is bounded to numbers from the first. It cannot learn what the
+    /// collection holds before it is dropped, and the bounded query finds the largest
+    /// number whatever the collection holds, reading one index entry on MongoDB as the
+    /// unbounded one does; the unbounded one is worth it only where what it learns is
+    /// kept (a handle's). Through a bare database, a first answer that was not the
+    /// largest (a server sorting `_id` otherwise, as nx-27017 does) would cost every call
+    /// a lost attempt and the wait after it.
+    pub(crate) fn for_one_call() -> Self {
+        let frontier = Frontier::new();
+        frontier.bounds().ids = Ids::Mixed;
+        frontier
+    }
+
+    /// How many candidates are handed out to inserts that have not finished. Candidates
+    /// of callers cancelled before they took them wait in the allocator's live block for
+    /// the next callers: still kept from other reservations, but not handed out.
+    pub(crate) fn in_flight(&self) -> u64 {
+        let registered = self.bounds().in_flight.len() as u64;
+        registered.saturating_sub(self.allocator.unused())
+    }
+
+    fn bounds(&self) -> MutexGuard<'_, Bounds> {
+        self.bounds.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Candidate ids for `count` documents of `seq` in `scope`, registered as in flight
+    /// until the returned guard is dropped or told which were stored, and whether a
+    /// maximum query was waited for; the maximum is read above `above` if given (an id
+    /// the caller saw taken). In `transaction`, the caller's, the maximum is read in it
+    /// (its snapshot), by this caller alone.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn candidates<M: Maximum>(
+        self: &Arc<Self>,
+        max: &M,
+        seq: &'static Sequence,
+        scope: &Scope,
+        count: usize,
+        above: Option<i64>,
+        transaction: Option<&mut ClientSession>,
+    ) -> Result<Allocated<Arc<InFlight>>, Error> {
+        let (ids, waited) = if let Some(session) = transaction {
+            let first = self
+                .reserve(max, seq, scope, count as u64, above, Some(session))
+                .await?;
+            ((0..count as i64).map(|i| first + i).collect(), true)
+        } else {
+            let source = || MaxSource {
+                state: Arc::clone(self),
+                max: max.clone(),
+                seq,
+                scope: scope.clone(),
+                above,
+            };
+            let allocated = self.allocator.allocate(count as u64, source).await?;
+            (allocated.ids, allocated.waited)
+        };
+        let flight = Arc::new(InFlight {
+            state: Arc::clone(self),
+            ids,
+            given_back: Mutex::default(),
+        });
+        Ok(Allocated {
+            ids: flight,
+            waited,
+        })
+    }
+
+    /// Reserves `amount` candidates above the largest numeric `_id` (read above `above`
+    /// if given) and every candidate in flight, and returns the first.
+    async fn reserve<M: Maximum>(
+        &self,
+        max: &M,
+        seq: &'static Sequence,
+        scope: &Scope,
+        amount: u64,
+        above: Option<i64>,
+        session: Option<&mut ClientSession>,
+    ) -> Result<i64, Error> {
+        let epoch_before = self.bounds().epoch;
+        let known = self.bounds().ids;
+        let (stored, ids) = max.largest(seq, scope, known, above, session).await?;
+        let largest = stored.as_ref().and_then(numeric::floor);
+        let mut bounds = self.bounds();
+        bounds.ids = ids;
+        if let (Some(read), Some(before)) = (largest, bounds.last_read)
+            && read < before
+            && above.is_none()
+            && first_time(Warning::MaximumBackwards, seq)
+        {
+            tracing::warn!(
+                sequence = seq.name,
+                collection = seq.collection,
+                scope = %scope.in_scope(),
+                before,
+                read,
+                "optimistic: the largest {} read went backwards between two reads (a \
+                 wrong sort, a failover to a lagging member, or documents deleted); \
+                 candidates stay above every id seen stored or taken (logged once per \
+                 process and sequence)",
+                seq.field,
+            );
+        }
+        bounds.last_read = largest;
+        if largest.is_none() && above.is_none() && bounds.epoch == epoch_before {
+            // Emptied (say, dropped) since the floor was raised: start again at 1. (A
+            // read above an id seen taken says nothing of the ids below it.)
+            bounds.floor = None;
+        }
+        // Never below the first id (`start`), whatever the collection holds.
+        let base = [largest, bounds.floor, bounds.in_flight.last().copied()]
+            .into_iter()
+            .flatten()
+            .max()
+            .unwrap_or(0)
+            .max(seq.start - 1);
+        let overflow = || Error::Overflow {
+            sequence: seq,
+            value: i128::from(base) + i128::from(amount),
+            target: "i64",
+            origin: match &stored {
+                Some(id) if largest == Some(base) => format!(
+                    "one above the largest numeric {} in `{}`{}, which is {}",
+                    seq.field,
+                    seq.collection,
+                    scope.in_scope(),
+                    numeric::shown(id)
+                )
+                .into(),
+                _ => "one above the ids stored or held in flight by this process".into(),
+            },
+        };
+        let last = i64::try_from(amount)
+            .ok()
+            .and_then(|n| base.checked_add(n))
+            .ok_or_else(overflow)?;
+        bounds.in_flight.extend(base + 1..=last);
+        Ok(base + 1)
+    }
+}
+
+/// One maximum query serves every caller queued at that moment. It owns what it needs:
+/// it runs in the allocator's flusher.
+struct MaxSource<M> {
+    state: Arc<Frontier>,
+    max: M,
+    seq: &'static Sequence,
+    scope: Scope,
+    /// The id the caller that made this source saw taken: every caller served with it
+    /// goes above it anyway (the frontier's floor holds it).
+    above: Option<i64>,
+}
+
+impl<M: Maximum> Source for MaxSource<M> {
+    async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
+        self.state
+            .reserve(&self.max, self.seq, &self.scope, amount, self.above, None)
+            .await
+    }
+
+    fn interrupted(&self) -> Error {
+        interrupted(self.seq, &self.scope)
+    }
+}
+
+/// Candidates being inserted, shared by the insert and the writes it sends: they are
+/// released when both are done with them, so that a write left running by a cancelled
+/// insert keeps its candidate from every other insert of the handle until it ends (two
+/// writes of one id by one handle would be told apart by nothing but their content).
+pub(crate) struct InFlight {
+    state: Arc<Frontier>,
+    pub(crate) ids: Vec<i64>,
+    /// Candidates given back to the allocator's live block: they stay registered in
+    /// flight for the caller that takes them next.
+    given_back: Mutex<Vec<i64>>,
+}
+
+impl InFlight {
+    /// Records the candidates that were stored, or taken by another writer: every new
+    /// candidate goes above them.
+    pub(crate) fn finish(&self, used: impl IntoIterator<Item = i64>) {
+        if let Some(max) = used.into_iter().max() {
+            let mut bounds = self.state.bounds();
+            bounds.floor = bounds.floor.max(Some(max));
+            bounds.epoch += 1;
+        }
+    }
+}
+
+impl InFlight {
+    /// Gives the candidate `id` back, known not stored and never to be under this write
+    /// (the server refused it): the next caller takes it first, so that a refused insert
+    /// leaves no gap while the handle goes on inserting. It stays registered in flight
+    /// until that caller is done with it, so that no reservation hands it out meanwhile.
+    pub(crate) fn give_back(&self, id: i64) {
+        debug_assert!(self.ids.contains(&id));
+        self.given_back
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(id);
+        self.state.allocator.give_back(&[id]);
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let given_back = std::mem::take(
+            self.given_back
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        let mut bounds = self.state.bounds();
+        for id in &self.ids {
+            if !given_back.contains(id) {
+                bounds.in_flight.remove(id);
+            }
+        }
+    }
+}
