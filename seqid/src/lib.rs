@@ -240,8 +240,8 @@ pub use base::sequence::{
     Sequence, Strategy,
 };
 pub use insert::later::Numbered;
-pub use round_trip::deployment::Topology;
 pub use seqid_derive::Document;
+pub use state::known::Topology;
 pub use state::registry::{DEFAULT_RELEASE_AFTER, Stats};
 
 /// Not public API: what `#[derive(Document)]` expands to refers to these paths.

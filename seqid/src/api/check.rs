@@ -14,14 +14,12 @@ use serde::Serialize;
 
 use crate::api::sequences::AsDatabase;
 use crate::base::error::Error;
-use crate::base::once::{Warning, first_time};
 use crate::base::sequence::{Sequence, Strategy};
 use crate::base::server::{counter_index, identity_index, identity_keys};
 use crate::base::sharding::{Finding, ShardKey, assess};
-use crate::round_trip::deployment::Topology;
-use crate::round_trip::deployment::{Known, Refusal, read_topology, shard_keys};
+use crate::round_trip::deployment::{read_topology, shard_keys};
 use crate::round_trip::indexes;
-use crate::state::registry::Route;
+use crate::state::known::{Known, Topology};
 
 /// What [`check_deployment`] found: the deployment, each collection the sequences write,
 /// and each sequence's verdict. `Display` prints it for a person; `Serialize` for a
@@ -273,71 +271,6 @@ pub async fn check_deployment(
             .push(sequence(db, seq, target.as_ref(), counters.as_ref()));
     }
     Ok(report)
-}
-
-/// What `route` keeps of its deployment: its handle's, or the process's.
-fn known(route: Route<'_>) -> &Known {
-    match route.registry {
-        Some(registry) => registry.deployment(),
-        None => Known::of_process(),
-    }
-}
-
-/// Refuses, before any id is taken, a sequence whose promises would not hold on the
-/// deployment `route` goes to ([`Error::Sharded`]), and says once in the log what holds
-/// at a cost. Once the deployment is known, decided without a round trip or an
-/// allocation off a sharded cluster (this is awaited inline by every insert, whose state
-/// stays small: the reads are boxed); on one, the decision is kept per sequence.
-pub(crate) async fn require(route: Route<'_>, seq: &'static Sequence) -> Result<(), Error> {
-    let known = known(route);
-    match known.decided(route.db, seq) {
-        Some(decided) => decided.map_err(|refusal| refusal.error(seq)),
-        None => Box::pin(decide(known, route.db, seq)).await,
-    }
-}
-
-/// [`require`], reading what is not known yet, and keeping the decision.
-async fn decide(known: &Known, db: &Database, seq: &'static Sequence) -> Result<(), Error> {
-    if known.topology(db, seq).await? != Topology::Sharded {
-        return Ok(());
-    }
-    let (target, counters) = shard_keys(known, db, seq).await?;
-    let mut refused = None;
-    for finding in assess(seq, target.as_ref(), counters.as_ref()) {
-        match finding {
-            Finding::Refused {
-                collection,
-                shard_key,
-                why,
-            } => {
-                refused.get_or_insert(Refusal {
-                    collection: format!("{}.{collection}", db.name()),
-                    shard_key,
-                    why,
-                });
-            }
-            Finding::Costs {
-                cost,
-                collection,
-                shard_key,
-                what,
-            } => {
-                if first_time(Warning::ShardedAtACost(collection, cost), seq) {
-                    tracing::warn!(
-                        sequence = seq.name,
-                        collection,
-                        shard_key,
-                        "seqid: `{}.{collection}` is sharded on {shard_key}: {what} (logged \
-                         once per process and sequence)",
-                        db.name(),
-                    );
-                }
-            }
-        }
-    }
-    let decided = refused.map_or(Ok(()), Err);
-    known.decide(db, seq, decided.clone());
-    decided.map_err(|refusal| refusal.error(seq))
 }
 
 /// What errors of a check of no sequence are reported under.

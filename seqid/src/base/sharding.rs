@@ -18,6 +18,7 @@
 
 use mongodb::bson::{Bson, Document as BsonDocument};
 
+use crate::base::error::Error;
 use crate::base::layout::ScopeEncoding;
 use crate::base::sequence::{Sequence, Strategy};
 
@@ -240,6 +241,27 @@ fn counter_keys(seq: &Sequence) -> Vec<&'static str> {
 fn index_shown(fields: &[&str]) -> String {
     let keys: Vec<String> = fields.iter().map(|field| format!("{field}: 1")).collect();
     format!("{{ {} }}", keys.join(", "))
+}
+
+/// Why a sequence is refused on a sharded cluster: what [`Error::Sharded`] says.
+#[derive(Clone, Debug)]
+pub(crate) struct Refusal {
+    /// `db.coll`.
+    pub collection: String,
+    pub shard_key: String,
+    pub why: String,
+}
+
+impl Refusal {
+    /// The error that refuses `seq` for this.
+    pub(crate) fn error(self, seq: &'static Sequence) -> Error {
+        Error::Sharded {
+            sequence: seq,
+            collection: self.collection.into(),
+            shard_key: self.shard_key.into(),
+            why: self.why.into(),
+        }
+    }
 }
 
 #[cfg(test)]

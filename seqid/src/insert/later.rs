@@ -40,6 +40,7 @@ use crate::base::model::Model;
 use crate::base::scope::Scope;
 use crate::base::sequence::{Sequence, Strategy};
 use crate::base::span::Traced;
+use crate::round_trip::gate;
 use crate::round_trip::stored;
 use crate::source::counted;
 use crate::state::context::{Call, Context};
@@ -85,7 +86,7 @@ pub(crate) async fn number_draft<T: Model + DeserializeOwned>(
     issue: Issue,
 ) -> Traced<Result<Numbered<T>, Error>> {
     let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = match Context::of(seq, route, call).await {
+    let mut cx = match gate::open(seq, route, call).await {
         Ok(cx) => cx,
         Err(error) => return Traced::from(Err(error)),
     };
@@ -228,7 +229,7 @@ pub(crate) async fn number_drafts<T: Model + DeserializeOwned>(
     issue: Issue,
 ) -> Traced<Result<Vec<T>, Error>> {
     let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = match Context::of(seq, route, call).await {
+    let mut cx = match gate::open(seq, route, call).await {
         Ok(cx) => cx,
         Err(error) => return Traced::from(Err(error)),
     };

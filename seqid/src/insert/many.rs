@@ -47,6 +47,7 @@ use crate::base::scope::{Key, Scope, grouped};
 use crate::base::sequence::{Sequence, Strategy};
 use crate::base::server::{DUPLICATE_KEY, identity_index};
 use crate::base::span::{self, Traced};
+use crate::round_trip::gate;
 use crate::round_trip::indexes;
 use crate::round_trip::write;
 use crate::source::counted;
@@ -64,7 +65,7 @@ pub(crate) async fn many<T: Model>(
     call: Call<'_>,
 ) -> Traced<Result<Vec<IdValue<T>>, Error>> {
     let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = match Context::of(seq, route, call).await {
+    let mut cx = match gate::open(seq, route, call).await {
         Ok(cx) => cx,
         Err(error) => return Traced::from(Err(error)),
     };
@@ -130,7 +131,7 @@ pub(crate) async fn resume_many<T: Model>(
     call: Call<'_>,
 ) -> Traced<Result<Vec<IdValue<T>>, Error>> {
     let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = match Context::of(seq, route, call).await {
+    let mut cx = match gate::open(seq, route, call).await {
         Ok(cx) => cx,
         Err(error) => return Traced::from(Err(error)),
     };

@@ -39,6 +39,7 @@ use crate::base::natural::{Entry, NaturalKey};
 use crate::base::scope::Scope;
 use crate::base::sequence::{Sequence, Strategy};
 use crate::base::span::{self, Traced};
+use crate::round_trip::gate;
 use crate::round_trip::indexes;
 use crate::round_trip::stored::{self, Stored};
 use crate::round_trip::write;
@@ -61,7 +62,7 @@ pub(crate) async fn find_or_insert<T: Model + DeserializeOwned>(
     key: Result<NaturalKey, Error>,
 ) -> Traced<Result<Entry, Error>> {
     let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = match Context::of(seq, route, call).await {
+    let mut cx = match gate::open(seq, route, call).await {
         Ok(cx) => cx,
         Err(error) => return Traced::from(Err(error)),
     };

@@ -20,6 +20,7 @@ use crate::base::retry::Tries;
 use crate::base::scope::{Key, Scope};
 use crate::base::sequence::{Sequence, Strategy};
 use crate::base::span::{self, Traced};
+use crate::round_trip::gate;
 use crate::round_trip::indexes;
 use crate::round_trip::write;
 use crate::source::counted;
@@ -38,7 +39,7 @@ pub(crate) async fn one<T: Model>(
 ) -> Traced<Result<IdValue<T>, Error>> {
     // A reference to the constant, not a copy of it in the insert's state.
     let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = match Context::of(seq, route, call).await {
+    let mut cx = match gate::open(seq, route, call).await {
         Ok(cx) => cx,
         Err(error) => return Traced::from(Err(error)),
     };
@@ -176,7 +177,7 @@ pub(crate) async fn resume<T: Model>(
     call: Call<'_>,
 ) -> Traced<Result<IdValue<T>, Error>> {
     let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = match Context::of(seq, route, call).await {
+    let mut cx = match gate::open(seq, route, call).await {
         Ok(cx) => cx,
         Err(error) => return Traced::from(Err(error)),
     };

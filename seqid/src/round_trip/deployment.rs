@@ -1,21 +1,10 @@
-//! The deployment a call goes to: a standalone server, a replica set, or a sharded cluster
-//! (reached through mongos, whose `hello` answers `msg: "isdbgrid"`), and on a sharded
-//! cluster how each collection a sequence writes is sharded (its `config.collections`
-//! entry), kept by a handle or by the process. `crate::api::check` holds each call to what
-//! [`crate::base::sharding`] decides of it.
-//!
-//! What is read is kept: by a handle, for its databases and collections; for calls
-//! through a bare `mongodb::Database`, which keep nothing, by the process, by database
-//! and collection name (a process that reaches two deployments with the same names
-//! through bare databases shares it: a handle per deployment keeps them apart). Kept
-//! for [`REREAD_AFTER`], and read again sooner once a command has answered that the
-//! routing changed (a stale shard or database version, which every driver error seqid
-//! reports passes by: `server::routing_changed`). One `hello` per database the first time;
-//! on a replica set or a standalone server, nothing more, ever.
-
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::{Duration, Instant};
+//! The reads of the deployment a call goes to: what kind it is, a standalone server, a
+//! replica set, or a sharded cluster (reached through mongos, whose `hello` answers `msg:
+//! "isdbgrid"`), and on a sharded cluster how each collection a sequence writes is sharded
+//! (its `config.collections` entry). What is read is kept ([`Known`]): one `hello` per
+//! database the first time; on a replica set or a standalone server, nothing more, ever.
+//! [`crate::round_trip::gate`] holds every call to what [`crate::base::sharding`] decides of
+//! its sequence there.
 
 use mongodb::Database;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
@@ -23,183 +12,46 @@ use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use crate::base::detach::Finishing;
 use crate::base::error::Error;
 use crate::base::sequence::{Sequence, Strategy};
-use crate::base::server::routing_epoch;
 use crate::base::sharding::ShardKey;
+use crate::state::known::{Known, Topology};
 
-/// How long what was read of a deployment is kept.
-pub(crate) const REREAD_AFTER: Duration = Duration::from_secs(300);
-
-/// What kind of deployment a database lives on.
-///
-/// ```no_run
-/// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
-/// let report = seqid::check_deployment(&db, []).await?;
-/// if report.topology == seqid::Topology::Sharded {
-///     println!("through mongos");
-/// }
-/// # Ok(()) }
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Topology {
-    /// One server, no replica set.
-    Standalone,
-    /// A replica set (its `hello` names the set).
-    ReplicaSet,
-    /// A sharded cluster, through mongos.
-    Sharded,
+/// The kind of `db`'s deployment, read with `hello` unless `known` keeps it.
+pub(crate) async fn topology(
+    known: &Known,
+    db: &Database,
+    seq: &'static Sequence,
+) -> Result<Topology, Error> {
+    if let Some(topology) = known.topology(db) {
+        return Ok(topology);
+    }
+    let (known, db) = (known.clone(), db.clone());
+    Finishing::new(async move {
+        let topology = read_topology(&db, seq).await?;
+        known.keep_topology(&db, topology);
+        Ok(topology)
+    })
+    .await
 }
 
-/// What a handle (or the process, for bare databases) has read of its deployments.
-/// Cheap to clone: a read whose caller was cancelled runs to its end in a task of its own
-/// (see [`crate::base::detach`]), and keeps what it read.
-#[derive(Clone, Default)]
-pub(crate) struct Known(Arc<Reads>);
-
-#[derive(Default)]
-struct Reads {
-    /// By database name.
-    topologies: Mutex<HashMap<String, Read<Topology>>>,
-    /// By namespace (`db.coll`): the shard key, `None` unsharded.
-    placements: Mutex<HashMap<String, Read<Option<ShardKey>>>>,
-    /// On a sharded cluster, by database and sequence: what was decided of it.
-    decisions: Mutex<HashMap<SequenceIn, Read<Decision>>>,
-}
-
-/// A sequence in a database: the database's name, the sequence's name and collection.
-type SequenceIn = (String, &'static str, &'static str);
-
-/// What was decided of a sequence on a sharded cluster: it holds, or why not.
-type Decision = Result<(), Refusal>;
-
-/// Why a sequence is refused on a sharded cluster: what [`Error::Sharded`] says.
-#[derive(Clone, Debug)]
-pub(crate) struct Refusal {
-    /// `db.coll`.
-    pub collection: String,
-    pub shard_key: String,
-    pub why: String,
-}
-
-impl Refusal {
-    pub(crate) fn error(self, seq: &'static Sequence) -> Error {
-        Error::Sharded {
-            sequence: seq,
-            collection: self.collection.into(),
-            shard_key: self.shard_key.into(),
-            why: self.why.into(),
-        }
+/// The shard key of `collection` in `db` (`None`: unsharded), read from
+/// `config.collections` unless `known` keeps it.
+pub(crate) async fn shard_key(
+    known: &Known,
+    db: &Database,
+    collection: &str,
+    seq: &'static Sequence,
+) -> Result<Option<ShardKey>, Error> {
+    let namespace = format!("{}.{collection}", db.name());
+    if let Some(key) = known.shard_key(&namespace) {
+        return Ok(key);
     }
-}
-
-/// A value read, and when.
-#[derive(Clone)]
-struct Read<T> {
-    value: T,
-    at: Instant,
-    epoch: u64,
-}
-
-impl<T: Clone> Read<T> {
-    fn new(value: T) -> Read<T> {
-        Read {
-            value,
-            at: Instant::now(),
-            epoch: routing_epoch(),
-        }
-    }
-
-    fn fresh(&self) -> Option<T> {
-        let current = self.epoch == routing_epoch();
-        (current && self.at.elapsed() < REREAD_AFTER).then(|| self.value.clone())
-    }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-impl Known {
-    /// What bare databases' calls share: the process's.
-    pub(crate) fn of_process() -> &'static Known {
-        static KNOWN: OnceLock<Known> = OnceLock::new();
-        KNOWN.get_or_init(Known::default)
-    }
-
-    /// What was decided of `seq` in `db`, if it can be told without a read: off a sharded
-    /// cluster, that it holds; on one, the decision kept. No allocation when `db` is known
-    /// not to be sharded.
-    pub(crate) fn decided(
-        &self,
-        db: &Database,
-        seq: &'static Sequence,
-    ) -> Option<Result<(), Refusal>> {
-        let topology = lock(&self.0.topologies)
-            .get(db.name())
-            .and_then(Read::fresh)?;
-        if topology != Topology::Sharded {
-            return Some(Ok(()));
-        }
-        let key = (db.name().to_owned(), seq.name, seq.collection);
-        lock(&self.0.decisions).get(&key).and_then(Read::fresh)
-    }
-
-    /// Keeps what was decided of `seq` in `db` on a sharded cluster.
-    pub(crate) fn decide(
-        &self,
-        db: &Database,
-        seq: &'static Sequence,
-        decided: Result<(), Refusal>,
-    ) {
-        let key = (db.name().to_owned(), seq.name, seq.collection);
-        lock(&self.0.decisions).insert(key, Read::new(decided));
-    }
-
-    /// The deployment `db` lives on, read with `hello` unless known.
-    pub(crate) async fn topology(
-        &self,
-        db: &Database,
-        seq: &'static Sequence,
-    ) -> Result<Topology, Error> {
-        if let Some(known) = lock(&self.0.topologies)
-            .get(db.name())
-            .and_then(Read::fresh)
-        {
-            return Ok(known);
-        }
-        let (known, db) = (self.clone(), db.clone());
-        Finishing::new(async move {
-            let topology = read_topology(&db, seq).await?;
-            lock(&known.0.topologies).insert(db.name().to_owned(), Read::new(topology));
-            Ok(topology)
-        })
-        .await
-    }
-
-    /// The shard key of `collection` in `db` (`None`: unsharded), read from
-    /// `config.collections` unless known.
-    pub(crate) async fn shard_key(
-        &self,
-        db: &Database,
-        collection: &str,
-        seq: &'static Sequence,
-    ) -> Result<Option<ShardKey>, Error> {
-        let namespace = format!("{}.{collection}", db.name());
-        if let Some(known) = lock(&self.0.placements)
-            .get(&namespace)
-            .and_then(Read::fresh)
-        {
-            return Ok(known);
-        }
-        let (known, db) = (self.clone(), db.clone());
-        Finishing::new(async move {
-            let key = read_shard_key(&db, &namespace, seq).await?;
-            lock(&known.0.placements).insert(namespace, Read::new(key.clone()));
-            Ok(key)
-        })
-        .await
-    }
+    let (known, db) = (known.clone(), db.clone());
+    Finishing::new(async move {
+        let key = read_shard_key(&db, &namespace, seq).await?;
+        known.keep_shard_key(namespace, key.clone());
+        Ok(key)
+    })
+    .await
 }
 
 /// The shard keys of `seq`'s collection and of its counters collection (not read for
@@ -209,10 +61,10 @@ pub(crate) async fn shard_keys(
     db: &Database,
     seq: &'static Sequence,
 ) -> Result<(Option<ShardKey>, Option<ShardKey>), Error> {
-    let target = known.shard_key(db, seq.collection, seq).await?;
+    let target = shard_key(known, db, seq.collection, seq).await?;
     let counters = match seq.strategy {
         Strategy::Optimistic { .. } => None,
-        _ => known.shard_key(db, seq.counters, seq).await?,
+        _ => shard_key(known, db, seq.counters, seq).await?,
     };
     Ok((target, counters))
 }
@@ -317,19 +169,5 @@ mod tests {
         ] {
             assert_eq!(shard_key_of(&unsharded), None, "{unsharded}");
         }
-    }
-
-    #[test]
-    fn a_routing_change_makes_what_was_read_stale() {
-        let read = Read::new(Topology::Sharded);
-        assert_eq!(read.fresh(), Some(Topology::Sharded));
-        crate::base::server::routing_changed(Some(11000));
-        assert_eq!(
-            read.fresh(),
-            Some(Topology::Sharded),
-            "not a routing change"
-        );
-        crate::base::server::routing_changed(Some(13388));
-        assert_eq!(read.fresh(), None);
     }
 }

@@ -5,6 +5,7 @@
 
 pub(crate) mod counter;
 pub(crate) mod deployment;
+pub(crate) mod gate;
 pub(crate) mod indexes;
 pub(crate) mod largest;
 pub(crate) mod stored;

@@ -6,6 +6,7 @@ pub(crate) mod allocator;
 pub(crate) mod commit_queue;
 pub(crate) mod context;
 pub(crate) mod frontier;
+pub(crate) mod known;
 pub(crate) mod orphan;
 pub(crate) mod pending;
 pub(crate) mod registry;

@@ -18,9 +18,9 @@ use mongodb::bson::RawDocumentBuf;
 
 use crate::base::scope::{Key, Scope};
 use crate::base::sequence::{Sequence, Strategy};
-use crate::round_trip::deployment::Known;
 use crate::state::allocator::Allocator;
 use crate::state::frontier::Frontier;
+use crate::state::known::Known;
 use crate::state::orphan::Orphan;
 
 /// How long a sequence's state is kept once no call uses it, unless
