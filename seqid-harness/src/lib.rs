@@ -176,7 +176,7 @@ mod error;
 mod find;
 mod install;
 mod mongod;
-mod mongos;
+mod as_mongos;
 mod nx;
 mod pip;
 mod probe;
@@ -201,7 +201,7 @@ pub use commands::CommandCounter;
 pub use error::HarnessError;
 pub use find::ServerFlavor;
 pub use install::cache_dir;
-pub use mongos::as_mongos;
+pub use as_mongos::as_mongos;
 pub use nx::NX_VERSION;
 pub use proxy::{Fault, FaultProxy, server_addr};
 pub use restartable::RestartableServer;
@@ -237,7 +237,7 @@ struct Server {
     local: Option<LocalKind>,
     /// With `SEQID_TEST_AS_MONGOS`: the proxy the harness's clients reach
     /// this server through, started on first use, dropped with the server.
-    mongos: OnceLock<Result<mongos::MongosFront, HarnessError>>,
+    mongos: OnceLock<Result<as_mongos::MongosFront, HarnessError>>,
     /// Whether `SEQID_TEST_AS_MONGOS` applies: not to a server started for a
     /// program (`TestServer::builder`, `seqid-server`), whose address is its
     /// user's choice.
@@ -269,12 +269,12 @@ impl Server {
 
     /// The proxy presenting this server as a mongos, started now if needed,
     /// when `SEQID_TEST_AS_MONGOS` applies; `None` otherwise.
-    fn mongos_front(&self) -> Result<Option<&mongos::MongosFront>, HarnessError> {
+    fn mongos_front(&self) -> Result<Option<&as_mongos::MongosFront>, HarnessError> {
         if !self.for_tests || !as_mongos() {
             return Ok(None);
         }
         self.mongos
-            .get_or_init(|| mongos::start_front(&self.uri))
+            .get_or_init(|| as_mongos::start_front(&self.uri))
             .as_ref()
             .map(Some)
             .map_err(Clone::clone)
