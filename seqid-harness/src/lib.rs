@@ -171,12 +171,12 @@
 
 #![warn(missing_docs)]
 
+mod as_mongos;
 mod commands;
 mod error;
 mod find;
 mod install;
 mod mongod;
-mod as_mongos;
 mod nx;
 mod pip;
 mod probe;
@@ -197,11 +197,11 @@ use std::thread;
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
 
+pub use as_mongos::as_mongos;
 pub use commands::CommandCounter;
 pub use error::HarnessError;
 pub use find::ServerFlavor;
 pub use install::cache_dir;
-pub use as_mongos::as_mongos;
 pub use nx::NX_VERSION;
 pub use proxy::{Fault, FaultProxy, server_addr};
 pub use restartable::RestartableServer;
