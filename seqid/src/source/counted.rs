@@ -18,7 +18,10 @@ use crate::base::error::Error;
 use crate::base::scope::Scope;
 use crate::base::sequence::{Sequence, Strategy};
 use crate::base::session::Session;
-use crate::round_trip::counter::{self, Counter, CounterSource};
+use crate::round_trip::counter::Counter;
+use crate::round_trip::counter::admin;
+use crate::round_trip::counter::transaction;
+use crate::round_trip::counter::update::CounterSource;
 use crate::state::allocator::{Allocated, Handed};
 use crate::state::commit_queue::{self, Line, Reader, Turn};
 use crate::state::context::Context;
@@ -139,7 +142,7 @@ pub(crate) async fn take_in_transaction(
         (_, None) => None,
     };
     let first =
-        counter::reserve_in_transaction(route.db, counter, count, &allocator.tally, session)
+        transaction::reserve_in_transaction(route.db, counter, count, &allocator.tally, session)
             .await?;
     let step = seq.layout.step;
     let ids: Vec<i64> = (0..count as i64).map(|i| first + i * step).collect();
@@ -173,7 +176,7 @@ fn reader(db: &Database, seq: &'static Sequence, scope: &Scope) -> Reader {
         let (db, scope) = (db.clone(), scope.clone());
         Box::pin(Finishing::new(async move {
             let counter = Counter { seq, scope: &scope };
-            counter::read(&db, counter).await.ok().flatten()
+            admin::read(&db, counter).await.ok().flatten()
         }))
     })
 }
@@ -211,7 +214,7 @@ pub(crate) async fn sync(
     scope: &Scope,
 ) -> Result<i64, Error> {
     let allocator = route.counter(seq, scope);
-    let value = counter::sync(route.db, Counter { seq, scope }, &allocator.tally).await?;
+    let value = admin::sync(route.db, Counter { seq, scope }, &allocator.tally).await?;
     allocator.discard();
     Ok(value)
 }
@@ -225,7 +228,7 @@ pub(crate) async fn raise(
     largest: i64,
 ) -> Result<i64, Error> {
     let allocator = route.counter(seq, scope);
-    let value = counter::raise(route.db, Counter { seq, scope }, largest, &allocator.tally).await?;
+    let value = admin::raise(route.db, Counter { seq, scope }, largest, &allocator.tally).await?;
     allocator.discard();
     Ok(value)
 }
@@ -238,7 +241,7 @@ pub(crate) async fn set(
     scope: &Scope,
     last: i64,
 ) -> Result<(), Error> {
-    counter::set(route.db, Counter { seq, scope }, last).await?;
+    admin::set(route.db, Counter { seq, scope }, last).await?;
     if let Some(registry) = route.registry {
         registry.counter(route.db.name(), seq, scope).discard();
     }

@@ -16,7 +16,8 @@ use crate::base::scope::{Named, Scope};
 use crate::base::scoped::Names;
 use crate::base::sequence::Sequence;
 use crate::base::server::PRIMARY;
-use crate::round_trip::counter::{self, Counter};
+use crate::round_trip::counter::Counter;
+use crate::round_trip::counter::admin;
 use crate::round_trip::largest;
 use crate::source::counted;
 use crate::state::registry::Route;
@@ -285,7 +286,7 @@ impl<'a, T: Model, S> IntoFuture for LastReserved<'a, T, S> {
         Box::pin(async move {
             let seq = self.seq;
             let scope = self.scope.resolve(seq)?;
-            counter::read(self.db.db, Counter { seq, scope: &scope }).await
+            admin::read(self.db.db, Counter { seq, scope: &scope }).await
         })
     }
 }

@@ -13,7 +13,8 @@ use crate::base::future::BoxFuture;
 use crate::base::model::Model;
 use crate::base::scope::Scope;
 use crate::base::sequence::{Sequence, Strategy};
-use crate::round_trip::{counter, largest};
+use crate::round_trip::counter::admin;
+use crate::round_trip::largest;
 use crate::state::registry::Route;
 
 /// One counter of a sequence, as [`Document::list_counters`](crate::Document::list_counters)
@@ -149,7 +150,7 @@ async fn list(
     with_largest: bool,
 ) -> Result<Vec<CounterState>, Error> {
     use futures_util::{StreamExt, TryStreamExt};
-    let counters = counter::every(route.db, seq).await?;
+    let counters = admin::every(route.db, seq).await?;
     // A few queries at a time, as `sync_every_scope`: an admin call, not a flood.
     futures_util::stream::iter(counters)
         .map(|(scope, last_reserved)| async move {

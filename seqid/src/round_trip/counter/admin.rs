@@ -1,0 +1,192 @@
+//! The counter's administration: read it, set it, raise it to the ids stored, and list
+//! every counter of a sequence.
+
+use mongodb::Database;
+use mongodb::bson::{Bson, Document as BsonDocument, doc};
+
+use super::missing::ensure_unique_index;
+use super::update::{Change, update};
+use super::{Counter, UPSERT_ATTEMPTS, counter_write_concern, not_numeric, stored_value};
+use crate::base::error::Error;
+use crate::base::layout::ScopeEncoding;
+use crate::base::numeric;
+use crate::base::scope::Scope;
+use crate::base::sequence::Sequence;
+use crate::base::server::{DUPLICATE_KEY, PRIMARY, server_code};
+use crate::round_trip::largest;
+use crate::state::allocator::Tally;
+
+/// Raises the counter to the largest numeric id of its scope in the sequence's collection
+/// (never lowers it), and returns its value.
+pub(crate) async fn sync(db: &Database, counter: Counter<'_>, tally: &Tally) -> Result<i64, Error> {
+    let seq = counter.seq;
+    let collection = db.collection::<BsonDocument>(seq.collection);
+    // No numeric id stored: the counter is raised to the one before `start`, at most.
+    let largest = largest::stored_floor(&collection, seq, counter.scope)
+        .await?
+        .unwrap_or(i64::MIN);
+    raise(db, counter, largest, tally).await
+}
+
+/// Raises the counter so that the next id it hands out is above `largest`, an id stored,
+/// and never below the first id: a counter this creates starts where `start` says.
+/// Returns the last id handed out, as the counter now says.
+///
+/// With a step, the counter is raised to the largest id of the sequence (`start + k ×
+/// step`) not above `largest`: the next id is then above `largest` and still one of the
+/// sequence's, so writers that interleave by step (odd and even ids) keep to their own.
+pub(crate) async fn raise(
+    db: &Database,
+    counter: Counter<'_>,
+    largest: i64,
+    tally: &Tally,
+) -> Result<i64, Error> {
+    let floor = counter.last_at_most(largest)?;
+    let value = counter.value_of(floor)?;
+    let value = update(db, counter, Change::Max(value), tally, None).await?;
+    counter.last_of(value)
+}
+
+/// The last id the counter has handed out, or `None` when there is no counter (or it
+/// has no value).
+pub(crate) async fn read(db: &Database, counter: Counter<'_>) -> Result<Option<i64>, Error> {
+    let counters = db.collection::<BsonDocument>(counter.seq.counters);
+    match stored_value(&counters, counter).await? {
+        None => Ok(None),
+        Some(value) => match numeric::integral(&value) {
+            Some(n) => counter.last_of(n).map(Some),
+            None => Err(not_numeric(counter, value)),
+        },
+    }
+}
+
+/// Every counter of `seq` (one per scope that has one), each with the last id it handed
+/// out (`None`: a counter without a value, made by another tool), in the order of their
+/// `_id`. A counter of a scope seqid cannot read back (another tool's, holding a value no
+/// scope has) is passed over.
+pub(crate) async fn every(
+    db: &Database,
+    seq: &'static Sequence,
+) -> Result<Vec<(Scope, Option<i64>)>, Error> {
+    use futures_util::TryStreamExt;
+    let layout = &seq.layout;
+    let filter = match layout.scope {
+        ScopeEncoding::InId if !seq.scope.is_empty() => {
+            // Anchored, so that MongoDB reads the `_id` index from the prefix on.
+            doc! { "_id": { "$regex": format!("^{}", regex_escaped(&Scope::counter_id_prefix(seq))) } }
+        }
+        ScopeEncoding::InField(key) => {
+            let mut filter = Counter {
+                seq,
+                scope: &Scope::NONE,
+            }
+            .filter();
+            filter.remove(key);
+            filter
+        }
+        _ => Counter {
+            seq,
+            scope: &Scope::NONE,
+        }
+        .filter(),
+    };
+    let failed = |error| {
+        Error::driver(
+            seq,
+            format!("listing the counters in `{}`", seq.counters),
+            error,
+        )
+    };
+    let stored: Vec<BsonDocument> = db
+        .collection::<BsonDocument>(seq.counters)
+        .find(filter)
+        .sort(doc! { "_id": 1 })
+        .selection_criteria(PRIMARY)
+        .await
+        .map_err(failed)?
+        .try_collect()
+        .await
+        .map_err(failed)?;
+    let mut counters = Vec::with_capacity(stored.len());
+    for document in stored {
+        let scope = match layout.scope {
+            ScopeEncoding::InId if !seq.scope.is_empty() => document
+                .get_str("_id")
+                .ok()
+                .and_then(|id| Scope::of_counter_id(seq, id)),
+            ScopeEncoding::InField(key) => {
+                Scope::of_reference_value(seq, document.get(key).unwrap_or(&Bson::Null))
+            }
+            _ => Some(Scope::NONE),
+        };
+        let Some(scope) = scope else { continue };
+        let counter = Counter { seq, scope: &scope };
+        let last = match document.get(counter.value_key()) {
+            None => None,
+            Some(value) => match numeric::integral(value) {
+                Some(n) => Some(counter.last_of(n)?),
+                None => return Err(not_numeric(counter, value.clone())),
+            },
+        };
+        counters.push((scope, last));
+    }
+    Ok(counters)
+}
+
+/// `text` with the characters a regular expression gives a meaning to escaped.
+fn regex_escaped(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if "\\^$.|?*+()[]{}".contains(c) {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+    }
+    escaped
+}
+
+/// Sets the counter so that `last` is the last id handed out (creating it if missing),
+/// with the counter's write concern.
+pub(crate) async fn set(db: &Database, counter: Counter<'_>, last: i64) -> Result<(), Error> {
+    let seq = counter.seq;
+    let counters = db.collection::<BsonDocument>(seq.counters);
+    let value = counter.value_of(last)?;
+    let failed = |error| {
+        Error::driver(
+            seq,
+            format!("setting the counter in `{}` to {last}", seq.counters),
+            error,
+        )
+    };
+    let by_id = counter.layout().by_id();
+    // A counter found by fields is created by an insert (see the module's notes), and
+    // updated if another writer creates it meanwhile.
+    for _ in 0..UPSERT_ATTEMPTS {
+        let set = doc! { "$set": { counter.value_key(): counter.written(value) } };
+        let mut update = counters
+            .update_one(counter.filter(), counter.creating(set))
+            .upsert(by_id);
+        if let Some(concern) = counter_write_concern(seq, &counters) {
+            update = update.write_concern(concern);
+        }
+        let result = update.await.map_err(failed)?;
+        if by_id || result.matched_count > 0 {
+            return Ok(());
+        }
+        ensure_unique_index(&counters, counter).await?;
+        let mut insert = counters.insert_one(counter.created(value));
+        if let Some(concern) = counter_write_concern(seq, &counters) {
+            insert = insert.write_concern(concern);
+        }
+        match insert.await {
+            Ok(_) => return Ok(()),
+            Err(error) if server_code(&error) == Some(DUPLICATE_KEY) => {}
+            Err(error) => return Err(failed(error)),
+        }
+    }
+    Err(Error::CounterContended {
+        sequence: seq,
+        counter: counter.shown(),
+        attempts: UPSERT_ATTEMPTS,
+    })
+}
