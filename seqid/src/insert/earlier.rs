@@ -4,7 +4,6 @@
 use crate::base::fate::Fate;
 use crate::base::model::Model;
 use crate::base::scope::Key;
-use crate::base::sequence::{Sequence, Strategy};
 use crate::state::orphan::fingerprint;
 use crate::state::registry::Route;
 
@@ -24,12 +23,4 @@ pub(crate) async fn left_behind<T: Model>(
         Fate::Unknown(_) => None,
         fate => Some(fate),
     }
-}
-
-/// Whether a resumed document whose id a different document holds gets a new id. With
-/// the optimistic strategy, another writer took the id after this insert was lost. A
-/// counter's id is handed out once, so the document there is this one, changed since it
-/// landed, or one written by other means: its fate stays unknown.
-pub(crate) fn takes_a_new_id(seq: &Sequence) -> bool {
-    matches!(seq.strategy, Strategy::Optimistic { .. })
 }

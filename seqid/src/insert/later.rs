@@ -31,7 +31,6 @@ use std::time::Duration;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use serde::de::DeserializeOwned;
 
-use super::natural::{lost_race, require_transaction};
 use crate::base::code;
 use crate::base::error::Error;
 use crate::base::fields::fill;
@@ -42,7 +41,7 @@ use crate::base::sequence::{Sequence, Strategy};
 use crate::base::span::Traced;
 use crate::round_trip::gate;
 use crate::round_trip::stored;
-use crate::source::counted;
+use crate::source::{self, counted};
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
 use crate::state::turnstile;
@@ -102,7 +101,7 @@ async fn one<T: Model + DeserializeOwned>(
 ) -> Result<Numbered<T>, Error> {
     let seq = cx.seq;
     check_set::<T>(&issue.set)?;
-    require_transaction::<T>(cx)?;
+    source::require_transaction::<T>(cx)?;
     // The calls of this process for this draft take turns (see `turnstile`): the second
     // reads it numbered, and takes no id.
     let _turn = turnstile::key_turn(cx.route.db.name(), seq, &filter, DRAFT_PATIENCE).await;
@@ -211,7 +210,7 @@ async fn settle<T: Model + DeserializeOwned>(
         Some(_) => {
             // Another caller numbered it: this call's update can no longer match. Its id
             // goes back where it can only if the update is known to have done nothing.
-            lost_race(cx, scope, id, error.is_none());
+            source::race_lost(cx, scope, id, error.is_none());
             Ok(Numbered {
                 doc,
                 by_this_call: false,
@@ -245,7 +244,7 @@ async fn many<T: Model + DeserializeOwned>(
 ) -> Result<Vec<T>, Error> {
     let seq = cx.seq;
     check_set::<T>(&issue.set)?;
-    require_transaction::<T>(cx)?;
+    source::require_transaction::<T>(cx)?;
     // The caller's filter and "no number yet": one document when the filter does not
     // name the field (the common case, and the simplest query), else both under `$and`.
     let unnumbered = match filter.contains_key(seq.field) {

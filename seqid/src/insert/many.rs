@@ -33,7 +33,7 @@ use std::sync::Arc;
 use mongodb::Collection;
 use mongodb::bson::Document as BsonDocument;
 
-use super::earlier::{left_behind, takes_a_new_id};
+use super::earlier::left_behind;
 use crate::base::batch::{Batch, Outgoing, Taken};
 use crate::base::code;
 use crate::base::companions::CompanionsOfMany;
@@ -50,9 +50,9 @@ use crate::base::span::{self, Traced};
 use crate::round_trip::gate;
 use crate::round_trip::indexes;
 use crate::round_trip::write;
-use crate::source::counted;
 use crate::source::optimistic::Progress;
 use crate::source::others::{self, Wanted};
+use crate::source::{self, counted};
 use crate::state::allocator::Handed;
 use crate::state::context::{Call, Context};
 use crate::state::frontier::InFlight;
@@ -82,17 +82,8 @@ pub(crate) async fn many<T: Model>(
     }
     // A gapless sequence's ids are taken in the caller's transaction only: a batch is
     // refused without one whatever it holds, an empty one too, as one document is.
-    let gapless = std::iter::once(&T::SEQUENCE)
-        .chain(T::OTHERS)
-        .find(|seq| seq.strategy == Strategy::Gapless);
-    if let Some(sequence) = gapless
-        && !cx.session.in_transaction()
-    {
-        let has_session = cx.session.join().is_some();
-        return cx.finish(Err(Error::TransactionRequired {
-            sequence,
-            has_session,
-        }));
+    if let Err(error) = source::require_transaction::<T>(&mut cx) {
+        return cx.finish(Err(error));
     }
     let mut ids = CompanionsOfMany::fill(docs);
     cx.content_is_unique |= ids.made_content_unique();
@@ -180,7 +171,9 @@ pub(crate) async fn many_again<T: Model>(
                 Some(Fate::Stored) => batch.stored(position, value),
                 // Another writer's document held the id: a new one, as the insert itself
                 // would have done.
-                Some(Fate::Taken(_)) if takes_a_new_id(seq) => unset(&mut docs[position]),
+                Some(Fate::Taken(_)) if source::retakes_a_taken_id(seq) => {
+                    unset(&mut docs[position])
+                }
                 Some(Fate::Taken(rejection) | Fate::Refused(rejection)) => {
                     unset(&mut docs[position]);
                     batch.fail(position, *rejection);
@@ -192,7 +185,7 @@ pub(crate) async fn many_again<T: Model>(
         let taken = write_round(docs, &mut batch, &again, send, Vec::new(), cx).await;
         // Replaced below, or of unknown fate with its id kept.
         for taken in taken {
-            match takes_a_new_id(seq) {
+            match source::retakes_a_taken_id(seq) {
                 true => unset(&mut docs[taken.position]),
                 false => batch.unknown(taken.position),
             }

@@ -37,14 +37,14 @@ use crate::base::id::{AnyIdField, IdField};
 use crate::base::model::Model;
 use crate::base::natural::{Entry, NaturalKey};
 use crate::base::scope::Scope;
-use crate::base::sequence::{Sequence, Strategy};
+use crate::base::sequence::Sequence;
 use crate::base::span::{self, Traced};
 use crate::round_trip::gate;
 use crate::round_trip::indexes;
 use crate::round_trip::stored::{self, Stored};
 use crate::round_trip::write;
-use crate::source::counted;
 use crate::source::others;
+use crate::source::{self, counted};
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
 use crate::state::turnstile;
@@ -82,7 +82,7 @@ async fn run<T: Model + DeserializeOwned>(
     let seq = cx.seq;
     // Before anything is read or taken: what the call cannot do.
     numbered_on_insert::<T>("find_or_insert")?;
-    require_transaction::<T>(cx)?;
+    source::require_transaction::<T>(cx)?;
     let carried = !doc.sequence_id().is_unset();
     if !carried {
         ensure_unset(doc)
@@ -171,7 +171,7 @@ pub(super) async fn settle<T: Model + DeserializeOwned>(
     // The race lost. The block strategy's id goes back when this call's write is known to
     // have stored nothing and no document holds the id (a write whose answer was lost may
     // still land, and be refused by the key's index).
-    lost_race(cx, scope, id, known && primary && !at_our_id);
+    source::race_lost(cx, scope, id, known && primary && !at_our_id);
     *doc = found.doc;
     Ok(Entry::Found)
 }
@@ -182,57 +182,11 @@ pub(super) fn is_ours<T: Model>(doc: &T, found: &Stored<T>, cx: &Context<'_>) ->
     cx.content_is_unique && write::same_document(doc, &found.stored)
 }
 
-/// Counts a race lost (a key stored, or a draft numbered, by another caller first), and
-/// gives the id back where the strategy can: the block strategy's to the handle's live
-/// block, when `give_back` (the write is known to have stored nothing under it).
-pub(super) fn lost_race(cx: &Context<'_>, scope: &Scope, id: i64, give_back: bool) {
-    let (route, seq) = (cx.route, cx.seq);
-    let allocator = match seq.strategy {
-        Strategy::Optimistic { .. } => {
-            std::sync::Arc::clone(&route.collection(seq, scope).allocator)
-        }
-        _ => route.counter(seq, scope),
-    };
-    allocator
-        .tally
-        .races_lost
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let pooled = matches!(seq.strategy, Strategy::Block { .. }) && route.registry.is_some();
-    if give_back && pooled {
-        allocator.give_back(&[id]);
-    }
-    tracing::debug!(
-        sequence = seq.name,
-        id,
-        given_back = give_back && pooled,
-        "another caller stored the key, or numbered the draft, first"
-    );
-}
-
 /// Whether `found` holds `id` in `scope` (its number as this call's document holds it).
 pub(super) fn holds<T: Model>(found: &Stored<T>, scope: &Scope, id: Option<i128>) -> bool {
     id.is_some()
         && found.doc.sequence_id().value() == id
         && Scope::of(&T::SEQUENCE, &found.doc).is_ok_and(|of| of == *scope)
-}
-
-/// A gapless sequence takes its ids in the caller's transaction: refused before the key
-/// is even looked up, so that the call never answers one way with a transaction and
-/// another without.
-pub(super) fn require_transaction<T: Model>(cx: &mut Context<'_>) -> Result<(), Error> {
-    if cx.session.in_transaction() {
-        return Ok(());
-    }
-    let gapless = std::iter::once(&T::SEQUENCE)
-        .chain(T::OTHERS)
-        .find(|seq| seq.strategy == Strategy::Gapless);
-    match gapless {
-        Some(seq) => Err(Error::TransactionRequired {
-            sequence: seq,
-            has_session: cx.session.join().is_some(),
-        }),
-        None => Ok(()),
-    }
 }
 
 /// `doc` as it is stored, to read its key.

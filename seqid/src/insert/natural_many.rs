@@ -19,7 +19,7 @@ use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use serde::de::DeserializeOwned;
 
 use super::many::many_again;
-use super::natural::{KEY_PATIENCE, holds, is_ours, lost_race, require_transaction, serialized};
+use super::natural::{KEY_PATIENCE, holds, is_ours, serialized};
 use crate::base::code;
 use crate::base::companions::CompanionsOfMany;
 use crate::base::error::{BulkError, Error, FailedInsert};
@@ -34,6 +34,7 @@ use crate::base::span::{self, Traced};
 use crate::round_trip::gate;
 use crate::round_trip::indexes;
 use crate::round_trip::stored::{self, Stored};
+use crate::source;
 use crate::source::others;
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
@@ -76,7 +77,7 @@ async fn run<T: Model + DeserializeOwned>(
 ) -> Result<Vec<Entry>, Error> {
     let seq = cx.seq;
     numbered_on_insert::<T>("find_or_insert_many")?;
-    require_transaction::<T>(cx)?;
+    source::require_transaction::<T>(cx)?;
     // Before anything is read or taken: ids set where they may not be, keys, scopes.
     for doc in docs.iter().filter(|doc| doc.sequence_id().is_unset()) {
         ensure_unset(doc)
@@ -242,7 +243,7 @@ async fn settle_all<T: Model + DeserializeOwned>(
             }
             continue;
         }
-        lost_race(cx, &scopes[position], id, known && !at_our_id);
+        source::race_lost(cx, &scopes[position], id, known && !at_our_id);
         match copy_of(found) {
             Ok(copy) => {
                 *doc = copy;

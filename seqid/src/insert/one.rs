@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use mongodb::bson::Document as BsonDocument;
 
-use super::earlier::{left_behind, takes_a_new_id};
+use super::earlier::left_behind;
 use crate::base::code;
 use crate::base::companions::Companions;
 use crate::base::error::Error;
@@ -21,9 +21,9 @@ use crate::base::span::{self, Traced};
 use crate::round_trip::gate;
 use crate::round_trip::indexes;
 use crate::round_trip::write;
-use crate::source::counted;
 use crate::source::optimistic::{self, Attempt};
 use crate::source::others::{self, Wanted};
+use crate::source::{self, counted};
 use crate::state::context::{Call, Context};
 use crate::state::frontier::InFlight;
 use crate::state::registry::Route;
@@ -211,7 +211,7 @@ pub(crate) async fn resume_one<T: Model>(
     if let Some(fate) = left_behind(route, &key, doc).await {
         return match fate {
             // Another writer's document held the id: as the insert itself would have.
-            Fate::Taken(_) if takes_a_new_id(seq) => {
+            Fate::Taken(_) if source::retakes_a_taken_id(seq) => {
                 unset(doc);
                 fresh(doc, key.scope, cx).await
             }
@@ -222,7 +222,7 @@ pub(crate) async fn resume_one<T: Model>(
     match write::insert_one(doc, &key, again, (), cx).await {
         // Only where the caller asserted that equal content is its own: a different
         // document holds the id (see `write::classify`).
-        Fate::Taken(_) if takes_a_new_id(seq) => {
+        Fate::Taken(_) if source::retakes_a_taken_id(seq) => {
             unset(doc);
             fresh(doc, key.scope, cx).await
         }

@@ -5,10 +5,12 @@
 //! that shares round trips (and, for `block`, whole blocks) between the tasks of a
 //! [`Sequences`](crate::Sequences) handle, outside any transaction; `gapless` takes them
 //! inside the caller's transaction, one call at a time. A counter's id is handed out
-//! once, so an id held by another document is a failure, never a retry: this source
-//! takes nothing back.
+//! once, so an id held by another document is a failure, never a retry; an id whose
+//! document is known not to be stored goes back only to a handle's live block (`block`,
+//! [`race_lost`], and the ids a cancelled caller never received), else it is a gap.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use mongodb::Database;
 use mongodb::bson::Document as BsonDocument;
@@ -246,4 +248,22 @@ pub(crate) async fn set(
         registry.counter(route.db.name(), seq, scope).discard();
     }
     Ok(())
+}
+
+/// [`crate::source::race_lost`] for a counter's id: counted, and given back to the handle's
+/// live block with the block strategy, when `unwritten`; a gap otherwise.
+pub(crate) fn race_lost(cx: &Context<'_>, scope: &Scope, id: i64, unwritten: bool) {
+    let (route, seq) = (cx.route, cx.seq);
+    let allocator = route.counter(seq, scope);
+    allocator.tally.races_lost.fetch_add(1, Ordering::Relaxed);
+    let pooled = matches!(seq.strategy, Strategy::Block { .. }) && route.registry.is_some();
+    if unwritten && pooled {
+        allocator.give_back(&[id]);
+    }
+    tracing::debug!(
+        sequence = seq.name,
+        id,
+        given_back = unwritten && pooled,
+        "another caller stored the key, or numbered the draft, first"
+    );
 }

@@ -93,6 +93,24 @@ impl Progress {
     }
 }
 
+/// [`crate::source::race_lost`] for an optimistic candidate: counted. Never stored, it is
+/// free again: through a handle the frontier hands it out again, and a bare call's next
+/// maximum reads it as free.
+pub(crate) fn race_lost(cx: &Context<'_>, scope: &Scope, id: i64) {
+    let (route, seq) = (cx.route, cx.seq);
+    let frontier = route.collection(seq, scope);
+    frontier
+        .allocator
+        .tally
+        .races_lost
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    tracing::debug!(
+        sequence = seq.name,
+        id,
+        "another caller stored the key first"
+    );
+}
+
 /// One write of the loop: the document under a candidate's key.
 pub(crate) trait Attempt: Send {
     /// Writes the document with the id of `key`; `hold` is dropped when the write ends. A
