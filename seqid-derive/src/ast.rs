@@ -4,9 +4,13 @@
 
 use proc_macro2::Span;
 use syn::ext::IdentExt;
-use syn::{DeriveInput, Generics, Ident, Type};
+use syn::{DeriveInput, Generics, Ident, LitStr, Type};
 
-use crate::attr::{SeqDisplay, SeqId, SeqKey, SerdeContainer, SerdeField};
+use crate::attr::seq_display::SeqDisplay;
+use crate::attr::seq_id::{SeqId, value};
+use crate::attr::seq_key::SeqKey;
+use crate::attr::serde::{SerdeContainer, SerdeField};
+use crate::case::snake_case;
 use crate::ctxt::Ctxt;
 
 pub struct Container<'a> {
@@ -46,27 +50,23 @@ impl<'a> Container<'a> {
     /// Reads the input, reporting the errors found on the way to `cx`.
     pub fn from_ast(cx: &Ctxt, input: &'a DeriveInput) -> Container<'a> {
         let seq_id = SeqId::from_attrs(cx, &input.attrs);
-        if let Some(display) = input
-            .attrs
-            .iter()
-            .find(|attr| attr.path().is_ident("seq_display"))
-        {
-            cx.error_spanned_by(
-                display,
+        // `#[seq_display]` and `#[seq_key]` go on fields: on the struct, the first of each
+        // is reported.
+        for (name, misplaced) in [
+            (
+                "seq_display",
                 "#[seq_display] goes on the `String` field that holds the code, not on the \
                  struct",
-            );
-        }
-        if let Some(key) = input
-            .attrs
-            .iter()
-            .find(|attr| attr.path().is_ident("seq_key"))
-        {
-            cx.error_spanned_by(
-                key,
+            ),
+            (
+                "seq_key",
                 "#[seq_key] goes on the fields that identify a document, not on the struct: \
                  mark each field of the natural key with #[seq_key]",
-            );
+            ),
+        ] {
+            if let Some(attr) = input.attrs.iter().find(|attr| attr.path().is_ident(name)) {
+                cx.error_spanned_by(attr, misplaced);
+            }
         }
         let serde = SerdeContainer::from_attrs(&input.attrs);
         let data = match &input.data {
@@ -116,6 +116,22 @@ impl<'a> Container<'a> {
     /// The field serialized as `_id`: the first one, if several claim it (an error).
     pub fn id_field(&self) -> Option<&Field<'a>> {
         self.fields().iter().find(|field| field.is_id())
+    }
+
+    /// The collection the documents go into: the struct's, whichever attribute declares
+    /// the sequence, or its default (invalid: the default, the error reported already).
+    pub fn collection(&self) -> LitStr {
+        match self
+            .seq_id
+            .as_ref()
+            .and_then(|attr| value(&attr.collection))
+        {
+            Some(lit) => lit.clone(),
+            None => LitStr::new(
+                &snake_case(&self.ident.unraw().to_string()),
+                self.ident.span(),
+            ),
+        }
     }
 }
 

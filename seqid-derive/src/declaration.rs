@@ -6,13 +6,21 @@
 //! collection. Any number of sequences, each on a field of its own, with a name of its
 //! own, one of them `optimistic` at most: every attribute that breaks a rule is an error
 //! here, at that attribute.
+//!
+//! What follows from the declaration is answered here too, in one place for the later
+//! stages: the primary's strategy, the sequence that fills a field, whether the insert
+//! fills `_id` with an ObjectId.
+
+use std::ptr;
 
 use syn::ext::IdentExt;
 
 use crate::ast::{Container, Field};
-use crate::attr::{Name, SeqId, StrategyKind};
+use crate::attr::kind::StrategyKind;
+use crate::attr::seq_id::{Name, SeqId};
 use crate::ctxt::Ctxt;
 use crate::scope;
+use crate::types::is_option_of_object_id;
 
 /// Every sequence the struct declares, and which one is primary.
 pub struct Declaration<'c> {
@@ -141,6 +149,35 @@ impl<'c> Declaration<'c> {
     /// Whether a sequence fills `_id`.
     pub fn on_id(&self) -> bool {
         self.sequences.iter().any(|declared| declared.on_id)
+    }
+
+    /// The strategy the primary sequence declares (the default when absent).
+    pub fn strategy(&self) -> StrategyKind {
+        self.primary()
+            .map_or(StrategyKind::Counters, Declared::strategy)
+    }
+
+    /// The sequences on fields other than `_id`, each with its index in `sequences`.
+    pub fn on_fields(&self) -> impl Iterator<Item = (usize, &Declared<'c>, &'c Field<'c>)> {
+        self.sequences
+            .iter()
+            .enumerate()
+            .filter(|(_, declared)| !declared.on_id)
+            .filter_map(|(index, declared)| Some((index, declared, declared.field?)))
+    }
+
+    /// The sequence that fills `field`, if one does.
+    pub fn filling(&self, field: &Field) -> Option<&Declared<'c>> {
+        self.sequences
+            .iter()
+            .find(|declared| declared.field.is_some_and(|f| ptr::eq(f, field)))
+    }
+
+    /// Whether the insert fills `id`, the field serialized as `_id`, with an `ObjectId`: no
+    /// sequence fills `_id`, and the field is written `Option<ObjectId>`. Asked of each
+    /// field serialized as `_id`, since two may claim it (an error).
+    pub fn fills_object_id(&self, id: &Field) -> bool {
+        !self.on_id() && is_option_of_object_id(id.ty)
     }
 }
 

@@ -26,6 +26,7 @@ use syn::ext::IdentExt;
 use crate::ast::{Container, Field};
 use crate::ctxt::Ctxt;
 use crate::declaration::Declaration;
+use crate::types::{is_integer, is_string};
 
 /// One part of a format.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -371,18 +372,11 @@ fn field_named<'c>(cont: &'c Container<'c>, name: &str) -> Option<&'c Field<'c>>
         .find(|field| field.ident.unraw() == name)
 }
 
-/// Whether a sequence fills `field`.
-fn numbered(decl: &Declaration, field: &Field) -> bool {
-    decl.sequences
-        .iter()
-        .any(|declared| declared.field.is_some_and(|f| std::ptr::eq(f, field)))
-}
-
 /// Whether `field` can hold a code: a `String`, written by serde as itself, filled by no
 /// sequence. Each reason it cannot is reported.
 fn holds_a_code(cx: &Ctxt, decl: &Declaration, field: &Field, attr: &syn::Attribute) -> bool {
     let mut fine = true;
-    let filled = numbered(decl, field);
+    let filled = decl.filling(field).is_some();
     if filled || field.is_id() {
         cx.error_spanned_by(
             attr,
@@ -446,7 +440,7 @@ fn shown(cont: &Container, decl: &Declaration, name: &str) -> Result<Shown, Stri
             known.join(", ")
         ));
     };
-    if numbered(decl, field) {
+    if decl.filling(field).is_some() {
         Ok(Shown::Number)
     } else if field.display.is_some() {
         Err(format!(
@@ -479,30 +473,6 @@ fn scope_of(decl: &Declaration, name: &str) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// The last segment of a path type without arguments, if `ty` is one.
-fn simple_name(ty: &syn::Type) -> Option<String> {
-    match ty {
-        syn::Type::Path(path) if path.qself.is_none() => {
-            let last = path.path.segments.last()?;
-            last.arguments.is_none().then(|| last.ident.to_string())
-        }
-        _ => None,
-    }
-}
-
-/// Whether `ty` is written `String` (any path to it).
-fn is_string(ty: &syn::Type) -> bool {
-    simple_name(ty).is_some_and(|name| name == "String")
-}
-
-/// Whether `ty` is written as a primitive integer.
-fn is_integer(ty: &syn::Type) -> bool {
-    const INTEGERS: [&str; 12] = [
-        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
-    ];
-    simple_name(ty).is_some_and(|name| INTEGERS.contains(&name.as_str()))
 }
 
 /// The format as written, for messages.

@@ -1,48 +1,22 @@
-//! Code generation: the `Document` impl, or on error the messages plus the stand-in impl
-//! of `fallback`.
+//! The `Document` impl of a valid input: `Model`, with the constants and functions of
+//! each sequence, display code and natural key, and the marker traits and finders that
+//! go with them.
 
 use proc_macro2::{Literal, Span, TokenStream};
-use quote::{ToTokens, format_ident, quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{DeriveInput, Ident, LitStr};
+use syn::{Ident, LitStr};
 
 use crate::ast::{Container, Field};
-use crate::attr::{CounterWrite, HoldsKind, SeqId, Setting, StrategyKind};
-use crate::case::snake_case;
-use crate::ctxt::Ctxt;
+use crate::attr::kind::StrategyKind;
 use crate::declaration::{Declaration, Declared};
 use crate::display::{Display, Piece};
-use crate::object_id::is_option_of_object_id;
-use crate::{display, fallback, natural, valid};
-
-pub fn derive(input: &DeriveInput) -> TokenStream {
-    let cx = Ctxt::new();
-    let cont = Container::from_ast(&cx, input);
-    let decl = Declaration::from_container(&cx, &cont);
-    valid::check(&cx, &cont, &decl);
-    let displays = display::resolve(&cx, &cont, &decl);
-    let keys = natural::resolve(&cx, &cont, &decl);
-    match (cx.check(), decl.field()) {
-        (Ok(()), Some(field)) => impl_document(&cont, &decl, &displays, &keys, field),
-        // A missing sequence or `_id` field is reported, so this is not reached; stay
-        // total anyway.
-        (Ok(()), None) => fallback::expand(
-            &cont,
-            &decl,
-            syn::Error::new(
-                Span::call_site(),
-                "internal error in #[derive(Document)]: no field for the sequence, yet no \
-                 error",
-            ),
-        ),
-        (Err(errors), _) => fallback::expand(&cont, &decl, errors),
-    }
-}
+use crate::tokens::{id_type, kind_marker, kind_type, sequence, sequence_on_id, wrap_in_const};
 
 /// The impl of a valid input; `field` is the one the sequence fills, `keys` the fields of
 /// the natural key.
-fn impl_document(
+pub fn impl_document(
     cont: &Container,
     decl: &Declaration,
     displays: &[Display],
@@ -63,7 +37,7 @@ fn impl_document(
     let others = others(cont, decl);
     let handles = handles(cont, decl);
     let (codes, code_finders) = codes(decl, displays);
-    let finders = finders(cont, number_finders(decl).chain(code_finders));
+    let finders = inherent_impl(cont, number_finders(decl).chain(code_finders));
     let sequence_on_id = decl
         .primary()
         .is_some_and(|declared| declared.on_id)
@@ -71,23 +45,10 @@ fn impl_document(
     let (natural_key, natural_keyed) = natural_key(cont, keys);
     let (numbered_later, later_impl) = numbered_later(cont, decl);
     // Only sequences with a counter offer the counter's operations (`sync_counter`).
-    // Bounded on `Model` (kept non-trivial with `for<'__seqid>`, as in `fallback`), so
-    // that a struct that is not `Serialize` gets one error, at the `Model` impl.
-    let counter_backed = match strategy_kind(decl) {
+    let counter_backed = match decl.strategy() {
         StrategyKind::Optimistic => quote!(),
         StrategyKind::Counters | StrategyKind::Block | StrategyKind::Gapless => {
-            let mut generics = cont.generics.clone();
-            generics
-                .make_where_clause()
-                .predicates
-                .push(syn::parse_quote! {
-                    for<'__seqid> #ident #ty_generics: ::seqid::Model
-                });
-            let (impl_generics, _, where_clause) = generics.split_for_impl();
-            quote! {
-                #[automatically_derived]
-                impl #impl_generics ::seqid::CounterBacked for #ident #ty_generics #where_clause {}
-            }
+            marker(cont, quote!(::seqid::CounterBacked))
         }
     };
     wrap_in_const(quote! {
@@ -118,37 +79,10 @@ fn impl_document(
     })
 }
 
-/// The impl of `SequenceOnId`, which lets `find_by_id` be called: for a type whose
-/// primary sequence numbers `_id`. A type whose sequence numbers a field finds by that
-/// field, with its `find_by_<field>`.
-pub fn sequence_on_id(cont: &Container) -> TokenStream {
-    let mut ident = cont.ident.clone();
-    ident.set_span(Span::call_site());
-    let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
-    // `do_not_recommend`: the message of a type that is not one lists no other type
-    // that is.
-    quote! {
-        #[automatically_derived]
-        #[diagnostic::do_not_recommend]
-        impl #impl_generics ::seqid::__private::SequenceOnId for #ident #ty_generics #where_clause {}
-    }
-}
-
-/// The sequences on fields other than `_id`, each with its index in the declaration.
-pub fn on_fields<'a>(
-    decl: &'a Declaration,
-) -> impl Iterator<Item = (usize, &'a Declared<'a>, &'a Field<'a>)> {
-    decl.sequences
-        .iter()
-        .enumerate()
-        .filter(|(_, declared)| !declared.on_id)
-        .filter_map(|(index, declared)| Some((index, declared, declared.field?)))
-}
-
 /// One `find_by_<field>` function per sequence on a field other than `_id`: the call
 /// names the field it looks in, where `find_by_id` would hide it.
 fn number_finders<'a>(decl: &'a Declaration) -> impl Iterator<Item = TokenStream> + 'a {
-    on_fields(decl).map(|(index, declared, field)| {
+    decl.on_fields().map(|(index, declared, field)| {
         let name = field.ident.unraw();
         let function = format_ident!("find_by_{}", name);
         let sequence = sequence_constant(decl, index);
@@ -183,7 +117,7 @@ fn number_finders<'a>(decl: &'a Declaration) -> impl Iterator<Item = TokenStream
 }
 
 /// The derive's associated functions, in an inherent impl; nothing when there are none.
-fn finders(cont: &Container, functions: impl Iterator<Item = TokenStream>) -> TokenStream {
+fn inherent_impl(cont: &Container, functions: impl Iterator<Item = TokenStream>) -> TokenStream {
     let functions: Vec<TokenStream> = functions.collect();
     if functions.is_empty() {
         return quote!();
@@ -215,9 +149,9 @@ fn natural_key(cont: &Container, keys: &[&Field]) -> (TokenStream, TokenStream) 
     )
 }
 
-/// The impl of the marker trait `path` for the type, bounded on `Model` as `CounterBacked`
-/// is (see `impl_document`), so that a struct that is not `Serialize` gets one error, at
-/// the `Model` impl.
+/// The impl of the marker trait `path` for the type, bounded on `Model` (kept non-trivial
+/// with `for<'__seqid>`, as in `fallback`), so that a struct that is not `Serialize` gets
+/// one error, at the `Model` impl.
 fn marker(cont: &Container, path: TokenStream) -> TokenStream {
     let mut ident = cont.ident.clone();
     ident.set_span(Span::call_site());
@@ -422,24 +356,13 @@ fn handles(cont: &Container, decl: &Declaration) -> TokenStream {
     if decl.sequences.len() < 2 {
         return quote!();
     }
-    let mut ident = cont.ident.clone();
-    ident.set_span(Span::call_site());
-    let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
-    let mut others = 0usize;
     let functions = decl
         .sequences
         .iter()
         .enumerate()
         .filter_map(|(index, declared)| {
             let field = declared.field?;
-            let constant = match index == decl.primary {
-                true => quote!(<Self as ::seqid::Model>::SEQUENCE),
-                false => {
-                    let other = Literal::usize_unsuffixed(others);
-                    others += 1;
-                    quote!(<Self as ::seqid::Model>::OTHERS[#other])
-                }
-            };
+            let constant = sequence_constant(decl, index);
             let function = format_ident!("{}_sequence", field.ident.unraw());
             let kind = kind_marker(declared.strategy());
             let scope = scope_type(Some(declared));
@@ -456,13 +379,7 @@ fn handles(cont: &Container, decl: &Declaration) -> TokenStream {
                 }
             })
         });
-    let functions: Vec<TokenStream> = functions.collect();
-    quote! {
-        #[automatically_derived]
-        impl #impl_generics #ident #ty_generics #where_clause {
-            #(#functions)*
-        }
-    }
+    inherent_impl(cont, functions)
 }
 
 /// `object_id_mut`, when the sequence fills another field than `_id` and `_id` is written
@@ -473,7 +390,7 @@ fn object_id(cont: &Container, decl: &Declaration) -> TokenStream {
     let Some(id) = cont.id_field() else {
         return quote!();
     };
-    if !fills_object_id(decl, id) {
+    if !decl.fills_object_id(id) {
         return quote!();
     }
     let member = id.ident;
@@ -487,24 +404,6 @@ fn object_id(cont: &Container, decl: &Declaration) -> TokenStream {
             ::seqid::__private::core::option::Option::Some(&mut self.#member)
         }
     }
-}
-
-/// Whether the insert fills `id`, the field serialized as `_id`, with an `ObjectId`: no
-/// sequence fills `_id`, and the field is written `Option<ObjectId>`.
-pub fn fills_object_id(decl: &Declaration, id: &Field) -> bool {
-    !decl.on_id() && is_option_of_object_id(id.ty)
-}
-
-/// The strategy the primary sequence declares (the default when absent).
-pub fn strategy_kind(decl: &Declaration) -> StrategyKind {
-    decl.primary()
-        .map_or(StrategyKind::Counters, Declared::strategy)
-}
-
-/// `type Kind = ...;`: the primary's strategy as a type.
-pub fn kind_type(decl: &Declaration) -> TokenStream {
-    let marker = kind_marker(strategy_kind(decl));
-    quote!(type Kind = #marker;)
 }
 
 /// A sequence's scope as a type, what `.scope(...)` takes on its finds and counter's
@@ -527,235 +426,6 @@ pub fn scope_type(declared: Option<&Declared>) -> TokenStream {
     quote!(::seqid::scoped::Fields<(#(#types,)*)>)
 }
 
-/// A scope field's Rust type as `Sequence::scope_types` holds it, which a scope named at
-/// run time is checked against: its last path segment (`i32`, `String`, `ObjectId`),
-/// `Option<...>` around one, `&` before one; empty where the type does not say what is
-/// stored (a field written by other code) or is none of these shapes.
-fn scope_type_name(field: &Field) -> String {
-    fn name(ty: &syn::Type) -> Option<String> {
-        match ty {
-            syn::Type::Reference(reference) => Some(format!("&{}", name(&reference.elem)?)),
-            syn::Type::Group(group) => name(&group.elem),
-            syn::Type::Paren(paren) => name(&paren.elem),
-            syn::Type::Path(path) if path.qself.is_none() => {
-                let last = path.path.segments.last()?;
-                let ident = last.ident.unraw().to_string();
-                match &last.arguments {
-                    syn::PathArguments::None => Some(ident),
-                    syn::PathArguments::AngleBracketed(args) if ident == "Option" => {
-                        match args.args.first()? {
-                            syn::GenericArgument::Type(inner) => {
-                                Some(format!("Option<{}>", name(inner)?))
-                            }
-                            _ => None,
-                        }
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        }
-    }
-    match field.serde.custom_serialized.is_empty() {
-        true => name(field.ty).unwrap_or_default(),
-        false => String::new(),
-    }
-}
-
 /// The most scope fields `seqid::scoped::Fields` is implemented for
 /// (`seqid::scoped::MAX_FIELDS`).
 const SCOPE_FIELDS_TYPED: usize = 6;
-
-/// A strategy as a type.
-fn kind_marker(strategy: StrategyKind) -> TokenStream {
-    match strategy {
-        StrategyKind::Counters => quote!(::seqid::kind::Counters),
-        StrategyKind::Optimistic => quote!(::seqid::kind::Optimistic),
-        StrategyKind::Block => quote!(::seqid::kind::Block),
-        StrategyKind::Gapless => quote!(::seqid::kind::Gapless),
-    }
-}
-
-/// The generated items go in an anonymous const, under the lint allowances of serde's
-/// `dummy.rs`: the code spells every path in full, which the user's lints need not judge.
-pub fn wrap_in_const(code: TokenStream) -> TokenStream {
-    quote! {
-        #[doc(hidden)]
-        #[allow(
-            non_upper_case_globals,
-            unused_attributes,
-            unused_qualifications,
-            clippy::absolute_paths,
-        )]
-        const _: () = {
-            #code
-        };
-    }
-}
-
-/// For the stand-in impl: the type's name where the user wrote it, but resolved at the
-/// call site like the rest of the impl, so that a `#[deprecated]` type is not warned
-/// about (thiserror's `call_site_ident`). The valid impl puts the whole name at the call
-/// site instead, for the reason given there.
-pub fn call_site_ident(ident: &Ident) -> Ident {
-    let mut ident = ident.clone();
-    ident.set_span(ident.span().resolved_at(Span::call_site()));
-    ident
-}
-
-/// `type Id = ...;`, spanned at the field type so that an unsupported type is reported
-/// there, by `IdField`'s `on_unimplemented` message.
-pub fn id_type(field: &Field) -> TokenStream {
-    let ty = field.ty;
-    quote_spanned!(ty.span()=> type Id = #ty;)
-}
-
-/// A sequence's constant (`declared`: `None` when none is declared). Anything absent or
-/// invalid takes its default, which is only a placeholder when an error was reported.
-pub fn sequence(cont: &Container, declared: Option<&Declared>) -> TokenStream {
-    let settings = declared.map(|declared| declared.attr);
-
-    let name = match settings.and_then(SeqId::name) {
-        Some(name) => name.clone(),
-        None => LitStr::new("", cont.ident.span()),
-    };
-    let collection = collection(cont);
-    let preset = settings.and_then(|s| value(&s.layout)).copied();
-    let counters = match (settings.and_then(|s| value(&s.counters)), preset) {
-        (Some(lit), _) => quote!(#lit),
-        (None, Some(preset)) => {
-            let name = preset.default_counters();
-            quote!(#name)
-        }
-        (None, None) => quote!(::seqid::DEFAULT_COUNTERS),
-    };
-    let layout = settings.map_or_else(|| quote!(::seqid::Layout::TUTORIAL), layout);
-    let strategy = match declared.map_or(StrategyKind::Counters, Declared::strategy) {
-        StrategyKind::Counters => quote!(::seqid::__private::counters()),
-        StrategyKind::Optimistic => {
-            let attempts = optional(settings.and_then(|s| value(&s.max_attempts)));
-            let budget = optional(settings.and_then(|s| value(&s.time_budget_ms)));
-            quote!(::seqid::__private::optimistic(#attempts, #budget))
-        }
-        StrategyKind::Block => {
-            let n = count(
-                settings.and_then(|s| value(&s.block_size)),
-                quote!(::seqid::DEFAULT_BLOCK_SIZE),
-            );
-            quote!(::seqid::__private::block(#n))
-        }
-        StrategyKind::Gapless => quote!(::seqid::__private::gapless()),
-    };
-    let counter_write_concern = match settings.and_then(|s| value(&s.counter_write_concern)) {
-        Some(CounterWrite::Database) => quote!(::seqid::CounterWriteConcern::Database),
-        Some(CounterWrite::Majority) | None => quote!(::seqid::CounterWriteConcern::Majority),
-    };
-    let start = match (settings.and_then(|s| value(&s.start)), preset) {
-        (Some(&n), _) => Literal::i64_suffixed(n).into_token_stream(),
-        (None, Some(preset)) => Literal::i64_suffixed(preset.first_id()).into_token_stream(),
-        (None, None) => quote!(::seqid::DEFAULT_START),
-    };
-    let field = declared.map_or("_id", Declared::key);
-    let scope_fields = declared.map_or(&[][..], |declared| &declared.scope[..]);
-    let scope = scope_fields.iter().map(|field| &field.ser_name);
-    let scope_types = scope_fields.iter().map(|field| scope_type_name(field));
-    quote! {
-        ::seqid::__private::sequence(::seqid::__private::Parts {
-            name: #name,
-            collection: #collection,
-            counters: #counters,
-            layout: #layout,
-            strategy: #strategy,
-            counter_write_concern: #counter_write_concern,
-            start: #start,
-            field: #field,
-            scope: &[#(#scope),*],
-            scope_types: &[#(#scope_types),*],
-        })
-    }
-}
-
-/// The collection the documents go into: the struct's, whichever attribute declares the
-/// sequence, or its default (invalid: the default, the error reported already).
-pub fn collection(cont: &Container) -> LitStr {
-    match cont
-        .seq_id
-        .as_ref()
-        .and_then(|attr| value(&attr.collection))
-    {
-        Some(lit) => lit.clone(),
-        None => LitStr::new(
-            &snake_case(&cont.ident.unraw().to_string()),
-            cont.ident.span(),
-        ),
-    }
-}
-
-/// The counter's layout: a tool's preset, or the one the `counter_*` keys describe, with
-/// the step if one is given.
-fn layout(settings: &SeqId) -> TokenStream {
-    let given = |setting: &Option<Setting<LitStr>>| value(setting).map(LitStr::value);
-    let preset = value(&settings.layout).copied();
-    let by_hand = [
-        &settings.counter_name,
-        &settings.counter_field,
-        &settings.counter_value,
-    ]
-    .iter()
-    .any(|setting| setting.is_some())
-        || settings.counter_holds.is_some();
-    let layout = match preset {
-        Some(preset) => {
-            let constant = Ident::new(preset.constant(), Span::call_site());
-            quote!(::seqid::Layout::#constant)
-        }
-        None if by_hand => {
-            let name = given(&settings.counter_name).unwrap_or_else(|| "_id".to_owned());
-            let field = given(&settings.counter_field);
-            let value_key = given(&settings.counter_value).unwrap_or_else(|| "seq".to_owned());
-            let next = value(&settings.counter_holds) == Some(&HoldsKind::Next);
-            let field_tokens = match &field {
-                Some(field) => quote!(::seqid::__private::core::option::Option::Some(#field)),
-                None => quote!(::seqid::__private::core::option::Option::None),
-            };
-            // The unique index on the fields that find the counter, in the order declared.
-            let index = std::iter::once(&name).chain(field.as_ref());
-            quote! {
-                ::seqid::__private::custom(#name, #field_tokens, #value_key, #next, &[#(#index),*])
-            }
-        }
-        None => quote!(::seqid::Layout::TUTORIAL),
-    };
-    match value(&settings.step) {
-        Some(&step) => {
-            let step = Literal::u32_suffixed(step);
-            quote!(::seqid::__private::stepped(#layout, #step))
-        }
-        None => layout,
-    }
-}
-
-/// The value of a setting that was given and valid.
-fn value<T>(setting: &Option<Setting<T>>) -> Option<&T> {
-    setting.as_ref().and_then(|setting| setting.value.as_ref())
-}
-
-/// A `max_attempts` or `time_budget_ms` value as an `Option<u32>`: `None` leaves the
-/// runtime's default.
-fn optional(value: Option<&u32>) -> TokenStream {
-    match value {
-        Some(&n) => {
-            let n = Literal::u32_suffixed(n);
-            quote!(::seqid::__private::core::option::Option::Some(#n))
-        }
-        None => quote!(::seqid::__private::core::option::Option::None),
-    }
-}
-
-/// A `block_size` value, or the runtime's default constant.
-fn count(value: Option<&u32>, default: TokenStream) -> TokenStream {
-    match value {
-        Some(&n) => Literal::u32_suffixed(n).into_token_stream(),
-        None => default,
-    }
-}

@@ -9,12 +9,10 @@ use syn::ext::IdentExt;
 use syn::parse_quote;
 
 use crate::ast::Container;
-use crate::attr::SeqId;
+use crate::attr::seq_id::SeqId;
 use crate::declaration::Declaration;
-use crate::expand::{
-    call_site_ident, id_type, kind_type, on_fields, sequence, sequence_on_id, wrap_in_const,
-};
-use crate::object_id::is_object_id;
+use crate::tokens::{call_site_ident, id_type, kind_type, sequence, sequence_on_id, wrap_in_const};
+use crate::types::is_object_id;
 
 pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> TokenStream {
     let errors = errors.to_compile_error();
@@ -65,7 +63,9 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
         });
     // And those of the sequences on fields (a field with both attributes, a mistake, gets
     // the display's).
-    let numbers = on_fields(decl).filter(|(_, _, field)| field.display.is_none());
+    let numbers = decl
+        .on_fields()
+        .filter(|(_, _, field)| field.display.is_none());
     let finders = finders.chain(numbers.map(|(_, _, field)| {
         let function = format_ident!("find_by_{}", field.ident.unraw());
         quote! {

@@ -6,10 +6,11 @@
 use syn::ext::IdentExt;
 
 use crate::ast::Container;
-use crate::attr::{NumberedKind, Setting, StrategyKind};
+use crate::attr::kind::{NumberedKind, StrategyKind};
+use crate::attr::seq_id::Setting;
 use crate::ctxt::Ctxt;
 use crate::declaration::{Declaration, Declared};
-use crate::layout::is_option;
+use crate::types::is_option;
 
 /// Reports, at its `numbered` key, the first reason `declared` cannot be numbered later,
 /// if it says `numbered = "later"`.

@@ -4,11 +4,13 @@
 //! step where the tool always adds 1, a first id of 0 in a field that reads 0 as unset.
 
 use syn::ext::IdentExt;
-use syn::{Ident, LitStr, Type};
+use syn::{Ident, LitStr};
 
-use crate::attr::{SeqId, Setting, StrategyKind};
+use crate::attr::kind::{LayoutKind, StrategyKind};
+use crate::attr::seq_id::{SeqId, value};
 use crate::ctxt::Ctxt;
 use crate::declaration::Declared;
+use crate::types::is_option;
 
 pub fn check(cx: &Ctxt, declared: &Declared) {
     let attr = declared.attr;
@@ -21,11 +23,6 @@ pub fn check(cx: &Ctxt, declared: &Declared) {
         }
     }
     check_first_id(cx, declared);
-}
-
-/// The value of a setting that was given and valid.
-fn value<T>(setting: &Option<Setting<T>>) -> Option<&T> {
-    setting.as_ref().and_then(|setting| setting.value.as_ref())
 }
 
 /// The keys that describe a layout by hand, those given.
@@ -99,9 +96,7 @@ fn check_preset(cx: &Ctxt, attr: &SeqId) {
             ),
         );
     }
-    if let (Some(counters), crate::attr::LayoutKind::MongooseAutoIncrement) =
-        (&attr.counters, preset)
-    {
+    if let (Some(counters), LayoutKind::MongooseAutoIncrement) = (&attr.counters, preset) {
         cx.error_spanned_by(
             &counters.key,
             "mongoose-auto-increment keeps its counters in `identitycounters`, which it has \
@@ -207,19 +202,5 @@ fn check_first_id(cx: &Ctxt, declared: &Declared) {
             ),
         ),
         (None, None) => {}
-    }
-}
-
-/// Whether `ty` is written `Option<...>` (a path ending in `Option`).
-pub fn is_option(ty: &Type) -> bool {
-    match ty {
-        Type::Path(path) => path
-            .path
-            .segments
-            .last()
-            .is_some_and(|segment| segment.ident == "Option"),
-        Type::Group(group) => is_option(&group.elem),
-        Type::Paren(paren) => is_option(&paren.elem),
-        _ => false,
     }
 }

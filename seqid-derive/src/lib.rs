@@ -5,14 +5,20 @@
 //! names `::seqid`'s items, so it compiles only where `seqid` is a dependency. The
 //! attributes it reads are documented on [`Document`](derive@Document).
 //!
-//! `lib.rs` only dispatches: `ast` models the input, `attr` reads the attributes,
-//! `declaration` finds the one that declares the sequence and the field it fills, `scope`
-//! resolves the scope fields, `valid` checks the rest against each other (`layout` the
-//! counter's layout, step and first id, `later` a sequence numbered later, `display` the
-//! display codes, `natural` the fields of the natural key, `object_id` an ObjectId where a
-//! sequence would put its number), `expand` writes the impl (or, on error, `fallback` a
-//! stand-in next to the errors), and `ctxt` gathers every error so one build reports them
-//! all.
+//! A pipeline in three stages, each using only the ones before it; `lib.rs` runs them:
+//!
+//! - parse: `ast` models the input, reading each attribute through `attr` (a file per
+//!   attribute); `declaration` finds the attributes that declare sequences, the fields they
+//!   fill and the primary one, with `scope` resolving the scope fields;
+//! - check: `valid` checks the sequences against each other and the struct (`layout` the
+//!   counter's layout, step and first id, `later` a sequence numbered later, `object_id` an
+//!   ObjectId where a sequence would put its number); `display` parses, checks and
+//!   resolves the display codes, `natural` the fields of the natural key;
+//! - expand: `expand` writes the impl of a valid input, or `fallback`, on error, a stand-in
+//!   next to the errors, both from the pieces of `tokens`.
+//!
+//! Below every stage, `ctxt` gathers the errors so that one build reports them all, `case`
+//! converts names, and `types` tells what a field's type is written as.
 
 #![warn(missing_docs)]
 
@@ -29,10 +35,17 @@ mod layout;
 mod natural;
 mod object_id;
 mod scope;
+mod tokens;
+mod types;
 mod valid;
 
 use proc_macro::TokenStream;
+use proc_macro2::Span;
 use syn::{DeriveInput, parse_macro_input};
+
+use crate::ast::Container;
+use crate::ctxt::Ctxt;
+use crate::declaration::Declaration;
 
 /// Implements `seqid::Model` (and with it `seqid::Document`): a field of the type is
 /// filled from a sequence.
@@ -338,5 +351,31 @@ use syn::{DeriveInput, parse_macro_input};
 #[proc_macro_derive(Document, attributes(seq_id, seq_display, seq_key))]
 pub fn derive_document(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand::derive(&input).into()
+    derive(&input).into()
+}
+
+/// Parses and checks `input`, every error into one `Ctxt`, then writes the impl, or the
+/// errors and the stand-in impl.
+fn derive(input: &DeriveInput) -> proc_macro2::TokenStream {
+    let cx = Ctxt::new();
+    let cont = Container::from_ast(&cx, input);
+    let decl = Declaration::from_container(&cx, &cont);
+    valid::check(&cx, &cont, &decl);
+    let displays = display::resolve(&cx, &cont, &decl);
+    let keys = natural::resolve(&cx, &cont, &decl);
+    match (cx.check(), decl.field()) {
+        (Ok(()), Some(field)) => expand::impl_document(&cont, &decl, &displays, &keys, field),
+        // A missing sequence or `_id` field is reported, so this is not reached; stay
+        // total anyway.
+        (Ok(()), None) => fallback::expand(
+            &cont,
+            &decl,
+            syn::Error::new(
+                Span::call_site(),
+                "internal error in #[derive(Document)]: no field for the sequence, yet no \
+                 error",
+            ),
+        ),
+        (Err(errors), _) => fallback::expand(&cont, &decl, errors),
+    }
 }

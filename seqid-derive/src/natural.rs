@@ -2,14 +2,11 @@
 //! document has before it is stored, written by serde as itself: `find_or_insert` looks
 //! the document up by those values before the insert takes any number.
 
-use std::ptr;
-
 use syn::ext::IdentExt;
 
 use crate::ast::{Container, Field};
 use crate::ctxt::Ctxt;
 use crate::declaration::Declaration;
-use crate::expand::fills_object_id;
 
 /// What to do instead, after each reason a field cannot be in the key.
 const MARK_OTHERS: &str = "mark the fields whose values identify a document (an email, a \
@@ -32,10 +29,7 @@ pub fn resolve<'c>(cx: &Ctxt, cont: &'c Container<'c>, decl: &Declaration) -> Ve
 /// Why `field` cannot be in the natural key, if it cannot: the first reason only.
 fn problem(decl: &Declaration, field: &Field) -> Option<String> {
     let name = field.ident.unraw();
-    let filler = decl
-        .sequences
-        .iter()
-        .find(|declared| declared.field.is_some_and(|f| ptr::eq(f, field)));
+    let filler = decl.filling(field);
     // A field's own `#[seq_id]` counts even where it is refused (on `_id`, reported).
     if filler.is_some() || field.seq_id.is_some() {
         let sequence = filler
@@ -51,7 +45,7 @@ fn problem(decl: &Declaration, field: &Field) -> Option<String> {
              document before it is stored; {MARK_OTHERS}"
         ));
     }
-    if field.is_id() && fills_object_id(decl, field) {
+    if field.is_id() && decl.fills_object_id(field) {
         return Some(format!(
             "`{name}` is the `_id` the insert fills with a new ObjectId: the insert makes it, \
              so it cannot identify the document before it is stored; {MARK_OTHERS}"

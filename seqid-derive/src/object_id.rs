@@ -4,12 +4,11 @@
 //! `ObjectId`, alone or in an `Option`.
 
 use syn::ext::IdentExt;
-use syn::{GenericArgument, PathArguments, PathSegment, Type};
 
 use crate::ast::Container;
 use crate::ctxt::Ctxt;
 use crate::declaration::{Declared, name_or_placeholder};
-use crate::expand::collection;
+use crate::types::is_object_id;
 
 /// Reports, at its type, the field `declared` fills if that field is an ObjectId.
 pub fn check(cx: &Ctxt, cont: &Container, declared: &Declared) {
@@ -29,7 +28,7 @@ pub fn check(cx: &Ctxt, cont: &Container, declared: &Declared) {
              with `#[seq_id(collection = {collection:?})]` on the struct; or make `_id` an \
              integer (`i64`)",
             name = name_or_placeholder(attr),
-            collection = collection(cont).value(),
+            collection = cont.collection().value(),
         )
     } else {
         format!(
@@ -39,39 +38,4 @@ pub fn check(cx: &Ctxt, cont: &Container, declared: &Declared) {
         )
     };
     cx.error_spanned_by(field.ty, message);
-}
-
-/// Whether `ty` is written `ObjectId` or `Option<ObjectId>` (any path to either).
-pub fn is_object_id(ty: &Type) -> bool {
-    is_plain_object_id(ty) || is_option_of_object_id(ty)
-}
-
-/// Whether `ty` is written `Option<ObjectId>` (any path to either).
-pub fn is_option_of_object_id(ty: &Type) -> bool {
-    let Some(option) = last_segment(ty).filter(|segment| segment.ident == "Option") else {
-        return false;
-    };
-    let PathArguments::AngleBracketed(args) = &option.arguments else {
-        return false;
-    };
-    let mut args = args.args.iter();
-    match (args.next(), args.next()) {
-        (Some(GenericArgument::Type(inner)), None) => is_plain_object_id(inner),
-        _ => false,
-    }
-}
-
-fn is_plain_object_id(ty: &Type) -> bool {
-    last_segment(ty)
-        .is_some_and(|segment| segment.ident == "ObjectId" && segment.arguments.is_none())
-}
-
-/// The last segment of a type written as a path (`a::b::C<T>`: `C<T>`).
-fn last_segment(ty: &Type) -> Option<&PathSegment> {
-    match ty {
-        Type::Path(path) if path.qself.is_none() => path.path.segments.last(),
-        Type::Group(group) => last_segment(&group.elem),
-        Type::Paren(paren) => last_segment(&paren.elem),
-        _ => None,
-    }
 }

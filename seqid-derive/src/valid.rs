@@ -7,7 +7,8 @@ use syn::LitStr;
 use syn::ext::IdentExt;
 
 use crate::ast::{Container, Data, Field};
-use crate::attr::{SeqId, Setting, StrategyKind};
+use crate::attr::kind::StrategyKind;
+use crate::attr::seq_id::{SeqId, Setting};
 use crate::ctxt::Ctxt;
 use crate::declaration::Declaration;
 use crate::{later, layout, object_id};

@@ -1,0 +1,34 @@
+//! The attributes the derive reads, one file each, into typed values that keep their
+//! spans for error messages: `seq_id` reads `#[seq_id(...)]` (on the struct or on a field:
+//! one parser for both), its keys' values through `literal` and the names some of them
+//! choose among from `kind`; `seq_display` reads `#[seq_display("...")]`, `seq_key`
+//! `#[seq_key]`, and `serde` the few `#[serde(...)]` keys that decide the serialized key of
+//! a field or what is written under it. Whether an attribute or a key is in its place is
+//! decided later, by `declaration` and `valid`, which see the whole struct.
+
+use syn::Attribute;
+
+use crate::ctxt::Ctxt;
+
+pub mod kind;
+mod literal;
+pub mod seq_display;
+pub mod seq_id;
+pub mod seq_key;
+pub mod serde;
+
+/// The first attribute named `name` among `attrs`, if any: each of seqid's attributes
+/// goes once on an item, and every other one is reported at itself, with `repeated`.
+fn first<'a>(
+    cx: &Ctxt,
+    attrs: &'a [Attribute],
+    name: &str,
+    repeated: &str,
+) -> Option<&'a Attribute> {
+    let mut found = attrs.iter().filter(|attr| attr.path().is_ident(name));
+    let first = found.next()?;
+    for again in found {
+        cx.error_spanned_by(again, repeated);
+    }
+    Some(first)
+}

@@ -1,0 +1,306 @@
+//! `#[seq_id("name", key = value, ...)]`, on the struct or on a field: one parser for both.
+//! Which attribute declares a sequence, and whether a key is in its place there, is
+//! decided by `declaration`, which sees the whole struct.
+
+use syn::ext::IdentExt;
+use syn::parse::ParseStream;
+use syn::{Attribute, Expr, Ident, LitStr, Meta, Token};
+
+use super::first;
+use super::kind::{CounterWrite, HoldsKind, LayoutKind, NumberedKind, StrategyKind};
+use super::literal::{bounded, choice, counter_key, positive_u32, scope, string};
+use crate::ctxt::Ctxt;
+
+/// The keys `#[seq_id]` accepts after the name, for the "unknown key" message.
+const KEYS: &str = "`collection`, `counters`, `strategy`, `max_attempts`, `time_budget_ms`, \
+                    `block_size`, `counter_write_concern`, `start`, `step`, `scope`, `layout`, \
+                    `counter_name`, `counter_field`, `counter_value`, `counter_holds`, `numbered`";
+
+const REPEATED: &str = "duplicate #[seq_id] attribute: an item declares one sequence at most \
+                        (a field holds one number); declare another sequence on a field of its \
+                        own";
+
+/// A `key = value` setting. `value` is `None` when the value was invalid: that error is
+/// already reported, and checks that depend on the value are skipped rather than piled on.
+pub struct Setting<T> {
+    pub key: Ident,
+    pub value: Option<T>,
+}
+
+/// The value of a setting that was given and valid.
+pub fn value<T>(setting: &Option<Setting<T>>) -> Option<&T> {
+    setting.as_ref().and_then(|setting| setting.value.as_ref())
+}
+
+/// The first argument of `#[seq_id(...)]`.
+pub enum Name {
+    /// A string literal: the sequence name.
+    Given(LitStr),
+    /// Nothing before the keys (or no arguments): the attribute names no sequence.
+    Absent,
+    /// Something unreadable where the name goes, already reported: the attribute meant
+    /// to name a sequence.
+    Invalid,
+}
+
+/// `#[seq_id("name", key = value, ...)]`, each part as written. Absent keys take their
+/// defaults at expansion.
+pub struct SeqId {
+    /// The whole attribute, where errors about the attribute itself point.
+    pub attr: Attribute,
+    pub name: Name,
+    pub collection: Option<Setting<LitStr>>,
+    pub counters: Option<Setting<LitStr>>,
+    pub strategy: Option<Setting<StrategyKind>>,
+    pub max_attempts: Option<Setting<u32>>,
+    pub time_budget_ms: Option<Setting<u32>>,
+    pub block_size: Option<Setting<u32>>,
+    pub counter_write_concern: Option<Setting<CounterWrite>>,
+    pub start: Option<Setting<i64>>,
+    pub step: Option<Setting<u32>>,
+    /// The fields, by Rust name, whose values the numbers are counted per.
+    pub scope: Option<Setting<Vec<LitStr>>>,
+    pub layout: Option<Setting<LayoutKind>>,
+    pub counter_name: Option<Setting<LitStr>>,
+    pub counter_field: Option<Setting<LitStr>>,
+    pub counter_value: Option<Setting<LitStr>>,
+    pub counter_holds: Option<Setting<HoldsKind>>,
+    pub numbered: Option<Setting<NumberedKind>>,
+    /// The keys stored (known ones, not repeated), in the order written, for checks that
+    /// refuse keys by where the attribute is: their errors then come in source order.
+    pub keys: Vec<Ident>,
+}
+
+impl SeqId {
+    /// Reads the `#[seq_id]` of a struct or of a field, if any. Only the first counts: a
+    /// second one is reported.
+    pub fn from_attrs(cx: &Ctxt, attrs: &[Attribute]) -> Option<SeqId> {
+        let first = first(cx, attrs, "seq_id", REPEATED)?;
+        let mut seq_id = SeqId {
+            attr: first.clone(),
+            name: Name::Absent,
+            collection: None,
+            counters: None,
+            strategy: None,
+            max_attempts: None,
+            time_budget_ms: None,
+            block_size: None,
+            counter_write_concern: None,
+            start: None,
+            step: None,
+            scope: None,
+            layout: None,
+            counter_name: None,
+            counter_field: None,
+            counter_value: None,
+            counter_holds: None,
+            numbered: None,
+            keys: Vec::new(),
+        };
+        seq_id.parse(cx, first);
+        Some(seq_id)
+    }
+
+    /// The sequence name, when one was written and is a string literal.
+    pub fn name(&self) -> Option<&LitStr> {
+        match &self.name {
+            Name::Given(name) => Some(name),
+            Name::Absent | Name::Invalid => None,
+        }
+    }
+
+    /// Whether the attribute says `numbered = "later"`.
+    pub fn numbered_later(&self) -> bool {
+        matches!(
+            self.numbered,
+            Some(Setting {
+                value: Some(NumberedKind::Later),
+                ..
+            })
+        )
+    }
+
+    /// Whether the attribute names a sequence (its name may be invalid, and reported).
+    pub fn names_a_sequence(&self) -> bool {
+        !matches!(self.name, Name::Absent)
+    }
+
+    fn parse(&mut self, cx: &Ctxt, attr: &Attribute) {
+        let list = match &attr.meta {
+            // A bare `#[seq_id]` names nothing; whether that is an error depends on where
+            // it is and what else the struct declares.
+            Meta::Path(_) => return,
+            Meta::List(list) => list,
+            Meta::NameValue(meta) => {
+                self.name = Name::Invalid;
+                cx.error_spanned_by(
+                    meta,
+                    "the arguments of #[seq_id] go in parentheses: #[seq_id(\"name\", ...)]",
+                );
+                return;
+            }
+        };
+        if let Err(err) = list.parse_args_with(|input: ParseStream| self.parse_args(cx, input)) {
+            // The arguments stopped being readable: do not also report a missing name.
+            if let Name::Absent = self.name {
+                self.name = Name::Invalid;
+            }
+            cx.syn_error(err);
+        }
+    }
+
+    /// Parses `"name", key = value, ...`.
+    fn parse_args(&mut self, cx: &Ctxt, input: ParseStream) -> syn::Result<()> {
+        let mut first = true;
+        while !input.is_empty() {
+            if input.peek(Ident::peek_any) && input.peek2(Token![=]) {
+                let key = input.call(Ident::parse_any)?;
+                input.parse::<Token![=]>()?;
+                let value: Expr = input.parse()?;
+                self.set(cx, key, &value);
+            } else {
+                let value: Expr = input.parse()?;
+                if first {
+                    self.name = match string(cx, &value, "the sequence name", "\"users\"") {
+                        Some(name) => Name::Given(name),
+                        None => Name::Invalid,
+                    };
+                } else {
+                    cx.error_spanned_by(
+                        &value,
+                        "unexpected argument: after the sequence name, write `key = value`",
+                    );
+                }
+            }
+            first = false;
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+        }
+        Ok(())
+    }
+
+    fn set(&mut self, cx: &Ctxt, key: Ident, value: &Expr) {
+        let name = key.unraw().to_string();
+        let known = match name.as_str() {
+            "collection" => {
+                let parsed = string(cx, value, "`collection`", "\"users\"");
+                put(cx, &mut self.collection, key, parsed)
+            }
+            "counters" => {
+                let parsed = string(cx, value, "`counters`", "\"counters\"");
+                put(cx, &mut self.counters, key, parsed)
+            }
+            "strategy" => {
+                let choices = StrategyKind::ALL.map(|kind| (kind.name(), kind));
+                let expected = "\"counters\", \"optimistic\", \"block\" or \"gapless\"";
+                let parsed = choice(cx, value, &name, "\"block\"", &choices, expected);
+                put(cx, &mut self.strategy, key, parsed)
+            }
+            "start" => {
+                // 0 is a first id for the tools that count from 0 (`valid` then asks for
+                // an `Option` field, where 0 is not "unset").
+                let parsed = bounded(cx, value, &name, "i64", "an i64", 0, i64::MAX as u128)
+                    .map(|n| n as i64);
+                put(cx, &mut self.start, key, parsed)
+            }
+            "step" => {
+                let parsed = positive_u32(cx, value, &name);
+                put(cx, &mut self.step, key, parsed)
+            }
+            "layout" => {
+                let choices = LayoutKind::ALL.map(|kind| (kind.name(), kind));
+                let names: Vec<String> = choices
+                    .iter()
+                    .map(|(name, _)| format!("{name:?}"))
+                    .collect();
+                let expected = format!(
+                    "one of {}; for another tool's counter, describe it with `counter_name`, \
+                     `counter_field`, `counter_value` and `counter_holds` instead",
+                    names.join(", ")
+                );
+                let parsed = choice(cx, value, &name, "\"mongoengine\"", &choices, &expected);
+                put(cx, &mut self.layout, key, parsed)
+            }
+            "counter_name" => {
+                let parsed = counter_key(cx, value, &name, "\"model\"");
+                put(cx, &mut self.counter_name, key, parsed)
+            }
+            "counter_field" => {
+                let parsed = counter_key(cx, value, &name, "\"field\"");
+                put(cx, &mut self.counter_field, key, parsed)
+            }
+            "counter_value" => {
+                let parsed = counter_key(cx, value, &name, "\"count\"");
+                put(cx, &mut self.counter_value, key, parsed)
+            }
+            "counter_holds" => {
+                let choices = [("last", HoldsKind::Last), ("next", HoldsKind::Next)];
+                let expected = "\"last\" (the counter holds the last id handed out, the \
+                                default) or \"next\" (the next id to hand out)";
+                let parsed = choice(cx, value, &name, "\"last\"", &choices, expected);
+                put(cx, &mut self.counter_holds, key, parsed)
+            }
+            "numbered" => {
+                let choices = [
+                    ("insert", NumberedKind::Insert),
+                    ("later", NumberedKind::Later),
+                ];
+                let expected = "\"insert\" (`insert` numbers the document, the default) or \
+                                \"later\" (drafts are stored without a number, and \
+                                `number_draft` numbers each when it is issued)";
+                let parsed = choice(cx, value, &name, "\"later\"", &choices, expected);
+                put(cx, &mut self.numbered, key, parsed)
+            }
+            "max_attempts" => {
+                let parsed = positive_u32(cx, value, &name);
+                put(cx, &mut self.max_attempts, key, parsed)
+            }
+            "time_budget_ms" => {
+                let parsed = positive_u32(cx, value, &name);
+                put(cx, &mut self.time_budget_ms, key, parsed)
+            }
+            "block_size" => {
+                let parsed = positive_u32(cx, value, &name);
+                put(cx, &mut self.block_size, key, parsed)
+            }
+            "counter_write_concern" => {
+                let choices = CounterWrite::ALL.map(|concern| (concern.name(), concern));
+                let expected = "\"majority\" (the default) or \"database\" (the database's own)";
+                let parsed = choice(cx, value, &name, "\"majority\"", &choices, expected);
+                put(cx, &mut self.counter_write_concern, key, parsed)
+            }
+            "scope" => {
+                let parsed = scope(cx, value);
+                put(cx, &mut self.scope, key, parsed)
+            }
+            _ => {
+                cx.error_spanned_by(
+                    &key,
+                    format!("unknown key `{name}` in #[seq_id]: expected one of {KEYS}"),
+                );
+                None
+            }
+        };
+        self.keys.extend(known);
+    }
+}
+
+/// Stores a setting, refusing a key given twice (the error points at the second).
+/// Returns the key when stored.
+fn put<T>(cx: &Ctxt, slot: &mut Option<Setting<T>>, key: Ident, value: Option<T>) -> Option<Ident> {
+    if slot.is_some() {
+        cx.error_spanned_by(
+            &key,
+            format!("duplicate key `{}` in #[seq_id]", key.unraw()),
+        );
+        None
+    } else {
+        *slot = Some(Setting {
+            key: key.clone(),
+            value,
+        });
+        Some(key)
+    }
+}

@@ -1,0 +1,245 @@
+//! The tokens that both the valid impl (`expand`) and the stand-in (`fallback`) write: the
+//! anonymous const around the items, the type's name, `type Id` and `type Kind`, a
+//! sequence's constant, the impl of `SequenceOnId`. It imports neither of them, so that
+//! neither needs the other.
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{Ident, LitStr};
+
+use crate::ast::{Container, Field};
+use crate::attr::kind::{CounterWrite, HoldsKind, StrategyKind};
+use crate::attr::seq_id::{SeqId, Setting, value};
+use crate::declaration::{Declaration, Declared};
+
+/// The generated items go in an anonymous const, under the lint allowances of serde's
+/// `dummy.rs`: the code spells every path in full, which the user's lints need not judge.
+pub fn wrap_in_const(code: TokenStream) -> TokenStream {
+    quote! {
+        #[doc(hidden)]
+        #[allow(
+            non_upper_case_globals,
+            unused_attributes,
+            unused_qualifications,
+            clippy::absolute_paths,
+        )]
+        const _: () = {
+            #code
+        };
+    }
+}
+
+/// For the stand-in impl: the type's name where the user wrote it, but resolved at the
+/// call site like the rest of the impl, so that a `#[deprecated]` type is not warned
+/// about (thiserror's `call_site_ident`). The valid impl puts the whole name at the call
+/// site instead, for the reason given in `expand`.
+pub fn call_site_ident(ident: &Ident) -> Ident {
+    let mut ident = ident.clone();
+    ident.set_span(ident.span().resolved_at(Span::call_site()));
+    ident
+}
+
+/// `type Id = ...;`, spanned at the field type so that an unsupported type is reported
+/// there, by `IdField`'s `on_unimplemented` message.
+pub fn id_type(field: &Field) -> TokenStream {
+    let ty = field.ty;
+    quote_spanned!(ty.span()=> type Id = #ty;)
+}
+
+/// `type Kind = ...;`: the primary's strategy as a type.
+pub fn kind_type(decl: &Declaration) -> TokenStream {
+    let marker = kind_marker(decl.strategy());
+    quote!(type Kind = #marker;)
+}
+
+/// A strategy as a type.
+pub fn kind_marker(strategy: StrategyKind) -> TokenStream {
+    match strategy {
+        StrategyKind::Counters => quote!(::seqid::kind::Counters),
+        StrategyKind::Optimistic => quote!(::seqid::kind::Optimistic),
+        StrategyKind::Block => quote!(::seqid::kind::Block),
+        StrategyKind::Gapless => quote!(::seqid::kind::Gapless),
+    }
+}
+
+/// The impl of `SequenceOnId`, which lets `find_by_id` be called: for a type whose
+/// primary sequence numbers `_id`. A type whose sequence numbers a field finds by that
+/// field, with its `find_by_<field>`.
+pub fn sequence_on_id(cont: &Container) -> TokenStream {
+    let mut ident = cont.ident.clone();
+    ident.set_span(Span::call_site());
+    let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
+    // `do_not_recommend`: the message of a type that is not one lists no other type
+    // that is.
+    quote! {
+        #[automatically_derived]
+        #[diagnostic::do_not_recommend]
+        impl #impl_generics ::seqid::__private::SequenceOnId for #ident #ty_generics #where_clause {}
+    }
+}
+
+/// A sequence's constant (`declared`: `None` when none is declared). Anything absent or
+/// invalid takes its default, which is only a placeholder when an error was reported.
+pub fn sequence(cont: &Container, declared: Option<&Declared>) -> TokenStream {
+    let settings = declared.map(|declared| declared.attr);
+
+    let name = match settings.and_then(SeqId::name) {
+        Some(name) => name.clone(),
+        None => LitStr::new("", cont.ident.span()),
+    };
+    let collection = cont.collection();
+    let preset = settings.and_then(|s| value(&s.layout)).copied();
+    let counters = match (settings.and_then(|s| value(&s.counters)), preset) {
+        (Some(lit), _) => quote!(#lit),
+        (None, Some(preset)) => {
+            let name = preset.default_counters();
+            quote!(#name)
+        }
+        (None, None) => quote!(::seqid::DEFAULT_COUNTERS),
+    };
+    let layout = settings.map_or_else(|| quote!(::seqid::Layout::TUTORIAL), layout);
+    let strategy = match declared.map_or(StrategyKind::Counters, Declared::strategy) {
+        StrategyKind::Counters => quote!(::seqid::__private::counters()),
+        StrategyKind::Optimistic => {
+            let attempts = optional(settings.and_then(|s| value(&s.max_attempts)));
+            let budget = optional(settings.and_then(|s| value(&s.time_budget_ms)));
+            quote!(::seqid::__private::optimistic(#attempts, #budget))
+        }
+        StrategyKind::Block => {
+            let n = count(
+                settings.and_then(|s| value(&s.block_size)),
+                quote!(::seqid::DEFAULT_BLOCK_SIZE),
+            );
+            quote!(::seqid::__private::block(#n))
+        }
+        StrategyKind::Gapless => quote!(::seqid::__private::gapless()),
+    };
+    let counter_write_concern = match settings.and_then(|s| value(&s.counter_write_concern)) {
+        Some(CounterWrite::Database) => quote!(::seqid::CounterWriteConcern::Database),
+        Some(CounterWrite::Majority) | None => quote!(::seqid::CounterWriteConcern::Majority),
+    };
+    let start = match (settings.and_then(|s| value(&s.start)), preset) {
+        (Some(&n), _) => Literal::i64_suffixed(n).into_token_stream(),
+        (None, Some(preset)) => Literal::i64_suffixed(preset.first_id()).into_token_stream(),
+        (None, None) => quote!(::seqid::DEFAULT_START),
+    };
+    let field = declared.map_or("_id", Declared::key);
+    let scope_fields = declared.map_or(&[][..], |declared| &declared.scope[..]);
+    let scope = scope_fields.iter().map(|field| &field.ser_name);
+    let scope_types = scope_fields.iter().map(|field| scope_type_name(field));
+    quote! {
+        ::seqid::__private::sequence(::seqid::__private::Parts {
+            name: #name,
+            collection: #collection,
+            counters: #counters,
+            layout: #layout,
+            strategy: #strategy,
+            counter_write_concern: #counter_write_concern,
+            start: #start,
+            field: #field,
+            scope: &[#(#scope),*],
+            scope_types: &[#(#scope_types),*],
+        })
+    }
+}
+
+/// The counter's layout: a tool's preset, or the one the `counter_*` keys describe, with
+/// the step if one is given.
+fn layout(settings: &SeqId) -> TokenStream {
+    let given = |setting: &Option<Setting<LitStr>>| value(setting).map(LitStr::value);
+    let preset = value(&settings.layout).copied();
+    let by_hand = [
+        &settings.counter_name,
+        &settings.counter_field,
+        &settings.counter_value,
+    ]
+    .iter()
+    .any(|setting| setting.is_some())
+        || settings.counter_holds.is_some();
+    let layout = match preset {
+        Some(preset) => {
+            let constant = Ident::new(preset.constant(), Span::call_site());
+            quote!(::seqid::Layout::#constant)
+        }
+        None if by_hand => {
+            let name = given(&settings.counter_name).unwrap_or_else(|| "_id".to_owned());
+            let field = given(&settings.counter_field);
+            let value_key = given(&settings.counter_value).unwrap_or_else(|| "seq".to_owned());
+            let next = value(&settings.counter_holds) == Some(&HoldsKind::Next);
+            let field_tokens = match &field {
+                Some(field) => quote!(::seqid::__private::core::option::Option::Some(#field)),
+                None => quote!(::seqid::__private::core::option::Option::None),
+            };
+            // The unique index on the fields that find the counter, in the order declared.
+            let index = std::iter::once(&name).chain(field.as_ref());
+            quote! {
+                ::seqid::__private::custom(#name, #field_tokens, #value_key, #next, &[#(#index),*])
+            }
+        }
+        None => quote!(::seqid::Layout::TUTORIAL),
+    };
+    match value(&settings.step) {
+        Some(&step) => {
+            let step = Literal::u32_suffixed(step);
+            quote!(::seqid::__private::stepped(#layout, #step))
+        }
+        None => layout,
+    }
+}
+
+/// A scope field's Rust type as `Sequence::scope_types` holds it, which a scope named at
+/// run time is checked against: its last path segment (`i32`, `String`, `ObjectId`),
+/// `Option<...>` around one, `&` before one; empty where the type does not say what is
+/// stored (a field written by other code) or is none of these shapes.
+fn scope_type_name(field: &Field) -> String {
+    fn name(ty: &syn::Type) -> Option<String> {
+        match ty {
+            syn::Type::Reference(reference) => Some(format!("&{}", name(&reference.elem)?)),
+            syn::Type::Group(group) => name(&group.elem),
+            syn::Type::Paren(paren) => name(&paren.elem),
+            syn::Type::Path(path) if path.qself.is_none() => {
+                let last = path.path.segments.last()?;
+                let ident = last.ident.unraw().to_string();
+                match &last.arguments {
+                    syn::PathArguments::None => Some(ident),
+                    syn::PathArguments::AngleBracketed(args) if ident == "Option" => {
+                        match args.args.first()? {
+                            syn::GenericArgument::Type(inner) => {
+                                Some(format!("Option<{}>", name(inner)?))
+                            }
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+    match field.serde.custom_serialized.is_empty() {
+        true => name(field.ty).unwrap_or_default(),
+        false => String::new(),
+    }
+}
+
+/// A `max_attempts` or `time_budget_ms` value as an `Option<u32>`: `None` leaves the
+/// runtime's default.
+fn optional(value: Option<&u32>) -> TokenStream {
+    match value {
+        Some(&n) => {
+            let n = Literal::u32_suffixed(n);
+            quote!(::seqid::__private::core::option::Option::Some(#n))
+        }
+        None => quote!(::seqid::__private::core::option::Option::None),
+    }
+}
+
+/// A `block_size` value, or the runtime's default constant.
+fn count(value: Option<&u32>, default: TokenStream) -> TokenStream {
+    match value {
+        Some(&n) => Literal::u32_suffixed(n).into_token_stream(),
+        None => default,
+    }
+}

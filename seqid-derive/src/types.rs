@@ -1,0 +1,79 @@
+//! What a field's type is, as far as the derive can tell: it sees the type as written,
+//! before names are resolved, so each test reads the path's last segment (`Option`,
+//! `ObjectId`, `String`, `i64`), whatever path leads to it.
+
+use syn::{GenericArgument, PathArguments, PathSegment, Type};
+
+/// Whether `ty` is written `Option<...>` (a path ending in `Option`).
+pub fn is_option(ty: &Type) -> bool {
+    match ty {
+        Type::Path(path) => path
+            .path
+            .segments
+            .last()
+            .is_some_and(|segment| segment.ident == "Option"),
+        Type::Group(group) => is_option(&group.elem),
+        Type::Paren(paren) => is_option(&paren.elem),
+        _ => false,
+    }
+}
+
+/// Whether `ty` is written `ObjectId` or `Option<ObjectId>` (any path to either).
+pub fn is_object_id(ty: &Type) -> bool {
+    is_plain_object_id(ty) || is_option_of_object_id(ty)
+}
+
+/// Whether `ty` is written `Option<ObjectId>` (any path to either).
+pub fn is_option_of_object_id(ty: &Type) -> bool {
+    let Some(option) = last_segment(ty).filter(|segment| segment.ident == "Option") else {
+        return false;
+    };
+    let PathArguments::AngleBracketed(args) = &option.arguments else {
+        return false;
+    };
+    let mut args = args.args.iter();
+    match (args.next(), args.next()) {
+        (Some(GenericArgument::Type(inner)), None) => is_plain_object_id(inner),
+        _ => false,
+    }
+}
+
+fn is_plain_object_id(ty: &Type) -> bool {
+    last_segment(ty)
+        .is_some_and(|segment| segment.ident == "ObjectId" && segment.arguments.is_none())
+}
+
+/// The last segment of a type written as a path (`a::b::C<T>`: `C<T>`).
+fn last_segment(ty: &Type) -> Option<&PathSegment> {
+    match ty {
+        Type::Path(path) if path.qself.is_none() => path.path.segments.last(),
+        Type::Group(group) => last_segment(&group.elem),
+        Type::Paren(paren) => last_segment(&paren.elem),
+        _ => None,
+    }
+}
+
+/// Whether `ty` is written `String` (any path to it).
+pub fn is_string(ty: &Type) -> bool {
+    simple_name(ty).is_some_and(|name| name == "String")
+}
+
+/// Whether `ty` is written as a primitive integer.
+pub fn is_integer(ty: &Type) -> bool {
+    const INTEGERS: [&str; 12] = [
+        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+    ];
+    simple_name(ty).is_some_and(|name| INTEGERS.contains(&name.as_str()))
+}
+
+/// The last segment of a path type without arguments, if `ty` is one (read as written:
+/// not inside parentheses or an invisible group, as [`last_segment`] reads).
+fn simple_name(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Path(path) if path.qself.is_none() => {
+            let last = path.path.segments.last()?;
+            last.arguments.is_none().then(|| last.ident.to_string())
+        }
+        _ => None,
+    }
+}
