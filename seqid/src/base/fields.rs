@@ -8,16 +8,37 @@ use crate::base::model::{IdValue, Model};
 use crate::base::scope::{Key, Scope};
 use crate::base::sequence::{Sequence, Strategy};
 
-/// `Ok` if the id field of `doc` is unset, else [`Error::IdAlreadySet`].
+/// `Ok` if every field the insert fills is unset in `doc`: the primary sequence's id, every
+/// other sequence's ([`Model::OTHERS`]) and every display code (which `insert` writes
+/// with them). Else [`Error::IdAlreadySet`] or [`Error::InvalidCode`] naming the first one
+/// set: a document carrying any of them is never stored under new ids.
 pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
-    match doc.sequence_id().get() {
-        None => Ok(()),
-        Some(value) => Err(Error::IdAlreadySet {
+    if let Some(value) = doc.sequence_id().get() {
+        return Err(Error::IdAlreadySet {
             sequence: &T::SEQUENCE,
             value: value.into(),
             unset: T::Id::UNSET,
-        }),
+        });
     }
+    ensure_companions_unset(doc)
+}
+
+/// [`ensure_unset`] without the primary's id: the other sequences' ids and the codes of a
+/// document whose primary id is unset, when it is sent again (`resume_insert`).
+pub(crate) fn ensure_companions_unset<T: Model>(doc: &T) -> Result<(), Error> {
+    for (index, seq) in T::OTHERS.iter().enumerate() {
+        let Some(field) = doc.other_id(index) else {
+            continue;
+        };
+        if let Some(value) = field.value() {
+            return Err(Error::IdAlreadySet {
+                sequence: seq,
+                value,
+                unset: field.unset_value(),
+            });
+        }
+    }
+    code::ensure_unset(doc)
 }
 
 /// `Ok` unless `T`'s sequence is numbered later, whose documents `operation` (an insert)

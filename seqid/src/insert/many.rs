@@ -39,7 +39,9 @@ use crate::base::code;
 use crate::base::companions::CompanionsOfMany;
 use crate::base::error::Error;
 use crate::base::fate::{Fate, Rejection};
-use crate::base::fields::{carried, ensure_unset, fill_positions, numbered_on_insert, unset};
+use crate::base::fields::{
+    carried, ensure_companions_unset, ensure_unset, fill_positions, numbered_on_insert, unset,
+};
 use crate::base::id::IdField;
 use crate::base::model::{IdValue, Model};
 use crate::base::retry::Tries;
@@ -70,13 +72,8 @@ pub(crate) async fn many<T: Model>(
         Err(error) => return Traced::from(Err(error)),
     };
     // Every id checked before the guard: an id the caller set never reaches it.
-    let checked = numbered_on_insert::<T>("insert_many").and_then(|()| {
-        docs.iter().try_for_each(|doc| {
-            ensure_unset(doc)
-                .and_then(|()| others::ensure_unset(doc))
-                .and_then(|()| code::ensure_unset(doc))
-        })
-    });
+    let checked = numbered_on_insert::<T>("insert_many")
+        .and_then(|()| docs.iter().try_for_each(|doc| ensure_unset(doc)));
     if let Err(error) = checked {
         return cx.finish(Err(error));
     }
@@ -131,7 +128,7 @@ pub(crate) async fn resume_many<T: Model>(
     let checked = numbered_on_insert::<T>("resume_insert_many").and_then(|()| {
         docs.iter()
             .filter(|doc| doc.sequence_id().is_unset())
-            .try_for_each(|doc| others::ensure_unset(doc).and_then(|()| code::ensure_unset(doc)))
+            .try_for_each(ensure_companions_unset)
     });
     if let Err(error) = checked {
         return cx.finish(Err(error));

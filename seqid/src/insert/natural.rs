@@ -29,7 +29,6 @@ use mongodb::bson::Document as BsonDocument;
 use serde::de::DeserializeOwned;
 
 use super::one::{fresh, resume_one};
-use crate::base::code;
 use crate::base::companions::Companions;
 use crate::base::error::Error;
 use crate::base::fields::{ensure_unset, numbered_on_insert};
@@ -43,7 +42,6 @@ use crate::round_trip::gate;
 use crate::round_trip::indexes;
 use crate::round_trip::stored::{self, Stored};
 use crate::round_trip::write;
-use crate::source::others;
 use crate::source::{self, counted};
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
@@ -85,9 +83,7 @@ async fn run<T: Model + DeserializeOwned>(
     source::require_transaction::<T>(cx)?;
     let carried = !doc.sequence_id().is_unset();
     if !carried {
-        ensure_unset(doc)
-            .and_then(|()| others::ensure_unset(doc))
-            .and_then(|()| code::ensure_unset(doc))?;
+        ensure_unset(doc)?;
     }
     let filter = key.filter(seq, &serialized(seq, key, doc)?)?;
     let scope = Scope::of(seq, doc)?;

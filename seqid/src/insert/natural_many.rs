@@ -20,7 +20,6 @@ use serde::de::DeserializeOwned;
 
 use super::many::many_again;
 use super::natural::{KEY_PATIENCE, holds, is_ours, serialized};
-use crate::base::code;
 use crate::base::companions::CompanionsOfMany;
 use crate::base::error::{BulkError, Error, FailedInsert};
 use crate::base::fields::{ensure_unset, numbered_on_insert};
@@ -35,7 +34,6 @@ use crate::round_trip::gate;
 use crate::round_trip::indexes;
 use crate::round_trip::stored::{self, Stored};
 use crate::source;
-use crate::source::others;
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
 use crate::state::turnstile;
@@ -80,9 +78,7 @@ async fn run<T: Model + DeserializeOwned>(
     source::require_transaction::<T>(cx)?;
     // Before anything is read or taken: ids set where they may not be, keys, scopes.
     for doc in docs.iter().filter(|doc| doc.sequence_id().is_unset()) {
-        ensure_unset(doc)
-            .and_then(|()| others::ensure_unset(doc))
-            .and_then(|()| code::ensure_unset(doc))?;
+        ensure_unset(doc)?;
     }
     let filters = docs
         .iter()

@@ -11,7 +11,9 @@ use crate::base::code;
 use crate::base::companions::Companions;
 use crate::base::error::Error;
 use crate::base::fate::Fate;
-use crate::base::fields::{carried, ensure_unset, fill, numbered_on_insert, unset};
+use crate::base::fields::{
+    carried, ensure_companions_unset, ensure_unset, fill, numbered_on_insert, unset,
+};
 use crate::base::future::BoxFuture;
 use crate::base::id::IdField;
 use crate::base::model::{IdValue, Model};
@@ -41,10 +43,7 @@ pub(crate) async fn one<T: Model>(
         Err(error) => return Traced::from(Err(error)),
     };
     // Not held across the await below: the error it may hold is larger than the rest.
-    let checked = numbered_on_insert::<T>("insert")
-        .and_then(|()| ensure_unset(doc))
-        .and_then(|()| others::ensure_unset(doc))
-        .and_then(|()| code::ensure_unset(doc));
+    let checked = numbered_on_insert::<T>("insert").and_then(|()| ensure_unset(doc));
     let scope = match checked.and_then(|()| Scope::of(seq, doc)) {
         Ok(scope) => scope,
         Err(error) => return cx.finish(Err(error)),
@@ -182,7 +181,7 @@ pub(crate) async fn resume<T: Model>(
         return cx.finish(Err(error));
     }
     if doc.sequence_id().is_unset()
-        && let Err(error) = others::ensure_unset(doc).and_then(|()| code::ensure_unset(doc))
+        && let Err(error) = ensure_companions_unset(doc)
     {
         return cx.finish(Err(error));
     }

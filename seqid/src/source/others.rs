@@ -22,24 +22,6 @@ use crate::state::allocator::Handed;
 use crate::state::context::Context;
 use crate::state::registry::Route;
 
-/// `Ok` if every other sequence's id of `doc` is unset, else [`Error::IdAlreadySet`]
-/// naming the first one set.
-pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
-    for (index, seq) in T::OTHERS.iter().enumerate() {
-        let Some(field) = doc.other_id(index) else {
-            continue;
-        };
-        if let Some(value) = field.value() {
-            return Err(Error::IdAlreadySet {
-                sequence: seq,
-                value,
-                unset: field.unset_value(),
-            });
-        }
-    }
-    Ok(())
-}
-
 /// The documents waiting for an id of each other sequence, grouped by that sequence's
 /// scope: `(index in OTHERS, sequence, scope, positions)`, one reservation each.
 pub(crate) struct Wanted {
