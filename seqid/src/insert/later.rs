@@ -5,10 +5,9 @@
 //! caller's session; a filter that finds more than one document is refused, since it
 //! would answer for a document the caller may not mean), an id is taken only if it has no
 //! number yet and no code stored (a code is written with the number, never over the
-//! caller's), and one conditional
-//! update sets the number and the codes that show it (with the caller's own fields, the
-//! state that makes the document "issued") where the number is still unset: `{ _id, field:
-//! null }`. Two callers numbering one draft at once both take an id, and the condition lets
+//! caller's), and one conditional update ([`write::number_draft`]) sets the number and the
+//! codes that show it (with the caller's own fields, the state that makes the document
+//! "issued") where the number is still unset: `{ _id, field: null }`. Two callers numbering one draft at once both take an id, and the condition lets
 //! exactly one update through; the other matches nothing, reads the draft again, and
 //! answers with the number it got. Its own id is a race lost: given back to the handle's
 //! live block with `block`, a gap with `counters` (counted in
@@ -36,11 +35,11 @@ use crate::base::error::Error;
 use crate::base::fields::fill;
 use crate::base::id::IdField;
 use crate::base::model::Model;
-use crate::base::scope::Scope;
+use crate::base::scope::{Scope, grouped};
 use crate::base::sequence::{Sequence, Strategy};
 use crate::base::span::Traced;
 use crate::round_trip::gate;
-use crate::round_trip::stored;
+use crate::round_trip::{stored, write};
 use crate::source::{self, counted};
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
@@ -121,7 +120,7 @@ async fn one<T: Model + DeserializeOwned>(
     let id = counted::take_one(&scope, cx).await?;
     let update = numbered(&mut doc, id, &issue.set)?;
     let at = draft_at(seq, &stored);
-    match write(&at, update, cx).await {
+    match write::number_draft(&at, update, cx).await {
         Ok(true) => Ok(Numbered {
             doc,
             by_this_call: true,
@@ -277,22 +276,20 @@ async fn many<T: Model + DeserializeOwned>(
     }
     // One reservation per scope, all at once (in the caller's transaction, one after the
     // other), for the drafts of that scope in their order.
-    let mut groups: Vec<(Scope, usize)> = Vec::new();
-    for scope in &scopes {
-        match groups.iter_mut().find(|(of, _)| of == scope) {
-            Some((_, count)) => *count += 1,
-            None => groups.push((scope.clone(), 1)),
+    let groups = grouped(scopes.iter().cloned().zip(0..drafts.len()));
+    let counts: Vec<(Scope, usize)> = groups
+        .iter()
+        .map(|(scope, members)| (scope.clone(), members.len()))
+        .collect();
+    let mut ids = vec![0; drafts.len()];
+    for (taken, (_, members)) in counted::take_groups(&counts, cx)
+        .await?
+        .into_iter()
+        .zip(&groups)
+    {
+        for (id, &at) in taken?.take().into_iter().zip(members) {
+            ids[at] = id;
         }
-    }
-    let mut reserved = Vec::with_capacity(groups.len());
-    for taken in counted::take_groups(&groups, cx).await? {
-        reserved.push(taken?.take().into_iter());
-    }
-    let mut ids = Vec::with_capacity(drafts.len());
-    for scope in &scopes {
-        let group = groups.iter().position(|(of, _)| of == scope);
-        let id = group.and_then(|g| reserved[g].next());
-        ids.push(id.expect("one id reserved per draft of its scope"));
     }
     let mut writes = Vec::with_capacity(drafts.len());
     let mut docs = Vec::with_capacity(drafts.len());
@@ -301,7 +298,7 @@ async fn many<T: Model + DeserializeOwned>(
         writes.push((draft_at(seq, &stored), update));
         docs.push(doc);
     }
-    let written = write_all(&writes, cx).await;
+    let written = write::number_drafts(&writes, cx).await;
     let mut numbered = Vec::with_capacity(docs.len());
     let mut first_error = None;
     for (((doc, written), (at, _)), (&id, scope)) in docs
@@ -438,60 +435,4 @@ async fn read<T: Model + DeserializeOwned>(
 ) -> Result<Option<(BsonDocument, T)>, Error> {
     let found = stored::one::<T>(filter, "reading the draft", cx).await?;
     Ok(found.map(|found| (found.stored, found.doc)))
-}
-
-/// The conditional update: whether it matched the draft (still unnumbered).
-async fn write(
-    at: &BsonDocument,
-    update: BsonDocument,
-    cx: &mut Context<'_>,
-) -> Result<bool, Error> {
-    let seq = cx.seq;
-    let collection = cx.collection::<BsonDocument>();
-    let updating = collection.update_one(at.clone(), update);
-    let result = match cx.session.join() {
-        Some(session) => updating.session(session).await,
-        None => updating.await,
-    };
-    let result = result.map_err(|error| {
-        Error::driver(
-            seq,
-            format!("numbering the draft {at} in `{}`", seq.collection),
-            error,
-        )
-    })?;
-    Ok(result.matched_count == 1)
-}
-
-/// [`write`] for every draft: all at once, or one after the other in the caller's
-/// session.
-async fn write_all(
-    writes: &[(BsonDocument, BsonDocument)],
-    cx: &mut Context<'_>,
-) -> Vec<Result<bool, Error>> {
-    if cx.session.join().is_some() {
-        let mut results = Vec::with_capacity(writes.len());
-        for (at, update) in writes {
-            results.push(write(at, update.clone(), cx).await);
-        }
-        return results;
-    }
-    let seq = cx.seq;
-    let collection = cx.collection::<BsonDocument>();
-    let updates = writes.iter().map(|(at, update)| {
-        let collection = collection.clone();
-        async move {
-            let result = collection.update_one(at.clone(), update.clone()).await;
-            result
-                .map(|result| result.matched_count == 1)
-                .map_err(|error| {
-                    Error::driver(
-                        seq,
-                        format!("numbering the draft {at} in `{}`", seq.collection),
-                        error,
-                    )
-                })
-        }
-    });
-    futures_util::future::join_all(updates).await
 }

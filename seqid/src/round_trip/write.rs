@@ -1,4 +1,5 @@
-//! The writes to the target collection, and what became of each document written.
+//! The writes to the target collection, and what became of each document written; and
+//! the conditional update that numbers a stored draft ([`number_draft`]).
 //!
 //! A document is only ever written with the id it was given, so the unique index on the
 //! sequence's field (`_id`'s own, or the one [`create_indexes`](crate::Document::create_indexes)
@@ -33,6 +34,7 @@ use mongodb::options::{Acknowledgment, ReadConcern};
 use serde::Serialize;
 
 use crate::base::detach::Finishing;
+use crate::base::error::Error;
 use crate::base::fate::{Fate, Rejection, Sending, why};
 use crate::base::numeric;
 use crate::base::scope::{Key, Scope, grouped};
@@ -596,6 +598,63 @@ fn number(value: &Bson) -> Option<Number> {
 enum Number {
     Int(i128),
     Float(f64),
+}
+
+/// The conditional update of a draft at `at` (its `_id`, its number still unset), in
+/// the caller's session: whether it matched the draft, still unnumbered.
+pub(crate) async fn number_draft(
+    at: &BsonDocument,
+    update: BsonDocument,
+    cx: &mut Context<'_>,
+) -> Result<bool, Error> {
+    let seq = cx.seq;
+    let collection = cx.collection::<BsonDocument>();
+    let updating = collection.update_one(at.clone(), update);
+    let result = match cx.session.join() {
+        Some(session) => updating.session(session).await,
+        None => updating.await,
+    };
+    let result = result.map_err(|error| {
+        Error::driver(
+            seq,
+            format!("numbering the draft {at} in `{}`", seq.collection),
+            error,
+        )
+    })?;
+    Ok(result.matched_count == 1)
+}
+
+/// [`number_draft`] for every draft: all at once, or one after the other in the caller's
+/// session.
+pub(crate) async fn number_drafts(
+    writes: &[(BsonDocument, BsonDocument)],
+    cx: &mut Context<'_>,
+) -> Vec<Result<bool, Error>> {
+    if cx.session.join().is_some() {
+        let mut results = Vec::with_capacity(writes.len());
+        for (at, update) in writes {
+            results.push(number_draft(at, update.clone(), cx).await);
+        }
+        return results;
+    }
+    let seq = cx.seq;
+    let collection = cx.collection::<BsonDocument>();
+    let updates = writes.iter().map(|(at, update)| {
+        let collection = collection.clone();
+        async move {
+            let result = collection.update_one(at.clone(), update.clone()).await;
+            result
+                .map(|result| result.matched_count == 1)
+                .map_err(|error| {
+                    Error::driver(
+                        seq,
+                        format!("numbering the draft {at} in `{}`", seq.collection),
+                        error,
+                    )
+                })
+        }
+    });
+    futures_util::future::join_all(updates).await
 }
 
 #[cfg(test)]
