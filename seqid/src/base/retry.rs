@@ -160,8 +160,8 @@ impl Tries {
         rand::random_range(Duration::ZERO..=window).min(credit)
     }
 
-    /// How long the call may wait at the turnstile of its process: half what is left of
-    /// its budget, the other half for its own attempt.
+    /// How long the call may wait for its turn in its process (`state::turns`): half what
+    /// is left of its budget, the other half for its own attempt.
     pub(crate) fn patience(&self) -> Duration {
         self.budget.time.saturating_sub(self.elapsed()) / 2
     }

@@ -43,7 +43,7 @@ use crate::round_trip::{stored, write};
 use crate::source::{self, counted};
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
-use crate::state::turnstile;
+use crate::state::turns;
 
 /// What the caller asks for beyond the filter: its own fields set in the same update, and
 /// the order of a bulk numbering.
@@ -101,9 +101,9 @@ async fn one<T: Model + DeserializeOwned>(
     let seq = cx.seq;
     check_set::<T>(&issue.set)?;
     source::require_transaction::<T>(cx)?;
-    // The calls of this process for this draft take turns (see `turnstile`): the second
+    // The calls of this process for this draft take turns (see `state::turns`): the second
     // reads it numbered, and takes no id.
-    let _turn = turnstile::key_turn(cx.route.db.name(), seq, &filter, DRAFT_PATIENCE).await;
+    let _turn = turns::key_turn(cx.route.db.name(), seq, &filter, DRAFT_PATIENCE).await;
     turn_before_reading::<T>(&filter, cx).await;
     let (stored, mut doc) = read_only::<T>(&filter, cx).await?;
     if !doc.sequence_id().is_unset() {

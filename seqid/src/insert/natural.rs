@@ -3,8 +3,8 @@
 //!
 //! The call looks the key up first (one `find_one` on the key's unique index), and takes
 //! an id only when nothing holds it: a key found costs no id. The calls of one process for
-//! one key take turns ([`turnstile::key_turn`]), so that a new key is inserted by the first
-//! and found by the others. Callers in other processes (or past a turn's patience) may
+//! one key take turns (`state::turns::key_turn`), so that a new key is inserted by the
+//! first and found by the others. Callers in other processes (or past a turn's patience) may
 //! still both find nothing, both take an id and write: the key's unique index stores one
 //! document and refuses the other with a duplicate key, and the loser reads the winner's
 //! document by the key. What the loser's id becomes is the strategy's: the block strategy
@@ -45,7 +45,7 @@ use crate::round_trip::write;
 use crate::source::{self, counted};
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
-use crate::state::turnstile;
+use crate::state::turns;
 
 /// How long a call waits for the call of this process ahead of it on the same key before
 /// it goes on without its turn (a write that hangs holds the others back no longer; the
@@ -88,9 +88,9 @@ async fn run<T: Model + DeserializeOwned>(
     let filter = key.filter(seq, &serialized(seq, key, doc)?)?;
     let scope = Scope::of(seq, doc)?;
     indexes::require_key(cx.route, seq, key).await?;
-    // The calls of this process for this key take turns (see `turnstile`), until the end
+    // The calls of this process for this key take turns (see `state::turns`), until the end
     // of this call.
-    let _turn = turnstile::key_turn(cx.route.db.name(), seq, &filter, KEY_PATIENCE).await;
+    let _turn = turns::key_turn(cx.route.db.name(), seq, &filter, KEY_PATIENCE).await;
     // Gapless: the counter's turn before the key is looked up in the caller's transaction
     // (a found key then lets the next go at once).
     counted::turn_before_reading(&scope, cx).await;

@@ -36,7 +36,7 @@ use crate::round_trip::stored::{self, Stored};
 use crate::source;
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
-use crate::state::turnstile;
+use crate::state::turns;
 
 /// `find_or_insert_many`: each of `docs` becomes the stored document with its key.
 pub(crate) async fn find_or_insert_many<T: Model + DeserializeOwned>(
@@ -99,8 +99,7 @@ async fn run<T: Model + DeserializeOwned>(
     }
     let mut turns = Vec::with_capacity(first_of.len());
     for &position in first_of.values() {
-        let turn =
-            turnstile::key_turn(cx.route.db.name(), seq, &filters[position], KEY_PATIENCE).await;
+        let turn = turns::key_turn(cx.route.db.name(), seq, &filters[position], KEY_PATIENCE).await;
         turns.push(turn);
     }
     let firsts: Vec<usize> = first_of.values().copied().collect();

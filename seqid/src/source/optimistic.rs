@@ -20,7 +20,7 @@ use crate::base::scope::{Key, Scope};
 use crate::state::allocator::Tally;
 use crate::state::context::Context;
 use crate::state::frontier::{Frontier, InFlight, Maximum};
-use crate::state::turnstile;
+use crate::state::turns;
 
 /// The loop of one call in one scope: the frontier its candidates come from, kept for
 /// the whole call (so that a frontier made for the call keeps what each attempt learned),
@@ -137,11 +137,11 @@ pub(crate) async fn run<M: Maximum, A: Attempt>(
     let mut tries = Tries::start(cx.budget);
     let mut last_id = 0;
     // Through a bare database, the tasks of this process take turns, one attempt at a
-    // time (see `turnstile`).
+    // time (see `state::turns`).
     let bare = cx.route.registry.is_none() && !cx.session.in_transaction();
     while tries.next().await {
         let turn = match bare {
-            true => turnstile::turn(seq, scope, tries.patience()).await,
+            true => turns::scope_turn(seq, scope, tries.patience()).await,
             false => None,
         };
         let flight = progress.candidates(max, scope, 1, cx).await?;

@@ -10,4 +10,4 @@ pub(crate) mod known;
 pub(crate) mod orphan;
 pub(crate) mod pending;
 pub(crate) mod registry;
-pub(crate) mod turnstile;
+pub(crate) mod turns;

@@ -1,4 +1,9 @@
-//! The turnstile of bare optimistic inserts: the tasks of one process inserting through
+//! The turns the calls of one process take, of two kinds, each first come first served:
+//! per sequence's scope, bare optimistic inserts ([`scope_turn`]); per natural key or
+//! draft, `find_or_insert` and `number_draft` ([`key_turn`]). A turn shares no id and no
+//! state, only who goes next.
+//!
+//! Per scope: the tasks of one process inserting through
 //! a bare `mongodb::Database` into one sequence's scope take turns, one attempt (the
 //! maximum read and the insert) at a time, first come first served, so that no task of
 //! the process reads the maximum while another's insert is under way. A task that lost
@@ -11,14 +16,14 @@
 //! and the tasks of a process would race each other for the same next id, losing all but
 //! one attempt each round and coming back unevenly. Taking turns shares no id and no
 //! state about the collection, only who goes next: two deployments that happen to hold a
-//! sequence of the same name share a turnstile, which costs them order, never an id.
+//! sequence of the same name share a line, which costs them order, never an id.
 //! Other processes still race; the learned wait (`retry`) spreads those retries.
 //!
 //! A turn is waited for at most the call's patience ([`Tries::patience`], half what is
 //! left of its budget): a write that hangs holds the others back no longer, and they go
-//! on racing as without a turnstile.
+//! on racing as without turns.
 //!
-//! The same turnstile serves [`find_or_insert`](crate::Document::find_or_insert): the
+//! Per key, the same mechanism serves [`find_or_insert`](crate::Document::find_or_insert): the
 //! calls of one process for one natural key (one value of it, in one collection of one
 //! database) take turns, each its lookup and its insert, so that a key new to the
 //! database is inserted by the first and found by the others, which take no id: racing
@@ -48,7 +53,7 @@ type Gate = (&'static str, &'static str, &'static str, Scope);
 /// collection, and the key's equality filter as BSON bytes.
 type KeyGate = (String, &'static str, Vec<u8>);
 
-/// The turnstiles of one kind in use in the process, by what they guard. An entry lives
+/// The lines of one kind in use in the process, by what they guard. An entry lives
 /// while a caller holds or waits for its turn; dead entries are swept when a new one is
 /// made.
 struct Gates<K>(OnceLock<Mutex<HashMap<K, Weak<Semaphore>>>>);
@@ -58,7 +63,7 @@ impl<K: Eq + Hash> Gates<K> {
         Gates(OnceLock::new())
     }
 
-    /// The caller's turn at the turnstile of `gate`, held until dropped; `None` if it did
+    /// The caller's turn in the line of `gate`, held until dropped; `None` if it did
     /// not come within `patience` (the caller then goes on without it).
     async fn turn(&self, gate: K, patience: Duration) -> Option<OwnedSemaphorePermit> {
         let semaphore = {
@@ -81,7 +86,7 @@ impl<K: Eq + Hash> Gates<K> {
             .ok()
     }
 
-    /// How many turnstiles that `which` selects are held or waited for (for tests).
+    /// How many lines that `which` selects are held or waited for (for tests).
     #[cfg(test)]
     fn kept(&self, which: impl Fn(&K) -> bool) -> usize {
         let gates = self.0.get_or_init(Mutex::default);
@@ -93,15 +98,15 @@ impl<K: Eq + Hash> Gates<K> {
     }
 }
 
-/// The turnstiles of bare optimistic inserts.
+/// The lines of bare optimistic inserts.
 static SCOPES: Gates<Gate> = Gates::new();
 
-/// The turnstiles of `find_or_insert`'s keys.
+/// The lines of `find_or_insert`'s keys and `number_draft`'s drafts.
 static KEYS: Gates<KeyGate> = Gates::new();
 
-/// The caller's turn at the turnstile of `seq` in `scope`, held until dropped; `None` if
+/// The caller's turn in the line of `seq` in `scope`, held until dropped; `None` if
 /// it did not come within `patience` (the caller then goes on without it).
-pub(crate) async fn turn(
+pub(crate) async fn scope_turn(
     seq: &'static Sequence,
     scope: &Scope,
     patience: Duration,
@@ -123,7 +128,7 @@ pub(crate) async fn key_turn(
         .await
 }
 
-/// How many turnstiles of the sequence `name` the process keeps (for tests).
+/// How many lines of the sequence `name` the process keeps (for tests).
 #[cfg(test)]
 fn kept(name: &str) -> usize {
     SCOPES.kept(|gate| gate.0 == name)
@@ -140,15 +145,15 @@ mod tests {
     const SEQ: Sequence = on_id("turns", "turns", optimistic(None, None));
 
     /// One turn at a time, in the order asked; a caller whose turn does not come within
-    /// its patience goes without; turnstiles no one holds are not kept.
+    /// its patience goes without; lines no one holds are not kept.
     #[tokio::test(start_paused = true)]
     async fn turns_come_one_at_a_time_in_order() {
         let scope = Scope::default();
-        let first = turn(&SEQ, &scope, Duration::from_secs(1)).await;
+        let first = scope_turn(&SEQ, &scope, Duration::from_secs(1)).await;
         assert!(first.is_some());
         // A caller that cannot wait long goes without a turn.
         assert!(
-            turn(&SEQ, &scope, Duration::from_millis(10))
+            scope_turn(&SEQ, &scope, Duration::from_millis(10))
                 .await
                 .is_none()
         );
@@ -158,7 +163,7 @@ mod tests {
                 let order = Arc::clone(&order);
                 let scope = scope.clone();
                 tokio::spawn(async move {
-                    let turn = turn(&SEQ, &scope, Duration::from_secs(5)).await;
+                    let turn = scope_turn(&SEQ, &scope, Duration::from_secs(5)).await;
                     order.lock().unwrap().push(n);
                     tokio::time::sleep(Duration::from_millis(5)).await;
                     drop(turn.expect("a turn within 5 s"));
