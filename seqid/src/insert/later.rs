@@ -38,7 +38,6 @@ use crate::base::model::Model;
 use crate::base::scope::{Scope, grouped};
 use crate::base::sequence::{Sequence, Strategy};
 use crate::base::span::Traced;
-use crate::round_trip::gate;
 use crate::round_trip::{stored, write};
 use crate::source::{self, counted};
 use crate::state::context::{Call, Context};
@@ -84,10 +83,7 @@ pub(crate) async fn number_draft<T: Model + DeserializeOwned>(
     issue: Issue,
 ) -> Traced<Result<Numbered<T>, Error>> {
     let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = match gate::open(seq, route, call).await {
-        Ok(cx) => cx,
-        Err(error) => return Traced::from(Err(error)),
-    };
+    let mut cx = open!(seq, route, call);
     let result = Box::pin(one(filter, &issue, &mut cx)).await;
     cx.finish(result)
 }
@@ -227,10 +223,7 @@ pub(crate) async fn number_drafts<T: Model + DeserializeOwned>(
     issue: Issue,
 ) -> Traced<Result<Vec<T>, Error>> {
     let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = match gate::open(seq, route, call).await {
-        Ok(cx) => cx,
-        Err(error) => return Traced::from(Err(error)),
-    };
+    let mut cx = open!(seq, route, call);
     let result = Box::pin(many(filter, &issue, &mut cx)).await;
     cx.finish(result)
 }

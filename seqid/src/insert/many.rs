@@ -49,7 +49,6 @@ use crate::base::scope::{Key, Scope, grouped};
 use crate::base::sequence::{Sequence, Strategy};
 use crate::base::server::{DUPLICATE_KEY, identity_index};
 use crate::base::span::{self, Traced};
-use crate::round_trip::gate;
 use crate::round_trip::indexes;
 use crate::round_trip::write;
 use crate::source::optimistic::Progress;
@@ -67,10 +66,7 @@ pub(crate) async fn many<T: Model>(
     call: Call<'_>,
 ) -> Traced<Result<Vec<IdValue<T>>, Error>> {
     let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = match gate::open(seq, route, call).await {
-        Ok(cx) => cx,
-        Err(error) => return Traced::from(Err(error)),
-    };
+    let mut cx = open!(seq, route, call);
     // Every id checked before the guard: an id the caller set never reaches it.
     let checked = numbered_on_insert::<T>("insert_many")
         .and_then(|()| docs.iter().try_for_each(|doc| ensure_unset(doc)));
@@ -119,10 +115,7 @@ pub(crate) async fn resume_many<T: Model>(
     call: Call<'_>,
 ) -> Traced<Result<Vec<IdValue<T>>, Error>> {
     let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = match gate::open(seq, route, call).await {
-        Ok(cx) => cx,
-        Err(error) => return Traced::from(Err(error)),
-    };
+    let mut cx = open!(seq, route, call);
     // A document without its sequence id is inserted afresh: its other ids must be
     // unset, as for `insert_many`.
     let checked = numbered_on_insert::<T>("resume_insert_many").and_then(|()| {

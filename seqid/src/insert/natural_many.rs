@@ -30,7 +30,6 @@ use crate::base::scope::Scope;
 use crate::base::sequence::Sequence;
 use crate::base::server::DUPLICATE_KEY;
 use crate::base::span::{self, Traced};
-use crate::round_trip::gate;
 use crate::round_trip::indexes;
 use crate::round_trip::stored::{self, Stored};
 use crate::source;
@@ -46,10 +45,7 @@ pub(crate) async fn find_or_insert_many<T: Model + DeserializeOwned>(
     key: Result<NaturalKey, Error>,
 ) -> Traced<Result<Vec<Entry>, Error>> {
     let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = match gate::open(seq, route, call).await {
-        Ok(cx) => cx,
-        Err(error) => return Traced::from(Err(error)),
-    };
+    let mut cx = open!(seq, route, call);
     let result = match key {
         Ok(key) => Box::pin(run(docs, key, &mut cx)).await,
         Err(error) => Err(error),

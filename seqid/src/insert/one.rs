@@ -20,7 +20,6 @@ use crate::base::model::{IdValue, Model};
 use crate::base::scope::{Key, Scope};
 use crate::base::sequence::{Sequence, Strategy};
 use crate::base::span::{self, Traced};
-use crate::round_trip::gate;
 use crate::round_trip::indexes;
 use crate::round_trip::write;
 use crate::source::optimistic::{self, Attempt};
@@ -38,10 +37,7 @@ pub(crate) async fn one<T: Model>(
 ) -> Traced<Result<IdValue<T>, Error>> {
     // A reference to the constant, not a copy of it in the insert's state.
     let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = match gate::open(seq, route, call).await {
-        Ok(cx) => cx,
-        Err(error) => return Traced::from(Err(error)),
-    };
+    let mut cx = open!(seq, route, call);
     // Not held across the await below: the error it may hold is larger than the rest.
     let checked = numbered_on_insert::<T>("insert").and_then(|()| ensure_unset(doc));
     let scope = match checked.and_then(|()| Scope::of(seq, doc)) {
@@ -173,10 +169,7 @@ pub(crate) async fn resume<T: Model>(
     call: Call<'_>,
 ) -> Traced<Result<IdValue<T>, Error>> {
     let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = match gate::open(seq, route, call).await {
-        Ok(cx) => cx,
-        Err(error) => return Traced::from(Err(error)),
-    };
+    let mut cx = open!(seq, route, call);
     if let Err(error) = numbered_on_insert::<T>("resume_insert") {
         return cx.finish(Err(error));
     }

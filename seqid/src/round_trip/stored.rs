@@ -7,6 +7,7 @@ use mongodb::bson::Document as BsonDocument;
 use serde::de::DeserializeOwned;
 
 use crate::base::error::Error;
+use crate::base::sequence::Sequence;
 use crate::base::server::PRIMARY;
 use crate::state::context::Context;
 
@@ -65,14 +66,7 @@ async fn found<T: DeserializeOwned>(
     cx: &mut Context<'_>,
     within: Within,
 ) -> Result<Option<Stored<T>>, Error> {
-    let seq = cx.seq;
-    let failed = |error: mongodb::error::Error| {
-        Error::driver(
-            seq,
-            format!("{what} {filter} in `{}`", seq.collection),
-            error,
-        )
-    };
+    let failed = failed(cx.seq, what, filter);
     let collection = cx.collection::<BsonDocument>();
     let find = collection.find_one(filter.clone());
     let in_transaction = within == Within::Session && cx.session.in_transaction();
@@ -104,15 +98,8 @@ pub(crate) async fn all<T: DeserializeOwned>(
     what: &str,
     cx: &mut Context<'_>,
 ) -> Result<Vec<Stored<T>>, Error> {
-    let seq = cx.seq;
     let shown = filter.to_string();
-    let failed = |error: mongodb::error::Error| {
-        Error::driver(
-            seq,
-            format!("{what} {shown} in `{}`", seq.collection),
-            error,
-        )
-    };
+    let failed = failed(cx.seq, what, &shown);
     let collection = cx.collection::<BsonDocument>();
     let mut find = collection.find(filter);
     if let Some(order) = order {
@@ -158,7 +145,6 @@ pub(crate) async fn count(
     what: &str,
     cx: &mut Context<'_>,
 ) -> Result<u64, Error> {
-    let seq = cx.seq;
     let collection = cx.collection::<BsonDocument>();
     let count = collection.count_documents(filter.clone());
     let in_transaction = cx.session.in_transaction();
@@ -170,11 +156,21 @@ pub(crate) async fn count(
     if in_transaction {
         cx.session.mark_answered();
     }
-    counted.map_err(|error| {
+    counted.map_err(failed(cx.seq, what, filter))
+}
+
+/// The error of the read `what` of `filter` in the sequence's collection, from the
+/// driver's.
+fn failed<'a>(
+    seq: &'static Sequence,
+    what: &'a str,
+    filter: &'a (impl std::fmt::Display + ?Sized),
+) -> impl Fn(mongodb::error::Error) -> Error + Copy + 'a {
+    move |error| {
         Error::driver(
             seq,
             format!("{what} {filter} in `{}`", seq.collection),
             error,
         )
-    })
+    }
 }

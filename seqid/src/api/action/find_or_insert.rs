@@ -10,7 +10,6 @@ use super::future::InsertFuture;
 use crate::base::error::Error;
 use crate::base::model::Model;
 use crate::base::natural::{Entry, NaturalKey};
-use crate::base::span;
 use crate::insert::{natural, natural_many};
 use crate::state::context::Call;
 use crate::state::registry::Route;
@@ -81,14 +80,9 @@ impl<'a, T: Model> IntoFuture for FindOrInsert<'a, T> {
 fn run_find_or_insert<T: Model + DeserializeOwned>(
     action: FindOrInsert<'_, T>,
 ) -> InsertFuture<'_, Entry> {
-    let FindOrInsert {
-        doc, db, call, key, ..
-    } = action;
-    let seq = &T::SEQUENCE;
-    let span = span::of(seq, T::OTHERS, "find_or_insert", 1);
-    span.record("scopes", u32::from(!seq.scope.is_empty()));
+    let (doc, db, call, key) = (action.doc, action.db, action.call, action.key);
     let insert = Box::pin(natural::find_or_insert(doc, db, call, key));
-    InsertFuture { insert, span }
+    InsertFuture::of::<T>("find_or_insert", 1, insert).scoped(&T::SEQUENCE)
 }
 
 /// [`FindOrInsert`] for many documents, from
@@ -132,15 +126,8 @@ impl<'a, T: Model> IntoFuture for FindOrInsertMany<'a, T> {
 fn run_find_or_insert_many<T: Model + DeserializeOwned>(
     action: FindOrInsertMany<'_, T>,
 ) -> InsertFuture<'_, Vec<Entry>> {
-    let FindOrInsertMany {
-        docs,
-        db,
-        call,
-        key,
-        ..
-    } = action;
-    let seq = &T::SEQUENCE;
-    let span = span::of(seq, T::OTHERS, "find_or_insert_many", docs.len());
+    let (docs, db, call, key) = (action.docs, action.db, action.call, action.key);
+    let count = docs.len();
     let insert = Box::pin(natural_many::find_or_insert_many(docs, db, call, key));
-    InsertFuture { insert, span }
+    InsertFuture::of::<T>("find_or_insert_many", count, insert)
 }

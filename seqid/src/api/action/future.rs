@@ -7,7 +7,9 @@ use tracing::Span;
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
-use crate::base::span::Traced;
+use crate::base::model::Model;
+use crate::base::sequence::Sequence;
+use crate::base::span::{self, Traced};
 
 /// The future of an [`Insert`](super::Insert) or an [`InsertMany`](super::InsertMany) (and
 /// of the other actions that write: [`FindOrInsert`](super::FindOrInsert),
@@ -32,6 +34,24 @@ pub struct InsertFuture<'a, V> {
     // The span lives here, not in the insert's boxed state, whose size every insert pays.
     pub(super) insert: BoxFuture<'a, Traced<Result<V, Error>>>,
     pub(super) span: Span,
+}
+
+impl<'a, V> InsertFuture<'a, V> {
+    /// The future of `T`'s call `operation` on `count` documents, in its span.
+    pub(super) fn of<T: Model>(
+        operation: &'static str,
+        count: usize,
+        insert: BoxFuture<'a, Traced<Result<V, Error>>>,
+    ) -> Self {
+        let span = span::of(&T::SEQUENCE, T::OTHERS, operation, count);
+        InsertFuture { insert, span }
+    }
+
+    /// Records in the span whether the sequence of a call on one document is scoped.
+    pub(super) fn scoped(self, seq: &Sequence) -> Self {
+        self.span.record("scopes", u32::from(!seq.scope.is_empty()));
+        self
+    }
 }
 
 impl<V> Future for InsertFuture<'_, V> {

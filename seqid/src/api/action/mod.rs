@@ -39,8 +39,8 @@ pub use transaction::Transaction;
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
+use crate::base::kind;
 use crate::base::model::{IdValue, Model};
-use crate::base::{kind, span};
 use crate::insert::{many, one};
 use crate::state::context::Call;
 use crate::state::registry::Route;
@@ -214,14 +214,11 @@ impl<'a, T: Model> IntoFuture for Insert<'a, T> {
         } = self;
         // Boxed apart: a box as large as the larger of the two would cost every insert
         // (see `crate::insert` on the size of the insert's state).
-        let seq = &T::SEQUENCE;
         let (operation, insert): (_, BoxFuture<'a, _>) = match mode {
             Mode::Insert => ("insert", Box::pin(one::one(doc, db, call))),
             Mode::Resume => ("resume_insert", Box::pin(one::resume(doc, db, call))),
         };
-        let span = span::of(seq, T::OTHERS, operation, 1);
-        span.record("scopes", u32::from(!seq.scope.is_empty()));
-        InsertFuture { insert, span }
+        InsertFuture::of::<T>(operation, 1, insert).scoped(&T::SEQUENCE)
     }
 }
 
@@ -247,15 +244,14 @@ impl<'a, T: Model> IntoFuture for InsertMany<'a, T> {
             call,
             mode,
         } = self;
-        let seq = &T::SEQUENCE;
-        let span = span::of(seq, T::OTHERS, "insert_many", docs.len());
-        let insert: BoxFuture<'a, _> = match mode {
-            Mode::Insert => Box::pin(many::many(docs, db, call)),
-            Mode::Resume => {
-                span.record("operation", "resume_insert_many");
-                Box::pin(many::resume_many(docs, db, call))
-            }
+        let count = docs.len();
+        let (operation, insert): (_, BoxFuture<'a, _>) = match mode {
+            Mode::Insert => ("insert_many", Box::pin(many::many(docs, db, call))),
+            Mode::Resume => (
+                "resume_insert_many",
+                Box::pin(many::resume_many(docs, db, call)),
+            ),
         };
-        InsertFuture { insert, span }
+        InsertFuture::of::<T>(operation, count, insert)
     }
 }

@@ -11,7 +11,6 @@ use super::find::Deserializable;
 use super::future::InsertFuture;
 use crate::base::error::Error;
 use crate::base::model::Model;
-use crate::base::span;
 use crate::insert::later::{self, Issue, Numbered};
 use crate::state::context::Call;
 use crate::state::registry::Route;
@@ -193,29 +192,18 @@ impl<'a, T: Model> IntoFuture for NumberDrafts<'a, T> {
 fn run_number_draft<'a, T: Model + DeserializeOwned + 'a>(
     action: NumberDraft<'a, T>,
 ) -> InsertFuture<'a, Numbered<T>> {
-    let NumberDraft {
-        db,
-        call,
-        filter,
-        issue,
-        ..
-    } = action;
-    let span = span::of(&T::SEQUENCE, T::OTHERS, "number_draft", 1);
+    let (db, call, filter, issue) = (action.db, action.call, action.filter, action.issue);
     let insert = Box::pin(later::number_draft(filter, db, call, issue));
-    InsertFuture { insert, span }
+    InsertFuture::of::<T>("number_draft", 1, insert)
 }
 
 fn run_number_drafts<'a, T: Model + DeserializeOwned + 'a>(
     action: NumberDrafts<'a, T>,
 ) -> InsertFuture<'a, Vec<T>> {
-    let NumberDrafts {
-        db,
-        call,
-        filter,
-        issue,
-        ..
-    } = action;
-    let span = span::of(&T::SEQUENCE, T::OTHERS, "number_drafts", 0);
-    let insert = Box::pin(later::number_drafts(filter, db, call, issue));
-    InsertFuture { insert, span }
+    let (db, call, filter, issue) = (action.db, action.call, action.filter, action.issue);
+    InsertFuture::of::<T>(
+        "number_drafts",
+        0,
+        Box::pin(later::number_drafts(filter, db, call, issue)),
+    )
 }
