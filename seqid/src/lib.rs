@@ -134,8 +134,8 @@
 //!   [errors](guide::errors), an [example service](guide::service);
 //! - the [guarantees](guide::guarantees) under faults and lost answers, [cancelled
 //!   calls](guide::cancellation), [limits](guide::limits), [migration notes](guide::migration);
-//! - for work on seqid itself: [the test server](guide::test_server) and the
-//!   [benchmarks](guide::benchmarks).
+//! - for work on seqid itself: the [architecture](guide::architecture) (the map and the
+//!   glossary), [the test server](guide::test_server) and the [benchmarks](guide::benchmarks).
 //!
 //! # Any field, per scope
 //!
@@ -189,21 +189,14 @@
 //!
 //! # The map of the crate
 //!
-//! Each layer uses only the layers below it (`python3 ../shared/tools/modgraph.py
-//! seqid/src` prints the edges and checks that no module cycle is left):
-//!
-//! | layer | modules | what it does |
-//! |---|---|---|
-//! | public API | [`document`](Document), [`action`], `sequences` | what a user does with a model: the actions and their builders, admin and find, the [`Sequences`] handle and its [`Database`] |
-//! | orchestration | `insert::{one, many, earlier, natural, natural_many, later}` | the only place where documents meet writes: reserve, fill, write, record, settle; the loop over rounds |
-//! | id sources | `counted`, `optimistic` | hand out ids per scope and take back what became of them; never hold documents |
-//! | round trips | `write`, `counter`, `largest`, `indexes`, `stored` | one kind of command each, and what its answer means |
-//! | state | `context`, `pending`, `registry`, `frontier`, `allocator`, `orphan`, `turnstile`, `commit_queue` | a call's options and context; writes left running; the handle's registry; the optimistic frontier; the allocator that shares reservations; the turns bare optimistic inserts and `find_or_insert` calls of a process take; the process's line per gapless counter, across handles and bare databases |
-//! | leaves | `model`, `fields`, `batch`, `fate`, `scope`, [`scoped`], `natural`, `span`, `server`, `error`, `sequence`, `id`, `kind`, `numeric`, `session`, `detach`, `once`, `backoff`, `retry`, `future` | what a model is and its id field, a batch's pure bookkeeping, fates and keys, scopes and the values that name them, natural keys and their filters, the server's constants, errors and numbers, how long and how the optimistic loop retries |
+//! For work on seqid itself: the crate's layers are its folders, each importing only from
+//! those below it; the guide's [architecture](guide::architecture) chapter draws the map
+//! and holds the glossary of the words the code coins.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-// The layers, from the top down (see the map above); each imports only from those below it.
+// The layers, from the top down (`guide::architecture`); each imports only from those
+// below it.
 mod api;
 mod base;
 pub mod guide;
@@ -246,40 +239,4 @@ pub use state::registry::{DEFAULT_RELEASE_AFTER, Stats};
 
 /// Not public API: what `#[derive(Document)]` expands to refers to these paths.
 #[doc(hidden)]
-pub mod __private {
-    pub use crate::api::action::find::{
-        Deserializable, SequenceOnId, find_by_code, find_by_number,
-    };
-    pub use crate::api::action::find_or_insert::NaturalKeyed;
-    pub use crate::api::action::number::NumberedLater;
-    pub use crate::base::display::{Integer, display_code, integer, literal, number, text};
-    pub use crate::base::layout::construct::{custom, stepped};
-    pub use crate::base::sequence::construct::{
-        Parts, block, counters, gapless, optimistic, sequence,
-    };
-    pub use crate::state::allocator::LiveBlock;
-    pub use ::core;
-    pub use ::std::string::String;
-    pub use mongodb::bson::oid::ObjectId;
-
-    use crate::base::id::{AnyIdField, IdField};
-
-    /// A field of another sequence, as the runtime reads it: bounded on `IdField`, so that
-    /// a field type that cannot hold a number gets `IdField`'s message, at the type.
-    pub fn any_id<F: IdField>(field: &F) -> &dyn AnyIdField {
-        field
-    }
-
-    /// [`any_id`], to fill the field.
-    pub fn any_id_mut<F: IdField>(field: &mut F) -> &mut dyn AnyIdField {
-        field
-    }
-
-    /// The supertraits of `Model`, for the bound of the stand-in impl the derive emits
-    /// next to its errors (`for<'a> T: DocumentBounds` proves them without requiring
-    /// them). Not a re-export of `Serialize`, which would make rustc name serde's trait by
-    /// this path in messages.
-    pub trait DocumentBounds: serde::Serialize + Send + Sync {}
-
-    impl<T: serde::Serialize + Send + Sync + ?Sized> DocumentBounds for T {}
-}
+pub use api::expansion as __private;

@@ -576,7 +576,7 @@ pub trait Document: Model {
     /// ```
     fn find_by_id(db: &impl AsDatabase, id: IdValue<Self>) -> FindById<'_, Self>
     where
-        Self: Deserializable + crate::__private::SequenceOnId,
+        Self: Deserializable + crate::api::action::find::SequenceOnId,
     {
         FindById::new(db.route(), &Self::SEQUENCE, id)
     }

@@ -50,12 +50,15 @@
 //!
 //! # Working on seqid
 //!
+//! - [`architecture`]: the map of the crate (its layers are its folders) and the glossary of
+//!   the words its code coins.
 //! - [`test_server`]: the repository's commands, the servers its tests run on (and where
 //!   they differ from MongoDB), the tools they share counters with, the repository's
 //!   layout.
 //! - [`benchmarks`]: what the benchmark measures and how to run it; the figures are in the
 //!   repository's `BENCHMARKS.md`.
 
+pub mod architecture;
 pub mod attributes;
 pub mod benchmarks;
 pub mod cancellation;

@@ -161,11 +161,14 @@
 //!
 //! # The repository's layout
 //!
-//! `seqid/` (runtime), `seqid-derive/` (the proc macro; `tests/ui.rs`, the trybuild suite of
-//! what it refuses), `seqid-harness/` (the test server,
+//! `seqid/` (runtime: its layers are the folders of `src/`, see
+//! [architecture](super::architecture)), `seqid-derive/` (the proc macro, a pipeline of
+//! parse, check and expand; `tests/ui.rs`, the trybuild suite of what it refuses),
+//! `seqid-harness/` (the test server,
 //! `seqid-server` and the other tools the tests run), `tests/` (`it/`, the integration tests, one crate with a
 //! module per concept and `support/`, `derive/` what the derive accepts; `lints.rs`, the
-//! derive's code under strict lints; `state.rs`, the insert
+//! derive's code under strict lints; `layers.rs`, the runtime's layers and the derive's
+//! pipeline read from the source; `state.rs`, the insert
 //! state's size; `bin/worker.rs`, the worker the multi-process tests start; `tools/`, the scripts
 //! that other tools run in `it/other_tools.rs`), `examples/` (`quickstart.rs`; `service/`, the
 //! [example service](super::service): `main.rs` runs it, `app.rs` is the service, `load.rs` its

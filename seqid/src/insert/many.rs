@@ -33,7 +33,6 @@ use std::sync::Arc;
 use mongodb::Collection;
 use mongodb::bson::Document as BsonDocument;
 
-use super::earlier::left_behind;
 use crate::base::batch::{Batch, Outgoing, Taken};
 use crate::base::code;
 use crate::base::companions::CompanionsOfMany;
@@ -57,6 +56,7 @@ use crate::source::{self, counted};
 use crate::state::allocator::Handed;
 use crate::state::context::{Call, Context};
 use crate::state::frontier::InFlight;
+use crate::state::pending::left_behind;
 use crate::state::registry::Route;
 
 /// `insert_many`: new ids for `docs`, whose id fields are all unset.

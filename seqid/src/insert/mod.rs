@@ -6,8 +6,7 @@
 //! to the source (stored, or taken by another writer) and to the caller.
 //!
 //! [`one`] serves `insert` and `resume_insert`; [`many`] serves `insert_many` and
-//! `resume_insert_many`, whose path its module docs follow; [`earlier`] learns what
-//! became of a document sent before, for both resumes.
+//! `resume_insert_many`, whose path its module docs follow.
 //!
 //! **The size of an insert's state.** An `insert` is one boxed future, whose size is that
 //! of the largest state any of its paths can reach: every `async fn` awaited inline adds
@@ -32,7 +31,6 @@ macro_rules! open {
     };
 }
 
-pub(crate) mod earlier;
 pub(crate) mod later;
 pub(crate) mod many;
 pub(crate) mod natural;

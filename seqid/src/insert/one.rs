@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use mongodb::bson::Document as BsonDocument;
 
-use super::earlier::left_behind;
 use crate::base::code;
 use crate::base::companions::Companions;
 use crate::base::error::Error;
@@ -27,6 +26,7 @@ use crate::source::others::{self, Wanted};
 use crate::source::{self, counted};
 use crate::state::context::{Call, Context};
 use crate::state::frontier::InFlight;
+use crate::state::pending::left_behind;
 use crate::state::registry::Route;
 
 /// `insert`: a new id for `doc`, whose id field is unset, and one write.

@@ -7,7 +7,8 @@
 //! [`Sequences`](crate::Sequences) handle, the wait for the write's answer is handed to the
 //! handle, by the document's key: [`resume_insert`](crate::Document::resume_insert) then
 //! learns what became of the write from the write itself, instead of sending the document
-//! again and meeting, maybe, its own copy, which it could not tell from another writer's.
+//! again and meeting, maybe, its own copy, which it could not tell from another writer's
+//! ([`left_behind`]).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -19,6 +20,7 @@ use serde::Serialize;
 
 use crate::base::detach::Finishing;
 use crate::base::fate::Fate;
+use crate::base::model::Model;
 use crate::base::scope::Key;
 use crate::base::sequence::Sequence;
 use crate::state::orphan::{Orphan, Outcome, fingerprint};
@@ -127,5 +129,23 @@ where
             };
             registry.orphaned(self.route.db.name(), self.seq, key, orphan);
         }
+    }
+}
+
+/// What became of the write of `document` at `key`, sent by an insert through this handle
+/// whose caller went away before the answer came (see the module docs): waited for if
+/// it is still under way. `None` when there is none, or its outcome is unknown too: then
+/// the document is sent again.
+pub(crate) async fn left_behind<T: Model>(
+    route: Route<'_>,
+    key: &Key,
+    document: &T,
+) -> Option<Fate> {
+    let registry = route.registry?;
+    let fingerprint = fingerprint(&mongodb::bson::to_raw_document_buf(document).ok()?);
+    let orphan = registry.take_orphan(route.db.name(), &T::SEQUENCE, key, fingerprint)?;
+    match orphan.fate().await? {
+        Fate::Unknown(_) => None,
+        fate => Some(fate),
     }
 }

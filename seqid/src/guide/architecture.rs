@@ -1,0 +1,101 @@
+//! The map of the crate, and the words its code coins: for work on seqid itself.
+//!
+//! # The map
+//!
+//! The layers are the folders of `seqid/src`, from the top down. Each imports only from the
+//! folders below it, and each name from the module that defines it (never through
+//! `lib.rs`, which declares the folders and re-exports the public API for users); the
+//! repository's `tests/layers.rs` holds the code to this, and `python3
+//! ../shared/tools/modgraph.py seqid/src` prints the edges between modules.
+//!
+//! | folder | what it holds | its modules |
+//! |---|---|---|
+//! | `api/` | what a user calls: [`Document`](crate::Document)'s methods and the actions they return, the [`Sequences`](crate::Sequences) handle and its databases, one sequence of several, the deployment report; what the derive's expansion names | `document`, `action/` (a file per action, and `transaction`), `sequences`, `sequence_of`, `check`, `expansion` |
+//! | `insert/` | the orchestration, the only place where documents meet writes: check, take ids, fill, write, settle what the server answered; the loop over rounds | `one`, `many`, `natural`, `natural_many`, `later` |
+//! | `source/` | the id sources, one per strategy: hand ids out per scope and say what an id costs when its document is not stored (a race lost, a refusal, a lost answer), through one interface (`source::race_lost`, ...) | `counted` (counters, block, gapless), `optimistic` (and its loop), `others` (a document's other sequences) |
+//! | `round_trip/` | one kind of command each, and what its answer means; the gate every call passes first | `write`, `counter/` (`update`, `missing`, `transaction`, `admin`), `largest`, `indexes`, `stored`, `deployment`, `gate` |
+//! | `state/` | what calls share and keep: a call's context, the handle's registry and what it holds (allocators, frontiers, writes left running), the deployment's facts, the process's turns and gapless lines | `context`, `registry`, `allocator`, `frontier`, `pending`, `orphan`, `known`, `turns`, `commit_queue` |
+//! | `base/` | the leaves: what a model and its sequence are, the error type, numbers, scopes, a batch's and a write's pure bookkeeping, small tools | `model`, `sequence`, `id`, `kind`, `layout`, `display`, `code`, `scope`, `scoped`, `natural`, `fields`, `companions`, `picked`, `batch`, `fate`, `error`, `server`, `numeric`, `sharding`, `session`, `span`, `detach`, `once`, `backoff`, `retry`, `future` |
+//!
+//! An insert goes down the floors once and comes back up with its answer: an action
+//! (`api::action`) boxes its call in a span; `insert::one` opens the call's context
+//! through the gate (`round_trip::gate::open`), checks the document (`base::fields`), asks
+//! its source for an id (`source::counted::take_one`, or the optimistic loop), fills it in
+//! with its codes and companions (`base`), writes it (`round_trip::write`), and settles
+//! what the server answered (`base::fate`), telling the source what became of the id.
+//!
+//! # Glossary
+//!
+//! The words the code coins, one line each; a plain word is used wherever one says the same.
+//!
+//! - **allocator**: hands out a counter's ids to the tasks of a handle, one round trip for
+//!   every task waiting at once; the block strategy keeps the rest of a block (`state::allocator`).
+//! - **answered**: a command of the call has had an answer in the caller's transaction, so
+//!   the driver knows the transaction began (`base::session`).
+//! - **block, live block**: the ids a handle reserved with one `$inc` and hands out in
+//!   memory (`state::allocator::LiveBlock`).
+//! - **budget**: how long and how many times the optimistic loop may try (`base::retry`).
+//! - **call**: the options an action's setters gave, before its context is made
+//!   (`state::context::Call`).
+//! - **carried**: the ids a document brings to a resume (`base::fields::carried`).
+//! - **commit queue, line**: the process's gapless transactions on one counter, in the
+//!   order they came, each waiting for the one before to commit (`state::commit_queue`).
+//! - **companions**: the ids a document gets beside its number: its other sequences' and an
+//!   `ObjectId` the insert makes, set and unset together (`base::companions`).
+//! - **context**: what one call is apart from its documents: sequence, route, session,
+//!   budget (`state::context::Context`).
+//! - **counted**: the strategies that keep a counter: counters, block, gapless
+//!   (`source::counted`).
+//! - **counter**: the document an id is taken from, in a tool's layout
+//!   (`round_trip::counter::Counter`).
+//! - **fate**: what became of a document written: stored, taken by another writer, refused,
+//!   unknown (`base::fate::Fate`).
+//! - **finishing**: a round trip that runs to its end in a task of its own if its caller
+//!   goes away (`base::detach::Finishing`).
+//! - **flusher**: the one task at a time that makes an allocator's round trips for the
+//!   callers in its queue (`state::allocator`).
+//! - **frontier**: the optimistic strategy's state for one scope of a collection: the
+//!   candidates out and the largest seen (`state::frontier`).
+//! - **gate**: the check every call passes first, on a sharded cluster (`round_trip::gate`).
+//! - **group commit**: one `$inc` serving every task that waits at once (the allocator's).
+//! - **handed**: ids given to a caller, back to the live block if it drops them unused
+//!   (`state::allocator::Handed`).
+//! - **holds**: what a tool's counter value is, the last id or the next (`base::layout::Holds`).
+//! - **in flight**: the optimistic candidates of one round, out until their write ends
+//!   (`state::frontier::InFlight`).
+//! - **key**: where a document's id is, its scope and number (`base::scope::Key`); a
+//!   natural key is the fields `find_or_insert` finds a document by (`base::natural`).
+//! - **known**: what was read of a deployment and kept (`state::known`).
+//! - **left behind**: the write of a caller that went away, waited for by a resume
+//!   (`state::pending::left_behind`).
+//! - **named**: a scope as `.scope(...)` gave it, checked when the call runs (`base::scope::Named`).
+//! - **orphan**: a write whose caller went away, kept by the handle by its document's key
+//!   (`state::orphan`).
+//! - **others**: a document's sequences but its primary (`source::others`).
+//! - **outgoing**: the documents of a batch sent together, their positions and keys
+//!   (`base::batch::Outgoing`).
+//! - **picked**: top-level fields read from a document without serializing the rest
+//!   (`base::picked`).
+//! - **progress**: one optimistic call's memory of the ids it saw taken (`source::optimistic`).
+//! - **race lost**: another caller stored the key, or numbered the draft, first
+//!   (`source::race_lost`).
+//! - **registry**: what a handle keeps per database and sequence (`state::registry`).
+//! - **route**: where a call goes: its database, and its handle's registry if any
+//!   (`state::registry::Route`).
+//! - **scope**: the values of a sequence's scope fields, each with its own counter
+//!   (`base::scope::Scope`); as a type, what `.scope(...)` takes ([`scoped`](crate::scoped)).
+//! - **sending**: whether a write is a first send or a copy sent again (`base::fate::Sending`).
+//! - **source**: an id source, one per strategy (`source/`); also the allocator's trait for a
+//!   round trip that reserves ids (`state::allocator::Source`).
+//! - **standing**: where each document of a `find_or_insert_many` stands: found, to
+//!   insert, inserted (`insert::natural_many`).
+//! - **stored**: a document read back, as the model and as stored (`round_trip::stored`).
+//! - **tally**: what an allocator or frontier has done, for [`Stats`](crate::Stats)
+//!   (`state::allocator::Tally`).
+//! - **traced**: a call's answer with what it did, for its span (`base::span::Traced`).
+//! - **turns**: the process's callers of one scope or one key, one at a time
+//!   (`state::turns`).
+//! - **waiting**: a write under way, handed to the handle if its caller drops it
+//!   (`state::pending::Waiting`).
+//! - **wanted**: the other sequences' ids a batch needs, by sequence and scope
+//!   (`source::others::Wanted`).
