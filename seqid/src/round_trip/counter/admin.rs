@@ -4,8 +4,9 @@
 use mongodb::Database;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 
+use super::Change;
 use super::missing::ensure_unique_index;
-use super::update::{Change, update};
+use super::update::update;
 use super::{Counter, UPSERT_ATTEMPTS, counter_write_concern, not_numeric, stored_value};
 use crate::base::error::Error;
 use crate::base::layout::ScopeEncoding;

@@ -5,7 +5,7 @@
 use mongodb::Database;
 use mongodb::bson::Document as BsonDocument;
 
-use super::update::Change;
+use super::Change;
 use super::{Counter, counter_write_concern, stored};
 use crate::base::error::Error;
 use crate::base::server::{DUPLICATE_KEY, server_code, unique_index};

@@ -231,3 +231,37 @@ pub(super) fn not_numeric(counter: Counter<'_>, value: Bson) -> Error {
         value: Box::new(value),
     }
 }
+
+/// What is done to the counter's value (its `seq`, in the tutorial's layout), in the
+/// units the counter holds.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Change {
+    /// `$inc`: reserves ids.
+    Inc(i64),
+    /// `$max`: raises the counter to ids written by other means. Guarded like `$inc`, or
+    /// it would silently replace a counter of 1.5 by a larger number, while `$max` against
+    /// a string leaves it as it is (numbers sort before strings).
+    Max(i64),
+}
+
+impl Change {
+    pub(super) fn update(self, counter: Counter<'_>) -> BsonDocument {
+        let (operator, operand) = match self {
+            Change::Inc(operand) => ("$inc", operand),
+            Change::Max(operand) => ("$max", operand),
+        };
+        // Typed as the layout writes its values: an Int32 operand keeps an Int32 counter
+        // Int32 (MongoDB widens it itself on overflow), so other tools reading the counter
+        // see the type they wrote; `$max` writes its operand's type when it raises.
+        doc! { operator: { counter.value_key(): counter.written(operand) } }
+    }
+
+    /// How far the change can move the counter up: `$max` leaves it or replaces it by the
+    /// operand, an integer, so only the counter itself must be countable.
+    pub(super) fn reach(self) -> i64 {
+        match self {
+            Change::Inc(step) => step,
+            Change::Max(_) => 0,
+        }
+    }
+}

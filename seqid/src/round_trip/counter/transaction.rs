@@ -4,9 +4,10 @@
 use mongodb::Database;
 use mongodb::bson::{Document as BsonDocument, doc};
 
+use super::Change;
 use super::Counter;
 use super::missing::{ensure_unique_index, made_before_first_use, refuse_if_numbered};
-use super::update::{Change, first_of, increment, update};
+use super::update::{first_of, increment, update};
 use crate::base::error::Error;
 use crate::base::session::Session;
 use crate::state::allocator::Tally;

@@ -9,7 +9,7 @@ use mongodb::{ClientSession, Database};
 
 use super::missing::{create, made_before_first_use, refuse_if_numbered};
 use super::{
-    Counter, TYPE_MISMATCH, UPSERT_ATTEMPTS, counter_write_concern, not_numeric, stored,
+    Change, Counter, TYPE_MISMATCH, UPSERT_ATTEMPTS, counter_write_concern, not_numeric, stored,
     stored_value,
 };
 use crate::base::backoff::backoff;
@@ -79,40 +79,6 @@ pub(super) fn first_of(counter: Counter<'_>, value: i64, amount: u64) -> Result<
         target: "i64",
         origin: format!("the counter answered {value} to the reservation of {amount} ids").into(),
     })
-}
-
-/// What is done to the counter's value (its `seq`, in the tutorial's layout), in the
-/// units the counter holds.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Change {
-    /// `$inc`: reserves ids.
-    Inc(i64),
-    /// `$max`: raises the counter to ids written by other means. Guarded like `$inc`, or
-    /// it would silently replace a counter of 1.5 by a larger number, while `$max` against
-    /// a string leaves it as it is (numbers sort before strings).
-    Max(i64),
-}
-
-impl Change {
-    fn update(self, counter: Counter<'_>) -> BsonDocument {
-        let (operator, operand) = match self {
-            Change::Inc(operand) => ("$inc", operand),
-            Change::Max(operand) => ("$max", operand),
-        };
-        // Typed as the layout writes its values: an Int32 operand keeps an Int32 counter
-        // Int32 (MongoDB widens it itself on overflow), so other tools reading the counter
-        // see the type they wrote; `$max` writes its operand's type when it raises.
-        doc! { operator: { counter.value_key(): counter.written(operand) } }
-    }
-
-    /// How far the change can move the counter up: `$max` leaves it or replaces it by the
-    /// operand, an integer, so only the counter itself must be countable.
-    fn reach(self) -> i64 {
-        match self {
-            Change::Inc(step) => step,
-            Change::Max(_) => 0,
-        }
-    }
 }
 
 /// The counter `filter` finds if its value (`value_key`) is a whole number that can take
