@@ -38,7 +38,8 @@ use crate::base::model::Model;
 use crate::base::scope::{Scope, grouped};
 use crate::base::sequence::{Sequence, Strategy};
 use crate::base::span::Traced;
-use crate::round_trip::{stored, write};
+use crate::round_trip::stored::{self, Within};
+use crate::round_trip::write;
 use crate::source::{self, counted};
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
@@ -143,7 +144,7 @@ async fn turn_before_reading<T: Model + DeserializeOwned>(
     let scope = match seq.scope.is_empty() {
         true => Some(Scope::NONE),
         // An error here is the read inside's to report.
-        false => match stored::outside::<T>(filter, "reading the draft", cx).await {
+        false => match stored::one::<T>(filter, "reading the draft", cx, Within::Nothing).await {
             Ok(Some(found)) if found.doc.sequence_id().is_unset() => {
                 Scope::of(seq, &found.doc).ok()
             }
@@ -426,6 +427,6 @@ async fn read<T: Model + DeserializeOwned>(
     filter: &BsonDocument,
     cx: &mut Context<'_>,
 ) -> Result<Option<(BsonDocument, T)>, Error> {
-    let found = stored::one::<T>(filter, "reading the draft", cx).await?;
+    let found = stored::one::<T>(filter, "reading the draft", cx, Within::Session).await?;
     Ok(found.map(|found| (found.stored, found.doc)))
 }

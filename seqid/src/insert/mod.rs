@@ -20,15 +20,16 @@
 //! borrowed by each step, and a `Fate`'s reasons are boxed. `tests/state.rs` bounds the
 //! state of every strategy, and BENCHMARKS.md (*The client's own cost*) prints it.
 
-/// The call's context once the gate lets it through (`round_trip::gate::open`); else the
-/// calling function answers with the gate's error. Declared before the modules that use it.
+/// The call's context, once the gate lets the call through (`round_trip::gate`); else the
+/// calling function answers with the error. Declared before the modules that use it.
 macro_rules! open {
-    ($seq:expr, $route:expr, $call:expr) => {
-        match crate::round_trip::gate::open($seq, $route, $call).await {
+    ($seq:expr, $route:expr, $call:expr) => {{
+        let gate = crate::round_trip::gate::read_and_pass;
+        match crate::state::context::Context::of($seq, $route, $call, gate).await {
             Ok(cx) => cx,
             Err(error) => return crate::base::span::Traced::from(Err(error)),
         }
-    };
+    }};
 }
 
 pub(crate) mod later;

@@ -39,7 +39,7 @@ use crate::base::scope::Scope;
 use crate::base::sequence::Sequence;
 use crate::base::span::{self, Traced};
 use crate::round_trip::indexes;
-use crate::round_trip::stored::{self, Stored};
+use crate::round_trip::stored::{self, Stored, Within};
 use crate::round_trip::write;
 use crate::source::{self, counted};
 use crate::state::context::{Call, Context};
@@ -199,5 +199,5 @@ pub(super) async fn lookup<T: Model + DeserializeOwned>(
     filter: &BsonDocument,
     cx: &mut Context<'_>,
 ) -> Result<Option<Stored<T>>, Error> {
-    stored::one(filter, "finding the document", cx).await
+    stored::one(filter, "finding the document", cx, Within::Session).await
 }

@@ -6,49 +6,27 @@
 use mongodb::Database;
 
 use crate::base::error::Error;
+use crate::base::future::BoxFuture;
 use crate::base::once::{Warning, first_time};
 use crate::base::sequence::Sequence;
 use crate::base::sharding::{Finding, Refusal, assess};
 use crate::round_trip::deployment::{shard_keys, topology};
-use crate::state::context::{Call, Context};
 use crate::state::known::{Known, Topology};
 use crate::state::registry::Route;
 
-/// The context of a call of `route` for `seq`, with the options of `call`, once the gate
-/// lets it through.
-pub(crate) async fn open<'a>(
+/// The gate every insert passes before its context is made (`state::context::Context::of`
+/// asks it, with this): a sequence whose promises would not hold on the deployment `route`
+/// goes to is refused ([`Error::Sharded`]), and what holds at a cost is logged once. Called
+/// only while the deployment is not known yet: once it is, the context decides without a
+/// round trip (`state::known`), and on a sharded cluster keeps the decision per sequence.
+pub(crate) fn read_and_pass<'r>(
+    route: Route<'r>,
     seq: &'static Sequence,
-    route: Route<'a>,
-    call: Call<'a>,
-) -> Result<Context<'a>, Error> {
-    // On a sharded cluster, a sequence whose promises would not hold is refused here,
-    // before anything is read or taken (once known, without a round trip).
-    require(route, seq).await?;
-    Context::of(seq, route, call).await
+) -> BoxFuture<'r, Result<(), Error>> {
+    Box::pin(decide(route.known(), route.db, seq))
 }
 
-/// What `route` keeps of its deployment: its handle's, or the process's.
-pub(crate) fn known(route: Route<'_>) -> &Known {
-    match route.registry {
-        Some(registry) => registry.deployment(),
-        None => Known::of_process(),
-    }
-}
-
-/// Refuses, before any id is taken, a sequence whose promises would not hold on the
-/// deployment `route` goes to ([`Error::Sharded`]), and says once in the log what holds
-/// at a cost. Once the deployment is known, decided without a round trip or an
-/// allocation off a sharded cluster (this is awaited inline by every insert, whose state
-/// stays small: the reads are boxed); on one, the decision is kept per sequence.
-pub(crate) async fn require(route: Route<'_>, seq: &'static Sequence) -> Result<(), Error> {
-    let known = known(route);
-    match known.decided(route.db, seq) {
-        Some(decided) => decided.map_err(|refusal| refusal.error(seq)),
-        None => Box::pin(decide(known, route.db, seq)).await,
-    }
-}
-
-/// [`require`], reading what is not known yet, and keeping the decision.
+/// [`read_and_pass`]: what is not known read, and the decision kept.
 async fn decide(known: &Known, db: &Database, seq: &'static Sequence) -> Result<(), Error> {
     if topology(known, db, seq).await? != Topology::Sharded {
         return Ok(());

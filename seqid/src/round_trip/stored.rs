@@ -29,38 +29,19 @@ impl<T: DeserializeOwned> Stored<T> {
     }
 }
 
-/// The document `filter` finds, if any, in the caller's session; `what` names the read in
-/// an error.
-pub(crate) async fn one<T: DeserializeOwned>(
-    filter: &BsonDocument,
-    what: &str,
-    cx: &mut Context<'_>,
-) -> Result<Option<Stored<T>>, Error> {
-    found(filter, what, cx, Within::Session).await
-}
-
-/// The document `filter` finds, read on the primary outside the caller's session and
-/// transaction (what a call learns before its first read in the transaction); `what` names
-/// the read in an error.
-pub(crate) async fn outside<T: DeserializeOwned>(
-    filter: &BsonDocument,
-    what: &str,
-    cx: &mut Context<'_>,
-) -> Result<Option<Stored<T>>, Error> {
-    found(filter, what, cx, Within::Nothing).await
-}
-
-/// Where [`found`] reads.
+/// Where [`one`] reads.
 #[derive(Clone, Copy, PartialEq)]
-enum Within {
+pub(crate) enum Within {
     /// The caller's session, and its transaction if one runs.
     Session,
     /// Neither.
     Nothing,
 }
 
-/// [`one`] or [`outside`].
-async fn found<T: DeserializeOwned>(
+/// The document `filter` finds, if any, read `within` the caller's session or outside it
+/// (what a call learns before its first read in its transaction); `what` names the read
+/// in an error.
+pub(crate) async fn one<T: DeserializeOwned>(
     filter: &BsonDocument,
     what: &str,
     cx: &mut Context<'_>,

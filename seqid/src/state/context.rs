@@ -8,6 +8,7 @@ use mongodb::{ClientSession, Collection};
 
 use crate::base::error::Error;
 use crate::base::fate::Sending;
+use crate::base::future::BoxFuture;
 use crate::base::once::{Warning, first_time};
 use crate::base::retry::Budget;
 use crate::base::scope::Scope;
@@ -62,10 +63,21 @@ impl<'a> Context<'a> {
         seq: &'static Sequence,
         route: Route<'a>,
         call: Call<'a>,
+        // The gate's reads, for a deployment not known yet (`round_trip::gate::read_and_pass`,
+        // handed down by the orchestration: the state below the round trips cannot name it).
+        // A function item, so that the insert's state holds nothing of it.
+        gate: impl for<'r> Fn(Route<'r>, &'static Sequence) -> BoxFuture<'r, Result<(), Error>>,
     ) -> Result<Context<'a>, Error> {
         let budget = budget(seq, &call)?;
         if route.registry.is_none() {
             warn_bare(seq);
+        }
+        // On a sharded cluster, a sequence whose promises would not hold is refused here,
+        // before anything is read or taken. Once the deployment is known, without a round
+        // trip; else `gate` reads it, boxed, so that every insert's state stays small.
+        match route.known().decided(route.db, seq) {
+            Some(decided) => decided.map_err(|refusal| refusal.error(seq))?,
+            None => gate(route, seq).await?,
         }
         Ok(Context {
             seq,

@@ -262,6 +262,15 @@ impl<'a> Route<'a> {
         }
     }
 
+    /// What is known of the deployment the call goes to: its handle's, or, for a bare
+    /// database, the process's.
+    pub(crate) fn known(&self) -> &'a Known {
+        match self.registry {
+            Some(registry) => registry.deployment(),
+            None => Known::of_process(),
+        }
+    }
+
     /// The optimistic frontier of `scope`: the registry's, or one made for the call.
     pub(crate) fn collection(&self, seq: &Sequence, scope: &Scope) -> Arc<Frontier> {
         match self.registry {
