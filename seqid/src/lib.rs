@@ -239,4 +239,4 @@ pub use state::registry::{DEFAULT_RELEASE_AFTER, Stats};
 
 /// Not public API: what `#[derive(Document)]` expands to refers to these paths.
 #[doc(hidden)]
-pub use api::expansion as __private;
+pub mod __private;

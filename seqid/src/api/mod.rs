@@ -7,6 +7,5 @@
 pub mod action;
 pub(crate) mod check;
 pub(crate) mod document;
-pub mod expansion;
 pub(crate) mod sequence_of;
 pub(crate) mod sequences;

@@ -4,13 +4,14 @@
 //!
 //! The layers are the folders of `seqid/src`, from the top down. Each imports only from the
 //! folders below it, and each name from the module that defines it (never through
-//! `lib.rs`, which declares the folders and re-exports the public API for users); the
+//! `lib.rs`, which declares the folders and re-exports the public API for users, with
+//! `__private.rs` beside it for the paths the derive's expansion names); the
 //! repository's `tests/layers.rs` holds the code to this, and `python3
 //! ../shared/tools/modgraph.py seqid/src` prints the edges between modules.
 //!
 //! | folder | what it holds | its modules |
 //! |---|---|---|
-//! | `api/` | what a user calls: [`Document`](crate::Document)'s methods and the actions they return, the [`Sequences`](crate::Sequences) handle and its databases, one sequence of several, the deployment report; what the derive's expansion names | `document`, `action/` (a file per action, and `transaction`), `sequences`, `sequence_of`, `check`, `expansion` |
+//! | `api/` | what a user calls: [`Document`](crate::Document)'s methods and the actions they return, the [`Sequences`](crate::Sequences) handle and its databases, one sequence of several, the deployment report | `document`, `action/` (a file per action, and `transaction`), `sequences`, `sequence_of`, `check` |
 //! | `insert/` | the orchestration, the only place where documents meet writes: check, take ids, fill, write, settle what the server answered; the loop over rounds | `one`, `many`, `natural`, `natural_many`, `later` |
 //! | `source/` | the id sources, one per strategy: hand ids out per scope and say what an id costs when its document is not stored (a race lost, a refusal, a lost answer), through one interface (`source::race_lost`, ...) | `counted` (counters, block, gapless), `optimistic` (and its loop), `others` (a document's other sequences) |
 //! | `round_trip/` | one kind of command each, and what its answer means; the gate every call passes first | `write`, `counter/` (`update`, `missing`, `transaction`, `admin`), `largest`, `indexes`, `stored`, `deployment`, `gate` |

@@ -1,5 +1,5 @@
 //! What `#[derive(Document)]` expands to refers to, as `::seqid::__private::...`: not public
-//! API (`lib.rs` re-exports this module under that name, hidden).
+//! API. Beside `lib.rs`, above every layer, since it names items of several.
 
 pub use crate::api::action::find::{Deserializable, SequenceOnId, find_by_code, find_by_number};
 pub use crate::api::action::find_or_insert::NaturalKeyed;
