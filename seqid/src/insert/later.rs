@@ -83,10 +83,8 @@ pub(crate) async fn number_draft<T: Model + DeserializeOwned>(
     call: Call<'_>,
     issue: Issue,
 ) -> Traced<Result<Numbered<T>, Error>> {
-    let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = open!(seq, route, call);
-    let result = Box::pin(one(filter, &issue, &mut cx)).await;
-    cx.finish(result)
+    in_context!(T, route, call, |cx| Box::pin(one(filter, &issue, &mut cx))
+        .await)
 }
 
 /// [`number_draft`], in its context.
@@ -223,10 +221,8 @@ pub(crate) async fn number_drafts<T: Model + DeserializeOwned>(
     call: Call<'_>,
     issue: Issue,
 ) -> Traced<Result<Vec<T>, Error>> {
-    let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = open!(seq, route, call);
-    let result = Box::pin(many(filter, &issue, &mut cx)).await;
-    cx.finish(result)
+    in_context!(T, route, call, |cx| Box::pin(many(filter, &issue, &mut cx))
+        .await)
 }
 
 /// [`number_drafts`], in its context.

@@ -45,7 +45,7 @@ use crate::base::id::IdField;
 use crate::base::model::{IdValue, Model};
 use crate::base::retry::Tries;
 use crate::base::scope::{Key, Scope, grouped};
-use crate::base::sequence::{Sequence, Strategy};
+use crate::base::sequence::Strategy;
 use crate::base::server::{DUPLICATE_KEY, identity_index};
 use crate::base::span::{self, Traced};
 use crate::round_trip::indexes;
@@ -65,25 +65,22 @@ pub(crate) async fn many<T: Model>(
     route: Route<'_>,
     call: Call<'_>,
 ) -> Traced<Result<Vec<IdValue<T>>, Error>> {
-    let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = open!(seq, route, call);
-    // Every id checked before the guard: an id the caller set never reaches it.
-    let checked = numbered_on_insert::<T>("insert_many")
-        .and_then(|()| docs.iter().try_for_each(|doc| ensure_unset(doc)));
-    if let Err(error) = checked {
-        return cx.finish(Err(error));
-    }
-    // A gapless sequence's ids are taken in the caller's transaction only: a batch is
-    // refused without one whatever it holds, an empty one too, as one document is.
-    if let Err(error) = source::require_transaction::<T>(&mut cx) {
-        return cx.finish(Err(error));
-    }
-    let mut ids = CompanionsOfMany::fill(docs);
-    cx.content_is_unique |= ids.made_content_unique();
-    let result = many_fresh(ids.docs(), &mut cx).await;
-    span::codes(ids.docs());
-    drop(ids);
-    cx.finish(result)
+    in_context!(T, route, call, |cx| {
+        // Every id checked before the guard: an id the caller set never reaches it. A
+        // gapless sequence's ids are taken in the caller's transaction only: a batch is
+        // refused without one whatever it holds, an empty one too, as one document is.
+        let checked = numbered_on_insert::<T>("insert_many")
+            .and_then(|()| docs.iter().try_for_each(|doc| ensure_unset(doc)))
+            .and_then(|()| source::require_transaction::<T>(&mut cx));
+        if let Err(error) = checked {
+            return cx.finish(Err(error));
+        }
+        let mut ids = CompanionsOfMany::fill(docs);
+        cx.content_is_unique |= ids.made_content_unique();
+        let result = many_fresh(ids.docs(), &mut cx).await;
+        span::codes(ids.docs());
+        result
+    })
 }
 
 /// [`many`], in its context.
@@ -114,23 +111,22 @@ pub(crate) async fn resume_many<T: Model>(
     route: Route<'_>,
     call: Call<'_>,
 ) -> Traced<Result<Vec<IdValue<T>>, Error>> {
-    let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = open!(seq, route, call);
-    // A document without its sequence id is inserted afresh: its other ids must be
-    // unset, as for `insert_many`.
-    let checked = numbered_on_insert::<T>("resume_insert_many").and_then(|()| {
-        docs.iter()
-            .filter(|doc| doc.sequence_id().is_unset())
-            .try_for_each(ensure_companions_unset)
-    });
-    if let Err(error) = checked {
-        return cx.finish(Err(error));
-    }
-    let mut ids = CompanionsOfMany::fill(docs);
-    let result = many_again(ids.docs(), &mut cx).await;
-    span::codes(ids.docs());
-    drop(ids);
-    cx.finish(result)
+    in_context!(T, route, call, |cx| {
+        // A document without its sequence id is inserted afresh: its other ids must be
+        // unset, as for `insert_many`.
+        let checked = numbered_on_insert::<T>("resume_insert_many").and_then(|()| {
+            docs.iter()
+                .filter(|doc| doc.sequence_id().is_unset())
+                .try_for_each(ensure_companions_unset)
+        });
+        if let Err(error) = checked {
+            return cx.finish(Err(error));
+        }
+        let mut ids = CompanionsOfMany::fill(docs);
+        let result = many_again(ids.docs(), &mut cx).await;
+        span::codes(ids.docs());
+        result
+    })
 }
 
 /// [`resume_many`], in its context.

@@ -20,15 +20,22 @@
 //! borrowed by each step, and a `Fate`'s reasons are boxed. `tests/state.rs` bounds the
 //! state of every strategy, and BENCHMARKS.md (*The client's own cost*) prints it.
 
-/// The call's context, once the gate lets the call through (`round_trip::gate`); else the
-/// calling function answers with the error. Declared before the modules that use it.
-macro_rules! open {
-    ($seq:expr, $route:expr, $call:expr) => {{
+/// Runs `$body` in the call's context, made once the gate lets the call through
+/// (`round_trip::gate`; else the calling function answers with the gate's error), and
+/// answers with the body's result and the context's reservations. Declared before the
+/// modules that use it.
+macro_rules! in_context {
+    ($model:ty, $route:expr, $call:expr, |$cx:ident| $body:expr) => {{
+        // A reference to the constant, not a copy of it in the insert's state.
+        let seq: &'static crate::base::sequence::Sequence =
+            &<$model as crate::base::model::Model>::SEQUENCE;
         let gate = crate::round_trip::gate::read_and_pass;
-        match crate::state::context::Context::of($seq, $route, $call, gate).await {
+        let mut $cx = match crate::state::context::Context::of(seq, $route, $call, gate).await {
             Ok(cx) => cx,
             Err(error) => return crate::base::span::Traced::from(Err(error)),
-        }
+        };
+        let result = $body;
+        $cx.finish(result)
     }};
 }
 

@@ -58,13 +58,10 @@ pub(crate) async fn find_or_insert<T: Model + DeserializeOwned>(
     call: Call<'_>,
     key: Result<NaturalKey, Error>,
 ) -> Traced<Result<Entry, Error>> {
-    let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = open!(seq, route, call);
-    let result = match key {
+    in_context!(T, route, call, |cx| match key {
         Ok(key) => Box::pin(run(doc, key, &mut cx)).await,
         Err(error) => Err(error),
-    };
-    cx.finish(result)
+    })
 }
 
 /// [`find_or_insert`], in its context.

@@ -44,13 +44,10 @@ pub(crate) async fn find_or_insert_many<T: Model + DeserializeOwned>(
     call: Call<'_>,
     key: Result<NaturalKey, Error>,
 ) -> Traced<Result<Vec<Entry>, Error>> {
-    let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = open!(seq, route, call);
-    let result = match key {
+    in_context!(T, route, call, |cx| match key {
         Ok(key) => Box::pin(run(docs, key, &mut cx)).await,
         Err(error) => Err(error),
-    };
-    cx.finish(result)
+    })
 }
 
 /// Where each document stands.

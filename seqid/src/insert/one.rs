@@ -17,7 +17,7 @@ use crate::base::future::BoxFuture;
 use crate::base::id::IdField;
 use crate::base::model::{IdValue, Model};
 use crate::base::scope::{Key, Scope};
-use crate::base::sequence::{Sequence, Strategy};
+use crate::base::sequence::Strategy;
 use crate::base::span::{self, Traced};
 use crate::round_trip::indexes;
 use crate::round_trip::write;
@@ -35,21 +35,19 @@ pub(crate) async fn one<T: Model>(
     route: Route<'_>,
     call: Call<'_>,
 ) -> Traced<Result<IdValue<T>, Error>> {
-    // A reference to the constant, not a copy of it in the insert's state.
-    let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = open!(seq, route, call);
-    // Not held across the await below: the error it may hold is larger than the rest.
-    let checked = numbered_on_insert::<T>("insert").and_then(|()| ensure_unset(doc));
-    let scope = match checked.and_then(|()| Scope::of(seq, doc)) {
-        Ok(scope) => scope,
-        Err(error) => return cx.finish(Err(error)),
-    };
-    let mut ids = Companions::fill(doc);
-    cx.content_is_unique |= ids.made_content_unique();
-    let result = fresh(ids.doc(), scope, &mut cx).await;
-    span::codes(std::slice::from_ref(ids.doc()));
-    drop(ids);
-    cx.finish(result)
+    in_context!(T, route, call, |cx| {
+        // Not held across the await below: the error it may hold is larger than the rest.
+        let checked = numbered_on_insert::<T>("insert").and_then(|()| ensure_unset(doc));
+        let scope = match checked.and_then(|()| Scope::of(cx.seq, doc)) {
+            Ok(scope) => scope,
+            Err(error) => return cx.finish(Err(error)),
+        };
+        let mut ids = Companions::fill(doc);
+        cx.content_is_unique |= ids.made_content_unique();
+        let result = fresh(ids.doc(), scope, &mut cx).await;
+        span::codes(std::slice::from_ref(ids.doc()));
+        result
+    })
 }
 
 /// Inserts a document whose id field is unset under a new id (a first send).
@@ -168,21 +166,20 @@ pub(crate) async fn resume<T: Model>(
     route: Route<'_>,
     call: Call<'_>,
 ) -> Traced<Result<IdValue<T>, Error>> {
-    let seq: &'static Sequence = &T::SEQUENCE;
-    let mut cx = open!(seq, route, call);
-    if let Err(error) = numbered_on_insert::<T>("resume_insert") {
-        return cx.finish(Err(error));
-    }
-    if doc.sequence_id().is_unset()
-        && let Err(error) = ensure_companions_unset(doc)
-    {
-        return cx.finish(Err(error));
-    }
-    let mut ids = Companions::fill(doc);
-    let result = resume_one(ids.doc(), &mut cx).await;
-    span::codes(std::slice::from_ref(ids.doc()));
-    drop(ids);
-    cx.finish(result)
+    in_context!(T, route, call, |cx| {
+        if let Err(error) = numbered_on_insert::<T>("resume_insert") {
+            return cx.finish(Err(error));
+        }
+        if doc.sequence_id().is_unset()
+            && let Err(error) = ensure_companions_unset(doc)
+        {
+            return cx.finish(Err(error));
+        }
+        let mut ids = Companions::fill(doc);
+        let result = resume_one(ids.doc(), &mut cx).await;
+        span::codes(std::slice::from_ref(ids.doc()));
+        result
+    })
 }
 
 /// [`resume`], in its context.

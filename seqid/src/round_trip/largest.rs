@@ -11,27 +11,23 @@ use crate::base::numeric;
 use crate::base::scope::Scope;
 use crate::base::sequence::Sequence;
 use crate::base::server::PRIMARY;
-use crate::state::frontier::{Ids, Maximum};
+use crate::state::frontier::{Ids, Maximum, MaximumRead};
 
 /// The maximum query the optimistic frontier reserves candidates above.
 impl Maximum for Collection<BsonDocument> {
     fn largest(
         &self,
-        seq: &'static Sequence,
-        scope: &Scope,
+        read: MaximumRead<'_>,
         ids: Ids,
-        above: Option<i64>,
-        session: Option<&mut ClientSession>,
     ) -> impl std::future::Future<Output = Result<(Option<Bson>, Ids), Error>> + Send {
-        numeric_id(self, seq, scope, ids, above, session)
+        numeric_id(self, read, ids)
     }
 }
 
-/// The largest numeric value of `seq.field` among the documents of `scope`, or `None` if
-/// there is none, and what the query learned. With `above`, only values above it are
-/// asked for (`None`: there is none above it).
-///
-/// In `session`, the caller's transaction, when given.
+/// The largest numeric value of the sequence's field among the documents of the scope
+/// `read` names, or `None` if there is none, and what the query learned. With an `above`,
+/// only values above it are asked for (`None`: there is none above it); with a session,
+/// in the caller's transaction.
 ///
 /// With [`Ids::Mixed`], or `above`, the query is bounded to numbers: `$lte: Infinity` and
 /// `$gt: above` are type-bracketed, so MongoDB still reads one entry of the index on the
@@ -42,26 +38,22 @@ impl Maximum for Collection<BsonDocument> {
 /// attempt.
 pub(crate) async fn numeric_id(
     collection: &Collection<BsonDocument>,
-    seq: &'static Sequence,
-    scope: &Scope,
+    read: MaximumRead<'_>,
     ids: Ids,
-    above: Option<i64>,
-    session: Option<&mut ClientSession>,
 ) -> Result<(Option<Bson>, Ids), Error> {
-    query(collection, seq.field, scope, ids, above, session)
-        .await
-        .map_err(|error| {
-            Error::driver(
-                seq,
-                format!(
-                    "finding the largest {} in `{}`{}",
-                    seq.field,
-                    seq.collection,
-                    scope.in_scope()
-                ),
-                error,
-            )
-        })
+    let (seq, scope) = (read.seq, read.scope);
+    query(collection, read, ids).await.map_err(|error| {
+        Error::driver(
+            seq,
+            format!(
+                "finding the largest {} in `{}`{}",
+                seq.field,
+                seq.collection,
+                scope.in_scope()
+            ),
+            error,
+        )
+    })
 }
 
 /// The largest numeric value of `seq.field` in `scope`, floored to an integer, or `None`
@@ -71,7 +63,13 @@ pub(crate) async fn stored_floor(
     seq: &'static Sequence,
     scope: &Scope,
 ) -> Result<Option<i64>, Error> {
-    let (top, _) = numeric_id(collection, seq, scope, Ids::Mixed, None, None).await?;
+    let read = MaximumRead {
+        seq,
+        scope,
+        above: None,
+        session: None,
+    };
+    let (top, _) = numeric_id(collection, read, Ids::Mixed).await?;
     Ok(top.as_ref().and_then(numeric::floor))
 }
 
@@ -108,12 +106,16 @@ pub(crate) async fn of_sequence(
 
 async fn query(
     collection: &Collection<BsonDocument>,
-    field: &str,
-    scope: &Scope,
+    read: MaximumRead<'_>,
     ids: Ids,
-    above: Option<i64>,
-    mut session: Option<&mut ClientSession>,
 ) -> mongodb::error::Result<(Option<Bson>, Ids)> {
+    let MaximumRead {
+        seq,
+        scope,
+        above,
+        mut session,
+    } = read;
+    let field = seq.field;
     if let Some(above) = above {
         let mut bounded = scope.filter();
         bounded.insert(field, doc! { "$gt": above });

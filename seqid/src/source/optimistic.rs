@@ -19,7 +19,7 @@ use crate::base::retry::Tries;
 use crate::base::scope::{Key, Scope};
 use crate::state::allocator::Tally;
 use crate::state::context::Context;
-use crate::state::frontier::{Frontier, InFlight, Maximum};
+use crate::state::frontier::{Frontier, InFlight, Maximum, MaximumRead};
 use crate::state::turns;
 
 /// The loop of one call in one scope: the frontier its candidates come from, kept for
@@ -63,13 +63,23 @@ impl Progress {
         cx: &mut Context<'_>,
     ) -> Result<Arc<InFlight>, Error> {
         loop {
-            let transaction = match cx.session.in_transaction() {
+            let (seq, above) = (cx.seq, self.seen_taken);
+            let session = match cx.session.in_transaction() {
                 true => cx.session.join(),
                 false => None,
             };
             let allocated = self
                 .frontier
-                .candidates(max, cx.seq, scope, count, self.seen_taken, transaction)
+                .candidates(
+                    max,
+                    MaximumRead {
+                        seq,
+                        scope,
+                        above,
+                        session,
+                    },
+                    count,
+                )
                 .await?;
             cx.reservations += u32::from(allocated.waited);
             let flight = allocated.ids;
@@ -192,7 +202,6 @@ mod tests {
     use std::collections::VecDeque;
     use std::sync::Mutex;
 
-    use mongodb::ClientSession;
     use mongodb::bson::Bson;
 
     use super::*;
@@ -244,11 +253,8 @@ mod tests {
     impl Maximum for Answers {
         async fn largest(
             &self,
-            _: &'static Sequence,
-            _: &Scope,
+            MaximumRead { above, .. }: MaximumRead<'_>,
             ids: Ids,
-            above: Option<i64>,
-            _: Option<&mut ClientSession>,
         ) -> Result<(Option<Bson>, Ids), Error> {
             self.reads.lock().unwrap().push(above);
             if let Some(above) = above {

@@ -36,18 +36,24 @@ pub(crate) enum Ids {
     Mixed,
 }
 
-/// Reads the largest value of a sequence's field in a scope (above `above`, if given: a
-/// maximum read after an id was seen taken asks only above it), and what the read
-/// learned of the values there: the maximum query on the target collection (a fake one
-/// in tests).
+/// What a maximum query reads: the largest value of `seq`'s field in `scope`, only above
+/// `above` if given (a read after an id was seen taken asks only above it), in `session`
+/// (the caller's transaction) if given.
+pub(crate) struct MaximumRead<'a> {
+    pub seq: &'static Sequence,
+    pub scope: &'a Scope,
+    pub above: Option<i64>,
+    pub session: Option<&'a mut ClientSession>,
+}
+
+/// Reads the largest value a [`MaximumRead`] asks for, knowing `ids` of the values there,
+/// and what the read learned of them: the maximum query on the target collection (a fake
+/// one in tests).
 pub(crate) trait Maximum: Clone + Send + Sync + 'static {
     fn largest(
         &self,
-        seq: &'static Sequence,
-        scope: &Scope,
+        read: MaximumRead<'_>,
         ids: Ids,
-        above: Option<i64>,
-        session: Option<&mut ClientSession>,
     ) -> impl Future<Output = Result<(Option<Bson>, Ids), Error>> + Send;
 }
 
@@ -117,33 +123,27 @@ impl Frontier {
         self.bounds.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Candidate ids for `count` documents of `seq` in `scope`, registered as in flight
-    /// until the returned guard is dropped or told which were stored, and whether a
-    /// maximum query was waited for; the maximum is read above `above` if given (an id
-    /// the caller saw taken). In `transaction`, the caller's, the maximum is read in it
-    /// (its snapshot), by this caller alone.
-    #[allow(clippy::too_many_arguments)]
+    /// Candidate ids for `count` documents, registered as in flight until the returned
+    /// guard is dropped or told which were stored, and whether a maximum query was waited
+    /// for; the maximum is read as `read` says (above an id the caller saw taken, if
+    /// given). In a session, the caller's transaction, the maximum is read in it (its
+    /// snapshot), by this caller alone.
     pub(crate) async fn candidates<M: Maximum>(
         self: &Arc<Self>,
         max: &M,
-        seq: &'static Sequence,
-        scope: &Scope,
+        read: MaximumRead<'_>,
         count: usize,
-        above: Option<i64>,
-        transaction: Option<&mut ClientSession>,
     ) -> Result<Allocated<Arc<InFlight>>, Error> {
-        let (ids, waited) = if let Some(session) = transaction {
-            let first = self
-                .reserve(max, seq, scope, count as u64, above, Some(session))
-                .await?;
+        let (ids, waited) = if read.session.is_some() {
+            let first = self.reserve(max, read, count as u64).await?;
             ((0..count as i64).map(|i| first + i).collect(), true)
         } else {
             let source = || MaxSource {
                 state: Arc::clone(self),
                 max: max.clone(),
-                seq,
-                scope: scope.clone(),
-                above,
+                seq: read.seq,
+                scope: read.scope.clone(),
+                above: read.above,
             };
             let allocated = self.allocator.allocate(count as u64, source).await?;
             (allocated.ids, allocated.waited)
@@ -159,20 +159,18 @@ impl Frontier {
         })
     }
 
-    /// Reserves `amount` candidates above the largest numeric `_id` (read above `above`
-    /// if given) and every candidate in flight, and returns the first.
+    /// Reserves `amount` candidates above the largest numeric `_id` (as `read` says) and
+    /// every candidate in flight, and returns the first.
     async fn reserve<M: Maximum>(
         &self,
         max: &M,
-        seq: &'static Sequence,
-        scope: &Scope,
+        read: MaximumRead<'_>,
         amount: u64,
-        above: Option<i64>,
-        session: Option<&mut ClientSession>,
     ) -> Result<i64, Error> {
+        let (seq, scope, above) = (read.seq, read.scope, read.above);
         let epoch_before = self.bounds().epoch;
         let known = self.bounds().ids;
-        let (stored, ids) = max.largest(seq, scope, known, above, session).await?;
+        let (stored, ids) = max.largest(read, known).await?;
         let largest = stored.as_ref().and_then(numeric::floor);
         let mut bounds = self.bounds();
         bounds.ids = ids;
@@ -244,11 +242,22 @@ struct MaxSource<M> {
     above: Option<i64>,
 }
 
+impl<M> MaxSource<M> {
+    /// The read the source's callers asked for, outside any transaction.
+    fn read(&self) -> MaximumRead<'_> {
+        let (seq, scope, above) = (self.seq, &self.scope, self.above);
+        MaximumRead {
+            seq,
+            scope,
+            above,
+            session: None,
+        }
+    }
+}
+
 impl<M: Maximum> Source for MaxSource<M> {
     async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
-        self.state
-            .reserve(&self.max, self.seq, &self.scope, amount, self.above, None)
-            .await
+        self.state.reserve(&self.max, self.read(), amount).await
     }
 
     fn interrupted(&self) -> Error {
