@@ -121,20 +121,28 @@ impl<'a> SerializeMap for Found<'a> {
     }
 }
 
-/// Refuses what is not a struct or a map.
+/// Refuses what is not a struct or a map: each method of the list, answering `$ok`.
 macro_rules! not_read {
-    ($($method:ident($($arg:ty),*) -> $ok:ty;)*) => {
+    ($ok:ty: $($method:ident($($arg:ty),*)),* $(,)?) => {
         $(fn $method(self, $(_: $arg),*) -> Result<$ok, NotRead> {
             Err(NotRead)
         })*
     };
 }
 
-/// What both serializers below do alike: a newtype is read through, and every value but
+/// What both serializers below do alike: the types of what they refuse, a newtype is read through, and every value but
 /// a string, a struct and a map is refused (the document's serializer reads the last
 /// two, a map key's the first).
 macro_rules! read_alike {
     ($ok:ty) => {
+        type Ok = $ok;
+        type Error = NotRead;
+        type SerializeSeq = Impossible<$ok, NotRead>;
+        type SerializeTuple = Impossible<$ok, NotRead>;
+        type SerializeTupleStruct = Impossible<$ok, NotRead>;
+        type SerializeTupleVariant = Impossible<$ok, NotRead>;
+        type SerializeStructVariant = Impossible<$ok, NotRead>;
+
         fn serialize_newtype_struct<T: Serialize + ?Sized>(
             self,
             _: &'static str,
@@ -157,43 +165,31 @@ macro_rules! read_alike {
             Err(NotRead)
         }
 
+        not_read! { $ok:
+            serialize_bool(bool), serialize_i8(i8), serialize_i16(i16), serialize_i32(i32),
+            serialize_i64(i64), serialize_u8(u8), serialize_u16(u16), serialize_u32(u32),
+            serialize_u64(u64), serialize_f32(f32), serialize_f64(f64), serialize_char(char),
+            serialize_bytes(&[u8]), serialize_none(), serialize_unit(),
+            serialize_unit_struct(&'static str),
+            serialize_unit_variant(&'static str, u32, &'static str),
+        }
+        not_read! { Self::SerializeSeq: serialize_seq(Option<usize>) }
+        not_read! { Self::SerializeTuple: serialize_tuple(usize) }
+        not_read! { Self::SerializeTupleStruct: serialize_tuple_struct(&'static str, usize) }
         not_read! {
-            serialize_bool(bool) -> $ok;
-            serialize_i8(i8) -> $ok;
-            serialize_i16(i16) -> $ok;
-            serialize_i32(i32) -> $ok;
-            serialize_i64(i64) -> $ok;
-            serialize_u8(u8) -> $ok;
-            serialize_u16(u16) -> $ok;
-            serialize_u32(u32) -> $ok;
-            serialize_u64(u64) -> $ok;
-            serialize_f32(f32) -> $ok;
-            serialize_f64(f64) -> $ok;
-            serialize_char(char) -> $ok;
-            serialize_bytes(&[u8]) -> $ok;
-            serialize_none() -> $ok;
-            serialize_unit() -> $ok;
-            serialize_unit_struct(&'static str) -> $ok;
-            serialize_unit_variant(&'static str, u32, &'static str) -> $ok;
-            serialize_seq(Option<usize>) -> Self::SerializeSeq;
-            serialize_tuple(usize) -> Self::SerializeTuple;
-            serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
-            serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
-            serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant;
+            Self::SerializeTupleVariant: serialize_tuple_variant(&'static str, u32, &'static str, usize)
+        }
+        not_read! {
+            Self::SerializeStructVariant: serialize_struct_variant(&'static str, u32, &'static str, usize)
         }
     };
 }
 
 impl<'a> Serializer for Picker<'a> {
-    type Ok = Values;
-    type Error = NotRead;
-    type SerializeSeq = Impossible<Values, NotRead>;
-    type SerializeTuple = Impossible<Values, NotRead>;
-    type SerializeTupleStruct = Impossible<Values, NotRead>;
-    type SerializeTupleVariant = Impossible<Values, NotRead>;
+    read_alike!(Values);
+
     type SerializeMap = Found<'a>;
     type SerializeStruct = Found<'a>;
-    type SerializeStructVariant = Impossible<Values, NotRead>;
 
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<Found<'a>, NotRead> {
         Ok(Found::new(self.fields))
@@ -203,37 +199,24 @@ impl<'a> Serializer for Picker<'a> {
         Ok(Found::new(self.fields))
     }
 
-    read_alike!(Values);
-
-    not_read! {
-        serialize_str(&str) -> Values;
-    }
+    not_read! { Values: serialize_str(&str) }
 }
 
 /// A map's key, as the name of a field: a string only (as BSON's documents have).
 struct KeyName;
 
 impl Serializer for KeyName {
-    type Ok = String;
-    type Error = NotRead;
-    type SerializeSeq = Impossible<String, NotRead>;
-    type SerializeTuple = Impossible<String, NotRead>;
-    type SerializeTupleStruct = Impossible<String, NotRead>;
-    type SerializeTupleVariant = Impossible<String, NotRead>;
+    read_alike!(String);
+
     type SerializeMap = Impossible<String, NotRead>;
     type SerializeStruct = Impossible<String, NotRead>;
-    type SerializeStructVariant = Impossible<String, NotRead>;
 
     fn serialize_str(self, key: &str) -> Result<String, NotRead> {
         Ok(key.to_owned())
     }
 
-    read_alike!(String);
-
-    not_read! {
-        serialize_map(Option<usize>) -> Self::SerializeMap;
-        serialize_struct(&'static str, usize) -> Self::SerializeStruct;
-    }
+    not_read! { Self::SerializeMap: serialize_map(Option<usize>) }
+    not_read! { Self::SerializeStruct: serialize_struct(&'static str, usize) }
 }
 
 #[cfg(test)]

@@ -200,12 +200,22 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
         .collect();
     let raw = cx.raw_collection();
     let sent = if cx.session.join().is_some() {
-        send_commands(&raw, seq, &serialized, send, &mut cx.session).await
+        let commands = Commands {
+            raw: &raw,
+            seq,
+            send,
+        };
+        commands.send(&serialized, &mut cx.session).await
     } else {
         let sent_keys: Vec<Key> = serialized.iter().map(|d| d.key.clone()).collect();
         let sent_documents: Vec<&T> = positions.iter().map(|&p| documents[p]).collect();
         let write = Finishing::new(async move {
-            let fates = send_commands(&raw, seq, &serialized, send, &mut Session::none()).await;
+            let commands = Commands {
+                raw: &raw,
+                seq,
+                send,
+            };
+            let fates = commands.send(&serialized, &mut Session::none()).await;
             drop(hold);
             fates
         });
@@ -226,36 +236,41 @@ struct Serialized {
     key: Key,
 }
 
-/// Sends `documents` in commands that the driver sends whole, and says what became of
-/// each.
-async fn send_commands(
-    raw: &Collection<RawDocumentBuf>,
+/// Where and how the `insert` commands of a batch are sent: the collection (its documents
+/// raw), the sequence whose ids they carry, and how they are sent.
+#[derive(Clone, Copy)]
+struct Commands<'a> {
+    raw: &'a Collection<RawDocumentBuf>,
     seq: &'static Sequence,
-    documents: &[Serialized],
     send: Sending,
-    session: &mut Session<'_>,
-) -> Vec<Fate> {
-    let mut fates = Vec::with_capacity(documents.len());
-    let mut aborted: Option<Fate> = None;
-    for command in commands(documents, MAX_COMMAND_BYTES, MAX_COMMAND_DOCUMENTS) {
-        let command_fates = match &aborted {
-            // The caller's transaction is aborted: nothing more can be stored in it.
-            Some(fate) => vec![fate.clone(); command.len()],
-            None => {
-                let fates = insert_command(raw, seq, command, send, session).await;
-                if session.in_transaction() {
-                    aborted = fates.iter().find_map(|fate| match fate {
-                        Fate::Stored => None,
-                        Fate::Refused(rejection) if rejection.source.is_none() => None,
-                        other => Some(other.clone()),
-                    });
+}
+
+impl Commands<'_> {
+    /// Sends `documents` in commands that the driver sends whole, and says what became
+    /// of each.
+    async fn send(self, documents: &[Serialized], session: &mut Session<'_>) -> Vec<Fate> {
+        let mut fates = Vec::with_capacity(documents.len());
+        let mut aborted: Option<Fate> = None;
+        for command in commands(documents, MAX_COMMAND_BYTES, MAX_COMMAND_DOCUMENTS) {
+            let command_fates = match &aborted {
+                // The caller's transaction is aborted: nothing more can be stored in it.
+                Some(fate) => vec![fate.clone(); command.len()],
+                None => {
+                    let fates = insert_command(self, command, session).await;
+                    if session.in_transaction() {
+                        aborted = fates.iter().find_map(|fate| match fate {
+                            Fate::Stored => None,
+                            Fate::Refused(rejection) if rejection.source.is_none() => None,
+                            other => Some(other.clone()),
+                        });
+                    }
+                    fates
                 }
-                fates
-            }
-        };
-        fates.extend(command_fates);
+            };
+            fates.extend(command_fates);
+        }
+        fates
     }
-    fates
 }
 
 /// The serialized documents in runs that each fit one `insert` command: at most
@@ -283,10 +298,8 @@ fn commands(
 
 /// Sends one `insert` command of `documents` and says what became of each.
 async fn insert_command(
-    raw: &Collection<RawDocumentBuf>,
-    seq: &'static Sequence,
+    Commands { raw, seq, send }: Commands<'_>,
     documents: &[Serialized],
-    send: Sending,
     session: &mut Session<'_>,
 ) -> Vec<Fate> {
     let mut insert = raw

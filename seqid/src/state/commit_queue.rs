@@ -492,6 +492,28 @@ mod tests {
         Arc::new(queue)
     }
 
+    /// A task that waits for its turn in `queue` as session `n`, reading the counter
+    /// `shown`, then takes the counter up to `last` (`None`: its `$inc` fails, and the
+    /// turn is dropped without an id); it answers how long it waited since `started`.
+    fn queued(
+        queue: &Arc<CommitQueue>,
+        n: i32,
+        shown: &Arc<Shown>,
+        started: Instant,
+        last: Option<i64>,
+    ) -> tokio::task::JoinHandle<Duration> {
+        let (queue, reader) = (queue.clone(), shown.reader());
+        tokio::spawn(async move {
+            let turn = queue.turn(&session(n), reader).await;
+            let waited = started.elapsed();
+            match last {
+                Some(last) => turn.took(last),
+                None => drop(turn),
+            }
+            waited
+        })
+    }
+
     /// Lets every spawned task run as far as it can without time passing.
     async fn settle() {
         for _ in 0..20 {
@@ -540,16 +562,8 @@ mod tests {
         let shown = Arc::new(Shown::default());
         queue.turn(&session(0), shown.reader()).await.took(1);
         let started = Instant::now();
-        let waiter = {
-            let (queue, shown) = (queue.clone(), shown.clone());
-            tokio::spawn(async move {
-                let turn = queue.turn(&session(1), shown.reader()).await;
-                let waited = started.elapsed();
-                // Its `$inc` fails: dropped without an id.
-                drop(turn);
-                waited
-            })
-        };
+        // Its `$inc` fails: dropped without an id.
+        let waiter = queued(&queue, 1, &shown, started, None);
         let waited = waiter.await.unwrap();
         assert!(
             (PATIENCE.1..PATIENCE.1 + Duration::from_millis(50)).contains(&waited),
@@ -559,13 +573,7 @@ mod tests {
         // whole patience, at most, now eight times the last one, so the longest).
         let reads = shown.reads.load(Ordering::Relaxed);
         let started = Instant::now();
-        let second = {
-            let (queue, shown) = (queue.clone(), shown.clone());
-            tokio::spawn(async move {
-                queue.turn(&session(2), shown.reader()).await.took(2);
-                started.elapsed()
-            })
-        };
+        let second = queued(&queue, 2, &shown, started, Some(2));
         tokio::time::sleep(Duration::from_millis(30)).await;
         assert!(
             shown.reads.load(Ordering::Relaxed) > reads,
@@ -577,10 +585,7 @@ mod tests {
         // A session whose `$inc` fails while others wait lets them go at once.
         shown.commit(2);
         let failing = queue.turn(&session(3), shown.reader()).await;
-        let next = {
-            let (queue, shown) = (queue.clone(), shown.clone());
-            tokio::spawn(async move { queue.turn(&session(4), shown.reader()).await.took(9) })
-        };
+        let next = queued(&queue, 4, &shown, Instant::now(), Some(9));
         settle().await;
         assert!(!next.is_finished());
         drop(failing);
@@ -599,10 +604,7 @@ mod tests {
         let queue = contended(Duration::from_millis(250));
         let shown = Arc::new(Shown::default());
         queue.turn(&session(0), shown.reader()).await.took(1);
-        let other = {
-            let (queue, shown) = (queue.clone(), shown.clone());
-            tokio::spawn(async move { queue.turn(&session(1), shown.reader()).await.took(3) })
-        };
+        let other = queued(&queue, 1, &shown, Instant::now(), Some(3));
         settle().await;
         // Same transaction: its last id (1) is not committed.
         let again = tokio::time::timeout(
@@ -615,10 +617,7 @@ mod tests {
         assert!(!other.is_finished());
         shown.commit(2);
         // A new transaction of session 0: behind session 1, which goes first.
-        let next = {
-            let (queue, shown) = (queue.clone(), shown.clone());
-            tokio::spawn(async move { queue.turn(&session(0), shown.reader()).await.took(4) })
-        };
+        let next = queued(&queue, 0, &shown, Instant::now(), Some(4));
         tokio::time::sleep(Duration::from_millis(5)).await;
         assert!(other.is_finished());
         assert!(!next.is_finished());
@@ -660,15 +659,7 @@ mod tests {
         b.commit(50);
         queue.turn(&session(0), a.reader()).await.took(7);
         let started = Instant::now();
-        let of_b = {
-            let (queue, b) = (queue.clone(), b.clone());
-            tokio::spawn(async move {
-                let turn = queue.turn(&session(1), b.reader()).await;
-                let waited = started.elapsed();
-                turn.took(51);
-                waited
-            })
-        };
+        let of_b = queued(&queue, 1, &b, started, Some(51));
         tokio::time::sleep(Duration::from_millis(100)).await;
         // Its own counter shows 50, past the holder's 7: it waits all the same.
         assert!(!of_b.is_finished(), "gone before the holder committed");
@@ -678,15 +669,7 @@ mod tests {
             "its own deployment is not read for another's hold"
         );
         assert!(a.reads() > 0, "the holder's deployment is");
-        let of_a = {
-            let (queue, a) = (queue.clone(), a.clone());
-            tokio::spawn(async move {
-                let turn = queue.turn(&session(2), a.reader()).await;
-                let waited = started.elapsed();
-                turn.took(8);
-                waited
-            })
-        };
+        let of_a = queued(&queue, 2, &a, started, Some(8));
         settle().await;
         let committed = started.elapsed();
         a.commit(7);
