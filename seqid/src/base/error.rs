@@ -635,6 +635,27 @@ impl Error {
     }
 }
 
+/// A driver's answer, its error made seqid's.
+pub(crate) trait Doing<T> {
+    /// The error as [`Error::Driver`] of `sequence`, met while doing what `action` says
+    /// (written only on an error).
+    fn doing<A: Into<String>>(
+        self,
+        sequence: &'static Sequence,
+        action: impl FnOnce() -> A,
+    ) -> Result<T, Error>;
+}
+
+impl<T> Doing<T> for mongodb::error::Result<T> {
+    fn doing<A: Into<String>>(
+        self,
+        sequence: &'static Sequence,
+        action: impl FnOnce() -> A,
+    ) -> Result<T, Error> {
+        self.map_err(|error| Error::driver(sequence, action(), error))
+    }
+}
+
 /// What `insert_many` did with each document when it did not store them all.
 ///
 /// Every index of the input slice appears in exactly one of the three lists. Documents in

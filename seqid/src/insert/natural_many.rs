@@ -21,7 +21,7 @@ use serde::de::DeserializeOwned;
 use super::many::many_again;
 use super::natural::{KEY_PATIENCE, holds, is_ours, serialized};
 use crate::base::companions::CompanionsOfMany;
-use crate::base::error::{BulkError, Error, FailedInsert};
+use crate::base::error::{BulkError, Doing, Error, FailedInsert};
 use crate::base::fields::{ensure_unset, numbered_on_insert};
 use crate::base::id::{AnyIdField, IdField};
 use crate::base::model::Model;
@@ -316,12 +316,8 @@ fn conclude(seq: &'static Sequence, standing: Vec<Standing>) -> Result<Vec<Entry
 
 /// A found document, as a new value.
 fn copy_of<T: Model + DeserializeOwned>(found: &Stored<T>) -> Result<T, Error> {
-    found.copy().map_err(|error| {
-        Error::driver(
-            &T::SEQUENCE,
-            format!("reading back the document {}", found.stored),
-            error,
-        )
+    found.copy().doing(&T::SEQUENCE, || {
+        format!("reading back the document {}", found.stored)
     })
 }
 

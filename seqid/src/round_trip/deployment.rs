@@ -10,7 +10,7 @@ use mongodb::Database;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 
 use crate::base::detach::Finishing;
-use crate::base::error::Error;
+use crate::base::error::{Doing, Error};
 use crate::base::sequence::{Sequence, Strategy};
 use crate::base::sharding::ShardKey;
 use crate::state::known::{Known, Topology};
@@ -77,7 +77,7 @@ pub(crate) async fn read_topology(
     let hello = db
         .run_command(doc! { "hello": 1 })
         .await
-        .map_err(|error| Error::driver(seq, "asking the deployment what it is (`hello`)", error))?;
+        .doing(seq, || "asking the deployment what it is (`hello`)")?;
     Ok(topology_of(&hello))
 }
 
@@ -107,12 +107,8 @@ async fn read_shard_key(
     let entry = collections
         .find_one(doc! { "_id": namespace })
         .await
-        .map_err(|error| {
-            Error::driver(
-                seq,
-                format!("reading how `{namespace}` is sharded (`config.collections`)"),
-                error,
-            )
+        .doing(seq, || {
+            format!("reading how `{namespace}` is sharded (`config.collections`)")
         })?;
     Ok(entry.as_ref().and_then(shard_key_of))
 }

@@ -12,7 +12,7 @@ use mongodb::{Collection, IndexModel};
 
 use crate::base::detach::Finishing;
 use crate::base::display::DisplayCode;
-use crate::base::error::Error;
+use crate::base::error::{Doing, Error};
 use crate::base::model::Model;
 use crate::base::natural::NaturalKey;
 use crate::base::scope::Scope;
@@ -59,15 +59,11 @@ async fn create_numbering(
             )
             .build(),
     };
-    collection.create_index(model).await.map_err(|error| {
-        Error::driver(
-            seq,
-            format!(
-                "creating the unique index {name} on {} in `{}`",
-                keys(seq),
-                seq.collection
-            ),
-            error,
+    collection.create_index(model).await.doing(seq, || {
+        format!(
+            "creating the unique index {name} on {} in `{}`",
+            keys(seq),
+            seq.collection
         )
     })?;
     if let Some(registry) = route.registry {
@@ -109,15 +105,11 @@ async fn create_for_key(
     collection
         .create_index(unique_index(keys, &name))
         .await
-        .map_err(|error| {
-            Error::driver(
-                seq,
-                format!(
-                    "creating the unique index {name} on the natural key {} in `{}`",
-                    key.shown(),
-                    seq.collection
-                ),
-                error,
+        .doing(seq, || {
+            format!(
+                "creating the unique index {name} on the natural key {} in `{}`",
+                key.shown(),
+                seq.collection
             )
         })?;
     if let Some(registry) = route.registry {
@@ -187,14 +179,10 @@ async fn create_for_code(
         )
         .build();
     let collection = route.db.collection::<BsonDocument>(seq.collection);
-    collection.create_index(model).await.map_err(|error| {
-        Error::driver(
-            seq,
-            format!(
-                "creating the unique index {name} on the display field `{}` in `{}`",
-                display.field, seq.collection
-            ),
-            error,
+    collection.create_index(model).await.doing(seq, || {
+        format!(
+            "creating the unique index {name} on the display field `{}` in `{}`",
+            display.field, seq.collection
         )
     })?;
     Ok(name)

@@ -6,7 +6,7 @@
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::{ClientSession, Collection};
 
-use crate::base::error::Error;
+use crate::base::error::{Doing, Error};
 use crate::base::numeric;
 use crate::base::scope::Scope;
 use crate::base::sequence::Sequence;
@@ -42,16 +42,12 @@ pub(crate) async fn numeric_id(
     ids: Ids,
 ) -> Result<(Option<Bson>, Ids), Error> {
     let (seq, scope) = (read.seq, read.scope);
-    query(collection, read, ids).await.map_err(|error| {
-        Error::driver(
-            seq,
-            format!(
-                "finding the largest {} in `{}`{}",
-                seq.field,
-                seq.collection,
-                scope.in_scope()
-            ),
-            error,
+    query(collection, read, ids).await.doing(seq, || {
+        format!(
+            "finding the largest {} in `{}`{}",
+            seq.field,
+            seq.collection,
+            scope.in_scope()
         )
     })
 }
@@ -90,16 +86,12 @@ pub(crate) async fn of_sequence(
     filter.insert(seq.field, numbers);
     top_id(collection, seq.field, filter, None)
         .await
-        .map_err(|error| {
-            Error::driver(
-                seq,
-                format!(
-                    "finding the largest number of the sequence in {} of `{}`{}",
-                    seq.field,
-                    seq.collection,
-                    scope.in_scope()
-                ),
-                error,
+        .doing(seq, || {
+            format!(
+                "finding the largest number of the sequence in {} of `{}`{}",
+                seq.field,
+                seq.collection,
+                scope.in_scope()
             )
         })
 }

@@ -34,7 +34,7 @@ use mongodb::options::{Acknowledgment, ReadConcern};
 use serde::Serialize;
 
 use crate::base::detach::Finishing;
-use crate::base::error::Error;
+use crate::base::error::{Doing, Error};
 use crate::base::fate::{Fate, Rejection, Sending, why};
 use crate::base::numeric;
 use crate::base::scope::{Key, Scope, grouped};
@@ -627,12 +627,8 @@ pub(crate) async fn number_draft(
         Some(session) => updating.session(session).await,
         None => updating.await,
     };
-    let result = result.map_err(|error| {
-        Error::driver(
-            seq,
-            format!("numbering the draft {at} in `{}`", seq.collection),
-            error,
-        )
+    let result = result.doing(seq, || {
+        format!("numbering the draft {at} in `{}`", seq.collection)
     })?;
     Ok(result.matched_count == 1)
 }
@@ -658,12 +654,8 @@ pub(crate) async fn number_drafts(
             let result = collection.update_one(at.clone(), update.clone()).await;
             result
                 .map(|result| result.matched_count == 1)
-                .map_err(|error| {
-                    Error::driver(
-                        seq,
-                        format!("numbering the draft {at} in `{}`", seq.collection),
-                        error,
-                    )
+                .doing(seq, || {
+                    format!("numbering the draft {at} in `{}`", seq.collection)
                 })
         }
     });

@@ -514,6 +514,15 @@ mod tests {
         })
     }
 
+    /// A waiter that `waited` went once the holder committed, at `committed`, and not at
+    /// the end of its patience.
+    fn went_on_the_commit(waited: Duration, committed: Duration) {
+        assert!(
+            waited < committed + Duration::from_millis(10),
+            "{waited:?}, committed at {committed:?}: not the patience"
+        );
+    }
+
     /// Lets every spawned task run as far as it can without time passing.
     async fn settle() {
         for _ in 0..20 {
@@ -673,11 +682,7 @@ mod tests {
         settle().await;
         let committed = started.elapsed();
         a.commit(7);
-        let waited = of_b.await.unwrap();
-        assert!(
-            waited < committed + Duration::from_millis(10),
-            "{waited:?}, committed at {committed:?}"
-        );
+        went_on_the_commit(of_b.await.unwrap(), committed);
         // Now a holder of B (51) with one of A behind it, whose own counter shows 7 and
         // never 51: it reads B's, and goes once that shows 51.
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -685,11 +690,7 @@ mod tests {
         let reads_of_a = a.reads();
         let committed = started.elapsed();
         b.commit(51);
-        let waited = of_a.await.unwrap();
-        assert!(
-            waited < committed + Duration::from_millis(10),
-            "{waited:?}, committed at {committed:?}: not the patience"
-        );
+        went_on_the_commit(of_a.await.unwrap(), committed);
         assert_eq!(a.reads(), reads_of_a, "A is not read for B's hold");
     }
 

@@ -22,7 +22,7 @@ pub(crate) mod update;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::options::{Acknowledgment, WriteConcern};
 
-use crate::base::error::Error;
+use crate::base::error::{Doing, Error};
 use crate::base::layout::{Layout, ScopeEncoding, Width};
 use crate::base::scope::Scope;
 use crate::base::sequence::{CounterWriteConcern, Sequence};
@@ -215,13 +215,7 @@ pub(super) async fn stored(
         .selection_criteria(PRIMARY)
         .await
         .map(|found| found.map(|c| c.get(counter.value_key()).cloned()))
-        .map_err(|error| {
-            Error::driver(
-                seq,
-                format!("reading the counter in `{}`", seq.counters),
-                error,
-            )
-        })
+        .doing(seq, || format!("reading the counter in `{}`", seq.counters))
 }
 
 pub(super) fn not_numeric(counter: Counter<'_>, value: Bson) -> Error {

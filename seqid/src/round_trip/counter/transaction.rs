@@ -8,7 +8,7 @@ use super::Change;
 use super::Counter;
 use super::missing::{ensure_unique_index, made_before_first_use, refuse_if_numbered};
 use super::update::{first_of, increment, update};
-use crate::base::error::Error;
+use crate::base::error::{Doing, Error};
 use crate::base::session::Session;
 use crate::state::allocator::Tally;
 
@@ -87,14 +87,10 @@ async fn read_in_transaction(
         Some(session) => find.session(session).await,
         None => find.await,
     };
-    found.map(|found| found.is_some()).map_err(|error| {
-        Error::driver(
-            seq,
-            format!(
-                "reading the counter in `{}` in the caller's transaction",
-                seq.counters
-            ),
-            error,
+    found.map(|found| found.is_some()).doing(seq, || {
+        format!(
+            "reading the counter in `{}` in the caller's transaction",
+            seq.counters
         )
     })
 }
@@ -120,17 +116,13 @@ async fn made_in_transaction(
         Some(session) => insert.session(session).await,
         None => insert.await,
     };
-    inserted.map(drop).map_err(|error| {
-        Error::driver(
-            seq,
-            format!(
-                "creating the counter {{ {} }} in `{}` at {value} (start = {}) in the \
+    inserted.map(drop).doing(seq, || {
+        format!(
+            "creating the counter {{ {} }} in `{}` at {value} (start = {}) in the \
                  caller's transaction, whose snapshot has none",
-                counter.shown(),
-                seq.counters,
-                seq.start
-            ),
-            error,
+            counter.shown(),
+            seq.counters,
+            seq.start
         )
     })
 }

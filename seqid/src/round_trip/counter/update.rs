@@ -13,7 +13,7 @@ use super::{
     stored_value,
 };
 use crate::base::backoff::backoff;
-use crate::base::error::Error;
+use crate::base::error::{Doing, Error};
 use crate::base::numeric;
 use crate::base::scope::Scope;
 use crate::base::sequence::Sequence;
@@ -335,12 +335,8 @@ async fn update_as_read(
             .find_one_and_update(filter, update.clone())
             .return_document(ReturnDocument::After)
             .await
-            .map_err(|error| {
-                Error::driver(
-                    seq,
-                    format!("updating the counter in `{}`", seq.counters),
-                    error,
-                )
+            .doing(seq, || {
+                format!("updating the counter in `{}`", seq.counters)
             })?;
         if let Some(stored) = reply {
             return Ok(AsRead::Updated(stored));
