@@ -61,15 +61,8 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
         // Boxed: inline, the write's state would make every insert's larger (see
         // `crate::insert`), and a write in the caller's session is not the common case.
         let collection = cx.collection::<T>();
-        return Box::pin(write_one(
-            &collection,
-            seq,
-            document,
-            key,
-            send,
-            &mut cx.session,
-        ))
-        .await;
+        let to = To::new(&collection, seq, send);
+        return Box::pin(write_one(to, document, key, &mut cx.session)).await;
     }
     let bytes = match mongodb::bson::to_raw_document_buf(document) {
         Ok(bytes) => bytes,
@@ -80,7 +73,8 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     // Boxed here, so that the insert's state holds a pointer to the write, not the write.
     let write = Finishing::new(async move {
         let mut none = Session::none();
-        let fate = write_one(&collection, seq, &bytes, &key_owned, send, &mut none).await;
+        let to = To::new(&collection, seq, send);
+        let fate = write_one(to, &bytes, &key_owned, &mut none).await;
         drop(hold);
         fate
     });
@@ -89,16 +83,41 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     pending::answer(write, cx.route, seq, keys, documents).await
 }
 
+/// Where and how documents are written: the collection, the sequence whose ids they carry,
+/// and how they are sent.
+struct To<'a, D: Send + Sync> {
+    collection: &'a Collection<D>,
+    seq: &'static Sequence,
+    send: Sending,
+}
+
+impl<'a, D: Send + Sync> To<'a, D> {
+    fn new(collection: &'a Collection<D>, seq: &'static Sequence, send: Sending) -> Self {
+        To {
+            collection,
+            seq,
+            send,
+        }
+    }
+}
+
+impl<D: Send + Sync> Clone for To<'_, D> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+// Not derived: the derive would ask `D: Copy`.
+impl<D: Send + Sync> Copy for To<'_, D> {}
+
 /// [`insert_one`], where it runs.
 async fn write_one<D: Serialize + Send + Sync>(
-    collection: &Collection<D>,
-    seq: &'static Sequence,
+    to: To<'_, D>,
     document: &D,
     key: &Key,
-    send: Sending,
     session: &mut Session<'_>,
 ) -> Fate {
-    let mut insert = collection.insert_one(document);
+    let mut insert = to.collection.insert_one(document);
     if let Some(session) = session.join() {
         insert = insert.session(session);
     }
@@ -116,31 +135,29 @@ async fn write_one<D: Serialize + Send + Sync>(
     }
     // Boxed: inline, what follows an error (the lookups, the error itself) would make
     // every write's state larger (see `crate::insert`).
-    Box::pin(after_error(collection, seq, document, key, error, send)).await
+    Box::pin(after_error(to, document, key, error)).await
 }
 
 /// The fate of a document [`write_one`] sent outside a transaction, which the server did
 /// not store: `error` says why, or that the answer was lost.
 async fn after_error<D: Serialize + Send + Sync>(
-    collection: &Collection<D>,
-    seq: &'static Sequence,
+    to: To<'_, D>,
     document: &D,
     key: &Key,
     error: mongodb::error::Error,
-    send: Sending,
 ) -> Fate {
     let fates = match &*error.kind {
         ErrorKind::Write(WriteFailure::WriteError(write)) => {
             let rejection = Rejection::write(write.code, &write.message);
-            classify(collection, seq, &[(document, key, rejection)], &error, send).await
+            classify(to, &[(document, key, rejection)], &error).await
         }
         _ if never_sent(&error) => vec![Fate::refused(Rejection::not_sent(&error))],
         _ => {
             let keys = std::slice::from_ref(key);
-            settle(collection, seq, &[document], keys, &error, send).await
+            settle(to, &[document], keys, &error).await
         }
     };
-    again(fates, send, &error)
+    again(fates, to.send, &error)
         .pop()
         .unwrap_or_else(|| Fate::unknown(why::NO_ANSWER, &error))
 }
@@ -200,22 +217,14 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
         .collect();
     let raw = cx.raw_collection();
     let sent = if cx.session.join().is_some() {
-        let commands = Commands {
-            raw: &raw,
-            seq,
-            send,
-        };
-        commands.send(&serialized, &mut cx.session).await
+        let to = To::new(&raw, seq, send);
+        send_commands(to, &serialized, &mut cx.session).await
     } else {
         let sent_keys: Vec<Key> = serialized.iter().map(|d| d.key.clone()).collect();
         let sent_documents: Vec<&T> = positions.iter().map(|&p| documents[p]).collect();
         let write = Finishing::new(async move {
-            let commands = Commands {
-                raw: &raw,
-                seq,
-                send,
-            };
-            let fates = commands.send(&serialized, &mut Session::none()).await;
+            let to = To::new(&raw, seq, send);
+            let fates = send_commands(to, &serialized, &mut Session::none()).await;
             drop(hold);
             fates
         });
@@ -236,41 +245,34 @@ struct Serialized {
     key: Key,
 }
 
-/// Where and how the `insert` commands of a batch are sent: the collection (its documents
-/// raw), the sequence whose ids they carry, and how they are sent.
-#[derive(Clone, Copy)]
-struct Commands<'a> {
-    raw: &'a Collection<RawDocumentBuf>,
-    seq: &'static Sequence,
-    send: Sending,
-}
-
-impl Commands<'_> {
-    /// Sends `documents` in commands that the driver sends whole, and says what became
-    /// of each.
-    async fn send(self, documents: &[Serialized], session: &mut Session<'_>) -> Vec<Fate> {
-        let mut fates = Vec::with_capacity(documents.len());
-        let mut aborted: Option<Fate> = None;
-        for command in commands(documents, MAX_COMMAND_BYTES, MAX_COMMAND_DOCUMENTS) {
-            let command_fates = match &aborted {
-                // The caller's transaction is aborted: nothing more can be stored in it.
-                Some(fate) => vec![fate.clone(); command.len()],
-                None => {
-                    let fates = insert_command(self, command, session).await;
-                    if session.in_transaction() {
-                        aborted = fates.iter().find_map(|fate| match fate {
-                            Fate::Stored => None,
-                            Fate::Refused(rejection) if rejection.source.is_none() => None,
-                            other => Some(other.clone()),
-                        });
-                    }
-                    fates
+/// Sends `documents` in commands that the driver sends whole, and says what became of
+/// each.
+async fn send_commands(
+    to: To<'_, RawDocumentBuf>,
+    documents: &[Serialized],
+    session: &mut Session<'_>,
+) -> Vec<Fate> {
+    let mut fates = Vec::with_capacity(documents.len());
+    let mut aborted: Option<Fate> = None;
+    for command in commands(documents, MAX_COMMAND_BYTES, MAX_COMMAND_DOCUMENTS) {
+        let command_fates = match &aborted {
+            // The caller's transaction is aborted: nothing more can be stored in it.
+            Some(fate) => vec![fate.clone(); command.len()],
+            None => {
+                let fates = insert_command(to, command, session).await;
+                if session.in_transaction() {
+                    aborted = fates.iter().find_map(|fate| match fate {
+                        Fate::Stored => None,
+                        Fate::Refused(rejection) if rejection.source.is_none() => None,
+                        other => Some(other.clone()),
+                    });
                 }
-            };
-            fates.extend(command_fates);
-        }
-        fates
+                fates
+            }
+        };
+        fates.extend(command_fates);
     }
+    fates
 }
 
 /// The serialized documents in runs that each fit one `insert` command: at most
@@ -298,11 +300,12 @@ fn commands(
 
 /// Sends one `insert` command of `documents` and says what became of each.
 async fn insert_command(
-    Commands { raw, seq, send }: Commands<'_>,
+    to: To<'_, RawDocumentBuf>,
     documents: &[Serialized],
     session: &mut Session<'_>,
 ) -> Vec<Fate> {
-    let mut insert = raw
+    let (collection, send) = (to.collection, to.send);
+    let mut insert = collection
         .insert_many(documents.iter().map(|document| &document.bytes))
         .ordered(false);
     if let Some(session) = session.join() {
@@ -334,7 +337,7 @@ async fn insert_command(
         _ => {
             let bytes: Vec<&RawDocumentBuf> = documents.iter().map(|d| &d.bytes).collect();
             let keys: Vec<Key> = documents.iter().map(|d| d.key.clone()).collect();
-            let fates = settle(raw, seq, &bytes, &keys, &error, send).await;
+            let fates = settle(to, &bytes, &keys, &error).await;
             return again(fates, send, &error);
         }
     };
@@ -359,7 +362,7 @@ async fn insert_command(
         Some(_) => Fate::unknown(why::WRITE_CONCERN, &error),
     };
     let mut fates = vec![others; documents.len()];
-    let classified = classify(raw, seq, &rejected, &error, send).await;
+    let classified = classify(to, &rejected, &error).await;
     for ((index, _), fate) in refused.iter().zip(classified) {
         fates[*index] = fate;
     }
@@ -427,13 +430,12 @@ fn never_sent(error: &mongodb::error::Error) -> bool {
 /// found stored, equal, are stored. A write concern error is not settled by looking: the
 /// write is there, but not as durable as asked, and may yet be rolled back.
 async fn settle<T: Serialize + Send + Sync>(
-    collection: &Collection<T>,
-    seq: &'static Sequence,
+    to: To<'_, T>,
     documents: &[&T],
     keys: &[Key],
     error: &mongodb::error::Error,
-    send: Sending,
 ) -> Vec<Fate> {
+    let (collection, seq, send) = (to.collection, to.seq, to.send);
     let unknown = match &*error.kind {
         ErrorKind::Write(WriteFailure::WriteConcernError(_)) => {
             return vec![Fate::unknown(why::WRITE_CONCERN, error); documents.len()];
@@ -468,12 +470,11 @@ async fn settle<T: Serialize + Send + Sync>(
 /// been removed since). That outcome is unknown, with `error`, the server's answer, as
 /// its cause; taking a new id instead could store the document twice.
 async fn classify<T: Serialize + Send + Sync>(
-    collection: &Collection<T>,
-    seq: &'static Sequence,
+    to: To<'_, T>,
     rejected: &[(&T, &Key, Rejection)],
     error: &mongodb::error::Error,
-    send: Sending,
 ) -> Vec<Fate> {
+    let (collection, seq, send) = (to.collection, to.seq, to.send);
     let duplicates: Vec<Key> = rejected
         .iter()
         .filter(|(_, _, r)| r.is_duplicate_key())

@@ -71,26 +71,19 @@ pub(crate) async fn every(
 ) -> Result<Vec<(Scope, Option<i64>)>, Error> {
     use futures_util::TryStreamExt;
     let layout = &seq.layout;
-    let filter = match layout.scope {
+    let scope = &Scope::NONE;
+    let mut filter = Counter { seq, scope }.filter();
+    match layout.scope {
         ScopeEncoding::InId if !seq.scope.is_empty() => {
             // Anchored, so that MongoDB reads the `_id` index from the prefix on.
-            doc! { "_id": { "$regex": format!("^{}", regex_escaped(&Scope::counter_id_prefix(seq))) } }
+            let prefix = regex_escaped(&Scope::counter_id_prefix(seq));
+            filter = doc! { "_id": { "$regex": format!("^{prefix}") } };
         }
         ScopeEncoding::InField(key) => {
-            let mut filter = Counter {
-                seq,
-                scope: &Scope::NONE,
-            }
-            .filter();
             filter.remove(key);
-            filter
         }
-        _ => Counter {
-            seq,
-            scope: &Scope::NONE,
-        }
-        .filter(),
-    };
+        _ => {}
+    }
     let failed = |error| {
         Error::driver(
             seq,
