@@ -122,11 +122,7 @@ impl Registry {
         collection: &'static str,
         fields: &'static [&'static str],
     ) -> bool {
-        let key = IndexKey {
-            collection,
-            field: NATURAL_KEY,
-            scope: fields,
-        };
+        let key = IndexKey::natural(collection, fields);
         self.indexes.get(db, &key).is_some()
     }
 
@@ -137,13 +133,9 @@ impl Registry {
         collection: &'static str,
         fields: &'static [&'static str],
     ) {
-        let idle = self.release_after();
-        let key = IndexKey {
-            collection,
-            field: NATURAL_KEY,
-            scope: fields,
-        };
-        self.indexes.get_or_insert(db, key, idle, || ());
+        let key = IndexKey::natural(collection, fields);
+        self.indexes
+            .get_or_insert(db, key, self.release_after(), || ());
     }
 
     /// Keeps the write of the document at `key` whose caller went away before its answer
@@ -419,6 +411,16 @@ impl IndexKey {
             collection: seq.collection,
             field: seq.field,
             scope: seq.scope,
+        }
+    }
+
+    /// The unique index on a natural key, `fields`, in `collection`.
+    fn natural(collection: &'static str, fields: &'static [&'static str]) -> Self {
+        let (field, scope) = (NATURAL_KEY, fields);
+        IndexKey {
+            collection,
+            field,
+            scope,
         }
     }
 }
