@@ -72,6 +72,22 @@ pub struct Numbered<T> {
     pub by_this_call: bool,
 }
 
+impl<T> Numbered<T> {
+    /// `doc`, numbered by this call or not.
+    fn by(doc: T, by_this_call: bool) -> Self {
+        Numbered { doc, by_this_call }
+    }
+}
+
+/// No draft matches `filter`.
+fn not_found(seq: &'static Sequence, filter: &BsonDocument) -> Error {
+    let filter = filter.to_string().into();
+    Error::DraftNotFound {
+        sequence: seq,
+        filter,
+    }
+}
+
 /// How long a call waits for the call of this process ahead of it on the same draft
 /// before it goes on without its turn (the update's condition still numbers it once).
 const DRAFT_PATIENCE: Duration = Duration::from_secs(2);
@@ -102,10 +118,7 @@ async fn one<T: Model + DeserializeOwned>(
     turn_before_reading::<T>(&filter, cx).await;
     let (stored, mut doc) = read_only::<T>(&filter, cx).await?;
     if !doc.sequence_id().is_unset() {
-        return Ok(Numbered {
-            doc,
-            by_this_call: false,
-        });
+        return Ok(Numbered::by(doc, false));
     }
     let scope = Scope::of(seq, &doc)?;
     // Before the id is taken: a code stored in the draft (never replaced), a value that
@@ -115,15 +128,8 @@ async fn one<T: Model + DeserializeOwned>(
     let id = counted::take_one(&scope, cx).await?;
     let update = numbered(&mut doc, id, &issue.set)?;
     let at = draft_at(seq, &stored);
-    match write::number_draft(&at, update, cx).await {
-        Ok(true) => Ok(Numbered {
-            doc,
-            by_this_call: true,
-        }),
-        // Matched nothing: numbered meanwhile (or gone).
-        Ok(false) => settle(&at, id, &scope, cx, None).await,
-        Err(error) => settle(&at, id, &scope, cx, Some(error)).await,
-    }
+    let written = write::number_draft(&at, update, cx).await;
+    settle(doc, written, &at, id, &scope, cx).await
 }
 
 /// Gapless, in the caller's transaction: the turn at the counter of the draft's scope,
@@ -154,22 +160,27 @@ async fn turn_before_reading<T: Model + DeserializeOwned>(
     }
 }
 
-/// What an update of the draft at `at` with `id` that matched nothing (`error` `None`), or
-/// failed, leaves: the number the draft holds, whoever gave it, or the error. Nothing is
-/// read inside the caller's transaction, which the failure aborted.
+/// What the update of the draft at `at` with `id` left, as `written` says (`Ok(true)`: `doc`
+/// numbered by this call); one that matched nothing, or failed, leaves the number the
+/// draft holds, whoever gave it, or the error. Nothing is read inside the caller's
+/// transaction, which the failure aborted.
 async fn settle<T: Model + DeserializeOwned>(
+    doc: T,
+    written: Result<bool, Error>,
     at: &BsonDocument,
     id: i64,
     scope: &Scope,
     cx: &mut Context<'_>,
-    error: Option<Error>,
 ) -> Result<Numbered<T>, Error> {
     let seq = cx.seq;
+    let error = match written {
+        Ok(true) => return Ok(Numbered::by(doc, true)),
+        // No draft at its `_id` unnumbered: another caller numbered it, or it is gone.
+        Ok(false) => None,
+        Err(error) => Some(error),
+    };
     if cx.session.in_transaction() {
-        return Err(error.unwrap_or_else(|| Error::DraftNotFound {
-            sequence: seq,
-            filter: at.to_string().into(),
-        }));
+        return Err(error.unwrap_or_else(|| not_found(seq, at)));
     }
     let unknown = |error: Option<Error>| match error {
         Some(Error::Driver { source, .. }) => Error::OutcomeUnknown {
@@ -180,35 +191,23 @@ async fn settle<T: Model + DeserializeOwned>(
             source,
         },
         Some(error) => error,
-        None => Error::DraftNotFound {
-            sequence: seq,
-            filter: at.to_string().into(),
-        },
+        None => not_found(seq, at),
     };
     let read = match read::<T>(&doc! { "_id": at.get("_id").cloned() }, cx).await {
         Ok(read) => read,
         Err(_) => return Err(unknown(error)),
     };
     let Some((_, doc)) = read else {
-        return Err(Error::DraftNotFound {
-            sequence: seq,
-            filter: at.to_string().into(),
-        });
+        return Err(not_found(seq, at));
     };
     match doc.sequence_id().get().map(Into::into) {
         // The number this call took, handed out to it alone, set where none was.
-        Some(number) if number == i128::from(id) => Ok(Numbered {
-            doc,
-            by_this_call: true,
-        }),
+        Some(number) if number == i128::from(id) => Ok(Numbered::by(doc, true)),
         Some(_) => {
             // Another caller numbered it: this call's update can no longer match. Its id
             // goes back where it can only if the update is known to have done nothing.
             source::race_lost(cx, scope, id, error.is_none());
-            Ok(Numbered {
-                doc,
-                by_this_call: false,
-            })
+            Ok(Numbered::by(doc, false))
         }
         None => Err(unknown(error)),
     }
@@ -297,15 +296,7 @@ async fn many<T: Model + DeserializeOwned>(
         .zip(&writes)
         .zip(ids.iter().zip(&scopes))
     {
-        let settled = match written {
-            Ok(true) => Ok(Numbered {
-                doc,
-                by_this_call: true,
-            }),
-            Ok(false) => settle::<T>(at, id, scope, cx, None).await,
-            Err(error) => settle::<T>(at, id, scope, cx, Some(error)).await,
-        };
-        match settled {
+        match settle(doc, written, at, id, scope, cx).await {
             Ok(given) if given.by_this_call => numbered.push(given.doc),
             // Numbered by another caller meanwhile, or gone: not this call's.
             Ok(_) | Err(Error::DraftNotFound { .. }) => {}
@@ -402,10 +393,7 @@ async fn read_only<T: Model + DeserializeOwned>(
     let mut found =
         stored::all::<T>(filter.clone(), None, Some(2), "reading the draft", cx).await?;
     match found.len() {
-        0 => Err(Error::DraftNotFound {
-            sequence: seq,
-            filter: filter.to_string().into(),
-        }),
+        0 => Err(not_found(seq, filter)),
         1 => {
             let found = found.remove(0);
             Ok((found.stored, found.doc))

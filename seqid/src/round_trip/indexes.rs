@@ -48,16 +48,7 @@ async fn create_numbering(
     let name = identity_index(seq);
     let model = match later {
         false => unique_index(keys(seq), &name),
-        true => IndexModel::builder()
-            .keys(keys(seq))
-            .options(
-                IndexOptions::builder()
-                    .unique(true)
-                    .name(name.clone())
-                    .partial_filter_expression(doc! { seq.field: { "$type": "number" } })
-                    .build(),
-            )
-            .build(),
+        true => partial_unique(keys(seq), &name, doc! { seq.field: { "$type": "number" } }),
     };
     collection.create_index(model).await.doing(seq, || {
         format!(
@@ -168,16 +159,7 @@ async fn create_for_code(
         false => doc! { display.field: { "$type": "string" } },
         true => doc! { display.field: { "$gt": "" } },
     };
-    let model = IndexModel::builder()
-        .keys(doc! { display.field: 1 })
-        .options(
-            IndexOptions::builder()
-                .unique(true)
-                .name(name.clone())
-                .partial_filter_expression(filter)
-                .build(),
-        )
-        .build();
+    let model = partial_unique(doc! { display.field: 1 }, &name, filter);
     let collection = route.db.collection::<BsonDocument>(seq.collection);
     collection.create_index(model).await.doing(seq, || {
         format!(
@@ -245,17 +227,10 @@ async fn listed(
         Err(error) => Err(error),
     };
     let indexes = match listed {
-        Ok(indexes) => indexes,
-        Err(error) if server_code(&error) == Some(NAMESPACE_NOT_FOUND) => {
-            return Ok(false);
-        }
-        Err(error) => {
-            return Err(Error::driver(
-                seq,
-                format!("listing the indexes of `{}`", seq.collection),
-                error,
-            ));
-        }
+        Err(error) if server_code(&error) == Some(NAMESPACE_NOT_FOUND) => return Ok(false),
+        listed => listed.doing(seq, || {
+            format!("listing the indexes of `{}`", seq.collection)
+        })?,
     };
     // Any direction makes the same uniqueness; a partial index does not cover every
     // document.
@@ -266,6 +241,16 @@ async fn listed(
         let fields: Vec<&str> = index.keys.keys().map(String::as_str).collect();
         unique && !partial && wanted(&fields)
     }))
+}
+
+/// A unique index named `name` on `keys`, of the documents matching `filter` alone.
+fn partial_unique(keys: BsonDocument, name: &str, filter: BsonDocument) -> IndexModel {
+    let options = IndexOptions::builder()
+        .unique(true)
+        .name(name.to_owned())
+        .partial_filter_expression(filter)
+        .build();
+    IndexModel::builder().keys(keys).options(options).build()
 }
 
 /// The filter for the document at `number` in `scope` (`{}` when unscoped): what
