@@ -73,14 +73,14 @@ async fn run<T: Model + DeserializeOwned>(
     for doc in docs.iter().filter(|doc| doc.sequence_id().is_unset()) {
         ensure_unset(doc)?;
     }
-    let filters = docs
+    let filters: Vec<_> = docs
         .iter()
         .map(|doc| key.filter(seq, &serialized(seq, key, doc)?))
-        .collect::<Result<Vec<_>, Error>>()?;
-    let scopes = docs
+        .collect::<Result<_, Error>>()?;
+    let scopes: Vec<_> = docs
         .iter()
         .map(|doc| Scope::of(seq, doc))
-        .collect::<Result<Vec<_>, Error>>()?;
+        .collect::<Result<_, _>>()?;
     indexes::require_key(cx.route, seq, key).await?;
     let normal: Vec<Vec<u8>> = filters.iter().map(normalized).collect();
     // The first document of each key, in the order of the keys' bytes: turns are taken in
@@ -115,8 +115,7 @@ async fn run<T: Model + DeserializeOwned>(
     }
     to_insert.sort_unstable();
     if !to_insert.is_empty() {
-        let inserted = insert_at(docs, &to_insert, cx).await;
-        match inserted {
+        match insert_at(docs, &to_insert, cx).await {
             Ok(()) => {
                 for &position in &to_insert {
                     standing[position] = Standing::Done(Entry::Inserted);
@@ -130,7 +129,7 @@ async fn run<T: Model + DeserializeOwned>(
         }
     }
     drop(turns);
-    follow_firsts(docs, &normal, &first_of, &mut standing)?;
+    follow_firsts(docs, &normal, &first_of, &mut standing);
     conclude(seq, standing)
 }
 
@@ -249,7 +248,7 @@ fn follow_firsts<T: Model + DeserializeOwned>(
     normal: &[Vec<u8>],
     first_of: &BTreeMap<&[u8], usize>,
     standing: &mut [Standing],
-) -> Result<(), Error> {
+) {
     for position in 0..docs.len() {
         let first = first_of[normal[position].as_slice()];
         if first == position {
@@ -275,7 +274,6 @@ fn follow_firsts<T: Model + DeserializeOwned>(
             )),
         };
     }
-    Ok(())
 }
 
 fn failed_with(index: usize, message: &str) -> FailedInsert {

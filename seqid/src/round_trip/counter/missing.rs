@@ -7,7 +7,7 @@ use mongodb::bson::Document as BsonDocument;
 
 use super::Change;
 use super::{Counter, counter_write_concern, stored};
-use crate::base::error::Error;
+use crate::base::error::{Doing, Error};
 use crate::base::server::{DUPLICATE_KEY, server_code, unique_index};
 use crate::round_trip::largest;
 use crate::state::allocator::Tally;
@@ -99,18 +99,15 @@ async fn insert_counter(
         insert = insert.write_concern(concern);
     }
     match insert.await {
-        Ok(_) => Ok(()),
         Err(error) if server_code(&error) == Some(DUPLICATE_KEY) => Ok(()),
-        Err(error) => Err(Error::driver(
-            seq,
+        inserted => inserted.map(drop).doing(seq, || {
             format!(
                 "creating the counter {{ {} }} in `{}` at {value} (start = {})",
                 counter.shown(),
                 seq.counters,
                 seq.start
-            ),
-            error,
-        )),
+            )
+        }),
     }
 }
 
@@ -123,25 +120,20 @@ pub(super) async fn ensure_unique_index(
 ) -> Result<(), Error> {
     let (seq, layout) = (counter.seq, counter.layout());
     let (keys, name) = crate::base::server::counter_index(layout);
-    match counters.create_index(unique_index(keys, &name)).await {
-        Ok(_) => Ok(()),
-        Err(error)
-            if matches!(
-                server_code(&error),
-                Some(INDEX_OPTIONS_CONFLICT | INDEX_KEY_SPECS_CONFLICT)
-            ) =>
-        {
-            Ok(())
-        }
-        Err(error) => Err(Error::driver(
-            seq,
-            format!(
-                "making the unique index `{name}` that keeps one counter per sequence in `{}` ({})",
-                seq.counters, layout.tool
-            ),
-            error,
-        )),
+    let made = counters.create_index(unique_index(keys, &name)).await;
+    let code = made.as_ref().err().and_then(server_code);
+    if matches!(
+        code,
+        Some(INDEX_OPTIONS_CONFLICT | INDEX_KEY_SPECS_CONFLICT)
+    ) {
+        return Ok(());
     }
+    made.map(drop).doing(seq, || {
+        format!(
+            "making the unique index `{name}` that keeps one counter per sequence in `{}` ({})",
+            seq.counters, layout.tool
+        )
+    })
 }
 
 /// A counter an upsert would not start right (or, found by fields, never upserts) is
