@@ -6,9 +6,11 @@
 //! the orchestration asks it here, whatever the strategy: a race lost ([`race_lost`]), an
 //! id a different document holds when a document is sent again ([`retakes_a_taken_id`]),
 //! and the transaction a gapless id needs ([`require_transaction`]). The optimistic loop
-//! and its refusals are [`optimistic`]'s; a counter's, [`counted`]'s.
+//! and its refusals are [`optimistic`]'s; a counter's, [`counted`]'s; what ids another
+//! writer holds cost `insert_many`'s rounds, [`many`]'s.
 
 pub(crate) mod counted;
+pub(crate) mod many;
 pub(crate) mod optimistic;
 pub(crate) mod others;
 
