@@ -6,16 +6,12 @@
 use std::future::IntoFuture;
 use std::marker::PhantomData;
 
-use mongodb::bson::{Bson, Document as BsonDocument, doc};
-
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
 use crate::base::model::Model;
-use crate::base::numeric;
 use crate::base::scope::{Named, Scope};
 use crate::base::scoped::Names;
 use crate::base::sequence::Sequence;
-use crate::base::server::PRIMARY;
 use crate::round_trip::counter::Counter;
 use crate::round_trip::counter::admin;
 use crate::round_trip::largest;
@@ -287,46 +283,7 @@ pub(crate) async fn sync_every_scope(
         counted::sync(route, seq, &Scope::NONE).await?;
         return Ok(1);
     }
-    // The scope values as `.scope(...)` takes them: the one value, or an array of them
-    // in the declared order (a missing field is null in it).
-    let group_key = match seq.scope {
-        [field] => Bson::String(format!("${field}")),
-        fields => fields
-            .iter()
-            .map(|field| Bson::String(format!("${field}")))
-            .collect(),
-    };
-    let pipeline = [
-        doc! { "$match": { seq.field: { "$type": "number" } } },
-        doc! { "$group": { "_id": group_key, "top": { "$max": format!("${}", seq.field) } } },
-    ];
-    let failed = |error| {
-        Error::driver(
-            seq,
-            format!(
-                "finding the largest {} of every scope in `{}`",
-                seq.field, seq.collection
-            ),
-            error,
-        )
-    };
-    let groups: Vec<BsonDocument> = route
-        .db
-        .collection::<BsonDocument>(seq.collection)
-        .aggregate(pipeline)
-        .selection_criteria(PRIMARY)
-        .await
-        .map_err(failed)?
-        .try_collect()
-        .await
-        .map_err(failed)?;
-    let scopes: Vec<(Scope, i64)> = groups
-        .iter()
-        .filter_map(|group| {
-            let scope = Scope::given(seq, Some(group.get("_id")?)).ok()?;
-            Some((scope, group.get("top").and_then(numeric::floor)?))
-        })
-        .collect();
+    let scopes = admin::largest_of_every_scope(route.db, seq).await?;
     // A few counters at a time: an admin call, not a flood.
     let raised: Vec<i64> = futures_util::stream::iter(scopes)
         .map(|(scope, largest)| raise(route, seq, scope, largest))
