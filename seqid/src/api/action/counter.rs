@@ -6,53 +6,161 @@
 use std::future::IntoFuture;
 use std::marker::PhantomData;
 
-use mongodb::bson::{Bson, Document as BsonDocument, doc};
-
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
 use crate::base::model::Model;
-use crate::base::numeric;
 use crate::base::scope::{Named, Scope};
 use crate::base::scoped::Names;
 use crate::base::sequence::Sequence;
-use crate::base::server::PRIMARY;
 use crate::round_trip::counter::Counter;
 use crate::round_trip::counter::admin;
 use crate::round_trip::largest;
 use crate::source::counted;
 use crate::state::registry::Route;
 
-/// Sets a sequence's counter, from [`Document::set_counter`](crate::Document::set_counter) or
-/// [`Document::reset_counter`](crate::Document::reset_counter): await it for the value set.
-///
-/// It refuses to move the counter below the largest numeric id already stored (in its
-/// scope) ([`Error::CounterBelowStored`]): the next ids would be taken already, and every
-/// insert would fail on the unique index until the counter passed them again. Call
-/// [`below_stored`](SetCounter::below_stored) to do it all the same.
-///
-/// What this process holds is discarded: the live block of a [`Sequences`](crate::Sequences)
-/// handle (block strategy) is dropped, so the next id comes from the new value. Other
-/// processes' blocks are not: they go on handing out the ids they reserved, which, below
-/// the new value, the counter will hand out again; the unique index (`_id`'s, or the one
-/// [`create_indexes`](crate::Document::create_indexes) makes) refuses the second
-/// document ([`Error::DuplicateKey`]), never stores it. Set a counter while nothing else
-/// writes the sequence: no other process, and no insert of this one (a reservation in
-/// flight when the counter is set lands under the old value).
-///
-/// `S` is the sequence's scope as a type ([`scoped`](crate::scoped)): `.scope(...)` takes a
-/// value of it, checked at compile time.
-#[must_use = "setting a counter does nothing until it is awaited"]
-pub struct SetCounter<'a, T: Model, S = <T as Model>::Scope> {
-    db: Route<'a>,
-    seq: &'static Sequence,
-    value: Value,
-    below_stored: bool,
-    scope: Named,
-    _type: PhantomData<fn() -> (T, S)>,
+/// An administration call on one counter, named by scope for a scoped sequence: the
+/// action (holding its `$field`s too), its constructor, its `scope` setters and its future,
+/// which names the counter and awaits `$run` on it, given the `$field`s, for a `$output`
+/// (`$what`: what the call does to the counter; `$example` and `$unchecked`: the calls,
+/// awaited, of the setters' examples).
+macro_rules! counter_call {
+    (
+        $(#[$doc:meta])*
+        $action:ident { $($field:ident: $type:ty),* } -> $output:ty = $run:ident,
+        $must_use:literal, $what:literal, $example:literal, $unchecked:literal
+    ) => {
+        $(#[$doc])*
+        ///
+        /// `S` is the sequence's scope as a type ([`scoped`](crate::scoped)):
+        /// `.scope(...)` takes a value of it, checked at compile time.
+        #[must_use = $must_use]
+        pub struct $action<'a, T: Model, S = <T as Model>::Scope> {
+            db: Route<'a>,
+            seq: &'static Sequence,
+            scope: Named,
+            $($field: $type,)*
+            _type: PhantomData<fn() -> (T, S)>,
+        }
+
+        impl<'a, T: Model, S> $action<'a, T, S> {
+            pub(crate) fn new(db: Route<'a>, seq: &'static Sequence, $($field: $type),*) -> Self {
+                $action {
+                    db,
+                    seq,
+                    scope: Named::default(),
+                    $($field,)*
+                    _type: PhantomData,
+                }
+            }
+
+            #[doc = concat!("The scope whose counter ", $what, ", for a scoped sequence: a value")]
+            /// of its scope field's type, or a tuple of values in the declared order; a value
+            /// of another type does not compile ([`scoped`](crate::scoped)). Required for a
+            /// scoped sequence ([`Error::InvalidScope`] without it); an unscoped one takes
+            /// none.
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # #[derive(serde::Serialize, Document)]
+            /// # #[seq_id(collection = "tickets")]
+            /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+            /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+            #[doc = $example]
+            /// # Ok(()) }
+            /// ```
+            pub fn scope(mut self, scope: impl Names<S>) -> Self {
+                self.scope = Named::new(scope);
+                self
+            }
+
+            /// [`scope`](Self::scope) for a scope known only at run time (from a request, in
+            /// code generic over the type): any serializable value, checked when the call
+            /// runs against the scope fields' Rust types ([`Sequence::scope_types`]): a value
+            /// none of the type's documents can hold is [`Error::InvalidScope`], naming the
+            /// field's type.
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # #[derive(serde::Serialize, Document)]
+            /// # #[seq_id(collection = "tickets")]
+            /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+            /// # async fn run(db: mongodb::Database, project: mongodb::bson::Bson) -> Result<(), seqid::Error> {
+            #[doc = $unchecked]
+            /// # Ok(()) }
+            /// ```
+            pub fn scope_unchecked(mut self, scope: impl serde::Serialize) -> Self {
+                self.scope = Named::unchecked(scope);
+                self
+            }
+        }
+
+        impl<'a, T: Model, S> IntoFuture for $action<'a, T, S> {
+            type Output = Result<$output, Error>;
+            type IntoFuture = BoxFuture<'a, Self::Output>;
+
+            fn into_future(self) -> Self::IntoFuture {
+                Box::pin(async move {
+                    let scope = self.scope.resolve(self.seq)?;
+                    let counter = Counter { seq: self.seq, scope: &scope };
+                    $run(self.db, counter $(, self.$field)*).await
+                })
+            }
+        }
+    };
 }
 
+counter_call!(
+    /// Sets a sequence's counter, from [`Document::set_counter`](crate::Document::set_counter) or
+    /// [`Document::reset_counter`](crate::Document::reset_counter): await it for the value set.
+    ///
+    /// It refuses to move the counter below the largest numeric id already stored (in its
+    /// scope) ([`Error::CounterBelowStored`]): the next ids would be taken already, and every
+    /// insert would fail on the unique index until the counter passed them again. Call
+    /// [`below_stored`](SetCounter::below_stored) to do it all the same.
+    ///
+    /// What this process holds is discarded: the live block of a [`Sequences`](crate::Sequences)
+    /// handle (block strategy) is dropped, so the next id comes from the new value. Other
+    /// processes' blocks are not: they go on handing out the ids they reserved, which, below
+    /// the new value, the counter will hand out again; the unique index (`_id`'s, or the one
+    /// [`create_indexes`](crate::Document::create_indexes) makes) refuses the second
+    /// document ([`Error::DuplicateKey`]), never stores it. Set a counter while nothing else
+    /// writes the sequence: no other process, and no insert of this one (a reservation in
+    /// flight when the counter is set lands under the old value).
+    SetCounter { value: Value, below_stored: bool } -> i64 = set,
+    "setting a counter does nothing until it is awaited",
+    "is set",
+    "Ticket::reset_counter(&db).scope(\"apollo\").await?;",
+    "Ticket::reset_counter(&db).scope_unchecked(project).await?;"
+);
+
+counter_call!(
+    /// Reads a counter without taking an id, from
+    /// [`Document::last_reserved`](crate::Document::last_reserved): await it for the last id
+    /// reserved (with `counters` and `gapless`, the last handed out; with `block`, up to
+    /// `block_size - 1` per process ahead of the ids stored), or `None` while the counter
+    /// does not exist (the next id is then `start`).
+    LastReserved {} -> Option<i64> = last_reserved,
+    "reading a counter does nothing until it is awaited",
+    "is read",
+    "let last: Option<i64> = Ticket::last_reserved(&db).scope(\"apollo\").await?;",
+    "let last: Option<i64> = Ticket::last_reserved(&db).scope_unchecked(project).await?;"
+);
+
+counter_call!(
+    /// Raises a counter to the largest id stored, from [`Document::sync_counter`](crate::Document::sync_counter):
+    /// await it for the counter's value.
+    /// [`sync_every_scope`](crate::Document::sync_every_scope) does it for every scope at
+    /// once.
+    SyncCounter {} -> i64 = sync,
+    "syncing a counter does nothing until it is awaited",
+    "is raised to the largest id stored in it",
+    "let last = Ticket::sync_counter(&db).scope(\"apollo\").await?;",
+    "let last = Ticket::sync_counter(&db).scope_unchecked(project).await?;"
+);
+
+/// What a [`SetCounter`] sets the counter to.
 #[derive(Clone, Copy)]
-enum Value {
+pub(crate) enum Value {
     /// The last id handed out, as given.
     Last(i64),
     /// The start: the next id is the sequence's `start`.
@@ -61,22 +169,11 @@ enum Value {
 
 impl<'a, T: Model, S> SetCounter<'a, T, S> {
     pub(crate) fn to(db: Route<'a>, seq: &'static Sequence, last: i64) -> Self {
-        Self::new(db, seq, Value::Last(last))
+        Self::new(db, seq, Value::Last(last), false)
     }
 
     pub(crate) fn to_start(db: Route<'a>, seq: &'static Sequence) -> Self {
-        Self::new(db, seq, Value::Start)
-    }
-
-    fn new(db: Route<'a>, seq: &'static Sequence, value: Value) -> Self {
-        SetCounter {
-            db,
-            seq,
-            value,
-            below_stored: false,
-            scope: Named::default(),
-            _type: PhantomData,
-        }
+        Self::new(db, seq, Value::Start, false)
     }
 
     /// Sets the counter even below the largest id stored: the ids between are taken, and
@@ -96,83 +193,42 @@ impl<'a, T: Model, S> SetCounter<'a, T, S> {
         self.below_stored = true;
         self
     }
-
-    /// The scope whose counter is set, for a scoped sequence: a value of its scope field's
-    /// type, or a tuple of values in the declared order; a value of another type does not
-    /// compile ([`scoped`](crate::scoped)). Required for a scoped sequence
-    /// ([`Error::InvalidScope`] without it); an unscoped one takes none.
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id(collection = "invoices")]
-    /// # struct Invoice { tenant: String, year: i32, #[seq_id("invoice", scope = ["tenant", "year"])] number: i64 }
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// // Acme's invoices of 2027 start at 1 again.
-    /// Invoice::reset_counter(&db).scope(("acme", 2027)).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn scope(mut self, scope: impl Names<S>) -> Self {
-        self.scope = Named::new(scope);
-        self
-    }
-
-    /// [`scope`](Self::scope) for a scope known only at run time (from a request, in code
-    /// generic over the type): any serializable value, checked when the call runs against
-    /// the scope fields' Rust types ([`Sequence::scope_types`]): a value none of the
-    /// type's documents can hold is [`Error::InvalidScope`], naming the field's type.
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id(collection = "invoices")]
-    /// # struct Invoice { tenant: String, year: i32, #[seq_id("invoice", scope = ["tenant", "year"])] number: i64 }
-    /// # async fn run(db: mongodb::Database, tenant: String, year: i64) -> Result<(), seqid::Error> {
-    /// Invoice::reset_counter(&db).scope_unchecked((tenant, year)).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn scope_unchecked(mut self, scope: impl serde::Serialize) -> Self {
-        self.scope = Named::unchecked(scope);
-        self
-    }
 }
 
-impl<'a, T: Model, S> IntoFuture for SetCounter<'a, T, S> {
-    type Output = Result<i64, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            let seq = self.seq;
-            let scope = self.scope.resolve(seq)?;
-            let counter = Counter { seq, scope: &scope };
-            let last = match self.value {
-                Value::Last(last) => last,
-                Value::Start => counter.last_at_most(i64::MIN)?,
-            };
-            // The counter holds the last id handed out: with a step, one of the
-            // progression `start + k × step` (k may be negative: the counter may be set
-            // below `start`), and not below the one before the first id, 0 or `start`.
-            let step = i128::from(seq.layout.step);
-            let before_first = (i128::from(seq.start) - step).min(0);
-            let (wide, start) = (i128::from(last), i128::from(seq.start));
-            if wide < before_first || (wide - start).rem_euclid(step) != 0 {
-                return Err(Error::InvalidOption {
-                    sequence: seq,
-                    option: "set_counter",
-                    value: last.to_string().into(),
-                    reason: "the counter holds the last id handed out: an id of the \
-                             sequence, `start + k × step`, not below 0 (or below \
-                             `start - step` when that is negative, nothing handed out yet)",
-                });
-            }
-            if !self.below_stored {
-                refuse_below_stored(self.db, counter, last).await?;
-            }
-            counted::set(self.db, seq, &scope, last).await?;
-            Ok(last)
-        })
+/// [`SetCounter`]'s call: sets `counter` to `value`, refusing to set it below the largest
+/// id stored unless `below_stored`.
+async fn set(
+    db: Route<'_>,
+    counter: Counter<'_>,
+    value: Value,
+    below_stored: bool,
+) -> Result<i64, Error> {
+    let seq = counter.seq;
+    let last = match value {
+        Value::Last(last) => last,
+        Value::Start => counter.last_at_most(i64::MIN)?,
+    };
+    // The counter holds the last id handed out: with a step, one of the
+    // progression `start + k × step` (k may be negative: the counter may be set
+    // below `start`), and not below the one before the first id, 0 or `start`.
+    let step = i128::from(seq.layout.step);
+    let before_first = (i128::from(seq.start) - step).min(0);
+    let (wide, start) = (i128::from(last), i128::from(seq.start));
+    if wide < before_first || (wide - start).rem_euclid(step) != 0 {
+        return Err(Error::InvalidOption {
+            sequence: seq,
+            option: "set_counter",
+            value: last.to_string().into(),
+            reason: "the counter holds the last id handed out: an id of the \
+                     sequence, `start + k × step`, not below 0 (or below \
+                     `start - step` when that is negative, nothing handed out yet)",
+        });
     }
+    if !below_stored {
+        refuse_below_stored(db, counter, last).await?;
+    }
+    counted::set(db, seq, counter.scope, last).await?;
+    Ok(last)
 }
 
 async fn refuse_below_stored(db: Route<'_>, counter: Counter<'_>, last: i64) -> Result<(), Error> {
@@ -189,120 +245,15 @@ async fn refuse_below_stored(db: Route<'_>, counter: Counter<'_>, last: i64) -> 
     }
 }
 
-/// An administration call on one counter, named by scope for a scoped sequence: the
-/// action, its constructor and its `scope` setter (`$what`: what the call does to the
-/// counter; `$example`: the call, awaited, for the setter's example).
-macro_rules! counter_call {
-    ($(#[$doc:meta])* $action:ident, $must_use:literal, $what:literal, $example:literal, $unchecked:literal) => {
-        $(#[$doc])*
-        ///
-        /// `S` is the sequence's scope as a type ([`scoped`](crate::scoped)):
-        /// `.scope(...)` takes a value of it, checked at compile time.
-        #[must_use = $must_use]
-        pub struct $action<'a, T: Model, S = <T as Model>::Scope> {
-            db: Route<'a>,
-            seq: &'static Sequence,
-            scope: Named,
-            _type: PhantomData<fn() -> (T, S)>,
-        }
-
-        impl<'a, T: Model, S> $action<'a, T, S> {
-            pub(crate) fn new(db: Route<'a>, seq: &'static Sequence) -> Self {
-                $action {
-                    db,
-                    seq,
-                    scope: Named::default(),
-                    _type: PhantomData,
-                }
-            }
-
-            #[doc = concat!("The scope whose counter ", $what, ", for a scoped sequence, as")]
-            /// [`SetCounter::scope`].
-            ///
-            /// ```no_run
-            /// # use seqid::Document;
-            /// # #[derive(serde::Serialize, Document)]
-            /// # #[seq_id(collection = "tickets")]
-            /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
-            /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-            #[doc = $example]
-            /// # Ok(()) }
-            /// ```
-            pub fn scope(mut self, scope: impl Names<S>) -> Self {
-                self.scope = Named::new(scope);
-                self
-            }
-
-            /// [`scope`](Self::scope) for a scope known only at run time, as
-            /// [`SetCounter::scope_unchecked`].
-            ///
-            /// ```no_run
-            /// # use seqid::Document;
-            /// # #[derive(serde::Serialize, Document)]
-            /// # #[seq_id(collection = "tickets")]
-            /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
-            /// # async fn run(db: mongodb::Database, project: mongodb::bson::Bson) -> Result<(), seqid::Error> {
-            #[doc = $unchecked]
-            /// # Ok(()) }
-            /// ```
-            pub fn scope_unchecked(mut self, scope: impl serde::Serialize) -> Self {
-                self.scope = Named::unchecked(scope);
-                self
-            }
-        }
-    };
+/// [`LastReserved`]'s call.
+async fn last_reserved(db: Route<'_>, counter: Counter<'_>) -> Result<Option<i64>, Error> {
+    admin::read(db.db, counter).await
 }
 
-counter_call!(
-    /// Reads a counter without taking an id, from
-    /// [`Document::last_reserved`](crate::Document::last_reserved): await it for the last id
-    /// reserved (with `counters` and `gapless`, the last handed out; with `block`, up to
-    /// `block_size - 1` per process ahead of the ids stored), or `None` while the counter
-    /// does not exist (the next id is then `start`).
-    LastReserved,
-    "reading a counter does nothing until it is awaited",
-    "is read",
-    "let last: Option<i64> = Ticket::last_reserved(&db).scope(\"apollo\").await?;",
-    "let last: Option<i64> = Ticket::last_reserved(&db).scope_unchecked(project).await?;"
-);
-
-counter_call!(
-    /// Raises a counter to the largest id stored, from [`Document::sync_counter`](crate::Document::sync_counter):
-    /// await it for the counter's value.
-    /// [`sync_every_scope`](crate::Document::sync_every_scope) does it for every scope at
-    /// once.
-    SyncCounter,
-    "syncing a counter does nothing until it is awaited",
-    "is raised to the largest id stored in it",
-    "let last = Ticket::sync_counter(&db).scope(\"apollo\").await?;",
-    "let last = Ticket::sync_counter(&db).scope_unchecked(project).await?;"
-);
-
-impl<'a, T: Model, S> IntoFuture for LastReserved<'a, T, S> {
-    type Output = Result<Option<i64>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            let seq = self.seq;
-            let scope = self.scope.resolve(seq)?;
-            admin::read(self.db.db, Counter { seq, scope: &scope }).await
-        })
-    }
-}
-
-impl<'a, T: Model, S> IntoFuture for SyncCounter<'a, T, S> {
-    type Output = Result<i64, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            let seq = self.seq;
-            let scope = self.scope.resolve(seq)?;
-            no_counter_for_optimistic(seq)?;
-            counted::sync(self.db, seq, &scope).await
-        })
-    }
+/// [`SyncCounter`]'s call.
+async fn sync(db: Route<'_>, counter: Counter<'_>) -> Result<i64, Error> {
+    no_counter_for_optimistic(counter.seq)?;
+    counted::sync(db, counter.seq, counter.scope).await
 }
 
 /// `CounterBacked` is derived for counter strategies only; a hand-written impl for an
@@ -332,46 +283,7 @@ pub(crate) async fn sync_every_scope(
         counted::sync(route, seq, &Scope::NONE).await?;
         return Ok(1);
     }
-    // The scope values as `.scope(...)` takes them: the one value, or an array of them
-    // in the declared order (a missing field is null in it).
-    let group_key = match seq.scope {
-        [field] => Bson::String(format!("${field}")),
-        fields => fields
-            .iter()
-            .map(|field| Bson::String(format!("${field}")))
-            .collect(),
-    };
-    let pipeline = [
-        doc! { "$match": { seq.field: { "$type": "number" } } },
-        doc! { "$group": { "_id": group_key, "top": { "$max": format!("${}", seq.field) } } },
-    ];
-    let failed = |error| {
-        Error::driver(
-            seq,
-            format!(
-                "finding the largest {} of every scope in `{}`",
-                seq.field, seq.collection
-            ),
-            error,
-        )
-    };
-    let groups: Vec<BsonDocument> = route
-        .db
-        .collection::<BsonDocument>(seq.collection)
-        .aggregate(pipeline)
-        .selection_criteria(PRIMARY)
-        .await
-        .map_err(failed)?
-        .try_collect()
-        .await
-        .map_err(failed)?;
-    let scopes: Vec<(Scope, i64)> = groups
-        .iter()
-        .filter_map(|group| {
-            let scope = Scope::given(seq, Some(group.get("_id")?)).ok()?;
-            Some((scope, group.get("top").and_then(numeric::floor)?))
-        })
-        .collect();
+    let scopes = admin::largest_of_every_scope(route.db, seq).await?;
     // A few counters at a time: an admin call, not a flood.
     let raised: Vec<i64> = futures_util::stream::iter(scopes)
         .map(|(scope, largest)| raise(route, seq, scope, largest))

@@ -26,8 +26,6 @@ pub(crate) mod transaction;
 
 use std::future::IntoFuture;
 
-use mongodb::ClientSession;
-
 pub(crate) use counter::sync_every_scope;
 pub use counter::{LastReserved, SetCounter, SyncCounter};
 pub use find::{FindByCode, FindById};
@@ -52,28 +50,40 @@ pub(crate) enum Mode {
     Resume,
 }
 
-/// The setters both actions offer; `$example` shows the action awaited.
+/// `session`, the setter of every action that writes (its options in `call`), with the
+/// doc comment given, which differs between the inserts and the numbering of drafts.
+macro_rules! session {
+    ($(#[$doc:meta])*) => {
+        $(#[$doc])*
+        pub fn session(mut self, session: impl Into<&'a mut mongodb::ClientSession>) -> Self {
+            self.call.session = Some(session.into());
+            self
+        }
+    };
+}
+pub(crate) use session;
+
+/// The setters the inserts and the finds-or-inserts offer; `$example` shows the action
+/// awaited.
 macro_rules! setters {
     ($action:ident, $example:literal) => {
         impl<'a, T: Model> $action<'a, T> {
-            /// Runs the insert in `session`, and in its transaction if one is running: see
-            /// [`Document`'s notes on sessions](crate::Document#sessions-and-transactions).
-            ///
-            /// ```no_run
-            /// # use seqid::Document;
-            /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
-            /// # #[seq_id("ticket", strategy = "optimistic")]
-            /// # struct Ticket { _id: i64, #[seq_key] code: String }
-            /// # async fn run(db: mongodb::Database, mut session: mongodb::ClientSession) -> Result<(), seqid::Error> {
-            /// # let mut ticket = Ticket { _id: 0, code: "T-1".into() };
-            /// # let mut tickets = vec![Ticket { _id: 0, code: "T-2".into() }, Ticket { _id: 0, code: "T-3".into() }];
-            #[doc = concat!("let done = ", $example, ".session(&mut session).await?;")]
-            /// # Ok(()) }
-            /// ```
-            pub fn session(mut self, session: impl Into<&'a mut ClientSession>) -> Self {
-                self.call.session = Some(session.into());
-                self
-            }
+            session!(
+                /// Runs the insert in `session`, and in its transaction if one is running:
+                /// see [`Document`'s notes on sessions](crate::Document#sessions-and-transactions).
+                ///
+                /// ```no_run
+                /// # use seqid::Document;
+                /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+                /// # #[seq_id("ticket", strategy = "optimistic")]
+                /// # struct Ticket { _id: i64, #[seq_key] code: String }
+                /// # async fn run(db: mongodb::Database, mut session: mongodb::ClientSession) -> Result<(), seqid::Error> {
+                /// # let mut ticket = Ticket { _id: 0, code: "T-1".into() };
+                /// # let mut tickets = vec![Ticket { _id: 0, code: "T-2".into() }, Ticket { _id: 0, code: "T-3".into() }];
+                #[doc = concat!("let done = ", $example, ".session(&mut session).await?;")]
+                /// # Ok(()) }
+                /// ```
+            );
 
             /// Asserts that no other writer stores a document equal to this one (for many
             /// documents: to any of them), because each carries something only its writer

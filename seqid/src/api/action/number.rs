@@ -3,12 +3,12 @@
 
 use std::future::IntoFuture;
 
-use mongodb::ClientSession;
 use mongodb::bson::Document as BsonDocument;
 use serde::de::DeserializeOwned;
 
 use super::find::Deserializable;
 use super::future::InsertFuture;
+use super::session;
 use crate::base::error::Error;
 use crate::base::model::Model;
 use crate::insert::later::{self, Issue, Numbered};
@@ -37,56 +37,53 @@ use crate::state::registry::Route;
 )]
 pub trait NumberedLater: Model {}
 
-/// Numbers the stored draft a filter finds, from
-/// [`Document::number_draft`](crate::Document::number_draft): await it for the
-/// [`Numbered`] document.
-#[must_use = "a number_draft does nothing until it is awaited"]
-pub struct NumberDraft<'a, T: Model + 'a> {
-    db: Route<'a>,
-    call: Call<'a>,
-    filter: BsonDocument,
-    issue: Issue,
-    // The call itself, set by `new`, which requires `T: Deserializable` (see
-    // `Deserializable`).
-    run: fn(NumberDraft<'a, T>) -> InsertFuture<'a, Numbered<T>>,
-}
+/// A call that numbers stored drafts: the action, its constructor, its setters (`$example`:
+/// the action, in their examples) and its future, awaited for a `$output`.
+macro_rules! numbering {
+    ($(#[$doc:meta])* $action:ident -> $output:ty = $run:ident, $must_use:literal, $example:literal) => {
+        $(#[$doc])*
+        #[must_use = $must_use]
+        pub struct $action<'a, T: Model + 'a> {
+            db: Route<'a>,
+            call: Call<'a>,
+            filter: BsonDocument,
+            issue: Issue,
+            // The call itself, set by `new`, which requires `T: Deserializable` (see
+            // `Deserializable`).
+            run: fn($action<'a, T>) -> InsertFuture<'a, $output>,
+        }
 
-/// Numbers every stored draft a filter finds, in order, from
-/// [`Document::number_drafts`](crate::Document::number_drafts): await it for the documents
-/// this call numbered, in that order.
-#[must_use = "a number_drafts does nothing until it is awaited"]
-pub struct NumberDrafts<'a, T: Model + 'a> {
-    db: Route<'a>,
-    call: Call<'a>,
-    filter: BsonDocument,
-    issue: Issue,
-    // As `NumberDraft`'s.
-    run: fn(NumberDrafts<'a, T>) -> InsertFuture<'a, Vec<T>>,
-}
-
-/// The setters both actions offer; `$example` shows the action.
-macro_rules! issue_setters {
-    ($action:ident, $example:literal) => {
         impl<'a, T: Model> $action<'a, T> {
-            /// Runs it in `session`, and in its transaction if one is running (required
-            /// for a gapless sequence, whose number the transaction takes back if it
-            /// aborts).
-            ///
-            /// ```no_run
-            /// # use seqid::Document;
-            /// # use mongodb::bson::doc;
-            /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
-            /// # #[seq_id(collection = "invoices")]
-            /// # struct Invoice { #[serde(rename = "_id", skip_serializing_if = "Option::is_none")] id: Option<mongodb::bson::oid::ObjectId>,
-            /// #   #[seq_id("invoice", strategy = "gapless", numbered = "later")] number: Option<i64>, status: String }
-            /// # async fn run(db: mongodb::Database, mut session: mongodb::ClientSession, id: mongodb::bson::oid::ObjectId) -> Result<(), seqid::Error> {
-            #[doc = concat!("let done = ", $example, ".session(&mut session).await?;")]
-            /// # Ok(()) }
-            /// ```
-            pub fn session(mut self, session: impl Into<&'a mut ClientSession>) -> Self {
-                self.call.session = Some(session.into());
-                self
+            pub(crate) fn new(db: Route<'a>, filter: BsonDocument) -> Self
+            where
+                T: Deserializable,
+            {
+                $action {
+                    db,
+                    call: Call::default(),
+                    filter,
+                    issue: Issue::default(),
+                    run: $run,
+                }
             }
+
+            session!(
+                /// Runs it in `session`, and in its transaction if one is running (required
+                /// for a gapless sequence, whose number the transaction takes back if it
+                /// aborts).
+                ///
+                /// ```no_run
+                /// # use seqid::Document;
+                /// # use mongodb::bson::doc;
+                /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+                /// # #[seq_id(collection = "invoices")]
+                /// # struct Invoice { #[serde(rename = "_id", skip_serializing_if = "Option::is_none")] id: Option<mongodb::bson::oid::ObjectId>,
+                /// #   #[seq_id("invoice", strategy = "gapless", numbered = "later")] number: Option<i64>, status: String }
+                /// # async fn run(db: mongodb::Database, mut session: mongodb::ClientSession, id: mongodb::bson::oid::ObjectId) -> Result<(), seqid::Error> {
+                #[doc = concat!("let done = ", $example, ".session(&mut session).await?;")]
+                /// # Ok(()) }
+                /// ```
+            );
 
             /// Sets these fields in the same update as the number, the caller's own change
             /// that makes the document issued (`{ "status": "issued" }`): the number and
@@ -109,47 +106,37 @@ macro_rules! issue_setters {
                 self
             }
         }
+
+        impl<'a, T: Model> IntoFuture for $action<'a, T> {
+            type Output = Result<$output, Error>;
+            type IntoFuture = InsertFuture<'a, $output>;
+
+            fn into_future(self) -> Self::IntoFuture {
+                (self.run)(self)
+            }
+        }
     };
 }
 
-issue_setters!(
-    NumberDraft,
+numbering!(
+    /// Numbers the stored draft a filter finds, from
+    /// [`Document::number_draft`](crate::Document::number_draft): await it for the
+    /// [`Numbered`] document.
+    NumberDraft -> Numbered<T> = run_number_draft,
+    "a number_draft does nothing until it is awaited",
     "Invoice::number_draft(&db, doc! { \"_id\": id })"
 );
-issue_setters!(
-    NumberDrafts,
+
+numbering!(
+    /// Numbers every stored draft a filter finds, in order, from
+    /// [`Document::number_drafts`](crate::Document::number_drafts): await it for the documents
+    /// this call numbered, in that order.
+    NumberDrafts -> Vec<T> = run_number_drafts,
+    "a number_drafts does nothing until it is awaited",
     "Invoice::number_drafts(&db, doc! { \"status\": \"approved\" })"
 );
 
-impl<'a, T: Model> NumberDraft<'a, T> {
-    pub(crate) fn new(db: Route<'a>, filter: BsonDocument) -> Self
-    where
-        T: Deserializable,
-    {
-        NumberDraft {
-            db,
-            call: Call::default(),
-            filter,
-            issue: Issue::default(),
-            run: run_number_draft,
-        }
-    }
-}
-
 impl<'a, T: Model> NumberDrafts<'a, T> {
-    pub(crate) fn new(db: Route<'a>, filter: BsonDocument) -> Self
-    where
-        T: Deserializable,
-    {
-        NumberDrafts {
-            db,
-            call: Call::default(),
-            filter,
-            issue: Issue::default(),
-            run: run_number_drafts,
-        }
-    }
-
     /// The order the numbers are handed out in, as a sort document (`{ "issued_at": 1 }`);
     /// `_id` ascending by default. Within each scope the drafts get increasing numbers in
     /// this order.
@@ -168,24 +155,6 @@ impl<'a, T: Model> NumberDrafts<'a, T> {
     pub fn order(mut self, sort: BsonDocument) -> Self {
         self.issue.order = Some(sort);
         self
-    }
-}
-
-impl<'a, T: Model> IntoFuture for NumberDraft<'a, T> {
-    type Output = Result<Numbered<T>, Error>;
-    type IntoFuture = InsertFuture<'a, Numbered<T>>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        (self.run)(self)
-    }
-}
-
-impl<'a, T: Model> IntoFuture for NumberDrafts<'a, T> {
-    type Output = Result<Vec<T>, Error>;
-    type IntoFuture = InsertFuture<'a, Vec<T>>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        (self.run)(self)
     }
 }
 

@@ -1,8 +1,10 @@
-//! The counter's administration: read it, set it, raise it to the ids stored, and list
-//! every counter of a sequence.
+//! The counter's administration: read it, set it, raise it to the ids stored, list every
+//! counter of a sequence, and find the largest id stored in every scope of it.
 
-use mongodb::Database;
+use std::future::IntoFuture;
+
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use mongodb::{Cursor, Database};
 
 use super::Change;
 use super::missing::ensure_unique_index;
@@ -69,7 +71,6 @@ pub(crate) async fn every(
     db: &Database,
     seq: &'static Sequence,
 ) -> Result<Vec<(Scope, Option<i64>)>, Error> {
-    use futures_util::TryStreamExt;
     let layout = &seq.layout;
     let scope = &Scope::NONE;
     let mut filter = Counter { seq, scope }.filter();
@@ -84,23 +85,13 @@ pub(crate) async fn every(
         }
         _ => {}
     }
-    let failed = |error| {
-        Error::driver(
-            seq,
-            format!("listing the counters in `{}`", seq.counters),
-            error,
-        )
-    };
-    let stored: Vec<BsonDocument> = db
-        .collection::<BsonDocument>(seq.counters)
+    let collection = db.collection::<BsonDocument>(seq.counters);
+    let find = collection
         .find(filter)
         .sort(doc! { "_id": 1 })
-        .selection_criteria(PRIMARY)
-        .await
-        .map_err(failed)?
-        .try_collect()
-        .await
-        .map_err(failed)?;
+        .selection_criteria(PRIMARY);
+    let listing = format!("listing the counters in `{}`", seq.counters);
+    let stored = every_document(seq, listing, find).await?;
     let mut counters = Vec::with_capacity(stored.len());
     for document in stored {
         let scope = match layout.scope {
@@ -125,6 +116,59 @@ pub(crate) async fn every(
         counters.push((scope, last));
     }
     Ok(counters)
+}
+
+/// The largest number stored in every scope of `seq` that has documents, floored to an
+/// integer. Documents whose scope fields hold no scope value (see [`Error::InvalidScope`])
+/// belong to no scope and are passed over.
+pub(crate) async fn largest_of_every_scope(
+    db: &Database,
+    seq: &'static Sequence,
+) -> Result<Vec<(Scope, i64)>, Error> {
+    // The scope values as `.scope(...)` takes them: the one value, or an array of them
+    // in the declared order (a missing field is null in it).
+    let group_key = match seq.scope {
+        [field] => Bson::String(format!("${field}")),
+        fields => fields
+            .iter()
+            .map(|field| Bson::String(format!("${field}")))
+            .collect(),
+    };
+    let pipeline = [
+        doc! { "$match": { seq.field: { "$type": "number" } } },
+        doc! { "$group": { "_id": group_key, "top": { "$max": format!("${}", seq.field) } } },
+    ];
+    let collection = db.collection::<BsonDocument>(seq.collection);
+    let aggregate = collection.aggregate(pipeline).selection_criteria(PRIMARY);
+    let finding = format!(
+        "finding the largest {} of every scope in `{}`",
+        seq.field, seq.collection
+    );
+    let groups = every_document(seq, finding, aggregate).await?;
+    Ok(groups
+        .iter()
+        .filter_map(|group| {
+            let scope = Scope::given(seq, Some(group.get("_id")?)).ok()?;
+            Some((scope, group.get("top").and_then(numeric::floor)?))
+        })
+        .collect())
+}
+
+/// Every document of the cursor `query` opens, read to the end; a failure to open it or
+/// to read it is [`Error::Driver`], the action named `action`.
+async fn every_document(
+    seq: &'static Sequence,
+    action: String,
+    query: impl IntoFuture<Output = mongodb::error::Result<Cursor<BsonDocument>>>,
+) -> Result<Vec<BsonDocument>, Error> {
+    use futures_util::TryStreamExt;
+    let failed = |error| Error::driver(seq, action.clone(), error);
+    query
+        .await
+        .map_err(failed)?
+        .try_collect()
+        .await
+        .map_err(failed)
 }
 
 /// `text` with the characters a regular expression gives a meaning to escaped.
