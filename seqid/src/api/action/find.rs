@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 
 use crate::api::sequences::AsDatabase;
 use crate::base::display::DisplayCode;
-use crate::base::error::Error;
+use crate::base::error::{Doing, Error};
 use crate::base::future::BoxFuture;
 use crate::base::model::Model;
 use crate::base::scope::Named;
@@ -163,16 +163,12 @@ fn run_find_by_id<T: Model + DeserializeOwned, S>(
             .find_one(indexes::at(seq, &scope, id))
             .selection_criteria(PRIMARY)
             .await
-            .map_err(|error| {
-                Error::driver(
-                    seq,
-                    format!(
-                        "finding {} {id}{} in `{}`",
-                        seq.field,
-                        scope.in_scope(),
-                        seq.collection
-                    ),
-                    error,
+            .doing(seq, || {
+                format!(
+                    "finding {} {id}{} in `{}`",
+                    seq.field,
+                    scope.in_scope(),
+                    seq.collection
                 )
             })
     })
@@ -244,12 +240,8 @@ fn run_find_by_code<T: Model + DeserializeOwned>(
             .find_one(mongodb::bson::doc! { display.field: code })
             .selection_criteria(PRIMARY)
             .await
-            .map_err(|error| {
-                Error::driver(
-                    seq,
-                    format!("finding {} {code:?} in `{}`", display.field, seq.collection),
-                    error,
-                )
+            .doing(seq, || {
+                format!("finding {} {code:?} in `{}`", display.field, seq.collection)
             })
     })
 }
