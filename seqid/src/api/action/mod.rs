@@ -16,6 +16,19 @@
 //! # Ok(()) }
 //! ```
 
+/// `session`, the setter of every action that writes (its options in `call`), with the
+/// doc comment given, which differs between the inserts and the numbering of drafts.
+/// Declared before the modules that use it, which see it without importing it.
+macro_rules! session {
+    ($(#[$doc:meta])*) => {
+        $(#[$doc])*
+        pub fn session(mut self, session: impl Into<&'a mut mongodb::ClientSession>) -> Self {
+            self.call.session = Some(session.into());
+            self
+        }
+    };
+}
+
 mod counter;
 pub(crate) mod find;
 pub(crate) mod find_or_insert;
@@ -49,19 +62,6 @@ pub(crate) enum Mode {
     Insert,
     Resume,
 }
-
-/// `session`, the setter of every action that writes (its options in `call`), with the
-/// doc comment given, which differs between the inserts and the numbering of drafts.
-macro_rules! session {
-    ($(#[$doc:meta])*) => {
-        $(#[$doc])*
-        pub fn session(mut self, session: impl Into<&'a mut mongodb::ClientSession>) -> Self {
-            self.call.session = Some(session.into());
-            self
-        }
-    };
-}
-pub(crate) use session;
 
 /// The setters the inserts and the finds-or-inserts offer; `$example` shows the action
 /// awaited.

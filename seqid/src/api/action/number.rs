@@ -8,7 +8,6 @@ use serde::de::DeserializeOwned;
 
 use super::find::Deserializable;
 use super::future::InsertFuture;
-use super::session;
 use crate::base::error::Error;
 use crate::base::model::Model;
 use crate::insert::later::{self, Issue, Numbered};
