@@ -129,20 +129,22 @@ pub fn sequence(cont: &Container, declared: Option<&Declared>) -> TokenStream {
     let scope_fields = declared.map_or(&[][..], |declared| &declared.scope[..]);
     let scope = scope_fields.iter().map(|field| &field.ser_name);
     let scope_types = scope_fields.iter().map(|field| scope_type_name(field));
-    quote! {
-        ::seqid::__private::sequence(::seqid::__private::Parts {
-            name: #name,
-            collection: #collection,
-            counters: #counters,
-            layout: #layout,
-            strategy: #strategy,
-            counter_write_concern: #counter_write_concern,
-            start: #start,
-            field: #field,
-            scope: &[#(#scope),*],
-            scope_types: &[#(#scope_types),*],
-        })
-    }
+    // `Sequence` is `#[non_exhaustive]`, so no struct literal: a copy of the runtime's blank
+    // one, each field assigned (its fields are public; all of this is const).
+    quote! {{
+        let mut sequence = ::seqid::__private::BLANK;
+        sequence.name = #name;
+        sequence.collection = #collection;
+        sequence.counters = #counters;
+        sequence.layout = #layout;
+        sequence.strategy = #strategy;
+        sequence.counter_write_concern = #counter_write_concern;
+        sequence.start = #start;
+        sequence.field = #field;
+        sequence.scope = &[#(#scope),*];
+        sequence.scope_types = &[#(#scope_types),*];
+        sequence
+    }}
 }
 
 /// The counter's layout: a tool's preset, or the one the `counter_*` keys describe, with

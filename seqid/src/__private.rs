@@ -6,7 +6,7 @@ pub use crate::api::action::find_or_insert::NaturalKeyed;
 pub use crate::api::action::number::NumberedLater;
 pub use crate::base::display::{Integer, display_code, integer, literal, number, text};
 pub use crate::base::layout::construct::{custom, stepped};
-pub use crate::base::sequence::construct::{Parts, block, counters, gapless, optimistic, sequence};
+pub use crate::base::sequence::construct::{BLANK, block, counters, gapless, optimistic};
 pub use crate::state::allocator::LiveBlock;
 pub use ::core;
 pub use ::std::string::String;

@@ -183,105 +183,70 @@ impl SeqId {
 
     fn set(&mut self, cx: &Ctxt, key: Ident, value: &Expr) {
         let name = key.unraw().to_string();
-        let known = match name.as_str() {
-            "collection" => {
-                let parsed = string(cx, value, "`collection`", "\"users\"");
-                put(cx, &mut self.collection, key, parsed)
-            }
-            "counters" => {
-                let parsed = string(cx, value, "`counters`", "\"counters\"");
-                put(cx, &mut self.counters, key, parsed)
-            }
-            "strategy" => {
+        // Each key's value, as read (`None` if invalid: reported), goes in the slot of
+        // the same name.
+        macro_rules! slots {
+            ($($slot:ident: $parsed:expr,)*) => {
+                match name.as_str() {
+                    $(stringify!($slot) => put(cx, &mut self.$slot, key, $parsed),)*
+                    _ => {
+                        let message =
+                            format!("unknown key `{name}` in #[seq_id]: expected one of {KEYS}");
+                        cx.error_spanned_by(&key, message);
+                        None
+                    }
+                }
+            };
+        }
+        let known = slots! {
+            collection: string(cx, value, "`collection`", "\"users\""),
+            counters: string(cx, value, "`counters`", "\"counters\""),
+            strategy: {
                 let choices = StrategyKind::ALL.map(|kind| (kind.name(), kind));
                 let expected = "\"counters\", \"optimistic\", \"block\" or \"gapless\"";
-                let parsed = choice(cx, value, &name, "\"block\"", &choices, expected);
-                put(cx, &mut self.strategy, key, parsed)
-            }
-            "start" => {
-                // 0 is a first id for the tools that count from 0 (`valid` then asks for
-                // an `Option` field, where 0 is not "unset").
-                let parsed = bounded(cx, value, &name, "i64", "an i64", 0, i64::MAX as u128)
-                    .map(|n| n as i64);
-                put(cx, &mut self.start, key, parsed)
-            }
-            "step" => {
-                let parsed = positive_u32(cx, value, &name);
-                put(cx, &mut self.step, key, parsed)
-            }
-            "layout" => {
+                choice(cx, value, &name, "\"block\"", &choices, expected)
+            },
+            // 0 is a first id for the tools that count from 0 (`valid` then asks for an
+            // `Option` field, where 0 is not "unset").
+            start: bounded(cx, value, &name, "i64", "an i64", 0, i64::MAX as u128)
+                .map(|n| n as i64),
+            step: positive_u32(cx, value, &name),
+            layout: {
                 let choices = LayoutKind::ALL.map(|kind| (kind.name(), kind));
-                let names: Vec<String> = choices
-                    .iter()
-                    .map(|(name, _)| format!("{name:?}"))
-                    .collect();
+                let names: Vec<String> =
+                    choices.iter().map(|(name, _)| format!("{name:?}")).collect();
                 let expected = format!(
                     "one of {}; for another tool's counter, describe it with `counter_name`, \
                      `counter_field`, `counter_value` and `counter_holds` instead",
                     names.join(", ")
                 );
-                let parsed = choice(cx, value, &name, "\"mongoengine\"", &choices, &expected);
-                put(cx, &mut self.layout, key, parsed)
-            }
-            "counter_name" => {
-                let parsed = counter_key(cx, value, &name, "\"model\"");
-                put(cx, &mut self.counter_name, key, parsed)
-            }
-            "counter_field" => {
-                let parsed = counter_key(cx, value, &name, "\"field\"");
-                put(cx, &mut self.counter_field, key, parsed)
-            }
-            "counter_value" => {
-                let parsed = counter_key(cx, value, &name, "\"count\"");
-                put(cx, &mut self.counter_value, key, parsed)
-            }
-            "counter_holds" => {
+                choice(cx, value, &name, "\"mongoengine\"", &choices, &expected)
+            },
+            counter_name: counter_key(cx, value, &name, "\"model\""),
+            counter_field: counter_key(cx, value, &name, "\"field\""),
+            counter_value: counter_key(cx, value, &name, "\"count\""),
+            counter_holds: {
                 let choices = [("last", HoldsKind::Last), ("next", HoldsKind::Next)];
                 let expected = "\"last\" (the counter holds the last id handed out, the \
                                 default) or \"next\" (the next id to hand out)";
-                let parsed = choice(cx, value, &name, "\"last\"", &choices, expected);
-                put(cx, &mut self.counter_holds, key, parsed)
-            }
-            "numbered" => {
-                let choices = [
-                    ("insert", NumberedKind::Insert),
-                    ("later", NumberedKind::Later),
-                ];
+                choice(cx, value, &name, "\"last\"", &choices, expected)
+            },
+            numbered: {
+                let choices = [("insert", NumberedKind::Insert), ("later", NumberedKind::Later)];
                 let expected = "\"insert\" (`insert` numbers the document, the default) or \
                                 \"later\" (drafts are stored without a number, and \
                                 `number_draft` numbers each when it is issued)";
-                let parsed = choice(cx, value, &name, "\"later\"", &choices, expected);
-                put(cx, &mut self.numbered, key, parsed)
-            }
-            "max_attempts" => {
-                let parsed = positive_u32(cx, value, &name);
-                put(cx, &mut self.max_attempts, key, parsed)
-            }
-            "time_budget_ms" => {
-                let parsed = positive_u32(cx, value, &name);
-                put(cx, &mut self.time_budget_ms, key, parsed)
-            }
-            "block_size" => {
-                let parsed = positive_u32(cx, value, &name);
-                put(cx, &mut self.block_size, key, parsed)
-            }
-            "counter_write_concern" => {
+                choice(cx, value, &name, "\"later\"", &choices, expected)
+            },
+            max_attempts: positive_u32(cx, value, &name),
+            time_budget_ms: positive_u32(cx, value, &name),
+            block_size: positive_u32(cx, value, &name),
+            counter_write_concern: {
                 let choices = CounterWrite::ALL.map(|concern| (concern.name(), concern));
                 let expected = "\"majority\" (the default) or \"database\" (the database's own)";
-                let parsed = choice(cx, value, &name, "\"majority\"", &choices, expected);
-                put(cx, &mut self.counter_write_concern, key, parsed)
-            }
-            "scope" => {
-                let parsed = scope(cx, value);
-                put(cx, &mut self.scope, key, parsed)
-            }
-            _ => {
-                cx.error_spanned_by(
-                    &key,
-                    format!("unknown key `{name}` in #[seq_id]: expected one of {KEYS}"),
-                );
-                None
-            }
+                choice(cx, value, &name, "\"majority\"", &choices, expected)
+            },
+            scope: scope(cx, value),
         };
         self.keys.extend(known);
     }

@@ -43,13 +43,11 @@ pub struct SerdeContainer {
 impl SerdeContainer {
     /// Reads the struct's `#[serde(...)]` attributes.
     pub fn from_attrs(attrs: &[Attribute]) -> Self {
-        let mut this = SerdeContainer::default();
-        each_key(attrs, |meta| {
-            if meta.path.is_ident("rename_all") {
-                if let Some(rule) = serialize_name(&meta)? {
-                    this.rename_all = RenameRule::from_str(&rule.value());
-                }
-            } else if meta.path.is_ident("tag") && meta.input.peek(Token![=]) {
+        let rename_all = |this: &mut Self, rule: LitStr| {
+            this.rename_all = RenameRule::from_str(&rule.value());
+        };
+        read(attrs, "rename_all", rename_all, |this, meta| {
+            if meta.path.is_ident("tag") && meta.input.peek(Token![=]) {
                 // An internally tagged struct writes `tag: "StructName"` first.
                 let value = meta.value()?;
                 if value.peek(LitStr) {
@@ -61,14 +59,11 @@ impl SerdeContainer {
                         });
                     }
                 }
-                skip_value(meta.input)?;
             } else {
                 Refused::note(&CONTAINER_REFUSED, &meta.path, &mut this.refused);
-                skip_value(meta.input)?;
             }
             Ok(())
-        });
-        this
+        })
     }
 }
 
@@ -114,14 +109,8 @@ pub struct SerdeField {
 impl SerdeField {
     /// Reads a field's `#[serde(...)]` attributes.
     pub fn from_attrs(attrs: &[Attribute]) -> Self {
-        let mut this = SerdeField::default();
-        each_key(attrs, |meta| {
-            if meta.path.is_ident("rename") {
-                if let Some(name) = serialize_name(&meta)? {
-                    this.rename = Some(name);
-                }
-                return Ok(());
-            }
+        let rename = |this: &mut Self, name| this.rename = Some(name);
+        read(attrs, "rename", rename, |this, meta| {
             let list = if NOT_SERIALIZED.iter().any(|word| meta.path.is_ident(word)) {
                 Some(&mut this.not_serialized)
             } else if CUSTOM_SERIALIZED
@@ -135,9 +124,8 @@ impl SerdeField {
             if let (Some(list), Some(word)) = (list, meta.path.get_ident()) {
                 list.push(word.clone());
             }
-            skip_value(meta.input)
-        });
-        this
+            Ok(())
+        })
     }
 }
 
@@ -147,12 +135,30 @@ const NOT_SERIALIZED: [&str; 3] = ["skip", "skip_serializing", "flatten"];
 /// `deserialize_with` only change deserialization: those are not among these.
 const CUSTOM_SERIALIZED: [&str; 3] = ["serialize_with", "with", "getter"];
 
-/// Reads each key of each `#[serde(...)]` among `attrs` with `read`. An attribute that
-/// stops being readable is left there: serde_derive reports it.
-fn each_key(attrs: &[Attribute], mut read: impl FnMut(ParseNestedMeta) -> syn::Result<()>) {
+/// Reads each key of each `#[serde(...)]` among `attrs` into a `T::default()`: the
+/// serialize-side string of `name_key` (`rename`, `rename_all`) with `named`, any other key
+/// with `other`, and then skips the rest of its value. An attribute that stops being
+/// readable is left there: serde_derive reports it.
+fn read<T: Default>(
+    attrs: &[Attribute],
+    name_key: &str,
+    named: fn(&mut T, LitStr),
+    mut other: impl FnMut(&mut T, &ParseNestedMeta) -> syn::Result<()>,
+) -> T {
+    let mut this = T::default();
     for attr in attrs.iter().filter(|attr| attr.path().is_ident("serde")) {
-        let _ = attr.parse_nested_meta(&mut read);
+        let _ = attr.parse_nested_meta(|meta| {
+            if !meta.path.is_ident(name_key) {
+                other(&mut this, &meta)?;
+                return skip_value(meta.input);
+            }
+            if let Some(name) = serialize_name(&meta)? {
+                named(&mut this, name);
+            }
+            Ok(())
+        });
     }
+    this
 }
 
 /// The serialize-side string of `key = "..."` or `key(serialize = "...", ...)`.

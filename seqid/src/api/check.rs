@@ -275,19 +275,10 @@ pub async fn check_deployment(
 
 /// What errors of a check of no sequence are reported under.
 static DEPLOYMENT: Sequence = {
-    use crate::base::sequence::construct::{Parts, counters, sequence};
-    sequence(Parts {
-        name: "(the deployment)",
-        collection: "(none)",
-        counters: "counters",
-        layout: crate::base::layout::Layout::TUTORIAL,
-        strategy: counters(),
-        counter_write_concern: crate::base::sequence::CounterWriteConcern::Majority,
-        start: 1,
-        field: "_id",
-        scope: &[],
-        scope_types: &[],
-    })
+    let mut deployment = crate::base::sequence::construct::BLANK;
+    deployment.name = "(the deployment)";
+    deployment.collection = "(none)";
+    deployment
 };
 
 /// A sequence's verdict, from what [`assess`] decides.

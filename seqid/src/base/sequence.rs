@@ -243,49 +243,24 @@ impl Sequence {
 pub(crate) mod construct {
     use super::{CounterWriteConcern, Layout, Sequence, Strategy};
 
-    /// Every attribute key's value, as the derive spells them out: the fields of
-    /// [`Sequence`], which documents each.
-    #[allow(missing_docs)]
-    pub struct Parts {
-        pub name: &'static str,
-        pub collection: &'static str,
-        pub counters: &'static str,
-        pub layout: Layout,
-        pub strategy: Strategy,
-        pub counter_write_concern: CounterWriteConcern,
-        pub start: i64,
-        pub field: &'static str,
-        pub scope: &'static [&'static str],
-        pub scope_types: &'static [&'static str],
-    }
-
-    /// The sequence the parts declare.
-    pub const fn sequence(parts: Parts) -> Sequence {
-        let Parts {
-            name,
-            collection,
-            counters,
-            layout,
-            strategy,
-            counter_write_concern,
-            start,
-            field,
-            scope,
-            scope_types,
-        } = parts;
-        Sequence {
-            name,
-            collection,
-            counters,
-            layout,
-            strategy,
-            counter_write_concern,
-            start,
-            field,
-            scope,
-            scope_types,
-        }
-    }
+    /// The sequence of every attribute's defaults, named `""` in the collection `""`: the
+    /// derive's expansion, the checks and the tests copy it and assign the fields they
+    /// declare, since a [`Sequence`] cannot be built with a struct literal outside this
+    /// crate, and a constructor would have to list every field again. A field added to
+    /// [`Sequence`] takes its default here, and its value in the derive's `tokens::sequence`,
+    /// which no compiler error asks for.
+    pub const BLANK: Sequence = Sequence {
+        name: "",
+        collection: "",
+        counters: super::DEFAULT_COUNTERS,
+        layout: Layout::TUTORIAL,
+        strategy: Strategy::Counters,
+        counter_write_concern: CounterWriteConcern::Majority,
+        start: super::DEFAULT_START,
+        field: "_id",
+        scope: &[],
+        scope_types: &[],
+    };
 
     /// [`Strategy::Counters`].
     pub const fn counters() -> Strategy {
@@ -319,8 +294,8 @@ pub(crate) mod construct {
 /// Sequences for the unit tests, declared as the derive would.
 #[cfg(test)]
 pub(crate) mod testing {
-    use super::construct::{Parts, counters, sequence};
-    use super::{CounterWriteConcern, Layout, Sequence, Strategy};
+    use super::construct::{BLANK, counters};
+    use super::{Sequence, Strategy};
 
     /// A sequence `name` on `_id` of the collection `collection`, with `strategy`.
     pub(crate) const fn on_id(
@@ -352,18 +327,14 @@ pub(crate) mod testing {
         scope: &'static [&'static str],
         scope_types: &'static [&'static str],
     ) -> Sequence {
-        sequence(Parts {
-            name,
-            collection,
-            counters: "counters",
-            layout: Layout::TUTORIAL,
-            strategy,
-            counter_write_concern: CounterWriteConcern::Majority,
-            start: 1,
-            field,
-            scope,
-            scope_types,
-        })
+        let mut sequence = BLANK;
+        sequence.name = name;
+        sequence.collection = collection;
+        sequence.strategy = strategy;
+        sequence.field = field;
+        sequence.scope = scope;
+        sequence.scope_types = scope_types;
+        sequence
     }
 
     /// A counters sequence `name` on `_id` of `collection`.
