@@ -187,16 +187,11 @@ impl CommitQueue {
                 let mut state = lock(&self.state);
                 let (patience, typical) = (state.patience(), state.typical_hold);
                 // No hold but this session's, if any: the counter is its to take.
-                match state.holder.as_ref().filter(|h| h.session != *session) {
-                    None => return self.take(&mut state, session, reader),
-                    Some(holder) => (
-                        holder.last,
-                        holder.since,
-                        patience,
-                        typical,
-                        Arc::clone(&holder.reader),
-                    ),
-                }
+                let Some(holder) = state.holder.as_ref().filter(|h| h.session != *session) else {
+                    return self.take(&mut state, session, reader);
+                };
+                let holders = Arc::clone(&holder.reader);
+                (holder.last, holder.since, patience, typical, holders)
             };
             let waited = since.elapsed();
             if waited >= patience {
@@ -260,21 +255,18 @@ impl CommitQueue {
         let (last, holders) = {
             let mut state = lock(&self.state);
             let typical = state.typical_hold;
+            let lasted = |holder: &Holder| {
+                holder.last.is_some()
+                    && typical.is_none_or(|typical| holder.since.elapsed() >= typical)
+            };
             match &state.holder {
                 Some(holder) if holder.session == *session => match holder.last {
                     Some(last) if !no_one_in_line => (last, Arc::clone(&holder.reader)),
                     _ => return Some(self.take(&mut state, session, Arc::clone(reader))),
                 },
-                None if no_one_in_line => {
-                    return Some(self.take(&mut state, session, Arc::clone(reader)));
-                }
-                // A hold that has lasted its usual time, no one waiting for it: a lone
-                // writer's last transaction, most likely committed.
-                Some(holder)
-                    if no_one_in_line
-                        && holder.last.is_some()
-                        && typical.is_none_or(|typical| holder.since.elapsed() >= typical) =>
-                {
+                // No hold, or one that has lasted its usual time, and no one waiting for
+                // it: a lone writer's last transaction, most likely committed.
+                hold if no_one_in_line && hold.as_ref().is_none_or(lasted) => {
                     return Some(self.take(&mut state, session, Arc::clone(reader)));
                 }
                 _ => return None,
