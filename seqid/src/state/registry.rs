@@ -83,9 +83,8 @@ impl Registry {
     pub(crate) fn counter(&self, db: &str, seq: &Sequence, scope: &Scope) -> Arc<Allocator> {
         let key = CounterKey::of(seq, scope);
         let chunk = key.chunk;
-        let idle = self.release_after();
         self.counters
-            .get_or_insert(db, key, idle, || Allocator::new(chunk))
+            .get_or_insert(db, key, self.release_after(), || Allocator::new(chunk))
     }
 
     /// How many ids the allocator of the counter of `scope` holds, and the next it hands
@@ -172,9 +171,8 @@ impl Registry {
         let mut stats = Stats::default();
         match seq.strategy {
             Strategy::Optimistic { .. } => {
-                let of = FieldKey::of(seq, &Scope::NONE);
                 self.collections.each(db, |key, frontier| {
-                    if key.collection == of.collection && key.field == of.field {
+                    if (key.collection, key.field) == (seq.collection, seq.field) {
                         stats.add(Stats {
                             in_flight: frontier.in_flight(),
                             ..Stats::of(&frontier.allocator)
