@@ -156,13 +156,15 @@ impl Spans {
     }
 
     /// Takes up to `n` ids off the front, in order.
-    fn take(&mut self, mut n: u64, into: &mut Vec<i64>) {
+    fn take(&mut self, mut n: u64) -> Vec<i64> {
+        let mut ids = Vec::with_capacity(n as usize);
         while n > 0
             && let Some(taken) = self.take_front(n)
         {
             n -= taken.left;
-            into.extend(taken.ids());
+            ids.extend(taken.ids());
         }
+        ids
     }
 
     /// Adds `ids` (ascending) back, keeping the runs ascending.
@@ -227,12 +229,7 @@ impl LiveBlock {
     /// `n` ids if that many are left, else none (so a bulk insert is not split).
     fn take(&self, n: u64) -> Option<Vec<i64>> {
         let mut spans = lock(&self.spans);
-        if spans.left() < n {
-            return None;
-        }
-        let mut ids = Vec::with_capacity(n as usize);
-        spans.take(n, &mut ids);
-        Some(ids)
+        (spans.left() >= n).then(|| spans.take(n))
     }
 
     fn take_all(&self) -> Spans {
@@ -450,8 +447,7 @@ impl Allocator {
             if request.reply.is_closed() {
                 continue;
             }
-            let mut ids = Vec::with_capacity(request.count as usize);
-            held.spans.take(request.count, &mut ids);
+            let ids = held.spans.take(request.count);
             self.tally.ids.fetch_add(request.count, Ordering::Relaxed);
             // Cancelled just now: the ids go back to the next callers.
             if let Err(Ok(handed)) = request.reply.send(Ok(self.handed(ids))) {
