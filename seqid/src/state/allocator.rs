@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
 
@@ -25,6 +25,7 @@ use crate::base::detach::Finishing;
 use crate::base::error::Error;
 use crate::base::scope::Scope;
 use crate::base::sequence::Sequence;
+use crate::state::lock;
 
 /// One round trip that takes ids from the database. It owns what it needs, since it runs
 /// in the flusher's task.
@@ -63,6 +64,20 @@ pub(crate) fn interrupted(seq: &'static Sequence, scope: &Scope) -> Error {
 pub(crate) struct Allocated<T> {
     pub ids: T,
     pub waited: bool,
+}
+
+impl<T> Allocated<T> {
+    /// Ids taken from the live block, without waiting.
+    fn at_once(ids: T) -> Self {
+        Allocated { ids, waited: false }
+    }
+
+    fn map<U>(self, f: impl FnOnce(T) -> U) -> Allocated<U> {
+        Allocated {
+            ids: f(self.ids),
+            waited: self.waited,
+        }
+    }
 }
 
 /// What an allocator has done, for [`Stats`](crate::Stats).
@@ -130,19 +145,26 @@ impl Spans {
         self.0.iter().map(|span| span.left).sum()
     }
 
-    /// Takes up to `n` ids off the front, in order.
-    fn take(&mut self, mut n: u64, into: &mut Vec<i64>) {
-        while n > 0 {
-            let Some(front) = self.0.front_mut() else {
-                return;
-            };
-            let taken = front.split_front(n);
-            n -= taken.left;
-            into.extend(taken.ids());
-            if front.left == 0 {
-                self.0.pop_front();
-            }
+    /// Takes up to `n` ids off the first run; `None` if there is none.
+    fn take_front(&mut self, n: u64) -> Option<Span> {
+        let front = self.0.front_mut()?;
+        let taken = front.split_front(n);
+        if front.left == 0 {
+            self.0.pop_front();
         }
+        Some(taken)
+    }
+
+    /// Takes up to `n` ids off the front, in order.
+    fn take(&mut self, mut n: u64) -> Vec<i64> {
+        let mut ids = Vec::with_capacity(n as usize);
+        while n > 0
+            && let Some(taken) = self.take_front(n)
+        {
+            n -= taken.left;
+            ids.extend(taken.ids());
+        }
+        ids
     }
 
     /// Adds `ids` (ascending) back, keeping the runs ascending.
@@ -186,48 +208,32 @@ impl LiveBlock {
 
     /// The next id, if any is left.
     pub fn take_one(&self) -> Option<i64> {
-        let mut spans = self.lock();
-        let front = spans.0.front_mut()?;
-        let id = front.split_front(1).next;
-        if front.left == 0 {
-            spans.0.pop_front();
-        }
-        Some(id)
+        lock(&self.spans).take_front(1).map(|taken| taken.next)
     }
 
     /// Replaces the (used up) block with `first ..= first + count - 1`.
     pub fn refill(&self, first: i64, count: u64) {
-        *self.lock() = Spans(VecDeque::from([Span::new(first, count, 1)]));
+        *lock(&self.spans) = Spans(VecDeque::from([Span::new(first, count, 1)]));
     }
 
     /// How many ids are left.
     pub fn remaining(&self) -> u64 {
-        self.lock().left()
+        lock(&self.spans).left()
     }
 
     /// The next id, without taking it.
     fn peek(&self) -> Option<i64> {
-        self.lock().0.front().map(|span| span.next)
+        lock(&self.spans).0.front().map(|span| span.next)
     }
 
     /// `n` ids if that many are left, else none (so a bulk insert is not split).
     fn take(&self, n: u64) -> Option<Vec<i64>> {
-        let mut spans = self.lock();
-        if spans.left() < n {
-            return None;
-        }
-        let mut ids = Vec::with_capacity(n as usize);
-        spans.take(n, &mut ids);
-        Some(ids)
+        let mut spans = lock(&self.spans);
+        (spans.left() >= n).then(|| spans.take(n))
     }
 
     fn take_all(&self) -> Spans {
-        std::mem::take(&mut *self.lock())
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Spans> {
-        // A panic cannot leave the runs half-written, so a poisoned lock is still sound.
-        self.spans.lock().unwrap_or_else(PoisonError::into_inner)
+        std::mem::take(&mut *lock(&self.spans))
     }
 }
 
@@ -271,15 +277,11 @@ impl std::fmt::Debug for Handed {
 
 impl Drop for Handed {
     fn drop(&mut self) {
-        let Some(allocator) = &self.allocator else {
-            return;
-        };
-        if self.ids.is_empty() {
-            return;
+        if let Some(allocator) = &self.allocator
+            && !self.ids.is_empty()
+        {
+            allocator.give_back(&self.ids);
         }
-        let count = self.ids.len() as u64;
-        allocator.tally.ids.fetch_sub(count, Ordering::Relaxed);
-        allocator.live.lock().give_back(&self.ids);
     }
 }
 
@@ -324,7 +326,15 @@ impl Allocator {
         self.tally
             .ids
             .fetch_sub(ids.len() as u64, Ordering::Relaxed);
-        self.live.lock().give_back(ids);
+        lock(&self.live.spans).give_back(ids);
+    }
+
+    /// `ids` handed out by this allocator, which take them back if dropped.
+    fn handed(self: &Arc<Self>, ids: Vec<i64>) -> Handed {
+        Handed {
+            ids,
+            allocator: Some(Arc::clone(self)),
+        }
     }
 
     /// Ids reserved and not handed out yet.
@@ -340,18 +350,11 @@ impl Allocator {
     ) -> Result<Allocated<i64>, Error> {
         if let Some(id) = self.live.take_one() {
             self.tally.ids.fetch_add(1, Ordering::Relaxed);
-            return Ok(Allocated {
-                ids: id,
-                waited: false,
-            });
+            return Ok(Allocated::at_once(id));
         }
         // Boxed: its state is larger than the rest of a block insert's; a reservation
         // costs a round trip anyway (see `crate::insert`).
-        let allocated = Box::pin(self.allocate(1, source)).await?;
-        Ok(Allocated {
-            ids: allocated.ids[0],
-            waited: allocated.waited,
-        })
+        Ok(Box::pin(self.allocate(1, source)).await?.map(|ids| ids[0]))
     }
 
     /// `count` distinct ids, increasing, never handed out before by this allocator.
@@ -364,11 +367,7 @@ impl Allocator {
         count: u64,
         source: impl Fn() -> S,
     ) -> Result<Allocated<Vec<i64>>, Error> {
-        let allocated = self.allocate_held(count, source).await?;
-        Ok(Allocated {
-            ids: allocated.ids.take(),
-            waited: allocated.waited,
-        })
+        Ok(self.allocate_held(count, source).await?.map(Handed::take))
     }
 
     /// [`allocate`](Allocator::allocate), with the ids given back to this allocator if
@@ -378,25 +377,13 @@ impl Allocator {
         count: u64,
         source: impl Fn() -> S,
     ) -> Result<Allocated<Handed>, Error> {
-        let handed = |ids| Handed {
-            ids,
-            allocator: Some(Arc::clone(self)),
-        };
-        if count == 0 {
-            return Ok(Allocated {
-                ids: handed(Vec::new()),
-                waited: false,
-            });
-        }
+        // Always enough for none (`count` 0).
         if let Some(ids) = self.live.take(count) {
             self.tally.ids.fetch_add(count, Ordering::Relaxed);
-            return Ok(Allocated {
-                ids: handed(ids),
-                waited: false,
-            });
+            return Ok(Allocated::at_once(self.handed(ids)));
         }
         let (reply, mut answer) = oneshot::channel();
-        self.queue_lock().push(Request { count, reply });
+        lock(&self.queue).push(Request { count, reply });
         // No flusher running: this caller runs one, which serves the whole queue, its own
         // request included, until the queue is empty. The caller polls it only until its
         // own answer comes; the rest, if any, runs in a task of its own, and so does all
@@ -413,10 +400,7 @@ impl Allocator {
         })
         .await;
         match answer {
-            Ok(result) => result.map(|handed| Allocated {
-                ids: handed,
-                waited: true,
-            }),
+            Ok(result) => result.map(|ids| Allocated { ids, waited: true }),
             Err(_) => Err(source().interrupted()),
         }
     }
@@ -429,7 +413,7 @@ impl Allocator {
     /// optimistic loop's candidates stay registered in flight until a caller takes them
     /// from there, so no other reservation hands them out meanwhile.)
     async fn flush_queue<S: Source>(self: &Arc<Self>, source: &S) {
-        let batch = std::mem::take(&mut *self.queue_lock());
+        let batch = std::mem::take(&mut *lock(&self.queue));
         if batch.is_empty() {
             return;
         }
@@ -463,23 +447,14 @@ impl Allocator {
             if request.reply.is_closed() {
                 continue;
             }
-            let mut ids = Vec::with_capacity(request.count as usize);
-            held.spans.take(request.count, &mut ids);
-            let handed = Handed {
-                ids,
-                allocator: Some(Arc::clone(self)),
-            };
+            let ids = held.spans.take(request.count);
             self.tally.ids.fetch_add(request.count, Ordering::Relaxed);
             // Cancelled just now: the ids go back to the next callers.
-            if let Err(Ok(handed)) = request.reply.send(Ok(handed)) {
+            if let Err(Ok(handed)) = request.reply.send(Ok(self.handed(ids))) {
                 self.tally.ids.fetch_sub(request.count, Ordering::Relaxed);
                 held.spans.give_back(&handed.take());
             }
         }
-    }
-
-    fn queue_lock(&self) -> MutexGuard<'_, Vec<Request>> {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -498,7 +473,7 @@ impl Flushing {
             // Let go before looking: a request queued meanwhile saw the flag still set, so
             // it is served here, or by the flusher its caller starts after this.
             drop(flushing.take());
-            if !allocator.queue_lock().is_empty()
+            if !lock(&allocator.queue).is_empty()
                 && !allocator.flushing.swap(true, Ordering::AcqRel)
             {
                 flushing = Some(Flushing(Arc::clone(&allocator)));
@@ -522,7 +497,7 @@ struct Held<'a> {
 impl Drop for Held<'_> {
     fn drop(&mut self) {
         let spans = std::mem::take(&mut self.spans);
-        self.live.lock().append(spans);
+        lock(&self.live.spans).append(spans);
     }
 }
 
@@ -709,7 +684,7 @@ mod tests {
                 })
                 .await;
                 let waiting: Vec<_> = (0..12).map(|i| spawn(1 + i % 3)).collect();
-                until("the queue", || allocator.queue_lock().len() == 12).await;
+                until("the queue", || lock(&allocator.queue).len() == 12).await;
                 // Ten more are cancelled while queued: they never get anything.
                 for _ in 0..10 {
                     let queued = allocator.allocate(2, || counter.clone());
@@ -782,7 +757,7 @@ mod tests {
         })
         .await;
         let second = spawn(2);
-        until("the queue", || allocator.queue_lock().len() == 1).await;
+        until("the queue", || lock(&allocator.queue).len() == 1).await;
         first.abort();
         assert!(first.await.unwrap_err().is_cancelled());
         counter.gate.add_permits(2);

@@ -64,8 +64,7 @@
 //! registry is swept when another queue is made: memory stays bounded however many scopes
 //! a sequence counts in (one counter per year and tenant).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use mongodb::bson::Document as BsonDocument;
@@ -73,6 +72,8 @@ use tokio::sync::{Notify, Semaphore};
 use tokio::time::Instant;
 
 use crate::base::future::BoxFuture;
+use crate::state::lock;
+use crate::state::turns::Lines;
 
 /// The least and the most the first in line waits for a holder that does not show its id.
 const PATIENCE: (Duration, Duration) = (Duration::from_millis(20), Duration::from_secs(2));
@@ -110,21 +111,11 @@ impl Line {
 
 /// The commit queues of the process, by the counter they guard. An entry lives while its
 /// queue does (see the module docs); dead entries are swept when a new one is made.
-static QUEUES: OnceLock<Mutex<HashMap<Line, Weak<CommitQueue>>>> = OnceLock::new();
+static QUEUES: Lines<Line, CommitQueue> = Lines::new();
 
 /// The process's commit queue of the counter `line` names.
 pub(crate) fn queue(line: Line) -> Arc<CommitQueue> {
-    let mut queues = QUEUES
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    if let Some(queue) = queues.get(&line).and_then(Weak::upgrade) {
-        return queue;
-    }
-    queues.retain(|_, queue| queue.strong_count() > 0);
-    let queue = Arc::new(CommitQueue::default());
-    queues.insert(line, Arc::downgrade(&queue));
-    queue
+    QUEUES.line(line, CommitQueue::default)
 }
 
 /// The commit queue of one counter in one scope (see the module docs).
@@ -193,21 +184,14 @@ impl CommitQueue {
             // Asked for before the state is read, so that no change in between is missed.
             let changed = self.changed.notified();
             let (last, since, patience, typical, holders) = {
-                let mut state = self.state();
+                let mut state = lock(&self.state);
                 let (patience, typical) = (state.patience(), state.typical_hold);
-                match &state.holder {
-                    None => return self.take(&mut state, session, reader),
-                    Some(holder) if holder.session == *session => {
-                        return self.take(&mut state, session, reader);
-                    }
-                    Some(holder) => (
-                        holder.last,
-                        holder.since,
-                        patience,
-                        typical,
-                        Arc::clone(&holder.reader),
-                    ),
-                }
+                // No hold but this session's, if any: the counter is its to take.
+                let Some(holder) = state.holder.as_ref().filter(|h| h.session != *session) else {
+                    return self.take(&mut state, session, reader);
+                };
+                let holders = Arc::clone(&holder.reader);
+                (holder.last, holder.since, patience, typical, holders)
             };
             let waited = since.elapsed();
             if waited >= patience {
@@ -215,7 +199,7 @@ impl CommitQueue {
                     waited_ms = waited.as_millis() as u64,
                     "seqid: the gapless counter's holder did not show its id committed; going on"
                 );
-                let mut state = self.state();
+                let mut state = lock(&self.state);
                 state.typical_hold = Some(patience);
                 return self.take(&mut state, session, reader);
             }
@@ -228,7 +212,7 @@ impl CommitQueue {
             // left (a read that does not answer in time is a hold not seen committed).
             let shown = tokio::time::timeout(patience - waited, holders()).await;
             if shown.ok().flatten().is_some_and(|shown| shown >= last) {
-                let mut state = self.state();
+                let mut state = lock(&self.state);
                 // Taken only if it is still the holder seen committed.
                 if state
                     .holder
@@ -269,23 +253,20 @@ impl CommitQueue {
     ) -> Option<Turn> {
         let no_one_in_line = self.line.available_permits() > 0;
         let (last, holders) = {
-            let mut state = self.state();
+            let mut state = lock(&self.state);
             let typical = state.typical_hold;
+            let lasted = |holder: &Holder| {
+                holder.last.is_some()
+                    && typical.is_none_or(|typical| holder.since.elapsed() >= typical)
+            };
             match &state.holder {
                 Some(holder) if holder.session == *session => match holder.last {
                     Some(last) if !no_one_in_line => (last, Arc::clone(&holder.reader)),
                     _ => return Some(self.take(&mut state, session, Arc::clone(reader))),
                 },
-                None if no_one_in_line => {
-                    return Some(self.take(&mut state, session, Arc::clone(reader)));
-                }
-                // A hold that has lasted its usual time, no one waiting for it: a lone
-                // writer's last transaction, most likely committed.
-                Some(holder)
-                    if no_one_in_line
-                        && holder.last.is_some()
-                        && typical.is_none_or(|typical| holder.since.elapsed() >= typical) =>
-                {
+                // No hold, or one that has lasted its usual time, and no one waiting for
+                // it: a lone writer's last transaction, most likely committed.
+                hold if no_one_in_line && hold.as_ref().is_none_or(lasted) => {
                     return Some(self.take(&mut state, session, Arc::clone(reader)));
                 }
                 _ => return None,
@@ -293,16 +274,12 @@ impl CommitQueue {
         };
         // Others wait: a new transaction of the holding session queues behind them.
         let shown = holders().await;
-        let mut state = self.state();
+        let mut state = lock(&self.state);
         let same = state
-            .holder
-            .as_ref()
-            .is_some_and(|holder| holder.session == *session && holder.last == Some(last));
-        match shown {
-            Some(shown) if shown >= last => None,
-            _ if same => Some(self.take(&mut state, session, Arc::clone(reader))),
-            _ => None,
-        }
+            .holder_of(session)
+            .is_some_and(|h| h.last == Some(last));
+        let committed = shown.is_some_and(|shown| shown >= last);
+        (same && !committed).then(|| self.take(&mut state, session, Arc::clone(reader)))
     }
 
     fn take(self: &Arc<Self>, state: &mut State, session: &BsonDocument, reader: Reader) -> Turn {
@@ -321,18 +298,18 @@ impl CommitQueue {
         }
     }
 
-    /// A keeper for the queue, unless one runs: called under the state's lock, started
-    /// once it is released ([`Keeper::start`]).
-    fn keeper(self: &Arc<Self>, state: &mut State) -> Option<Keeper> {
-        if state.kept {
-            return None;
+    /// Lets go of `state`, whose holder a turn changed, and tells those in line. A hold
+    /// recorded (`held`) keeps the queue alive while it is recent: unless a keeper runs,
+    /// one is decided on under the state's lock and started once it is released
+    /// ([`Keeper::start`]).
+    fn release(self: &Arc<Self>, mut state: MutexGuard<'_, State>, held: bool) {
+        let keep = held && !state.kept;
+        state.kept |= keep;
+        drop(state);
+        if keep {
+            Keeper(Some(Arc::clone(self))).start();
         }
-        state.kept = true;
-        Some(Keeper(Some(Arc::clone(self))))
-    }
-
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        self.changed.notify_waiters();
     }
 }
 
@@ -358,7 +335,7 @@ impl Keeper {
     /// then the keeper is done.
     fn until(&mut self) -> Option<Instant> {
         let queue = self.0.as_ref()?;
-        let mut state = queue.state();
+        let mut state = lock(&queue.state);
         if let Some(holder) = &state.holder
             && holder.since.elapsed() < PATIENCE.1
         {
@@ -375,7 +352,7 @@ impl Keeper {
 impl Drop for Keeper {
     fn drop(&mut self) {
         if let Some(queue) = self.0.take() {
-            queue.state().kept = false;
+            lock(&queue.state).kept = false;
         }
     }
 }
@@ -386,6 +363,13 @@ impl State {
         let typical = self.typical_hold.unwrap_or(PATIENCE.1 / 8);
         (typical * 8).clamp(PATIENCE.0, PATIENCE.1)
     }
+
+    /// The holder, if it is `session`.
+    fn holder_of(&mut self, session: &BsonDocument) -> Option<&mut Holder> {
+        self.holder
+            .as_mut()
+            .filter(|holder| holder.session == *session)
+    }
 }
 
 impl Turn {
@@ -393,19 +377,12 @@ impl Turn {
     /// counter shows it.
     pub(crate) fn took(mut self, last: i64) {
         self.took = true;
-        let mut state = self.queue.state();
-        if let Some(holder) = &mut state.holder
-            && holder.session == self.session
-        {
+        let mut state = lock(&self.queue.state);
+        if let Some(holder) = state.holder_of(&self.session) {
             holder.last = Some(last);
             holder.since = Instant::now();
         }
-        let keeper = self.queue.keeper(&mut state);
-        drop(state);
-        if let Some(keeper) = keeper {
-            keeper.start();
-        }
-        self.queue.changed.notify_waiters();
+        self.queue.release(state, true);
     }
 }
 
@@ -416,27 +393,17 @@ impl Drop for Turn {
         }
         // The `$inc` failed (which aborts the transaction) or was cancelled: this
         // session holds nothing; the hold it took over, if any, may still be there.
-        let mut state = self.queue.state();
-        let mut keeper = None;
-        if state
-            .holder
-            .as_ref()
-            .is_some_and(|holder| holder.session == self.session)
-        {
+        let mut state = lock(&self.queue.state);
+        let ours = state.holder_of(&self.session).is_some();
+        if ours {
             // Restored as just seen: the next in line gives it a whole patience again.
             state.holder = self.before.take().map(|holder| Holder {
                 since: Instant::now(),
                 ..holder
             });
-            if state.holder.is_some() {
-                keeper = self.queue.keeper(&mut state);
-            }
         }
-        drop(state);
-        if let Some(keeper) = keeper {
-            keeper.start();
-        }
-        self.queue.changed.notify_waiters();
+        let restored = ours && state.holder.is_some();
+        self.queue.release(state, restored);
     }
 }
 
@@ -488,7 +455,7 @@ mod tests {
     /// [`a_lone_writer_reads_nothing`]). 250 ms gives the longest patience.
     fn contended(typical: Duration) -> Arc<CommitQueue> {
         let queue = CommitQueue::default();
-        queue.state().typical_hold = Some(typical);
+        lock(&queue.state).typical_hold = Some(typical);
         Arc::new(queue)
     }
 
@@ -697,10 +664,7 @@ mod tests {
     /// The lines in use, of the database `db`: entries in the registry, and those whose
     /// queue lives.
     fn lines_of(db: &str) -> (usize, usize) {
-        let queues = QUEUES.get_or_init(Mutex::default).lock().unwrap();
-        let ours = queues.iter().filter(|(line, _)| line.db == db);
-        let live = ours.clone().filter(|(_, queue)| queue.strong_count() > 0);
-        (ours.count(), live.count())
+        QUEUES.kept(|line| line.db == db)
     }
 
     /// One queue per counter for the process: it lives while a transaction holds its turn
@@ -723,7 +687,10 @@ mod tests {
         let held = queue(line(100)).turn(&session(100), shown.reader()).await;
         tokio::time::sleep(Duration::from_secs(1)).await;
         assert_eq!(lines_of(DB), (101, 101), "recent holds keep their queues");
-        assert!(queue(line(0)).state().holder.is_some(), "the same queue");
+        assert!(
+            lock(&queue(line(0)).state).holder.is_some(),
+            "the same queue"
+        );
         // A new hold on scope 1 makes its queue live 2 s from now.
         queue(line(1))
             .turn(&session(1001), shown.reader())
@@ -736,7 +703,7 @@ mod tests {
             "scope 1's hold is recent, scope 100 is held"
         );
         assert!(
-            queue(line(0)).state().holder.is_none(),
+            lock(&queue(line(0)).state).holder.is_none(),
             "scope 0's queue is a new one"
         );
         // Making it swept the others' entries.

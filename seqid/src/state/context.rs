@@ -165,21 +165,19 @@ fn budget(seq: &'static Sequence, call: &Call<'_>) -> Result<Budget, Error> {
         max_attempts: call.max_attempts.or(max_attempts),
         time: call.time_budget.unwrap_or(time_budget),
     };
-    if budget.max_attempts == Some(0) {
-        return Err(Error::InvalidOption {
+    let refused = |option, value: &str, reason| {
+        Err(Error::InvalidOption {
             sequence: seq,
-            option: "max_attempts",
-            value: "0".into(),
-            reason: "at least one attempt is needed",
-        });
+            option,
+            value: value.into(),
+            reason,
+        })
+    };
+    if budget.max_attempts == Some(0) {
+        return refused("max_attempts", "0", "at least one attempt is needed");
     }
     if budget.time.is_zero() {
-        return Err(Error::InvalidOption {
-            sequence: seq,
-            option: "time_budget",
-            value: "0 ms".into(),
-            reason: "the first attempt needs some time",
-        });
+        return refused("time_budget", "0 ms", "the first attempt needs some time");
     }
     Ok(budget)
 }

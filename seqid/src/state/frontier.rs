@@ -13,7 +13,7 @@
 
 use std::collections::BTreeSet;
 use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use mongodb::ClientSession;
 use mongodb::bson::Bson;
@@ -24,13 +24,15 @@ use crate::base::once::{Warning, first_time};
 use crate::base::scope::Scope;
 use crate::base::sequence::Sequence;
 use crate::state::allocator::{Allocated, Allocator, Source, Tally, interrupted};
+use crate::state::lock;
 
 /// What is known of the values of a sequence's field.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Ids {
     /// Maybe only numbers: an unfiltered descending sort on the field reads one index
     /// entry and finds the maximum, unless non-numeric values (which sort above numbers)
     /// exist.
+    #[default]
     MaybeNumeric,
     /// Non-numeric values were seen: only a query bounded to numbers finds the maximum.
     Mixed,
@@ -64,6 +66,7 @@ pub(crate) struct Frontier {
     bounds: Mutex<Bounds>,
 }
 
+#[derive(Default)]
 struct Bounds {
     /// Candidates handed out whose insert has not finished.
     in_flight: BTreeSet<i64>,
@@ -75,18 +78,6 @@ struct Bounds {
     ids: Ids,
     /// The largest numeric id the last maximum query read.
     last_read: Option<i64>,
-}
-
-impl Default for Bounds {
-    fn default() -> Self {
-        Bounds {
-            in_flight: BTreeSet::new(),
-            floor: None,
-            epoch: 0,
-            ids: Ids::MaybeNumeric,
-            last_read: None,
-        }
-    }
 }
 
 impl Frontier {
@@ -107,7 +98,7 @@ impl Frontier {
     /// a lost attempt and the wait after it.
     pub(crate) fn for_one_call() -> Self {
         let frontier = Frontier::new();
-        frontier.bounds().ids = Ids::Mixed;
+        lock(&frontier.bounds).ids = Ids::Mixed;
         frontier
     }
 
@@ -115,12 +106,8 @@ impl Frontier {
     /// of callers cancelled before they took them wait in the allocator's live block for
     /// the next callers: still kept from other reservations, but not handed out.
     pub(crate) fn in_flight(&self) -> u64 {
-        let registered = self.bounds().in_flight.len() as u64;
+        let registered = lock(&self.bounds).in_flight.len() as u64;
         registered.saturating_sub(self.allocator.unused())
-    }
-
-    fn bounds(&self) -> MutexGuard<'_, Bounds> {
-        self.bounds.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Candidate ids for `count` documents, registered as in flight until the returned
@@ -148,15 +135,12 @@ impl Frontier {
             let allocated = self.allocator.allocate(count as u64, source).await?;
             (allocated.ids, allocated.waited)
         };
-        let flight = Arc::new(InFlight {
+        let ids = Arc::new(InFlight {
             state: Arc::clone(self),
             ids,
             given_back: Mutex::default(),
         });
-        Ok(Allocated {
-            ids: flight,
-            waited,
-        })
+        Ok(Allocated { ids, waited })
     }
 
     /// Reserves `amount` candidates above the largest numeric `_id` (as `read` says) and
@@ -168,11 +152,11 @@ impl Frontier {
         amount: u64,
     ) -> Result<i64, Error> {
         let (seq, scope, above) = (read.seq, read.scope, read.above);
-        let epoch_before = self.bounds().epoch;
-        let known = self.bounds().ids;
+        let epoch_before = lock(&self.bounds).epoch;
+        let known = lock(&self.bounds).ids;
         let (stored, ids) = max.largest(read, known).await?;
         let largest = stored.as_ref().and_then(numeric::floor);
-        let mut bounds = self.bounds();
+        let mut bounds = lock(&self.bounds);
         bounds.ids = ids;
         if let (Some(read), Some(before)) = (largest, bounds.last_read)
             && read < before
@@ -245,11 +229,10 @@ struct MaxSource<M> {
 impl<M> MaxSource<M> {
     /// The read the source's callers asked for, outside any transaction.
     fn read(&self) -> MaximumRead<'_> {
-        let (seq, scope, above) = (self.seq, &self.scope, self.above);
         MaximumRead {
-            seq,
-            scope,
-            above,
+            seq: self.seq,
+            scope: &self.scope,
+            above: self.above,
             session: None,
         }
     }
@@ -282,40 +265,30 @@ impl InFlight {
     /// candidate goes above them.
     pub(crate) fn finish(&self, used: impl IntoIterator<Item = i64>) {
         if let Some(max) = used.into_iter().max() {
-            let mut bounds = self.state.bounds();
+            let mut bounds = lock(&self.state.bounds);
             bounds.floor = bounds.floor.max(Some(max));
             bounds.epoch += 1;
         }
     }
-}
 
-impl InFlight {
     /// Gives the candidate `id` back, known not stored and never to be under this write
     /// (the server refused it): the next caller takes it first, so that a refused insert
     /// leaves no gap while the handle goes on inserting. It stays registered in flight
     /// until that caller is done with it, so that no reservation hands it out meanwhile.
     pub(crate) fn give_back(&self, id: i64) {
         debug_assert!(self.ids.contains(&id));
-        self.given_back
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(id);
+        lock(&self.given_back).push(id);
         self.state.allocator.give_back(&[id]);
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        let given_back = std::mem::take(
-            self.given_back
-                .get_mut()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
-        let mut bounds = self.state.bounds();
-        for id in &self.ids {
-            if !given_back.contains(id) {
-                bounds.in_flight.remove(id);
-            }
+        let given_back = self.given_back.get_mut();
+        let given_back = given_back.unwrap_or_else(PoisonError::into_inner);
+        let mut bounds = lock(&self.state.bounds);
+        for id in self.ids.iter().filter(|id| !given_back.contains(id)) {
+            bounds.in_flight.remove(id);
         }
     }
 }

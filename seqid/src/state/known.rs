@@ -11,7 +11,7 @@
 //! shares them: a handle per deployment keeps them apart).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use mongodb::Database;
@@ -19,6 +19,7 @@ use mongodb::Database;
 use crate::base::sequence::Sequence;
 use crate::base::server::routing_epoch;
 use crate::base::sharding::{Refusal, ShardKey};
+use crate::state::lock;
 
 /// How long what was read of a deployment is kept.
 pub(crate) const REREAD_AFTER: Duration = Duration::from_secs(300);
@@ -90,10 +91,6 @@ impl<T: Clone> Read<T> {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 impl Known {
     /// What bare databases' calls share: the process's.
     pub(crate) fn of_process() -> &'static Known {
@@ -109,10 +106,7 @@ impl Known {
         db: &Database,
         seq: &'static Sequence,
     ) -> Option<Result<(), Refusal>> {
-        let topology = lock(&self.0.topologies)
-            .get(db.name())
-            .and_then(Read::fresh)?;
-        if topology != Topology::Sharded {
+        if self.topology(db)? != Topology::Sharded {
             return Some(Ok(()));
         }
         let key = (db.name().to_owned(), seq.name, seq.collection);

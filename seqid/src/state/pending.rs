@@ -107,10 +107,8 @@ where
     T: Serialize + Sync,
 {
     fn drop(&mut self) {
-        let Some(receiver) = self.write.detach() else {
-            return;
-        };
-        let Some(registry) = self.route.registry else {
+        // Detached first, whether or not a registry waits for its fates.
+        let (Some(receiver), Some(registry)) = (self.write.detach(), self.route.registry) else {
             return;
         };
         let outcome: Outcome = receiver

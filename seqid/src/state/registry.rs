@@ -10,7 +10,7 @@
 
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mongodb::Collection;
@@ -21,6 +21,7 @@ use crate::base::sequence::{Sequence, Strategy};
 use crate::state::allocator::Allocator;
 use crate::state::frontier::Frontier;
 use crate::state::known::Known;
+use crate::state::lock;
 use crate::state::orphan::Orphan;
 
 /// How long a sequence's state is kept once no call uses it, unless
@@ -34,11 +35,11 @@ const SWEEP_FLOOR: usize = 64;
 /// The state of one handle (and its clones), by database name and key.
 pub(crate) struct Registry {
     counters: Entries<CounterKey, Allocator>,
-    collections: Entries<CollectionKey, Frontier>,
+    collections: Entries<FieldKey<Scope>, Frontier>,
     /// The unique indexes found on a sequence's field, so that they are checked once.
     indexes: Entries<IndexKey, ()>,
     /// Writes whose caller went away before their answer came, for `resume_insert`.
-    orphans: Entries<OrphanKey, Mutex<Vec<Orphan>>>,
+    orphans: Entries<FieldKey<Key>, Mutex<Vec<Orphan>>>,
     /// Milliseconds an entry stays unused before it is released.
     release_after: AtomicU64,
     /// What was read of the deployment: its kind, and how its collections are sharded.
@@ -82,9 +83,8 @@ impl Registry {
     pub(crate) fn counter(&self, db: &str, seq: &Sequence, scope: &Scope) -> Arc<Allocator> {
         let key = CounterKey::of(seq, scope);
         let chunk = key.chunk;
-        let idle = self.release_after();
         self.counters
-            .get_or_insert(db, key, idle, || Allocator::new(chunk))
+            .get_or_insert(db, key, self.release_after(), || Allocator::new(chunk))
     }
 
     /// How many ids the allocator of the counter of `scope` holds, and the next it hands
@@ -99,7 +99,7 @@ impl Registry {
     pub(crate) fn collection(&self, db: &str, seq: &Sequence, scope: &Scope) -> Arc<Frontier> {
         let idle = self.release_after();
         self.collections
-            .get_or_insert(db, CollectionKey::of(seq, scope), idle, Frontier::new)
+            .get_or_insert(db, FieldKey::of(seq, scope), idle, Frontier::new)
     }
 
     /// Whether the unique index the sequence relies on was found in `db` already.
@@ -109,9 +109,7 @@ impl Registry {
 
     /// Records that the unique index the sequence relies on exists in `db`.
     pub(crate) fn found_index(&self, db: &str, seq: &Sequence) {
-        let idle = self.release_after();
-        self.indexes
-            .get_or_insert(db, IndexKey::of(seq), idle, || ());
+        self.keep_index(db, IndexKey::of(seq));
     }
 
     /// Whether a unique index keeping the natural key `fields` of `collection` unique
@@ -133,9 +131,12 @@ impl Registry {
         collection: &'static str,
         fields: &'static [&'static str],
     ) {
-        let key = IndexKey::natural(collection, fields);
+        self.keep_index(db, IndexKey::natural(collection, fields));
+    }
+
+    fn keep_index(&self, db: &str, index: IndexKey) {
         self.indexes
-            .get_or_insert(db, key, self.release_after(), || ());
+            .get_or_insert(db, index, self.release_after(), || ());
     }
 
     /// Keeps the write of the document at `key` whose caller went away before its answer
@@ -144,7 +145,7 @@ impl Registry {
         let idle = self.release_after();
         let orphans = self
             .orphans
-            .get_or_insert(db, OrphanKey::of(seq, key), idle, Mutex::default);
+            .get_or_insert(db, FieldKey::of(seq, key), idle, Mutex::default);
         lock(&orphans).push(orphan);
     }
 
@@ -157,8 +158,7 @@ impl Registry {
         key: &Key,
         fingerprint: u64,
     ) -> Option<Orphan> {
-        let at = OrphanKey::of(seq, key);
-        let orphans = self.orphans.get(db, &at)?;
+        let orphans = self.orphans.get(db, &FieldKey::of(seq, key))?;
         let mut orphans = lock(&orphans);
         let index = orphans.iter().position(|o| o.fingerprint == fingerprint)?;
         // An entry left empty is released with the idle ones.
@@ -171,9 +171,8 @@ impl Registry {
         let mut stats = Stats::default();
         match seq.strategy {
             Strategy::Optimistic { .. } => {
-                let of = CollectionKey::of(seq, &Scope::NONE);
                 self.collections.each(db, |key, frontier| {
-                    if key.collection == of.collection && key.field == of.field {
+                    if (key.collection, key.field) == (seq.collection, seq.field) {
                         stats.add(Stats {
                             in_flight: frontier.in_flight(),
                             ..Stats::of(&frontier.allocator)
@@ -350,43 +349,21 @@ impl CounterKey {
     }
 }
 
-/// A field (in a scope) of a target collection served by the optimistic loop.
+/// A field of a target collection, at `At`: a [`Scope`] of it (served by the optimistic
+/// loop), or a document's [`Key`] (its scope and number in the field: its place).
 #[derive(Clone, PartialEq, Eq, Hash)]
-struct CollectionKey {
+struct FieldKey<At> {
     collection: &'static str,
     field: &'static str,
-    scope: Scope,
+    at: At,
 }
 
-impl CollectionKey {
-    fn of(seq: &Sequence, scope: &Scope) -> Self {
-        CollectionKey {
+impl<At: Clone> FieldKey<At> {
+    fn of(seq: &Sequence, at: &At) -> Self {
+        FieldKey {
             collection: seq.collection,
             field: seq.field,
-            scope: scope.clone(),
-        }
-    }
-}
-
-/// A lock that a panic cannot have left half-written.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// A document's place in a target collection: its scope and number in a field.
-#[derive(Clone, PartialEq, Eq, Hash)]
-struct OrphanKey {
-    collection: &'static str,
-    field: &'static str,
-    key: Key,
-}
-
-impl OrphanKey {
-    fn of(seq: &Sequence, key: &Key) -> Self {
-        OrphanKey {
-            collection: seq.collection,
-            field: seq.field,
-            key: key.clone(),
+            at: at.clone(),
         }
     }
 }
@@ -416,20 +393,19 @@ impl IndexKey {
 
     /// The unique index on a natural key, `fields`, in `collection`.
     fn natural(collection: &'static str, fields: &'static [&'static str]) -> Self {
-        let (field, scope) = (NATURAL_KEY, fields);
         IndexKey {
             collection,
-            field,
-            scope,
+            field: NATURAL_KEY,
+            scope: fields,
         }
     }
 }
 
 /// Entries by database name, then by a key of `'static` parts (a lookup borrows the name
 /// and allocates nothing), released when unused for a while.
-struct Entries<K, V> {
-    map: Mutex<Map<K, V>>,
-}
+///
+/// Every update below leaves the map whole, so a poisoned lock is still sound.
+struct Entries<K, V>(Mutex<Map<K, V>>);
 
 struct Map<K, V> {
     /// foldhash, not SipHash: these are looked up on every insert, where SipHash was a
@@ -450,23 +426,16 @@ struct Entry<V> {
 
 impl<K: Eq + Hash, V> Entries<K, V> {
     fn new() -> Self {
-        Entries {
-            map: Mutex::new(Map {
-                by_database: foldhash::HashMap::default(),
-                len: 0,
-                sweep_above: SWEEP_FLOOR,
-            }),
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Map<K, V>> {
-        // Every update below leaves the map whole, so a poisoned lock is still sound.
-        self.map.lock().unwrap_or_else(PoisonError::into_inner)
+        Entries(Mutex::new(Map {
+            by_database: foldhash::HashMap::default(),
+            len: 0,
+            sweep_above: SWEEP_FLOOR,
+        }))
     }
 
     fn get_or_insert(&self, db: &str, key: K, idle: Duration, make: impl FnOnce() -> V) -> Arc<V> {
         let now = Instant::now();
-        let mut map = self.lock();
+        let mut map = lock(&self.0);
         if let Some(entry) = map.by_database.get_mut(db).and_then(|e| e.get_mut(&key)) {
             entry.used = now;
             return entry.value.clone();
@@ -487,20 +456,20 @@ impl<K: Eq + Hash, V> Entries<K, V> {
     }
 
     fn get(&self, db: &str, key: &K) -> Option<Arc<V>> {
-        let map = self.lock();
+        let map = lock(&self.0);
         Some(map.by_database.get(db)?.get(key)?.value.clone())
     }
 
     /// Calls `visit` with every entry of `db`, under the lock: keep it short.
     fn each(&self, db: &str, mut visit: impl FnMut(&K, &V)) {
-        let map = self.lock();
+        let map = lock(&self.0);
         for (key, entry) in map.by_database.get(db).into_iter().flatten() {
             visit(key, &entry.value);
         }
     }
 
     fn len(&self) -> usize {
-        self.lock().len
+        lock(&self.0).len
     }
 }
 

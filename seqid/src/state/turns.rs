@@ -37,7 +37,7 @@
 
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
 use mongodb::bson::Document as BsonDocument;
@@ -45,6 +45,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::base::scope::Scope;
 use crate::base::sequence::Sequence;
+use crate::state::lock;
 
 /// A sequence's scope, by what names it: its name, collection and field, and the scope.
 type Gate = (&'static str, &'static str, &'static str, Scope);
@@ -53,56 +54,62 @@ type Gate = (&'static str, &'static str, &'static str, Scope);
 /// collection, and the key's equality filter as BSON bytes.
 type KeyGate = (String, &'static str, Vec<u8>);
 
-/// The lines of one kind in use in the process, by what they guard. An entry lives
-/// while a caller holds or waits for its turn; dead entries are swept when a new one is
-/// made.
-struct Gates<K>(OnceLock<Mutex<HashMap<K, Weak<Semaphore>>>>);
+/// The lines of one kind in use in the process, by what they guard: the turns' (of
+/// [`Semaphore`]s), or the gapless counters' commit queues
+/// ([`crate::state::commit_queue`]). An entry lives while its line does (a caller holds
+/// or waits for its turn); dead entries are swept when a new one is made.
+pub(crate) struct Lines<K, V>(OnceLock<Mutex<HashMap<K, Weak<V>>>>);
 
-impl<K: Eq + Hash> Gates<K> {
-    const fn new() -> Self {
-        Gates(OnceLock::new())
+impl<K: Eq + Hash, V> Lines<K, V> {
+    pub(crate) const fn new() -> Self {
+        Lines(OnceLock::new())
     }
 
+    /// The line of `key`: the one in use, else a new one that `make` makes.
+    pub(crate) fn line(&self, key: K, make: impl FnOnce() -> V) -> Arc<V> {
+        let mut lines = self.lines();
+        if let Some(line) = lines.get(&key).and_then(Weak::upgrade) {
+            return line;
+        }
+        lines.retain(|_, line| line.strong_count() > 0);
+        let line = Arc::new(make());
+        lines.insert(key, Arc::downgrade(&line));
+        line
+    }
+
+    fn lines(&self) -> MutexGuard<'_, HashMap<K, Weak<V>>> {
+        lock(self.0.get_or_init(Mutex::default))
+    }
+
+    /// How many entries that `which` selects are kept, and how many of them are in use
+    /// (for tests).
+    #[cfg(test)]
+    pub(crate) fn kept(&self, which: impl Fn(&K) -> bool) -> (usize, usize) {
+        let lines = self.lines();
+        let kept = lines.iter().filter(|(key, _)| which(key));
+        let live = kept.clone().filter(|(_, line)| line.strong_count() > 0);
+        (kept.count(), live.count())
+    }
+}
+
+impl<K: Eq + Hash> Lines<K, Semaphore> {
     /// The caller's turn in the line of `gate`, held until dropped; `None` if it did
     /// not come within `patience` (the caller then goes on without it).
     async fn turn(&self, gate: K, patience: Duration) -> Option<OwnedSemaphorePermit> {
-        let semaphore = {
-            let gates = self.0.get_or_init(Mutex::default);
-            let mut gates = gates.lock().unwrap_or_else(PoisonError::into_inner);
-            match gates.get(&gate).and_then(Weak::upgrade) {
-                Some(semaphore) => semaphore,
-                None => {
-                    gates.retain(|_, semaphore| semaphore.strong_count() > 0);
-                    let semaphore = Arc::new(Semaphore::new(1));
-                    gates.insert(gate, Arc::downgrade(&semaphore));
-                    semaphore
-                }
-            }
-        };
+        let semaphore = self.line(gate, || Semaphore::new(1));
         // Tokio's semaphore is fair: turns come in the order they were asked for.
         tokio::time::timeout(patience, semaphore.acquire_owned())
             .await
             .ok()?
             .ok()
     }
-
-    /// How many lines that `which` selects are held or waited for (for tests).
-    #[cfg(test)]
-    fn kept(&self, which: impl Fn(&K) -> bool) -> usize {
-        let gates = self.0.get_or_init(Mutex::default);
-        let gates = gates.lock().unwrap_or_else(PoisonError::into_inner);
-        gates
-            .iter()
-            .filter(|(gate, semaphore)| which(gate) && semaphore.strong_count() > 0)
-            .count()
-    }
 }
 
 /// The lines of bare optimistic inserts.
-static SCOPES: Gates<Gate> = Gates::new();
+static SCOPES: Lines<Gate, Semaphore> = Lines::new();
 
 /// The lines of `find_or_insert`'s keys and `number_draft`'s drafts.
-static KEYS: Gates<KeyGate> = Gates::new();
+static KEYS: Lines<KeyGate, Semaphore> = Lines::new();
 
 /// The caller's turn in the line of `seq` in `scope`, held until dropped; `None` if
 /// it did not come within `patience` (the caller then goes on without it).
@@ -131,7 +138,7 @@ pub(crate) async fn key_turn(
 /// How many lines of the sequence `name` the process keeps (for tests).
 #[cfg(test)]
 fn kept(name: &str) -> usize {
-    SCOPES.kept(|gate| gate.0 == name)
+    SCOPES.kept(|gate| gate.0 == name).1
 }
 
 #[cfg(test)]
