@@ -80,16 +80,6 @@ impl<K: Eq + Hash, V> Lines<K, V> {
     fn lines(&self) -> MutexGuard<'_, HashMap<K, Weak<V>>> {
         lock(self.0.get_or_init(Mutex::default))
     }
-
-    /// How many entries that `which` selects are kept, and how many of them are in use
-    /// (for tests).
-    #[cfg(test)]
-    pub(crate) fn kept(&self, which: impl Fn(&K) -> bool) -> (usize, usize) {
-        let lines = self.lines();
-        let kept = lines.iter().filter(|(key, _)| which(key));
-        let live = kept.clone().filter(|(_, line)| line.strong_count() > 0);
-        (kept.count(), live.count())
-    }
 }
 
 impl<K: Eq + Hash> Lines<K, Semaphore> {
@@ -133,6 +123,17 @@ pub(crate) async fn key_turn(
     let bytes = mongodb::bson::to_vec(filter).ok()?;
     KEYS.turn((db.to_owned(), seq.collection, bytes), patience)
         .await
+}
+
+#[cfg(test)]
+impl<K: Eq + Hash, V> Lines<K, V> {
+    /// How many entries that `which` selects are kept, and how many of them are in use.
+    pub(crate) fn kept(&self, which: impl Fn(&K) -> bool) -> (usize, usize) {
+        let lines = self.lines();
+        let kept = lines.iter().filter(|(key, _)| which(key));
+        let live = kept.clone().filter(|(_, line)| line.strong_count() > 0);
+        (kept.count(), live.count())
+    }
 }
 
 /// How many lines of the sequence `name` the process keeps (for tests).
