@@ -77,24 +77,20 @@ impl Scope {
             scope: value.map_or_else(|| "(none)".into(), |v| v.to_string().into()),
             reason: reason.into(),
         };
-        let Some(value) = value else {
-            return match seq.scope {
-                [] => Ok(Scope::NONE),
-                fields => Err(invalid(format!(
-                    "the sequence counts per {}: name the scope with `.scope(...)`",
-                    listed(fields)
-                ))),
-            };
-        };
         match (seq.scope, value) {
-            ([], _) => Err(invalid(
+            ([], None) => Ok(Scope::NONE),
+            (fields, None) => Err(invalid(format!(
+                "the sequence counts per {}: name the scope with `.scope(...)`",
+                listed(fields)
+            ))),
+            ([], Some(_)) => Err(invalid(
                 "the sequence has no scope: call without `.scope(...)`".into(),
             )),
-            ([_], value) => Self::from_fields(seq, |_, _| Some(value.clone())),
-            (fields, Bson::Array(values)) if values.len() == fields.len() => {
+            ([_], Some(value)) => Self::from_fields(seq, |_, _| Some(value.clone())),
+            (fields, Some(Bson::Array(values))) if values.len() == fields.len() => {
                 Self::from_fields(seq, |at, _| values.get(at).cloned())
             }
-            (fields, _) => Err(invalid(format!(
+            (fields, Some(_)) => Err(invalid(format!(
                 "the sequence counts per {}: give a tuple of {} values, in that order",
                 listed(fields),
                 fields.len()
@@ -357,9 +353,7 @@ impl Named {
     /// The scope `value` names, its type unchecked at compile time (`.scope_unchecked`):
     /// checked when the call runs against the scope fields' Rust types.
     pub(crate) fn unchecked(value: impl Serialize) -> Self {
-        Named(Some(mongodb::bson::to_bson(&value).map_err(|error| {
-            format!("the scope could not be serialized: {error}")
-        })))
+        Self::new::<crate::base::scoped::Unchecked>(value)
     }
 
     pub(crate) fn resolve(&self, seq: &'static Sequence) -> Result<Scope, Error> {
@@ -410,8 +404,8 @@ fn type_refuses(ty: &str, value: &Bson) -> Option<String> {
     let inner = ty
         .strip_prefix("Option<")
         .and_then(|inner| inner.strip_suffix('>'))
-        .unwrap_or(ty);
-    let inner = inner.trim_start_matches('&');
+        .unwrap_or(ty)
+        .trim_start_matches('&');
     let integer = match value {
         Bson::Int32(n) => Some(i128::from(*n)),
         Bson::Int64(n) => Some(i128::from(*n)),
