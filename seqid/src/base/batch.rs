@@ -177,14 +177,9 @@ impl<V: Copy> Batch<V> {
     /// `Ok` with every id if every document is stored, else what happened to each.
     pub(crate) fn conclude(self, seq: &'static Sequence) -> Result<Vec<V>, Error> {
         if let Some(error) = self.aborted {
-            return Err(Error::driver(
-                seq,
-                format!(
-                    "inserting into `{}` in the caller's transaction",
-                    seq.collection
-                ),
-                error,
-            ));
+            let into = seq.collection;
+            let doing = format!("inserting into `{into}` in the caller's transaction");
+            return Err(Error::driver(seq, doing, error));
         }
         if self.states.iter().all(|s| matches!(s, State::Stored(_))) {
             return Ok(self

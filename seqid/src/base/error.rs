@@ -362,7 +362,13 @@ pub enum Error {
         .elapsed.as_millis(),
         .sequence.collection,
         .sequence.field,
-        GaveUp(*.time_budget, *.attempts)
+        match time_budget {
+            Some(budget) => format!(
+                "its time budget of {} ms is spent (`.time_budget(..)`, `time_budget_ms`)",
+                budget.as_millis()
+            ),
+            None => format!("its max_attempts = {attempts} are made"),
+        }
     )]
     RetriesExhausted {
         /// The sequence.
@@ -756,25 +762,6 @@ impl fmt::Display for BulkError {
     }
 }
 
-/// Why the optimistic loop stopped: its time budget spent, or its count of attempts made.
-struct GaveUp(Option<Duration>, u32);
-
-impl fmt::Display for GaveUp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Some(budget) => write!(
-                f,
-                "its time budget of {} ms is spent (`.time_budget(..)`, `time_budget_ms`)",
-                budget.as_millis()
-            ),
-            None => write!(f, "its max_attempts = {} are made", self.1),
-        }
-    }
-}
-
-/// Why seqid cannot count from a counter's value, for [`Error::CounterNotNumeric`]. A
-/// whole number is reported only when the ids asked for would take it out of range, so
-/// the value alone tells which cause it is.
 /// For a duplicate of the sequence's own field, from a counter: the likely cause, ids
 /// stored by other means (an import, another tool) at or above the counter, and the fix.
 /// A server that does not name the index (nx-27017) leaves which field it was open.
@@ -797,6 +784,9 @@ fn behind_stored(sequence: &Sequence, index: Option<&str>) -> &'static str {
     }
 }
 
+/// Why seqid cannot count from a counter's value, for [`Error::CounterNotNumeric`]. A
+/// whole number is reported only when the ids asked for would take it out of range, so
+/// the value alone tells which cause it is.
 fn not_countable(value: &Bson) -> &'static str {
     use crate::base::numeric::{DOUBLE_LIMIT, Decimal, decimal};
     const NOT_WHOLE: &str = "which is not a whole number: an id cannot come from it";

@@ -108,14 +108,11 @@ pub(crate) fn fill_positions<T: Model>(
         .iter()
         .map(|key| field::<T>(key.id))
         .collect::<Result<Vec<_>, _>>()?;
-    let values = positions
-        .iter()
-        .zip(fields)
-        .map(|(&position, (field, value))| {
-            *docs[position].sequence_id_mut() = field;
-            value
-        })
-        .collect();
+    let mut values = Vec::with_capacity(fields.len());
+    for (&position, (field, value)) in positions.iter().zip(fields) {
+        *docs[position].sequence_id_mut() = field;
+        values.push(value);
+    }
     let coded = positions
         .iter()
         .try_for_each(|&position| code::fill(&mut docs[position]));

@@ -192,13 +192,7 @@ impl<F: IdField> AnyIdField for F {
     }
 
     fn fill(&mut self, id: i64) -> bool {
-        match F::from_seq(id) {
-            Some(field) => {
-                *self = field;
-                true
-            }
-            None => false,
-        }
+        F::from_seq(id).map(|field| *self = field).is_some()
     }
 
     fn unset(&mut self) {

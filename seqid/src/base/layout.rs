@@ -241,15 +241,13 @@ pub(crate) mod construct {
         holds_next: bool,
         unique_index: &'static [&'static str],
     ) -> Layout {
-        let by_id = matches!(name_key.as_bytes(), b"_id");
         Layout {
             tool: "the layout declared",
             name_key,
             field_key,
-            scope: if by_id {
-                ScopeEncoding::InId
-            } else {
-                ScopeEncoding::Unscoped
+            scope: match name_key.as_bytes() {
+                b"_id" => ScopeEncoding::InId,
+                _ => ScopeEncoding::Unscoped,
             },
             value_key,
             holds: if holds_next { Holds::Next } else { Holds::Last },

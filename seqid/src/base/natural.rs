@@ -123,14 +123,7 @@ impl NaturalKey {
     /// The index keys `{ <field>: 1, ... }`, and the name MongoDB gives such an index by
     /// default (`tenant_1_email_1`).
     pub(crate) fn index(&self) -> (BsonDocument, String) {
-        let keys = self.fields.iter().map(|f| (f.to_string(), Bson::Int32(1)));
-        let name = self
-            .fields
-            .iter()
-            .map(|f| format!("{f}_1"))
-            .collect::<Vec<_>>()
-            .join("_");
-        (keys.collect(), name)
+        crate::base::server::ascending(self.fields)
     }
 
     /// The equality filter on the key's values in `serialized` (a document as it is
@@ -142,37 +135,32 @@ impl NaturalKey {
     ) -> Result<BsonDocument, Error> {
         let mut filter = doc! {};
         for &field in self.fields {
-            let invalid = |value: &str, reason: &str| Error::InvalidNaturalKey {
+            let (value, reason) = match serialized.get(field) {
+                None => (
+                    "missing",
+                    "the document does not hold the field (a unique index would take \
+                     every document without it for one)",
+                ),
+                Some(Bson::Null) => (
+                    "null",
+                    "a null key names no one document (a unique index takes every \
+                     null for one value)",
+                ),
+                Some(Bson::Array(_)) => (
+                    "an array",
+                    "a unique index holds each element of an array apart, so the \
+                     whole array names no one document",
+                ),
+                Some(value) => {
+                    filter.insert(field, value.clone());
+                    continue;
+                }
+            };
+            return Err(Error::InvalidNaturalKey {
                 sequence: seq,
                 key: format!("{} ({field} = {value})", self.shown()).into(),
                 reason: reason.into(),
-            };
-            match serialized.get(field) {
-                None => {
-                    return Err(invalid(
-                        "missing",
-                        "the document does not hold the field (a unique index would take \
-                         every document without it for one)",
-                    ));
-                }
-                Some(Bson::Null) => {
-                    return Err(invalid(
-                        "null",
-                        "a null key names no one document (a unique index takes every \
-                         null for one value)",
-                    ));
-                }
-                Some(Bson::Array(_)) => {
-                    return Err(invalid(
-                        "an array",
-                        "a unique index holds each element of an array apart, so the \
-                         whole array names no one document",
-                    ));
-                }
-                Some(value) => {
-                    filter.insert(field, value.clone());
-                }
-            }
+            });
         }
         Ok(filter)
     }

@@ -48,16 +48,13 @@ pub(crate) enum Decimal {
 /// `-12`, `2.50`, `1E+3`, `1.5E-7`, `NaN`, `Infinity`.
 pub(crate) fn decimal(value: &Decimal128) -> Decimal {
     let text = value.to_string();
-    let (mantissa, exponent) = match text.split_once(['E', 'e']) {
-        Some((mantissa, exponent)) => match exponent.parse::<i32>() {
-            Ok(exponent) => (mantissa, exponent),
-            Err(_) => return Decimal::NotWhole,
-        },
-        None => (text.as_str(), 0),
+    let (mantissa, exponent) = text.split_once(['E', 'e']).unwrap_or((&text, "0"));
+    let Ok(exponent) = exponent.parse::<i32>() else {
+        return Decimal::NotWhole;
     };
-    let (negative, mantissa) = match mantissa.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, mantissa),
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, mantissa),
     };
     let (int_part, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     let digits = format!("{int_part}{fraction}");
@@ -85,15 +82,11 @@ pub(crate) fn decimal(value: &Decimal128) -> Decimal {
     let Ok(coefficient) = digits.parse::<i128>() else {
         return Decimal::Huge;
     };
-    let magnitude = u32::try_from(scale)
+    u32::try_from(scale)
         .ok()
         .and_then(|scale| 10_i128.checked_pow(scale))
-        .and_then(|power| coefficient.checked_mul(power));
-    match magnitude {
-        Some(magnitude) if negative => Decimal::Integer(-magnitude),
-        Some(magnitude) => Decimal::Integer(magnitude),
-        None => Decimal::Huge,
-    }
+        .and_then(|power| coefficient.checked_mul(power))
+        .map_or(Decimal::Huge, |whole| Decimal::Integer(sign * whole))
 }
 
 /// Whether a counter holding `value` can be moved up by as much as `reach` and still hand

@@ -92,8 +92,7 @@ impl<'a> SerializeStruct for Found<'a> {
         key: &'static str,
         value: &T,
     ) -> Result<(), NotRead> {
-        let at = self.at(key);
-        self.field(at, value)
+        self.field(self.at(key), value)
     }
 
     fn end(self) -> Result<Values, NotRead> {

@@ -58,10 +58,7 @@ impl Scope {
         // The scope fields alone, the rest of the document unserialized; else the whole
         // document, whose serialization says what is wrong with it.
         if let Some(values) = picked::top_level(doc, seq.scope) {
-            return Self::from_fields(seq, |field| {
-                let at = seq.scope.iter().position(|f| *f == field)?;
-                values[at].clone()
-            });
+            return Self::from_fields(seq, |at, _| values[at].clone());
         }
         let serialized = mongodb::bson::to_document(doc).map_err(|error| Error::InvalidScope {
             sequence: seq,
@@ -69,7 +66,7 @@ impl Scope {
             reason: format!("the document could not be serialized to read its scope: {error}")
                 .into(),
         })?;
-        Self::from_fields(seq, |field| serialized.get(field).cloned())
+        Self::from_fields(seq, |_, field| serialized.get(field).cloned())
     }
 
     /// The scope a caller names (`.scope(...)` on an admin call or a find): the value of
@@ -80,27 +77,20 @@ impl Scope {
             scope: value.map_or_else(|| "(none)".into(), |v| v.to_string().into()),
             reason: reason.into(),
         };
-        let Some(value) = value else {
-            return match seq.scope {
-                [] => Ok(Scope::NONE),
-                fields => Err(invalid(format!(
-                    "the sequence counts per {}: name the scope with `.scope(...)`",
-                    listed(fields)
-                ))),
-            };
-        };
         match (seq.scope, value) {
-            ([], _) => Err(invalid(
+            ([], None) => Ok(Scope::NONE),
+            (fields, None) => Err(invalid(format!(
+                "the sequence counts per {}: name the scope with `.scope(...)`",
+                listed(fields)
+            ))),
+            ([], Some(_)) => Err(invalid(
                 "the sequence has no scope: call without `.scope(...)`".into(),
             )),
-            ([_], value) => Self::from_fields(seq, |_| Some(value.clone())),
-            (fields, Bson::Array(values)) if values.len() == fields.len() => {
-                Self::from_fields(seq, |field| {
-                    let at = fields.iter().position(|f| *f == field)?;
-                    values.get(at).cloned()
-                })
+            ([_], Some(value)) => Self::from_fields(seq, |_, _| Some(value.clone())),
+            (fields, Some(Bson::Array(values))) if values.len() == fields.len() => {
+                Self::from_fields(seq, |at, _| values.get(at).cloned())
             }
-            (fields, _) => Err(invalid(format!(
+            (fields, Some(_)) => Err(invalid(format!(
                 "the sequence counts per {}: give a tuple of {} values, in that order",
                 listed(fields),
                 fields.len()
@@ -108,18 +98,19 @@ impl Scope {
         }
     }
 
+    /// The scope whose values `value` gives, by the scope field's position and name.
     fn from_fields(
         seq: &'static Sequence,
-        value: impl Fn(&str) -> Option<Bson>,
+        value: impl Fn(usize, &str) -> Option<Bson>,
     ) -> Result<Scope, Error> {
         if seq.scope.is_empty() {
             return Ok(Scope::NONE);
         }
         let mut fields = BsonDocument::new();
-        for &field in seq.scope {
-            let normalized = normalize(value(field)).map_err(|why| Error::InvalidScope {
+        for (at, &field) in seq.scope.iter().enumerate() {
+            let normalized = normalize(value(at, field)).map_err(|why| Error::InvalidScope {
                 sequence: seq,
-                scope: format!("{field}: {}", value(field).unwrap_or(Bson::Null)).into(),
+                scope: format!("{field}: {}", value(at, field).unwrap_or(Bson::Null)).into(),
                 reason: why.into(),
             })?;
             fields.insert(field, normalized);
@@ -135,8 +126,7 @@ impl Scope {
     pub(crate) fn filter(&self) -> BsonDocument {
         self.0
             .as_ref()
-            .map(|values| values.fields.clone())
-            .unwrap_or_default()
+            .map_or_else(BsonDocument::new, |values| values.fields.clone())
     }
 
     /// The `_id` of this scope's counter of `seq` (see the module's notes).
@@ -165,11 +155,7 @@ impl Scope {
             return None;
         }
         let values: Vec<Bson> = values.iter().map(from_json).collect::<Option<_>>()?;
-        Self::from_fields(seq, |field| {
-            let at = seq.scope.iter().position(|f| *f == field)?;
-            values.get(at).cloned()
-        })
-        .ok()
+        Self::from_fields(seq, |at, _| values.get(at).cloned()).ok()
     }
 
     /// The scope of a mongoose-sequence counter's `reference_value` (`null`: unscoped).
@@ -177,7 +163,7 @@ impl Scope {
         match value {
             Bson::Null if seq.scope.is_empty() => Some(Scope::NONE),
             Bson::Document(fields) => {
-                Self::from_fields(seq, |field| fields.get(field).cloned()).ok()
+                Self::from_fields(seq, |_, field| fields.get(field).cloned()).ok()
             }
             _ => None,
         }
@@ -216,16 +202,20 @@ impl Scope {
 
     /// " in scope { ... }", or nothing when unscoped: for messages.
     pub(crate) fn in_scope(&self) -> String {
-        match &self.0 {
-            None => String::new(),
-            Some(_) => format!(" in scope {self}"),
-        }
+        self.0
+            .as_ref()
+            .map_or_else(String::new, |_| format!(" in scope {self}"))
     }
 
     /// The scope of a stored document, read back (`None`: its values are not scope
     /// values, so it belongs to no scope seqid counts).
     pub(crate) fn of_stored(seq: &'static Sequence, stored: &BsonDocument) -> Option<Scope> {
-        Self::from_fields(seq, |field| stored.get(field).cloned()).ok()
+        Self::from_fields(seq, |_, field| stored.get(field).cloned()).ok()
+    }
+
+    /// The values as bytes, which equal scopes share (nothing when unscoped).
+    fn bytes(&self) -> &[u8] {
+        self.0.as_ref().map_or(&[], |values| &values.bytes)
     }
 }
 
@@ -333,12 +323,6 @@ impl Hash for Scope {
     }
 }
 
-impl Scope {
-    fn bytes(&self) -> &[u8] {
-        self.0.as_ref().map_or(&[], |values| &values.bytes)
-    }
-}
-
 /// `{ project: "apollo" }`, or nothing when unscoped: for messages.
 impl fmt::Display for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -369,9 +353,7 @@ impl Named {
     /// The scope `value` names, its type unchecked at compile time (`.scope_unchecked`):
     /// checked when the call runs against the scope fields' Rust types.
     pub(crate) fn unchecked(value: impl Serialize) -> Self {
-        Named(Some(mongodb::bson::to_bson(&value).map_err(|error| {
-            format!("the scope could not be serialized: {error}")
-        })))
+        Self::new::<crate::base::scoped::Unchecked>(value)
     }
 
     pub(crate) fn resolve(&self, seq: &'static Sequence) -> Result<Scope, Error> {
@@ -422,8 +404,8 @@ fn type_refuses(ty: &str, value: &Bson) -> Option<String> {
     let inner = ty
         .strip_prefix("Option<")
         .and_then(|inner| inner.strip_suffix('>'))
-        .unwrap_or(ty);
-    let inner = inner.trim_start_matches('&');
+        .unwrap_or(ty)
+        .trim_start_matches('&');
     let integer = match value {
         Bson::Int32(n) => Some(i128::from(*n)),
         Bson::Int64(n) => Some(i128::from(*n)),

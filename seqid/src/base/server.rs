@@ -63,36 +63,45 @@ pub(crate) fn identity_index(seq: &Sequence) -> String {
     if seq.field == "_id" {
         return "_id_".into();
     }
-    default_name(seq.scope.iter().chain([&seq.field]).copied())
+    default_name(identity_fields(seq))
 }
 
-/// The name MongoDB gives an ascending index on `fields` by default: `project_1_number_1`.
-pub(crate) fn default_name<'a>(fields: impl IntoIterator<Item = &'a str>) -> String {
-    fields
-        .into_iter()
-        .map(|field| format!("{field}_1"))
-        .collect::<Vec<_>>()
-        .join("_")
+/// The keys of that index: `{ <scope fields>: 1, <field>: 1 }`.
+pub(crate) fn identity_keys(seq: &Sequence) -> BsonDocument {
+    keys(identity_fields(seq))
+}
+
+/// The fields of that index, when it is not `_id`'s: the scope fields, then the field.
+fn identity_fields(seq: &Sequence) -> impl Iterator<Item = &'static str> {
+    seq.scope.iter().copied().chain([seq.field])
 }
 
 /// The unique index that keeps one counter per sequence in a layout found by fields (the
 /// tool's own: same keys, same name): its keys and its name.
 pub(crate) fn counter_index(layout: &crate::base::layout::Layout) -> (BsonDocument, String) {
-    let keys = layout
-        .unique_index
-        .iter()
-        .map(|&key| (key.to_owned(), Bson::Int32(1)))
-        .collect();
-    (keys, default_name(layout.unique_index.iter().copied()))
+    ascending(layout.unique_index)
 }
 
-/// The keys of that index: `{ <scope fields>: 1, <field>: 1 }`.
-pub(crate) fn identity_keys(seq: &Sequence) -> BsonDocument {
-    seq.scope
-        .iter()
-        .chain([&seq.field])
-        .map(|&field| (field.to_owned(), Bson::Int32(1)))
-        .collect()
+/// An ascending index on `fields`, in order: its keys `{ <field>: 1, ... }`, and the name
+/// MongoDB gives it by default.
+pub(crate) fn ascending(fields: &[&str]) -> (BsonDocument, String) {
+    let fields = fields.iter().copied();
+    (keys(fields.clone()), default_name(fields))
+}
+
+/// The keys of an ascending index on `fields`: `{ project: 1, number: 1 }`.
+fn keys<'a>(fields: impl IntoIterator<Item = &'a str>) -> BsonDocument {
+    let key = |field: &str| (field.to_owned(), Bson::Int32(1));
+    fields.into_iter().map(key).collect()
+}
+
+/// The name MongoDB gives an ascending index on `fields` by default: `project_1_number_1`.
+fn default_name<'a>(fields: impl IntoIterator<Item = &'a str>) -> String {
+    fields
+        .into_iter()
+        .map(|field| format!("{field}_1"))
+        .collect::<Vec<_>>()
+        .join("_")
 }
 
 /// A unique index on `keys` named `name`, as seqid makes one: the index that holds a

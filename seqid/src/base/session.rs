@@ -28,10 +28,9 @@ impl<'a> Session<'a> {
         let Some(session) = session else {
             return Session::none();
         };
-        let transaction = in_transaction(session).await;
         Session {
+            transaction: in_transaction(session).await,
             session: Some(session),
-            transaction,
             answered: false,
         }
     }

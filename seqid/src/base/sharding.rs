@@ -40,7 +40,7 @@ impl ShardKey {
     /// key's fields are a prefix of it.
     fn prefixes(&self, keys: &[&str]) -> bool {
         let fields = self.fields();
-        !fields.is_empty() && fields.len() <= keys.len() && keys.starts_with(&fields)
+        !fields.is_empty() && keys.starts_with(&fields)
     }
 
     /// Whether every field of the key is one of `fields` (a filter's equalities).
@@ -50,10 +50,8 @@ impl ShardKey {
 
     /// Whether the key is ranged on `field` first (not hashed).
     fn ranged_first_on(&self, field: &str) -> bool {
-        match self.key.iter().next() {
-            Some((first, kind)) => first == field && !matches!(kind, Bson::String(_)),
-            None => false,
-        }
+        let first = self.key.iter().next();
+        first.is_some_and(|(first, kind)| first == field && !matches!(kind, Bson::String(_)))
     }
 
     /// As shown in messages: `{ "_id": "hashed" }`.
@@ -195,11 +193,13 @@ pub(crate) fn assess(
             });
         }
     }
-    if seq.strategy == Strategy::Gapless && (target.is_some() || counters.is_some()) {
-        let (collection, key) = match target {
-            Some(key) => (seq.collection, key),
-            None => (seq.counters, counters.expect("one is sharded")),
-        };
+    // The collection a gapless insert's two-phase commit is said of: the target, else
+    // the counters collection.
+    let sharded = (target.map(|key| (seq.collection, key)))
+        .or_else(|| counters.map(|key| (seq.counters, key)));
+    if seq.strategy == Strategy::Gapless
+        && let Some((collection, key)) = sharded
+    {
         found.push(Finding::Costs {
             cost: Cost::TwoPhaseCommit,
             collection,
