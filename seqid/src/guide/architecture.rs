@@ -35,11 +35,13 @@
 //!   the driver knows the transaction began (`base::session`).
 //! - **block, live block**: the ids a handle reserved with one `$inc` and hands out in
 //!   memory (`state::allocator::LiveBlock`).
+//! - **blank**: the sequence of every attribute's defaults that the derive's expansion copies
+//!   and assigns the fields of (`base::sequence::construct::BLANK`).
 //! - **budget**: how long and how many times the optimistic loop may try (`base::retry`).
 //! - **call**: the options an action's setters gave, before its context is made
 //!   (`state::context::Call`).
 //! - **carried**: the ids a document brings to a resume (`base::fields::carried`).
-//! - **commit queue, line**: the process's gapless transactions on one counter, in the
+//! - **commit queue**: the process's gapless transactions on one counter, in the
 //!   order they came, each waiting for the one before to commit (`state::commit_queue`).
 //! - **companions**: the ids a document gets beside its number: its other sequences' and an
 //!   `ObjectId` the insert makes, set and unset together (`base::companions`).
@@ -49,6 +51,8 @@
 //!   (`source::counted`).
 //! - **counter**: the document an id is taken from, in a tool's layout
 //!   (`round_trip::counter::Counter`).
+//! - **doing**: a driver's error said as seqid's, with what the round trip was doing
+//!   (`base::error::Doing`).
 //! - **fate**: what became of a document written: stored, taken by another writer, refused,
 //!   unknown (`base::fate::Fate`).
 //! - **finishing**: a round trip that runs to its end in a task of its own if its caller
@@ -62,6 +66,8 @@
 //! - **handed**: ids given to a caller, back to the live block if it drops them unused
 //!   (`state::allocator::Handed`).
 //! - **holds**: what a tool's counter value is, the last id or the next (`base::layout::Holds`).
+//! - **in context**: an insert's body run in its call's context, once the gate lets it
+//!   through (`insert::in_context!`).
 //! - **in flight**: the optimistic candidates of one round, out until their write ends
 //!   (`state::frontier::InFlight`).
 //! - **key**: where a document's id is, its scope and number (`base::scope::Key`); a
@@ -69,6 +75,10 @@
 //! - **known**: what was read of a deployment and kept (`state::known`).
 //! - **left behind**: the write of a caller that went away, waited for by a resume
 //!   (`state::pending::left_behind`).
+//! - **lines**: the process's turns and commit queues, by what they guard, kept while in
+//!   use (`state::turns::Lines`).
+//! - **maximum read**: what the optimistic loop asks of the maximum query: the scope, an
+//!   id to read above, the session (`state::frontier::MaximumRead`).
 //! - **named**: a scope as `.scope(...)` gave it, checked when the call runs (`base::scope::Named`).
 //! - **orphan**: a write whose caller went away, kept by the handle by its document's key
 //!   (`state::orphan`).
@@ -94,6 +104,8 @@
 //! - **tally**: what an allocator or frontier has done, for [`Stats`](crate::Stats)
 //!   (`state::allocator::Tally`).
 //! - **traced**: a call's answer with what it did, for its span (`base::span::Traced`).
+//! - **to**: where and how a write goes: the collection, the sequence, the sending
+//!   (`round_trip::write`).
 //! - **turns**: the process's callers of one scope or one key, one at a time
 //!   (`state::turns`).
 //! - **waiting**: a write under way, handed to the handle if its caller drops it
