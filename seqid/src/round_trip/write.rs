@@ -27,10 +27,11 @@
 
 use std::collections::HashMap;
 
-use mongodb::Collection;
+use mongodb::action::Action;
 use mongodb::bson::{Bson, Document as BsonDocument, RawDocumentBuf, doc};
 use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{Acknowledgment, ReadConcern};
+use mongodb::{ClientSession, Collection};
 use serde::Serialize;
 
 use crate::base::detach::Finishing;
@@ -79,8 +80,7 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
         fate
     });
     let keys = std::slice::from_ref(key);
-    let documents = std::slice::from_ref(&document);
-    pending::answer(write, cx.route, seq, keys, documents).await
+    pending::answer(write, cx.route, seq, keys, &[document]).await
 }
 
 /// Where and how documents are written: the collection, the sequence whose ids they carry,
@@ -117,11 +117,8 @@ async fn write_one<D: Serialize + Send + Sync>(
     key: &Key,
     session: &mut Session<'_>,
 ) -> Fate {
-    let mut insert = to.collection.insert_one(document);
-    if let Some(session) = session.join() {
-        insert = insert.session(session);
-    }
-    let error = match insert.await {
+    let insert = to.collection.insert_one(document);
+    let error = match insert.optional(session.join(), |a, s| a.session(s)).await {
         Ok(_) => return Fate::Stored,
         Err(error) => error,
     };
@@ -152,10 +149,7 @@ async fn after_error<D: Serialize + Send + Sync>(
             classify(to, &[(document, key, rejection)], &error).await
         }
         _ if never_sent(&error) => vec![Fate::refused(Rejection::not_sent(&error))],
-        _ => {
-            let keys = std::slice::from_ref(key);
-            settle(to, &[document], keys, &error).await
-        }
+        _ => settle(to, &[document], std::slice::from_ref(key), &error).await,
     };
     again(fates, to.send, &error)
         .pop()
@@ -192,29 +186,24 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     let seq = cx.seq;
     let mut fates: Vec<Option<Fate>> = vec![None; documents.len()];
     let mut serialized = Vec::with_capacity(documents.len());
+    let mut positions = Vec::with_capacity(documents.len());
     for (position, (document, key)) in documents.iter().zip(keys).enumerate() {
-        match mongodb::bson::to_raw_document_buf(document) {
-            Ok(bytes) if bytes.as_bytes().len() > MAX_DOCUMENT_BYTES => {
-                fates[position] = Some(Fate::refused(Rejection::held_back(format!(
-                    "not sent: the document is {} bytes, above the {MAX_DOCUMENT_BYTES}-byte \
-                     limit of a BSON document",
-                    bytes.as_bytes().len()
-                ))));
+        let why = match mongodb::bson::to_raw_document_buf(document) {
+            Ok(bytes) if bytes.as_bytes().len() > MAX_DOCUMENT_BYTES => format!(
+                "not sent: the document is {} bytes, above the {MAX_DOCUMENT_BYTES}-byte \
+                 limit of a BSON document",
+                bytes.as_bytes().len()
+            ),
+            Ok(bytes) => {
+                let key = key.clone();
+                serialized.push(Serialized { bytes, key });
+                positions.push(position);
+                continue;
             }
-            Ok(bytes) => serialized.push(Serialized {
-                bytes,
-                key: key.clone(),
-            }),
-            Err(error) => {
-                fates[position] = Some(Fate::refused(Rejection::held_back(format!(
-                    "not sent: the document cannot be serialized to BSON: {error}"
-                ))));
-            }
-        }
+            Err(error) => format!("not sent: the document cannot be serialized to BSON: {error}"),
+        };
+        fates[position] = Some(Fate::refused(Rejection::held_back(why)));
     }
-    let positions: Vec<usize> = (0..documents.len())
-        .filter(|&p| fates[p].is_none())
-        .collect();
     let raw = cx.raw_collection();
     let sent = if cx.session.join().is_some() {
         let to = To::new(&raw, seq, send);
@@ -304,13 +293,11 @@ async fn insert_command(
     documents: &[Serialized],
     session: &mut Session<'_>,
 ) -> Vec<Fate> {
-    let (collection, send) = (to.collection, to.send);
-    let mut insert = collection
+    let insert = to
+        .collection
         .insert_many(documents.iter().map(|document| &document.bytes))
-        .ordered(false);
-    if let Some(session) = session.join() {
-        insert = insert.session(session);
-    }
+        .ordered(false)
+        .optional(session.join(), |a, s| a.session(s));
     let error = match insert.await {
         Ok(_) => return vec![Fate::Stored; documents.len()],
         Err(error) => error,
@@ -328,45 +315,45 @@ async fn insert_command(
         }
         return fates;
     }
-    let bulk = match &*error.kind {
-        ErrorKind::InsertMany(bulk) => bulk,
+    let fates = match &*error.kind {
+        ErrorKind::InsertMany(bulk) => {
+            let refused: Vec<_> = bulk
+                .write_errors
+                .iter()
+                .flatten()
+                .filter(|e| e.index < documents.len())
+                .collect();
+            let rejected: Vec<(&RawDocumentBuf, &Key, Rejection)> = refused
+                .iter()
+                .map(|e| {
+                    let document = &documents[e.index];
+                    let rejection = Rejection::write(e.code, &e.message);
+                    (&document.bytes, &document.key, rejection)
+                })
+                .collect();
+            // Without a write concern error, every document not refused was stored; with
+            // one, they were written but may yet be rolled back.
+            let others = match bulk.write_concern_error {
+                None => Fate::Stored,
+                Some(_) => Fate::unknown(why::WRITE_CONCERN, &error),
+            };
+            let mut fates = vec![others; documents.len()];
+            let classified = classify(to, &rejected, &error).await;
+            for (e, fate) in refused.iter().zip(classified) {
+                fates[e.index] = fate;
+            }
+            fates
+        }
         _ if never_sent(&error) => {
-            let fates = vec![Fate::refused(Rejection::not_sent(&error)); documents.len()];
-            return again(fates, send, &error);
+            vec![Fate::refused(Rejection::not_sent(&error)); documents.len()]
         }
         _ => {
             let bytes: Vec<&RawDocumentBuf> = documents.iter().map(|d| &d.bytes).collect();
             let keys: Vec<Key> = documents.iter().map(|d| d.key.clone()).collect();
-            let fates = settle(to, &bytes, &keys, &error).await;
-            return again(fates, send, &error);
+            settle(to, &bytes, &keys, &error).await
         }
     };
-    let refused: Vec<(usize, Rejection)> = bulk
-        .write_errors
-        .iter()
-        .flatten()
-        .filter(|e| e.index < documents.len())
-        .map(|e| (e.index, Rejection::write(e.code, &e.message)))
-        .collect();
-    let rejected: Vec<(&RawDocumentBuf, &Key, Rejection)> = refused
-        .iter()
-        .map(|(index, rejection)| {
-            let document = &documents[*index];
-            (&document.bytes, &document.key, rejection.clone())
-        })
-        .collect();
-    // Without a write concern error, every document not refused was stored; with one,
-    // they were written but may yet be rolled back.
-    let others = match bulk.write_concern_error {
-        None => Fate::Stored,
-        Some(_) => Fate::unknown(why::WRITE_CONCERN, &error),
-    };
-    let mut fates = vec![others; documents.len()];
-    let classified = classify(to, &rejected, &error).await;
-    for ((index, _), fate) in refused.iter().zip(classified) {
-        fates[*index] = fate;
-    }
-    again(fates, send, &error)
+    again(fates, to.send, &error)
 }
 
 /// For documents sent again, a refusal of this copy is an unknown outcome (see [`Sending`]).
@@ -435,19 +422,14 @@ async fn settle<T: Serialize + Send + Sync>(
     keys: &[Key],
     error: &mongodb::error::Error,
 ) -> Vec<Fate> {
-    let (collection, seq, send) = (to.collection, to.seq, to.send);
-    let unknown = match &*error.kind {
-        ErrorKind::Write(WriteFailure::WriteConcernError(_)) => {
-            return vec![Fate::unknown(why::WRITE_CONCERN, error); documents.len()];
-        }
-        _ => Fate::unknown(why::NO_ANSWER, error),
-    };
-    if !send.content_is_unique {
+    if let ErrorKind::Write(WriteFailure::WriteConcernError(_)) = &*error.kind {
+        return vec![Fate::unknown(why::WRITE_CONCERN, error); documents.len()];
+    }
+    let unknown = Fate::unknown(why::NO_ANSWER, error);
+    if !to.send.content_is_unique {
         return vec![unknown; documents.len()];
     }
-    let stored = stored_documents(collection, seq, keys)
-        .await
-        .unwrap_or_default();
+    let stored = stored_documents(to, keys).await.unwrap_or_default();
     documents
         .iter()
         .zip(keys)
@@ -474,7 +456,7 @@ async fn classify<T: Serialize + Send + Sync>(
     rejected: &[(&T, &Key, Rejection)],
     error: &mongodb::error::Error,
 ) -> Vec<Fate> {
-    let (collection, seq, send) = (to.collection, to.seq, to.send);
+    let (seq, send) = (to.seq, to.send);
     let duplicates: Vec<Key> = rejected
         .iter()
         .filter(|(_, _, r)| r.is_duplicate_key())
@@ -482,7 +464,7 @@ async fn classify<T: Serialize + Send + Sync>(
         .collect();
     let stored = match duplicates.is_empty() {
         true => Ok(HashMap::new()),
-        false => stored_documents(collection, seq, &duplicates).await,
+        false => stored_documents(to, &duplicates).await,
     };
     let identity = identity_index(seq);
     rejected
@@ -538,12 +520,12 @@ fn at_keys(seq: &'static Sequence, keys: &[Key]) -> BsonDocument {
 /// writes with `w: "majority"`, only what a majority holds counts as stored (read concern
 /// `majority`): a write seen on the primary alone may yet be rolled back.
 async fn stored_documents<T: Send + Sync>(
-    collection: &Collection<T>,
-    seq: &'static Sequence,
+    to: To<'_, T>,
     keys: &[Key],
 ) -> Result<HashMap<Key, BsonDocument>, mongodb::error::Error> {
     use futures_util::TryStreamExt;
 
+    let (collection, seq) = (to.collection, to.seq);
     let majority = collection
         .write_concern()
         .is_some_and(|concern| concern.w == Some(Acknowledgment::Majority));
@@ -621,17 +603,8 @@ pub(crate) async fn number_draft(
     update: BsonDocument,
     cx: &mut Context<'_>,
 ) -> Result<bool, Error> {
-    let seq = cx.seq;
     let collection = cx.collection::<BsonDocument>();
-    let updating = collection.update_one(at.clone(), update);
-    let result = match cx.session.join() {
-        Some(session) => updating.session(session).await,
-        None => updating.await,
-    };
-    let result = result.doing(seq, || {
-        format!("numbering the draft {at} in `{}`", seq.collection)
-    })?;
-    Ok(result.matched_count == 1)
+    update_draft(&collection, cx.seq, at, update, cx.session.join()).await
 }
 
 /// [`number_draft`] for every draft: all at once, or one after the other in the caller's
@@ -647,20 +620,28 @@ pub(crate) async fn number_drafts(
         }
         return results;
     }
-    let seq = cx.seq;
-    let collection = cx.collection::<BsonDocument>();
-    let updates = writes.iter().map(|(at, update)| {
-        let collection = collection.clone();
-        async move {
-            let result = collection.update_one(at.clone(), update.clone()).await;
-            result
-                .map(|result| result.matched_count == 1)
-                .doing(seq, || {
-                    format!("numbering the draft {at} in `{}`", seq.collection)
-                })
-        }
-    });
+    let (seq, collection) = (cx.seq, cx.collection::<BsonDocument>());
+    let updates = writes
+        .iter()
+        .map(|(at, update)| update_draft(&collection, seq, at, update.clone(), None));
     futures_util::future::join_all(updates).await
+}
+
+/// [`number_draft`] of the draft at `at` in `collection`, in `session` if given.
+async fn update_draft(
+    collection: &Collection<BsonDocument>,
+    seq: &'static Sequence,
+    at: &BsonDocument,
+    update: BsonDocument,
+    session: Option<&mut ClientSession>,
+) -> Result<bool, Error> {
+    let updating = collection.update_one(at.clone(), update);
+    let result = updating.optional(session, |a, s| a.session(s)).await;
+    result
+        .map(|result| result.matched_count == 1)
+        .doing(seq, || {
+            format!("numbering the draft {at} in `{}`", seq.collection)
+        })
 }
 
 #[cfg(test)]
