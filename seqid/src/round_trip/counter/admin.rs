@@ -3,6 +3,7 @@
 
 use std::future::IntoFuture;
 
+use mongodb::action::Action;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::{Cursor, Database};
 
@@ -10,7 +11,7 @@ use super::Change;
 use super::missing::ensure_unique_index;
 use super::update::update;
 use super::{Counter, UPSERT_ATTEMPTS, counter_write_concern, not_numeric, stored_value};
-use crate::base::error::Error;
+use crate::base::error::{Doing, Error};
 use crate::base::layout::ScopeEncoding;
 use crate::base::numeric;
 use crate::base::scope::Scope;
@@ -162,13 +163,8 @@ async fn every_document(
     query: impl IntoFuture<Output = mongodb::error::Result<Cursor<BsonDocument>>>,
 ) -> Result<Vec<BsonDocument>, Error> {
     use futures_util::TryStreamExt;
-    let failed = |error| Error::driver(seq, action.clone(), error);
-    query
-        .await
-        .map_err(failed)?
-        .try_collect()
-        .await
-        .map_err(failed)
+    let every = async { query.await?.try_collect().await };
+    every.await.doing(seq, || action)
 }
 
 /// `text` with the characters a regular expression gives a meaning to escaped.
@@ -201,30 +197,27 @@ pub(crate) async fn set(db: &Database, counter: Counter<'_>, last: i64) -> Resul
     // updated if another writer creates it meanwhile.
     for _ in 0..UPSERT_ATTEMPTS {
         let set = doc! { "$set": { counter.value_key(): counter.written(value) } };
-        let mut update = counters
+        let update = counters
             .update_one(counter.filter(), counter.creating(set))
-            .upsert(by_id);
-        if let Some(concern) = counter_write_concern(seq, &counters) {
-            update = update.write_concern(concern);
-        }
+            .upsert(by_id)
+            .optional(counter_write_concern(seq, &counters), |a, c| {
+                a.write_concern(c)
+            });
         let result = update.await.map_err(failed)?;
         if by_id || result.matched_count > 0 {
             return Ok(());
         }
         ensure_unique_index(&counters, counter).await?;
-        let mut insert = counters.insert_one(counter.created(value));
-        if let Some(concern) = counter_write_concern(seq, &counters) {
-            insert = insert.write_concern(concern);
-        }
+        let insert = counters
+            .insert_one(counter.created(value))
+            .optional(counter_write_concern(seq, &counters), |a, c| {
+                a.write_concern(c)
+            });
         match insert.await {
             Ok(_) => return Ok(()),
             Err(error) if server_code(&error) == Some(DUPLICATE_KEY) => {}
             Err(error) => return Err(failed(error)),
         }
     }
-    Err(Error::CounterContended {
-        sequence: seq,
-        counter: counter.shown(),
-        attempts: UPSERT_ATTEMPTS,
-    })
+    Err(counter.contended(UPSERT_ATTEMPTS))
 }

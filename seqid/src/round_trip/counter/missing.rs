@@ -3,6 +3,7 @@
 //! index, and never while the collection holds numbers of the sequence without it.
 
 use mongodb::Database;
+use mongodb::action::Action;
 use mongodb::bson::Document as BsonDocument;
 
 use super::Change;
@@ -94,11 +95,9 @@ async fn insert_counter(
     value: i64,
 ) -> Result<(), Error> {
     let seq = counter.seq;
-    let mut insert = counters.insert_one(counter.created(value));
-    if let Some(concern) = counter_write_concern(seq, counters) {
-        insert = insert.write_concern(concern);
-    }
-    match insert.await {
+    let insert = counters.insert_one(counter.created(value));
+    let concern = counter_write_concern(seq, counters);
+    match insert.optional(concern, |a, c| a.write_concern(c)).await {
         Err(error) if server_code(&error) == Some(DUPLICATE_KEY) => Ok(()),
         inserted => inserted.map(drop).doing(seq, || {
             format!(

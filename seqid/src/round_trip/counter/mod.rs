@@ -81,15 +81,17 @@ impl Counter<'_> {
 
     /// The value the counter holds when `last` is the last id handed out.
     fn value_of(&self, last: i64) -> Result<i64, Error> {
-        last.checked_add(self.layout().offset())
-            .ok_or_else(|| self.overflow(i128::from(last) + i128::from(self.layout().offset())))
+        self.checked(i128::from(last) + i128::from(self.layout().offset()))
     }
 
     /// The last id handed out when the counter holds `value`.
     fn last_of(&self, value: i64) -> Result<i64, Error> {
-        value
-            .checked_sub(self.layout().offset())
-            .ok_or_else(|| self.overflow(i128::from(value) - i128::from(self.layout().offset())))
+        self.checked(i128::from(value) - i128::from(self.layout().offset()))
+    }
+
+    /// `value` as an `i64`, or the counter's overflow.
+    fn checked(&self, value: i128) -> Result<i64, Error> {
+        i64::try_from(value).map_err(|_| self.overflow(value))
     }
 
     fn overflow(&self, value: i128) -> Error {
@@ -103,6 +105,15 @@ impl Counter<'_> {
                 self.seq.counters
             )
             .into(),
+        }
+    }
+
+    /// [`Error::CounterContended`], after `attempts` updates conditional on the value read.
+    fn contended(&self, attempts: u32) -> Error {
+        Error::CounterContended {
+            sequence: self.seq,
+            counter: self.shown(),
+            attempts,
         }
     }
 
@@ -145,10 +156,7 @@ impl Counter<'_> {
     /// The value a counter holds before the first id, `start`, is handed out.
     fn before_start(&self) -> Result<i64, Error> {
         let seq = self.seq;
-        let last = seq
-            .start
-            .checked_sub(seq.layout.step)
-            .ok_or_else(|| self.overflow(i128::from(seq.start) - i128::from(seq.layout.step)))?;
+        let last = self.checked(i128::from(seq.start) - i128::from(seq.layout.step))?;
         self.value_of(last)
     }
 
@@ -171,7 +179,7 @@ impl Counter<'_> {
             true => before,
             false => before + (largest - before).div_euclid(step) * step,
         };
-        i64::try_from(last).map_err(|_| self.overflow(last))
+        self.checked(last)
     }
 }
 

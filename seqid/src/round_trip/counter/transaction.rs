@@ -2,6 +2,7 @@
 //! the transaction first, made in it if its snapshot has none, then advanced in it.
 
 use mongodb::Database;
+use mongodb::action::Action;
 use mongodb::bson::{Document as BsonDocument, doc};
 
 use super::Change;
@@ -65,9 +66,7 @@ pub(crate) async fn reserve_in_transaction(
         // Made in a transaction that may yet abort: the next call looks again.
         tally.counter_checked.store(false, Ordering::Relaxed);
     }
-    tally
-        .ids
-        .fetch_add(amount, std::sync::atomic::Ordering::Relaxed);
+    tally.ids.fetch_add(amount, Ordering::Relaxed);
     first_of(counter, value, amount)
 }
 
@@ -80,13 +79,11 @@ async fn read_in_transaction(
     session: &mut Session<'_>,
 ) -> Result<bool, Error> {
     let seq = counter.seq;
-    let find = counters
+    let found = counters
         .find_one(counter.filter())
-        .projection(doc! { counter.value_key(): 1 });
-    let found = match session.join() {
-        Some(session) => find.session(session).await,
-        None => find.await,
-    };
+        .projection(doc! { counter.value_key(): 1 })
+        .optional(session.join(), |a, s| a.session(s))
+        .await;
     found.map(|found| found.is_some()).doing(seq, || {
         format!(
             "reading the counter in `{}` in the caller's transaction",
@@ -112,10 +109,7 @@ async fn made_in_transaction(
     }
     let value = counter.before_start()?;
     let insert = counters.insert_one(counter.created(value));
-    let inserted = match session.join() {
-        Some(session) => insert.session(session).await,
-        None => insert.await,
-    };
+    let inserted = insert.optional(session.join(), |a, s| a.session(s)).await;
     inserted.map(drop).doing(seq, || {
         format!(
             "creating the counter {{ {} }} in `{}` at {value} (start = {}) in the \

@@ -3,6 +3,7 @@
 //! 1.5 (or a string, or a Double at 2^53) is reported as it is, never moved; a counter the
 //! guard leaves out is read and updated as read. The source the allocators reserve from.
 
+use mongodb::action::Action;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::options::ReturnDocument;
 use mongodb::{ClientSession, Database};
@@ -36,10 +37,8 @@ pub(crate) struct CounterSource {
 
 impl Source for CounterSource {
     async fn reserve(&self, amount: u64, tally: &Tally) -> Result<i64, Error> {
-        let counter = Counter {
-            seq: self.seq,
-            scope: &self.scope,
-        };
+        let (seq, scope) = (self.seq, &self.scope);
+        let counter = Counter { seq, scope };
         let increment = increment(counter, amount)?;
         let value = update(&self.db, counter, Change::Inc(increment), tally, None).await?;
         first_of(counter, value, amount)
@@ -148,21 +147,20 @@ pub(super) async fn update(
     let value_key = counter.value_key();
     let filter = guard(counter.filter(), value_key, change.reach());
     let update = counter.creating(change.update(counter));
+    // In the caller's transaction, the transaction's write concern; else the counter's.
+    let concern = match transaction {
+        Some(_) => None,
+        None => counter_write_concern(seq, &counters),
+    };
     let mut attempt = 1;
     loop {
-        let mut find_and_modify = counters
+        let reply = counters
             .find_one_and_update(filter.clone(), update.clone())
             .upsert(upsert)
-            .return_document(ReturnDocument::After);
-        match transaction.as_deref_mut() {
-            Some(session) => find_and_modify = find_and_modify.session(session),
-            None => {
-                if let Some(concern) = counter_write_concern(seq, &counters) {
-                    find_and_modify = find_and_modify.write_concern(concern);
-                }
-            }
-        }
-        let reply = find_and_modify.await;
+            .return_document(ReturnDocument::After)
+            .optional(transaction.as_deref_mut(), |a, session| a.session(session))
+            .optional(concern.clone(), |a, concern| a.write_concern(concern))
+            .await;
         if let Ok(Some(_)) = reply {
             tally.counter_checked.store(true, Ordering::Relaxed);
         }
@@ -179,19 +177,17 @@ pub(super) async fn update(
             }
             return in_transaction(&counters, counter, reply).await;
         }
-        let error = match reply {
-            Ok(Some(stored)) => return new_value(counter, &stored),
-            Ok(None) => None,
-            Err(error) => Some(error),
-        };
-        // `None`: the server answered with no document; else the error's code.
-        let code = error.as_ref().map(server_code);
+        if let Ok(Some(stored)) = &reply {
+            return new_value(counter, stored);
+        }
+        // `None`: the server answered with no document.
+        let error = reply.err();
         // The filter did not take the counter (the upsert then meets its `_id`: E11000;
         // without an upsert, no document), or a server that does not apply the filter met
         // a string (error 14), or answered with no document, which some servers do for
         // either, or after applying the update during a concurrent first use. The counter
         // as stored tells which.
-        let unmatched = matches!(code, None | Some(Some(DUPLICATE_KEY | TYPE_MISMATCH)));
+        let unmatched = unmatched(error.as_ref());
         if unmatched {
             match update_as_read(&counters, counter, change, &update, tally).await? {
                 AsRead::Updated(stored) => return new_value(counter, &stored),
@@ -213,18 +209,7 @@ pub(super) async fn update(
             }
         }
         if !unmatched || attempt >= UPSERT_ATTEMPTS {
-            return Err(match error {
-                None => Error::NoCounter {
-                    sequence: seq,
-                    counter: counter.shown(),
-                    attempts: attempt,
-                },
-                Some(error) => Error::driver(
-                    seq,
-                    format!("updating the counter in `{}`", seq.counters),
-                    error,
-                ),
-            });
+            return Err(failed(counter, error, attempt, ""));
         }
         tracing::debug!(
             sequence = seq.name,
@@ -246,42 +231,54 @@ async fn in_transaction(
     counter: Counter<'_>,
     reply: mongodb::error::Result<Option<BsonDocument>>,
 ) -> Result<i64, Error> {
-    let seq = counter.seq;
-    let error = match reply {
-        Ok(Some(stored)) => return new_value(counter, &stored),
-        Ok(None) => None,
-        Err(error) => Some(error),
-    };
+    if let Ok(Some(stored)) = &reply {
+        return new_value(counter, stored);
+    }
+    let error = reply.err();
     // Only an answer that may mean the guard did not take the counter (no document, a
     // duplicate `_id`, a type mismatch) is worth a look at what the counter holds. A
     // write conflict, the common error here (concurrent transactions take turns on the
     // counter), goes back at once: the caller's retry (`T::transaction`) runs the
     // transaction again, and a read first would lengthen every turn by a round trip.
-    let unmatched = matches!(
-        error.as_ref().map(server_code),
-        None | Some(Some(DUPLICATE_KEY | TYPE_MISMATCH))
-    );
-    if unmatched
+    if unmatched(error.as_ref())
         && let Some(value) = stored_value(counters, counter).await?
         && !numeric::countable(&value, 0)
     {
         return Err(not_numeric(counter, value));
     }
-    Err(match error {
+    Err(failed(counter, error, 1, " in the caller's transaction"))
+}
+
+/// Whether an answer may mean the guard did not take the counter: no document (`None`),
+/// a duplicate `_id` (the upsert met the counter) or a type mismatch.
+fn unmatched(error: Option<&mongodb::error::Error>) -> bool {
+    matches!(
+        error.map(server_code),
+        None | Some(Some(DUPLICATE_KEY | TYPE_MISMATCH))
+    )
+}
+
+/// The error of an update of the counter (`within` says where it ran) that found no
+/// counter in `attempts` (`error` is `None`), or failed with `error`.
+fn failed(
+    counter: Counter<'_>,
+    error: Option<mongodb::error::Error>,
+    attempts: u32,
+    within: &str,
+) -> Error {
+    let seq = counter.seq;
+    match error {
         None => Error::NoCounter {
             sequence: seq,
             counter: counter.shown(),
-            attempts: 1,
+            attempts,
         },
         Some(error) => Error::driver(
             seq,
-            format!(
-                "updating the counter in `{}` in the caller's transaction",
-                seq.counters
-            ),
+            format!("updating the counter in `{}`{within}", seq.counters),
             error,
         ),
-    })
+    }
 }
 
 /// What [`update_as_read`] found.
@@ -343,11 +340,7 @@ async fn update_as_read(
         }
         // Another writer moved the counter between the read and the update.
         if attempt >= CONTENDED_ATTEMPTS {
-            return Err(Error::CounterContended {
-                sequence: seq,
-                counter: counter.shown(),
-                attempts: attempt,
-            });
+            return Err(counter.contended(attempt));
         }
         attempt += 1;
         backoff(attempt).await;
