@@ -222,11 +222,8 @@ async fn listed(
 ) -> Result<bool, Error> {
     use futures_util::TryStreamExt;
     const NAMESPACE_NOT_FOUND: i32 = 26;
-    let listed = match collection.list_indexes().await {
-        Ok(cursor) => cursor.try_collect::<Vec<IndexModel>>().await,
-        Err(error) => Err(error),
-    };
-    let indexes = match listed {
+    let listed = async { collection.list_indexes().await?.try_collect().await };
+    let indexes: Vec<IndexModel> = match listed.await {
         Err(error) if server_code(&error) == Some(NAMESPACE_NOT_FOUND) => return Ok(false),
         listed => listed.doing(seq, || {
             format!("listing the indexes of `{}`", seq.collection)

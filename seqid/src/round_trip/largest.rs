@@ -101,14 +101,8 @@ async fn query(
     read: MaximumRead<'_>,
     ids: Ids,
 ) -> mongodb::error::Result<(Option<Bson>, Ids)> {
-    let MaximumRead {
-        seq,
-        scope,
-        above,
-        mut session,
-    } = read;
-    let field = seq.field;
-    if let Some(above) = above {
+    let (field, scope, mut session) = (read.seq.field, read.scope, read.session);
+    if let Some(above) = read.above {
         let mut bounded = scope.filter();
         bounded.insert(field, doc! { "$gt": above });
         let top = top_id(collection, field, bounded, session).await?;

@@ -3,6 +3,7 @@
 //! transaction's snapshot, where a read preference is refused), each document as stored and
 //! as the model.
 
+use mongodb::action::Action;
 use mongodb::bson::Document as BsonDocument;
 use serde::de::DeserializeOwned;
 
@@ -82,13 +83,10 @@ pub(crate) async fn all<T: DeserializeOwned>(
     let shown = filter.to_string();
     let failed = failed(cx.seq, what, &shown);
     let collection = cx.collection::<BsonDocument>();
-    let mut find = collection.find(filter);
-    if let Some(order) = order {
-        find = find.sort(order);
-    }
-    if let Some(limit) = limit {
-        find = find.limit(limit);
-    }
+    let find = collection
+        .find(filter)
+        .optional(order, |find, order| find.sort(order))
+        .optional(limit, |find, limit| find.limit(limit));
     let in_transaction = cx.session.in_transaction();
     let stored: Vec<BsonDocument> = match cx.session.join() {
         Some(session) => {

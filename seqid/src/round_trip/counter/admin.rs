@@ -10,7 +10,7 @@ use mongodb::{Cursor, Database};
 use super::Change;
 use super::missing::ensure_unique_index;
 use super::update::update;
-use super::{Counter, UPSERT_ATTEMPTS, counter_write_concern, not_numeric, stored_value};
+use super::{Counter, UPSERT_ATTEMPTS, counter_write_concern, not_numeric, stored};
 use crate::base::error::{Doing, Error};
 use crate::base::layout::ScopeEncoding;
 use crate::base::numeric;
@@ -55,12 +55,15 @@ pub(crate) async fn raise(
 /// has no value).
 pub(crate) async fn read(db: &Database, counter: Counter<'_>) -> Result<Option<i64>, Error> {
     let counters = db.collection::<BsonDocument>(counter.seq.counters);
-    match stored_value(&counters, counter).await? {
-        None => Ok(None),
-        Some(value) => match numeric::integral(&value) {
-            Some(n) => counter.last_of(n).map(Some),
-            None => Err(not_numeric(counter, value)),
-        },
+    last_in(counter, stored(&counters, counter).await?.flatten())
+}
+
+/// The last id handed out when the counter holds `value` (`None`: it has no value).
+fn last_in(counter: Counter<'_>, value: Option<Bson>) -> Result<Option<i64>, Error> {
+    let Some(value) = value else { return Ok(None) };
+    match numeric::integral(&value) {
+        Some(n) => counter.last_of(n).map(Some),
+        None => Err(not_numeric(counter, value)),
     }
 }
 
@@ -107,13 +110,7 @@ pub(crate) async fn every(
         };
         let Some(scope) = scope else { continue };
         let counter = Counter { seq, scope: &scope };
-        let last = match document.get(counter.value_key()) {
-            None => None,
-            Some(value) => match numeric::integral(value) {
-                Some(n) => Some(counter.last_of(n)?),
-                None => return Err(not_numeric(counter, value.clone())),
-            },
-        };
+        let last = last_in(counter, document.get(counter.value_key()).cloned())?;
         counters.push((scope, last));
     }
     Ok(counters)

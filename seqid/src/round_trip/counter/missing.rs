@@ -121,10 +121,7 @@ pub(super) async fn ensure_unique_index(
     let (keys, name) = crate::base::server::counter_index(layout);
     let made = counters.create_index(unique_index(keys, &name)).await;
     let code = made.as_ref().err().and_then(server_code);
-    if matches!(
-        code,
-        Some(INDEX_OPTIONS_CONFLICT | INDEX_KEY_SPECS_CONFLICT)
-    ) {
+    if let Some(INDEX_OPTIONS_CONFLICT | INDEX_KEY_SPECS_CONFLICT) = code {
         return Ok(());
     }
     made.map(drop).doing(seq, || {

@@ -202,15 +202,6 @@ pub(super) fn counter_write_concern(
     }
 }
 
-/// The value the counter holds, or `None` if there is no counter or it has no value
-/// (which `$inc` creates).
-pub(super) async fn stored_value(
-    counters: &mongodb::Collection<BsonDocument>,
-    counter: Counter<'_>,
-) -> Result<Option<Bson>, Error> {
-    Ok(stored(counters, counter).await?.flatten())
-}
-
 /// The counter as stored: `None` if there is none, else its value (`None` if it has
 /// none).
 pub(super) async fn stored(

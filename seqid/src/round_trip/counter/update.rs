@@ -11,7 +11,6 @@ use mongodb::{ClientSession, Database};
 use super::missing::{create, made_before_first_use, refuse_if_numbered};
 use super::{
     Change, Counter, TYPE_MISMATCH, UPSERT_ATTEMPTS, counter_write_concern, not_numeric, stored,
-    stored_value,
 };
 use crate::base::backoff::backoff;
 use crate::base::error::{Doing, Error};
@@ -144,8 +143,7 @@ pub(super) async fn update(
     let taking = matches!(change, Change::Inc(_));
     let mut upsert =
         counter.layout().by_id() && (!taking || tally.counter_checked.load(Ordering::Relaxed));
-    let value_key = counter.value_key();
-    let filter = guard(counter.filter(), value_key, change.reach());
+    let filter = guard(counter.filter(), counter.value_key(), change.reach());
     let update = counter.creating(change.update(counter));
     // In the caller's transaction, the transaction's write concern; else the counter's.
     let concern = match transaction {
@@ -241,7 +239,7 @@ async fn in_transaction(
     // counter), goes back at once: the caller's retry (`T::transaction`) runs the
     // transaction again, and a read first would lengthen every turn by a round trip.
     if unmatched(error.as_ref())
-        && let Some(value) = stored_value(counters, counter).await?
+        && let Some(value) = stored(counters, counter).await?.flatten()
         && !numeric::countable(&value, 0)
     {
         return Err(not_numeric(counter, value));
