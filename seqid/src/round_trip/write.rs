@@ -63,7 +63,7 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
         // `crate::insert`), and a write in the caller's session is not the common case.
         let collection = cx.collection::<T>();
         let to = To::new(&collection, seq, send);
-        return Box::pin(write_one(to, document, key, &mut cx.session)).await;
+        return Box::pin(write_one(&to, document, key, &mut cx.session)).await;
     }
     let bytes = match mongodb::bson::to_raw_document_buf(document) {
         Ok(bytes) => bytes,
@@ -75,7 +75,7 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     let write = Finishing::new(async move {
         let mut none = Session::none();
         let to = To::new(&collection, seq, send);
-        let fate = write_one(to, &bytes, &key_owned, &mut none).await;
+        let fate = write_one(&to, &bytes, &key_owned, &mut none).await;
         drop(hold);
         fate
     });
@@ -101,18 +101,9 @@ impl<'a, D: Send + Sync> To<'a, D> {
     }
 }
 
-impl<D: Send + Sync> Clone for To<'_, D> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-// Not derived: the derive would ask `D: Copy`.
-impl<D: Send + Sync> Copy for To<'_, D> {}
-
 /// [`insert_one`], where it runs.
 async fn write_one<D: Serialize + Send + Sync>(
-    to: To<'_, D>,
+    to: &To<'_, D>,
     document: &D,
     key: &Key,
     session: &mut Session<'_>,
@@ -138,7 +129,7 @@ async fn write_one<D: Serialize + Send + Sync>(
 /// The fate of a document [`write_one`] sent outside a transaction, which the server did
 /// not store: `error` says why, or that the answer was lost.
 async fn after_error<D: Serialize + Send + Sync>(
-    to: To<'_, D>,
+    to: &To<'_, D>,
     document: &D,
     key: &Key,
     error: mongodb::error::Error,
@@ -207,13 +198,13 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     let raw = cx.raw_collection();
     let sent = if cx.session.join().is_some() {
         let to = To::new(&raw, seq, send);
-        send_commands(to, &serialized, &mut cx.session).await
+        send_commands(&to, &serialized, &mut cx.session).await
     } else {
         let sent_keys: Vec<Key> = serialized.iter().map(|d| d.key.clone()).collect();
         let sent_documents: Vec<&T> = positions.iter().map(|&p| documents[p]).collect();
         let write = Finishing::new(async move {
             let to = To::new(&raw, seq, send);
-            let fates = send_commands(to, &serialized, &mut Session::none()).await;
+            let fates = send_commands(&to, &serialized, &mut Session::none()).await;
             drop(hold);
             fates
         });
@@ -237,7 +228,7 @@ struct Serialized {
 /// Sends `documents` in commands that the driver sends whole, and says what became of
 /// each.
 async fn send_commands(
-    to: To<'_, RawDocumentBuf>,
+    to: &To<'_, RawDocumentBuf>,
     documents: &[Serialized],
     session: &mut Session<'_>,
 ) -> Vec<Fate> {
@@ -289,7 +280,7 @@ fn commands(
 
 /// Sends one `insert` command of `documents` and says what became of each.
 async fn insert_command(
-    to: To<'_, RawDocumentBuf>,
+    to: &To<'_, RawDocumentBuf>,
     documents: &[Serialized],
     session: &mut Session<'_>,
 ) -> Vec<Fate> {
@@ -417,7 +408,7 @@ fn never_sent(error: &mongodb::error::Error) -> bool {
 /// found stored, equal, are stored. A write concern error is not settled by looking: the
 /// write is there, but not as durable as asked, and may yet be rolled back.
 async fn settle<T: Serialize + Send + Sync>(
-    to: To<'_, T>,
+    to: &To<'_, T>,
     documents: &[&T],
     keys: &[Key],
     error: &mongodb::error::Error,
@@ -452,7 +443,7 @@ async fn settle<T: Serialize + Send + Sync>(
 /// been removed since). That outcome is unknown, with `error`, the server's answer, as
 /// its cause; taking a new id instead could store the document twice.
 async fn classify<T: Serialize + Send + Sync>(
-    to: To<'_, T>,
+    to: &To<'_, T>,
     rejected: &[(&T, &Key, Rejection)],
     error: &mongodb::error::Error,
 ) -> Vec<Fate> {
@@ -520,7 +511,7 @@ fn at_keys(seq: &'static Sequence, keys: &[Key]) -> BsonDocument {
 /// writes with `w: "majority"`, only what a majority holds counts as stored (read concern
 /// `majority`): a write seen on the primary alone may yet be rolled back.
 async fn stored_documents<T: Send + Sync>(
-    to: To<'_, T>,
+    to: &To<'_, T>,
     keys: &[Key],
 ) -> Result<HashMap<Key, BsonDocument>, mongodb::error::Error> {
     use futures_util::TryStreamExt;
