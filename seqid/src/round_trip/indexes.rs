@@ -93,16 +93,14 @@ async fn create_for_key(
 ) -> Result<String, Error> {
     let (keys, name) = key.index();
     let collection = route.db.collection::<BsonDocument>(seq.collection);
-    collection
-        .create_index(unique_index(keys, &name))
-        .await
-        .doing(seq, || {
-            format!(
-                "creating the unique index {name} on the natural key {} in `{}`",
-                key.shown(),
-                seq.collection
-            )
-        })?;
+    let model = unique_index(keys, &name);
+    collection.create_index(model).await.doing(seq, || {
+        format!(
+            "creating the unique index {name} on the natural key {} in `{}`",
+            key.shown(),
+            seq.collection
+        )
+    })?;
     if let Some(registry) = route.registry {
         registry.found_key_index(route.db.name(), seq.collection, key.fields);
     }
