@@ -266,12 +266,8 @@ async fn many<T: Model + DeserializeOwned>(
     // One reservation per scope, all at once (in the caller's transaction, one after the
     // other), for the drafts of that scope in their order.
     let groups = grouped(scopes.iter().cloned().zip(0..drafts.len()));
-    let counts: Vec<(Scope, usize)> = groups
-        .iter()
-        .map(|(scope, members)| (scope.clone(), members.len()))
-        .collect();
     let mut ids = vec![0; drafts.len()];
-    for (taken, (_, members)) in counted::take_groups(&counts, cx)
+    for (taken, (_, members)) in counted::take_groups(&groups, cx)
         .await?
         .into_iter()
         .zip(&groups)

@@ -93,7 +93,8 @@ async fn take_all<T: Model>(
 ) -> Result<i64, Error> {
     let wanted = Wanted::of(std::slice::from_ref(doc), &[0])?;
     let route = cx.route;
-    let primary = [(scope.clone(), 1)];
+    // The document, at position 0 of its slice of one.
+    let primary = [(scope.clone(), vec![0])];
     let (primary, reserved) = futures_util::join!(
         counted::take_groups(&primary, cx),
         others::reserve_outside(route, &wanted)

@@ -68,19 +68,13 @@ impl Progress {
                 true => cx.session.join(),
                 false => None,
             };
-            let allocated = self
-                .frontier
-                .candidates(
-                    max,
-                    MaximumRead {
-                        seq,
-                        scope,
-                        above,
-                        session,
-                    },
-                    count,
-                )
-                .await?;
+            let read = MaximumRead {
+                seq,
+                scope,
+                above,
+                session,
+            };
+            let allocated = self.frontier.candidates(max, read, count).await?;
             cx.reservations += u32::from(allocated.waited);
             let flight = allocated.ids;
             match self.seen_taken {
@@ -107,15 +101,11 @@ impl Progress {
 /// free again: through a handle the frontier hands it out again, and a bare call's next
 /// maximum reads it as free.
 pub(crate) fn race_lost(cx: &Context<'_>, scope: &Scope, id: i64) {
-    let (route, seq) = (cx.route, cx.seq);
-    let frontier = route.collection(seq, scope);
-    frontier
-        .allocator
-        .tally
-        .races_lost
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let frontier = cx.route.collection(cx.seq, scope);
+    let races_lost = &frontier.allocator.tally.races_lost;
+    races_lost.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     tracing::debug!(
-        sequence = seq.name,
+        sequence = cx.seq.name,
         id,
         "another caller stored the key first"
     );
