@@ -231,12 +231,9 @@ async fn settle_all<T: Model + DeserializeOwned>(
             continue;
         }
         source::race_lost(cx, &scopes[position], id, known && !at_our_id);
-        match copy_of(found) {
-            Ok(copy) => {
-                *doc = copy;
-                standing[position] = Standing::Done(Entry::Found);
-            }
-            Err(_) => continue,
+        if let Ok(copy) = copy_of(found) {
+            *doc = copy;
+            standing[position] = Standing::Done(Entry::Found);
         }
     }
 }
