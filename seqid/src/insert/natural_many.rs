@@ -44,10 +44,7 @@ pub(crate) async fn find_or_insert_many<T: Model + DeserializeOwned>(
     call: Call<'_>,
     key: Result<NaturalKey, Error>,
 ) -> Traced<Result<Vec<Entry>, Error>> {
-    in_context!(T, route, call, |cx| match key {
-        Ok(key) => Box::pin(run(docs, key, &mut cx)).await,
-        Err(error) => Err(error),
-    })
+    in_context!(T, route, call, |cx| Box::pin(run(docs, key, &mut cx)).await)
 }
 
 /// Where each document stands.
@@ -63,9 +60,11 @@ enum Standing {
 /// [`find_or_insert_many`], in its context.
 async fn run<T: Model + DeserializeOwned>(
     docs: &mut [T],
-    key: NaturalKey,
+    key: Result<NaturalKey, Error>,
     cx: &mut Context<'_>,
 ) -> Result<Vec<Entry>, Error> {
+    // A key that could not be made is the answer, before anything else is checked.
+    let key = key?;
     let seq = cx.seq;
     numbered_on_insert::<T>("find_or_insert_many")?;
     source::require_transaction::<T>(cx)?;

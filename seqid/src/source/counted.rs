@@ -184,10 +184,9 @@ pub(crate) async fn take_outside(
     counter: Counter<'_>,
     count: u64,
 ) -> Result<Allocated<Handed>, Error> {
+    let source = || source(route, counter);
     let allocator = route.counter(counter.seq, counter.scope);
-    allocator
-        .allocate_held(count, || source(route, counter))
-        .await
+    allocator.allocate_held(count, source).await
 }
 
 /// `counter`, as the allocators reserve from it.

@@ -165,19 +165,16 @@ pub(crate) async fn run<M: Maximum, A: Attempt>(
                     attempt = tries.made(),
                     "optimistic: id taken by another writer; retrying"
                 );
+                continue;
             }
-            fate => {
-                match fate {
-                    // A refused id is free again: through a handle, the next insert
-                    // takes it (no gap while the handle goes on inserting).
-                    Fate::Refused(_) if cx.route.registry.is_some() => flight.give_back(key.id),
-                    Fate::Refused(_) => {}
-                    // Any other may be stored.
-                    _ => flight.finish([key.id]),
-                }
-                return Ok((key.id, fate));
-            }
+            // A refused id is free again: through a handle, the next insert takes it (no
+            // gap while the handle goes on inserting).
+            Fate::Refused(_) if cx.route.registry.is_some() => flight.give_back(key.id),
+            Fate::Refused(_) => {}
+            // Any other may be stored.
+            _ => flight.finish([key.id]),
         }
+        return Ok((key.id, fate));
     }
     let error = tries.exhausted(seq, last_id);
     tracing::warn!(sequence = seq.name, %error, "optimistic: gave up");
