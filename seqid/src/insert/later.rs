@@ -173,12 +173,12 @@ async fn settle<T: Model + DeserializeOwned>(
     cx: &mut Context<'_>,
 ) -> Result<Numbered<T>, Error> {
     let seq = cx.seq;
-    let error = match written {
-        Ok(true) => return Ok(Numbered::by(doc, true)),
-        // No draft at its `_id` unnumbered: another caller numbered it, or it is gone.
-        Ok(false) => None,
-        Err(error) => Some(error),
-    };
+    if let Ok(true) = written {
+        return Ok(Numbered::by(doc, true));
+    }
+    // `Ok(false)`, no error: no draft at its `_id` unnumbered: another caller numbered it,
+    // or it is gone.
+    let error = written.err();
     if cx.session.in_transaction() {
         return Err(error.unwrap_or_else(|| not_found(seq, at)));
     }
@@ -354,12 +354,9 @@ fn numbered<T: Model + DeserializeOwned>(
         reason: "the numbered document, with the fields set, must read back as the type",
     };
     let mut serialized = mongodb::bson::to_document(&*doc).map_err(|e| invalid(e.to_string()))?;
-    let mut fields = doc! {};
-    for field in numbered_fields::<T>() {
-        if let Some(value) = serialized.get(field) {
-            fields.insert(field, value.clone());
-        }
-    }
+    let mut fields: BsonDocument = numbered_fields::<T>()
+        .filter_map(|field| Some((field.to_owned(), serialized.get(field)?.clone())))
+        .collect();
     fields.extend(set.clone());
     if !set.is_empty() {
         serialized.extend(set.clone());

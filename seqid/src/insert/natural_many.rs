@@ -216,10 +216,9 @@ async fn settle_all<T: Model + DeserializeOwned>(
             continue;
         };
         let doc = &mut docs[position];
-        let known = matches!(standing[position], Standing::Failed(_));
-        let id = match &standing[position] {
-            Standing::Failed(failed) => failed.id,
-            _ => doc.sequence_id().value().map_or(0, |v| v as i64),
+        let (known, id) = match &standing[position] {
+            Standing::Failed(failed) => (true, failed.id),
+            _ => (false, doc.sequence_id().value().map_or(0, |v| v as i64)),
         };
         let at_our_id = holds(found, &scopes[position], Some(id.into()));
         if !known && at_our_id {

@@ -155,10 +155,8 @@ fn conclude<T: Model>(
     if fate.unsets_the_id() {
         unset(doc);
     }
-    match other {
-        Some((seq, other_id)) => fate.conclude(seq, other_id, value),
-        None => fate.conclude(&T::SEQUENCE, id, value),
-    }
+    let (seq, id) = other.unwrap_or((&T::SEQUENCE, id));
+    fate.conclude(seq, id, value)
 }
 
 /// `resume_insert`: finishes an insert whose outcome was unknown.

@@ -63,15 +63,14 @@ impl Progress {
         cx: &mut Context<'_>,
     ) -> Result<Arc<InFlight>, Error> {
         loop {
-            let (seq, above) = (cx.seq, self.seen_taken);
             let session = match cx.session.in_transaction() {
                 true => cx.session.join(),
                 false => None,
             };
             let read = MaximumRead {
-                seq,
+                seq: cx.seq,
                 scope,
-                above,
+                above: self.seen_taken,
                 session,
             };
             let allocated = self.frontier.candidates(max, read, count).await?;
