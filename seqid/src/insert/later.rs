@@ -38,7 +38,7 @@ use crate::base::model::Model;
 use crate::base::scope::{Scope, grouped};
 use crate::base::sequence::{Sequence, Strategy};
 use crate::base::span::Traced;
-use crate::round_trip::stored::{self, Within};
+use crate::round_trip::stored::{self, Stored, Within};
 use crate::round_trip::write;
 use crate::source::{self, counted};
 use crate::state::context::{Call, Context};
@@ -116,7 +116,7 @@ async fn one<T: Model + DeserializeOwned>(
     // reads it numbered, and takes no id.
     let _turn = turns::key_turn(cx.route.db.name(), seq, &filter, DRAFT_PATIENCE).await;
     turn_before_reading::<T>(&filter, cx).await;
-    let (stored, mut doc) = read_only::<T>(&filter, cx).await?;
+    let Stored { stored, mut doc } = read_only::<T>(&filter, cx).await?;
     if !doc.sequence_id().is_unset() {
         return Ok(Numbered::by(doc, false));
     }
@@ -173,12 +173,12 @@ async fn settle<T: Model + DeserializeOwned>(
     cx: &mut Context<'_>,
 ) -> Result<Numbered<T>, Error> {
     let seq = cx.seq;
-    let error = match written {
-        Ok(true) => return Ok(Numbered::by(doc, true)),
-        // No draft at its `_id` unnumbered: another caller numbered it, or it is gone.
-        Ok(false) => None,
-        Err(error) => Some(error),
-    };
+    if let Ok(true) = written {
+        return Ok(Numbered::by(doc, true));
+    }
+    // `Ok(false)`, no error: no draft at its `_id` unnumbered: another caller numbered it,
+    // or it is gone.
+    let error = written.err();
     if cx.session.in_transaction() {
         return Err(error.unwrap_or_else(|| not_found(seq, at)));
     }
@@ -193,11 +193,12 @@ async fn settle<T: Model + DeserializeOwned>(
         Some(error) => error,
         None => not_found(seq, at),
     };
-    let read = match read::<T>(&doc! { "_id": at.get("_id").cloned() }, cx).await {
+    let by_id = doc! { "_id": at.get("_id").cloned() };
+    let read = match stored::one::<T>(&by_id, "reading the draft", cx, Within::Session).await {
         Ok(read) => read,
         Err(_) => return Err(unknown(error)),
     };
-    let Some((_, doc)) = read else {
+    let Some(Stored { doc, .. }) = read else {
         return Err(not_found(seq, at));
     };
     match doc.sequence_id().get().map(Into::into) {
@@ -250,15 +251,10 @@ async fn many<T: Model + DeserializeOwned>(
     if seq.scope.is_empty() {
         counted::turn_before_reading(&Scope::NONE, cx).await;
     }
-    let drafts: Vec<(BsonDocument, T)> =
-        stored::all::<T>(unnumbered, Some(order), None, "reading the drafts", cx)
-            .await?
-            .into_iter()
-            .map(|found| (found.stored, found.doc))
-            .collect();
+    let drafts = stored::all::<T>(unnumbered, Some(order), None, "reading the drafts", cx).await?;
     // Scopes and codes checked before any id is taken.
     let mut scopes = Vec::with_capacity(drafts.len());
-    for (_, doc) in &drafts {
+    for Stored { doc, .. } in &drafts {
         scopes.push(Scope::of(seq, doc)?);
         code::ensure_unset_in_draft(doc)?;
         code::check(doc)?;
@@ -266,12 +262,8 @@ async fn many<T: Model + DeserializeOwned>(
     // One reservation per scope, all at once (in the caller's transaction, one after the
     // other), for the drafts of that scope in their order.
     let groups = grouped(scopes.iter().cloned().zip(0..drafts.len()));
-    let counts: Vec<(Scope, usize)> = groups
-        .iter()
-        .map(|(scope, members)| (scope.clone(), members.len()))
-        .collect();
     let mut ids = vec![0; drafts.len()];
-    for (taken, (_, members)) in counted::take_groups(&counts, cx)
+    for (taken, (_, members)) in counted::take_groups(&groups, cx)
         .await?
         .into_iter()
         .zip(&groups)
@@ -282,7 +274,7 @@ async fn many<T: Model + DeserializeOwned>(
     }
     let mut writes = Vec::with_capacity(drafts.len());
     let mut docs = Vec::with_capacity(drafts.len());
-    for ((stored, mut doc), &id) in drafts.into_iter().zip(&ids) {
+    for (Stored { stored, mut doc }, &id) in drafts.into_iter().zip(&ids) {
         let update = numbered(&mut doc, id, &issue.set)?;
         writes.push((draft_at(seq, &stored), update));
         docs.push(doc);
@@ -305,19 +297,13 @@ async fn many<T: Model + DeserializeOwned>(
             }
         }
     }
-    match first_error {
-        None => Ok(numbered),
-        Some(error) => Err(error),
-    }
+    first_error.map_or(Ok(numbered), Err)
 }
 
 /// The caller's own fields may not set what the numbering sets: the number, its codes,
 /// `_id`.
 fn check_set<T: Model>(set: &BsonDocument) -> Result<(), Error> {
     let seq = &T::SEQUENCE;
-    let ours = std::iter::once(seq.field)
-        .chain(T::DISPLAYS.iter().map(|d| d.field))
-        .chain(["_id"]);
     if let Some(key) = set
         .keys()
         .find(|key| key.contains('.') || key.starts_with('$'))
@@ -330,19 +316,24 @@ fn check_set<T: Model>(set: &BsonDocument) -> Result<(), Error> {
                      document)",
         });
     }
-    for field in ours {
-        let clash = set.keys().any(|key| key == field);
-        if clash {
-            return Err(Error::InvalidOption {
-                sequence: seq,
-                option: "set",
-                value: set.to_string().into(),
-                reason: "the numbering sets the number, its codes and nothing of `_id`: set \
-                         the document's other fields",
-            });
-        }
+    if numbered_fields::<T>()
+        .chain(["_id"])
+        .any(|field| set.contains_key(field))
+    {
+        return Err(Error::InvalidOption {
+            sequence: seq,
+            option: "set",
+            value: set.to_string().into(),
+            reason: "the numbering sets the number, its codes and nothing of `_id`: set the \
+                     document's other fields",
+        });
     }
     Ok(())
+}
+
+/// The fields the numbering sets: the number and its codes.
+fn numbered_fields<T: Model>() -> impl Iterator<Item = &'static str> {
+    std::iter::once(T::SEQUENCE.field).chain(T::DISPLAYS.iter().map(|d| d.field))
 }
 
 /// Fills `doc` with `id`, its codes and the caller's fields (as the update will store
@@ -363,12 +354,9 @@ fn numbered<T: Model + DeserializeOwned>(
         reason: "the numbered document, with the fields set, must read back as the type",
     };
     let mut serialized = mongodb::bson::to_document(&*doc).map_err(|e| invalid(e.to_string()))?;
-    let mut fields = doc! {};
-    for field in std::iter::once(seq.field).chain(T::DISPLAYS.iter().map(|d| d.field)) {
-        if let Some(value) = serialized.get(field) {
-            fields.insert(field, value.clone());
-        }
-    }
+    let mut fields: BsonDocument = numbered_fields::<T>()
+        .filter_map(|field| Some((field.to_owned(), serialized.get(field)?.clone())))
+        .collect();
     fields.extend(set.clone());
     if !set.is_empty() {
         serialized.extend(set.clone());
@@ -388,29 +376,17 @@ fn draft_at(seq: &Sequence, stored: &BsonDocument) -> BsonDocument {
 async fn read_only<T: Model + DeserializeOwned>(
     filter: &BsonDocument,
     cx: &mut Context<'_>,
-) -> Result<(BsonDocument, T), Error> {
+) -> Result<Stored<T>, Error> {
     let seq = cx.seq;
     let mut found =
         stored::all::<T>(filter.clone(), None, Some(2), "reading the draft", cx).await?;
     match found.len() {
         0 => Err(not_found(seq, filter)),
-        1 => {
-            let found = found.remove(0);
-            Ok((found.stored, found.doc))
-        }
+        1 => Ok(found.remove(0)),
         _ => Err(Error::DraftAmbiguous {
             sequence: seq,
             filter: filter.to_string().into(),
             matched: stored::count(filter, "counting the drafts", cx).await.ok(),
         }),
     }
-}
-
-/// The draft `filter` finds, as stored and as `T` (see [`stored::one`]).
-async fn read<T: Model + DeserializeOwned>(
-    filter: &BsonDocument,
-    cx: &mut Context<'_>,
-) -> Result<Option<(BsonDocument, T)>, Error> {
-    let found = stored::one::<T>(filter, "reading the draft", cx, Within::Session).await?;
-    Ok(found.map(|found| (found.stored, found.doc)))
 }

@@ -186,33 +186,36 @@ async fn fill_waiting<T: Model>(
     if batch.waiting().is_empty() {
         return batch.conclude(seq);
     }
-    let mut source = match Source::of(cx).await {
-        Ok(source) => source,
-        Err(error) => return batch.abandon(seq, error),
-    };
+    match rounds(docs, scopes, &mut batch, cx).await {
+        Ok(()) => batch.conclude(seq),
+        Err(error) => batch.abandon(seq, error),
+    }
+}
+
+/// The rounds of [`fill_waiting`], until no document waits or the budget is spent; `Err`
+/// abandons the batch.
+async fn rounds<T: Model>(
+    docs: &mut [T],
+    scopes: &[Scope],
+    batch: &mut Batch<IdValue<T>>,
+    cx: &mut Context<'_>,
+) -> Result<(), Error> {
+    let mut source = Source::of(cx).await?;
     let mut tries = Tries::start(cx.budget);
     while tries.next().await {
         let waiting = batch.waiting();
         let groups = grouped(waiting.iter().map(|&p| (scopes[p].clone(), p)));
         // Down: reserve (the other sequences' ids too, in the first round: they are kept
         // across the rounds), fill, write.
-        let wanted = match Wanted::of(docs, &waiting) {
-            Ok(wanted) => wanted,
-            Err(error) => return batch.abandon(seq, error),
-        };
+        let wanted = Wanted::of(docs, &waiting)?;
         let route = cx.route;
         let (reserved, other_ids) = futures_util::join!(
             source.reserve(&groups, cx),
             others::reserve_outside(route, &wanted)
         );
-        let Reserved { ids, flights } = match reserved {
-            Ok(reserved) => reserved,
-            Err(error) => return batch.abandon(seq, error),
-        };
-        if !wanted.is_empty()
-            && let Err(error) = others::finish(docs, &wanted, other_ids, cx).await
-        {
-            return batch.abandon(seq, error);
+        let Reserved { ids, flights } = reserved?;
+        if !wanted.is_empty() {
+            others::finish(docs, &wanted, other_ids, cx).await?;
         }
         let mut positions = Vec::with_capacity(waiting.len());
         let mut keys = Vec::with_capacity(waiting.len());
@@ -239,26 +242,23 @@ async fn fill_waiting<T: Model>(
         if let Some(first) = keys.first() {
             tries.read(first.id);
         }
-        let values = match fill_positions(docs, &positions, &keys) {
-            Ok(values) => values,
-            Err(error) => return batch.abandon(seq, error),
-        };
+        let values = fill_positions(docs, &positions, &keys)?;
         let outgoing = Outgoing {
             positions,
             keys,
             values,
         };
         let first = cx.first();
-        let taken = write_round(docs, &mut batch, &outgoing, first, flights.clone(), cx).await;
+        let taken = write_round(docs, batch, &outgoing, first, flights.clone(), cx).await;
         // Up: the source learns what became of its ids.
-        source.settle(&groups, flights, &taken, &mut batch, docs);
+        source.settle(&groups, flights, &taken, batch, docs);
         if batch.waiting().is_empty() {
             break;
         }
         tries.lost();
     }
-    source.give_up(&mut batch, &tries, cx);
-    batch.conclude(seq)
+    source.give_up(batch, &tries, cx);
+    Ok(())
 }
 
 /// Writes the documents of `outgoing` with one `insert_many`, sent as `send` says, and

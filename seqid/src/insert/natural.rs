@@ -58,18 +58,17 @@ pub(crate) async fn find_or_insert<T: Model + DeserializeOwned>(
     call: Call<'_>,
     key: Result<NaturalKey, Error>,
 ) -> Traced<Result<Entry, Error>> {
-    in_context!(T, route, call, |cx| match key {
-        Ok(key) => Box::pin(run(doc, key, &mut cx)).await,
-        Err(error) => Err(error),
-    })
+    in_context!(T, route, call, |cx| Box::pin(run(doc, key, &mut cx)).await)
 }
 
 /// [`find_or_insert`], in its context.
 async fn run<T: Model + DeserializeOwned>(
     doc: &mut T,
-    key: NaturalKey,
+    key: Result<NaturalKey, Error>,
     cx: &mut Context<'_>,
 ) -> Result<Entry, Error> {
+    // A key that could not be made is the answer, before anything else is checked.
+    let key = key?;
     let seq = cx.seq;
     // Before anything is read or taken: what the call cannot do.
     numbered_on_insert::<T>("find_or_insert")?;

@@ -44,10 +44,7 @@ pub(crate) async fn find_or_insert_many<T: Model + DeserializeOwned>(
     call: Call<'_>,
     key: Result<NaturalKey, Error>,
 ) -> Traced<Result<Vec<Entry>, Error>> {
-    in_context!(T, route, call, |cx| match key {
-        Ok(key) => Box::pin(run(docs, key, &mut cx)).await,
-        Err(error) => Err(error),
-    })
+    in_context!(T, route, call, |cx| Box::pin(run(docs, key, &mut cx)).await)
 }
 
 /// Where each document stands.
@@ -63,9 +60,11 @@ enum Standing {
 /// [`find_or_insert_many`], in its context.
 async fn run<T: Model + DeserializeOwned>(
     docs: &mut [T],
-    key: NaturalKey,
+    key: Result<NaturalKey, Error>,
     cx: &mut Context<'_>,
 ) -> Result<Vec<Entry>, Error> {
+    // A key that could not be made is the answer, before anything else is checked.
+    let key = key?;
     let seq = cx.seq;
     numbered_on_insert::<T>("find_or_insert_many")?;
     source::require_transaction::<T>(cx)?;
@@ -217,10 +216,9 @@ async fn settle_all<T: Model + DeserializeOwned>(
             continue;
         };
         let doc = &mut docs[position];
-        let known = matches!(standing[position], Standing::Failed(_));
-        let id = match &standing[position] {
-            Standing::Failed(failed) => failed.id,
-            _ => doc.sequence_id().value().map_or(0, |v| v as i64),
+        let (known, id) = match &standing[position] {
+            Standing::Failed(failed) => (true, failed.id),
+            _ => (false, doc.sequence_id().value().map_or(0, |v| v as i64)),
         };
         let at_our_id = holds(found, &scopes[position], Some(id.into()));
         if !known && at_our_id {
@@ -231,12 +229,9 @@ async fn settle_all<T: Model + DeserializeOwned>(
             continue;
         }
         source::race_lost(cx, &scopes[position], id, known && !at_our_id);
-        match copy_of(found) {
-            Ok(copy) => {
-                *doc = copy;
-                standing[position] = Standing::Done(Entry::Found);
-            }
-            Err(_) => continue,
+        if let Ok(copy) = copy_of(found) {
+            *doc = copy;
+            standing[position] = Standing::Done(Entry::Found);
         }
     }
 }

@@ -93,7 +93,8 @@ async fn take_all<T: Model>(
 ) -> Result<i64, Error> {
     let wanted = Wanted::of(std::slice::from_ref(doc), &[0])?;
     let route = cx.route;
-    let primary = [(scope.clone(), 1)];
+    // The document, at position 0 of its slice of one.
+    let primary = [(scope.clone(), vec![0])];
     let (primary, reserved) = futures_util::join!(
         counted::take_groups(&primary, cx),
         others::reserve_outside(route, &wanted)
@@ -154,10 +155,8 @@ fn conclude<T: Model>(
     if fate.unsets_the_id() {
         unset(doc);
     }
-    match other {
-        Some((seq, other_id)) => fate.conclude(seq, other_id, value),
-        None => fate.conclude(&T::SEQUENCE, id, value),
-    }
+    let (seq, id) = other.unwrap_or((&T::SEQUENCE, id));
+    fate.conclude(seq, id, value)
 }
 
 /// `resume_insert`: finishes an insert whose outcome was unknown.
@@ -196,27 +195,25 @@ pub(crate) async fn resume_one<T: Model>(
     // The code its first send wrote, from the same ids and fields.
     code::fill(doc)?;
     indexes::require(route, seq, indexes::RESUME).await?;
-    // The write of a cancelled insert through this handle says itself what became of it.
-    if let Some(fate) = left_behind(route, &key, doc).await {
-        return match fate {
-            // Another writer's document held the id: as the insert itself would have.
-            Fate::Taken(_) if source::retakes_a_taken_id(seq) => {
-                unset(doc);
-                fresh(doc, key.scope, cx).await
-            }
-            fate => conclude(doc, key.id, value, fate),
-        };
-    }
-    let again = cx.again();
-    match write::insert_one(doc, &key, again, (), cx).await {
-        // Only where the caller asserted that equal content is its own: a different
+    // The write of a cancelled insert through this handle says itself what became of it;
+    // else the document is sent again.
+    let (fate, sent) = match left_behind(route, &key, doc).await {
+        Some(fate) => (fate, false),
+        None => {
+            let again = cx.again();
+            (write::insert_one(doc, &key, again, (), cx).await, true)
+        }
+    };
+    match fate {
+        // Another writer's document held the id: as the insert itself would have. Sent
+        // again, only where the caller asserted that equal content is its own: a different
         // document holds the id (see `write::classify`).
         Fate::Taken(_) if source::retakes_a_taken_id(seq) => {
             unset(doc);
             fresh(doc, key.scope, cx).await
         }
         // The id stays, so that this document is not stored a second time by mistake.
-        Fate::Taken(rejection) => Err(rejection.into_error(seq, key.id)),
+        Fate::Taken(rejection) if sent => Err(rejection.into_error(seq, key.id)),
         fate => conclude(doc, key.id, value, fate),
     }
 }

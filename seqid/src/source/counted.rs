@@ -36,21 +36,20 @@ pub(crate) async fn take_one(scope: &Scope, cx: &mut Context<'_>) -> Result<i64,
         // Boxed, as every path but the live block's (see `crate::insert`).
         Strategy::Gapless => Ok(Box::pin(take(scope, 1, cx)).await?[0]),
         _ => {
-            let source = || source(route, seq, scope);
+            let source = || source(route, Counter { seq, scope });
             let allocated = route.counter(seq, scope).allocate_one(source).await?;
-            cx.reservations += u32::from(allocated.waited);
-            Ok(allocated.ids)
+            Ok(spent(allocated, cx))
         }
     }
 }
 
-/// Ids for each group of documents, `(scope, count)`: one reservation per scope, each
+/// Ids for each group of documents, `(scope, positions)`: one reservation per scope, each
 /// group's ids or why it has none. `Err` when nothing more can be reserved in this call:
 /// a gapless reservation failed, which aborts the caller's transaction. Each group's ids
 /// go back to their allocator if they are dropped before [`Handed::take`] (a document
 /// with several sequences holds them so until it has every sequence's).
 pub(crate) async fn take_groups(
-    groups: &[(Scope, usize)],
+    groups: &[(Scope, Vec<usize>)],
     cx: &mut Context<'_>,
 ) -> Result<Vec<Result<Handed, Error>>, Error> {
     let (route, seq) = (cx.route, cx.seq);
@@ -58,36 +57,37 @@ pub(crate) async fn take_groups(
     // Gapless reservations run in the caller's transaction, whose session serves one
     // command at a time; the others run together.
     if seq.strategy == Strategy::Gapless {
-        for (scope, count) in groups {
-            reserved.push(Ok(Handed::kept(take(scope, *count as u64, cx).await?)));
+        for (scope, positions) in groups {
+            let count = positions.len() as u64;
+            reserved.push(Ok(Handed::kept(take(scope, count, cx).await?)));
         }
         return Ok(reserved);
     }
-    let takes = groups
-        .iter()
-        .map(|(scope, count)| take_outside(route, seq, scope, *count as u64));
+    let takes = groups.iter().map(|(scope, positions)| {
+        take_outside(route, Counter { seq, scope }, positions.len() as u64)
+    });
     for taken in futures_util::future::join_all(takes).await {
-        reserved.push(taken.map(|allocated| {
-            cx.reservations += u32::from(allocated.waited);
-            allocated.ids
-        }));
+        reserved.push(taken.map(|allocated| spent(allocated, cx)));
     }
     Ok(reserved)
 }
 
-/// `count` ids from the counter of `scope`, increasing. `counters` and `block` take them
-/// outside the caller's transaction, so that concurrent transactions never conflict on
-/// the counter and a rollback costs a gap, never an id handed out twice. `gapless` takes
-/// them inside it, so that a rollback takes them back: it needs a transaction.
+/// The ids of `allocated`, its reservation round trip, if it waited for one, counted in
+/// `cx`.
+fn spent<T>(allocated: Allocated<T>, cx: &mut Context<'_>) -> T {
+    cx.reservations += u32::from(allocated.waited);
+    allocated.ids
+}
+
+/// `count` ids of the gapless sequence from the counter of `scope`, inside the caller's
+/// transaction, so that a rollback takes them back: it needs a transaction. (`counters`
+/// and `block` take theirs outside it, [`take_outside`], so that concurrent transactions
+/// never conflict on the counter and a rollback costs a gap, never an id handed out
+/// twice.)
 async fn take(scope: &Scope, count: u64, cx: &mut Context<'_>) -> Result<Vec<i64>, Error> {
-    let (route, seq) = (cx.route, cx.seq);
-    if seq.strategy != Strategy::Gapless {
-        let allocated = take_outside(route, seq, scope, count).await?;
-        cx.reservations += u32::from(allocated.waited);
-        return Ok(allocated.ids.take());
-    }
+    let (route, counter) = (cx.route, Counter { seq: cx.seq, scope });
     let early = cx.early_turn.take();
-    let ids = take_in_transaction(route, seq, scope, count, &mut cx.session, early).await?;
+    let ids = take_in_transaction(route, counter, count, &mut cx.session, early).await?;
     cx.reservations += 1;
     Ok(ids)
 }
@@ -106,22 +106,22 @@ pub(crate) async fn turn_before_reading(scope: &Scope, cx: &mut Context<'_>) {
     }
     if let Some(session) = cx.session.join() {
         let lsid = session.id().clone();
-        let turn = turn(route, seq, scope, &lsid).await;
+        let turn = turn(route, Counter { seq, scope }, &lsid).await;
         cx.early_turn = Some(Box::new((scope.clone(), turn)));
     }
 }
 
-/// `count` ids of the gapless `seq` from the counter of `scope`, in the transaction
-/// running in `session` ([`Error::TransactionRequired`] without one), under `early` if it
-/// is the turn of this counter (see [`turn_before_reading`]).
+/// `count` ids of the gapless `counter`, in the transaction running in `session`
+/// ([`Error::TransactionRequired`] without one), under `early` if it is the turn of this
+/// counter (see [`turn_before_reading`]).
 pub(crate) async fn take_in_transaction(
     route: Route<'_>,
-    seq: &'static Sequence,
-    scope: &Scope,
+    counter: Counter<'_>,
     count: u64,
     session: &mut Session<'_>,
     early: Option<Box<(Scope, Turn)>>,
 ) -> Result<Vec<i64>, Error> {
+    let Counter { seq, scope } = counter;
     if !session.in_transaction() {
         return Err(Error::TransactionRequired {
             sequence: seq,
@@ -129,7 +129,6 @@ pub(crate) async fn take_in_transaction(
         });
     }
     let allocator = route.counter(seq, scope);
-    let counter = Counter { seq, scope };
     // The process's other transactions on this counter go first, each until it has
     // committed, whatever handle or bare database they came through (see
     // `crate::state::commit_queue`).
@@ -139,7 +138,7 @@ pub(crate) async fn take_in_transaction(
         (early, Some(session)) => {
             drop(early);
             let lsid = session.id().clone();
-            Some(self::turn(route, seq, scope, &lsid).await)
+            Some(self::turn(route, counter, &lsid).await)
         }
         (_, None) => None,
     };
@@ -154,26 +153,20 @@ pub(crate) async fn take_in_transaction(
     Ok(ids)
 }
 
-/// The turn of the transaction of the session `lsid` at the counter of `scope`, once the
-/// process's transactions before it on that counter have committed.
-async fn turn(
-    route: Route<'_>,
-    seq: &'static Sequence,
-    scope: &Scope,
-    lsid: &BsonDocument,
-) -> Turn {
-    let counter = Counter { seq, scope };
-    let line = Line::of(route.db.name(), seq.counters, &counter.filter());
+/// The turn of the transaction of the session `lsid` at `counter`, once the process's
+/// transactions before it on that counter have committed.
+async fn turn(route: Route<'_>, counter: Counter<'_>, lsid: &BsonDocument) -> Turn {
+    let line = Line::of(route.db.name(), counter.seq.counters, &counter.filter());
     let queue = commit_queue::queue(line);
-    queue.turn(lsid, reader(route.db, seq, scope)).await
+    queue.turn(lsid, reader(route.db, counter)).await
 }
 
-/// Reads the counter of `scope` in `db` outside any transaction, for the commit queue:
-/// what a hold leaves for the transactions behind it. It owns what it reads with, since
-/// they may be of another deployment with the same names, and its read runs to its end
-/// if the one waiting gives it up ([`Finishing`]).
-fn reader(db: &Database, seq: &'static Sequence, scope: &Scope) -> Reader {
-    let (db, scope) = (db.clone(), scope.clone());
+/// Reads `counter` in `db` outside any transaction, for the commit queue: what a hold
+/// leaves for the transactions behind it. It owns what it reads with, since they may be
+/// of another deployment with the same names, and its read runs to its end if the one
+/// waiting gives it up ([`Finishing`]).
+fn reader(db: &Database, counter: Counter<'_>) -> Reader {
+    let (db, seq, scope) = (db.clone(), counter.seq, counter.scope.clone());
     Arc::new(move || {
         let (db, scope) = (db.clone(), scope.clone());
         Box::pin(Finishing::new(async move {
@@ -183,28 +176,23 @@ fn reader(db: &Database, seq: &'static Sequence, scope: &Scope) -> Reader {
     })
 }
 
-/// `count` ids through the allocator of the counter of `scope` (counters and block), for
-/// a call of `route` (taken by several scopes' reservations at once), given back if
-/// dropped before they are taken.
+/// `count` ids through the allocator of `counter` (counters and block), for a call of
+/// `route` (taken by several scopes' reservations at once), given back if dropped before
+/// they are taken.
 pub(crate) async fn take_outside(
     route: Route<'_>,
-    seq: &'static Sequence,
-    scope: &Scope,
+    counter: Counter<'_>,
     count: u64,
 ) -> Result<Allocated<Handed>, Error> {
-    let allocator = route.counter(seq, scope);
-    allocator
-        .allocate_held(count, || source(route, seq, scope))
-        .await
+    let source = || source(route, counter);
+    let allocator = route.counter(counter.seq, counter.scope);
+    allocator.allocate_held(count, source).await
 }
 
-/// The counter of `scope`, as the allocators reserve from it.
-fn source(route: Route<'_>, seq: &'static Sequence, scope: &Scope) -> CounterSource {
-    CounterSource {
-        db: route.db.clone(),
-        seq,
-        scope: scope.clone(),
-    }
+/// `counter`, as the allocators reserve from it.
+fn source(route: Route<'_>, counter: Counter<'_>) -> CounterSource {
+    let (db, seq, scope) = (route.db.clone(), counter.seq, counter.scope.clone());
+    CounterSource { db, seq, scope }
 }
 
 /// Raises the counter of `scope` to the largest numeric id stored in it, and returns its

@@ -73,11 +73,7 @@ impl Source {
     ) -> Result<Reserved, Error> {
         match self {
             Source::Counted => {
-                let counts: Vec<(Scope, usize)> = groups
-                    .iter()
-                    .map(|(scope, positions)| (scope.clone(), positions.len()))
-                    .collect();
-                let mut ids = counted::take_groups(&counts, cx).await?;
+                let mut ids = counted::take_groups(groups, cx).await?;
                 if ids.iter().all(Result::is_err) {
                     return Err(ids.swap_remove(0).expect_err("every reservation failed"));
                 }

@@ -63,24 +63,17 @@ impl Progress {
         cx: &mut Context<'_>,
     ) -> Result<Arc<InFlight>, Error> {
         loop {
-            let (seq, above) = (cx.seq, self.seen_taken);
             let session = match cx.session.in_transaction() {
                 true => cx.session.join(),
                 false => None,
             };
-            let allocated = self
-                .frontier
-                .candidates(
-                    max,
-                    MaximumRead {
-                        seq,
-                        scope,
-                        above,
-                        session,
-                    },
-                    count,
-                )
-                .await?;
+            let read = MaximumRead {
+                seq: cx.seq,
+                scope,
+                above: self.seen_taken,
+                session,
+            };
+            let allocated = self.frontier.candidates(max, read, count).await?;
             cx.reservations += u32::from(allocated.waited);
             let flight = allocated.ids;
             match self.seen_taken {
@@ -107,15 +100,11 @@ impl Progress {
 /// free again: through a handle the frontier hands it out again, and a bare call's next
 /// maximum reads it as free.
 pub(crate) fn race_lost(cx: &Context<'_>, scope: &Scope, id: i64) {
-    let (route, seq) = (cx.route, cx.seq);
-    let frontier = route.collection(seq, scope);
-    frontier
-        .allocator
-        .tally
-        .races_lost
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let frontier = cx.route.collection(cx.seq, scope);
+    let races_lost = &frontier.allocator.tally.races_lost;
+    races_lost.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     tracing::debug!(
-        sequence = seq.name,
+        sequence = cx.seq.name,
         id,
         "another caller stored the key first"
     );
@@ -175,19 +164,16 @@ pub(crate) async fn run<M: Maximum, A: Attempt>(
                     attempt = tries.made(),
                     "optimistic: id taken by another writer; retrying"
                 );
+                continue;
             }
-            fate => {
-                match fate {
-                    // A refused id is free again: through a handle, the next insert
-                    // takes it (no gap while the handle goes on inserting).
-                    Fate::Refused(_) if cx.route.registry.is_some() => flight.give_back(key.id),
-                    Fate::Refused(_) => {}
-                    // Any other may be stored.
-                    _ => flight.finish([key.id]),
-                }
-                return Ok((key.id, fate));
-            }
+            // A refused id is free again: through a handle, the next insert takes it (no
+            // gap while the handle goes on inserting).
+            Fate::Refused(_) if cx.route.registry.is_some() => flight.give_back(key.id),
+            Fate::Refused(_) => {}
+            // Any other may be stored.
+            _ => flight.finish([key.id]),
         }
+        return Ok((key.id, fate));
     }
     let error = tries.exhausted(seq, last_id);
     tracing::warn!(sequence = seq.name, %error, "optimistic: gave up");

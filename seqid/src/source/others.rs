@@ -17,6 +17,7 @@ use crate::base::model::Model;
 use crate::base::scope::{Scope, grouped};
 use crate::base::sequence::{Sequence, Strategy};
 use crate::base::session::Session;
+use crate::round_trip::counter::Counter;
 use crate::source::counted;
 use crate::state::allocator::Handed;
 use crate::state::context::Context;
@@ -69,7 +70,7 @@ pub(crate) async fn reserve_outside(route: Route<'_>, wanted: &Wanted) -> Result
         .map(|(_, seq, scope, positions)| async move {
             match seq.strategy {
                 Strategy::Gapless => Ok(None),
-                _ => counted::take_outside(route, seq, scope, positions.len() as u64)
+                _ => counted::take_outside(route, Counter { seq, scope }, positions.len() as u64)
                     .await
                     .map(Some),
             }
@@ -80,13 +81,9 @@ pub(crate) async fn reserve_outside(route: Route<'_>, wanted: &Wanted) -> Result
     };
     for taken in futures_util::future::join_all(takes).await {
         // On an error, what was reserved is given back as `reserved` is dropped.
-        match taken? {
-            Some(allocated) => {
-                reserved.waited += u32::from(allocated.waited);
-                reserved.ids.push(Some(allocated.ids));
-            }
-            None => reserved.ids.push(None),
-        }
+        let taken = taken?;
+        reserved.waited += u32::from(taken.as_ref().is_some_and(|allocated| allocated.waited));
+        reserved.ids.push(taken.map(|allocated| allocated.ids));
     }
     Ok(reserved)
 }
@@ -117,10 +114,9 @@ async fn reserve_inside(
 ) -> Result<(), Error> {
     for ((_, seq, scope, positions), ids) in wanted.groups.iter().zip(&mut reserved.ids) {
         if ids.is_none() {
-            let count = positions.len() as u64;
-            *ids = Some(Handed::kept(
-                counted::take_in_transaction(route, seq, scope, count, session, None).await?,
-            ));
+            let (counter, count) = (Counter { seq, scope }, positions.len() as u64);
+            let taken = counted::take_in_transaction(route, counter, count, session, None).await?;
+            *ids = Some(Handed::kept(taken));
             reserved.waited += 1;
         }
     }
