@@ -233,12 +233,11 @@ impl<'a, T: Model> Transaction<'a, T> {
         let mut runs = 0u32;
         'transaction: loop {
             runs += 1;
-            let start = session.start_transaction();
-            let start = match &options {
-                Some(options) => start.with_options(options.clone()).await,
-                None => start.await,
-            };
-            start.map_err(|error| E::from(Error::driver(seq, "starting a transaction", error)))?;
+            session
+                .start_transaction()
+                .with_options(options.clone())
+                .await
+                .map_err(|error| E::from(Error::driver(seq, "starting a transaction", error)))?;
             let value = match body(&mut *session, &mut context).await {
                 Ok(value) => value,
                 Err(error) => {
