@@ -221,12 +221,7 @@ impl<'a, T: Model> Transaction<'a, T> {
         E: From<Error> + Labelled,
     {
         let seq: &'static Sequence = &T::SEQUENCE;
-        let Transaction {
-            session,
-            options,
-            time_limit,
-            ..
-        } = self;
+        let (session, options, time_limit) = (self.session, self.options, self.time_limit);
         let started = Instant::now();
         // Whether there is time left for another run after a pause of `pause`.
         let time_for = |pause: Duration| started.elapsed() + pause < time_limit;
