@@ -244,8 +244,7 @@ pub async fn check_deployment(
     db: &impl AsDatabase,
     sequences: impl IntoIterator<Item = &'static Sequence>,
 ) -> Result<DeploymentReport, Error> {
-    let route = crate::api::sequences::sealed::Routed::route(db);
-    let db: &Database = route.db;
+    let db = db.route().db;
     let sequences: Vec<&'static Sequence> = sequences.into_iter().collect();
     let first = sequences.first().copied().unwrap_or(&DEPLOYMENT);
     let topology = read_topology(db, first).await?;
@@ -261,9 +260,8 @@ pub async fn check_deployment(
             Topology::Sharded => shard_keys(&fresh, db, seq).await?,
             _ => (None, None),
         };
-        let counted = !matches!(seq.strategy, Strategy::Optimistic { .. });
         collection(&mut report, db, seq, seq.collection, target.as_ref()).await?;
-        if counted {
+        if !matches!(seq.strategy, Strategy::Optimistic { .. }) {
             collection(&mut report, db, seq, seq.counters, counters.as_ref()).await?;
         }
         report
@@ -290,28 +288,26 @@ fn sequence(
 ) -> SequenceReport {
     let notes: Vec<Note> = assess(seq, target, counters)
         .into_iter()
-        .map(|finding| match finding {
-            Finding::Refused {
-                collection,
-                shard_key,
-                why,
-            } => Note {
-                verdict: Verdict::Refused,
+        .map(|finding| {
+            let (verdict, collection, shard_key, text) = match finding {
+                Finding::Refused {
+                    collection,
+                    shard_key,
+                    why,
+                } => (Verdict::Refused, collection, shard_key, why),
+                Finding::Costs {
+                    collection,
+                    shard_key,
+                    what,
+                    ..
+                } => (Verdict::HoldsAtACost, collection, shard_key, what),
+            };
+            Note {
+                verdict,
                 namespace: format!("{}.{collection}", db.name()),
                 shard_key,
-                text: why,
-            },
-            Finding::Costs {
-                collection,
-                shard_key,
-                what,
-                ..
-            } => Note {
-                verdict: Verdict::HoldsAtACost,
-                namespace: format!("{}.{collection}", db.name()),
-                shard_key,
-                text: what,
-            },
+                text,
+            }
         })
         .collect();
     SequenceReport {
@@ -343,23 +339,20 @@ async fn collection(
         let fields: Vec<&str> = keys.keys().map(String::as_str).collect();
         found.push(index == "_id_" || indexes::has_unique(&handle, seq, &fields).await?);
     }
-    let at = match report
-        .collections
+    let collections = &mut report.collections;
+    let at = collections
         .iter()
         .position(|known| known.namespace == namespace)
-    {
-        Some(at) => at,
-        None => {
-            report.collections.push(CollectionReport {
+        .unwrap_or_else(|| {
+            collections.push(CollectionReport {
                 namespace,
                 shard_key: shard_key.map(|key| key.key.clone()),
                 unique_shard_key: shard_key.is_some_and(|key| key.unique),
                 indexes: Vec::new(),
             });
-            report.collections.len() - 1
-        }
-    };
-    let indexes = &mut report.collections[at].indexes;
+            collections.len() - 1
+        });
+    let indexes = &mut collections[at].indexes;
     for ((index, keys, why), exists) in wanted.into_iter().zip(found) {
         if !indexes.iter().any(|known| known.name == index) {
             indexes.push(IndexReport {

@@ -9,8 +9,9 @@ use crate::api::action::find_or_insert::NaturalKeyed;
 use crate::api::action::number::NumberedLater;
 use crate::api::action::{
     FindById, FindOrInsert, FindOrInsertMany, Insert, InsertMany, LastReserved, Mode, NumberDraft,
-    NumberDrafts, SetCounter, SyncCounter,
+    NumberDrafts, SetCounter, SyncCounter, Transaction,
 };
+use crate::api::check::{self, DeploymentReport};
 use crate::api::sequences::{AsDatabase, Database};
 use crate::base::error::Error;
 use crate::base::model::{IdValue, Model};
@@ -627,11 +628,8 @@ pub trait Document: Model {
     /// ```
     fn check_deployment(
         db: &impl AsDatabase,
-    ) -> impl Future<Output = Result<crate::api::check::DeploymentReport, Error>> + Send {
-        crate::api::check::check_deployment(
-            db,
-            std::iter::once(&Self::SEQUENCE).chain(Self::OTHERS),
-        )
+    ) -> impl Future<Output = Result<DeploymentReport, Error>> + Send {
+        check::check_deployment(db, std::iter::once(&Self::SEQUENCE).chain(Self::OTHERS))
     }
 
     /// What the [`Sequences`](crate::Sequences) handle of `db` has done for the sequence
@@ -830,10 +828,8 @@ pub trait Document: Model {
     /// println!("{entry:?}: invoice {}", invoice.id);
     /// # Ok(()) }
     /// ```
-    fn transaction(
-        session: &mut mongodb::ClientSession,
-    ) -> crate::api::action::Transaction<'_, Self> {
-        crate::api::action::Transaction::new(session)
+    fn transaction(session: &mut mongodb::ClientSession) -> Transaction<'_, Self> {
+        Transaction::new(session)
     }
 }
 

@@ -11,7 +11,7 @@ use crate::base::future::BoxFuture;
 use crate::base::model::Model;
 use crate::base::scope::{Named, Scope};
 use crate::base::scoped::Names;
-use crate::base::sequence::Sequence;
+use crate::base::sequence::{Sequence, Strategy};
 use crate::round_trip::counter::Counter;
 use crate::round_trip::counter::admin;
 use crate::round_trip::largest;
@@ -211,9 +211,9 @@ async fn set(
     // The counter holds the last id handed out: with a step, one of the
     // progression `start + k × step` (k may be negative: the counter may be set
     // below `start`), and not below the one before the first id, 0 or `start`.
-    let step = i128::from(seq.layout.step);
-    let before_first = (i128::from(seq.start) - step).min(0);
     let (wide, start) = (i128::from(last), i128::from(seq.start));
+    let step = i128::from(seq.layout.step);
+    let before_first = (start - step).min(0);
     if wide < before_first || (wide - start).rem_euclid(step) != 0 {
         return Err(Error::InvalidOption {
             sequence: seq,
@@ -225,24 +225,19 @@ async fn set(
         });
     }
     if !below_stored {
-        refuse_below_stored(db, counter, last).await?;
+        let collection = db.db.collection(seq.collection);
+        let largest = largest::stored_floor(&collection, seq, counter.scope).await?;
+        if let Some(largest) = largest.filter(|&largest| largest > last) {
+            return Err(Error::CounterBelowStored {
+                sequence: seq,
+                scope: counter.scope.to_string().into(),
+                value: last,
+                largest,
+            });
+        }
     }
     counted::set(db, seq, counter.scope, last).await?;
     Ok(last)
-}
-
-async fn refuse_below_stored(db: Route<'_>, counter: Counter<'_>, last: i64) -> Result<(), Error> {
-    let seq = counter.seq;
-    let collection = db.db.collection(seq.collection);
-    match largest::stored_floor(&collection, seq, counter.scope).await? {
-        Some(largest) if largest > last => Err(Error::CounterBelowStored {
-            sequence: seq,
-            scope: counter.scope.to_string().into(),
-            value: last,
-            largest,
-        }),
-        _ => Ok(()),
-    }
 }
 
 /// [`LastReserved`]'s call.
@@ -260,7 +255,7 @@ async fn sync(db: Route<'_>, counter: Counter<'_>) -> Result<i64, Error> {
 /// optimistic type still gets a typed error.
 fn no_counter_for_optimistic(seq: &'static Sequence) -> Result<(), Error> {
     match seq.strategy {
-        crate::base::sequence::Strategy::Optimistic { .. } => Err(Error::InvalidOption {
+        Strategy::Optimistic { .. } => Err(Error::InvalidOption {
             sequence: seq,
             option: "strategy",
             value: "optimistic".into(),
@@ -286,19 +281,9 @@ pub(crate) async fn sync_every_scope(
     let scopes = admin::largest_of_every_scope(route.db, seq).await?;
     // A few counters at a time: an admin call, not a flood.
     let raised: Vec<i64> = futures_util::stream::iter(scopes)
-        .map(|(scope, largest)| raise(route, seq, scope, largest))
+        .map(|(scope, largest)| async move { counted::raise(route, seq, &scope, largest).await })
         .buffer_unordered(8)
         .try_collect()
         .await?;
     Ok(raised.len() as u64)
-}
-
-/// Raises the counter of `scope` to `largest`, an id stored in it.
-async fn raise(
-    route: Route<'_>,
-    seq: &'static Sequence,
-    scope: Scope,
-    largest: i64,
-) -> Result<i64, Error> {
-    counted::raise(route, seq, &scope, largest).await
 }

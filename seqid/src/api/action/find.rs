@@ -1,8 +1,6 @@
 //! [`FindById`]: a document by its number, in its scope for a scoped sequence; and
 //! [`FindByCode`], by its display code.
 
-use std::future::IntoFuture;
-
 use std::marker::PhantomData;
 
 use serde::Serialize;
@@ -92,7 +90,25 @@ impl<'a, T: Model, S> FindById<'a, T, S> {
             seq,
             id: id.into(),
             scope: Named::default(),
-            run: run_find_by_id,
+            run: |find| {
+                Box::pin(async move {
+                    let seq = find.seq;
+                    let scope = find.scope.resolve(seq)?;
+                    // A number beyond i64 cannot have come from a sequence: not stored.
+                    let Ok(id) = i64::try_from(find.id) else {
+                        return Ok(None);
+                    };
+                    find_one(find.db, seq, indexes::at(seq, &scope, id), || {
+                        format!(
+                            "finding {} {id}{} in `{}`",
+                            seq.field,
+                            scope.in_scope(),
+                            seq.collection
+                        )
+                    })
+                    .await
+                })
+            },
             _scope: PhantomData,
         }
     }
@@ -137,41 +153,22 @@ impl<'a, T: Model, S> FindById<'a, T, S> {
     }
 }
 
-impl<'a, T: Model, S> IntoFuture for FindById<'a, T, S> {
-    type Output = Result<Option<T>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
+awaits_run!(['a, T: Model, S] FindById<'a, T, S> => BoxFuture<'a, Found<T>>, Option<T>);
 
-    fn into_future(self) -> Self::IntoFuture {
-        (self.run)(self)
-    }
-}
-
-fn run_find_by_id<T: Model + DeserializeOwned, S>(
-    find: FindById<'_, T, S>,
-) -> BoxFuture<'_, Found<T>> {
-    Box::pin(async move {
-        let seq = find.seq;
-        let scope = find.scope.resolve(seq)?;
-        let id = find.id;
-        // A number beyond i64 cannot have come from a sequence: not stored.
-        let Ok(id) = i64::try_from(id) else {
-            return Ok(None);
-        };
-        find.db
-            .db
-            .collection::<T>(seq.collection)
-            .find_one(indexes::at(seq, &scope, id))
-            .selection_criteria(PRIMARY)
-            .await
-            .doing(seq, || {
-                format!(
-                    "finding {} {id}{} in `{}`",
-                    seq.field,
-                    scope.in_scope(),
-                    seq.collection
-                )
-            })
-    })
+/// The document `filter` finds in `seq`'s collection, read from the primary; `doing` says
+/// what failed.
+async fn find_one<T: DeserializeOwned + Send + Sync>(
+    db: Route<'_>,
+    seq: &'static Sequence,
+    filter: mongodb::bson::Document,
+    doing: impl FnOnce() -> String,
+) -> Found<T> {
+    db.db
+        .collection::<T>(seq.collection)
+        .find_one(filter)
+        .selection_criteria(PRIMARY)
+        .await
+        .doing(seq, doing)
 }
 
 /// Finds a document by its display code, from the `find_by_<field>` function the derive
@@ -215,33 +212,18 @@ pub fn find_by_code<'a, T: Model + Deserializable>(
         db: db.route(),
         display,
         code,
-        run: run_find_by_code,
-    }
-}
-
-impl<'a, T: Model> IntoFuture for FindByCode<'a, T> {
-    type Output = Result<Option<T>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        (self.run)(self)
-    }
-}
-
-fn run_find_by_code<T: Model + DeserializeOwned>(
-    find: FindByCode<'_, T>,
-) -> BoxFuture<'_, Found<T>> {
-    Box::pin(async move {
-        let (display, code) = (find.display, find.code);
-        let seq = display.sequence;
-        find.db
-            .db
-            .collection::<T>(seq.collection)
-            .find_one(mongodb::bson::doc! { display.field: code })
-            .selection_criteria(PRIMARY)
-            .await
-            .doing(seq, || {
-                format!("finding {} {code:?} in `{}`", display.field, seq.collection)
+        run: |find| {
+            Box::pin(async move {
+                let (display, code) = (find.display, find.code);
+                let seq = display.sequence;
+                let filter = mongodb::bson::doc! { display.field: code };
+                find_one(find.db, seq, filter, || {
+                    format!("finding {} {code:?} in `{}`", display.field, seq.collection)
+                })
+                .await
             })
-    })
+        },
+    }
 }
+
+awaits_run!(['a, T: Model] FindByCode<'a, T> => BoxFuture<'a, Found<T>>, Option<T>);

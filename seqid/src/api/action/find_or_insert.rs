@@ -1,10 +1,6 @@
 //! [`FindOrInsert`]: the document with a natural key, inserted with the next id only
 //! when no document holds that key.
 
-use std::future::IntoFuture;
-
-use serde::de::DeserializeOwned;
-
 use super::find::Deserializable;
 use super::future::InsertFuture;
 use crate::base::error::Error;
@@ -63,27 +59,16 @@ impl<'a, T: Model> FindOrInsert<'a, T> {
             db,
             call: Call::default(),
             key,
-            run: run_find_or_insert,
+            run: |action| {
+                let (doc, db, call, key) = (action.doc, action.db, action.call, action.key);
+                let insert = Box::pin(natural::find_or_insert(doc, db, call, key));
+                InsertFuture::of::<T>("find_or_insert", 1, insert).scoped(&T::SEQUENCE)
+            },
         }
     }
 }
 
-impl<'a, T: Model> IntoFuture for FindOrInsert<'a, T> {
-    type Output = Result<Entry, Error>;
-    type IntoFuture = InsertFuture<'a, Entry>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        (self.run)(self)
-    }
-}
-
-fn run_find_or_insert<T: Model + DeserializeOwned>(
-    action: FindOrInsert<'_, T>,
-) -> InsertFuture<'_, Entry> {
-    let (doc, db, call, key) = (action.doc, action.db, action.call, action.key);
-    let insert = Box::pin(natural::find_or_insert(doc, db, call, key));
-    InsertFuture::of::<T>("find_or_insert", 1, insert).scoped(&T::SEQUENCE)
-}
+awaits_run!(['a, T: Model] FindOrInsert<'a, T> => InsertFuture<'a, Entry>, Entry);
 
 /// [`FindOrInsert`] for many documents, from
 /// [`Document::find_or_insert_many`](crate::Document::find_or_insert_many) or
@@ -109,25 +94,14 @@ impl<'a, T: Model> FindOrInsertMany<'a, T> {
             db,
             call: Call::default(),
             key,
-            run: run_find_or_insert_many,
+            run: |action| {
+                let (docs, db, call, key) = (action.docs, action.db, action.call, action.key);
+                let count = docs.len();
+                let insert = Box::pin(natural_many::find_or_insert_many(docs, db, call, key));
+                InsertFuture::of::<T>("find_or_insert_many", count, insert)
+            },
         }
     }
 }
 
-impl<'a, T: Model> IntoFuture for FindOrInsertMany<'a, T> {
-    type Output = Result<Vec<Entry>, Error>;
-    type IntoFuture = InsertFuture<'a, Vec<Entry>>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        (self.run)(self)
-    }
-}
-
-fn run_find_or_insert_many<T: Model + DeserializeOwned>(
-    action: FindOrInsertMany<'_, T>,
-) -> InsertFuture<'_, Vec<Entry>> {
-    let (docs, db, call, key) = (action.docs, action.db, action.call, action.key);
-    let count = docs.len();
-    let insert = Box::pin(natural_many::find_or_insert_many(docs, db, call, key));
-    InsertFuture::of::<T>("find_or_insert_many", count, insert)
-}
+awaits_run!(['a, T: Model] FindOrInsertMany<'a, T> => InsertFuture<'a, Vec<Entry>>, Vec<Entry>);

@@ -11,7 +11,6 @@ use mongodb::bson::Document as BsonDocument;
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
 use crate::base::model::Model;
-use crate::base::scope::Scope;
 use crate::base::sequence::{Sequence, Strategy};
 use crate::round_trip::counter::admin;
 use crate::round_trip::largest;
@@ -151,11 +150,12 @@ async fn list(
 ) -> Result<Vec<CounterState>, Error> {
     use futures_util::{StreamExt, TryStreamExt};
     let counters = admin::every(route.db, seq).await?;
+    let collection = &route.db.collection::<BsonDocument>(seq.collection);
     // A few queries at a time, as `sync_every_scope`: an admin call, not a flood.
     futures_util::stream::iter(counters)
         .map(|(scope, last_reserved)| async move {
             let largest_stored = match with_largest {
-                true => largest_stored(route, seq, &scope).await?,
+                true => largest::stored_floor(collection, seq, &scope).await?,
                 false => None,
             };
             let (held_here, next_held) = route.registry.map_or((0, None), |registry| {
@@ -173,14 +173,4 @@ async fn list(
         .buffered(8)
         .try_collect()
         .await
-}
-
-/// The largest number of the sequence's field stored in `scope`.
-async fn largest_stored(
-    route: Route<'_>,
-    seq: &'static Sequence,
-    scope: &Scope,
-) -> Result<Option<i64>, Error> {
-    let collection = route.db.collection::<BsonDocument>(seq.collection);
-    largest::stored_floor(&collection, seq, scope).await
 }

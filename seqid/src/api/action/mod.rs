@@ -29,6 +29,22 @@ macro_rules! session {
     };
 }
 
+/// `IntoFuture` for an action that carries its call in `run`, set by its constructor where
+/// `T`'s bounds hold, so that awaiting it requires nothing (see `find::Deserializable`):
+/// the `$future` of a `Result<$value, Error>`.
+macro_rules! awaits_run {
+    ([$($generics:tt)*] $action:ty => $future:ty, $value:ty) => {
+        impl<$($generics)*> std::future::IntoFuture for $action {
+            type Output = Result<$value, crate::base::error::Error>;
+            type IntoFuture = $future;
+
+            fn into_future(self) -> Self::IntoFuture {
+                (self.run)(self)
+            }
+        }
+    };
+}
+
 mod counter;
 pub(crate) mod find;
 pub(crate) mod find_or_insert;
@@ -216,15 +232,10 @@ impl<'a, T: Model> IntoFuture for Insert<'a, T> {
     type IntoFuture = InsertFuture<'a, IdValue<T>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        let Insert {
-            doc,
-            db,
-            call,
-            mode,
-        } = self;
+        let (doc, db, call) = (self.doc, self.db, self.call);
         // Boxed apart: a box as large as the larger of the two would cost every insert
         // (see `crate::insert` on the size of the insert's state).
-        let (operation, insert): (_, BoxFuture<'a, _>) = match mode {
+        let (operation, insert): (_, BoxFuture<'a, _>) = match self.mode {
             Mode::Insert => ("insert", Box::pin(one::one(doc, db, call))),
             Mode::Resume => ("resume_insert", Box::pin(one::resume(doc, db, call))),
         };
@@ -248,14 +259,9 @@ impl<'a, T: Model> IntoFuture for InsertMany<'a, T> {
     type IntoFuture = InsertFuture<'a, Vec<IdValue<T>>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        let InsertMany {
-            docs,
-            db,
-            call,
-            mode,
-        } = self;
+        let (docs, db, call) = (self.docs, self.db, self.call);
         let count = docs.len();
-        let (operation, insert): (_, BoxFuture<'a, _>) = match mode {
+        let (operation, insert): (_, BoxFuture<'a, _>) = match self.mode {
             Mode::Insert => ("insert_many", Box::pin(many::many(docs, db, call))),
             Mode::Resume => (
                 "resume_insert_many",

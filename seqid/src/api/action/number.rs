@@ -1,14 +1,10 @@
 //! [`NumberDraft`] and [`NumberDrafts`]: stored drafts of a sequence numbered later
 //! (`numbered = "later"`) get their numbers when they are issued.
 
-use std::future::IntoFuture;
-
 use mongodb::bson::Document as BsonDocument;
-use serde::de::DeserializeOwned;
 
 use super::find::Deserializable;
 use super::future::InsertFuture;
-use crate::base::error::Error;
 use crate::base::model::Model;
 use crate::insert::later::{self, Issue, Numbered};
 use crate::state::context::Call;
@@ -37,9 +33,10 @@ use crate::state::registry::Route;
 pub trait NumberedLater: Model {}
 
 /// A call that numbers stored drafts: the action, its constructor, its setters (`$example`:
-/// the action, in their examples) and its future, awaited for a `$output`.
+/// the action, in their examples) and its future, which awaits `later::$run` on `$count`
+/// documents (0: not known yet) for a `$output`.
 macro_rules! numbering {
-    ($(#[$doc:meta])* $action:ident -> $output:ty = $run:ident, $must_use:literal, $example:literal) => {
+    ($(#[$doc:meta])* $action:ident -> $output:ty = $run:ident($count:literal), $must_use:literal, $example:literal) => {
         $(#[$doc])*
         #[must_use = $must_use]
         pub struct $action<'a, T: Model + 'a> {
@@ -62,7 +59,10 @@ macro_rules! numbering {
                     call: Call::default(),
                     filter,
                     issue: Issue::default(),
-                    run: $run,
+                    run: |action| {
+                        let insert = later::$run(action.filter, action.db, action.call, action.issue);
+                        InsertFuture::of::<T>(stringify!($run), $count, Box::pin(insert))
+                    },
                 }
             }
 
@@ -87,7 +87,7 @@ macro_rules! numbering {
             /// Sets these fields in the same update as the number, the caller's own change
             /// that makes the document issued (`{ "status": "issued" }`): the number and
             /// the change are written together, or neither. Not the number's field, its
-            /// codes or `_id` ([`Error::InvalidOption`]).
+            /// codes or `_id` ([`Error::InvalidOption`](crate::Error::InvalidOption)).
             ///
             /// ```no_run
             /// # use seqid::Document;
@@ -106,14 +106,7 @@ macro_rules! numbering {
             }
         }
 
-        impl<'a, T: Model> IntoFuture for $action<'a, T> {
-            type Output = Result<$output, Error>;
-            type IntoFuture = InsertFuture<'a, $output>;
-
-            fn into_future(self) -> Self::IntoFuture {
-                (self.run)(self)
-            }
-        }
+        awaits_run!(['a, T: Model] $action<'a, T> => InsertFuture<'a, $output>, $output);
     };
 }
 
@@ -121,7 +114,7 @@ numbering!(
     /// Numbers the stored draft a filter finds, from
     /// [`Document::number_draft`](crate::Document::number_draft): await it for the
     /// [`Numbered`] document.
-    NumberDraft -> Numbered<T> = run_number_draft,
+    NumberDraft -> Numbered<T> = number_draft(1),
     "a number_draft does nothing until it is awaited",
     "Invoice::number_draft(&db, doc! { \"_id\": id })"
 );
@@ -130,7 +123,7 @@ numbering!(
     /// Numbers every stored draft a filter finds, in order, from
     /// [`Document::number_drafts`](crate::Document::number_drafts): await it for the documents
     /// this call numbered, in that order.
-    NumberDrafts -> Vec<T> = run_number_drafts,
+    NumberDrafts -> Vec<T> = number_drafts(0),
     "a number_drafts does nothing until it is awaited",
     "Invoice::number_drafts(&db, doc! { \"status\": \"approved\" })"
 );
@@ -155,23 +148,4 @@ impl<'a, T: Model> NumberDrafts<'a, T> {
         self.issue.order = Some(sort);
         self
     }
-}
-
-fn run_number_draft<'a, T: Model + DeserializeOwned + 'a>(
-    action: NumberDraft<'a, T>,
-) -> InsertFuture<'a, Numbered<T>> {
-    let (db, call, filter, issue) = (action.db, action.call, action.filter, action.issue);
-    let insert = Box::pin(later::number_draft(filter, db, call, issue));
-    InsertFuture::of::<T>("number_draft", 1, insert)
-}
-
-fn run_number_drafts<'a, T: Model + DeserializeOwned + 'a>(
-    action: NumberDrafts<'a, T>,
-) -> InsertFuture<'a, Vec<T>> {
-    let (db, call, filter, issue) = (action.db, action.call, action.filter, action.issue);
-    InsertFuture::of::<T>(
-        "number_drafts",
-        0,
-        Box::pin(later::number_drafts(filter, db, call, issue)),
-    )
 }

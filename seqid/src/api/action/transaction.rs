@@ -221,24 +221,18 @@ impl<'a, T: Model> Transaction<'a, T> {
         E: From<Error> + Labelled,
     {
         let seq: &'static Sequence = &T::SEQUENCE;
-        let Transaction {
-            session,
-            options,
-            time_limit,
-            ..
-        } = self;
+        let (session, options, time_limit) = (self.session, self.options, self.time_limit);
         let started = Instant::now();
         // Whether there is time left for another run after a pause of `pause`.
         let time_for = |pause: Duration| started.elapsed() + pause < time_limit;
         let mut runs = 0u32;
         'transaction: loop {
             runs += 1;
-            let start = session.start_transaction();
-            let start = match &options {
-                Some(options) => start.with_options(options.clone()).await,
-                None => start.await,
-            };
-            start.map_err(|error| E::from(Error::driver(seq, "starting a transaction", error)))?;
+            session
+                .start_transaction()
+                .with_options(options.clone())
+                .await
+                .map_err(|error| E::from(Error::driver(seq, "starting a transaction", error)))?;
             let value = match body(&mut *session, &mut context).await {
                 Ok(value) => value,
                 Err(error) => {
