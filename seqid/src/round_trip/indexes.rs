@@ -41,22 +41,15 @@ async fn create_numbering(
     seq: &'static Sequence,
     later: bool,
 ) -> Result<Vec<String>, Error> {
-    if seq.field == "_id" {
-        return Ok(vec![identity_index(seq)]);
-    }
-    let collection = route.db.collection::<BsonDocument>(seq.collection);
     let name = identity_index(seq);
+    if seq.field == "_id" {
+        return Ok(vec![name]);
+    }
     let model = match later {
         false => unique_index(keys(seq), &name),
         true => partial_unique(keys(seq), &name, doc! { seq.field: { "$type": "number" } }),
     };
-    collection.create_index(model).await.doing(seq, || {
-        format!(
-            "creating the unique index {name} on {} in `{}`",
-            keys(seq),
-            seq.collection
-        )
-    })?;
+    let name = make(route, seq, model, name, keys(seq)).await?;
     if let Some(registry) = route.registry {
         registry.found_index(route.db.name(), seq);
     }
@@ -92,15 +85,9 @@ async fn create_for_key(
     key: NaturalKey,
 ) -> Result<String, Error> {
     let (keys, name) = key.index();
-    let collection = route.db.collection::<BsonDocument>(seq.collection);
     let model = unique_index(keys, &name);
-    collection.create_index(model).await.doing(seq, || {
-        format!(
-            "creating the unique index {name} on the natural key {} in `{}`",
-            key.shown(),
-            seq.collection
-        )
-    })?;
+    let on = format!("the natural key {}", key.shown());
+    let name = make(route, seq, model, name, on).await?;
     if let Some(registry) = route.registry {
         registry.found_key_index(route.db.name(), seq.collection, key.fields);
     }
@@ -122,17 +109,10 @@ pub(crate) async fn require_key(
     {
         return Ok(());
     }
-    let collection = route.db.collection::<BsonDocument>(seq.collection);
     let covers = move |fields: &[&str]| {
         !fields.is_empty() && fields.iter().all(|field| key.fields.contains(field))
     };
-    if !Finishing::new(async move { listed(&collection, seq, covers).await }).await? {
-        return Err(Error::MissingIndex {
-            sequence: seq,
-            keys: key.index().0.to_string().into(),
-            why: NATURAL,
-        });
-    }
+    check(route, seq, key.index().0, NATURAL, covers).await?;
     if let Some(registry) = route.registry {
         registry.found_key_index(db, seq.collection, key.fields);
     }
@@ -158,12 +138,23 @@ async fn create_for_code(
         true => doc! { display.field: { "$gt": "" } },
     };
     let model = partial_unique(doc! { display.field: 1 }, &name, filter);
+    let on = format!("the display field `{}`", display.field);
+    make(route, seq, model, name, on).await
+}
+
+/// Creates `model`, the unique index `name` on `on`, in the sequence's collection if
+/// missing, and returns `name`.
+async fn make(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    model: IndexModel,
+    name: String,
+    on: impl std::fmt::Display,
+) -> Result<String, Error> {
     let collection = route.db.collection::<BsonDocument>(seq.collection);
+    let into = seq.collection;
     collection.create_index(model).await.doing(seq, || {
-        format!(
-            "creating the unique index {name} on the display field `{}` in `{}`",
-            display.field, seq.collection
-        )
+        format!("creating the unique index {name} on {on} in `{into}`")
     })?;
     Ok(name)
 }
@@ -183,22 +174,34 @@ pub(crate) async fn require(
     {
         return Ok(());
     }
-    // Finishing, so that a cancelled insert never drops the listing half-way (see
-    // `crate::base::detach`).
-    let collection = route.db.collection::<BsonDocument>(seq.collection);
     let wanted: Vec<&str> = seq.scope.iter().chain([&seq.field]).copied().collect();
-    let exact = move |fields: &[&str]| fields == wanted;
-    if !Finishing::new(async move { listed(&collection, seq, exact).await }).await? {
-        return Err(Error::MissingIndex {
-            sequence: seq,
-            keys: keys(seq).to_string().into(),
-            why,
-        });
-    }
+    check(route, seq, keys(seq), why, move |fields| fields == wanted).await?;
     if let Some(registry) = route.registry {
         registry.found_index(route.db.name(), seq);
     }
     Ok(())
+}
+
+/// Makes sure a unique index, not partial, whose fields `wanted` accepts exists in the
+/// sequence's collection: else [`Error::MissingIndex`] on `keys`, for what `why` says.
+async fn check(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    keys: BsonDocument,
+    why: &'static str,
+    wanted: impl Fn(&[&str]) -> bool + Send + 'static,
+) -> Result<(), Error> {
+    // Finishing, so that a cancelled insert never drops the listing half-way (see
+    // `crate::base::detach`).
+    let collection = route.db.collection::<BsonDocument>(seq.collection);
+    if Finishing::new(async move { listed(&collection, seq, wanted).await }).await? {
+        return Ok(());
+    }
+    Err(Error::MissingIndex {
+        sequence: seq,
+        keys: keys.to_string().into(),
+        why,
+    })
 }
 
 /// Whether `collection` has a unique index, not partial, on exactly `keys` in that order

@@ -145,11 +145,6 @@ fn failed<'a>(
     what: &'a str,
     filter: &'a (impl std::fmt::Display + ?Sized),
 ) -> impl Fn(mongodb::error::Error) -> Error + Copy + 'a {
-    move |error| {
-        Error::driver(
-            seq,
-            format!("{what} {filter} in `{}`", seq.collection),
-            error,
-        )
-    }
+    let into = seq.collection;
+    move |error| Error::driver(seq, format!("{what} {filter} in `{into}`"), error)
 }
