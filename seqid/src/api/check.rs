@@ -188,11 +188,8 @@ impl fmt::Display for DeploymentReport {
             writeln!(f, "collection {}: {sharding}", collection.namespace)?;
             for index in &collection.indexes {
                 let exists = if index.exists { "present" } else { "MISSING" };
-                writeln!(
-                    f,
-                    "  index {} {}: {exists} ({})",
-                    index.name, index.keys, index.relied_on_for
-                )?;
+                let (name, keys, why) = (&index.name, &index.keys, index.relied_on_for);
+                writeln!(f, "  index {name} {keys}: {exists} ({why})")?;
             }
         }
         for sequence in &self.sequences {
@@ -201,17 +198,11 @@ impl fmt::Display for DeploymentReport {
                 Verdict::HoldsAtACost => "holds, at a cost",
                 Verdict::Refused => "REFUSED",
             };
-            writeln!(
-                f,
-                "sequence {} ({}): {verdict}",
-                sequence.sequence, sequence.strategy
-            )?;
+            let (name, strategy) = (sequence.sequence, sequence.strategy);
+            writeln!(f, "sequence {name} ({strategy}): {verdict}")?;
             for note in &sequence.notes {
-                writeln!(
-                    f,
-                    "  {} (sharded on {}): {}",
-                    note.namespace, note.shard_key, note.text
-                )?;
+                let (namespace, key, text) = (&note.namespace, &note.shard_key, &note.text);
+                writeln!(f, "  {namespace} (sharded on {key}): {text}")?;
             }
         }
         Ok(())
@@ -264,31 +255,9 @@ pub async fn check_deployment(
         if !matches!(seq.strategy, Strategy::Optimistic { .. }) {
             collection(&mut report, db, seq, seq.counters, counters.as_ref()).await?;
         }
-        report
-            .sequences
-            .push(sequence(db, seq, target.as_ref(), counters.as_ref()));
-    }
-    Ok(report)
-}
-
-/// What errors of a check of no sequence are reported under.
-static DEPLOYMENT: Sequence = {
-    let mut deployment = crate::base::sequence::construct::BLANK;
-    deployment.name = "(the deployment)";
-    deployment.collection = "(none)";
-    deployment
-};
-
-/// A sequence's verdict, from what [`assess`] decides.
-fn sequence(
-    db: &Database,
-    seq: &'static Sequence,
-    target: Option<&ShardKey>,
-    counters: Option<&ShardKey>,
-) -> SequenceReport {
-    let notes: Vec<Note> = assess(seq, target, counters)
-        .into_iter()
-        .map(|finding| {
+        // The sequence's verdict, from what `assess` decides.
+        let mut notes = Vec::new();
+        for finding in assess(seq, target.as_ref(), counters.as_ref()) {
             let (verdict, collection, shard_key, text) = match finding {
                 Finding::Refused {
                     collection,
@@ -302,64 +271,64 @@ fn sequence(
                     ..
                 } => (Verdict::HoldsAtACost, collection, shard_key, what),
             };
-            Note {
+            notes.push(Note {
                 verdict,
                 namespace: format!("{}.{collection}", db.name()),
                 shard_key,
                 text,
-            }
-        })
-        .collect();
-    SequenceReport {
-        sequence: seq.name,
-        strategy: seq.strategy_name(),
-        verdict: notes
-            .iter()
-            .map(|note| note.verdict)
-            .max()
-            .unwrap_or(Verdict::Holds),
-        notes,
+            });
+        }
+        let worst = notes.iter().map(|note| note.verdict).max();
+        report.sequences.push(SequenceReport {
+            sequence: seq.name,
+            strategy: seq.strategy_name(),
+            verdict: worst.unwrap_or(Verdict::Holds),
+            notes,
+        });
     }
+    Ok(report)
 }
+
+/// What errors of a check of no sequence are reported under.
+static DEPLOYMENT: Sequence = {
+    let mut deployment = crate::base::sequence::construct::BLANK;
+    deployment.name = "(the deployment)";
+    deployment.collection = "(none)";
+    deployment
+};
 
 /// Adds `collection` (once) to the report, with the unique indexes `seq` relies on there.
 async fn collection(
     report: &mut DeploymentReport,
     db: &Database,
     seq: &'static Sequence,
-    name: &str,
+    collection: &str,
     shard_key: Option<&ShardKey>,
 ) -> Result<(), Error> {
-    let namespace = format!("{}.{name}", db.name());
-    let wanted = relied_on(seq, name);
-    let handle = db.collection::<BsonDocument>(name);
-    let mut found = Vec::with_capacity(wanted.len());
-    for (index, keys, _) in &wanted {
+    let namespace = format!("{}.{collection}", db.name());
+    let handle = db.collection::<BsonDocument>(collection);
+    let collections = &mut report.collections;
+    let at = collections.iter().position(|c| c.namespace == namespace);
+    let at = at.unwrap_or_else(|| {
+        collections.push(CollectionReport {
+            namespace,
+            shard_key: shard_key.map(|key| key.key.clone()),
+            unique_shard_key: shard_key.is_some_and(|key| key.unique),
+            indexes: Vec::new(),
+        });
+        collections.len() - 1
+    });
+    for (name, keys, relied_on_for) in relied_on(seq, collection) {
         // `_id`'s is made with the collection, always.
         let fields: Vec<&str> = keys.keys().map(String::as_str).collect();
-        found.push(index == "_id_" || indexes::has_unique(&handle, seq, &fields).await?);
-    }
-    let collections = &mut report.collections;
-    let at = collections
-        .iter()
-        .position(|known| known.namespace == namespace)
-        .unwrap_or_else(|| {
-            collections.push(CollectionReport {
-                namespace,
-                shard_key: shard_key.map(|key| key.key.clone()),
-                unique_shard_key: shard_key.is_some_and(|key| key.unique),
-                indexes: Vec::new(),
-            });
-            collections.len() - 1
-        });
-    let indexes = &mut collections[at].indexes;
-    for ((index, keys, why), exists) in wanted.into_iter().zip(found) {
-        if !indexes.iter().any(|known| known.name == index) {
+        let exists = name == "_id_" || indexes::has_unique(&handle, seq, &fields).await?;
+        let indexes = &mut collections[at].indexes;
+        if !indexes.iter().any(|known| known.name == name) {
             indexes.push(IndexReport {
-                exists,
-                name: index,
+                name,
                 keys,
-                relied_on_for: why,
+                exists,
+                relied_on_for,
             });
         }
     }
@@ -368,10 +337,7 @@ async fn collection(
 
 /// The unique indexes `seq` relies on in `collection` (its own, or its counters): name,
 /// keys, and what for.
-fn relied_on(
-    seq: &'static Sequence,
-    collection: &str,
-) -> Vec<(String, BsonDocument, &'static str)> {
+fn relied_on(seq: &Sequence, collection: &str) -> Vec<(String, BsonDocument, &'static str)> {
     let mut wanted = Vec::new();
     if collection == seq.collection {
         let why = match seq.strategy {

@@ -4,6 +4,8 @@
 
 use std::future::Future;
 
+use mongodb::bson::Document as BsonDocument;
+
 use crate::api::action::find::Deserializable;
 use crate::api::action::find_or_insert::NaturalKeyed;
 use crate::api::action::number::NumberedLater;
@@ -494,7 +496,7 @@ pub trait Document: Model {
     /// println!("{}", issued.doc.code); // INV-2026-0001
     /// # Ok(()) }
     /// ```
-    fn number_draft(db: &impl AsDatabase, filter: mongodb::bson::Document) -> NumberDraft<'_, Self>
+    fn number_draft(db: &impl AsDatabase, filter: BsonDocument) -> NumberDraft<'_, Self>
     where
         Self: NumberedLater + Deserializable,
     {
@@ -524,10 +526,7 @@ pub trait Document: Model {
     ///     .await?;
     /// # Ok(()) }
     /// ```
-    fn number_drafts(
-        db: &impl AsDatabase,
-        filter: mongodb::bson::Document,
-    ) -> NumberDrafts<'_, Self>
+    fn number_drafts(db: &impl AsDatabase, filter: BsonDocument) -> NumberDrafts<'_, Self>
     where
         Self: NumberedLater + Deserializable,
     {

@@ -9,7 +9,6 @@
 //! knows they all reach its own deployment. A bare `mongodb::Database` gets state made
 //! for the one call and dropped after it: always correct, never shared.
 
-use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -192,7 +191,7 @@ impl Database {
     }
 }
 
-impl Deref for Database {
+impl std::ops::Deref for Database {
     type Target = mongodb::Database;
 
     fn deref(&self) -> &mongodb::Database {

@@ -102,11 +102,10 @@ impl Tries {
     /// others. `false` once the budget is spent: the call gives up.
     pub(crate) async fn next(&mut self) -> bool {
         if self.made > 0 {
-            if self.spent() {
+            if self.count_reached() || self.started.elapsed() >= self.budget.time {
                 return false;
             }
-            let remaining = self.budget.time.saturating_sub(self.started.elapsed());
-            let wait = self.wait().min(remaining);
+            let wait = (self.budget.time.saturating_sub(self.started.elapsed())).min(self.wait());
             self.waited += wait;
             tokio::time::sleep(wait).await;
             if self.started.elapsed() >= self.budget.time {
@@ -116,11 +115,6 @@ impl Tries {
         self.made += 1;
         self.attempt_started = Instant::now();
         true
-    }
-
-    /// Whether no attempt is left: the count reached, or the time passed.
-    fn spent(&self) -> bool {
-        self.count_reached() || self.started.elapsed() >= self.budget.time
     }
 
     /// Whether the call made its `max_attempts`, if it has a count.
@@ -203,10 +197,8 @@ fn per_attempt(gone_by: u64, between: Duration, attempt: Duration) -> u64 {
 fn window(attempt: Duration, losses: u32, others: u64) -> Duration {
     let racing = others.max(u64::from(losses.min(MAX_LOSSES))).max(1);
     let spread = racing.saturating_mul(2).min(u64::from(u32::MAX)) as u32;
-    attempt
-        .max(MIN_ATTEMPT)
-        .saturating_mul(spread)
-        .min(MAX_WINDOW)
+    let window = attempt.max(MIN_ATTEMPT).saturating_mul(spread);
+    window.min(MAX_WINDOW)
 }
 
 /// Lost attempts in a row count up to this many writers racing: more losses while no id

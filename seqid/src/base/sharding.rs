@@ -106,13 +106,12 @@ pub(crate) fn assess(
     let identity = identity_fields(seq);
     let counted = !matches!(seq.strategy, Strategy::Optimistic { .. });
     if let Some(key) = target {
-        let shown = key.shown();
         if !key.prefixes(&identity) {
             let index = index_shown(&identity);
             match counted {
                 false => found.push(Finding::Refused {
                     collection: seq.collection,
-                    shard_key: shown.clone(),
+                    shard_key: key.shown(),
                     why: format!(
                         "the optimistic strategy relies on the unique index on {index} to \
                          refuse a number another writer took, and a unique index is enforced \
@@ -125,7 +124,7 @@ pub(crate) fn assess(
                 true => found.push(Finding::Costs {
                     cost: Cost::SafetyNetPerShard,
                     collection: seq.collection,
-                    shard_key: shown.clone(),
+                    shard_key: key.shown(),
                     what: format!(
                         "the unique index on {index} is enforced on each shard alone: the \
                          counter still hands each number out once, but a number stored by \
@@ -139,7 +138,7 @@ pub(crate) fn assess(
             found.push(Finding::Costs {
                 cost: Cost::LastChunk,
                 collection: seq.collection,
-                shard_key: shown.clone(),
+                shard_key: key.shown(),
                 what: format!(
                     "a ranged shard key on `{}`, which grows with every insert, sends every \
                      insert to the shard that holds the last chunk; a hashed key spreads them",
@@ -149,15 +148,13 @@ pub(crate) fn assess(
         }
     }
     if counted && let Some(key) = counters {
-        let shown = key.shown();
         let finding = counter_keys(seq);
-        let unique_index = seq.layout.unique_index;
-        let index_ok = seq.layout.by_id() || key.prefixes(unique_index);
+        let index_ok = seq.layout.by_id() || key.prefixes(seq.layout.unique_index);
         if !key.within(&finding) || !index_ok {
             let layout = seq.layout.tool;
             found.push(Finding::Refused {
                 collection: seq.counters,
-                shard_key: shown,
+                shard_key: key.shown(),
                 why: format!(
                     "the counter is found by {} ({layout}'s layout), and its update (an \
                      upsert, a findAndModify that must reach one document) must carry the \
@@ -169,7 +166,7 @@ pub(crate) fn assess(
                         false => format!(
                             ", and the unique index on {} that keeps one counter per \
                              sequence must start with it",
-                            index_shown(unique_index)
+                            index_shown(seq.layout.unique_index)
                         ),
                     },
                     index_shown(&finding[..1]),
@@ -179,7 +176,7 @@ pub(crate) fn assess(
             found.push(Finding::Costs {
                 cost: Cost::CounterOnOneShard,
                 collection: seq.counters,
-                shard_key: shown,
+                shard_key: key.shown(),
                 what: match seq.strategy {
                     Strategy::Block { block_size } => format!(
                         "each counter lives on one shard; the block strategy writes it once \

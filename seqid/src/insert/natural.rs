@@ -90,11 +90,9 @@ async fn run<T: Model + DeserializeOwned>(
         // The document of this call's own earlier, unknown insert, when the caller
         // asserted that equal content is its own; else, whoever stored it, found by this
         // call.
-        let own = carried && holds(&found, &scope, doc.sequence_id().value());
-        let entry = match own && is_ours(doc, &found, cx) {
-            true => Entry::Inserted,
-            false => Entry::Found,
-        };
+        let own =
+            carried && holds(&found, &scope, doc.sequence_id().value()) && is_ours(doc, &found, cx);
+        let entry = if own { Entry::Inserted } else { Entry::Found };
         *doc = found.doc;
         return Ok(entry);
     }
@@ -126,12 +124,9 @@ pub(super) async fn settle<T: Model + DeserializeOwned>(
     cx: &mut Context<'_>,
 ) -> Result<Entry, Error> {
     let (seq, id, known) = match &error {
-        Error::DuplicateKey { sequence, id, .. } if !cx.session.in_transaction() => {
-            (*sequence, *id, true)
-        }
-        Error::OutcomeUnknown { sequence, id, .. } if !cx.session.in_transaction() => {
-            (*sequence, *id, false)
-        }
+        _ if cx.session.in_transaction() => return Err(error),
+        Error::DuplicateKey { sequence, id, .. } => (*sequence, *id, true),
+        Error::OutcomeUnknown { sequence, id, .. } => (*sequence, *id, false),
         _ => return Err(error),
     };
     let found = match lookup::<T>(filter, cx).await {
@@ -151,10 +146,8 @@ pub(super) async fn settle<T: Model + DeserializeOwned>(
     if !known && at_our_id {
         // The answer was lost and a document holds the key at this call's id: its own
         // only if the caller asserted that equal content is; else unknown, the ids kept.
-        return match is_ours(doc, &found, cx) {
-            true => Ok(Entry::Inserted),
-            false => Err(error),
-        };
+        let ours = is_ours(doc, &found, cx);
+        return ours.then_some(Entry::Inserted).ok_or(error);
     }
     // The race lost. The block strategy's id goes back when this call's write is known to
     // have stored nothing and no document holds the id (a write whose answer was lost may

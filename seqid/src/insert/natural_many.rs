@@ -162,23 +162,19 @@ async fn insert_at<T: Model>(
     if ids.docs().iter().all(|doc| doc.sequence_id().is_unset()) {
         cx.content_is_unique |= ids.made_content_unique();
     }
-    let result = many_again(ids.docs(), cx).await;
+    let mut result = many_again(ids.docs(), cx).await;
     span::codes(ids.docs());
     drop(ids);
     for (slot, &position) in positions.iter().enumerate().rev() {
         docs.swap(slot, position);
     }
-    match result {
-        Ok(_) => Ok(()),
-        Err(Error::Bulk(mut bulk)) => {
-            let at = |slot: usize| positions[slot];
-            bulk.inserted.iter_mut().for_each(|i| *i = at(*i));
-            bulk.failed.iter_mut().for_each(|f| f.index = at(f.index));
-            bulk.unknown.iter_mut().for_each(|i| *i = at(*i));
-            Err(Error::Bulk(bulk))
-        }
-        Err(error) => Err(error),
+    if let Err(Error::Bulk(bulk)) = &mut result {
+        let at = |slot: usize| positions[slot];
+        bulk.inserted.iter_mut().for_each(|i| *i = at(*i));
+        bulk.failed.iter_mut().for_each(|f| f.index = at(f.index));
+        bulk.unknown.iter_mut().for_each(|i| *i = at(*i));
     }
+    result.map(drop)
 }
 
 /// Settles what the insert left failed with a duplicate key (a race lost) or unknown (an
@@ -194,17 +190,13 @@ async fn settle_all<T: Model + DeserializeOwned>(
     standing: &mut [Standing],
     cx: &mut Context<'_>,
 ) {
-    if cx.session.in_transaction() {
-        return;
-    }
     let open: Vec<usize> = (0..docs.len())
         .filter(|&p| match &standing[p] {
             Standing::Failed(failed) => failed.code == Some(DUPLICATE_KEY),
-            Standing::Unknown => true,
-            _ => false,
+            other => matches!(other, Standing::Unknown),
         })
         .collect();
-    if open.is_empty() {
+    if cx.session.in_transaction() || open.is_empty() {
         return;
     }
     // The lookup's own failure says less than the insert's.
@@ -249,25 +241,20 @@ fn follow_firsts<T: Model + DeserializeOwned>(
         if first == position {
             continue;
         }
-        standing[position] = match &standing[first] {
-            Standing::Done(_) => {
-                let stored = mongodb::bson::to_document(&docs[first]).ok();
-                match stored.and_then(|stored| mongodb::bson::from_document(stored).ok()) {
-                    Some(copy) => {
-                        docs[position] = copy;
-                        Standing::Done(Entry::Found)
-                    }
-                    None => Standing::Failed(failed_with(
-                        position,
-                        "the stored document of its key could not be read back",
-                    )),
+        let message = if matches!(standing[first], Standing::Done(_)) {
+            let stored = mongodb::bson::to_document(&docs[first]).ok();
+            match stored.and_then(|stored| mongodb::bson::from_document(stored).ok()) {
+                Some(copy) => {
+                    docs[position] = copy;
+                    standing[position] = Standing::Done(Entry::Found);
+                    continue;
                 }
+                None => "the stored document of its key could not be read back",
             }
-            _ => Standing::Failed(failed_with(
-                position,
-                "an earlier document of this call with the same key was not stored",
-            )),
+        } else {
+            "an earlier document of this call with the same key was not stored"
         };
+        standing[position] = Standing::Failed(failed_with(position, message));
     }
 }
 
