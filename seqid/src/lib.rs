@@ -127,7 +127,8 @@
 //! - [any field, per scope](guide::scopes), [several sequences](guide::several_sequences) in
 //!   one document, [display codes](guide::display_codes),
 //!   [find-or-insert by a natural key](guide::find_or_insert),
-//!   [numbering a stored document later](guide::numbering_later), [other tools'
+//!   [numbering a stored document later](guide::numbering_later), [numbers on their
+//!   own](guide::numbers) (`db.sequence("userid").next()`), [other tools'
 //!   counters](guide::other_tools), the [data layout](guide::data_layout);
 //! - the [attribute reference](guide::attributes) (also in the [derive's
 //!   documentation](macro@Document)), the [operations](guide::operations) and logging, the
@@ -209,6 +210,7 @@ mod state;
 pub use api::action;
 pub use api::action::find_or_insert::NaturalKeyed;
 pub use api::action::list::CounterState;
+pub use api::action::next::NamedSequence;
 pub use api::action::number::NumberedLater;
 pub use api::action::transaction::{DEFAULT_TRANSACTION_TIME_LIMIT, Labelled};
 pub use api::check::{

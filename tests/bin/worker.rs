@@ -14,6 +14,11 @@
 //! transactions of its own until `quota` are committed, printing one `storm ...` line per
 //! document made.
 //!
+//! `seqid-worker next/<via> <database> <tasks> <per-task>` instead takes numbers on their
+//! own from the sequence [`NEXT_SEQUENCE`] (`db.sequence(..).next()`), through a `handle`
+//! or a `bare` database: `per-task` from each of `tasks` tasks, printing `<id> <writer> <n>`
+//! for each.
+//!
 //! `seqid-worker keyed/<model>/<via> <database> <tasks> <keys>` instead races `tasks`
 //! callers of `find_or_insert` over keys `0..keys` of the keyed model named `<model>`
 //! (`tests/it/support/keyed.rs`), printing one `keyed ...` line per call.
@@ -79,6 +84,9 @@ fn main() {
     if let Some(by) = mode.strip_prefix("storm/") {
         return run_storm(by, database, tasks, per_task);
     }
+    if let Some(via) = mode.strip_prefix("next/") {
+        return take_numbers(via, database, tasks, per_task);
+    }
     if let Some(keyed) = mode.strip_prefix("keyed/") {
         let Some((model, via)) = keyed.split_once('/') else {
             fail(&format!("bad mode {mode}"));
@@ -132,6 +140,46 @@ where
     if let Err(error) = result {
         fail(&error.to_string());
     }
+}
+
+/// The sequence the `next/<via>` mode takes numbers from (`tests/it/next.rs`).
+const NEXT_SEQUENCE: &str = "next_processes";
+
+/// The `next/<via>` mode: `tasks` tasks each take `per_task` numbers on their own from
+/// [`NEXT_SEQUENCE`], one call each, printed as `<id> next-<pid>-<task> <n>`.
+fn take_numbers(via: &str, database: &str, tasks: usize, per_task: u32) {
+    use seqid::AsDatabase;
+    at_go(via, database, |via| async move {
+        let mut takers = tokio::task::JoinSet::new();
+        for task in 0..tasks {
+            let via = match &via {
+                writers::Via::Handle(db) => writers::Via::Handle(db.clone()),
+                writers::Via::Bare(db) => writers::Via::Bare(db.clone()),
+            };
+            let writer = format!("next-{}-{task}", std::process::id());
+            takers.spawn(async move {
+                let mut lines = Vec::new();
+                for n in 0..per_task {
+                    let id = match &via {
+                        writers::Via::Handle(db) => db.sequence(NEXT_SEQUENCE).next().await,
+                        writers::Via::Bare(db) => db.sequence(NEXT_SEQUENCE).next().await,
+                    };
+                    lines.push(format!("{} {writer} {n}", id?));
+                }
+                Ok::<_, BoxError>(lines)
+            });
+        }
+        let run = async {
+            let mut printed = Vec::new();
+            while let Some(taken) = takers.join_next().await {
+                printed.extend(taken??);
+            }
+            Ok::<_, BoxError>(printed)
+        };
+        tokio::time::timeout(DEADLINE, run)
+            .await
+            .map_err(|_| "deadline passed")?
+    });
 }
 
 /// The `storm/<by>` mode: `tasks` tasks of writer `by` insert gapless documents

@@ -31,6 +31,7 @@ mod list_counters;
 mod messages;
 mod missing_counter;
 mod natural;
+mod next;
 mod object_ids;
 mod optimistic;
 mod other_tools;

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use mongodb::options::DatabaseOptions;
 
+use crate::api::action::next::NamedSequence;
 use crate::base::sequence::Sequence;
 use crate::state::registry::{Collections, Registry, Route, Stats};
 
@@ -228,7 +229,28 @@ impl std::ops::Deref for Database {
     label = "expected `&mongodb::Database` or `&seqid::Database`",
     note = "a type that derefs to a database can be passed as `&*db`; `Sequences::database` makes a `seqid::Database` that shares ids between tasks"
 )]
-pub trait AsDatabase: sealed::Routed + Sync {}
+pub trait AsDatabase: sealed::Routed + Sync {
+    /// The sequence `name`, named at run time: its next id, or next ids, with no document
+    /// ([`NamedSequence::next`], [`NamedSequence::next_n`]), from the counter a type
+    /// declaring the same sequence takes its ids from, and the MongoDB tutorial's
+    /// `getNextSequence(name)` increments. Options by method, as in the attribute
+    /// (counters collection, layout, start, step, scope, strategy); see the guide's
+    /// [numbers on their own](crate::guide::numbers).
+    ///
+    /// ```no_run
+    /// use seqid::AsDatabase; // a seqid::Database's method too
+    ///
+    /// # async fn run(client: mongodb::Client) -> Result<(), seqid::Error> {
+    /// let db = client.database("app");
+    /// let id = db.sequence("userid").next().await?; // getNextSequence("userid")
+    /// let shared = seqid::Sequences::new(&client).database("app");
+    /// let ids = shared.sequence("userid").block(100).next_n(5).await?;
+    /// # Ok(()) }
+    /// ```
+    fn sequence(&self, name: &str) -> NamedSequence<'_> {
+        NamedSequence::new(self.route(), name)
+    }
+}
 
 impl AsDatabase for mongodb::Database {}
 impl AsDatabase for Database {}

@@ -169,13 +169,14 @@ pub enum Error {
         largest: Box<Bson>,
     },
 
-    /// A `gapless` sequence was asked for an id outside a transaction: its ids come from a
+    /// A `gapless` sequence was asked for an id outside a transaction (by an insert, or
+    /// for a number on its own, [`NamedSequence`](crate::NamedSequence)): its ids come from a
     /// counter updated inside the caller's transaction, so that an aborted transaction
     /// takes its id back. Nothing was written.
     #[error(
-        "sequence `{}` is gapless: its inserts must run in a transaction, and {}; \
-         run them in one (`T::transaction(&mut session).run(...)`) and pass the session \
-         with `.session(session)`. Nothing was written",
+        "sequence `{}` is gapless: its inserts (and numbers on their own) must run in a \
+         transaction, and {}; run them in one (`T::transaction(&mut session).run(...)`, or \
+         the driver's) and pass the session with `.session(session)`. Nothing was written",
         .sequence.name,
         if *has_session { "the session given has none running" } else { "no session was given" }
     )]

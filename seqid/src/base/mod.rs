@@ -17,6 +17,7 @@ pub(crate) mod id;
 pub mod kind;
 pub(crate) mod layout;
 pub(crate) mod model;
+pub(crate) mod named;
 pub(crate) mod natural;
 pub(crate) mod numeric;
 pub(crate) mod once;

@@ -40,7 +40,9 @@ pub const DEFAULT_START: i64 = 1;
 pub struct Sequence {
     /// The sequence name: the `_id` of its document in the counters collection.
     pub name: &'static str,
-    /// The collection the documents are inserted into.
+    /// The collection the documents are inserted into; for a sequence named at run time
+    /// ([`NamedSequence`](crate::NamedSequence)), the one given with `.collection(...)`,
+    /// else empty (it numbers no documents of seqid's).
     pub collection: &'static str,
     /// The collection holding the sequence's counter (one per scope), laid out as
     /// [`layout`](Sequence::layout) says. The optimistic strategy keeps no counter.

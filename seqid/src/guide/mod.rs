@@ -23,6 +23,8 @@
 //!   when no document holds the key; the races spelled out, per strategy.
 //! - [`numbering_later`]: drafts stored without a number, numbered when they are issued;
 //!   one at a time or in bulk, in order; the races spelled out.
+//! - [`numbers`]: numbers on their own, with no document (`db.sequence("userid").next()`,
+//!   the tutorial's `getNextSequence`): what each costs per strategy, the races, the gaps.
 //! - [`other_tools`]: sharing a counter with MongoEngine, mongoose plugins, typegoose or the
 //!   Go blog post, a layout by hand, and moving a sequence from a tool to seqid without a
 //!   pause.
@@ -70,6 +72,7 @@ pub mod guarantees;
 pub mod limits;
 pub mod migration;
 pub mod numbering_later;
+pub mod numbers;
 pub mod operations;
 pub mod other_tools;
 pub mod scopes;

@@ -55,13 +55,17 @@ pub(crate) async fn shard_key(
 }
 
 /// The shard keys of `seq`'s collection and of its counters collection (not read for
-/// the optimistic strategy, which has no counter).
+/// the optimistic strategy, which has no counter). A sequence named at run time with no
+/// collection (a number on its own) writes its counters collection alone: no target.
 pub(crate) async fn shard_keys(
     known: &Known,
     db: &Database,
     seq: &'static Sequence,
 ) -> Result<(Option<ShardKey>, Option<ShardKey>), Error> {
-    let target = shard_key(known, db, seq.collection, seq).await?;
+    let target = match seq.collection {
+        "" => None,
+        collection => shard_key(known, db, collection, seq).await?,
+    };
     let counters = match seq.strategy {
         Strategy::Optimistic { .. } => None,
         _ => shard_key(known, db, seq.counters, seq).await?,

@@ -62,8 +62,10 @@ struct Reads {
     decisions: Mutex<HashMap<SequenceIn, Read<Decision>>>,
 }
 
-/// A sequence in a database: the database's name, the sequence's name and collection.
-type SequenceIn = (String, &'static str, &'static str);
+/// A sequence in a database: the database's name, and the sequence whole (two sequences
+/// of one name may differ in their counters collection or layout: one named at run time
+/// beside a declared one, say).
+type SequenceIn = (String, Sequence);
 
 /// What was decided of a sequence on a sharded cluster: it holds, or why not.
 type Decision = Result<(), Refusal>;
@@ -109,7 +111,7 @@ impl Known {
         if self.topology(db)? != Topology::Sharded {
             return Some(Ok(()));
         }
-        let key = (db.name().to_owned(), seq.name, seq.collection);
+        let key = (db.name().to_owned(), *seq);
         lock(&self.0.decisions).get(&key).and_then(Read::fresh)
     }
 
@@ -120,7 +122,7 @@ impl Known {
         seq: &'static Sequence,
         decided: Result<(), Refusal>,
     ) {
-        let key = (db.name().to_owned(), seq.name, seq.collection);
+        let key = (db.name().to_owned(), *seq);
         lock(&self.0.decisions).insert(key, Read::new(decided));
     }
 

@@ -3,7 +3,10 @@
 //! [`Insert`] and [`InsertMany`] (and the [`InsertFuture`] they become), [`FindOrInsert`]
 //! and [`FindOrInsertMany`], [`NumberDraft`] and [`NumberDrafts`], [`FindById`],
 //! and the counter's administration, [`ListCounters`], [`LastReserved`], [`SetCounter`] and
-//! [`SyncCounter`]; and [`Transaction`], which runs them in a transaction.
+//! [`SyncCounter`]; and [`Transaction`], which runs them in a transaction. A number on its
+//! own, with no document: [`NamedSequence`] (from
+//! [`AsDatabase::sequence`](crate::AsDatabase::sequence)), awaited through [`Next`] and
+//! [`NextN`].
 //!
 //! ```no_run
 //! # use seqid::Document;
@@ -50,6 +53,7 @@ pub(crate) mod find;
 pub(crate) mod find_or_insert;
 mod future;
 pub(crate) mod list;
+pub(crate) mod next;
 pub(crate) mod number;
 pub(crate) mod transaction;
 
@@ -61,6 +65,7 @@ pub use find::{FindByCode, FindById};
 pub use find_or_insert::{FindOrInsert, FindOrInsertMany};
 pub use future::InsertFuture;
 pub use list::ListCounters;
+pub use next::{NamedSequence, Next, NextN};
 pub use number::{NumberDraft, NumberDrafts};
 pub use transaction::Transaction;
 

@@ -57,8 +57,14 @@ pub(super) async fn make_if_missing(
 /// counter and stored its first number between this caller's look for the counter and
 /// this query (a concurrent first use) made the counter before the number, so the
 /// counter is there by now.
+///
+/// A sequence named at run time with no collection (a number on its own) numbers no
+/// documents seqid could look in: nothing to check.
 pub(super) async fn refuse_if_numbered(db: &Database, counter: Counter<'_>) -> Result<(), Error> {
     let seq = counter.seq;
+    if seq.collection.is_empty() {
+        return Ok(());
+    }
     let collection = db.collection::<BsonDocument>(seq.collection);
     let Some(largest) = largest::of_sequence(&collection, seq, counter.scope).await? else {
         return Ok(());

@@ -1,0 +1,406 @@
+//! A number on its own: [`NamedSequence`], a sequence named at run time, hands out its
+//! next id ([`Next`]) or its next `n` ids ([`NextN`]) with no document, from the counter
+//! that seqid's inserts of a type declaring the same sequence, and the MongoDB tutorial's
+//! `getNextSequence`, take theirs from. The ids are taken as an insert takes them: through
+//! the call's context and the gate, from the strategy's source, sharing the handle's
+//! allocator (and live block) with those inserts.
+
+use std::future::IntoFuture;
+
+use mongodb::bson::Bson;
+use serde::Serialize;
+
+use crate::base::error::Error;
+use crate::base::future::BoxFuture;
+use crate::base::layout::Layout;
+use crate::base::named::{self, Spec};
+use crate::base::scope::Scope;
+use crate::base::sequence::{CounterWriteConcern, Sequence, Strategy};
+use crate::round_trip::counter::Counter;
+use crate::round_trip::gate;
+use crate::source::counted;
+use crate::state::context::{Call, Context};
+use crate::state::registry::Route;
+
+/// A sequence named at run time, from [`AsDatabase::sequence`](crate::AsDatabase::sequence):
+/// its options set by method, then [`next`](Self::next) or [`next_n`](Self::next_n)
+/// awaited for ids. The MongoDB tutorial's `getNextSequence("userid")`, as seqid does it:
+///
+/// ```no_run
+/// use seqid::AsDatabase; // for a bare mongodb::Database; a seqid::Database has it too
+///
+/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+/// let id: i64 = db.sequence("userid").next().await?; // 1, then 2, ...
+/// let ids: Vec<i64> = db.sequence("userid").next_n(3).await?; // [2, 3, 4]
+/// # Ok(()) }
+/// ```
+///
+/// The counter is the one a type declaring the same sequence (`#[seq_id("userid")]`, with
+/// the same counters collection, layout and scope fields) takes its ids from, and the one
+/// the tutorial's `getNextSequence` increments: all of them take ids from it at the same
+/// time, and none is handed out twice. Through a [`Database`](crate::Database) of a
+/// [`Sequences`](crate::Sequences) handle, callers share its round trips, and with
+/// [`block`](Self::block) its live block (the one a declared type with the same name,
+/// counters collection and block size uses); through a bare `mongodb::Database`, each call
+/// works alone. A number taken and never used is a gap: see the guide's
+/// [numbers on their own](crate::guide::numbers).
+///
+/// Each distinct sequence named at run time (name and options) is made once and kept for
+/// the life of the process, a few hundred bytes: name a few per service, not one per
+/// request.
+///
+/// Every option is checked when the call runs, before anything is read or written: an
+/// empty name, a block size or a step of 0, a scope field given twice is
+/// [`Error::InvalidOption`], and a scope value that names no scope [`Error::InvalidScope`].
+#[must_use = "a sequence hands out nothing until `.next()` or `.next_n(n)` is awaited"]
+pub struct NamedSequence<'a> {
+    route: Route<'a>,
+    spec: Spec,
+    /// The scope fields' values, in the order of `spec.scope`, as serialized.
+    values: Vec<Result<Bson, String>>,
+    call: Call<'a>,
+}
+
+impl<'a> NamedSequence<'a> {
+    pub(crate) fn new(route: Route<'a>, name: &str) -> Self {
+        NamedSequence {
+            route,
+            spec: Spec::new(name),
+            values: Vec::new(),
+            call: Call::default(),
+        }
+    }
+
+    /// The collection holding the counter, instead of the layout's tool's (`counters` for
+    /// the tutorial's layout): `counters = "..."` in the attribute.
+    ///
+    /// ```no_run
+    /// # use seqid::AsDatabase;
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let id = db.sequence("userid").counters("sequences").next().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn counters(mut self, counters: &str) -> Self {
+        self.spec.counters = Some(counters.to_owned());
+        self
+    }
+
+    /// How the counter document is laid out: one of [`Layout`]'s presets (the tutorial's
+    /// by default), to share another tool's counter; its counters collection and first id
+    /// come with it unless set. The name is then the one the tool finds its counter by.
+    ///
+    /// ```no_run
+    /// # use seqid::AsDatabase;
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// use seqid::Layout;
+    /// // MongoEngine's `User.id`, in `mongoengine.counters`.
+    /// let id = db.sequence("user.id").layout(Layout::MONGOENGINE).next().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn layout(mut self, layout: Layout) -> Self {
+        self.spec.layout = layout;
+        self
+    }
+
+    /// The first id, where a counter that does not exist yet starts (1, or the layout's
+    /// tool's first id, unless set): 0 or more. A counter that exists goes on from its
+    /// value.
+    ///
+    /// ```no_run
+    /// # use seqid::AsDatabase;
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let id = db.sequence("order").start(1000).next().await?; // 1000 on a new counter
+    /// # Ok(()) }
+    /// ```
+    pub fn start(mut self, start: i64) -> Self {
+        self.spec.start = Some(start);
+        self
+    }
+
+    /// How far apart ids are (1 unless set): ids `start`, `start + step`, ... At least 1;
+    /// refused with a layout whose tool always adds 1 (MongoEngine's, the Go post's).
+    ///
+    /// ```no_run
+    /// # use seqid::AsDatabase;
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let ids = db.sequence("odd").step(2).next_n(3).await?; // [1, 3, 5] on a new counter
+    /// # Ok(()) }
+    /// ```
+    pub fn step(mut self, step: u32) -> Self {
+        self.spec.step = Some(step);
+        self
+    }
+
+    /// The key of the field the numbers go into (`_id` unless set): what a layout that
+    /// finds its counter by field finds it by (mongoose-auto-increment's and typegoose's
+    /// `field`), and, with [`collection`](Self::collection), where the missing-counter
+    /// check looks for numbers stored.
+    ///
+    /// ```no_run
+    /// # use seqid::AsDatabase;
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// use seqid::Layout;
+    /// let id = db
+    ///     .sequence("Book")
+    ///     .layout(Layout::MONGOOSE_AUTO_INCREMENT)
+    ///     .field("bookId")
+    ///     .next()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn field(mut self, field: &str) -> Self {
+        self.spec.field = Some(field.to_owned());
+        self
+    }
+
+    /// The collection whose documents hold the numbers, if any (none unless set). With
+    /// it, a counter that does not exist yet is made only if that collection holds no
+    /// number of the sequence in its [`field`](Self::field) ([`Error::CounterMissing`]
+    /// otherwise, as for an insert), and on a sharded cluster its shard key is checked
+    /// as a declared type's. Without it, a missing counter starts at `start`, and only
+    /// the counters collection is checked.
+    ///
+    /// ```no_run
+    /// # use seqid::AsDatabase;
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let id = db.sequence("userid").collection("users").next().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn collection(mut self, collection: &str) -> Self {
+        self.spec.collection = Some(collection.to_owned());
+        self
+    }
+
+    /// The write concern of the counter's update (`w: "majority"` unless set); gapless
+    /// ids take the caller's transaction's.
+    ///
+    /// ```no_run
+    /// # use seqid::AsDatabase;
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// use seqid::CounterWriteConcern;
+    /// let id = db
+    ///     .sequence("userid")
+    ///     .counter_write_concern(CounterWriteConcern::Database)
+    ///     .next()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn counter_write_concern(mut self, concern: CounterWriteConcern) -> Self {
+        self.spec.counter_write_concern = concern;
+        self
+    }
+
+    /// A scope field and its value: the ids come from the counter of that scope, the
+    /// same counter a type declaring the sequence with `scope = ...` (the same fields, in
+    /// the same order) uses for documents holding these values. Called once per field,
+    /// in the declared order. The value is a string, an integer, an ObjectId, a boolean
+    /// or null ([`Error::InvalidScope`] otherwise); a field named twice is
+    /// [`Error::InvalidOption`].
+    ///
+    /// ```no_run
+    /// # use seqid::AsDatabase;
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// // The counter of `#[seq_id("ticket", scope = ["project", "year"])]` for apollo, 2026.
+    /// let number = db
+    ///     .sequence("ticket")
+    ///     .scope("project", "apollo")
+    ///     .scope("year", 2026)
+    ///     .next()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scope(mut self, field: &str, value: impl Serialize) -> Self {
+        self.spec.scope.push(field.to_owned());
+        let value = mongodb::bson::to_bson(&value).map_err(|error| error.to_string());
+        self.values.push(value);
+        self
+    }
+
+    /// Takes ids with the block strategy: blocks of `block_size` ids reserved with one
+    /// `$inc` and handed out in memory by a [`Sequences`](crate::Sequences) handle (the
+    /// block a declared type with the same name, counters collection and block size
+    /// uses). At least 1. Through a bare `mongodb::Database`, each call reserves exactly
+    /// its own ids.
+    ///
+    /// ```no_run
+    /// # async fn run(sequences: seqid::Sequences) -> Result<(), seqid::Error> {
+    /// use seqid::AsDatabase;
+    /// let db = sequences.database("app");
+    /// let id = db.sequence("event").block(100).next().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn block(mut self, block_size: u32) -> Self {
+        self.spec.strategy = Strategy::Block { block_size };
+        self
+    }
+
+    /// Takes ids with the gapless strategy: in the caller's transaction, given with
+    /// [`session`](Self::session) ([`Error::TransactionRequired`] without one), so that
+    /// an aborted transaction takes them back.
+    ///
+    /// ```no_run
+    /// # use seqid::AsDatabase;
+    /// # async fn run(db: mongodb::Database, client: mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut session = client.start_session().await?;
+    /// session.start_transaction().await?;
+    /// let number = db.sequence("invoice").gapless().session(&mut session).next().await?;
+    /// // ... write what the number is for, in the same transaction ...
+    /// session.commit_transaction().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn gapless(mut self) -> Self {
+        self.spec.strategy = Strategy::Gapless;
+        self
+    }
+
+    session!(
+        /// The caller's session. A gapless sequence takes its ids in the transaction
+        /// running in it (required); counters and block take theirs outside any
+        /// transaction, as inserts do, so that a transaction that aborts costs a gap,
+        /// never an id handed out twice.
+        ///
+        /// ```no_run
+        /// # use seqid::AsDatabase;
+        /// # async fn run(db: mongodb::Database, mut session: mongodb::ClientSession) -> Result<(), seqid::Error> {
+        /// let id = db.sequence("userid").session(&mut session).next().await?;
+        /// # Ok(()) }
+        /// ```
+    );
+
+    /// The next id: await it.
+    ///
+    /// ```no_run
+    /// # use seqid::AsDatabase;
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let id: i64 = db.sequence("userid").next().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn next(self) -> Next<'a> {
+        Next(self)
+    }
+
+    /// The next `n` ids, increasing, `step` apart but for ids a cancelled caller gave
+    /// back to a handle's live block (one reservation for all of them): await it. `n` 0
+    /// gives none, with no round trip; `n` ids whose span overflows an `i64` are
+    /// [`Error::InvalidOption`].
+    ///
+    /// ```no_run
+    /// # use seqid::AsDatabase;
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let ids: Vec<i64> = db.sequence("userid").next_n(10).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn next_n(self, n: u64) -> NextN<'a> {
+        NextN { sequence: self, n }
+    }
+}
+
+/// The next id of a [`NamedSequence`], from [`NamedSequence::next`]: await it.
+#[must_use = "a sequence hands out nothing until it is awaited"]
+pub struct Next<'a>(NamedSequence<'a>);
+
+/// The next `n` ids of a [`NamedSequence`], from [`NamedSequence::next_n`]: await them.
+#[must_use = "a sequence hands out nothing until it is awaited"]
+pub struct NextN<'a> {
+    sequence: NamedSequence<'a>,
+    n: u64,
+}
+
+impl<'a> IntoFuture for Next<'a> {
+    type Output = Result<i64, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let ids = self.0.take(1).await?;
+            Ok(ids[0])
+        })
+    }
+}
+
+impl<'a> IntoFuture for NextN<'a> {
+    type Output = Result<Vec<i64>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.sequence.take(self.n))
+    }
+}
+
+impl NamedSequence<'_> {
+    /// `n` ids, every option checked first; one at least for `n` 1.
+    async fn take(self, n: u64) -> Result<Vec<i64>, Error> {
+        let NamedSequence {
+            route,
+            spec,
+            values,
+            call,
+        } = self;
+        let seq = named::sequence(&spec)?;
+        let scope = scope_of(seq, values)?;
+        fits(seq, n)?;
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let mut cx = Context::of(seq, route, call, gate::read_and_pass).await?;
+        if n == 1 {
+            return Ok(vec![counted::take_one(&scope, &mut cx).await?]);
+        }
+        let counter = Counter { seq, scope: &scope };
+        match seq.strategy {
+            Strategy::Gapless => {
+                counted::take_in_transaction(cx.route, counter, n, &mut cx.session, None).await
+            }
+            _ => Ok(counted::take_outside(cx.route, counter, n)
+                .await?
+                .ids
+                .take()),
+        }
+    }
+}
+
+/// The scope the values given with `.scope(...)` name, as a declared sequence's with
+/// those fields: the one value, or the values in the order given.
+fn scope_of(seq: &'static Sequence, values: Vec<Result<Bson, String>>) -> Result<Scope, Error> {
+    let mut given = Vec::with_capacity(values.len());
+    for (field, value) in seq.scope.iter().zip(values) {
+        match value {
+            Ok(value) => given.push(value),
+            Err(error) => {
+                return Err(Error::InvalidScope {
+                    sequence: seq,
+                    scope: format!("{field}: (given)").into(),
+                    reason: format!("the value could not be serialized: {error}").into(),
+                });
+            }
+        }
+    }
+    match given.len() {
+        0 => Ok(Scope::NONE),
+        1 => Scope::given(seq, given.first()),
+        _ => Scope::given(seq, Some(&Bson::Array(given))),
+    }
+}
+
+/// Refuses `n` ids that no counter could hand out at once: `n × step` beyond an `i64`,
+/// or more than this process can hold.
+fn fits(seq: &'static Sequence, n: u64) -> Result<(), Error> {
+    let refused = |reason| {
+        Err(Error::InvalidOption {
+            sequence: seq,
+            option: "next_n",
+            value: n.to_string().into(),
+            reason,
+        })
+    };
+    if i128::from(n) * i128::from(seq.layout.step) > i128::from(i64::MAX) {
+        return refused("that many ids, `step` apart, span more than an i64 holds");
+    }
+    // A probe for a count that would otherwise abort the process on allocation.
+    let huge = n > 1 << 20;
+    let size = usize::try_from(n).unwrap_or(usize::MAX);
+    if huge && Vec::<i64>::new().try_reserve_exact(size).is_err() {
+        return refused("that many ids do not fit in this process's memory");
+    }
+    Ok(())
+}
