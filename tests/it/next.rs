@@ -582,3 +582,72 @@ async fn every_option_out_of_range_is_refused_before_any_round_trip() {
     }
     assert_eq!(commands.total(), before, "nothing read or written");
 }
+
+/// mongoose-auto-increment's `Book` model, as a declared type names it.
+#[derive(Debug, Serialize, Document)]
+#[seq_id("Book", collection = "books", layout = "mongoose-auto-increment")]
+struct Book {
+    #[serde(rename = "_id")]
+    id: Option<i64>,
+}
+
+#[tokio::test]
+async fn a_named_sequence_in_a_tool_s_layout_shares_the_tool_s_counter() {
+    let test = test_db("next_layout").await;
+    let handle = shared(&test);
+    // The tool counts from 0, in `identitycounters`, found by model and field.
+    let mut book = Book { id: None };
+    book.insert(&handle).await.unwrap();
+    assert_eq!(book.id, Some(0));
+    let book_sequence = || {
+        test.sequence("Book")
+            .layout(seqid::Layout::MONGOOSE_AUTO_INCREMENT)
+    };
+    assert_eq!(book_sequence().next().await.unwrap(), 1);
+    assert_eq!(book_sequence().next_n(2).await.unwrap(), [2, 3]);
+    book.id = None;
+    book.insert(&handle).await.unwrap();
+    assert_eq!(book.id, Some(4));
+    let counters = test.collection::<BsonDocument>("identitycounters");
+    let counter = counters
+        .find_one(doc! { "model": "Book", "field": "_id" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(counter.get("count").and_then(integer), Some(4));
+    assert_eq!(counters.count_documents(doc! {}).await.unwrap(), 1);
+    // Another field is another counter of the tool's.
+    let other = test
+        .sequence("Book")
+        .layout(seqid::Layout::MONGOOSE_AUTO_INCREMENT);
+    assert_eq!(other.field("isbn").next().await.unwrap(), 0);
+    // A step with a layout whose tool always adds 1, a scope with one that has none.
+    let error = (test
+        .sequence("users.id")
+        .layout(seqid::Layout::MONGOENGINE)
+        .step(2))
+    .next()
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(error, Error::InvalidOption { option: "step", .. }),
+        "{error:?}"
+    );
+    let error = (test
+        .sequence("x")
+        .layout(seqid::Layout::GO)
+        .scope("project", "a"))
+    .next()
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::InvalidOption {
+                option: "scope",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+}

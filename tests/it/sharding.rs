@@ -648,3 +648,44 @@ async fn what_holds_at_a_cost_is_logged_once() {
         "{text}"
     );
 }
+
+/// A number on its own (`db.sequence(..)`, issue 49) has no document collection: the gate
+/// judges its counters collection alone (never reads a shard key for a collection named
+/// ""), refuses a counter whose filter cannot carry that collection's shard key, and keeps
+/// its decisions per sequence, so that the same name with another counters collection is
+/// judged afresh; with `.collection(..)`, the documents' collection is judged as a declared
+/// type's (a ranged key on `_id` costs, never refuses, a counted sequence).
+#[tokio::test]
+async fn a_number_on_its_own_is_judged_by_its_counters_collection() {
+    use seqid::AsDatabase;
+    let at = Mongos::start("sh_next").await;
+    at.shard("sh_next_refused", doc! { "seq": 1 });
+    at.shard("sh_next_hashed", doc! { "_id": "hashed" });
+    at.shard("sh_next_docs", doc! { "_id": 1 });
+    for bare in [false, true] {
+        let (handle, plain) = (at.handle(), at.bare());
+        let sequence = |counters: &str| match bare {
+            true => plain.sequence("sh_next").counters(counters),
+            false => handle.sequence("sh_next").counters(counters),
+        };
+        let inc = || at.proxy.requests("findAndModify");
+        let before = inc();
+        let refused = sequence("sh_next_refused").next().await.map(drop);
+        assert_refused(
+            refused,
+            &at,
+            "sh_next_refused",
+            "{ \"seq\": 1 }",
+            "shard the counters collection on { _id: 1 }",
+        );
+        assert_eq!(inc(), before, "no id taken, bare {bare}");
+        let hashed = sequence("sh_next_hashed").next().await.unwrap();
+        assert_eq!(hashed, [1, 2][usize::from(bare)]);
+        assert_eq!(
+            sequence("counters").next().await.unwrap(),
+            [1, 3][usize::from(bare)]
+        );
+        let with_docs = sequence("counters").collection("sh_next_docs");
+        assert_eq!(with_docs.next().await.unwrap(), [2, 4][usize::from(bare)]);
+    }
+}
