@@ -315,20 +315,26 @@ async fn named_calls_inserts_and_the_tutorial_by_hand_share_one_counter() {
             })
         })
         .collect();
-    let mut all = BTreeSet::from([1]);
-    for task in tasks {
-        for id in task.await.unwrap() {
+    let (mut all, mut inserted) = (BTreeSet::from([1]), BTreeSet::new());
+    for (task, taken) in tasks.into_iter().enumerate() {
+        for id in taken.await.unwrap() {
             assert!(all.insert(id), "{id} handed out twice");
+            if task % 4 == 0 {
+                inserted.insert(id);
+            }
         }
     }
     let total = 1 + TASKS * EACH;
     assert_dense(&all, total, User::stats(&handle).retries);
-    // Every stored id is one handed to an insert, and the counter holds the last.
-    let stored = test.collection::<BsonDocument>("next_users");
-    assert_eq!(
-        stored.count_documents(doc! {}).await.unwrap() as usize,
-        TASKS / 4 * EACH
-    );
+    // The ids stored are exactly those the inserts were given, and the counter holds the
+    // last id handed out.
+    let stored: BTreeSet<i64> = crate::support::all_documents(&test, "next_users")
+        .await
+        .iter()
+        .map(|stored| stored.get("_id").and_then(integer).unwrap())
+        .collect();
+    assert_eq!(stored, inserted);
+    assert_eq!(inserted.len(), TASKS / 4 * EACH);
     assert_eq!(
         counter_value(&test, "next_users").await,
         all.last().copied()
@@ -650,4 +656,31 @@ async fn a_named_sequence_in_a_tool_s_layout_shares_the_tool_s_counter() {
         ),
         "{error:?}"
     );
+}
+
+#[tokio::test]
+async fn a_missing_counter_is_checked_against_the_collection_given() {
+    let test = test_db("next_missing_counter").await;
+    // Numbers stored by an import, with no counter.
+    let imported = test.collection::<BsonDocument>("imported");
+    let numbers = [doc! { "_id": 1 }, doc! { "_id": 7 }];
+    imported.insert_many(numbers).await.unwrap();
+    let handle = shared(&test);
+    // With the collection, the counter is not made afresh under the numbers stored.
+    let error = (handle.sequence("imported").collection("imported").next())
+        .await
+        .unwrap_err();
+    match &error {
+        Error::CounterMissing { largest, .. } => assert_eq!(integer(largest), Some(7)),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(counter_value(&test, "imported").await, None, "nothing made");
+    // In another field, none stored: the counter starts.
+    let by_field = handle
+        .sequence("imported")
+        .collection("imported")
+        .field("number");
+    assert_eq!(by_field.next().await.unwrap(), 1);
+    // Without a collection there is nothing to look in: the counter goes on.
+    assert_eq!(test.sequence("imported").next().await.unwrap(), 2);
 }
