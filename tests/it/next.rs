@@ -684,3 +684,53 @@ async fn a_missing_counter_is_checked_against_the_collection_given() {
     // Without a collection there is nothing to look in: the counter goes on.
     assert_eq!(test.sequence("imported").next().await.unwrap(), 2);
 }
+
+/// The tutorial's getNextSequence in Python (pymongo, as the tutorial's shell code is
+/// written in the drivers' docs), in processes of its own, while tasks here take numbers
+/// through a handle and insert a type declaring the sequence: one counter, every number
+/// once, together exactly `1..=N`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_tutorial_s_get_next_sequence_in_python_shares_the_counter() {
+    let test = test_db("next_pymongo").await;
+    let handle = shared(&test);
+    // The counter made first (see `assert_dense`).
+    assert_eq!(handle.sequence("next_users").next().await.unwrap(), 1);
+    let script = crate::support::tools::Script {
+        tool: seqid_harness::Tool::MongoEngine,
+        file: "tutorial_next.py",
+        env: vec![("TUTORIAL_SEQUENCE", "next_users")],
+    };
+    let mut python = script.start(&test, 40, &["a", "b"]).await;
+    python.go();
+    let tasks: Vec<_> = (0..8)
+        .map(|task| {
+            let db = handle.clone();
+            tokio::spawn(async move {
+                let mut ids = Vec::new();
+                for n in 0..20 {
+                    ids.push(match task % 2 {
+                        0 => db.sequence("next_users").next().await.unwrap(),
+                        _ => {
+                            let by = format!("{task}-{n}");
+                            User { id: 0, by }.insert(&db).await.unwrap()
+                        }
+                    });
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut all = crate::support::tools::ids_of(&python.finish().await, "next_users");
+    assert_eq!(all.len(), 2 * 40);
+    all.insert(1);
+    for task in tasks {
+        for id in task.await.unwrap() {
+            assert!(all.insert(id), "{id} handed out twice");
+        }
+    }
+    assert_dense(&all, 1 + 2 * 40 + 8 * 20, User::stats(&handle).retries);
+    assert_eq!(
+        counter_value(&test, "next_users").await,
+        all.last().copied()
+    );
+}
