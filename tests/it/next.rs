@@ -734,3 +734,25 @@ async fn the_tutorial_s_get_next_sequence_in_python_shares_the_counter() {
         all.last().copied()
     );
 }
+
+/// Counters and block take their numbers outside the caller's transaction, as inserts do:
+/// an abort costs a gap, never a number handed out twice.
+#[tokio::test]
+async fn counters_and_block_numbers_outlive_an_aborted_transaction() {
+    let test = test_db("next_outside").await;
+    if without_transactions(&test).await {
+        return;
+    }
+    let handle = shared(&test);
+    let mut session = test.client().start_session().await.unwrap();
+    session.start_transaction().await.unwrap();
+    let counted = handle.sequence("outside").session(&mut session).next();
+    assert_eq!(counted.await.unwrap(), 1);
+    let blocked = test.sequence("outside_b").block(4).session(&mut session);
+    assert_eq!(blocked.next_n(2).await.unwrap(), [1, 2]);
+    session.abort_transaction().await.unwrap();
+    assert_eq!(counter_value(&test, "outside").await, Some(1), "a gap");
+    assert_eq!(counter_value(&test, "outside_b").await, Some(2));
+    assert_eq!(handle.sequence("outside").next().await.unwrap(), 2);
+    assert_eq!(test.sequence("outside_b").block(4).next().await.unwrap(), 3);
+}
