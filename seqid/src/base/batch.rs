@@ -74,19 +74,13 @@ impl<V: Copy> Batch<V> {
 
     /// The positions that still need an id, in order.
     pub(crate) fn waiting(&self) -> Vec<usize> {
-        self.states
-            .iter()
-            .enumerate()
-            .filter(|(_, state)| matches!(state, State::Waiting))
-            .map(|(position, _)| position)
-            .collect()
+        let waiting = |&position: &usize| matches!(self.states[position], State::Waiting);
+        (0..self.states.len()).filter(waiting).collect()
     }
 
     /// Whether no document has been settled yet.
     fn untouched(&self) -> bool {
-        self.states
-            .iter()
-            .all(|state| matches!(state, State::Waiting))
+        self.states.iter().all(|s| matches!(s, State::Waiting))
     }
 
     /// Records a document that could not be stored (its id field is unset again).

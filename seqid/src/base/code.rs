@@ -92,11 +92,7 @@ pub(crate) fn clear<T: Model>(doc: &mut T) {
 /// The first code of `docs`, and the last when there are several, for the insert's span:
 /// `None` if none was written.
 pub(crate) fn shown<T: Model>(docs: &[T]) -> Option<String> {
-    let code = |doc: &T| {
-        doc.display_field(0)
-            .filter(|code| !code.is_empty())
-            .cloned()
-    };
+    let code = |doc: &T| doc.display_field(0).filter(|c| !c.is_empty()).cloned();
     let first = code(docs.first()?)?;
     match (docs.len(), docs.last().and_then(code)) {
         (1, _) | (_, None) => Some(first),

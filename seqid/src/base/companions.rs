@@ -98,13 +98,10 @@ impl<T: Model> Drop for CompanionsOfMany<'_, T> {
 /// Fills the `_id` of `doc` with a new `ObjectId` if the model has one and it is unset;
 /// whether it did.
 fn fill_object_id<T: Model>(doc: &mut T) -> bool {
-    match doc.object_id_mut() {
-        Some(slot @ None) => {
-            *slot = Some(ObjectId::new());
-            true
-        }
-        _ => false,
-    }
+    doc.object_id_mut()
+        .filter(|slot| slot.is_none())
+        .map(|slot| slot.insert(ObjectId::new()))
+        .is_some()
 }
 
 /// If the sequence id of `doc` is unset: its other sequences' ids too, its display codes

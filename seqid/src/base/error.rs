@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use mongodb::bson::Bson;
 
-use crate::base::sequence::Sequence;
+use crate::base::sequence::{Sequence, Strategy};
 
 /// Everything that can go wrong while taking an id or inserting a document.
 ///
@@ -729,23 +729,18 @@ impl std::error::Error for BulkError {}
 impl fmt::Display for BulkError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         const SHOWN: usize = 3;
-        let total = self.inserted.len() + self.failed.len() + self.unknown.len();
+        let (seq, stored) = (self.sequence, self.inserted.len());
+        let total = stored + self.failed.len() + self.unknown.len();
+        let (name, collection) = (seq.name, seq.collection);
         write!(
             f,
-            "sequence `{}`: insert_many into `{}` stored {} of {} documents",
-            self.sequence.name,
-            self.sequence.collection,
-            self.inserted.len(),
-            total
+            "sequence `{name}`: insert_many into `{collection}` stored {stored} of {total} documents"
         )?;
         if !self.failed.is_empty() {
             write!(f, "; {} failed:", self.failed.len())?;
             for failed in self.failed.iter().take(SHOWN) {
-                write!(
-                    f,
-                    " [#{} {} {}: {}]",
-                    failed.index, self.sequence.field, failed.id, failed.message
-                )?;
+                let (index, id, message) = (failed.index, failed.id, &failed.message);
+                write!(f, " [#{index} {} {id}: {message}]", seq.field)?;
             }
             if self.failed.len() > SHOWN {
                 write!(f, " and {} more", self.failed.len() - SHOWN)?;
@@ -767,10 +762,8 @@ impl fmt::Display for BulkError {
 /// stored by other means (an import, another tool) at or above the counter, and the fix.
 /// A server that does not name the index (nx-27017) leaves which field it was open.
 fn behind_stored(sequence: &Sequence, index: Option<&str>) -> &'static str {
-    if let crate::base::sequence::Strategy::Optimistic { .. } = sequence.strategy {
-        return "";
-    }
     match index {
+        _ if matches!(sequence.strategy, Strategy::Optimistic { .. }) => "",
         Some(index) if index.contains(sequence.field) => {
             " (the counter handed out an id a document already has: ids stored by other \
              means, an import or another tool, are at or above the counter; sync_counter \

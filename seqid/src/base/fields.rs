@@ -113,9 +113,7 @@ pub(crate) fn fill_positions<T: Model>(
         *docs[position].sequence_id_mut() = field;
         values.push(value);
     }
-    let coded = positions
-        .iter()
-        .try_for_each(|&position| code::fill(&mut docs[position]));
+    let coded = positions.iter().try_for_each(|&p| code::fill(&mut docs[p]));
     if let Err(error) = coded {
         for &position in positions {
             unset(&mut docs[position]);

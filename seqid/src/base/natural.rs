@@ -170,16 +170,12 @@ impl NaturalKey {
 /// as Int64 (a server may narrow them, and the filter matches by value), so that a
 /// document found is matched to the one asked for.
 pub(crate) fn normalized(filter: &BsonDocument) -> Vec<u8> {
-    let widened: BsonDocument = filter
-        .iter()
-        .map(|(field, value)| {
-            let value = match value {
-                Bson::Int32(v) => Bson::Int64(i64::from(*v)),
-                other => other.clone(),
-            };
-            (field.clone(), value)
-        })
-        .collect();
+    let mut widened = filter.clone();
+    for (_, value) in widened.iter_mut() {
+        if let Bson::Int32(v) = *value {
+            *value = Bson::Int64(i64::from(v));
+        }
+    }
     mongodb::bson::to_vec(&widened).unwrap_or_default()
 }
 

@@ -162,9 +162,7 @@ impl Scope {
     pub(crate) fn of_reference_value(seq: &'static Sequence, value: &Bson) -> Option<Scope> {
         match value {
             Bson::Null if seq.scope.is_empty() => Some(Scope::NONE),
-            Bson::Document(fields) => {
-                Self::from_fields(seq, |_, field| fields.get(field).cloned()).ok()
-            }
+            Bson::Document(fields) => Self::of_stored(seq, fields),
             _ => None,
         }
     }
@@ -185,19 +183,14 @@ impl Scope {
         let Some(values) = &self.0 else {
             return Bson::Null;
         };
-        let mut fields: Vec<(&String, &Bson)> = values.fields.iter().collect();
+        let mut fields: Vec<(String, Bson)> = values.fields.clone().into_iter().collect();
         fields.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
-        let document = fields
-            .into_iter()
-            .map(|(key, value)| {
-                let value = match value {
-                    Bson::Int64(n) => i32::try_from(*n).map_or(Bson::Int64(*n), Bson::Int32),
-                    other => other.clone(),
-                };
-                (key.clone(), value)
-            })
-            .collect();
-        Bson::Document(document)
+        for (_, value) in &mut fields {
+            if let Bson::Int64(n) = *value {
+                *value = i32::try_from(n).map_or(Bson::Int64(n), Bson::Int32);
+            }
+        }
+        Bson::Document(fields.into_iter().collect())
     }
 
     /// " in scope { ... }", or nothing when unscoped: for messages.
@@ -302,11 +295,8 @@ fn from_json(value: &serde_json::Value) -> Option<Bson> {
 }
 
 fn listed(fields: &[&str]) -> String {
-    fields
-        .iter()
-        .map(|f| format!("`{f}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    let quoted: Vec<String> = fields.iter().map(|f| format!("`{f}`")).collect();
+    quoted.join(", ")
 }
 
 impl PartialEq for Scope {
@@ -326,10 +316,9 @@ impl Hash for Scope {
 /// `{ project: "apollo" }`, or nothing when unscoped: for messages.
 impl fmt::Display for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
-            None => Ok(()),
-            Some(values) => write!(f, "{}", values.fields),
-        }
+        self.0
+            .as_ref()
+            .map_or(Ok(()), |values| write!(f, "{}", values.fields))
     }
 }
 

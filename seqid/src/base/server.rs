@@ -97,26 +97,19 @@ fn keys<'a>(fields: impl IntoIterator<Item = &'a str>) -> BsonDocument {
 
 /// The name MongoDB gives an ascending index on `fields` by default: `project_1_number_1`.
 fn default_name<'a>(fields: impl IntoIterator<Item = &'a str>) -> String {
-    fields
-        .into_iter()
-        .map(|field| format!("{field}_1"))
-        .collect::<Vec<_>>()
-        .join("_")
+    let named: Vec<String> = fields.into_iter().map(|f| format!("{f}_1")).collect();
+    named.join("_")
 }
 
 /// A unique index on `keys` named `name`, as seqid makes one: the index that holds a
 /// sequence's ids (see [`identity_index`]), and a tool's on the fields that find its
 /// counter.
 pub(crate) fn unique_index(keys: BsonDocument, name: &str) -> IndexModel {
-    IndexModel::builder()
-        .keys(keys)
-        .options(
-            IndexOptions::builder()
-                .unique(true)
-                .name(name.to_owned())
-                .build(),
-        )
-        .build()
+    let options = IndexOptions::builder()
+        .unique(true)
+        .name(name.to_owned())
+        .build();
+    IndexModel::builder().keys(keys).options(options).build()
 }
 
 #[cfg(test)]

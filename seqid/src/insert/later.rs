@@ -194,9 +194,8 @@ async fn settle<T: Model + DeserializeOwned>(
         None => not_found(seq, at),
     };
     let by_id = doc! { "_id": at.get("_id").cloned() };
-    let read = match stored::one::<T>(&by_id, "reading the draft", cx, Within::Session).await {
-        Ok(read) => read,
-        Err(_) => return Err(unknown(error)),
+    let Ok(read) = stored::one::<T>(&by_id, "reading the draft", cx, Within::Session).await else {
+        return Err(unknown(error));
     };
     let Some(Stored { doc, .. }) = read else {
         return Err(not_found(seq, at));
@@ -263,11 +262,8 @@ async fn many<T: Model + DeserializeOwned>(
     // other), for the drafts of that scope in their order.
     let groups = grouped(scopes.iter().cloned().zip(0..drafts.len()));
     let mut ids = vec![0; drafts.len()];
-    for (taken, (_, members)) in counted::take_groups(&groups, cx)
-        .await?
-        .into_iter()
-        .zip(&groups)
-    {
+    let taken = counted::take_groups(&groups, cx).await?;
+    for (taken, (_, members)) in taken.into_iter().zip(&groups) {
         for (id, &at) in taken?.take().into_iter().zip(members) {
             ids[at] = id;
         }
@@ -282,12 +278,9 @@ async fn many<T: Model + DeserializeOwned>(
     let written = write::number_drafts(&writes, cx).await;
     let mut numbered = Vec::with_capacity(docs.len());
     let mut first_error = None;
-    for (((doc, written), (at, _)), (&id, scope)) in docs
-        .into_iter()
-        .zip(written)
-        .zip(&writes)
-        .zip(ids.iter().zip(&scopes))
-    {
+    let numbers = ids.iter().zip(&scopes);
+    let outcomes = docs.into_iter().zip(written).zip(&writes).zip(numbers);
+    for (((doc, written), (at, _)), (&id, scope)) in outcomes {
         match settle(doc, written, at, id, scope, cx).await {
             Ok(given) if given.by_this_call => numbered.push(given.doc),
             // Numbered by another caller meanwhile, or gone: not this call's.
@@ -304,10 +297,8 @@ async fn many<T: Model + DeserializeOwned>(
 /// `_id`.
 fn check_set<T: Model>(set: &BsonDocument) -> Result<(), Error> {
     let seq = &T::SEQUENCE;
-    if let Some(key) = set
-        .keys()
-        .find(|key| key.contains('.') || key.starts_with('$'))
-    {
+    let nested = |key: &&String| key.contains('.') || key.starts_with('$');
+    if let Some(key) = set.keys().find(nested) {
         return Err(Error::InvalidOption {
             sequence: seq,
             option: "set",

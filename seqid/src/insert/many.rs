@@ -91,10 +91,8 @@ async fn many_fresh<T: Model>(
 
 /// The scope of every document, read before anything is reserved or written.
 fn scopes<T: Model>(docs: &[T], cx: &Context<'_>) -> Result<Vec<Scope>, Error> {
-    let scopes = docs
-        .iter()
-        .map(|doc| Scope::of(cx.seq, doc))
-        .collect::<Result<Vec<_>, _>>()?;
+    let scopes = docs.iter().map(|doc| Scope::of(cx.seq, doc));
+    let scopes = scopes.collect::<Result<Vec<_>, _>>()?;
     span::scopes(cx.seq, &scopes);
     Ok(scopes)
 }
@@ -224,10 +222,8 @@ async fn rounds<T: Model>(
                 Ok(ids) => {
                     for (&position, &id) in group.iter().zip(&ids) {
                         positions.push(position);
-                        keys.push(Key {
-                            scope: scope.clone(),
-                            id,
-                        });
+                        let scope = scope.clone();
+                        keys.push(Key { scope, id });
                     }
                 }
                 // No id for this scope: its documents fail, the others go on.

@@ -86,7 +86,8 @@ async fn run<T: Model + DeserializeOwned>(
     // Gapless: the counter's turn before the key is looked up in the caller's transaction
     // (a found key then lets the next go at once).
     counted::turn_before_reading(&scope, cx).await;
-    if let Some(found) = lookup::<T>(&filter, cx).await? {
+    let found = stored::one::<T>(&filter, "finding the document", cx, Within::Session).await?;
+    if let Some(found) = found {
         // The document of this call's own earlier, unknown insert, when the caller
         // asserted that equal content is its own; else, whoever stored it, found by this
         // call.
@@ -129,7 +130,7 @@ pub(super) async fn settle<T: Model + DeserializeOwned>(
         Error::OutcomeUnknown { sequence, id, .. } => (*sequence, *id, false),
         _ => return Err(error),
     };
-    let found = match lookup::<T>(filter, cx).await {
+    let found = match stored::one::<T>(filter, "finding the document", cx, Within::Session).await {
         Ok(Some(found)) => found,
         // The race lost, and the winner could not be read (its answer lost, say): the
         // read's error is the truer cause. The insert stored nothing, so calling again,
@@ -181,12 +182,4 @@ pub(super) fn serialized<T: Model>(
         key: key.shown().into(),
         reason: format!("the document could not be serialized to read its key: {error}").into(),
     })
-}
-
-/// The document holding the key (see [`stored::one`]).
-pub(super) async fn lookup<T: Model + DeserializeOwned>(
-    filter: &BsonDocument,
-    cx: &mut Context<'_>,
-) -> Result<Option<Stored<T>>, Error> {
-    stored::one(filter, "finding the document", cx, Within::Session).await
 }

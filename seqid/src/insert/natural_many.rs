@@ -76,10 +76,8 @@ async fn run<T: Model + DeserializeOwned>(
         .iter()
         .map(|doc| key.filter(seq, &serialized(seq, key, doc)?))
         .collect::<Result<_, Error>>()?;
-    let scopes: Vec<_> = docs
-        .iter()
-        .map(|doc| Scope::of(seq, doc))
-        .collect::<Result<_, _>>()?;
+    let scopes = docs.iter().map(|doc| Scope::of(seq, doc));
+    let scopes: Vec<_> = scopes.collect::<Result<_, _>>()?;
     indexes::require_key(cx.route, seq, key).await?;
     let normal: Vec<Vec<u8>> = filters.iter().map(normalized).collect();
     // The first document of each key, in the order of the keys' bytes: turns are taken in

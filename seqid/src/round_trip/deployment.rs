@@ -78,10 +78,8 @@ pub(crate) async fn read_topology(
     db: &Database,
     seq: &'static Sequence,
 ) -> Result<Topology, Error> {
-    let hello = db
-        .run_command(doc! { "hello": 1 })
-        .await
-        .doing(seq, || "asking the deployment what it is (`hello`)")?;
+    let hello = db.run_command(doc! { "hello": 1 }).await;
+    let hello = hello.doing(seq, || "asking the deployment what it is (`hello`)")?;
     Ok(topology_of(&hello))
 }
 
@@ -104,17 +102,11 @@ async fn read_shard_key(
     namespace: &str,
     seq: &'static Sequence,
 ) -> Result<Option<ShardKey>, Error> {
-    let collections = db
-        .client()
-        .database("config")
-        .collection::<BsonDocument>("collections");
-    let entry = collections
-        .find_one(doc! { "_id": namespace })
-        .await
-        .doing(seq, || {
-            format!("reading how `{namespace}` is sharded (`config.collections`)")
-        })?;
-    Ok(entry.as_ref().and_then(shard_key_of))
+    let config = db.client().database("config");
+    let collections = config.collection::<BsonDocument>("collections");
+    let found = collections.find_one(doc! { "_id": namespace }).await;
+    let what = || format!("reading how `{namespace}` is sharded (`config.collections`)");
+    Ok(found.doing(seq, what)?.as_ref().and_then(shard_key_of))
 }
 
 /// The shard key of a `config.collections` entry, if it shards the collection.

@@ -42,14 +42,10 @@ pub(crate) async fn numeric_id(
     ids: Ids,
 ) -> Result<(Option<Bson>, Ids), Error> {
     let (seq, scope) = (read.seq, read.scope);
-    query(collection, read, ids).await.doing(seq, || {
-        format!(
-            "finding the largest {} in `{}`{}",
-            seq.field,
-            seq.collection,
-            scope.in_scope()
-        )
-    })
+    let found = query(collection, read, ids).await;
+    let (field, name, within) = (seq.field, seq.collection, || scope.in_scope());
+    let what = || format!("finding the largest {field} in `{name}`{}", within());
+    found.doing(seq, what)
 }
 
 /// The largest numeric value of `seq.field` in `scope`, floored to an integer, or `None`
@@ -84,16 +80,14 @@ pub(crate) async fn of_sequence(
     }
     let mut filter = scope.filter();
     filter.insert(seq.field, numbers);
-    top_id(collection, seq.field, filter, None)
-        .await
-        .doing(seq, || {
-            format!(
-                "finding the largest number of the sequence in {} of `{}`{}",
-                seq.field,
-                seq.collection,
-                scope.in_scope()
-            )
-        })
+    let found = top_id(collection, seq.field, filter, None).await;
+    let (field, name) = (seq.field, seq.collection);
+    found.doing(seq, || {
+        format!(
+            "finding the largest number of the sequence in {field} of `{name}`{}",
+            scope.in_scope()
+        )
+    })
 }
 
 async fn query(

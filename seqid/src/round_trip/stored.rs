@@ -52,23 +52,18 @@ pub(crate) async fn one<T: DeserializeOwned>(
     let collection = cx.collection::<BsonDocument>();
     let find = collection.find_one(filter.clone());
     let in_transaction = within == Within::Session && cx.session.in_transaction();
-    let session = match within {
-        Within::Session => cx.session.join(),
-        Within::Nothing => None,
-    };
-    let found = match session {
-        Some(session) if in_transaction => find.session(session).await,
-        Some(session) => find.session(session).selection_criteria(PRIMARY).await,
-        None => find.selection_criteria(PRIMARY).await,
-    };
+    let session = cx.session.join().filter(|_| within == Within::Session);
+    let primary = (!in_transaction).then_some(PRIMARY);
+    let found = find
+        .optional(session, |a, s| a.session(s))
+        .optional(primary, |a, p| a.selection_criteria(p))
+        .await;
     if in_transaction {
         // Answered, error or not: the driver now knows the transaction has begun.
         cx.session.mark_answered();
     }
-    match found.map_err(failed)? {
-        Some(stored) => Ok(Some(Stored::of(stored).map_err(failed)?)),
-        None => Ok(None),
-    }
+    let found = found.map_err(failed)?;
+    found.map(Stored::of).transpose().map_err(failed)
 }
 
 /// The documents `filter` finds, in `order` if given, at most `limit` of them if given;
@@ -90,11 +85,9 @@ pub(crate) async fn all<T: DeserializeOwned>(
     let in_transaction = cx.session.in_transaction();
     let stored: Vec<BsonDocument> = match cx.session.join() {
         Some(session) => {
+            let primary = (!in_transaction).then_some(PRIMARY);
             let find = find.session(&mut *session);
-            let find = match in_transaction {
-                true => find,
-                false => find.selection_criteria(PRIMARY),
-            };
+            let find = find.optional(primary, |a, p| a.selection_criteria(p));
             let mut cursor = find.await.map_err(failed)?;
             let mut stored = Vec::new();
             while cursor.advance(session).await.map_err(failed)? {

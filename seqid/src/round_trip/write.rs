@@ -628,11 +628,8 @@ async fn update_draft(
 ) -> Result<bool, Error> {
     let updating = collection.update_one(at.clone(), update);
     let result = updating.optional(session, |a, s| a.session(s)).await;
-    result
-        .map(|result| result.matched_count == 1)
-        .doing(seq, || {
-            format!("numbering the draft {at} in `{}`", seq.collection)
-        })
+    let what = || format!("numbering the draft {at} in `{}`", seq.collection);
+    Ok(result.doing(seq, what)?.matched_count == 1)
 }
 
 #[cfg(test)]

@@ -145,14 +145,12 @@ impl Source {
     /// candidate they were given was taken).
     pub(crate) fn give_up<V: Copy>(&self, batch: &mut Batch<V>, tries: &Tries, cx: &Context<'_>) {
         if let Source::Optimistic { .. } = self {
-            let seq = cx.seq;
+            let (seq, made, ms) = (cx.seq, tries.made(), tries.elapsed().as_millis());
             batch.fail_waiting(&Rejection {
                 code: Some(DUPLICATE_KEY),
                 message: format!(
-                    "every {} tried in {} attempts over {} ms was taken by another writer",
-                    seq.field,
-                    tries.made(),
-                    tries.elapsed().as_millis()
+                    "every {} tried in {made} attempts over {ms} ms was taken by another writer",
+                    seq.field
                 ),
                 index: Some(identity_index(seq)),
                 ..Rejection::default()

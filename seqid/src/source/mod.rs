@@ -49,10 +49,8 @@ pub(crate) fn require_transaction<T: Model>(cx: &mut Context<'_>) -> Result<(), 
     if cx.session.in_transaction() {
         return Ok(());
     }
-    let gapless = std::iter::once(&T::SEQUENCE)
-        .chain(T::OTHERS)
-        .find(|seq| seq.strategy == Strategy::Gapless);
-    match gapless {
+    let mut sequences = std::iter::once(&T::SEQUENCE).chain(T::OTHERS);
+    match sequences.find(|seq| seq.strategy == Strategy::Gapless) {
         Some(seq) => Err(Error::TransactionRequired {
             sequence: seq,
             has_session: cx.session.join().is_some(),

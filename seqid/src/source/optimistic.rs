@@ -63,10 +63,8 @@ impl Progress {
         cx: &mut Context<'_>,
     ) -> Result<Arc<InFlight>, Error> {
         loop {
-            let session = match cx.session.in_transaction() {
-                true => cx.session.join(),
-                false => None,
-            };
+            let in_transaction = cx.session.in_transaction();
+            let session = cx.session.join().filter(|_| in_transaction);
             let read = MaximumRead {
                 seq: cx.seq,
                 scope,

@@ -99,12 +99,8 @@ impl<'a, T: Model, S> FindById<'a, T, S> {
                         return Ok(None);
                     };
                     find_one(find.db, seq, indexes::at(seq, &scope, id), || {
-                        format!(
-                            "finding {} {id}{} in `{}`",
-                            seq.field,
-                            scope.in_scope(),
-                            seq.collection
-                        )
+                        let (field, collection) = (seq.field, seq.collection);
+                        format!("finding {field} {id}{} in `{collection}`", scope.in_scope())
                     })
                     .await
                 })

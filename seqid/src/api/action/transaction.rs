@@ -263,9 +263,8 @@ impl<'a, T: Model> Transaction<'a, T> {
             let mut commits = 0u32;
             loop {
                 commits += 1;
-                let error = match session.commit_transaction().await {
-                    Ok(()) => return Ok(value),
-                    Err(error) => error,
+                let Err(error) = session.commit_transaction().await else {
+                    return Ok(value);
                 };
                 let unknown = error.contains_label(UNKNOWN_TRANSACTION_COMMIT_RESULT)
                     && !max_time_expired(&error);

@@ -138,10 +138,8 @@ pub(crate) async fn largest_of_every_scope(
     ];
     let collection = db.collection::<BsonDocument>(seq.collection);
     let aggregate = collection.aggregate(pipeline).selection_criteria(PRIMARY);
-    let finding = format!(
-        "finding the largest {} of every scope in `{}`",
-        seq.field, seq.collection
-    );
+    let (field, name) = (seq.field, seq.collection);
+    let finding = format!("finding the largest {field} of every scope in `{name}`");
     let groups = every_document(seq, finding, aggregate).await?;
     Ok(groups
         .iter()
@@ -182,13 +180,8 @@ pub(crate) async fn set(db: &Database, counter: Counter<'_>, last: i64) -> Resul
     let seq = counter.seq;
     let counters = db.collection::<BsonDocument>(seq.counters);
     let value = counter.value_of(last)?;
-    let failed = |error| {
-        Error::driver(
-            seq,
-            format!("setting the counter in `{}` to {last}", seq.counters),
-            error,
-        )
-    };
+    let what = || format!("setting the counter in `{}` to {last}", seq.counters);
+    let failed = |error| Error::driver(seq, what(), error);
     let by_id = counter.layout().by_id();
     // A counter found by fields is created by an insert (see the module's notes), and
     // updated if another writer creates it meanwhile.
@@ -196,21 +189,17 @@ pub(crate) async fn set(db: &Database, counter: Counter<'_>, last: i64) -> Resul
         let set = doc! { "$set": { counter.value_key(): counter.written(value) } };
         let update = counters
             .update_one(counter.filter(), counter.creating(set))
-            .upsert(by_id)
-            .optional(counter_write_concern(seq, &counters), |a, c| {
-                a.write_concern(c)
-            });
+            .upsert(by_id);
+        let concern = counter_write_concern(seq, &counters);
+        let update = update.optional(concern, |a, c| a.write_concern(c));
         let result = update.await.map_err(failed)?;
         if by_id || result.matched_count > 0 {
             return Ok(());
         }
         ensure_unique_index(&counters, counter).await?;
-        let insert = counters
-            .insert_one(counter.created(value))
-            .optional(counter_write_concern(seq, &counters), |a, c| {
-                a.write_concern(c)
-            });
-        match insert.await {
+        let insert = counters.insert_one(counter.created(value));
+        let concern = counter_write_concern(seq, &counters);
+        match insert.optional(concern, |a, c| a.write_concern(c)).await {
             Ok(_) => return Ok(()),
             Err(error) if server_code(&error) == Some(DUPLICATE_KEY) => {}
             Err(error) => return Err(failed(error)),

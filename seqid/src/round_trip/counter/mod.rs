@@ -95,16 +95,12 @@ impl Counter<'_> {
     }
 
     fn overflow(&self, value: i128) -> Error {
+        let (shown, counters) = (self.shown(), self.seq.counters);
         Error::Overflow {
             sequence: self.seq,
             value,
             target: "i64",
-            origin: format!(
-                "the counter {{ {} }} in `{}`",
-                self.shown(),
-                self.seq.counters
-            )
-            .into(),
+            origin: format!("the counter {{ {shown} }} in `{counters}`").into(),
         }
     }
 

@@ -84,12 +84,9 @@ async fn read_in_transaction(
         .projection(doc! { counter.value_key(): 1 })
         .optional(session.join(), |a, s| a.session(s))
         .await;
-    found.map(|found| found.is_some()).doing(seq, || {
-        format!(
-            "reading the counter in `{}` in the caller's transaction",
-            seq.counters
-        )
-    })
+    let name = seq.counters;
+    let what = || format!("reading the counter in `{name}` in the caller's transaction");
+    Ok(found.doing(seq, what)?.is_some())
 }
 
 /// Makes the counter in the caller's transaction, whose snapshot has none (see

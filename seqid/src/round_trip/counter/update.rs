@@ -98,14 +98,8 @@ pub(super) fn first_of(counter: Counter<'_>, value: i64, amount: u64) -> Result<
 /// there a Double counter of 1.5 still moves).
 fn guard(mut filter: BsonDocument, value_key: &str, reach: i64) -> BsonDocument {
     let range = numeric::double_range(reach);
-    filter.insert(
-        value_key,
-        doc! {
-            "$bitsAllClear": 0,
-            "$gte": *range.start(),
-            "$lte": *range.end(),
-        },
-    );
+    let bounds = doc! { "$bitsAllClear": 0, "$gte": *range.start(), "$lte": *range.end() };
+    filter.insert(value_key, bounds);
     filter
 }
 
