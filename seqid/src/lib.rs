@@ -212,6 +212,7 @@ pub use api::action::find_or_insert::NaturalKeyed;
 pub use api::action::list::CounterState;
 pub use api::action::next::NamedSequence;
 pub use api::action::number::NumberedLater;
+pub use api::action::reserve::Reserved;
 pub use api::action::transaction::{DEFAULT_TRANSACTION_TIME_LIMIT, Labelled};
 pub use api::check::{
     CollectionReport, DeploymentReport, IndexReport, Note, SequenceReport, Verdict,

@@ -37,6 +37,7 @@ mod optimistic;
 mod other_tools;
 mod other_writers;
 mod processes;
+mod reserve;
 mod resume;
 mod scopes;
 mod service;

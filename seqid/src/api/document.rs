@@ -11,7 +11,7 @@ use crate::api::action::find_or_insert::NaturalKeyed;
 use crate::api::action::number::NumberedLater;
 use crate::api::action::{
     FindById, FindOrInsert, FindOrInsertMany, Insert, InsertMany, LastReserved, Mode, NumberDraft,
-    NumberDrafts, SetCounter, SyncCounter, Transaction,
+    NumberDrafts, ReserveId, ReserveIds, SetCounter, SyncCounter, Transaction,
 };
 use crate::api::check::{self, DeploymentReport};
 use crate::api::sequences::{AsDatabase, Database};
@@ -755,6 +755,63 @@ pub trait Document: Model {
         LastReserved::new(db.route(), &Self::SEQUENCE)
     }
 
+    /// Reserves the next `n` ids of the sequence for documents built later, and returns a
+    /// [`Reserved`](crate::Reserved) token for each, their ids increasing: show a number
+    /// before its document exists, then store the document under it with
+    /// [`insert(..).reserved(token)`](Insert::reserved). The ids are taken as inserts take
+    /// theirs, from the same counter and, through a [`Sequences`](crate::Sequences)
+    /// handle, the same allocator and live block (`n` 0: none, with no round trip). For a
+    /// scoped sequence, name the scope with [`.scope(...)`](ReserveIds::scope); a gapless
+    /// sequence reserves in the caller's transaction ([`.session(...)`](ReserveIds::session)).
+    ///
+    /// A token never inserted is a gap, as an insert that fails after taking its id; a
+    /// gapless token lives and dies with its transaction (an aborted transaction takes its
+    /// id back). The optimistic strategy keeps no counter to reserve from: on such a type
+    /// this is a compile error. The guide's [numbers on their
+    /// own](crate::guide::numbers#a-models-next-id-before-its-document) has the details.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("order", collection = "orders")]
+    /// # struct Order { #[serde(rename = "_id")] id: i64, total: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let tokens = Order::reserve_ids(&db, 2).await?;
+    /// let numbers: Vec<i64> = tokens.iter().map(|token| token.id()).collect();
+    /// for (token, total) in tokens.into_iter().zip([4200, 1700]) {
+    ///     Order { id: 0, total }.insert(&db).reserved(token).await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    fn reserve_ids(db: &impl AsDatabase, n: u64) -> ReserveIds<'_, Self>
+    where
+        Self: CounterBacked,
+    {
+        ReserveIds::new(db.route(), n)
+    }
+
+    /// Reserves the next id of the sequence for a document built later:
+    /// [`reserve_ids`](Document::reserve_ids) for one, awaited for one
+    /// [`Reserved`](crate::Reserved) token.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("order", collection = "orders")]
+    /// # struct Order { #[serde(rename = "_id")] id: i64, total: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let token = Order::reserve_id(&db).await?;
+    /// let mut order = Order { id: 0, total: 4200 };
+    /// order.insert(&db).reserved(token).await?;
+    /// # Ok(()) }
+    /// ```
+    fn reserve_id(db: &impl AsDatabase) -> ReserveId<'_, Self>
+    where
+        Self: CounterBacked,
+    {
+        ReserveId::new(db.route())
+    }
+
     /// Sets the counter to `last`, the last id handed out: the next id is `last + step`
     /// (`last + 1` by default).
     /// Refused below the largest id stored unless asked ([`SetCounter`]); this process's
@@ -838,8 +895,9 @@ impl<T: Model> Document for T {}
 /// strategies. `#[derive(Document)]` implements it for those, and not for the optimistic
 /// strategy, which keeps no counter: calling [`sync_counter`](Document::sync_counter),
 /// [`last_reserved`](Document::last_reserved), [`set_counter`](Document::set_counter),
-/// [`reset_counter`](Document::reset_counter) or
-/// [`sync_every_scope`](Document::sync_every_scope) on such a type is a compile error that
+/// [`reset_counter`](Document::reset_counter),
+/// [`sync_every_scope`](Document::sync_every_scope) or
+/// [`reserve_ids`](Document::reserve_ids) on such a type is a compile error that
 /// says so, not a run-time one. Those are methods of [`Document`]: nothing more to
 /// import. Name it as a bound in generic code over counter-backed types.
 ///
@@ -858,6 +916,6 @@ impl<T: Model> Document for T {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no counter: its sequence uses the optimistic strategy",
     label = "the optimistic strategy takes the largest id + 1 and keeps no counter",
-    note = "`sync_counter` and the other counter operations need `strategy = \"counters\"`, `\"block\"` or `\"gapless\"`"
+    note = "`sync_counter`, `reserve_ids` and the other counter operations need `strategy = \"counters\"`, `\"block\"` or `\"gapless\"`"
 )]
 pub trait CounterBacked: Document {}

@@ -26,6 +26,33 @@ pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
     )
 }
 
+/// `Ok` if every display field of `doc`, which is to take an id reserved before, is empty
+/// or holds the code its ids write as they are (what
+/// [`Reserved::fill`](crate::Reserved::fill) wrote): the insert writes it again.
+pub(crate) fn ensure_unset_or_written<T: Model>(doc: &T) -> Result<(), Error> {
+    for (index, display) in T::DISPLAYS.iter().enumerate() {
+        let Some(code) = doc.display_field(index).filter(|code| !code.is_empty()) else {
+            continue;
+        };
+        let mut now = String::new();
+        written(doc, index, &mut now)?;
+        if *code != now {
+            return Err(Error::InvalidCode {
+                sequence: display.sequence,
+                display,
+                value: format!("`{}` = {code:?}", display.field).into(),
+                reason: format!(
+                    "is set already, and is not the code the reserved id writes ({now:?}): \
+                     insert writes the code with the id, into an empty field; nothing was \
+                     written"
+                )
+                .into(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// `Ok` if every display field of the stored draft `doc`, still unnumbered, is empty:
 /// `number_draft` writes the code with the number, and never replaces what the caller
 /// stored.

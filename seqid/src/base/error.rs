@@ -333,6 +333,49 @@ pub enum Error {
         unset: &'static str,
     },
 
+    /// An id reserved for a document built later
+    /// ([`Reserved`](crate::Reserved), from [`reserve_ids`](crate::Document::reserve_ids))
+    /// was given to the insert of a document of another scope than the one it was
+    /// reserved for: only its own scope's counter handed it out, and another scope's may
+    /// hand it out too. Nothing was written; the id is still the caller's.
+    #[error(
+        "sequence `{}`: id {id} was reserved for the scope {reserved}, and the document \
+         is of the scope {document}: a reserved id is inserted in the scope its counter \
+         handed it out for. Nothing was written",
+        .sequence.name
+    )]
+    ReservedScope {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The id reserved.
+        id: i64,
+        /// The scope it was reserved for.
+        reserved: Box<str>,
+        /// The document's scope.
+        document: Box<str>,
+    },
+
+    /// A gapless id reserved in the caller's transaction was given to an insert outside
+    /// that transaction: the id lives and dies with it (an aborted transaction takes it
+    /// back, and the next transaction takes it again), so only that transaction may store
+    /// it. Nothing was written.
+    #[error(
+        "sequence `{}` is gapless: id {id} was reserved in a transaction and lives and dies \
+         with it, and this insert runs {}: insert it with the session it was reserved with, \
+         before that transaction commits (an aborted transaction took the id back). Nothing \
+         was written",
+        .sequence.name,
+        if *in_transaction { "in another transaction" } else { "in no transaction" }
+    )]
+    ReservedTransaction {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The id reserved.
+        id: i64,
+        /// Whether the insert ran in a transaction (another one).
+        in_transaction: bool,
+    },
+
     /// A display code cannot be written: the document carries one already (`insert`
     /// writes it with the id), or a string it shows holds the character that ends that
     /// string in the code, which would let two documents' codes read alike. Nothing was
@@ -607,6 +650,8 @@ impl Error {
             | Error::Overflow { sequence, .. }
             | Error::DuplicateKey { sequence, .. }
             | Error::IdAlreadySet { sequence, .. }
+            | Error::ReservedScope { sequence, .. }
+            | Error::ReservedTransaction { sequence, .. }
             | Error::RetriesExhausted { sequence, .. }
             | Error::OutcomeUnknown { sequence, .. }
             | Error::Refused { sequence, .. }

@@ -26,6 +26,26 @@ pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
 /// [`ensure_unset`] without the primary's id: the other sequences' ids and the codes of a
 /// document whose primary id is unset, when it is sent again (`resume_insert`).
 pub(crate) fn ensure_companions_unset<T: Model>(doc: &T) -> Result<(), Error> {
+    ensure_others_unset(doc)?;
+    code::ensure_unset(doc)
+}
+
+/// `Ok` if `doc` may take the id `reserved`, taken for it before: its id unset or that
+/// id already ([`Error::IdAlreadySet`] for any other: an id the caller typed is refused
+/// as [`ensure_unset`] refuses it), every other sequence's id unset, and every display
+/// code empty or the one its ids write.
+pub(crate) fn ensure_unset_or_reserved<T: Model>(doc: &T, reserved: i64) -> Result<(), Error> {
+    match doc.sequence_id().get() {
+        None => {}
+        Some(value) if value.into() == i128::from(reserved) => {}
+        Some(_) => return ensure_unset(doc),
+    }
+    ensure_others_unset(doc)?;
+    code::ensure_unset_or_written(doc)
+}
+
+/// `Ok` if every other sequence's id of `doc` ([`Model::OTHERS`]) is unset.
+fn ensure_others_unset<T: Model>(doc: &T) -> Result<(), Error> {
     for (index, seq) in T::OTHERS.iter().enumerate() {
         let Some(field) = doc.other_id(index) else {
             continue;
@@ -38,7 +58,7 @@ pub(crate) fn ensure_companions_unset<T: Model>(doc: &T) -> Result<(), Error> {
             });
         }
     }
-    code::ensure_unset(doc)
+    Ok(())
 }
 
 /// `Ok` unless `T`'s sequence is numbered later, whose documents `operation` (an insert)

@@ -11,11 +11,13 @@ use crate::base::companions::Companions;
 use crate::base::error::Error;
 use crate::base::fate::Fate;
 use crate::base::fields::{
-    carried, ensure_companions_unset, ensure_unset, fill, numbered_on_insert, unset,
+    carried, ensure_companions_unset, ensure_unset, ensure_unset_or_reserved, fill,
+    numbered_on_insert, unset,
 };
 use crate::base::future::BoxFuture;
 use crate::base::id::IdField;
 use crate::base::model::{IdValue, Model};
+use crate::base::reserved::Held;
 use crate::base::scope::{Key, Scope};
 use crate::base::sequence::Strategy;
 use crate::base::span::{self, Traced};
@@ -48,6 +50,51 @@ pub(crate) async fn one<T: Model>(
         span::codes(std::slice::from_ref(ids.doc()));
         result
     })
+}
+
+/// `insert` with an id reserved before (`Document::reserve_ids`): `doc`, whose id field is
+/// unset or that id already, takes it, after the reservation's scope and transaction are
+/// checked against the document's and the call's; no id of the primary sequence is taken
+/// (the others' are, as for any insert), and the write and what it answers are any
+/// insert's, a lost answer left to `resume_insert`.
+pub(crate) async fn reserved<T: Model>(
+    doc: &mut T,
+    route: Route<'_>,
+    call: Call<'_>,
+    held: Held,
+) -> Traced<Result<IdValue<T>, Error>> {
+    in_context!(T, route, call, |cx| {
+        let checked = numbered_on_insert::<T>("insert")
+            .and_then(|()| ensure_unset_or_reserved(doc, held.id))
+            .and_then(|()| Scope::of(cx.seq, doc))
+            .and_then(|scope| held.admits(cx.seq, &scope, &cx.session).map(|()| scope));
+        let scope = match checked {
+            Ok(scope) => scope,
+            Err(error) => return cx.finish(Err(error)),
+        };
+        let mut ids = Companions::fill(doc);
+        cx.content_is_unique |= ids.made_content_unique();
+        let result = with_reserved(ids.doc(), scope, held.id, &mut cx).await;
+        span::codes(std::slice::from_ref(ids.doc()));
+        result
+    })
+}
+
+/// Inserts `doc` under `id`, reserved for it before (a first send).
+async fn with_reserved<T: Model>(
+    doc: &mut T,
+    scope: Scope,
+    id: i64,
+    cx: &mut Context<'_>,
+) -> Result<IdValue<T>, Error> {
+    code::check(doc)?;
+    if !T::OTHERS.is_empty() {
+        Box::pin(fill_others(doc, cx)).await?;
+    }
+    let value = fill(doc, id)?;
+    let key = Key { scope, id };
+    let fate = write::insert_one(doc, &key, cx.first(), (), cx).await;
+    conclude(doc, id, value, fate)
 }
 
 /// Inserts a document whose id field is unset under a new id (a first send).

@@ -43,6 +43,28 @@ pub(crate) async fn take_one(scope: &Scope, cx: &mut Context<'_>) -> Result<i64,
     }
 }
 
+/// `count` ids from the counter of `scope`, increasing, with no document: a number on its
+/// own and an id reserved for a document built later. One id as an insert takes it; more
+/// with one reservation: in the caller's transaction (gapless), else through the
+/// allocator, given back to it if the caller goes away before they are handed out.
+pub(crate) async fn take_n(
+    scope: &Scope,
+    count: u64,
+    cx: &mut Context<'_>,
+) -> Result<Vec<i64>, Error> {
+    if count == 1 {
+        return Ok(vec![take_one(scope, cx).await?]);
+    }
+    match cx.seq.strategy {
+        Strategy::Gapless => take(scope, count, cx).await,
+        _ => {
+            let counter = Counter { seq: cx.seq, scope };
+            let allocated = take_outside(cx.route, counter, count).await?;
+            Ok(spent(allocated, cx).take())
+        }
+    }
+}
+
 /// Ids for each group of documents, `(scope, positions)`: one reservation per scope, each
 /// group's ids or why it has none. `Err` when nothing more can be reserved in this call:
 /// a gapless reservation failed, which aborts the caller's transaction. Each group's ids

@@ -55,6 +55,7 @@ mod future;
 pub(crate) mod list;
 pub(crate) mod next;
 pub(crate) mod number;
+pub(crate) mod reserve;
 pub(crate) mod transaction;
 
 use std::future::IntoFuture;
@@ -67,12 +68,15 @@ pub use future::InsertFuture;
 pub use list::ListCounters;
 pub use next::{NamedSequence, Next, NextN};
 pub use number::{NumberDraft, NumberDrafts};
+pub use reserve::{ReserveId, ReserveIds, Reserved};
 pub use transaction::Transaction;
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
 use crate::base::kind;
 use crate::base::model::{IdValue, Model};
+use crate::base::reserved::Held;
+use crate::base::span::Traced;
 use crate::insert::{many, one};
 use crate::state::context::Call;
 use crate::state::registry::Route;
@@ -209,6 +213,9 @@ pub struct Insert<'a, T: Model> {
     db: Route<'a>,
     call: Call<'a>,
     mode: Mode,
+    /// The id reserved for the document ([`Insert::reserved`]): the action's alone, never
+    /// held in an insert's state without one.
+    reserved: Option<Held>,
 }
 
 /// An insert of many documents, from [`Document::insert_many`](crate::Document::insert_many) or
@@ -228,7 +235,39 @@ impl<'a, T: Model> Insert<'a, T> {
             db,
             call: Call::default(),
             mode,
+            reserved: None,
         }
+    }
+
+    /// Stores the document under an id reserved for it before
+    /// ([`Document::reserve_ids`](crate::Document::reserve_ids)), instead of taking one:
+    /// the token's id is written into the id field, and the display codes from it. The
+    /// document's id field is unset, or the token's id already
+    /// ([`Reserved::fill`](crate::Reserved::fill)); any other id is refused as `insert`
+    /// refuses it ([`Error::IdAlreadySet`]). The document is of the scope the id was
+    /// reserved for ([`Error::ReservedScope`]), and a gapless id is inserted in the
+    /// transaction it was reserved in ([`Error::ReservedTransaction`]): both checked
+    /// before anything is written. A document's other sequences take their ids as usual.
+    /// The rest is any insert's: a lost answer is [`Error::OutcomeUnknown`], the
+    /// document keeping the id, and [`resume_insert`](crate::Document::resume_insert)
+    /// settles it; a document refused gets its id unset, and the reserved id is then a
+    /// gap. For `insert` only: `resume_insert` refuses a token
+    /// ([`Error::InvalidOption`]), the document carrying its id already.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("order", collection = "orders")]
+    /// # struct Order { #[serde(rename = "_id")] id: i64, total: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let token = Order::reserve_id(&db).await?;
+    /// let mut order = Order { id: 0, total: 4200 };
+    /// let id = order.insert(&db).reserved(token).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn reserved(mut self, token: Reserved<T>) -> Self {
+        self.reserved = Some(token.into_held());
+        self
     }
 }
 
@@ -240,9 +279,23 @@ impl<'a, T: Model> IntoFuture for Insert<'a, T> {
         let (doc, db, call) = (self.doc, self.db, self.call);
         // Boxed apart: a box as large as the larger of the two would cost every insert
         // (see `crate::insert` on the size of the insert's state).
-        let (operation, insert): (_, BoxFuture<'a, _>) = match self.mode {
-            Mode::Insert => ("insert", Box::pin(one::one(doc, db, call))),
-            Mode::Resume => ("resume_insert", Box::pin(one::resume(doc, db, call))),
+        let (operation, insert): (_, BoxFuture<'a, _>) = match (self.mode, self.reserved) {
+            (Mode::Insert, None) => ("insert", Box::pin(one::one(doc, db, call))),
+            (Mode::Insert, Some(held)) => ("insert", Box::pin(one::reserved(doc, db, call, held))),
+            (Mode::Resume, None) => ("resume_insert", Box::pin(one::resume(doc, db, call))),
+            (Mode::Resume, Some(_)) => {
+                let refused = Error::InvalidOption {
+                    sequence: &T::SEQUENCE,
+                    option: "reserved",
+                    value: "a token".into(),
+                    reason: "resume_insert finishes an insert under the id the document \
+                             carries: give a reserved id to insert",
+                };
+                (
+                    "resume_insert",
+                    Box::pin(async { Traced::from(Err(refused)) }),
+                )
+            }
         };
         InsertFuture::of::<T>(operation, 1, insert).scoped(&T::SEQUENCE)
     }

@@ -16,7 +16,6 @@ use crate::base::layout::Layout;
 use crate::base::named::{self, Spec};
 use crate::base::scope::Scope;
 use crate::base::sequence::{CounterWriteConcern, Sequence, Strategy};
-use crate::round_trip::counter::Counter;
 use crate::round_trip::gate;
 use crate::source::counted;
 use crate::state::context::{Call, Context};
@@ -338,24 +337,12 @@ impl NamedSequence<'_> {
         } = self;
         let seq = named::sequence(&spec)?;
         let scope = scope_of(seq, values)?;
-        fits(seq, n)?;
+        fits(seq, "next_n", n)?;
         if n == 0 {
             return Ok(Vec::new());
         }
         let mut cx = Context::of(seq, route, call, gate::read_and_pass).await?;
-        if n == 1 {
-            return Ok(vec![counted::take_one(&scope, &mut cx).await?]);
-        }
-        let counter = Counter { seq, scope: &scope };
-        match seq.strategy {
-            Strategy::Gapless => {
-                counted::take_in_transaction(cx.route, counter, n, &mut cx.session, None).await
-            }
-            _ => Ok(counted::take_outside(cx.route, counter, n)
-                .await?
-                .ids
-                .take()),
-        }
+        counted::take_n(&scope, n, &mut cx).await
     }
 }
 
@@ -383,12 +370,12 @@ fn scope_of(seq: &'static Sequence, values: Vec<Result<Bson, String>>) -> Result
 }
 
 /// Refuses `n` ids that no counter could hand out at once: `n × step` beyond an `i64`,
-/// or more than this process can hold.
-fn fits(seq: &'static Sequence, n: u64) -> Result<(), Error> {
+/// or more than this process can hold (`option`: the call that asked for them).
+pub(crate) fn fits(seq: &'static Sequence, option: &'static str, n: u64) -> Result<(), Error> {
     let refused = |reason| {
         Err(Error::InvalidOption {
             sequence: seq,
-            option: "next_n",
+            option,
             value: n.to_string().into(),
             reason,
         })

@@ -1,0 +1,336 @@
+//! A model's next id before its document: [`ReserveIds`] (and [`ReserveId`] for one)
+//! takes ids of a type's sequence for documents built later, each handed out as a
+//! [`Reserved`] token that [`Insert::reserved`](crate::action::Insert::reserved) stores a
+//! document under. The ids are taken as an insert takes them: through the call's context
+//! and the gate, from the strategy's source, sharing the handle's allocator (and live
+//! block) with the type's inserts, and a caller cancelled before it has them gives them
+//! back to the handle.
+
+use std::fmt;
+use std::future::IntoFuture;
+use std::marker::PhantomData;
+
+use crate::api::action::next::fits;
+use crate::base::error::Error;
+use crate::base::fields::{ensure_unset_or_reserved, fill, numbered_on_insert};
+use crate::base::future::BoxFuture;
+use crate::base::model::Model;
+use crate::base::reserved::Held;
+use crate::base::scope::{Named, Scope};
+use crate::base::scoped::Names;
+use crate::base::sequence::Strategy;
+use crate::round_trip::gate;
+use crate::source::counted;
+use crate::state::context::{Call, Context};
+use crate::state::registry::Route;
+
+/// An id of `T`'s sequence reserved for a document built later, from
+/// [`Document::reserve_ids`](crate::Document::reserve_ids): give it to
+/// [`insert(..).reserved(token)`](crate::action::Insert::reserved), which stores the
+/// document under it. It holds the id and the scope it was taken for (and, for a gapless
+/// sequence, the transaction it was taken in); seqid alone makes one, and an insert takes
+/// it by value: a token inserts one document, once.
+///
+/// ```no_run
+/// # use seqid::Document;
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("order", collection = "orders")]
+/// # struct Order { #[serde(rename = "_id")] id: i64, total: i64 }
+/// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+/// let token = Order::reserve_id(&db).await?;
+/// println!("your order number is {}", token.id()); // before the order exists
+/// let mut order = Order { id: 0, total: 4200 };
+/// order.insert(&db).reserved(token).await?; // stored with _id = that number
+/// # Ok(()) }
+/// ```
+///
+/// A token never inserted is a gap in the sequence, as an insert that fails after taking
+/// its id is; but a gapless token, which lives and dies with the transaction it was
+/// reserved in: an aborted transaction takes its id back (and the token is then void).
+pub struct Reserved<T: Model> {
+    held: Held,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<T: Model> Reserved<T> {
+    /// The id reserved.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("order", collection = "orders")]
+    /// # struct Order { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let token = Order::reserve_id(&db).await?;
+    /// let id: i64 = token.id();
+    /// # Ok(()) }
+    /// ```
+    pub fn id(&self) -> i64 {
+        self.held.id
+    }
+
+    /// Writes the reserved id into `doc`'s id field, and its display codes as the insert
+    /// will write them (`#[seq_display]`, from the document's fields and this id): to show
+    /// a code before the document is stored. The insert then takes `doc` as it is (an id
+    /// equal to the token's, codes equal to those it writes). Refused, with `doc` left as
+    /// it was, if `doc` is of another scope than the token's ([`Error::ReservedScope`]),
+    /// carries another id ([`Error::IdAlreadySet`]) or a code that is not this id's
+    /// ([`Error::InvalidCode`]), or if a value it shows would make the code ambiguous.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "invoices")]
+    /// # struct Invoice { year: i32, #[seq_id("invoice", scope = "year")] number: i64, #[seq_display("INV-{year}-{number:04}")] code: String }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let token = Invoice::reserve_id(&db).scope(2026).await?;
+    /// let mut invoice = Invoice { year: 2026, number: 0, code: String::new() };
+    /// token.fill(&mut invoice)?;
+    /// println!("{}", invoice.code); // INV-2026-0001, before the invoice is stored
+    /// invoice.insert(&db).reserved(token).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn fill(&self, doc: &mut T) -> Result<(), Error> {
+        let seq = &T::SEQUENCE;
+        ensure_unset_or_reserved(doc, self.held.id)?;
+        let scope = Scope::of(seq, doc)?;
+        if scope != self.held.scope {
+            return Err(Error::ReservedScope {
+                sequence: seq,
+                id: self.held.id,
+                reserved: self.held.scope.to_string().into(),
+                document: scope.to_string().into(),
+            });
+        }
+        crate::base::code::check(doc)?;
+        fill(doc, self.held.id).map(drop)
+    }
+
+    /// What the insert reads of it.
+    pub(crate) fn into_held(self) -> Held {
+        self.held
+    }
+}
+
+/// The sequence, the id, the scope, and whether it was reserved in a transaction.
+impl<T: Model> fmt::Debug for Reserved<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reserved")
+            .field("sequence", &T::SEQUENCE.name)
+            .field("id", &self.held.id)
+            .field("scope", &format_args!("{}", self.held.scope))
+            .field("in_transaction", &self.held.transaction.is_some())
+            .finish()
+    }
+}
+
+/// Ids of a type's sequence reserved for documents built later, from
+/// [`Document::reserve_ids`](crate::Document::reserve_ids): await it for `n`
+/// [`Reserved`] tokens, their ids increasing.
+///
+/// `S` is the sequence's scope as a type ([`scoped`](crate::scoped)): `.scope(...)` takes
+/// a value of it, checked at compile time.
+#[must_use = "ids are reserved only when the action is awaited"]
+pub struct ReserveIds<'a, T: Model, S = <T as Model>::Scope> {
+    db: Route<'a>,
+    scope: Named,
+    call: Call<'a>,
+    n: u64,
+    _type: PhantomData<fn() -> (T, S)>,
+}
+
+/// One id of a type's sequence reserved for a document built later, from
+/// [`Document::reserve_id`](crate::Document::reserve_id): await it for one [`Reserved`]
+/// token. Its setters are [`ReserveIds`]'s.
+#[must_use = "an id is reserved only when the action is awaited"]
+pub struct ReserveId<'a, T: Model, S = <T as Model>::Scope>(ReserveIds<'a, T, S>);
+
+impl<'a, T: Model, S> ReserveIds<'a, T, S> {
+    pub(crate) fn new(db: Route<'a>, n: u64) -> Self {
+        ReserveIds {
+            db,
+            scope: Named::default(),
+            call: Call::default(),
+            n,
+            _type: PhantomData,
+        }
+    }
+
+    /// The scope the ids are reserved for, for a scoped sequence: a value of its scope
+    /// field's type, or a tuple of values in the declared order; a value of another type
+    /// does not compile ([`scoped`](crate::scoped)). Required for a scoped sequence
+    /// ([`Error::InvalidScope`] without it); an unscoped one takes none. Each token is
+    /// inserted with a document of that scope ([`Error::ReservedScope`] otherwise).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "tickets")]
+    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let tokens = Ticket::reserve_ids(&db, 3).scope("apollo").await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scope(mut self, scope: impl Names<S>) -> Self {
+        self.scope = Named::new(scope);
+        self
+    }
+
+    /// [`scope`](Self::scope) for a scope known only at run time: any serializable value,
+    /// checked when the call runs against the scope fields' Rust types
+    /// ([`Error::InvalidScope`] for a value none of the type's documents can hold).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "tickets")]
+    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+    /// # async fn run(db: mongodb::Database, project: mongodb::bson::Bson) -> Result<(), seqid::Error> {
+    /// let tokens = Ticket::reserve_ids(&db, 3).scope_unchecked(project).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scope_unchecked(mut self, scope: impl serde::Serialize) -> Self {
+        self.scope = Named::unchecked(scope);
+        self
+    }
+
+    session!(
+        /// The caller's session. A gapless sequence reserves its ids in the transaction
+        /// running in it (required: [`Error::TransactionRequired`] without one), and
+        /// each token is then inserted in that same transaction
+        /// ([`Error::ReservedTransaction`] otherwise); an aborted transaction takes the
+        /// ids back, and its tokens are void. Counters and block reserve theirs outside
+        /// any transaction, as inserts take theirs.
+        ///
+        /// ```no_run
+        /// # use seqid::Document;
+        /// # #[derive(serde::Serialize, Document)]
+        /// # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
+        /// # struct Invoice { #[serde(rename = "_id")] id: i64, total: i64 }
+        /// # async fn run(db: mongodb::Database, mut session: mongodb::ClientSession) -> Result<(), Box<dyn std::error::Error>> {
+        /// session.start_transaction().await?;
+        /// let token = Invoice::reserve_id(&db).session(&mut session).await?;
+        /// let mut invoice = Invoice { id: 0, total: 4200 };
+        /// invoice.insert(&db).reserved(token).session(&mut session).await?;
+        /// session.commit_transaction().await?;
+        /// # Ok(()) }
+        /// ```
+    );
+}
+
+impl<'a, T: Model, S> ReserveId<'a, T, S> {
+    pub(crate) fn new(db: Route<'a>) -> Self {
+        ReserveId(ReserveIds::new(db, 1))
+    }
+
+    /// [`ReserveIds::scope`].
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "tickets")]
+    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let token = Ticket::reserve_id(&db).scope("apollo").await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scope(self, scope: impl Names<S>) -> Self {
+        ReserveId(self.0.scope(scope))
+    }
+
+    /// [`ReserveIds::scope_unchecked`].
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "tickets")]
+    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+    /// # async fn run(db: mongodb::Database, project: mongodb::bson::Bson) -> Result<(), seqid::Error> {
+    /// let token = Ticket::reserve_id(&db).scope_unchecked(project).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scope_unchecked(self, scope: impl serde::Serialize) -> Self {
+        ReserveId(self.0.scope_unchecked(scope))
+    }
+
+    /// [`ReserveIds::session`].
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
+    /// # struct Invoice { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: mongodb::Database, mut session: mongodb::ClientSession) -> Result<(), seqid::Error> {
+    /// let token = Invoice::reserve_id(&db).session(&mut session).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn session(self, session: impl Into<&'a mut mongodb::ClientSession>) -> Self {
+        ReserveId(self.0.session(session))
+    }
+}
+
+impl<'a, T: Model + 'a, S> IntoFuture for ReserveIds<'a, T, S> {
+    type Output = Result<Vec<Reserved<T>>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(take(self.db, self.scope, self.call, self.n))
+    }
+}
+
+impl<'a, T: Model + 'a, S> IntoFuture for ReserveId<'a, T, S> {
+    type Output = Result<Reserved<T>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let ReserveIds {
+            db, scope, call, ..
+        } = self.0;
+        Box::pin(async move {
+            let mut tokens = take::<T>(db, scope, call, 1).await?;
+            Ok(tokens.pop().expect("one id reserved"))
+        })
+    }
+}
+
+/// `n` tokens of `T`'s sequence in `scope`, every option checked first.
+async fn take<T: Model>(
+    db: Route<'_>,
+    scope: Named,
+    call: Call<'_>,
+    n: u64,
+) -> Result<Vec<Reserved<T>>, Error> {
+    let seq = &T::SEQUENCE;
+    // A sequence numbered later is numbered by `number_draft`, never by `insert`.
+    numbered_on_insert::<T>("reserve_ids")?;
+    // `CounterBacked` is derived for the counter strategies only; a hand-written impl
+    // for an optimistic type still gets a typed error.
+    if let Strategy::Optimistic { .. } = seq.strategy {
+        return Err(Error::InvalidOption {
+            sequence: seq,
+            option: "strategy",
+            value: "optimistic".into(),
+            reason: "the optimistic strategy keeps no counter to reserve ids from",
+        });
+    }
+    let scope = scope.resolve(seq)?;
+    fits(seq, "reserve_ids", n)?;
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let mut cx = Context::of(seq, db, call, gate::read_and_pass).await?;
+    let ids = counted::take_n(&scope, n, &mut cx).await?;
+    // Gapless ids were taken in the caller's transaction (`take_n` refuses them
+    // without one), and are that transaction's.
+    let transaction = cx.session.transaction().map(Box::new);
+    let transaction = transaction.filter(|_| seq.strategy == Strategy::Gapless);
+    let tokens = ids.into_iter().map(|id| Reserved {
+        held: Held {
+            id,
+            scope: scope.clone(),
+            transaction: transaction.clone(),
+        },
+        _type: PhantomData,
+    });
+    Ok(tokens.collect())
+}
