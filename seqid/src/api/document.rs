@@ -35,6 +35,8 @@ use crate::state::registry::Stats;
 /// Only an *unset* id (`0`, or `None` for an `Option`) is filled. A document whose id is
 /// already set is refused with [`Error::IdAlreadySet`] before anything is reserved or
 /// written: inserting a copy of a stored document must not quietly give it a second life.
+/// An id reserved for the document beforehand ([`reserve_ids`](Document::reserve_ids)) is
+/// given with its token, [`insert(..).reserved(token)`](Insert::reserved), never typed.
 ///
 /// # Failures, lost answers and cancellation
 ///

@@ -45,6 +45,9 @@
 //!   cancelled.
 //! - [`RetriesExhausted`](crate::Error::RetriesExhausted): attempts, time spent, the bound that
 //!   ended the loop, last id.
+//! - [`ReservedScope`](crate::Error::ReservedScope): a reserved id given to a document of
+//!   another scope: the id, both scopes. [`ReservedTransaction`](crate::Error::ReservedTransaction):
+//!   a gapless reserved id inserted outside the transaction it was reserved in.
 //! - [`TransactionRequired`](crate::Error::TransactionRequired): a gapless insert outside a
 //!   transaction; nothing written.
 //! - [`InvalidOption`](crate::Error::InvalidOption): an option given at run time out of range

@@ -121,3 +121,94 @@
 //! span more than an `i64`. A scope value that names no scope (a Double, an array, a
 //! document) is [`Error::InvalidScope`](crate::Error), as for a declared type's
 //! `scope_unchecked`.
+//!
+//! # A model's next id before its document
+//!
+//! A number on its own is the caller's to do with as it likes; a model's next id, reserved
+//! before its document is built, is stored by seqid with that document.
+//! [`T::reserve_ids(&db, n)`](crate::Document::reserve_ids) (and
+//! [`reserve_id`](crate::Document::reserve_id) for one) takes ids of the type's sequence
+//! and hands each out as a [`Reserved<T>`](crate::Reserved) token;
+//! [`insert(..).reserved(token)`](crate::action::Insert::reserved) stores a document under
+//! it, taking no id:
+//!
+//! ```no_run
+//! use seqid::Document;
+//! # use serde::Serialize;
+//!
+//! #[derive(Serialize, Document)]
+//! #[seq_id(collection = "invoices")]
+//! struct Invoice {
+//!     year: i32,
+//!     #[seq_id("invoice", scope = "year")]
+//!     number: i64,
+//!     #[seq_display("INV-{year}-{number:04}")]
+//!     code: String,
+//!     total: i64,
+//! }
+//!
+//! # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+//! let token = Invoice::reserve_id(&db).scope(2026).await?;
+//! let mut invoice = Invoice { year: 2026, number: 0, code: String::new(), total: 0 };
+//! token.fill(&mut invoice)?; // the number and the code, before the invoice is stored
+//! println!("{}", invoice.code); // INV-2026-0001
+//! invoice.total = 4200; // ... the rest of the document, later ...
+//! invoice.insert(&db).reserved(token).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! **What it costs.** The ids are taken as the type's inserts take theirs, from the same
+//! counter, and through a [`Sequences`](crate::Sequences) handle with the same allocator:
+//! `counters` callers that wait together share one `$inc`, and `block` reservations hand
+//! out the live block the inserts use (`n` ids: from the block, and whole blocks for what
+//! it lacks). The insert of a token is one write, with no reservation. Only the strategies
+//! that keep a counter reserve ([`CounterBacked`](crate::CounterBacked)); on an optimistic
+//! type, whose ids are the largest stored plus one, `reserve_ids` does not compile.
+//!
+//! **What a token is.** It holds the id and the scope it was taken for (and for gapless,
+//! the transaction it was taken in). Only seqid makes one: it has no public constructor and
+//! is not `Deserialize`, so no id typed by a user or read from a request passes for a
+//! reserved one; and it is not `Clone`: the insert takes it by value, so a token stores one
+//! document, once. A document with an id set and no token is refused as always
+//! ([`Error::IdAlreadySet`](crate::Error::IdAlreadySet)); with a token, its id field is
+//! unset or the token's id already (what [`fill`](crate::Reserved::fill) wrote), and it is
+//! of the token's scope ([`Error::ReservedScope`](crate::Error::ReservedScope) otherwise,
+//! before anything is written). A document's other sequences take their ids in the insert,
+//! as usual. A token's insert fails or loses its answer as any insert does: a lost answer
+//! is [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown), the document keeping the id,
+//! and [`resume_insert`](crate::Document::resume_insert) settles it (with no token: the
+//! document carries its id).
+//!
+//! **The gaps.** An id reserved and never inserted is a gap, as for an insert that fails
+//! after taking its id: seqid cannot know the caller dropped it. A caller cancelled while
+//! its reservation waits loses nothing through a handle: the ids go back to the handle's
+//! live block. A token dropped unused does not: its id was the caller's.
+//!
+//! **Gapless and transactions.** A gapless reservation runs in the caller's transaction,
+//! given with [`.session(..)`](crate::action::ReserveIds::session)
+//! ([`Error::TransactionRequired`](crate::Error::TransactionRequired) without one), and its
+//! tokens live and die with that transaction: inserted in it (the same session, before it
+//! commits; [`Error::ReservedTransaction`](crate::Error::ReservedTransaction) in another
+//! transaction or in none), they commit with it, dense; an aborted transaction takes their
+//! ids back, the next transaction takes them again, and the tokens are void. A transaction
+//! is told apart by its session's id and the transaction's number in it, which the driver
+//! shows only in the session's `Debug` text: seqid reads it there (and, should a driver
+//! stop showing it, falls back to the session alone, still refusing an insert outside any
+//! transaction).
+//!
+//! ```no_run
+//! # use seqid::Document;
+//! # #[derive(serde::Serialize, Document)]
+//! # #[seq_id("ledger", collection = "ledger", strategy = "gapless")]
+//! # struct Entry { #[serde(rename = "_id")] id: i64, total: i64 }
+//! # async fn run(db: seqid::Database, client: mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
+//! let mut session = client.start_session().await?;
+//! session.start_transaction().await?;
+//! let tokens = Entry::reserve_ids(&db, 2).session(&mut session).await?;
+//! for (token, total) in tokens.into_iter().zip([4200, 1700]) {
+//!     let mut entry = Entry { id: 0, total };
+//!     entry.insert(&db).reserved(token).session(&mut session).await?;
+//! }
+//! session.commit_transaction().await?; // or abort: both ids are the next transaction's
+//! # Ok(()) }
+//! ```

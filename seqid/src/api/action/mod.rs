@@ -6,7 +6,8 @@
 //! [`SyncCounter`]; and [`Transaction`], which runs them in a transaction. A number on its
 //! own, with no document: [`NamedSequence`] (from
 //! [`AsDatabase::sequence`](crate::AsDatabase::sequence)), awaited through [`Next`] and
-//! [`NextN`].
+//! [`NextN`]. A model's next id before its document: [`ReserveIds`] and [`ReserveId`], for
+//! [`Reserved`] tokens that [`Insert::reserved`] stores documents under.
 //!
 //! ```no_run
 //! # use seqid::Document;
