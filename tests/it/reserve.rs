@@ -473,7 +473,7 @@ async fn a_token_s_insert_whose_outcome_is_unknown_is_settled_by_resume_insert()
     assert_eq!(lost.resume_insert(&handle).await.unwrap(), 1);
     // Cancelled after its first poll: the write runs to its end, and resume_insert learns
     // what became of it.
-    let mut settled = Vec::new();
+    let (mut settled, mut cancelled) = (Vec::new(), 0);
     for k in 0..20 {
         let token = User::reserve_id(&handle).await.unwrap();
         let id = token.id();
@@ -485,12 +485,14 @@ async fn a_token_s_insert_whose_outcome_is_unknown_is_settled_by_resume_insert()
         match tokio::time::timeout(Duration::ZERO, insert).await {
             Ok(done) => assert_eq!(done.unwrap(), id),
             Err(_) => {
+                cancelled += 1;
                 assert_eq!(user.id, id, "the id filled before the first await");
                 assert_eq!(user.resume_insert(&handle).await.unwrap(), id);
             }
         }
         settled.push((id, format!("cancelled-{k}")));
     }
+    assert!(cancelled > 0, "no insert was cancelled while it wrote");
     settled.push((1, "lost".into()));
     settled.sort();
     assert_eq!(
