@@ -174,12 +174,12 @@ fn check_by_hand(cx: &Ctxt, attr: &SeqId) {
 fn check_first_id(cx: &Ctxt, declared: &Declared) {
     let attr = declared.attr;
     let preset = value(&attr.layout).copied();
-    let first = value(&attr.start)
-        .copied()
-        .or(preset.map(|preset| preset.first_id()))
-        .unwrap_or(1);
+    let from_zero = match value(&attr.start) {
+        Some(&start) => start == 0,
+        None => preset.is_some_and(LayoutKind::counts_from_zero),
+    };
     let Some(field) = declared.field else { return };
-    if first != 0 || is_option(field.ty) {
+    if !from_zero || is_option(field.ty) {
         return;
     }
     let ty = field.ty;

@@ -91,12 +91,11 @@ pub fn sequence(cont: &Container, declared: Option<&Declared>) -> TokenStream {
     };
     let collection = cont.collection();
     let preset = settings.and_then(|s| value(&s.layout)).copied();
-    let counters = match (settings.and_then(|s| value(&s.counters)), preset) {
+    // What is not given is the preset's tool's own, as the runtime's `Layout` holds it.
+    let preset_constant = preset.map(|preset| Ident::new(preset.constant(), Span::call_site()));
+    let counters = match (settings.and_then(|s| value(&s.counters)), &preset_constant) {
         (Some(lit), _) => quote!(#lit),
-        (None, Some(preset)) => {
-            let name = preset.default_counters();
-            quote!(#name)
-        }
+        (None, Some(constant)) => quote!(::seqid::Layout::#constant.counters),
         (None, None) => quote!(::seqid::DEFAULT_COUNTERS),
     };
     let layout = settings.map_or_else(|| quote!(::seqid::Layout::TUTORIAL), layout);
@@ -120,9 +119,9 @@ pub fn sequence(cont: &Container, declared: Option<&Declared>) -> TokenStream {
         Some(CounterWrite::Database) => quote!(::seqid::CounterWriteConcern::Database),
         Some(CounterWrite::Majority) | None => quote!(::seqid::CounterWriteConcern::Majority),
     };
-    let start = match (settings.and_then(|s| value(&s.start)), preset) {
+    let start = match (settings.and_then(|s| value(&s.start)), &preset_constant) {
         (Some(&n), _) => Literal::i64_suffixed(n).into_token_stream(),
-        (None, Some(preset)) => Literal::i64_suffixed(preset.first_id()).into_token_stream(),
+        (None, Some(constant)) => quote!(::seqid::Layout::#constant.first_id),
         (None, None) => quote!(::seqid::DEFAULT_START),
     };
     let field = declared.map_or("_id", Declared::key);

@@ -100,21 +100,12 @@ impl LayoutKind {
         }
     }
 
-    /// The counters collection the tool uses unless told otherwise.
-    pub fn default_counters(self) -> &'static str {
-        match self {
-            Self::MongoEngine => "mongoengine.counters",
-            Self::MongooseAutoIncrement | Self::Typegoose => "identitycounters",
-            Self::Tutorial | Self::MongooseSequence | Self::Go => "counters",
-        }
-    }
-
-    /// The first id the tool hands out unless told otherwise (`startAt`, `start_seq`).
-    pub fn first_id(self) -> i64 {
-        match self {
-            Self::MongooseAutoIncrement | Self::Typegoose => 0,
-            _ => 1,
-        }
+    /// Whether the tool hands out 0 first unless told otherwise (its `startAt`), which a
+    /// plain integer field cannot hold. The first id itself, and the tool's counters
+    /// collection, are the runtime's `Layout` constant's (`first_id`, `counters`), which
+    /// the expansion names; this is what the compile-time check needs of it.
+    pub fn counts_from_zero(self) -> bool {
+        matches!(self, Self::MongooseAutoIncrement | Self::Typegoose)
     }
 
     /// Why the tool's counter cannot hold a scope, if it cannot.

@@ -47,14 +47,14 @@ pub enum Width {
 /// the derive refuses what a layout cannot hold (a scope where the tool has none, a step
 /// where the tool always adds 1).
 ///
-/// | `layout` | counters collection | the counter is found by | value |
-/// |---|---|---|---|
-/// | `"tutorial"` (the default) | `counters` | `_id: "<name>"` | `seq`, the last id |
-/// | `"mongoengine"` | `mongoengine.counters` | `_id: "<name>"` (`"<collection>.<field>"`) | `next`, the last id |
-/// | `"mongoose-sequence"` | `counters` | `id: "<name>"`, `reference_value`: the scope or `null` | `seq`, the last id |
-/// | `"mongoose-auto-increment"` | `identitycounters` | `model: "<name>"`, `field: "<field>"` | `count`, the last id |
-/// | `"typegoose"` | `identitycounters` | `modelName: "<name>"`, `field: "<field>"` | `count` (Int64), the last id |
-/// | `"go"` | `counters` | `_id: "<name>"` | `sequence`, the last id |
+/// | `layout` | counters collection | the counter is found by | value | first id |
+/// |---|---|---|---|---|
+/// | `"tutorial"` (the default) | `counters` | `_id: "<name>"` | `seq`, the last id | 1 |
+/// | `"mongoengine"` | `mongoengine.counters` | `_id: "<name>"` (`"<collection>.<field>"`) | `next`, the last id (always + 1) | 1 |
+/// | `"mongoose-sequence"` | `counters` | `id: "<name>"`, `reference_value`: the scope or `null` | `seq`, the last id | 1 |
+/// | `"mongoose-auto-increment"` | `identitycounters` | `model: "<name>"`, `field: "<field>"` | `count`, the last id | 0 |
+/// | `"typegoose"` | `identitycounters` | `modelName: "<name>"`, `field: "<field>"` | `count` (Int64), the last id | 0 |
+/// | `"go"` | `counters` | `_id: "<name>"` | `sequence`, the last id (always + 1) | 1 |
 ///
 /// ```
 /// use seqid::{Document, Holds, Layout, Model};
@@ -71,6 +71,7 @@ pub enum Width {
 /// assert_eq!(layout, Layout::MONGOOSE_AUTO_INCREMENT);
 /// assert_eq!((layout.name_key, layout.field_key), ("model", Some("field")));
 /// assert_eq!((layout.value_key, layout.holds, layout.step), ("count", Holds::Last, 1));
+/// assert_eq!((layout.counters, layout.first_id), ("identitycounters", 0));
 /// assert_eq!(Book::SEQUENCE.counters, "identitycounters");
 /// assert_eq!(Book::SEQUENCE.start, 0);
 /// ```
@@ -102,6 +103,15 @@ pub struct Layout {
     /// The keys of the unique index that makes a counter found by fields (not by `_id`)
     /// one document, in the tool's order, so that the index seqid makes is the tool's.
     pub unique_index: &'static [&'static str],
+    /// The counters collection the tool keeps its counters in unless told otherwise (a
+    /// sequence's `counters`, when not given).
+    pub counters: &'static str,
+    /// The first id the tool hands out unless told otherwise (its `startAt`, `start_seq`):
+    /// a sequence's `start`, when not given.
+    pub first_id: i64,
+    /// Whether the tool always adds 1 to its counter, so that ids a step apart would not
+    /// be its ids: such a layout takes no `step`.
+    pub adds_one: bool,
 }
 
 impl Layout {
@@ -118,6 +128,9 @@ impl Layout {
         width: Width::Narrowest,
         created_with: &[],
         unique_index: &[],
+        counters: "counters",
+        first_id: 1,
+        adds_one: false,
     };
 
     /// MongoEngine's `SequenceField`: `{ _id: "<collection>.<field>", next: <last id> }`
@@ -126,6 +139,8 @@ impl Layout {
         tool: "MongoEngine's SequenceField",
         value_key: "next",
         scope: ScopeEncoding::Unscoped,
+        counters: "mongoengine.counters",
+        adds_one: true,
         ..Layout::TUTORIAL
     };
 
@@ -150,6 +165,8 @@ impl Layout {
         value_key: "count",
         created_with: &[("__v", 0)],
         unique_index: &["field", "model"],
+        counters: "identitycounters",
+        first_id: 0,
         ..Layout::TUTORIAL
     };
 
@@ -164,6 +181,8 @@ impl Layout {
         value_key: "count",
         width: Width::Int64,
         unique_index: &["field", "modelName"],
+        counters: "identitycounters",
+        first_id: 0,
         ..Layout::TUTORIAL
     };
 
@@ -172,6 +191,7 @@ impl Layout {
         tool: "the Go blog post",
         value_key: "sequence",
         scope: ScopeEncoding::Unscoped,
+        adds_one: true,
         ..Layout::TUTORIAL
     };
 

@@ -13,9 +13,7 @@ use crate::base::error::Error;
 use crate::base::layout::construct::stepped;
 use crate::base::layout::{Layout, ScopeEncoding};
 use crate::base::sequence::construct::BLANK;
-use crate::base::sequence::{
-    CounterWriteConcern, DEFAULT_COUNTERS, DEFAULT_START, Sequence, Strategy,
-};
+use crate::base::sequence::{CounterWriteConcern, Sequence, Strategy};
 
 /// The options a sequence named at run time was given, as given: what
 /// `NamedSequence`'s setters set.
@@ -65,41 +63,23 @@ pub(crate) fn sequence(spec: &Spec) -> Result<&'static Sequence, Error> {
     Ok(seq)
 }
 
-/// The sequence `spec` names, its strings kept for the process.
+/// The sequence `spec` names, its strings kept for the process. What is not given is
+/// the layout's tool's own (its counters collection, its first id).
 fn made(spec: &Spec) -> Sequence {
     let layout = spec.layout;
-    let tool_counts_from_zero = [Layout::MONGOOSE_AUTO_INCREMENT, Layout::TYPEGOOSE]
-        .iter()
-        .any(|preset| preset.tool == layout.tool);
     let mut seq = BLANK;
     seq.name = string(&spec.name);
-    seq.counters = match &spec.counters {
-        Some(counters) => string(counters),
-        None => default_counters(&layout),
-    };
+    seq.counters = spec.counters.as_deref().map_or(layout.counters, string);
     seq.layout = spec.step.map_or(layout, |step| stepped(layout, step));
     seq.strategy = spec.strategy;
     seq.counter_write_concern = spec.counter_write_concern;
-    seq.start = spec.start.unwrap_or(match tool_counts_from_zero {
-        true => 0,
-        false => DEFAULT_START,
-    });
+    seq.start = spec.start.unwrap_or(layout.first_id);
     seq.field = spec.field.as_deref().map_or("_id", string);
     // No collection: the sequence numbers no documents of seqid's (see `Sequence::collection`).
     seq.collection = spec.collection.as_deref().map_or("", string);
     let fields: Vec<&'static str> = spec.scope.iter().map(|field| string(field)).collect();
     seq.scope = scope_fields(fields);
     seq
-}
-
-/// The counters collection the tool of `layout` keeps its counters in by default.
-fn default_counters(layout: &Layout) -> &'static str {
-    match layout.tool {
-        tool if tool == Layout::MONGOENGINE.tool => "mongoengine.counters",
-        tool if tool == Layout::MONGOOSE_AUTO_INCREMENT.tool => "identitycounters",
-        tool if tool == Layout::TYPEGOOSE.tool => "identitycounters",
-        _ => DEFAULT_COUNTERS,
-    }
 }
 
 /// Why `seq`'s options cannot make a sequence, as the derive refuses them at compile time.
@@ -112,7 +92,6 @@ fn check(seq: &'static Sequence) -> Result<(), Error> {
             reason,
         })
     };
-    let tool = seq.layout.tool;
     if seq.name.is_empty() {
         return refused(
             "name",
@@ -150,7 +129,7 @@ fn check(seq: &'static Sequence) -> Result<(), Error> {
             "ids a step of 0 apart would all be the same id: give a step of 1 or more",
         );
     }
-    if seq.layout.step != 1 && [Layout::MONGOENGINE.tool, Layout::GO.tool].contains(&tool) {
+    if seq.layout.step != 1 && seq.layout.adds_one {
         return refused(
             "step",
             seq.layout.step.to_string(),

@@ -4,16 +4,18 @@ use std::time::Duration;
 
 use crate::base::layout::Layout;
 
-/// The name of the counters collection when `counters = "..."` is not given.
-pub const DEFAULT_COUNTERS: &str = "counters";
+/// The name of the counters collection when `counters = "..."` is not given (and the
+/// `layout`'s tool names none of its own).
+pub const DEFAULT_COUNTERS: &str = Layout::TUTORIAL.counters;
 /// How long the optimistic loop keeps retrying an insert whose ids other writers take,
 /// when `time_budget_ms` is not given: long enough to ride out a burst of contention,
 /// short enough for a request handler to answer within its own timeout.
 pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(10);
 /// Ids reserved per round trip by the block strategy when `block_size` is not given.
 pub const DEFAULT_BLOCK_SIZE: u32 = 100;
-/// The first id of a sequence when `start` is not given.
-pub const DEFAULT_START: i64 = 1;
+/// The first id of a sequence when `start` is not given (and the `layout`'s tool counts
+/// from 1).
+pub const DEFAULT_START: i64 = Layout::TUTORIAL.first_id;
 
 /// The sequence a [`Document`](crate::Document) type draws its ids from, as declared by
 /// `#[seq_id(...)]`.
