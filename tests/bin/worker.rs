@@ -19,6 +19,10 @@
 //! or a `bare` database: `per-task` from each of `tasks` tasks, printing `<id> <writer> <n>`
 //! for each.
 //!
+//! `seqid-worker reserve/<model>/<via> <database> <tasks> <per-task>` instead stores
+//! documents of an equal-document model, every other one under an id reserved before it
+//! was built (`reserve_id`, `insert(..).reserved(token)`), printing `<id> <writer> <n>`.
+//!
 //! `seqid-worker keyed/<model>/<via> <database> <tasks> <keys>` instead races `tasks`
 //! callers of `find_or_insert` over keys `0..keys` of the keyed model named `<model>`
 //! (`tests/it/support/keyed.rs`), printing one `keyed ...` line per call.
@@ -86,6 +90,12 @@ fn main() {
     }
     if let Some(via) = mode.strip_prefix("next/") {
         return take_numbers(via, database, tasks, per_task);
+    }
+    if let Some(reserved) = mode.strip_prefix("reserve/") {
+        let Some((model, via)) = reserved.split_once('/') else {
+            fail(&format!("bad mode {mode}"));
+        };
+        return reserve_and_insert(model, via, database, tasks, per_task);
     }
     if let Some(keyed) = mode.strip_prefix("keyed/") {
         let Some((model, via)) = keyed.split_once('/') else {
@@ -179,6 +189,29 @@ fn take_numbers(via: &str, database: &str, tasks: usize, per_task: u32) {
         tokio::time::timeout(DEADLINE, run)
             .await
             .map_err(|_| "deadline passed")?
+    });
+}
+
+/// The `reserve/<model>/<via>` mode: `tasks` tasks of writer `seqid` each store
+/// `per_task` documents of the equal-document model named `<model>` (counters, block or
+/// gapless), every other one under an id reserved before it was built
+/// (`writers::write_reserved`), each printed as `<id> <writer> <n>`.
+fn reserve_and_insert(model: &str, via: &str, database: &str, tasks: usize, per_task: u32) {
+    at_go(via, database, |via| async move {
+        macro_rules! write {
+            ($($model:ty),*) => {$(
+                if model == <$model as Model>::NAME {
+                    let run = writers::write_reserved::<$model>(&via, "seqid", tasks, per_task);
+                    let lines = tokio::time::timeout(DEADLINE, run)
+                        .await
+                        .map_err(|_| "deadline passed")??;
+                    let printed = lines.into_iter().map(|(id, writer, n)| format!("{id} {writer} {n}"));
+                    return Ok(printed.collect());
+                }
+            )*};
+        }
+        write!(EqualCounted, EqualBlock, EqualGapless);
+        Err(format!("no model {model} reserves ids").into())
     });
 }
 

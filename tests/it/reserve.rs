@@ -3,7 +3,9 @@
 //! strategies: beside inserts of the same sequence from many tasks; ids and display codes
 //! stored; ids typed by the user refused, tokens of another scope or transaction refused
 //! before anything is written; the handle's live block shared, cancelled callers; a
-//! token's insert settled by `resume_insert`. Every id is checked.
+//! token's insert settled by `resume_insert`; reserved ids beside inserts in three worker
+//! processes and here, for every strategy that keeps a counter, with documents equal but
+//! for the id. Every id is checked.
 
 use std::collections::BTreeSet;
 use std::future::IntoFuture;
@@ -14,8 +16,11 @@ use seqid::{Document, Error};
 use seqid_harness::test_db;
 use serde::Serialize;
 
+use crate::support::ledger::{Told, assert_strategy, check};
+use crate::support::models::{CountedDoc, EqualBlock, EqualCounted, EqualGapless, Model};
 use crate::support::transactions::without_transactions;
-use crate::support::{all_documents, assert_dense, counter_value, integer, shared};
+use crate::support::writers::{Op, Via, write, write_reserved};
+use crate::support::{Workers, all_documents, assert_dense, counter_value, integer, shared};
 
 #[derive(Debug, Serialize, Document)]
 #[seq_id("reserve_users", collection = "reserve_users")]
@@ -561,7 +566,9 @@ async fn gapless_tokens_live_and_die_with_the_transaction() {
     }
     session.commit_transaction().await.unwrap();
     // An aborted transaction takes its ids back: the next one takes them again, and the
-    // aborted one's token is void, refused in the next transaction and outside any.
+    // aborted one's tokens are void in the next transaction, refused before anything is
+    // written: 3, which a later reservation of this process took again, by its ticket; 4,
+    // which nothing took again, by the counter read in the transaction (it shows 3).
     session.start_transaction().await.unwrap();
     let void = Entry::reserve_ids(&*test, 2)
         .session(&mut session)
@@ -580,22 +587,23 @@ async fn gapless_tokens_live_and_die_with_the_transaction() {
         id: 0,
         by: "void".into(),
     };
-    let error = (stale.insert(&handle).reserved(void.next().unwrap()))
-        .session(&mut session)
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(
-            error,
-            Error::ReservedTransaction {
-                id: 3,
-                in_transaction: true,
-                ..
-            }
-        ),
-        "{error:?}"
-    );
-    assert_eq!(stale.id, 0);
+    for (id, says) in [
+        (3, "a later reservation in this process took 3 again"),
+        (4, "shows 3 as the last id handed out"),
+    ] {
+        let error = (stale.insert(&handle).reserved(void.next().unwrap()))
+            .session(&mut session)
+            .await
+            .unwrap_err();
+        let message = error.to_string();
+        assert!(
+            matches!(error, Error::ReservedTransaction { id: got, .. } if got == id),
+            "{error:?}"
+        );
+        assert!(message.contains(says), "{message}");
+        assert!(message.contains("Nothing was written"), "{message}");
+        assert_eq!(stale.id, 0);
+    }
     let mut entry = Entry {
         id: 0,
         by: "second".into(),
@@ -607,48 +615,64 @@ async fn gapless_tokens_live_and_die_with_the_transaction() {
         .await
         .unwrap();
     session.commit_transaction().await.unwrap();
-    let error = stale
-        .insert(&handle)
-        .reserved(void.next().unwrap())
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(
-            error,
-            Error::ReservedTransaction {
-                id: 4,
-                in_transaction: false,
-                ..
-            }
-        ),
-        "{error:?}"
-    );
-    // A token of a committed transaction, used after it: refused too.
+    // Tokens of a transaction that committed without them: refused outside a transaction
+    // and in another session's; in a later transaction of their own session, a token
+    // fills the hole its transaction left (its id was handed out once, committed).
     session.start_transaction().await.unwrap();
-    let late = Entry::reserve_id(&handle)
+    let late = Entry::reserve_ids(&handle, 3)
         .session(&mut session)
         .await
         .unwrap();
-    assert_eq!(late.id(), 4);
+    assert_eq!(late.iter().map(|t| t.id()).collect::<Vec<_>>(), [4, 5, 6]);
     session.commit_transaction().await.unwrap();
-    session.start_transaction().await.unwrap();
-    let error = (stale.insert(&handle).reserved(late))
-        .session(&mut session)
+    let mut late = late.into_iter();
+    let error = (stale.insert(&handle).reserved(late.next().unwrap()))
         .await
         .unwrap_err();
     assert!(
-        matches!(error, Error::ReservedTransaction { id: 4, .. }),
-        "{error:?}"
+        error
+            .to_string()
+            .contains("this insert runs in no transaction"),
+        "{error}"
     );
-    session.abort_transaction().await.unwrap();
+    let mut other = test.client().start_session().await.unwrap();
+    other.start_transaction().await.unwrap();
+    let error = (stale.insert(&handle).reserved(late.next().unwrap()))
+        .session(&mut other)
+        .await
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("a transaction of another session"),
+        "{error}"
+    );
+    other.abort_transaction().await.unwrap();
+    session.start_transaction().await.unwrap();
+    let mut filler = Entry {
+        id: 0,
+        by: "late".into(),
+    };
+    (filler.insert(&handle).reserved(late.next().unwrap()))
+        .session(&mut session)
+        .await
+        .unwrap();
+    session.commit_transaction().await.unwrap();
+    assert_eq!(filler.id, 6);
+    assert_eq!(
+        stale.id, 0,
+        "every refused insert left the document as it was"
+    );
     assert_eq!(
         stored_by(&test, "reserve_ledger").await,
         [
             (1, "first".into()),
             (2, "first".into()),
-            (3, "second".into())
+            (3, "second".into()),
+            (6, "late".into())
         ]
     );
+    assert_eq!(counter_value(&test, "reserve_ledger").await, Some(6));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -739,4 +763,132 @@ async fn gapless_tokens_and_inserts_from_many_transactions_commit_dense() {
         counter_value(&test, "reserve_ledger").await,
         Some(committed.len() as i64)
     );
+}
+
+/// Tokens and inserts of `T` (documents equal but for the id) from 4 tasks here and 4 in
+/// each of three worker processes, every other document under a reserved id: every
+/// document stored once, under an id its call was told, and the ids as the strategy
+/// promises (`ledger::check`, `assert_strategy`). Through handles and bare databases,
+/// but for block, whose bare calls would each leave a block part used.
+async fn reserved_beside_inserts_across_processes<T: Model + seqid::CounterBacked>(label: &str) {
+    let test = test_db(label).await;
+    let gapless = T::SEQUENCE.strategy == seqid::Strategy::Gapless;
+    if gapless && without_transactions(&test).await {
+        return;
+    }
+    // Made first: concurrent transactions that would create them conflict, and a counter
+    // made in a race may cost SecantusDB a retry (see `assert_dense`).
+    for collection in [T::SEQUENCE.collection, T::SEQUENCE.counters] {
+        test.create_collection(collection).await.unwrap();
+    }
+    T::create_indexes(&*test).await.unwrap();
+    let via = Via::on("handle", test.client(), test.name()).unwrap();
+    let mut told = Told::default();
+    told.add::<T>(write::<T>(&via, "seqid", 1, 1, Op::One).await.unwrap());
+    let vias = match T::SEQUENCE.strategy {
+        seqid::Strategy::Block { .. } => ["handle", "handle", "handle"],
+        _ => ["handle", "bare", "handle"],
+    };
+    let modes = vias.map(|via| format!("reserve/{}/{via}", T::NAME));
+    let mut workers = Workers::spawn(&test, modes, 4, 6);
+    workers.go();
+    let ours = write_reserved::<T>(&via, "seqid", 4, 6).await.unwrap();
+    told.add::<T>(ours);
+    told.retries += via.retries::<T>();
+    let (theirs, retries) = workers.finish_lines().await;
+    told.add::<T>(theirs);
+    told.retries += retries;
+    let n = 1 + 4 * 6 * 4;
+    let ids = check::<T>(&test, &told, &[("seqid", n)]).await;
+    // Holders of a block part used: this process's handle and each worker's.
+    assert_strategy::<T>(&ids, &told, 1 + 3);
+    if gapless {
+        assert_eq!(counter_value(&test, T::SEQUENCE.name).await, Some(n as i64));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn counters_tokens_beside_inserts_across_processes() {
+    reserved_beside_inserts_across_processes::<EqualCounted>("reserve_processes_counters").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn block_tokens_beside_inserts_across_processes() {
+    reserved_beside_inserts_across_processes::<EqualBlock>("reserve_processes_block").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn gapless_tokens_beside_inserts_across_processes() {
+    reserved_beside_inserts_across_processes::<EqualGapless>("reserve_processes_gapless").await;
+}
+
+/// Inserts under reserved ids whose replies the fault proxy loses, each document unique
+/// (its place in the run), so that a resume may settle by content. A reply lost once is absorbed by the driver's retry (same transaction
+/// number, answered from the server's record of the first attempt): no error, nothing
+/// twice. Both replies lost (the first attempt's and its retry's): the outcome is
+/// unknown, the document keeps its token's id, and `resume_insert` settles it. After
+/// both phases, every document stored once, under exactly the ids reserved, 1..=40, and
+/// the counter at 40: no id lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lost_replies_to_a_token_s_insert_store_it_once() {
+    use crate::support::faults::{Rig, lose_one_reply_at_a_time};
+    let rig = Rig::start(true).await;
+    let proxy = rig.proxy();
+    let db = rig.app.database("reserve_lost");
+    let store = |n: u32| {
+        let db = db.clone();
+        async move {
+            let token = CountedDoc::reserve_id(&db).await?;
+            let id = token.id();
+            let mut doc = CountedDoc::make("seqid", n);
+            match doc.insert(&db).reserved(token).await {
+                Ok(_) => Ok::<_, Error>((id, false)),
+                Err(Error::OutcomeUnknown { .. }) => {
+                    assert_eq!(crate::support::writers::number_of(&doc), id, "kept");
+                    doc.resume_insert(&db).content_is_unique().await?;
+                    Ok((id, true))
+                }
+                Err(error) => Err(error),
+            }
+        }
+    };
+    let mut ids = Vec::new();
+    let before = proxy.fired();
+    let work = async {
+        let mut ids = Vec::new();
+        for n in 0..30 {
+            ids.push(store(n).await.unwrap());
+        }
+        ids
+    };
+    let (absorbed, ()) = tokio::join!(work, lose_one_reply_at_a_time(proxy, "insert"));
+    assert!(proxy.fired() > before, "no reply was lost");
+    assert!(
+        absorbed.iter().all(|&(_, resumed)| !resumed),
+        "the driver's retry absorbs a reply lost once"
+    );
+    ids.extend(absorbed.into_iter().map(|(id, _)| id));
+    let mut resumed = 0;
+    for n in 30..40 {
+        if n % 2 == 0 {
+            proxy.lose_reply("insert", None, 2);
+        }
+        let (id, unknown) = store(n).await.unwrap();
+        proxy.disarm_all();
+        resumed += usize::from(unknown);
+        ids.push(id);
+    }
+    assert!(resumed >= 1, "no outcome was left unknown");
+    let expected: Vec<i64> = (1..=40).collect();
+    assert_eq!(ids, expected, "the ids reserved, in order");
+    let checked = rig.checker.database("reserve_lost");
+    let seq = &<CountedDoc as seqid::Model>::SEQUENCE;
+    let mut stored: Vec<i64> = all_documents(&checked, seq.collection)
+        .await
+        .iter()
+        .map(|doc| integer(doc.get("_id").unwrap()).unwrap())
+        .collect();
+    stored.sort();
+    assert_eq!(stored, expected, "every document stored once, under its id");
+    assert_eq!(counter_value(&checked, seq.name).await, Some(40));
 }

@@ -355,25 +355,25 @@ pub enum Error {
         document: Box<str>,
     },
 
-    /// A gapless id reserved in the caller's transaction was given to an insert outside
-    /// that transaction: the id lives and dies with it (an aborted transaction takes it
-    /// back, and the next transaction takes it again), so only that transaction may store
-    /// it. Nothing was written.
+    /// A gapless id reserved in a transaction was given to an insert that may not store
+    /// it: one in no transaction, in a transaction of another session, or in a later
+    /// transaction of the same session after the one that reserved it aborted (the
+    /// counter, read in the insert's transaction, has not handed the id out: the abort took
+    /// it back, and the next transaction takes it again). The id lives and dies with the
+    /// transaction that reserved it. Nothing was written.
     #[error(
         "sequence `{}` is gapless: id {id} was reserved in a transaction and lives and dies \
-         with it, and this insert runs {}: insert it with the session it was reserved with, \
-         before that transaction commits (an aborted transaction took the id back). Nothing \
-         was written",
-        .sequence.name,
-        if *in_transaction { "in another transaction" } else { "in no transaction" }
+         with it, and {reason}: insert it with the session that reserved it, in the \
+         transaction that reserved it. Nothing was written",
+        .sequence.name
     )]
     ReservedTransaction {
         /// The sequence.
         sequence: &'static Sequence,
         /// The id reserved.
         id: i64,
-        /// Whether the insert ran in a transaction (another one).
-        in_transaction: bool,
+        /// Why this insert may not store it.
+        reason: Box<str>,
     },
 
     /// A display code cannot be written: the document carries one already (`insert`

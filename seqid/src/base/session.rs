@@ -1,8 +1,6 @@
 //! The caller's session, as the runtime uses it: which operations join it, and whether a
 //! transaction is running in it.
 
-use std::fmt::{self, Write};
-
 use mongodb::ClientSession;
 use mongodb::bson::Document as BsonDocument;
 use mongodb::error::ErrorKind;
@@ -66,63 +64,11 @@ impl<'a> Session<'a> {
         self.answered = true;
     }
 
-    /// The caller's transaction, if one is running: what a gapless id reserved in it
-    /// remembers, and what its insert must run in.
-    pub(crate) fn transaction(&self) -> Option<Transaction> {
+    /// The id of the caller's session if a transaction is running in it: what a gapless
+    /// id reserved in that transaction remembers, and what its insert must run in.
+    pub(crate) fn transaction_session(&self) -> Option<&BsonDocument> {
         let session = self.session.as_deref().filter(|_| self.transaction)?;
-        Some(Transaction {
-            lsid: session.id().clone(),
-            number: txn_number(session),
-        })
-    }
-}
-
-/// One transaction of one session, as the server tells them apart: the session's id and
-/// the transaction's number in it.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Transaction {
-    lsid: BsonDocument,
-    /// `None` if the driver no longer shows it (see [`txn_number`]): the session alone
-    /// then tells the transactions apart.
-    number: Option<i64>,
-}
-
-/// The number of the session's current transaction. The driver keeps it to itself
-/// (`ClientSession::txn_number` is the crate's own) but shows it in the session's `Debug`
-/// text, as `txn_number: <n>` in its server session, written before the client; the text
-/// is read up to there and no further. `None` if a driver's text no longer holds it
-/// (a unit test below holds the driver seqid builds with to it).
-fn txn_number(session: &ClientSession) -> Option<i64> {
-    let mut reader = Reader::default();
-    // An `Err` is the reader stopping once it has the number (or has read enough).
-    let _ = write!(reader, "{session:?}");
-    reader.number
-}
-
-/// Reads a `Debug` text up to `txn_number: <n>`.
-#[derive(Default)]
-struct Reader {
-    seen: String,
-    number: Option<i64>,
-}
-
-const TXN_NUMBER: &str = "txn_number: ";
-
-impl Write for Reader {
-    fn write_str(&mut self, text: &str) -> fmt::Result {
-        self.seen.push_str(text);
-        if let Some(at) = self.seen.find(TXN_NUMBER) {
-            let rest = &self.seen[at + TXN_NUMBER.len()..];
-            if let Some(end) = rest.find(|c: char| !c.is_ascii_digit() && c != '-') {
-                self.number = rest[..end].parse().ok();
-                return Err(fmt::Error);
-            }
-        }
-        // The server session comes before the client: past this, it is not there.
-        match self.seen.len() > 1 << 16 {
-            true => Err(fmt::Error),
-            false => Ok(()),
-        }
+        Some(session.id())
     }
 }
 
@@ -143,42 +89,5 @@ pub(crate) async fn in_transaction(session: &mut ClientSession) -> bool {
             &*error.kind,
             ErrorKind::Transaction { message, .. } if message.contains("in progress")
         ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_reader_stops_at_the_transaction_number() {
-        let mut reader = Reader::default();
-        let text = "ClientSession { cluster_time: None, server_session: ServerSession { id: \
-                    Document({}), dirty: false, txn_number: 42 }, client: Client { .. } }";
-        let _ = reader.write_str(text);
-        assert_eq!(reader.number, Some(42));
-        let mut none = Reader::default();
-        let _ = none.write_str("ClientSession { other: 1 }");
-        assert_eq!(none.number, None);
-    }
-
-    #[tokio::test]
-    async fn the_driver_shows_the_transaction_number() {
-        // No server needed: a session of a client that never connects.
-        let client = mongodb::Client::with_uri_str(
-            "mongodb://127.0.0.1:1/?directConnection=true&serverSelectionTimeoutMS=1",
-        )
-        .await
-        .unwrap();
-        let Ok(session) = client.start_session().await else {
-            return; // this driver selects a server to start a session: nothing to read
-        };
-        // That it moves with each transaction needs a server: `tests/it/reserve.rs` (a
-        // gapless token of an aborted transaction refused in the next one).
-        assert_eq!(
-            txn_number(&session),
-            Some(0),
-            "the driver's Debug text shows it"
-        );
     }
 }

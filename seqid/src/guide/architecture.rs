@@ -15,7 +15,7 @@
 //! | `insert/` | the orchestration, the only place where documents meet writes: check, take ids, fill, write, settle what the server answered; the loop over rounds | `one`, `many`, `natural`, `natural_many`, `later` |
 //! | `source/` | the id sources, one per strategy: hand ids out per scope and say what an id costs when its document is not stored (a race lost, a refusal, a lost answer), through one interface (`source::race_lost`, ...) | `counted` (counters, block, gapless), `optimistic` (and its loop), `many` (`insert_many`'s rounds, per strategy), `others` (a document's other sequences) |
 //! | `round_trip/` | one kind of command each, and what its answer means; the gate every call passes first | `write`, `counter/` (`update`, `missing`, `transaction`, `admin`), `largest`, `indexes`, `stored`, `deployment`, `gate` |
-//! | `state/` | what calls share and keep: a call's context, the handle's registry and what it holds (allocators, frontiers, writes left running), the deployment's facts, the process's turns and gapless lines | `context`, `registry`, `allocator`, `frontier`, `pending`, `orphan`, `known`, `turns`, `commit_queue` |
+//! | `state/` | what calls share and keep: a call's context, the handle's registry and what it holds (allocators, frontiers, writes left running), the deployment's facts, the process's turns and gapless lines, the gapless ids reserved and not yet inserted | `context`, `registry`, `allocator`, `frontier`, `pending`, `orphan`, `known`, `turns`, `commit_queue`, `reservations` |
 //! | `base/` | the leaves: what a model and its sequence are (and a sequence named at run time), the error type, numbers, scopes, a batch's and a write's pure bookkeeping, small tools | `model`, `sequence`, `named`, `reserved`, `id`, `kind`, `layout`, `display`, `code`, `scope`, `scoped`, `natural`, `fields`, `companions`, `picked`, `batch`, `fate`, `error`, `server`, `numeric`, `sharding`, `session`, `span`, `detach`, `once`, `backoff`, `retry`, `future` |
 //!
 //! An insert goes down the floors once and comes back up with its answer: an action
@@ -66,7 +66,8 @@
 //! - **handed**: ids given to a caller, back to the live block if it drops them unused
 //!   (`state::allocator::Handed`).
 //! - **held**: an id reserved for a document built later, with the scope it was taken for
-//!   and a gapless id's transaction, as the insert that stores it reads it; the public token
+//!   and, for a gapless id, its session and reservation ticket (`state::reservations`), as
+//!   the insert that stores it reads it; the public token
 //!   ([`Reserved`](crate::Reserved)) wraps one (`base::reserved::Held`).
 //! - **holds**: what a tool's counter value is, the last id or the next (`base::layout::Holds`).
 //! - **in context**: an insert's body run in its call's context, once the gate lets it

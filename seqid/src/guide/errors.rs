@@ -47,7 +47,8 @@
 //!   ended the loop, last id.
 //! - [`ReservedScope`](crate::Error::ReservedScope): a reserved id given to a document of
 //!   another scope: the id, both scopes. [`ReservedTransaction`](crate::Error::ReservedTransaction):
-//!   a gapless reserved id inserted outside the transaction it was reserved in.
+//!   a gapless reserved id inserted outside the transaction it was reserved in (in none, in
+//!   another session's, or after it aborted), the id and which; nothing written.
 //! - [`TransactionRequired`](crate::Error::TransactionRequired): a gapless insert outside a
 //!   transaction; nothing written.
 //! - [`InvalidOption`](crate::Error::InvalidOption): an option given at run time out of range

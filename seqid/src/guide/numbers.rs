@@ -166,7 +166,7 @@
 //! type, whose ids are the largest stored plus one, `reserve_ids` does not compile.
 //!
 //! **What a token is.** It holds the id and the scope it was taken for (and for gapless,
-//! the transaction it was taken in). Only seqid makes one: it has no public constructor and
+//! the session whose transaction took it). Only seqid makes one: it has no public constructor and
 //! is not `Deserialize`, so no id typed by a user or read from a request passes for a
 //! reserved one; and it is not `Clone`: the insert takes it by value, so a token stores one
 //! document, once. A document with an id set and no token is refused as always
@@ -187,14 +187,23 @@
 //! **Gapless and transactions.** A gapless reservation runs in the caller's transaction,
 //! given with [`.session(..)`](crate::action::ReserveIds::session)
 //! ([`Error::TransactionRequired`](crate::Error::TransactionRequired) without one), and its
-//! tokens live and die with that transaction: inserted in it (the same session, before it
-//! commits; [`Error::ReservedTransaction`](crate::Error::ReservedTransaction) in another
-//! transaction or in none), they commit with it, dense; an aborted transaction takes their
-//! ids back, the next transaction takes them again, and the tokens are void. A transaction
-//! is told apart by its session's id and the transaction's number in it, which the driver
-//! shows only in the session's `Debug` text: seqid reads it there (and, should a driver
-//! stop showing it, falls back to the session alone, still refusing an insert outside any
-//! transaction).
+//! tokens live and die with that transaction: inserted in it, they commit with it, dense;
+//! an aborted transaction takes their ids back, the next transaction takes them again, and
+//! the tokens are void. The driver keeps a transaction's number to itself, so seqid tells
+//! a token's transaction by what it owns, before anything is written
+//! ([`Error::ReservedTransaction`](crate::Error::ReservedTransaction), saying which):
+//!
+//! - the insert runs in a transaction of the session that reserved the token (none, or
+//!   another session's, is refused);
+//! - no later reservation of this process took the id again (each gapless token holds
+//!   the ticket of its reservation, which a later reservation of the same id replaces);
+//! - the counter, read in the inserting transaction (one read more), has handed the id
+//!   out: after an abort it shows less.
+//!
+//! Another process that took the id again after an abort meets the unique index on the
+//! field: one document only stores it. A token whose transaction committed without it
+//! left a hole in the numbers; inserted in a later transaction of its session, it fills
+//! that hole (its id was handed out once, and is stored once).
 //!
 //! ```no_run
 //! # use seqid::Document;

@@ -54,7 +54,8 @@ pub(crate) async fn one<T: Model>(
 
 /// `insert` with an id reserved before (`Document::reserve_ids`): `doc`, whose id field is
 /// unset or that id already, takes it, after the reservation's scope and transaction are
-/// checked against the document's and the call's; no id of the primary sequence is taken
+/// checked against the document's and the call's (a gapless id's with a read of the
+/// counter in the caller's transaction); no id of the primary sequence is taken
 /// (the others' are, as for any insert), and the write and what it answers are any
 /// insert's, a lost answer left to `resume_insert`.
 pub(crate) async fn reserved<T: Model>(
@@ -72,6 +73,10 @@ pub(crate) async fn reserved<T: Model>(
             Ok(scope) => scope,
             Err(error) => return cx.finish(Err(error)),
         };
+        // A gapless id: still this transaction's, the counter read in it says.
+        if let Err(error) = counted::still_held(&held, &mut cx).await {
+            return cx.finish(Err(error));
+        }
         let mut ids = Companions::fill(doc);
         cx.content_is_unique |= ids.made_content_unique();
         let result = with_reserved(ids.doc(), scope, held.id, &mut cx).await;

@@ -17,6 +17,7 @@ use mongodb::bson::Document as BsonDocument;
 
 use crate::base::detach::Finishing;
 use crate::base::error::Error;
+use crate::base::reserved::Held;
 use crate::base::scope::Scope;
 use crate::base::sequence::{Sequence, Strategy};
 use crate::base::session::Session;
@@ -28,6 +29,7 @@ use crate::state::allocator::{Allocated, Handed};
 use crate::state::commit_queue::{self, Line, Reader, Turn};
 use crate::state::context::Context;
 use crate::state::registry::Route;
+use crate::state::reservations;
 
 /// One id from the counter of `scope`.
 pub(crate) async fn take_one(scope: &Scope, cx: &mut Context<'_>) -> Result<i64, Error> {
@@ -62,6 +64,64 @@ pub(crate) async fn take_n(
             let allocated = take_outside(cx.route, counter, count).await?;
             Ok(spent(allocated, cx).take())
         }
+    }
+}
+
+/// Records gapless `ids`, just reserved from the counter of `scope` in the caller's
+/// transaction for documents built later, as this reservation's: the line of their
+/// counter, and a ticket for each (`state::reservations`).
+pub(crate) fn hold(
+    route: Route<'_>,
+    seq: &'static Sequence,
+    scope: &Scope,
+    ids: &[i64],
+) -> (Line, Vec<u64>) {
+    let line = line(route, Counter { seq, scope });
+    let tickets = reservations::hold(&line, ids);
+    (line, tickets)
+}
+
+/// `Ok` if the gapless id `held`, reserved in a transaction of the caller's session, is
+/// still this transaction's. The driver keeps a transaction's number to itself, so two
+/// things tell: no later reservation of this process has taken the id again (after the
+/// reserving transaction aborted; `state::reservations`), and the counter of its scope,
+/// read in this transaction, has handed it out (an aborted transaction took its `$inc`
+/// back, so a later transaction sees the counter below the id). Another process that took
+/// the id again meets the unique index on the field, which lets one document only store
+/// it. A token whose transaction committed without it left a hole, which this one fills.
+/// Not gapless: nothing to look at.
+pub(crate) async fn still_held(held: &Held, cx: &mut Context<'_>) -> Result<(), Error> {
+    let Some(gapless) = &held.gapless else {
+        return Ok(());
+    };
+    let (id, seq) = (held.id, cx.seq);
+    let counter = Counter {
+        seq,
+        scope: &held.scope,
+    };
+    let refused = |reason: String| Error::ReservedTransaction {
+        sequence: seq,
+        id,
+        reason: reason.into(),
+    };
+    if !reservations::take(&line(cx.route, counter), id, gapless.ticket) {
+        return Err(refused(format!(
+            "a later reservation in this process took {id} again: the transaction that \
+             reserved it aborted, and took it back"
+        )));
+    }
+    let last = transaction::last_in_transaction(cx.route.db, counter, &mut cx.session).await?;
+    match last {
+        Some(last) if last >= id => Ok(()),
+        Some(last) => Err(refused(format!(
+            "the counter, read in this insert's transaction, shows {last} as the last id \
+             handed out: the transaction that reserved {id} aborted, and took it back"
+        ))),
+        None => Err(refused(
+            "the counter, read in this insert's transaction, is not there: the transaction \
+             that reserved it made it, aborted, and took it back"
+                .to_owned(),
+        )),
     }
 }
 
@@ -178,9 +238,14 @@ pub(crate) async fn take_in_transaction(
 /// The turn of the transaction of the session `lsid` at `counter`, once the process's
 /// transactions before it on that counter have committed.
 async fn turn(route: Route<'_>, counter: Counter<'_>, lsid: &BsonDocument) -> Turn {
-    let line = Line::of(route.db.name(), counter.seq.counters, &counter.filter());
-    let queue = commit_queue::queue(line);
+    let queue = commit_queue::queue(line(route, counter));
     queue.turn(lsid, reader(route.db, counter)).await
+}
+
+/// What names `counter` in `route`'s database without a client: its commit queue's and
+/// its reservations' key.
+fn line(route: Route<'_>, counter: Counter<'_>) -> Line {
+    Line::of(route.db.name(), counter.seq.counters, &counter.filter())
 }
 
 /// Reads `counter` in `db` outside any transaction, for the commit queue: what a hold

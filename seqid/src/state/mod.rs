@@ -10,6 +10,7 @@ pub(crate) mod known;
 pub(crate) mod orphan;
 pub(crate) mod pending;
 pub(crate) mod registry;
+pub(crate) mod reservations;
 pub(crate) mod turns;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};

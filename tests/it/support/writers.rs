@@ -328,3 +328,95 @@ pub async fn joined<T: Send + 'static>(
         .map(|value| value.expect("joined"))
         .collect()
 }
+
+/// `tasks` tasks of writer `by` store `per_task` documents of `T` each, one per call:
+/// even calls under an id reserved before the document is built (`T::reserve_id`, then
+/// `insert(..).reserved(token)`; gapless: both in one transaction of the call's own, run
+/// with `T::transaction`), odd calls by a plain insert; returns what each call was told.
+pub async fn write_reserved<T: Model + seqid::CounterBacked>(
+    via: &Via,
+    by: &str,
+    tasks: usize,
+    per_task: u32,
+) -> Result<Vec<Line>, BoxError> {
+    let handles: Vec<_> = (0..tasks)
+        .map(|task| {
+            let (via, writer) = (via.clone(), task_writer::<T>(by, task));
+            tokio::spawn(async move {
+                let mut lines = Vec::new();
+                for n in 0..per_task {
+                    let id = match n % 2 {
+                        0 => reserved_one::<T>(&via, &writer, n).await,
+                        _ => insert_range::<T>(&via, &writer, n..n + 1)
+                            .await
+                            .map(|docs| number_of(&docs[0])),
+                    };
+                    let id = id.map_err(|e| format!("{writer} #{n}: {e}"))?;
+                    lines.push((id, writer.clone(), n));
+                }
+                Ok::<_, BoxError>(lines)
+            })
+        })
+        .collect();
+    let mut lines = Vec::new();
+    for handle in handles {
+        lines.extend(handle.await??);
+    }
+    Ok(lines)
+}
+
+/// Writer `writer`'s document `n`, stored under an id reserved before it was built (see
+/// [`write_reserved`]); its id.
+async fn reserved_one<T: Model + seqid::CounterBacked>(
+    via: &Via,
+    writer: &str,
+    n: u32,
+) -> Result<i64, BoxError> {
+    if T::SEQUENCE.strategy != Strategy::Gapless {
+        let mut doc = match via {
+            Via::Handle(db) => reserved_in::<T>(db, writer, n, None).await?,
+            Via::Bare(db) => reserved_in::<T>(db, writer, n, None).await?,
+        };
+        return Ok(number_of(&doc.remove(0)));
+    }
+    let mut session = via.db().client().start_session().await?;
+    let context = (via.clone(), writer.to_owned(), n);
+    let id = T::transaction(&mut session)
+        .run(context, |session, (via, writer, n)| {
+            Box::pin(async move {
+                // Reserved inside the body: a run again reserves again, in its own
+                // transaction (the aborted one's token is void).
+                let doc = match via {
+                    Via::Handle(db) => reserved_in::<T>(db, writer, *n, Some(session)).await?,
+                    Via::Bare(db) => reserved_in::<T>(db, writer, *n, Some(session)).await?,
+                };
+                Ok::<_, seqid::Error>(number_of(&doc[0]))
+            })
+        })
+        .await?;
+    Ok(id)
+}
+
+/// One token of `T` reserved in `db` (in `session`'s transaction, if given), and writer
+/// `writer`'s document `n` stored under it.
+async fn reserved_in<T: Model + seqid::CounterBacked>(
+    db: &impl AsDatabase,
+    writer: &str,
+    n: u32,
+    mut session: Option<&mut ClientSession>,
+) -> Result<Vec<T>, seqid::Error> {
+    let reserve = T::reserve_id(db);
+    let token = match session.as_deref_mut() {
+        Some(session) => reserve.session(session).await,
+        None => reserve.await,
+    }?;
+    let id = token.id();
+    let mut doc = T::make(writer, n);
+    let insert = doc.insert(db).reserved(token);
+    let stored = match session {
+        Some(session) => insert.session(session).await,
+        None => insert.await,
+    }?;
+    assert_eq!(ids::<T>(vec![stored]), [id], "stored under the token's id");
+    Ok(vec![doc])
+}

@@ -15,14 +15,16 @@ use crate::base::error::Error;
 use crate::base::fields::{ensure_unset_or_reserved, fill, numbered_on_insert};
 use crate::base::future::BoxFuture;
 use crate::base::model::Model;
-use crate::base::reserved::Held;
+use crate::base::reserved::{Gapless, Held};
 use crate::base::scope::{Named, Scope};
 use crate::base::scoped::Names;
 use crate::base::sequence::Strategy;
 use crate::round_trip::gate;
 use crate::source::counted;
+use crate::state::commit_queue::Line;
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
+use crate::state::reservations;
 
 /// An id of `T`'s sequence reserved for a document built later, from
 /// [`Document::reserve_ids`](crate::Document::reserve_ids): give it to
@@ -49,7 +51,18 @@ use crate::state::registry::Route;
 /// reserved in: an aborted transaction takes its id back (and the token is then void).
 pub struct Reserved<T: Model> {
     held: Held,
+    /// A gapless token's counter: its entry in the process's reservations goes when the
+    /// token is dropped unused (`state::reservations`).
+    line: Option<Line>,
     _type: PhantomData<fn() -> T>,
+}
+
+impl<T: Model> Drop for Reserved<T> {
+    fn drop(&mut self) {
+        if let (Some(line), Some(gapless)) = (&self.line, &self.held.gapless) {
+            reservations::release(line, self.held.id, gapless.ticket);
+        }
+    }
 }
 
 impl<T: Model> Reserved<T> {
@@ -107,8 +120,15 @@ impl<T: Model> Reserved<T> {
     }
 
     /// What the insert reads of it.
-    pub(crate) fn into_held(self) -> Held {
-        self.held
+    pub(crate) fn into_held(mut self) -> Held {
+        // The insert takes the entry (`counted::still_held`), not the drop.
+        self.line = None;
+        let void = Held {
+            id: 0,
+            scope: Scope::NONE,
+            gapless: None,
+        };
+        std::mem::replace(&mut self.held, void)
     }
 }
 
@@ -119,7 +139,7 @@ impl<T: Model> fmt::Debug for Reserved<T> {
             .field("sequence", &T::SEQUENCE.name)
             .field("id", &self.held.id)
             .field("scope", &format_args!("{}", self.held.scope))
-            .field("in_transaction", &self.held.transaction.is_some())
+            .field("in_transaction", &self.held.gapless.is_some())
             .finish()
     }
 }
@@ -322,15 +342,34 @@ async fn take<T: Model>(
     let ids = counted::take_n(&scope, n, &mut cx).await?;
     // Gapless ids were taken in the caller's transaction (`take_n` refuses them
     // without one), and are that transaction's.
-    let transaction = cx.session.transaction().map(Box::new);
-    let transaction = transaction.filter(|_| seq.strategy == Strategy::Gapless);
-    let tokens = ids.into_iter().map(|id| Reserved {
-        held: Held {
-            id,
-            scope: scope.clone(),
-            transaction: transaction.clone(),
-        },
-        _type: PhantomData,
+    let gapless = match (seq.strategy, cx.session.transaction_session().cloned()) {
+        (Strategy::Gapless, Some(session)) => {
+            let (line, tickets) = counted::hold(cx.route, seq, &scope, &ids);
+            Some((session, line, tickets))
+        }
+        _ => None,
+    };
+    let tokens = ids.iter().enumerate().map(|(at, &id)| {
+        let (gapless, line) = match &gapless {
+            Some((session, line, tickets)) => {
+                let ticket = tickets[at];
+                let session = session.clone();
+                (
+                    Some(Box::new(Gapless { session, ticket })),
+                    Some(line.clone()),
+                )
+            }
+            None => (None, None),
+        };
+        Reserved {
+            held: Held {
+                id,
+                scope: scope.clone(),
+                gapless,
+            },
+            line,
+            _type: PhantomData,
+        }
     });
     Ok(tokens.collect())
 }

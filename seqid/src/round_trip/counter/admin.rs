@@ -59,7 +59,7 @@ pub(crate) async fn read(db: &Database, counter: Counter<'_>) -> Result<Option<i
 }
 
 /// The last id handed out when the counter holds `value` (`None`: it has no value).
-fn last_in(counter: Counter<'_>, value: Option<Bson>) -> Result<Option<i64>, Error> {
+pub(super) fn last_in(counter: Counter<'_>, value: Option<Bson>) -> Result<Option<i64>, Error> {
     let Some(value) = value else { return Ok(None) };
     match numeric::integral(&value) {
         Some(n) => counter.last_of(n).map(Some),

@@ -7,6 +7,7 @@ use mongodb::bson::{Document as BsonDocument, doc};
 
 use super::Change;
 use super::Counter;
+use super::admin::last_in;
 use super::missing::{ensure_unique_index, made_before_first_use, refuse_if_numbered};
 use super::update::{first_of, increment, update};
 use crate::base::error::{Doing, Error};
@@ -42,9 +43,11 @@ pub(crate) async fn reserve_in_transaction(
         made_before_first_use(db, &counters, counter, Change::Inc(increment), tally).await?;
         let found = read_in_transaction(&counters, counter, session).await?;
         session.mark_answered();
-        found
+        found.is_some()
     } else if unchecked && !counter.upsert_starts_right() {
-        read_in_transaction(&counters, counter, session).await?
+        read_in_transaction(&counters, counter, session)
+            .await?
+            .is_some()
     } else {
         true
     };
@@ -70,14 +73,33 @@ pub(crate) async fn reserve_in_transaction(
     first_of(counter, value, amount)
 }
 
-/// Reads the counter in the caller's transaction (see [`reserve_in_transaction`]):
-/// whether its snapshot holds it. A failure is the driver's error, labels and all, as the
-/// `$inc`'s would be.
+/// The last id the counter of `counter` has handed out as the caller's transaction sees
+/// it (`None`: its snapshot holds no counter, or one with no value): its own `$inc`s
+/// included, those of transactions that committed before its snapshot too, an aborted
+/// one's not. What tells whether a gapless id reserved before is still this
+/// transaction's (`source::counted::still_held`).
+pub(crate) async fn last_in_transaction(
+    db: &Database,
+    counter: Counter<'_>,
+    session: &mut Session<'_>,
+) -> Result<Option<i64>, Error> {
+    let counters = db.collection::<BsonDocument>(counter.seq.counters);
+    let found = read_in_transaction(&counters, counter, session).await?;
+    session.mark_answered();
+    last_in(
+        counter,
+        found.and_then(|c| c.get(counter.value_key()).cloned()),
+    )
+}
+
+/// Reads the counter in the caller's transaction (see [`reserve_in_transaction`]): the
+/// counter its snapshot holds, if any. A failure is the driver's error, labels and all,
+/// as the `$inc`'s would be.
 async fn read_in_transaction(
     counters: &mongodb::Collection<BsonDocument>,
     counter: Counter<'_>,
     session: &mut Session<'_>,
-) -> Result<bool, Error> {
+) -> Result<Option<BsonDocument>, Error> {
     let seq = counter.seq;
     let found = counters
         .find_one(counter.filter())
@@ -86,7 +108,7 @@ async fn read_in_transaction(
         .await;
     let name = seq.counters;
     let what = || format!("reading the counter in `{name}` in the caller's transaction");
-    Ok(found.doing(seq, what)?.is_some())
+    found.doing(seq, what)
 }
 
 /// Makes the counter in the caller's transaction, whose snapshot has none (see
