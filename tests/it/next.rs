@@ -756,3 +756,43 @@ async fn counters_and_block_numbers_outlive_an_aborted_transaction() {
     assert_eq!(handle.sequence("outside").next().await.unwrap(), 2);
     assert_eq!(test.sequence("outside_b").block(4).next().await.unwrap(), 3);
 }
+
+/// What a handle did for a named sequence: ids handed out and the reservations they
+/// took (one per block), counted with a declared type's calls on the same counter and
+/// block size; through a bare database, nothing kept. No round trip.
+#[tokio::test]
+async fn a_named_sequence_s_stats_count_what_its_handle_did() {
+    let test = test_db("next_stats").await;
+    let handle = shared(&test);
+    let named = || handle.sequence("next_events").block(10);
+    assert_eq!(named().stats().unwrap().ids, 0, "nothing yet");
+    for _ in 0..25 {
+        named().next().await.unwrap();
+    }
+    let stats = named().stats().unwrap();
+    assert_eq!((stats.ids, stats.reservations), (25, 3), "{stats:?}");
+    // The declared type of the same counter and block size shares the handle's block,
+    // and its count: 5 more ids, from the third block.
+    for _ in 0..5 {
+        Event { id: 0 }.insert(&handle).await.unwrap();
+    }
+    let stats = named().stats().unwrap();
+    assert_eq!((stats.ids, stats.reservations), (30, 3), "{stats:?}");
+    assert_eq!(Event::stats(&handle), stats);
+    // Another block size is another allocator: nothing yet.
+    assert_eq!(
+        handle.sequence("next_events").block(7).stats().unwrap().ids,
+        0
+    );
+    let bare = test.db().sequence("next_events").block(10);
+    assert_eq!(
+        bare.stats().unwrap().ids,
+        0,
+        "a bare database keeps nothing"
+    );
+    let error = handle.sequence("").stats().unwrap_err();
+    assert!(
+        matches!(error, Error::InvalidOption { option: "name", .. }),
+        "{error:?}"
+    );
+}

@@ -214,3 +214,96 @@ async fn the_span_of_an_insert_shows_the_code_it_wrote() {
         spans[1]
     );
 }
+
+/// The closed `seqid.numbers` spans of the log, in order.
+fn closed_numbers(log: &str) -> Vec<&str> {
+    log.lines()
+        .filter(|line| line.contains("seqid.numbers{") && line.contains(" close "))
+        .collect()
+}
+
+/// Numbers taken with no document are spans too (`seqid.numbers`): a named sequence's
+/// `next` with a block of two (the first and the third wait for a reservation), its
+/// `next_n`, a type's `reserve_ids`, and a call refused, each with what it did.
+#[tokio::test]
+async fn numbers_with_no_document_are_spans_that_record_what_they_did() {
+    use seqid::AsDatabase;
+    let test = test_db("spans_numbers").await;
+    let db = Sequences::new(test.client()).database(test.name());
+    let log = Log::default();
+    let guard = log.install();
+    for _ in 0..3 {
+        db.sequence("span_numbers").block(2).next().await.unwrap();
+    }
+    let ids = db
+        .sequence("span_numbers")
+        .block(2)
+        .next_n(3)
+        .await
+        .unwrap();
+    assert_eq!(ids, [4, 5, 6]);
+    let tokens = Ticket::reserve_ids(&db, 2).await.unwrap();
+    assert_eq!(tokens.len(), 2);
+    let refused = db
+        .sequence("span_numbers_scoped")
+        .scope("project", "apollo")
+        .layout(seqid::Layout::GO)
+        .next()
+        .await;
+    assert!(refused.is_err());
+    let error = Ticket::reserve_ids(&db, u64::MAX).await.unwrap_err();
+    drop(guard);
+
+    let log = log.text();
+    let spans = closed_numbers(&log);
+    assert_eq!(
+        spans.len(),
+        6,
+        "one span per call but the named one refused:\n{log}"
+    );
+    for span in &spans[..4] {
+        assert!(
+            span.contains(r#"strategy="block""#) && span.contains(r#"counters="counters""#),
+            "{span}"
+        );
+    }
+    for span in &spans[..3] {
+        assert!(
+            span.contains(r#"sequence="span_numbers""#)
+                && span.contains(r#"operation="next""#)
+                && span.contains("numbers=1")
+                && span.contains(r#"outcome="handed out""#),
+            "{span}"
+        );
+    }
+    let reservations: Vec<bool> = spans[..3]
+        .iter()
+        .map(|span| span.contains("reservations=1"))
+        .collect();
+    assert_eq!(reservations, [true, false, true], "{log}");
+    assert!(
+        spans[3].contains(r#"operation="next_n""#) && spans[3].contains("numbers=3"),
+        "{}",
+        spans[3]
+    );
+    assert!(
+        spans[4].contains(r#"sequence="span_block""#)
+            && spans[4].contains(r#"operation="reserve_ids""#)
+            && spans[4].contains(r#"outcome="reserved""#),
+        "{}",
+        spans[4]
+    );
+    // A sequence named with options that make none opens no span (there is no sequence
+    // to name); a type's call refused has its span, naming why.
+    assert!(
+        !log.contains("span_numbers_scoped"),
+        "no span for options refused:\n{log}"
+    );
+    assert!(
+        spans[5].contains(r#"operation="reserve_ids""#)
+            && spans[5].contains("reservations=0")
+            && spans[5].contains(&format!("outcome={error}")),
+        "{}",
+        spans[5]
+    );
+}

@@ -2,7 +2,8 @@
 //! insert is (sequence, collection, strategy, documents, scopes) and, once it ends, what
 //! it did (the display code it wrote, reservation round trips waited for, and the
 //! outcome). Retries of the loop and
-//! of a counter's first use are events inside it.
+//! of a counter's first use are events inside it. Numbers taken with no document (`next`,
+//! `reserve_ids`) have a span of their own, `seqid.numbers`, alike.
 //!
 //! At `debug` level: a service that logs at `info` pays one atomic load per insert for it.
 
@@ -45,6 +46,30 @@ pub(crate) fn of(
         span.record("sequences", names.join(", "));
     }
     span
+}
+
+/// The span of a call that takes numbers with no document for `seq` (a sequence named at
+/// run time, or a type's for ids reserved before their documents): `operation` is
+/// `next`, `next_n` or `reserve_ids`, and `numbers` how many it asks for. It records, as
+/// an insert's does, its reservation round trips and its outcome (`handed out`, or the
+/// error).
+pub(crate) fn of_numbers(
+    seq: &Sequence,
+    operation: &'static str,
+    numbers: u64,
+    scoped: bool,
+) -> Span {
+    tracing::debug_span!(
+        "seqid.numbers",
+        sequence = seq.name,
+        counters = seq.counters,
+        strategy = seq.strategy_name(),
+        operation,
+        numbers,
+        scopes = u32::from(scoped),
+        reservations = Empty,
+        outcome = Empty,
+    )
 }
 
 /// Records on the current insert's span how many distinct scopes its documents fall in
@@ -100,10 +125,15 @@ impl<V> Traced<Result<V, Error>> {
     /// Records on `span` what the insert did: its reservation round trips, and its
     /// outcome (`stored`, or the error's message); returns its answer.
     pub(crate) fn record(self, span: &Span) -> Result<V, Error> {
+        self.record_as(span, "stored")
+    }
+
+    /// [`record`](Self::record), the outcome of a call that succeeded being `done`.
+    pub(crate) fn record_as(self, span: &Span, done: &'static str) -> Result<V, Error> {
         if !span.is_disabled() {
             span.record("reservations", self.reservations);
             match &self.output {
-                Ok(_) => span.record("outcome", "stored"),
+                Ok(_) => span.record("outcome", done),
                 Err(error) => span.record("outcome", display(error)),
             };
         }

@@ -103,7 +103,9 @@
 //! - [`T::stats(&db)`](crate::Document::stats) (on a [`seqid::Database`](crate::Database)) → what
 //!   its handle did for the sequence (summed over the scopes it holds): reservation round trips,
 //!   ids handed out, retries, ids left in the blocks, optimistic candidates in flight
-//!   ([`Stats`](crate::Stats)).
+//!   ([`Stats`](crate::Stats)). A sequence named at run time has the same, counted with
+//!   the type that shares its counter and block size:
+//!   [`db.sequence("ticket").stats()`](crate::NamedSequence::stats).
 //!
 //! For a type with several sequences, each has these for its own counter and finds on its
 //! [`SequenceOf`](crate::SequenceOf) handle (see [several sequences](super::several_sequences)).
@@ -159,7 +161,10 @@
 //!
 //! A line then reads `DEBUG seqid.insert{sequence="ticket" collection="tickets"
 //! strategy="block" operation="insert" documents=1 ... outcome="stored"}: close time.busy=...
-//! time.idle=...`; the example service sets its subscriber up the same way. Retries (a taken `_id` in the optimistic loop, a
+//! time.idle=...`; the example service sets its subscriber up the same way. Numbers taken
+//! with no document (`db.sequence(..).next()`, `.next_n(n)`, `T::reserve_ids`) run in a
+//! `seqid.numbers` span alike: `sequence`, `counters`, `strategy`, `operation`, `numbers`,
+//! `scopes`, `reservations`, and `outcome` (`handed out`, `reserved`, or the error's message). Retries (a taken `_id` in the optimistic loop, a
 //! counter's first use) are debug events inside it. Warnings, once per process and sequence: a
 //! `block` or `optimistic` insert through a bare `mongodb::Database`, and a largest id read that
 //! went backwards. `tests/it/spans.rs` reads both from a formatted log.

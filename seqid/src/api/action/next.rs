@@ -9,6 +9,7 @@ use std::future::IntoFuture;
 
 use mongodb::bson::Bson;
 use serde::Serialize;
+use tracing::Instrument;
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
@@ -16,10 +17,11 @@ use crate::base::layout::Layout;
 use crate::base::named::{self, Spec};
 use crate::base::scope::Scope;
 use crate::base::sequence::{CounterWriteConcern, Sequence, Strategy};
+use crate::base::span::{self, Traced};
 use crate::round_trip::gate;
 use crate::source::counted;
 use crate::state::context::{Call, Context};
-use crate::state::registry::Route;
+use crate::state::registry::{Route, Stats};
 
 /// A sequence named at run time, from [`AsDatabase::sequence`](crate::AsDatabase::sequence):
 /// its options set by method, then [`next`](Self::next) or [`next_n`](Self::next_n)
@@ -311,7 +313,7 @@ impl<'a> IntoFuture for Next<'a> {
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            let ids = self.0.take(1).await?;
+            let ids = self.0.take("next", 1).await?;
             Ok(ids[0])
         })
     }
@@ -322,13 +324,14 @@ impl<'a> IntoFuture for NextN<'a> {
     type IntoFuture = BoxFuture<'a, Self::Output>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.sequence.take(self.n))
+        Box::pin(self.sequence.take("next_n", self.n))
     }
 }
 
 impl NamedSequence<'_> {
-    /// `n` ids, every option checked first; one at least for `n` 1.
-    async fn take(self, n: u64) -> Result<Vec<i64>, Error> {
+    /// `n` ids, every option checked first; one at least for `n` 1. In a
+    /// `seqid.numbers` span (`operation`: the call), once the options make a sequence.
+    async fn take(self, operation: &'static str, n: u64) -> Result<Vec<i64>, Error> {
         let NamedSequence {
             route,
             spec,
@@ -336,14 +339,59 @@ impl NamedSequence<'_> {
             call,
         } = self;
         let seq = named::sequence(&spec)?;
-        let scope = scope_of(seq, values)?;
-        fits(seq, "next_n", n)?;
-        if n == 0 {
-            return Ok(Vec::new());
-        }
-        let mut cx = Context::of(seq, route, call, gate::read_and_pass).await?;
-        counted::take_n(&scope, n, &mut cx).await
+        let span = span::of_numbers(seq, operation, n, !seq.scope.is_empty());
+        let taken = numbers(seq, route, values, call, n).instrument(span.clone());
+        taken.await.record_as(&span, "handed out")
     }
+
+    /// What the [`Sequences`](crate::Sequences) handle this sequence is named through
+    /// has done for it in its database: round trips that reserved ids, ids handed out,
+    /// retries. The handle counts per counter, so the calls of a declared type that takes
+    /// its ids from the same counter (its name, counters collection and block size) are
+    /// counted with these. Through a bare `mongodb::Database` nothing is kept: all zeros.
+    /// No round trip; an option out of range is its [`Error::InvalidOption`].
+    ///
+    /// ```no_run
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// use seqid::AsDatabase;
+    /// for _ in 0..30 {
+    ///     db.sequence("ticket").block(25).next().await?;
+    /// }
+    /// let stats = db.sequence("ticket").block(25).stats()?; // ids 30, reservations 2
+    /// # Ok(()) }
+    /// ```
+    pub fn stats(&self) -> Result<Stats, Error> {
+        let seq = named::sequence(&self.spec)?;
+        Ok(match self.route.registry {
+            Some(registry) => registry.stats(self.route.db.name(), seq),
+            None => Stats::default(),
+        })
+    }
+}
+
+/// [`NamedSequence::take`]'s `n` ids of `seq` in the scope `values` name, and what the
+/// call did for its span.
+async fn numbers(
+    seq: &'static Sequence,
+    route: Route<'_>,
+    values: Vec<Result<Bson, String>>,
+    call: Call<'_>,
+    n: u64,
+) -> Traced<Result<Vec<i64>, Error>> {
+    let scope = match scope_of(seq, values).and_then(|scope| fits(seq, "next_n", n).map(|()| scope))
+    {
+        Ok(scope) => scope,
+        Err(error) => return Traced::from(Err(error)),
+    };
+    if n == 0 {
+        return Traced::from(Ok(Vec::new()));
+    }
+    let mut cx = match Context::of(seq, route, call, gate::read_and_pass).await {
+        Ok(cx) => cx,
+        Err(error) => return Traced::from(Err(error)),
+    };
+    let taken = counted::take_n(&scope, n, &mut cx).await;
+    cx.finish(taken)
 }
 
 /// The scope the values given with `.scope(...)` name, as a declared sequence's with

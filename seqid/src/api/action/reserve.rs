@@ -10,6 +10,8 @@ use std::fmt;
 use std::future::IntoFuture;
 use std::marker::PhantomData;
 
+use tracing::Instrument;
+
 use crate::api::action::next::fits;
 use crate::base::error::Error;
 use crate::base::fields::{ensure_unset_or_reserved, fill, numbered_on_insert};
@@ -19,6 +21,7 @@ use crate::base::reserved::{Gapless, Held};
 use crate::base::scope::{Named, Scope};
 use crate::base::scoped::Names;
 use crate::base::sequence::Strategy;
+use crate::base::span::{self, Traced};
 use crate::round_trip::gate;
 use crate::source::counted;
 use crate::state::commit_queue::Line;
@@ -313,13 +316,39 @@ impl<'a, T: Model + 'a, S> IntoFuture for ReserveId<'a, T, S> {
     }
 }
 
-/// `n` tokens of `T`'s sequence in `scope`, every option checked first.
+/// `n` tokens of `T`'s sequence in `scope`, every option checked first, in a
+/// `seqid.numbers` span.
 async fn take<T: Model>(
     db: Route<'_>,
     scope: Named,
     call: Call<'_>,
     n: u64,
 ) -> Result<Vec<Reserved<T>>, Error> {
+    let seq = &T::SEQUENCE;
+    let span = span::of_numbers(seq, "reserve_ids", n, !seq.scope.is_empty());
+    let traced = async {
+        let scope = match checked::<T>(scope, n) {
+            Ok(scope) => scope,
+            Err(error) => return Traced::from(Err(error)),
+        };
+        if n == 0 {
+            return Traced::from(Ok(Vec::new()));
+        }
+        let mut cx = match Context::of(seq, db, call, gate::read_and_pass).await {
+            Ok(cx) => cx,
+            Err(error) => return Traced::from(Err(error)),
+        };
+        let tokens = tokens::<T>(&scope, n, &mut cx).await;
+        cx.finish(tokens)
+    };
+    traced
+        .instrument(span.clone())
+        .await
+        .record_as(&span, "reserved")
+}
+
+/// The scope `scope` names, if `T`'s sequence may reserve `n` ids in it.
+fn checked<T: Model>(scope: Named, n: u64) -> Result<Scope, Error> {
     let seq = &T::SEQUENCE;
     // A sequence numbered later is numbered by `number_draft`, never by `insert`.
     numbered_on_insert::<T>("reserve_ids")?;
@@ -335,16 +364,22 @@ async fn take<T: Model>(
     }
     let scope = scope.resolve(seq)?;
     fits(seq, "reserve_ids", n)?;
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    let mut cx = Context::of(seq, db, call, gate::read_and_pass).await?;
-    let ids = counted::take_n(&scope, n, &mut cx).await?;
+    Ok(scope)
+}
+
+/// `n` tokens of `T`'s sequence in `scope`, taken in the call's context.
+async fn tokens<T: Model>(
+    scope: &Scope,
+    n: u64,
+    cx: &mut Context<'_>,
+) -> Result<Vec<Reserved<T>>, Error> {
+    let seq = &T::SEQUENCE;
+    let ids = counted::take_n(scope, n, cx).await?;
     // Gapless ids were taken in the caller's transaction (`take_n` refuses them
     // without one), and are that transaction's.
     let gapless = match (seq.strategy, cx.session.transaction_session().cloned()) {
         (Strategy::Gapless, Some(session)) => {
-            let (line, tickets) = counted::hold(cx.route, seq, &scope, &ids);
+            let (line, tickets) = counted::hold(cx.route, seq, scope, &ids);
             Some((session, line, tickets))
         }
         _ => None,
