@@ -1,7 +1,7 @@
 //! `numbered = "later"`: a sequence whose number `number_draft` takes when a stored draft
 //! is issued, instead of `insert`. Each sequence numbered later is checked to be one a
-//! draft can wait for: on a field of its own, `Option`, with a counter, and alone in its
-//! type.
+//! draft can wait for: on a field of its own, `Option`, with a counter, and in a type whose
+//! every sequence is numbered later (`number_draft` numbers them all, in one update).
 
 use syn::ext::IdentExt;
 
@@ -58,22 +58,41 @@ fn problem(cont: &Container, decl: &Declaration, declared: &Declared) -> Option<
             name = field.ident.unraw(),
         ));
     }
-    let others: Vec<String> = decl
+    // Drafts are stored as they are, with the driver, and numbered when issued: a
+    // sequence numbered at insert would never be taken. Several sequences are numbered
+    // later together, by one update. Said once, at the first sequence numbered later.
+    let first_later = decl.sequences.iter().find(|d| d.attr.numbered_later());
+    if !first_later.is_some_and(|first| std::ptr::eq(first, declared)) {
+        return None;
+    }
+    let at_insert: Vec<&Declared> = decl
         .sequences
         .iter()
-        .filter(|other| !std::ptr::eq(*other, declared))
+        .filter(|other| !other.attr.numbered_later())
+        .collect();
+    let names: Vec<String> = at_insert
+        .iter()
         .map(|other| format!("`{}`", other.field_name()))
         .collect();
-    let (numbers, those, other) = match others.len() {
+    let (numbers, that, it) = match names.len() {
         0 => return None,
-        1 => (others[0].clone(), "that number", "the other"),
-        _ => (others.join(" and "), "those numbers", "the others"),
+        1 => (names[0].clone(), "that number", "it"),
+        _ => (names.join(" and "), "those numbers", "them"),
+    };
+    let remedy = match at_insert.iter().any(|other| other.on_id) {
+        // `_id` cannot wait for its number: the draft is stored and found by it.
+        true => "let the driver fill `_id` with an ObjectId and put every sequence of the \
+                 type on a field of its own, numbered later"
+            .to_owned(),
+        false => format!(
+            "number {it} later too (`numbered = \"later\"`: every sequence of the type is \
+             then numbered by one update)"
+        ),
     };
     Some(format!(
-        "a type numbered later declares one sequence: `{ident}` also numbers {numbers}, and \
-         {those} would be taken at insert, but a type numbered later is not inserted by seqid \
-         (its drafts are stored as they are, with the driver); number later the one sequence \
-         of the type and remove {other}, or remove `numbered = \"later\"`",
+        "a type numbered later is not inserted by seqid (its drafts are stored as they are, \
+         with the driver, and numbered when issued), and `{ident}` also numbers {numbers} at \
+         insert: {that} would never be taken; {remedy}, or remove `numbered = \"later\"`",
         ident = cont.ident.unraw(),
     ))
 }

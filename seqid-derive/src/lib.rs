@@ -321,9 +321,10 @@ use crate::declaration::Declaration;
 /// stored id at insert, and keeps no counter to number a draft from: use `"counters"`,
 /// `"block"` or `"gapless"`); a field whose type is not written `Option<...>` (a draft
 /// holds `None` until it is numbered, where a plain integer would store 0, which the
-/// unique index would count as a number); and, for now, a type that declares more than
-/// one sequence (the others' numbers would be taken at insert, and such a type is not
-/// inserted by seqid: number later its one sequence).
+/// unique index would count as a number); and a type that declares a sequence numbered at
+/// insert beside it (that number would never be taken: such a type is not inserted by
+/// seqid). A type may declare several sequences if each is numbered later: issuing a
+/// draft numbers them all, in one update.
 ///
 /// # serde attributes
 ///

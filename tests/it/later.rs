@@ -822,3 +822,275 @@ async fn issuers_across_processes_give_each_draft_one_number_counters() {
 async fn issuers_across_processes_give_each_draft_one_number_block() {
     processes_race::<DraftBlock>("later_procs_block", "block").await;
 }
+
+/// A draft type whose two sequences are both numbered later (issue 49): an invoice number
+/// per year, with its code, and a ledger number across years from blocks of 5. Issuing a
+/// draft numbers both, in one update.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, seqid::Document)]
+#[seq_id(collection = "later_two")]
+struct TwoNumbers {
+    #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    id: Option<mongodb::bson::oid::ObjectId>,
+    year: i32,
+    #[seq_id("later_two_number", scope = "year", numbered = "later")]
+    number: Option<i64>,
+    #[seq_id(
+        "later_two_ledger",
+        strategy = "block",
+        block_size = 5,
+        numbered = "later"
+    )]
+    ledger: Option<i64>,
+    #[seq_display("INV-{year}-{number:04}")]
+    code: String,
+    status: String,
+}
+
+impl TwoNumbers {
+    fn draft(year: i32) -> Self {
+        TwoNumbers {
+            id: None,
+            year,
+            number: None,
+            ledger: None,
+            code: String::new(),
+            status: "draft".into(),
+        }
+    }
+}
+
+/// Drafts of `years`, stored with the driver (unnumbered): their `_id`s.
+async fn two_number_drafts(
+    db: &mongodb::Database,
+    years: &[i32],
+) -> Vec<mongodb::bson::oid::ObjectId> {
+    let drafts: Vec<TwoNumbers> = years.iter().map(|&year| TwoNumbers::draft(year)).collect();
+    let collection = db.collection::<TwoNumbers>("later_two");
+    let inserted = collection.insert_many(&drafts).await.unwrap();
+    (0..drafts.len())
+        .map(|at| inserted.inserted_ids[&at].as_object_id().unwrap())
+        .collect()
+}
+
+/// Every draft of the collection as stored.
+async fn two_numbered(db: &mongodb::Database) -> Vec<TwoNumbers> {
+    use futures_util::TryStreamExt;
+    let collection = db.collection::<TwoNumbers>("later_two");
+    collection
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+/// One draft issued: both numbers, the code, the caller's field, in one update; issued
+/// again, it keeps them and takes no id. The bulk form numbers the rest in order, both
+/// sequences. A draft with a number typed in either field, the caller's fields setting
+/// one, and seqid's insert of the type are refused before any id is taken.
+#[tokio::test]
+async fn a_type_with_two_sequences_numbered_later_numbers_both_in_one_update() {
+    let test = test_db("later_two").await;
+    let db = shared(&test);
+    crate::support::drafts::create_indexes::<TwoNumbers>(&db).await;
+    let ids = two_number_drafts(test.db(), &[2026, 2026, 2027, 2026]).await;
+    let first = TwoNumbers::number_draft(&db, doc! { "_id": ids[0] })
+        .set(doc! { "status": "issued" })
+        .await
+        .unwrap();
+    assert!(first.by_this_call);
+    let doc = &first.doc;
+    assert_eq!((doc.number, doc.ledger), (Some(1), Some(1)));
+    assert_eq!(
+        (doc.code.as_str(), doc.status.as_str()),
+        ("INV-2026-0001", "issued")
+    );
+    let again = TwoNumbers::number_draft(&db, doc! { "_id": ids[0] })
+        .await
+        .unwrap();
+    assert!(!again.by_this_call);
+    assert_eq!(again.doc.ledger, Some(1));
+    assert_eq!(TwoNumbers::stats(&db).ids, 1, "issued again: no id taken");
+    let rest = TwoNumbers::number_drafts(&db, doc! {}).await.unwrap();
+    let given: Vec<(i32, Option<i64>, Option<i64>)> =
+        rest.iter().map(|d| (d.year, d.number, d.ledger)).collect();
+    assert_eq!(
+        given,
+        [
+            (2026, Some(2), Some(2)),
+            (2027, Some(1), Some(3)),
+            (2026, Some(3), Some(4))
+        ],
+        "in `_id` order, each year's numbers and the ledger's"
+    );
+    let stored = two_numbered(test.db()).await;
+    let codes: Vec<&str> = stored.iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(
+        codes,
+        [
+            "INV-2026-0001",
+            "INV-2026-0002",
+            "INV-2027-0001",
+            "INV-2026-0003"
+        ]
+    );
+    // Refused before any id is taken: the counters do not move.
+    let counters = || async {
+        let number = year_counter(test.db(), "later_two_number", 2026).await;
+        let ledger = crate::support::counter_value(test.db(), "later_two_ledger").await;
+        (number, ledger)
+    };
+    let before = counters().await;
+    let mut typed = TwoNumbers::draft(2026);
+    typed.ledger = Some(99);
+    let collection = test.db().collection::<TwoNumbers>("later_two");
+    let typed_id = collection.insert_one(&typed).await.unwrap().inserted_id;
+    let error = TwoNumbers::number_draft(&db, doc! { "_id": typed_id.clone() })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, Error::IdAlreadySet { sequence, .. } if sequence.name == "later_two_ledger"),
+        "{error:?}"
+    );
+    let error = TwoNumbers::number_draft(&db, doc! { "_id": typed_id })
+        .set(doc! { "ledger": 7 })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, Error::InvalidOption { option: "set", .. }),
+        "{error:?}"
+    );
+    let error = TwoNumbers::draft(2026).insert(&db).await.unwrap_err();
+    assert!(matches!(error, Error::NumberedLater { .. }), "{error:?}");
+    assert_eq!(
+        counters().await,
+        before,
+        "nothing taken by what was refused"
+    );
+}
+
+/// 12 issuers number the same 8 drafts (two years) at once, through a handle: each
+/// draft gets one invoice number and one ledger number, unique per year and across
+/// years respectively, every issuer is told the same, one of them that it gave them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn issuers_racing_for_a_draft_with_two_sequences_give_it_one_of_each() {
+    let test = test_db("later_two_race").await;
+    let db = shared(&test);
+    crate::support::drafts::create_indexes::<TwoNumbers>(&db).await;
+    let ids = two_number_drafts(test.db(), &[2026, 2027, 2026, 2027, 2026, 2027, 2026, 2027]).await;
+    let issuers: Vec<_> = (0..12)
+        .map(|_| {
+            let (db, ids) = (db.clone(), ids.clone());
+            tokio::spawn(async move {
+                let mut told = Vec::new();
+                for id in ids {
+                    let numbered = TwoNumbers::number_draft(&db, doc! { "_id": id })
+                        .await
+                        .unwrap();
+                    told.push((
+                        id,
+                        numbered.doc.number,
+                        numbered.doc.ledger,
+                        numbered.by_this_call,
+                    ));
+                }
+                told
+            })
+        })
+        .collect();
+    let mut told = Vec::new();
+    for issuer in issuers {
+        told.extend(issuer.await.unwrap());
+    }
+    let stored = two_numbered(test.db()).await;
+    assert_eq!(stored.len(), 8);
+    for doc in &stored {
+        let id = doc.id.unwrap();
+        let answers: Vec<_> = told.iter().filter(|(at, ..)| *at == id).collect();
+        assert_eq!(answers.len(), 12);
+        assert!(
+            answers
+                .iter()
+                .all(|(_, number, ledger, _)| (*number, *ledger) == (doc.number, doc.ledger)),
+            "every issuer holds the stored numbers: {answers:?} against {doc:?}"
+        );
+        assert_eq!(
+            answers.iter().filter(|(.., by)| *by).count(),
+            1,
+            "one gave them"
+        );
+    }
+    for year in [2026, 2027] {
+        let numbers: BTreeSet<i64> = stored
+            .iter()
+            .filter(|d| d.year == year)
+            .filter_map(|d| d.number)
+            .collect();
+        assert_eq!(numbers.len(), 4, "{year}: unique");
+    }
+    let ledgers: BTreeSet<i64> = stored.iter().filter_map(|d| d.ledger).collect();
+    assert_eq!(ledgers.len(), 8, "ledger numbers unique across years");
+}
+
+/// Two sequences numbered later, both gapless, in the caller's transaction: an aborted
+/// issue takes both numbers back, and the next issue takes them again (no gap in either).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, seqid::Document)]
+#[seq_id(collection = "later_two_gapless")]
+struct TwoGapless {
+    #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+    id: Option<mongodb::bson::oid::ObjectId>,
+    #[seq_id("later_two_gapless_a", strategy = "gapless", numbered = "later")]
+    a: Option<i64>,
+    #[seq_id("later_two_gapless_b", strategy = "gapless", numbered = "later")]
+    b: Option<i64>,
+}
+
+#[tokio::test]
+async fn two_gapless_sequences_numbered_later_go_back_together_with_an_abort() {
+    let test = test_db("later_two_gapless").await;
+    if without_transactions(&test).await {
+        return;
+    }
+    let db = shared(&test);
+    crate::support::drafts::create_indexes::<TwoGapless>(&db).await;
+    let collection = test.db().collection::<TwoGapless>("later_two_gapless");
+    let draft = TwoGapless {
+        id: None,
+        a: None,
+        b: None,
+    };
+    let inserted = collection.insert_many([&draft, &draft]).await.unwrap();
+    let ids: Vec<_> = (0..2)
+        .map(|at| inserted.inserted_ids[&at].as_object_id().unwrap())
+        .collect();
+    let mut session = test.client().start_session().await.unwrap();
+    session.start_transaction().await.unwrap();
+    let aborted = TwoGapless::number_draft(&db, doc! { "_id": ids[0] })
+        .session(&mut session)
+        .await
+        .unwrap();
+    assert_eq!((aborted.doc.a, aborted.doc.b), (Some(1), Some(1)));
+    session.abort_transaction().await.unwrap();
+    for (at, id) in ids.iter().enumerate() {
+        session.start_transaction().await.unwrap();
+        let issued = TwoGapless::number_draft(&db, doc! { "_id": *id })
+            .session(&mut session)
+            .await
+            .unwrap();
+        session.commit_transaction().await.unwrap();
+        let n = at as i64 + 1;
+        assert_eq!(
+            (issued.doc.a, issued.doc.b),
+            (Some(n), Some(n)),
+            "taken again"
+        );
+    }
+    for name in ["later_two_gapless_a", "later_two_gapless_b"] {
+        assert_eq!(
+            crate::support::counter_value(test.db(), name).await,
+            Some(2),
+            "{name}"
+        );
+    }
+}

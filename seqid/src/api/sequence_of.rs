@@ -132,7 +132,8 @@ impl<T: Model, K: Kind, S> SequenceOf<T, K, S> {
         self,
         db: &impl AsDatabase,
     ) -> impl Future<Output = Result<Vec<String>, Error>> + Send {
-        indexes::create(db.route(), self.seq)
+        // A sequence of a type numbered later is numbered later (every one of them is).
+        indexes::create_numbering(db.route(), self.seq, T::NUMBERED_LATER)
     }
 
     /// What the [`Sequences`](crate::Sequences) handle of `db` has done for this sequence,

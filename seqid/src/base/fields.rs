@@ -44,8 +44,9 @@ pub(crate) fn ensure_unset_or_reserved<T: Model>(doc: &T, reserved: i64) -> Resu
     code::ensure_unset_or_written(doc)
 }
 
-/// `Ok` if every other sequence's id of `doc` ([`Model::OTHERS`]) is unset.
-fn ensure_others_unset<T: Model>(doc: &T) -> Result<(), Error> {
+/// `Ok` if every other sequence's id of `doc` ([`Model::OTHERS`]) is unset
+/// ([`Error::IdAlreadySet`] naming the first that is not).
+pub(crate) fn ensure_others_unset<T: Model>(doc: &T) -> Result<(), Error> {
     for (index, seq) in T::OTHERS.iter().enumerate() {
         let Some(field) = doc.other_id(index) else {
             continue;

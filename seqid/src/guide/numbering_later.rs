@@ -53,6 +53,39 @@
 //! it is a number, on the code where it is not empty, so that drafts are not duplicates of
 //! one another.
 //!
+//! A draft type may hold several sequences if every one of them is numbered later (a
+//! sequence numbered at insert beside them would never be taken, since seqid does not
+//! insert such a type: a compile error says so). Issuing a draft then numbers them all:
+//! each takes its number from its own counter and scope (their reservations out at once,
+//! a gapless one's in the caller's transaction), and the one conditional update sets every
+//! number and every code, where the first sequence's number is still unset; a draft whose
+//! other number is typed already is refused
+//! ([`Error::IdAlreadySet`](crate::Error::IdAlreadySet), naming it) before anything is
+//! taken. An issuer that loses the race loses its numbers as for one sequence (a gap with
+//! `counters`, back to the handle's live block with `block` for the first sequence, a gap
+//! for the others).
+//!
+//! ```no_run
+//! # use mongodb::bson::{doc, oid::ObjectId};
+//! # use serde::{Deserialize, Serialize};
+//! # use seqid::Document;
+//! #[derive(Debug, Serialize, Deserialize, Document)]
+//! #[seq_id(collection = "invoices")]
+//! struct Invoice {
+//!     #[serde(rename = "_id", skip_serializing_if = "Option::is_none")]
+//!     id: Option<ObjectId>,
+//!     year: i32,
+//!     #[seq_id("invoice", scope = "year", numbered = "later")]
+//!     number: Option<i64>, // per year
+//!     #[seq_id("ledger", strategy = "block", numbered = "later")]
+//!     ledger: Option<i64>, // across years
+//! }
+//! # async fn run(db: seqid::Database, id: ObjectId) -> Result<(), seqid::Error> {
+//! let issued = Invoice::number_draft(&db, doc! { "_id": id }).await?;
+//! println!("{:?} {:?}", issued.doc.number, issued.doc.ledger); // both, set together
+//! # Ok(()) }
+//! ```
+//!
 //! # What one call does
 //!
 //! [`T::number_draft(&db, filter)`](crate::Document::number_draft):

@@ -4,7 +4,8 @@
 //! One document: the draft is read (by the caller's filter, on the primary, in the
 //! caller's session; a filter that finds more than one document is refused, since it
 //! would answer for a document the caller may not mean), an id is taken only if it has no
-//! number yet and no code stored (a code is written with the number, never over the
+//! number yet and no code stored (one per sequence, when the type has several: every one
+//! of them is numbered later, and they are set together) (a code is written with the number, never over the
 //! caller's), and one conditional update ([`write::number_draft`]) sets the number and the
 //! codes that show it (with the caller's own fields, the state that makes the document
 //! "issued") where the number is still unset: `{ _id, field: null }`. Two callers numbering one draft at once both take an id, and the condition lets
@@ -32,7 +33,7 @@ use serde::de::DeserializeOwned;
 
 use crate::base::code;
 use crate::base::error::Error;
-use crate::base::fields::fill;
+use crate::base::fields::{ensure_others_unset, fill};
 use crate::base::id::IdField;
 use crate::base::model::Model;
 use crate::base::scope::{Scope, grouped};
@@ -40,6 +41,7 @@ use crate::base::sequence::{Sequence, Strategy};
 use crate::base::span::Traced;
 use crate::round_trip::stored::{self, Stored, Within};
 use crate::round_trip::write;
+use crate::source::others::{self, Wanted};
 use crate::source::{self, counted};
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
@@ -121,11 +123,17 @@ async fn one<T: Model + DeserializeOwned>(
         return Ok(Numbered::by(doc, false));
     }
     let scope = Scope::of(seq, &doc)?;
-    // Before the id is taken: a code stored in the draft (never replaced), a value that
-    // would make a code ambiguous.
+    // Before the id is taken: a number of another sequence or a code stored in the draft
+    // (never replaced), a value that would make a code ambiguous.
+    ensure_others_unset(&doc)?;
     code::ensure_unset_in_draft(&doc)?;
     code::check(&doc)?;
-    let id = counted::take_one(&scope, cx).await?;
+    let id = match T::OTHERS.is_empty() {
+        true => counted::take_one(&scope, cx).await?,
+        // Every sequence of the type is numbered later: each takes its number now, and the
+        // one update sets them all.
+        false => Box::pin(others::take_with_primary(&mut doc, &scope, cx)).await?,
+    };
     let update = numbered(&mut doc, id, &issue.set)?;
     let at = draft_at(seq, &stored);
     let written = write::number_draft(&at, update, cx).await;
@@ -255,6 +263,7 @@ async fn many<T: Model + DeserializeOwned>(
     let mut scopes = Vec::with_capacity(drafts.len());
     for Stored { doc, .. } in &drafts {
         scopes.push(Scope::of(seq, doc)?);
+        ensure_others_unset(doc)?;
         code::ensure_unset_in_draft(doc)?;
         code::check(doc)?;
     }
@@ -268,12 +277,22 @@ async fn many<T: Model + DeserializeOwned>(
             ids[at] = id;
         }
     }
-    let mut writes = Vec::with_capacity(drafts.len());
-    let mut docs = Vec::with_capacity(drafts.len());
-    for (Stored { stored, mut doc }, &id) in drafts.into_iter().zip(&ids) {
-        let update = numbered(&mut doc, id, &issue.set)?;
-        writes.push((draft_at(seq, &stored), update));
-        docs.push(doc);
+    let (stored, mut docs): (Vec<_>, Vec<_>) = drafts
+        .into_iter()
+        .map(|Stored { stored, doc }| (stored, doc))
+        .unzip();
+    // Every sequence of the type is numbered later: the others' numbers, one reservation
+    // per sequence and scope, filled in before the updates are made.
+    if !T::OTHERS.is_empty() {
+        let positions: Vec<usize> = (0..docs.len()).collect();
+        let wanted = Wanted::of(&docs, &positions)?;
+        let reserved = others::reserve_outside(cx.route, &wanted).await;
+        others::finish(&mut docs, &wanted, reserved, cx).await?;
+    }
+    let mut writes = Vec::with_capacity(docs.len());
+    for ((stored, doc), &id) in stored.iter().zip(&mut docs).zip(&ids) {
+        let update = numbered(doc, id, &issue.set)?;
+        writes.push((draft_at(seq, stored), update));
     }
     let written = write::number_drafts(&writes, cx).await;
     let mut numbered = Vec::with_capacity(docs.len());
@@ -322,9 +341,12 @@ fn check_set<T: Model>(set: &BsonDocument) -> Result<(), Error> {
     Ok(())
 }
 
-/// The fields the numbering sets: the number and its codes.
+/// The fields the numbering sets: the numbers (every sequence of the type is numbered
+/// later) and their codes.
 fn numbered_fields<T: Model>() -> impl Iterator<Item = &'static str> {
-    std::iter::once(T::SEQUENCE.field).chain(T::DISPLAYS.iter().map(|d| d.field))
+    let numbers = std::iter::once(&T::SEQUENCE).chain(T::OTHERS);
+    let numbers = numbers.map(|seq| seq.field);
+    numbers.chain(T::DISPLAYS.iter().map(|d| d.field))
 }
 
 /// Fills `doc` with `id`, its codes and the caller's fields (as the update will store

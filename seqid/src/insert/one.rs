@@ -127,33 +127,12 @@ async fn counted_one<T: Model>(
     let id = match T::OTHERS.is_empty() {
         true => counted::take_one(&scope, cx).await?,
         // Boxed: a document with several sequences costs a round trip per reservation.
-        false => Box::pin(take_all(doc, &scope, cx)).await?,
+        false => Box::pin(others::take_with_primary(doc, &scope, cx)).await?,
     };
     let value = fill(doc, id)?;
     let key = Key { scope, id };
     let fate = write::insert_one(doc, &key, cx.first(), (), cx).await;
     conclude(doc, id, value, fate)
-}
-
-/// One id of the primary sequence, its reservation out at the same time as the other
-/// sequences' (see [`crate::source::others`]); the others' ids filled in. The primary's id is held
-/// as theirs are until all have come: a caller cancelled meanwhile gives them all back.
-async fn take_all<T: Model>(
-    doc: &mut T,
-    scope: &Scope,
-    cx: &mut Context<'_>,
-) -> Result<i64, Error> {
-    let wanted = Wanted::of(std::slice::from_ref(doc), &[0])?;
-    let route = cx.route;
-    // The document, at position 0 of its slice of one.
-    let primary = [(scope.clone(), vec![0])];
-    let (primary, reserved) = futures_util::join!(
-        counted::take_groups(&primary, cx),
-        others::reserve_outside(route, &wanted)
-    );
-    let primary = primary?.pop().expect("one group, one reservation")?;
-    others::finish(std::slice::from_mut(doc), &wanted, reserved, cx).await?;
-    Ok(primary.take()[0])
 }
 
 /// The other sequences' ids of `doc` that are unset, reserved and filled in before the

@@ -29,14 +29,10 @@ pub(crate) const RESUME: &str =
 pub(crate) const NATURAL: &str = "find_or_insert relies on to store one document per natural \
      key (without it, two callers of one new key would both insert, each with its own id)";
 
-/// Creates the indexes the sequence relies on, if missing, and returns their names.
-pub(crate) async fn create(route: Route<'_>, seq: &'static Sequence) -> Result<Vec<String>, Error> {
-    create_numbering(route, seq, false).await
-}
-
-/// [`create`]; for a sequence numbered `later`, partial on the documents that hold a
-/// number: drafts hold none, and are not duplicates of one another.
-async fn create_numbering(
+/// Creates the indexes the sequence relies on, if missing, and returns their names; for
+/// a sequence numbered `later` (`later`: every sequence of its type is), partial on the
+/// documents that hold a number: drafts hold none, and are not duplicates of one another.
+pub(crate) async fn create_numbering(
     route: Route<'_>,
     seq: &'static Sequence,
     later: bool,
@@ -60,8 +56,9 @@ async fn create_numbering(
 /// other, with each index named once; then [`create_for_code`] for every display field.
 pub(crate) async fn create_all<T: Model>(route: Route<'_>) -> Result<Vec<String>, Error> {
     let mut names = create_numbering(route, &T::SEQUENCE, T::NUMBERED_LATER).await?;
+    // Every sequence of a type numbered later is numbered later (the derive's rule).
     for seq in T::OTHERS {
-        for name in create(route, seq).await? {
+        for name in create_numbering(route, seq, T::NUMBERED_LATER).await? {
             if !names.contains(&name) {
                 names.push(name);
             }

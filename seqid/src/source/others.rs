@@ -185,3 +185,25 @@ pub(crate) fn on_index<T: Model>(doc: &T, index: &str) -> Option<(&'static Seque
         Some((seq, i64::try_from(value).ok()?))
     })
 }
+
+/// One id of the primary sequence for `doc` (in `scope`), its reservation out at the same
+/// time as the other sequences'; the others' ids filled in: an insert's, and a draft's
+/// whose sequences are all numbered later (`number_draft`). The primary's id is held as
+/// theirs are until all have come: a caller cancelled meanwhile gives them all back.
+pub(crate) async fn take_with_primary<T: Model>(
+    doc: &mut T,
+    scope: &Scope,
+    cx: &mut Context<'_>,
+) -> Result<i64, Error> {
+    let wanted = Wanted::of(std::slice::from_ref(doc), &[0])?;
+    let route = cx.route;
+    // The document, at position 0 of its slice of one.
+    let primary = [(scope.clone(), vec![0])];
+    let (primary, reserved) = futures_util::join!(
+        counted::take_groups(&primary, cx),
+        reserve_outside(route, &wanted)
+    );
+    let primary = primary?.pop().expect("one group, one reservation")?;
+    finish(std::slice::from_mut(doc), &wanted, reserved, cx).await?;
+    Ok(primary.take()[0])
+}

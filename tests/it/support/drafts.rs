@@ -315,7 +315,7 @@ pub fn parse<T: Drafted>(line: &str, issuer: usize) -> Option<Issued<T>> {
 /// after checking that it still does, the drafts' indexes are not made, and this says so.
 /// seqid needs neither index to number drafts (the counter hands each number out once);
 /// MongoDB and SecantusDB keep the partial ones.
-pub async fn create_indexes<T: Drafted>(db: &mongodb::Database) {
+pub async fn create_indexes<T: seqid::Document>(db: &mongodb::Database) {
     if seqid_harness::server_flavor().unwrap() == seqid_harness::ServerFlavor::Nx {
         let probe = db.collection::<mongodb::bson::Document>("partial_probe");
         let partial = mongodb::IndexModel::builder()

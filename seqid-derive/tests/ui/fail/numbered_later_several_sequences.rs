@@ -1,4 +1,4 @@
-// A type numbered later declares one sequence: the other one would be taken at insert,
+// `_id` numbered at insert beside a sequence numbered later: it would never be taken,
 // and the drafts are stored without seqid's insert.
 use serde::Serialize;
 
