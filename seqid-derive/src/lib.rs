@@ -327,6 +327,48 @@ use crate::declaration::Declaration;
 /// one sequence (the others' numbers would be taken at insert, and such a type is not
 /// inserted by seqid: number later its one sequence).
 ///
+/// # Items numbered inside the document: `#[seq_items(last = "...")]`
+///
+/// On a `Vec` of a type that derives `seqid::Item` (see [`Item`](derive@Item)),
+/// `#[seq_items(last = "lines_last")]` numbers its items inside the document: `insert`
+/// numbers them from the item type's start, with no round trip more, and the derive writes
+/// `append_<field>(&db, filter, &mut items)`, which appends to a stored document with the
+/// next numbers. `last` names another field of the struct, an integer (`i32`, `i64`, `u32`,
+/// `u64` or an `Option` of one): the last number handed out in the array, the array's own
+/// high-water mark, so that a number is never handed out twice in a document, also after its
+/// item is removed. `Model::ITEMS` lists the arrays.
+///
+/// ```
+/// use seqid::{Document, Item, Model};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, Item)]
+/// struct Line {
+///     #[seq_no]
+///     no: i64,
+///     sku: String,
+/// }
+///
+/// #[derive(Serialize, Deserialize, Document)]
+/// #[seq_id("order", collection = "orders")]
+/// struct Order {
+///     #[serde(rename = "_id")]
+///     id: i64,
+///     #[seq_items(last = "lines_last")]
+///     lines: Vec<Line>,
+///     lines_last: i64,
+/// }
+///
+/// assert_eq!(Order::ITEMS[0].last, "lines_last");
+/// ```
+///
+/// Refused, each at its token: `#[seq_items]` on the struct, on a field that is not written
+/// `Vec<...>`, on `_id`, a sequence's field, a display code or a natural key field, or on a
+/// field serde skips or writes by other means; without `last`, with another key, with a
+/// `last` that names no field, the array itself, a field that is not such an integer, a
+/// sequence's field or `_id`, or the mark of another array; an element type that is not a
+/// `seqid::Item` (at the type, with `Item`'s message).
+///
 /// # serde attributes
 ///
 /// seqid fills the sequence's field, so serde must write that field's own value under
