@@ -456,7 +456,15 @@ async fn an_append_in_an_aborted_transaction_leaves_no_gap() {
         .await
         .unwrap();
     assert_eq!(numbers, [2]);
+    // An insert in the transaction numbers its items as any insert does.
+    let mut inserted = order(2);
+    let inserted_id = inserted.insert(&db).session(&mut session).await.unwrap();
+    assert_eq!((inserted.lines[1].no, inserted.lines_last), (2, 2));
     session.commit_transaction().await.unwrap();
+    assert_eq!(
+        stored_numbers(&test, inserted_id, "lines", "no", "lines_last").await,
+        (vec![1, 2], Some(2))
+    );
     assert_eq!(
         stored_numbers(&test, id, "lines", "no", "lines_last").await,
         (vec![1, 2], Some(2))
@@ -611,4 +619,61 @@ async fn an_append_sent_again_with_its_token_appends_nothing_and_answers_its_num
         stored_numbers(&test, id, "lines", "no", "lines_last").await,
         (vec![1, 2, 3], Some(3))
     );
+}
+
+#[derive(Debug, serde::Serialize, serde::Deserialize, Document)]
+#[seq_id("cart", collection = "carts")]
+struct Cart {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[seq_key]
+    owner: String,
+    #[seq_items(last = "lines_last")]
+    lines: Vec<Line>,
+    lines_last: i64,
+}
+
+fn cart(owner: &str, lines: usize) -> Cart {
+    Cart {
+        id: 0,
+        owner: owner.into(),
+        lines: (0..lines).map(|_| line("same")).collect(),
+        lines_last: 0,
+    }
+}
+
+#[tokio::test]
+async fn find_or_insert_numbers_what_it_inserts_and_a_refused_insert_unsets_the_numbers() {
+    let test = test_db("items_keyed").await;
+    let db = crate::support::shared(&test);
+    Cart::create_indexes(&db).await.unwrap();
+    let mut first = cart("ada", 2);
+    let entry = first.find_or_insert(&db).await.unwrap();
+    assert!(entry.is_inserted());
+    assert_eq!((first.lines[1].no, first.lines_last), (2, 2));
+    // Found: the stored cart, its numbers as stored; nothing numbered for the one passed in.
+    let mut again = cart("ada", 5);
+    let entry = again.find_or_insert(&db).await.unwrap();
+    assert!(!entry.is_inserted());
+    assert_eq!(again.lines.len(), 2);
+    assert_eq!((again.lines[1].no, again.lines_last), (2, 2));
+    // find_or_insert_many: each inserted cart numbered from its own start.
+    let mut many = vec![cart("bob", 1), cart("ada", 3), cart("cy", 3)];
+    Cart::find_or_insert_many(&mut many, &db).await.unwrap();
+    let numbers: Vec<Vec<i64>> = many
+        .iter()
+        .map(|cart| cart.lines.iter().map(|line| line.no).collect())
+        .collect();
+    assert_eq!(numbers, [vec![1], vec![1, 2], vec![1, 2, 3]]);
+
+    // A plain insert the server refuses (the key is taken): the items' numbers go back to
+    // unset with the ids, and the mark to "none yet", so that the struct can be sent again.
+    let mut taken = cart("ada", 2);
+    let error = taken.insert(&db).await.unwrap_err();
+    assert_eq!(taken.id, 0, "{error}");
+    assert!(taken.lines.iter().all(|line| line.no == 0), "{error}");
+    assert_eq!(taken.lines_last, 0);
+    taken.owner = "dee".into();
+    taken.insert(&db).await.unwrap();
+    assert_eq!((taken.lines[1].no, taken.lines_last), (2, 2));
 }

@@ -615,11 +615,13 @@ pub enum Error {
         value: i128,
     },
 
-    /// An item's number, or the array's mark, does not fit its field's type (or `i64`).
-    /// Nothing was written.
+    /// An item's number, or the array's mark, does not fit its field's type (or `i64`). At
+    /// insert, and before an append is sent, nothing was written; an append's numbers are
+    /// known once the server gave them, so one that does not fit the item's field is found
+    /// after the append landed: the items stored hold it, the caller's items stay unnumbered.
     #[error(
         "sequence `{}`: `{}`: item number {value} for {}[{position}].{} (or the mark `{}`) \
-         does not fit its field's type; nothing was written",
+         does not fit its field's type",
         .sequence.name,
         .sequence.collection,
         .items.field,

@@ -7,10 +7,15 @@
 use crate::base::error::Error;
 use crate::base::item::{self, ItemsField, Unnumberable};
 use crate::base::model::Model;
+use crate::base::sequence::Sequence;
 
-/// [`Unnumberable`] as seqid's error, for the array `items` of `T`.
-pub(crate) fn error<T: Model>(items: &'static ItemsField, why: Unnumberable) -> Error {
-    let sequence = &T::SEQUENCE;
+/// [`Unnumberable`] as seqid's error, for the array `items` of the type whose sequence is
+/// `sequence`.
+pub(crate) fn unnumberable(
+    sequence: &'static Sequence,
+    items: &'static ItemsField,
+    why: Unnumberable,
+) -> Error {
     match why {
         Unnumberable::Set { position, value } => Error::ItemNumberSet {
             sequence,
@@ -25,6 +30,11 @@ pub(crate) fn error<T: Model>(items: &'static ItemsField, why: Unnumberable) -> 
             value,
         },
     }
+}
+
+/// [`unnumberable`], for the array `items` of `T`.
+fn error<T: Model>(items: &'static ItemsField, why: Unnumberable) -> Error {
+    unnumberable(&T::SEQUENCE, items, why)
 }
 
 /// `Ok` if no item of `doc` carries a number, and every array's numbers would fit their

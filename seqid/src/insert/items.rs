@@ -20,6 +20,7 @@ use crate::base::detach::Finishing;
 use crate::base::error::Error;
 use crate::base::id::IdField;
 use crate::base::item::{Item, ItemsField, Unnumberable, numbers_after};
+use crate::base::item_fields::unnumberable;
 use crate::base::sequence::Sequence;
 use crate::base::session;
 use crate::round_trip::items::{self, Append, Seen};
@@ -240,23 +241,6 @@ async fn settle(coll: &Collection<BsonDocument>, append: &Append, ended: Ended) 
     match items::read(coll, append, None).await {
         Ok(Seen::Landed(mark)) => Ended::Landed(mark),
         _ => Ended::Driver(error),
-    }
-}
-
-fn unnumberable(seq: &'static Sequence, spec: &'static ItemsField, why: Unnumberable) -> Error {
-    match why {
-        Unnumberable::Set { position, value } => Error::ItemNumberSet {
-            sequence: seq,
-            items: spec,
-            position,
-            value,
-        },
-        Unnumberable::Overflow { position, value } => Error::ItemNumberOverflow {
-            sequence: seq,
-            items: spec,
-            position,
-            value,
-        },
     }
 }
 
