@@ -281,6 +281,17 @@ async fn appends_number_after_the_mark_and_never_reuse_a_number_after_removals()
         stored_numbers(&test, 900, "lines", "no", "lines_last").await,
         (vec![1, 2], Some(2))
     );
+    // A mark stored as 0 by a writer that knew nothing of `start = 10, step = 5`: the first
+    // step is still 10.
+    orders
+        .insert_one(doc! { "_id": 901, "steps": [], "steps_last": 0 })
+        .await
+        .unwrap();
+    let mut steps = vec![step("x")];
+    let numbers = Order::append_steps(&db, doc! { "_id": 901 }, &mut steps)
+        .await
+        .unwrap();
+    assert_eq!(numbers, [10]);
 }
 
 /// `tasks` tasks, each appending `per_task` times `batch` equal items to one of `docs`

@@ -249,7 +249,7 @@ pub(crate) fn number(
 ) -> Result<Vec<i64>, Unnumberable> {
     let numbers = numbers_after(number, base, items.count())?;
     let mark = numbers.last().copied().unwrap_or(base);
-    if !last.fill(mark) {
+    if !write_mark(number, last, mark) {
         return Err(Unnumberable::Overflow {
             position: numbers.len().saturating_sub(1),
             value: mark.into(),
@@ -274,7 +274,26 @@ pub(crate) fn unset(number: &ItemNumber, items: &mut dyn AnyItems, last: &mut dy
     for position in 0..items.count() {
         items.unset_number(position);
     }
-    last.fill(number.none_yet());
+    write_mark(number, last, number.none_yet());
+}
+
+/// Writes `mark` into the mark field `last`; "none yet" (`start - step`) that the field's
+/// type cannot hold (a `start` below `step` in an unsigned field) is written `None` in an
+/// `Option` field, which every append reads as "none yet". Whether it could.
+pub(crate) fn write_mark(number: &ItemNumber, last: &mut dyn AnyIdField, mark: i64) -> bool {
+    if last.fill(mark) {
+        return true;
+    }
+    let none = mark == number.none_yet() && mark_can_be_none(last);
+    if none {
+        last.unset();
+    }
+    none
+}
+
+/// Whether the mark field `last` is an `Option`, whose `None` says "none yet".
+pub(crate) fn mark_can_be_none(last: &dyn AnyIdField) -> bool {
+    last.unset_value() == "None"
 }
 
 #[cfg(test)]
@@ -347,6 +366,26 @@ mod tests {
         ));
         assert!(items.iter().all(|line| line.no.is_none()));
         assert!(numbers_after(&Line::NUMBER, i64::MAX - 1, 1).is_err());
+    }
+
+    #[test]
+    fn none_yet_below_zero_is_none_in_an_option_mark() {
+        let from_zero = ItemNumber {
+            key: "no",
+            start: 0,
+            step: 1,
+        };
+        let mut last: Option<u32> = Some(7);
+        assert!(write_mark(&from_zero, &mut last, -1));
+        assert_eq!(last, None);
+        let mut plain = 7_u32;
+        assert!(
+            !write_mark(&from_zero, &mut plain, -1),
+            "0 would read as a mark"
+        );
+        assert_eq!(plain, 7);
+        assert!(write_mark(&from_zero, &mut last, 3));
+        assert_eq!(last, Some(3));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! again.
 
 use crate::base::error::Error;
+use crate::base::id::AnyIdField;
 use crate::base::item::{self, ItemsField, Unnumberable};
 use crate::base::model::Model;
 use crate::base::sequence::Sequence;
@@ -52,7 +53,7 @@ pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
         let widest = numbers.last().copied();
         let overflow = match widest {
             Some(widest) if !fits(items.number_type(), widest) => Some(widest),
-            _ if !fits(last.type_name(), mark) => Some(mark),
+            _ if !mark_fits(spec, last, mark) => Some(mark),
             _ => None,
         };
         if let Some(value) = overflow {
@@ -62,6 +63,13 @@ pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Whether the mark field `last` can hold `mark`: as a number, or, "none yet" below 0,
+/// as `None` ([`item::write_mark`]).
+fn mark_fits(spec: &ItemsField, last: &dyn AnyIdField, mark: i64) -> bool {
+    let none = mark == spec.number.none_yet() && item::mark_can_be_none(last);
+    fits(last.type_name(), mark) || none
 }
 
 /// Whether `value` fits the integer type named `type_name` (an `IdField`'s `TYPE_NAME`).

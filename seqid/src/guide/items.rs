@@ -46,7 +46,10 @@
 //! counter per document. The mark is a declared field so that it survives the caller's own
 //! read, change and `replace_one` of the struct; a document that never had an item holds
 //! `start - step` there (0 for the default start 1, step 1), so that its first item gets
-//! `start`.
+//! `start`. Where that is below 0 (`start = 0`), the mark is a signed integer or an `Option`,
+//! which then holds `None` (an unsigned plain mark is refused at insert,
+//! [`Error::ItemNumberOverflow`](crate::Error::ItemNumberOverflow)). A mark missing, null or
+//! below `start - step` (a document stored by another writer with 0 there) counts as none yet.
 //!
 //! # At insert
 //!
@@ -126,7 +129,9 @@
 //! The window: an append is recognised by its token while fewer than 64 appends to the same
 //! array came after it, and while the hidden list is there: a `replace_one` of the struct,
 //! which does not hold the list, empties it (the mark, a declared field, stays). Equal item
-//! content is never taken as proof of who wrote it.
+//! content is never taken as proof of who wrote it. A struct that says
+//! `#[serde(deny_unknown_fields)]` cannot read a document holding the list back (see the
+//! [data layout](super::data_layout)).
 //!
 //! Outside a transaction an append runs to its end in a task of its own if its caller drops
 //! it ([cancellation](super::cancellation)): it lands once or not at all, never half, never

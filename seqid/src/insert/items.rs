@@ -204,7 +204,9 @@ async fn run(
             // the two (its array made one, say); the next round sees it as it is.
             Seen::Open { .. } if pipelines => continue,
             Seen::Open { mark, largest, .. } => {
-                let base = mark.unwrap_or(spec.number.none_yet());
+                // As the pipeline's: the mark, "none yet", the largest stored number.
+                let none_yet = spec.number.none_yet();
+                let base = mark.unwrap_or(none_yet).max(none_yet);
                 let base = base.max(largest.unwrap_or(i64::MIN));
                 let Ok(numbers) = numbers_after(&spec.number, base, append.items.len()) else {
                     return Ended::Exhausted(attempt, started.elapsed(), base);

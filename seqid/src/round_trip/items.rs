@@ -95,8 +95,11 @@ pub(crate) async fn pipeline(
         "as": "item",
         "in": format!("$$item.{no}"),
     } };
+    // "None yet" counts too: a mark stored below it (0, by a writer that knew nothing of
+    // `start`) does not number below `start`.
     let base = doc! { "$max": [
         { "$ifNull": [format!("${last}"), spec.number.none_yet()] },
+        spec.number.none_yet(),
         { "$max": stored },
     ] };
     let n = i64::try_from(append.items.len()).unwrap_or(i64::MAX);
