@@ -190,6 +190,22 @@ async fn an_item_numbered_already_is_refused_at_insert_and_at_append_with_nothin
         (vec![1], Some(1))
     );
     assert_eq!(fresh[0].no, 0);
+
+    // A mark that is not a number: the pipeline's `$add` refuses it, an error the server
+    // answered (nothing written, not an unknown outcome); the conditional way (nx-27017)
+    // replaces it, conditioned on the value it read.
+    let odd = doc! { "_id": 501, "lines": [], "lines_last": "seven" };
+    orders.insert_one(odd.clone()).await.unwrap();
+    let appended = Order::append_lines(&db, doc! { "_id": 501 }, &mut fresh).await;
+    if is_nx() {
+        assert_eq!(appended.unwrap(), [1]);
+    } else {
+        let error = appended.unwrap_err();
+        assert!(matches!(error, Error::Driver { .. }), "{error:?}");
+        assert_eq!(fresh[0].no, 0);
+        let stored = orders.find_one(doc! { "_id": 501 }).await.unwrap().unwrap();
+        assert_eq!(stored, odd);
+    }
 }
 
 #[tokio::test]

@@ -122,7 +122,11 @@
 //! as well, the call returns [`Error::ItemsOutcomeUnknown`](crate::Error::ItemsOutcomeUnknown)
 //! with the token: send the same append again with
 //! [`.token(token)`](crate::action::AppendItems::token), which answers the first one's numbers
-//! if it landed and appends once otherwise. The conditional way needs no token in its filter:
+//! if it landed and appends once otherwise. An error the server answered with (a mark that
+//! is not a number, say), or a command the driver never sent, is
+//! [`Error::Driver`](crate::Error::Driver): nothing was written. In the caller's transaction
+//! every error is `Error::Driver`, the transaction's to retry or abort (nothing is read: the
+//! error aborted it). The conditional way needs no token in its filter:
 //! its update moves the mark past the value it is conditioned on, so a copy sent again matches
 //! nothing.
 //!

@@ -36,6 +36,10 @@ enum Ended {
     Landed(i64),
     Missing,
     NotArray(Bson),
+    /// The server refused a command, or the driver never sent it, or a read failed where
+    /// nothing of this append can have been written: nothing was written.
+    NotWritten(mongodb::error::Error),
+    /// No answer: written or not.
     Driver(mongodb::error::Error),
     /// Lost races for the whole budget: the attempts made, the last mark seen.
     Exhausted(u32, Duration, i64),
@@ -87,7 +91,9 @@ pub(crate) async fn append<I: Item>(
         Some(session) if in_transaction => {
             // In the caller's transaction: nothing is read on an error, which aborted it.
             match run(&coll, &append, &known, &db, Some(session)).await {
-                Ended::Driver(error) => return Err(driver(seq, spec, error)),
+                Ended::Driver(error) | Ended::NotWritten(error) => {
+                    return Err(driver(seq, spec, error));
+                }
                 ended => ended,
             }
         }
@@ -123,6 +129,7 @@ pub(crate) async fn append<I: Item>(
                 filter: append.filter.to_string().into(),
             });
         }
+        Ended::NotWritten(error) => return Err(driver(seq, spec, error)),
         Ended::Driver(error) => {
             return Err(Error::ItemsOutcomeUnknown {
                 sequence: seq,
@@ -189,12 +196,14 @@ async fn run(
                     attempt = 0;
                     continue;
                 }
-                Err(error) => return Ended::Driver(error),
+                Err(error) => return failed(error),
             }
         }
+        // Read when the pipeline matched nothing, or before the conditional update: this
+        // append has written nothing yet.
         let seen = match items::read(coll, append, session.as_deref_mut()).await {
             Ok(seen) => seen,
-            Err(error) => return Ended::Driver(error),
+            Err(error) => return Ended::NotWritten(error),
         };
         let (base, numbered) = match &seen {
             Seen::Missing => return Ended::Missing,
@@ -229,8 +238,17 @@ async fn run(
         {
             Ok(true) => return Ended::Landed(base),
             Ok(false) => {}
-            Err(error) => return Ended::Driver(error),
+            Err(error) => return failed(error),
         }
+    }
+}
+
+/// An error of a command of the append, as an end: refused (nothing written) or not
+/// answered.
+fn failed(error: mongodb::error::Error) -> Ended {
+    match items::not_written(&error) {
+        true => Ended::NotWritten(error),
+        false => Ended::Driver(error),
     }
 }
 

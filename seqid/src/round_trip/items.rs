@@ -14,11 +14,12 @@
 //! with its token, matches nothing if the first landed.
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc, oid::ObjectId};
-use mongodb::error::{Error as DriverError, ErrorKind};
+use mongodb::error::{Error as DriverError, ErrorKind, WriteFailure};
 use mongodb::options::ReturnDocument;
 use mongodb::{ClientSession, Collection};
 
 use crate::base::item::{APPENDS_KEPT, ItemsField};
+use crate::round_trip::write::never_sent;
 
 /// One append, as it goes to the server: the caller's filter, the items serialized with
 /// their numbers unset, the append's token.
@@ -76,6 +77,17 @@ pub(crate) fn refuses_pipelines(error: &DriverError) -> bool {
             .is_some_and(says),
         _ => false,
     }
+}
+
+/// Whether `error` says the append was not written: the server answered it with an error
+/// (not one of write concern: that write was applied), or the driver never sent it. Any
+/// other error leaves its outcome unknown.
+pub(crate) fn not_written(error: &DriverError) -> bool {
+    let answered = matches!(
+        &*error.kind,
+        ErrorKind::Command(_) | ErrorKind::Write(WriteFailure::WriteError(_))
+    );
+    answered || never_sent(error)
 }
 
 /// The one-round-trip append: the mark after it, or `None` if the filter (with its
@@ -144,11 +156,13 @@ pub(crate) enum Seen {
     NotArray(Bson),
     /// This append's token is among the recent appends: it landed, setting this mark.
     Landed(i64),
-    /// The document, with the mark as stored (`None`: missing or null), the largest stored
-    /// number, the array's presence, and its `_id`.
+    /// The document, with the mark as an integer (`None`: missing, null, or not an integer)
+    /// and as stored (the conditional update's condition), the largest stored number, the
+    /// array's presence, and its `_id`.
     Open {
         id: Bson,
         mark: Option<i64>,
+        stored_mark: Bson,
         largest: Option<i64>,
         has_array: bool,
     },
@@ -197,6 +211,7 @@ pub(crate) fn seen(append: &Append, found: Option<BsonDocument>) -> Seen {
     Seen::Open {
         id: stored.get("_id").cloned().unwrap_or(Bson::Null),
         mark: integer(stored.get(spec.last)),
+        stored_mark: stored.get(spec.last).cloned().unwrap_or(Bson::Null),
         largest,
         has_array: matches!(stored.get(spec.field), Some(Bson::Array(_))),
     }
@@ -216,17 +231,16 @@ pub(crate) async fn conditional(
     let spec = append.spec;
     let Seen::Open {
         id,
-        mark: was,
+        stored_mark,
         has_array,
         ..
     } = read
     else {
         return Ok(false);
     };
-    let was_mark = match was {
-        Some(was) => Bson::Int64(*was),
-        None => Bson::Null,
-    };
+    // The mark as it was read, whatever it holds: a mark that is not an integer is
+    // replaced by one (the pipeline refuses it: `$add` takes numbers).
+    let was_mark = stored_mark.clone();
     let array = match has_array {
         true => doc! { "$type": "array" },
         false => doc! { "$eq": Bson::Null },
@@ -305,6 +319,7 @@ mod tests {
             Seen::Open {
                 id: Bson::Int32(1),
                 mark: Some(5),
+                stored_mark: Bson::Int32(5),
                 largest: Some(7),
                 has_array: true
             }

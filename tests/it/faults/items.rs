@@ -47,9 +47,10 @@ async fn append_settling(db: &seqid::Database) -> (BTreeMap<i64, Vec<i64>>, usiz
                             Err(Error::ItemsOutcomeUnknown { token: unknown, .. }) => {
                                 token = Some(unknown);
                             }
-                            // The server unreachable (killed): nothing was sent, or the
-                            // token settles it the next time.
-                            Err(Error::Driver { .. }) if token.is_some() => {}
+                            // Not written (the server refused it, or it was never sent:
+                            // its connection pool cleared, the server killed): sent again,
+                            // with the token if an earlier send left its outcome unknown.
+                            Err(Error::Driver { .. }) => {}
                             Err(error) => panic!("task {task} #{n}: {error}"),
                         }
                         again += 1;
