@@ -77,6 +77,7 @@ pub(crate) async fn append<I: Item>(
         spec,
         filter,
         items: serialized,
+        // `ObjectId::default()` is a new one.
         token: token.unwrap_or_default(),
     };
     let coll = route.db.collection::<BsonDocument>(seq.collection);
