@@ -162,9 +162,10 @@
 //!   so that an append of items takes the conditional way there (see [items](super::items));
 //!   it stores every element of an array that `$push` writes to as a JSON string (its items,
 //!   and the append's recent tokens): the items tests parse them back, and the token that
-//!   settles an append cannot be found there; an update whose filter holds `$ne` or `$nin`
-//!   on a missing field, or an `$or` of a null and a `$type`, is answered matched and
-//!   modified and writes nothing (the conditional way's filter holds neither);
+//!   settles an append cannot be found there; `$ne` on a missing field matches nothing, and
+//!   an update whose filter holds `$nin` on a missing field, or an `$or` of a null and a
+//!   `$type`, is answered matched and modified and writes nothing (the conditional way's
+//!   filter holds none of them);
 //! - its unique indexes take `null` more than once (SQLite's NULLs are all distinct), so two
 //!   first uses of a mongoose-sequence counter (`reference_value: null`) can make two counters
 //!   there; the test of concurrent first use makes that counter first on nx-27017 (checked).

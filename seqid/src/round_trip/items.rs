@@ -48,9 +48,9 @@ impl Append {
     /// the mark as read is what makes it land once: the update moves the mark past that
     /// value, so that a copy sent again (the driver's retry, a request left on a closed
     /// connection) matches nothing; no token guard is needed, and none could be had on
-    /// nx-27017, which takes that way: there an update whose filter holds `$nin` or `$ne` on
-    /// a missing field, or an `$or` of a null and a `$type`, answers matched and modified
-    /// and writes nothing.
+    /// nx-27017, which takes that way: there `$ne` on a missing field matches nothing, and an
+    /// update whose filter holds `$nin` on a missing field, or an `$or` of a null and a
+    /// `$type`, is answered matched and modified and writes nothing.
     fn conditioned(&self, condition: BsonDocument) -> BsonDocument {
         doc! { "$and": [self.filter.clone(), condition] }
     }
