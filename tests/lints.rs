@@ -28,6 +28,32 @@ pub struct Account<'a, T: Serialize + Send + Sync> {
     code: String,
 }
 
+/// A deprecated item.
+#[deprecated = "use Entry"]
+#[derive(Serialize, seqid::Item)]
+pub struct Line {
+    #[seq_no]
+    no: i64,
+}
+
+/// A generic item.
+#[derive(Serialize, seqid::Item)]
+pub struct Entry<T: Serialize + Send + Sync> {
+    #[seq_no(start = 0, step = 2)]
+    no: Option<u32>,
+    value: T,
+}
+
+/// A generic document with items.
+#[derive(Serialize, seqid::Document)]
+#[seq_id("orderid")]
+pub struct Order<T: Serialize + Send + Sync> {
+    _id: i64,
+    #[seq_items(last = "last")]
+    entries: Vec<Entry<T>>,
+    last: i64,
+}
+
 #[test]
 #[allow(deprecated)]
 fn generated_code_raises_no_warning() {
@@ -48,4 +74,17 @@ fn generated_code_raises_no_warning() {
     account.write_code(0, &mut code).unwrap();
     assert_eq!(code, "A-000002");
     let _ = (account.name, account.extra, user.code);
+    use seqid::Item;
+    assert_eq!(Line::NUMBER.key, "no");
+    let order = Order {
+        _id: 1,
+        entries: vec![Entry {
+            no: Some(0),
+            value: (),
+        }],
+        last: 0,
+    };
+    assert_eq!(Order::<()>::ITEMS[0].number.start, 0);
+    assert_eq!(order.entries[0].item_no(), &Some(0));
+    let _ = (order.last, &order.entries[0].value);
 }

@@ -8,6 +8,7 @@ use syn::{DeriveInput, Generics, Ident, LitStr, Type};
 
 use crate::attr::seq_display::SeqDisplay;
 use crate::attr::seq_id::{SeqId, value};
+use crate::attr::seq_items::SeqItems;
 use crate::attr::seq_key::SeqKey;
 use crate::attr::serde::{SerdeContainer, SerdeField};
 use crate::case::snake_case;
@@ -44,6 +45,8 @@ pub struct Field<'a> {
     pub display: Option<SeqDisplay>,
     /// The field's `#[seq_key]`, if any: the field is part of the natural key.
     pub key: Option<SeqKey>,
+    /// The field's `#[seq_items]`, if any: an array of items numbered in the document.
+    pub items: Option<SeqItems>,
 }
 
 impl<'a> Container<'a> {
@@ -57,6 +60,11 @@ impl<'a> Container<'a> {
                 "seq_display",
                 "#[seq_display] goes on the `String` field that holds the code, not on the \
                  struct",
+            ),
+            (
+                "seq_items",
+                "#[seq_items(last = \"...\")] goes on the `Vec` field that holds the items, \
+                 not on the struct",
             ),
             (
                 "seq_key",
@@ -145,6 +153,7 @@ impl<'a> Field<'a> {
         let seq_id = SeqId::from_attrs(cx, &field.attrs);
         let display = SeqDisplay::from_attrs(cx, &field.attrs);
         let key = SeqKey::from_attrs(cx, &field.attrs);
+        let items = SeqItems::from_attrs(cx, &field.attrs);
         let serde = SerdeField::from_attrs(&field.attrs);
         let (ser_name, ser_name_span) = match &serde.rename {
             Some(lit) => (lit.value(), lit.span()),
@@ -166,6 +175,7 @@ impl<'a> Field<'a> {
             seq_id,
             display,
             key,
+            items,
         })
     }
 

@@ -12,6 +12,7 @@ use crate::ast::{Container, Field};
 use crate::attr::kind::StrategyKind;
 use crate::declaration::{Declaration, Declared};
 use crate::display::{Display, Piece};
+use crate::items::{self, Items};
 use crate::tokens::{id_type, kind_marker, kind_type, sequence, sequence_on_id, wrap_in_const};
 
 /// The impl of a valid input; `field` is the one the sequence fills, `keys` the fields of
@@ -21,6 +22,7 @@ pub fn impl_document(
     decl: &Declaration,
     displays: &[Display],
     keys: &[&Field],
+    items: &[Items],
     field: &Field,
 ) -> TokenStream {
     // The self type at the call site, like the trait path: a struct that is not
@@ -37,7 +39,15 @@ pub fn impl_document(
     let others = others(cont, decl);
     let handles = handles(cont, decl);
     let (codes, code_finders) = codes(decl, displays);
-    let finders = inherent_impl(cont, number_finders(decl).chain(code_finders));
+    let appends = items::appends(
+        items.iter().map(|items| (items.field, items.element)),
+        false,
+    );
+    let finders = inherent_impl(
+        cont,
+        number_finders(decl).chain(code_finders).chain(appends),
+    );
+    let model_items = items::model_items(items);
     let sequence_on_id = decl
         .primary()
         .is_some_and(|declared| declared.on_id)
@@ -69,6 +79,7 @@ pub fn impl_document(
             #codes
             #natural_key
             #numbered_later
+            #model_items
         }
         #counter_backed
         #natural_keyed

@@ -11,8 +11,9 @@ use syn::parse_quote;
 use crate::ast::Container;
 use crate::attr::seq_id::SeqId;
 use crate::declaration::Declaration;
+use crate::items;
 use crate::tokens::{call_site_ident, id_type, kind_type, sequence, sequence_on_id, wrap_in_const};
-use crate::types::is_object_id;
+use crate::types::{is_object_id, vec_element};
 
 pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> TokenStream {
     let errors = errors.to_compile_error();
@@ -81,6 +82,13 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
             }
         }
     }));
+    // And the appends of the arrays of items, so that calls to them add no error either.
+    let arrays = cont
+        .fields()
+        .iter()
+        .filter(|field| field.items.is_some())
+        .filter_map(|field| Some((field, vec_element(field.ty)?)));
+    let finders = finders.chain(items::appends(arrays, true));
     // `SequenceOnId` unless the primary sequence is on a field, so that calls to
     // `find_by_id` elsewhere add no error of their own either.
     let sequence_on_id = decl

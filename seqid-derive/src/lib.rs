@@ -30,6 +30,8 @@ mod declaration;
 mod display;
 mod expand;
 mod fallback;
+mod item;
+mod items;
 mod later;
 mod layout;
 mod natural;
@@ -326,6 +328,48 @@ use crate::declaration::Declaration;
 /// seqid). A type may declare several sequences if each is numbered later: issuing a
 /// draft numbers them all, in one update.
 ///
+/// # Items numbered inside the document: `#[seq_items(last = "...")]`
+///
+/// On a `Vec` of a type that derives `seqid::Item` (see [`Item`](derive@Item)),
+/// `#[seq_items(last = "lines_last")]` numbers its items inside the document: `insert`
+/// numbers them from the item type's start, with no round trip more, and the derive writes
+/// `append_<field>(&db, filter, &mut items)`, which appends to a stored document with the
+/// next numbers. `last` names another field of the struct, an integer (`i32`, `i64`, `u32`,
+/// `u64` or an `Option` of one): the last number handed out in the array, the array's own
+/// high-water mark, so that a number is never handed out twice in a document, also after its
+/// item is removed. `Model::ITEMS` lists the arrays.
+///
+/// ```
+/// use seqid::{Document, Item, Model};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, Item)]
+/// struct Line {
+///     #[seq_no]
+///     no: i64,
+///     sku: String,
+/// }
+///
+/// #[derive(Serialize, Deserialize, Document)]
+/// #[seq_id("order", collection = "orders")]
+/// struct Order {
+///     #[serde(rename = "_id")]
+///     id: i64,
+///     #[seq_items(last = "lines_last")]
+///     lines: Vec<Line>,
+///     lines_last: i64,
+/// }
+///
+/// assert_eq!(Order::ITEMS[0].last, "lines_last");
+/// ```
+///
+/// Refused, each at its token: `#[seq_items]` on the struct, on a field that is not written
+/// `Vec<...>`, on `_id`, a sequence's field, a display code or a natural key field, or on a
+/// field serde skips or writes by other means; without `last`, with another key, with a
+/// `last` that names no field, the array itself, a field that is not such an integer, a
+/// sequence's field or `_id`, or the mark of another array; an element type that is not a
+/// `seqid::Item` (at the type, with `Item`'s message).
+///
 /// # serde attributes
 ///
 /// seqid fills the sequence's field, so serde must write that field's own value under
@@ -349,10 +393,57 @@ use crate::declaration::Declaration;
 ///
 /// Generic parameters pass through unchanged: bound them so that the struct is
 /// `Serialize + Send + Sync` and the sequence field's type is a `seqid::IdField`.
-#[proc_macro_derive(Document, attributes(seq_id, seq_display, seq_key))]
+#[proc_macro_derive(Document, attributes(seq_id, seq_display, seq_key, seq_items))]
 pub fn derive_document(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     derive(&input).into()
+}
+
+/// Implements `seqid::Item`: the type is an item of a document's array, numbered inside
+/// its document.
+///
+/// `#[seq_no]` on one field, of type `i32`, `i64`, `u32`, `u64` or an `Option` of one,
+/// makes it the item's number: 0 or `None` means not numbered yet. `#[seq_no(start = 10,
+/// step = 10)]` numbers 10, 20, 30, ... in each document (`start` from 1, or 0 in an
+/// `Option` field; `step` at least 1; both 1 by default). The document declares the array
+/// with `#[seq_items(last = "lines_last")]` on a `Vec` of the item type, `last` naming the
+/// integer field that keeps the last number handed out in it:
+///
+/// ```
+/// use seqid::{Document, Item, Model};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, Item)]
+/// struct Line {
+///     #[seq_no]
+///     no: i64,
+///     sku: String,
+/// }
+///
+/// #[derive(Serialize, Deserialize, Document)]
+/// #[seq_id("order", collection = "orders")]
+/// struct Order {
+///     #[serde(rename = "_id")]
+///     id: i64,
+///     #[seq_items(last = "lines_last")]
+///     lines: Vec<Line>,
+///     lines_last: i64,
+/// }
+///
+/// assert_eq!(Order::ITEMS[0].number, Line::NUMBER);
+/// ```
+///
+/// Refused, each at its token: no `#[seq_no]` field, or two; `#[seq_no]` on a field that
+/// is not such an integer, or on the struct; an unknown key, a `step` of 0, a negative
+/// `start`, `start = 0` on a plain integer; a serde attribute that would not write the
+/// number under its key. On the document: `#[seq_items]` on a field that is not a `Vec`,
+/// without `last`, with a `last` naming no field, a field that is not an integer, the
+/// array itself, or the mark of another array; an element type that is not a
+/// `seqid::Item` (at the type).
+#[proc_macro_derive(Item, attributes(seq_no))]
+pub fn derive_item(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    item::derive(&input).into()
 }
 
 /// Parses and checks `input`, every error into one `Ctxt`, then writes the impl, or the
@@ -364,8 +455,11 @@ fn derive(input: &DeriveInput) -> proc_macro2::TokenStream {
     valid::check(&cx, &cont, &decl);
     let displays = display::resolve(&cx, &cont, &decl);
     let keys = natural::resolve(&cx, &cont, &decl);
+    let items = items::resolve(&cx, &cont);
     match (cx.check(), decl.field()) {
-        (Ok(()), Some(field)) => expand::impl_document(&cont, &decl, &displays, &keys, field),
+        (Ok(()), Some(field)) => {
+            expand::impl_document(&cont, &decl, &displays, &keys, &items, field)
+        }
         // A missing sequence or `_id` field is reported, so this is not reached; stay
         // total anyway.
         (Ok(()), None) => fallback::expand(

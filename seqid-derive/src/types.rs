@@ -77,3 +77,35 @@ fn simple_name(ty: &Type) -> Option<String> {
         _ => None,
     }
 }
+
+/// The integer a number field holds, if `ty` is written `i32`, `i64`, `u32`, `u64` or an
+/// `Option` of one: its name.
+pub fn number_type(ty: &Type) -> Option<String> {
+    const NUMBERS: [&str; 4] = ["i32", "i64", "u32", "u64"];
+    let plain = |ty: &Type| simple_name(ty).filter(|name| NUMBERS.contains(&name.as_str()));
+    if let Some(name) = plain(ty) {
+        return Some(name);
+    }
+    let option = last_segment(ty).filter(|segment| segment.ident == "Option")?;
+    let PathArguments::AngleBracketed(args) = &option.arguments else {
+        return None;
+    };
+    let mut args = args.args.iter();
+    match (args.next(), args.next()) {
+        (Some(GenericArgument::Type(inner)), None) => plain(inner),
+        _ => None,
+    }
+}
+
+/// The element type of a type written `Vec<T>` (any path to `Vec`).
+pub fn vec_element(ty: &Type) -> Option<&Type> {
+    let vec = last_segment(ty).filter(|segment| segment.ident == "Vec")?;
+    let PathArguments::AngleBracketed(args) = &vec.arguments else {
+        return None;
+    };
+    let mut args = args.args.iter();
+    match (args.next(), args.next()) {
+        (Some(GenericArgument::Type(inner)), None) => Some(inner),
+        _ => None,
+    }
+}

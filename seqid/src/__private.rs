@@ -3,6 +3,7 @@
 
 pub use crate::api::action::find::{Deserializable, SequenceOnId, find_by_code, find_by_number};
 pub use crate::api::action::find_or_insert::NaturalKeyed;
+pub use crate::api::action::items::append_items;
 pub use crate::api::action::number::NumberedLater;
 pub use crate::base::display::{Integer, display_code, integer, literal, number, text};
 pub use crate::base::layout::construct::{custom, stepped};
@@ -10,9 +11,12 @@ pub use crate::base::sequence::construct::{BLANK, block, counters, gapless, opti
 pub use crate::state::allocator::LiveBlock;
 pub use ::core;
 pub use ::std::string::String;
+pub use mongodb::bson::Document as BsonDocument;
 pub use mongodb::bson::oid::ObjectId;
 
 use crate::base::id::{AnyIdField, IdField};
+use crate::base::item::{AnyItems, Item};
+use crate::state::known::Known;
 
 /// A field of another sequence, as the runtime reads it: bounded on `IdField`, so that
 /// a field type that cannot hold a number gets `IdField`'s message, at the type.
@@ -32,3 +36,27 @@ pub fn any_id_mut<F: IdField>(field: &mut F) -> &mut dyn AnyIdField {
 pub trait DocumentBounds: serde::Serialize + Send + Sync {}
 
 impl<T: serde::Serialize + Send + Sync + ?Sized> DocumentBounds for T {}
+
+/// An array of items and its mark, as the runtime reads them (`Model::items`), bounded on
+/// `Item` and `IdField`.
+pub fn items<'d, I: Item, L: IdField>(
+    items: &'d Vec<I>,
+    last: &'d L,
+) -> (&'d dyn AnyItems, &'d dyn AnyIdField) {
+    (items, last)
+}
+
+/// [`items`], to number them.
+pub fn items_mut<'d, I: Item, L: IdField>(
+    items: &'d mut Vec<I>,
+    last: &'d mut L,
+) -> (&'d mut dyn AnyItems, &'d mut dyn AnyIdField) {
+    (items, last)
+}
+
+/// For tests: appends of items to `db` go the conditional way (a read, then an update
+/// conditional on the mark), as on a server without update pipelines, for the rest of
+/// the process.
+pub fn items_without_pipelines(db: &mongodb::Database) {
+    Known::of_process().keep_no_pipelines(db);
+}

@@ -225,6 +225,7 @@ pub use api::sequences::{AsDatabase, Database, Sequences};
 pub use base::display::{DisplayCode, Unshowable};
 pub use base::error::{BulkError, Error, FailedInsert};
 pub use base::id::{AnyIdField, IdField};
+pub use base::item::{APPENDS_KEPT, AnyItems, Item, ItemNumber, ItemsField};
 #[doc(inline)]
 pub use base::kind;
 pub use base::layout::{Holds, Layout, ScopeEncoding, Width};
@@ -237,7 +238,7 @@ pub use base::sequence::{
     Sequence, Strategy,
 };
 pub use insert::later::Numbered;
-pub use seqid_derive::Document;
+pub use seqid_derive::{Document, Item};
 pub use state::known::Topology;
 pub use state::registry::{DEFAULT_RELEASE_AFTER, Stats};
 

@@ -22,6 +22,11 @@
 //! `seqid-worker reserve/<model>/<via> <database> <tasks> <per-task>` instead stores
 //! documents of an equal-document model, every other one under an id reserved before it
 //! was built (`reserve_id`, `insert(..).reserved(token)`), printing `<id> <writer> <n>`.
+//! `seqid-worker items/<first>/<docs> <database> <tasks> <per-task>` instead appends lines to
+//! the `docs` orders from `_id: first` (`tests/it/support/items.rs`) through a handle:
+//! `per-task` calls,
+//! one line each, from each of `tasks` tasks, printing `items <order> <number> <writer> <n>`
+//! for each number answered.
 //!
 //! `seqid-worker keyed/<model>/<via> <database> <tasks> <keys>` instead races `tasks`
 //! callers of `find_or_insert` over keys `0..keys` of the keyed model named `<model>`
@@ -40,6 +45,10 @@ mod keyed;
 #[allow(dead_code)]
 #[path = "../it/support/drafts.rs"]
 mod drafts;
+// The items' models and their appenders.
+#[allow(dead_code)]
+#[path = "../it/support/items.rs"]
+mod items;
 // The gapless storm's writers; the parsing of their lines is the parent's.
 #[allow(dead_code)]
 #[path = "../it/support/storm.rs"]
@@ -96,6 +105,15 @@ fn main() {
             fail(&format!("bad mode {mode}"));
         };
         return reserve_and_insert(model, via, database, tasks, per_task);
+    }
+    if let Some(orders) = mode.strip_prefix("items/") {
+        let numbers = orders.split_once('/').and_then(|(first, docs)| {
+            Some((first.parse::<i64>().ok()?, docs.parse::<i64>().ok()?))
+        });
+        let Some((first, docs)) = numbers else {
+            fail(&format!("bad mode {mode}: items/<first>/<docs>"));
+        };
+        return append_items(first, docs, database, tasks, per_task);
     }
     if let Some(keyed) = mode.strip_prefix("keyed/") {
         let Some((model, via)) = keyed.split_once('/') else {
@@ -212,6 +230,24 @@ fn reserve_and_insert(model: &str, via: &str, database: &str, tasks: usize, per_
         }
         write!(EqualCounted, EqualBlock, EqualGapless);
         Err(format!("no model {model} reserves ids").into())
+    });
+}
+
+/// The `items/<first>/<docs>` mode: see [`items::append_from_tasks`].
+fn append_items(first: i64, docs: i64, database: &str, tasks: usize, per_task: u32) {
+    at_go("handle", database, |via| async move {
+        let writers::Via::Handle(db) = via else {
+            fail("items/<first>/<docs> runs through a handle");
+        };
+        let run = items::append_from_tasks(db, first, docs, tasks, per_task as usize);
+        let got = tokio::time::timeout(DEADLINE, run)
+            .await
+            .map_err(|_| "deadline passed")??;
+        let pid = std::process::id();
+        Ok(got
+            .into_iter()
+            .map(|(order, number, task, n)| format!("items {order} {number} {pid}-{task} {n}"))
+            .collect())
     });
 }
 

@@ -27,6 +27,7 @@
 //! did (`cargo test --test it faults -- --include-ignored --nocapture`; most are
 //! `#[ignore = "full suite"]`, run by `.ci/run`).
 
+mod items;
 mod later;
 mod natural;
 mod transaction;

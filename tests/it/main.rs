@@ -25,6 +25,7 @@ mod driver_cancellation;
 mod faults;
 mod gapless_storm;
 mod in_transaction;
+mod items;
 mod later;
 mod layouts;
 mod list_counters;

@@ -2,7 +2,7 @@
 //! spans for error messages: `seq_id` reads `#[seq_id(...)]` (on the struct or on a field:
 //! one parser for both), its keys' values through `literal` and the names some of them
 //! choose among from `kind`; `seq_display` reads `#[seq_display("...")]`, `seq_key`
-//! `#[seq_key]`, and `serde` the few `#[serde(...)]` keys that decide the serialized key of
+//! `#[seq_key]`, `seq_items` `#[seq_items(last = "...")]` and `seq_no` an item's `#[seq_no]`, and `serde` the few `#[serde(...)]` keys that decide the serialized key of
 //! a field or what is written under it. Whether an attribute or a key is in its place is
 //! decided later, by `declaration` and `valid`, which see the whole struct.
 
@@ -14,7 +14,9 @@ pub mod kind;
 mod literal;
 pub mod seq_display;
 pub mod seq_id;
+pub mod seq_items;
 pub mod seq_key;
+pub mod seq_no;
 pub mod serde;
 
 /// The first attribute named `name` among `attrs`, if any: each of seqid's attributes

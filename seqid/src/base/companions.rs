@@ -1,7 +1,8 @@
 //! The ids a document carries beside its sequence id: the `_id` an insert fills
 //! ([`Model::object_id_mut`]: an `Option<ObjectId>` beside a field sequence), the ids of
 //! its other sequences ([`Model::OTHERS`]) and the display codes written from them
-//! ([`Model::DISPLAYS`]). They follow the sequence id: when the insert
+//! ([`Model::DISPLAYS`]), and the numbers of its items ([`Model::ITEMS`], numbered in
+//! memory when the guard is made). They follow the sequence id: when the insert
 //! ends, or its caller goes away, a document whose sequence id is unset (known not stored,
 //! or never sent) gets them back unset too, so that a document's ids are unset together or
 //! kept together, whatever path the insert took.
@@ -15,6 +16,7 @@ use mongodb::bson::oid::ObjectId;
 
 use crate::base::code;
 use crate::base::id::IdField;
+use crate::base::item_fields;
 use crate::base::model::Model;
 
 /// The guard of one document's companion ids. A flag, not [`CompanionsOfMany`]'s list: a
@@ -30,6 +32,7 @@ impl<'d, T: Model> Companions<'d, T> {
     /// without one).
     pub(crate) fn fill(doc: &'d mut T) -> Self {
         let object_id = fill_object_id(doc);
+        item_fields::number_at_insert(doc);
         Companions { doc, object_id }
     }
 
@@ -67,6 +70,9 @@ impl<'d, T: Model> CompanionsOfMany<'d, T> {
         let object_ids = (0..docs.len())
             .filter(|&position| fill_object_id(&mut docs[position]))
             .collect();
+        if !T::ITEMS.is_empty() {
+            docs.iter_mut().for_each(item_fields::number_at_insert);
+        }
         CompanionsOfMany { docs, object_ids }
     }
 
@@ -84,7 +90,11 @@ impl<'d, T: Model> CompanionsOfMany<'d, T> {
 
 impl<T: Model> Drop for CompanionsOfMany<'_, T> {
     fn drop(&mut self) {
-        if self.object_ids.is_empty() && T::OTHERS.is_empty() && T::DISPLAYS.is_empty() {
+        if self.object_ids.is_empty()
+            && T::OTHERS.is_empty()
+            && T::DISPLAYS.is_empty()
+            && T::ITEMS.is_empty()
+        {
             return;
         }
         let mut filled = self.object_ids.iter().peekable();
@@ -119,4 +129,5 @@ fn follow<T: Model>(doc: &mut T, object_id: bool) {
         }
     }
     code::clear(doc);
+    item_fields::unset(doc);
 }

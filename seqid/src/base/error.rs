@@ -4,7 +4,9 @@ use std::fmt;
 use std::time::Duration;
 
 use mongodb::bson::Bson;
+use mongodb::bson::oid::ObjectId;
 
+use crate::base::item::ItemsField;
 use crate::base::sequence::{Sequence, Strategy};
 
 /// Everything that can go wrong while taking an id or inserting a document.
@@ -617,6 +619,131 @@ pub enum Error {
         source: Box<mongodb::error::Error>,
     },
 
+    /// An item given to an insert or an append carries a number already: items are
+    /// numbered by seqid, inside their document, and one that carries a number would be
+    /// stored beside another item with the same one. Nothing was written.
+    ///
+    /// ```
+    /// use seqid::{Document, Item, Model};
+    /// # #[derive(serde::Serialize, serde::Deserialize, Item)]
+    /// # struct Line { #[seq_no] no: i64 }
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("order", collection = "orders")]
+    /// # struct Order { #[serde(rename = "_id")] id: i64, #[seq_items(last = "lines_last")] lines: Vec<Line>, lines_last: i64 }
+    ///
+    /// let error = seqid::Error::ItemNumberSet {
+    ///     sequence: &Order::SEQUENCE,
+    ///     items: &Order::ITEMS[0],
+    ///     position: 2,
+    ///     value: 7,
+    /// };
+    /// assert!(error.to_string().contains("lines[2].no is 7"));
+    /// ```
+    #[error(
+        "sequence `{}`: `{}`: item {}[{position}].{} is {value}, set already: items are \
+         numbered by seqid, leave the number unset (0 or None); nothing was written",
+        .sequence.name,
+        .sequence.collection,
+        .items.field,
+        .items.number.key
+    )]
+    ItemNumberSet {
+        /// The sequence of the document type.
+        sequence: &'static Sequence,
+        /// The array.
+        items: &'static ItemsField,
+        /// The item's position among those given.
+        position: usize,
+        /// The number it carries.
+        value: i128,
+    },
+
+    /// An item's number, or the array's mark, does not fit its field's type (or `i64`). At
+    /// insert, and before an append is sent, nothing was written; an append's numbers are
+    /// known once the server gave them, so one that does not fit the item's field is found
+    /// after the append landed: the items stored hold it, the caller's items stay unnumbered.
+    #[error(
+        "sequence `{}`: `{}`: item number {value} for {}[{position}].{} (or the mark `{}`) \
+         does not fit its field's type",
+        .sequence.name,
+        .sequence.collection,
+        .items.field,
+        .items.number.key,
+        .items.last
+    )]
+    ItemNumberOverflow {
+        /// The sequence of the document type.
+        sequence: &'static Sequence,
+        /// The array.
+        items: &'static ItemsField,
+        /// The item's position among those given.
+        position: usize,
+        /// The number that did not fit.
+        value: i128,
+    },
+
+    /// An append's filter matches no document: items are appended to a stored document
+    /// only. Nothing was written.
+    #[error(
+        "sequence `{}`: no document of `{}` matches {filter} to append items to `{}`; nothing \
+         was written",
+        .sequence.name,
+        .sequence.collection,
+        .items.field
+    )]
+    ItemsNotFound {
+        /// The sequence of the document type.
+        sequence: &'static Sequence,
+        /// The array.
+        items: &'static ItemsField,
+        /// The filter, as shown.
+        filter: Box<str>,
+    },
+
+    /// The document an append's filter matches holds something other than an array (or
+    /// null) in the items' field. Nothing was written.
+    #[error(
+        "sequence `{}`: the document of `{}` matching {filter} holds {found} in `{}`, not an \
+         array: items are appended to an array only; nothing was written",
+        .sequence.name,
+        .sequence.collection,
+        .items.field
+    )]
+    ItemsNotArray {
+        /// The sequence of the document type.
+        sequence: &'static Sequence,
+        /// The array.
+        items: &'static ItemsField,
+        /// The filter and what the field holds, as shown.
+        found: Box<str>,
+        /// The filter, as shown.
+        filter: Box<str>,
+    },
+
+    /// An append was sent, and no answer said whether it landed (the connection or the
+    /// server went away, also after the driver's retry), and reading the document to tell
+    /// failed too. The append carries `token`: call the same append again with
+    /// [`.token(token)`](crate::action::AppendItems::token), which appends nothing if that
+    /// token's append landed (it answers its numbers) and appends once otherwise.
+    #[error(
+        "sequence `{}`: the append to `{}` in `{}` (token {token}) was sent and no answer came \
+         ({source}); append again with .token({token}): it appends at most once",
+        .sequence.name,
+        .items.field,
+        .sequence.collection
+    )]
+    ItemsOutcomeUnknown {
+        /// The sequence of the document type.
+        sequence: &'static Sequence,
+        /// The array.
+        items: &'static ItemsField,
+        /// The append's token.
+        token: ObjectId,
+        /// The driver's error.
+        #[source]
+        source: Box<mongodb::error::Error>,
+    },
+
     /// `insert_many` stored some documents and not others.
     #[error(transparent)]
     Bulk(Box<BulkError>),
@@ -665,7 +792,12 @@ impl Error {
             | Error::NumberedLater { sequence, .. }
             | Error::DraftNotFound { sequence, .. }
             | Error::DraftAmbiguous { sequence, .. }
-            | Error::TransactionOutcomeUnknown { sequence, .. } => sequence.name,
+            | Error::TransactionOutcomeUnknown { sequence, .. }
+            | Error::ItemNumberSet { sequence, .. }
+            | Error::ItemNumberOverflow { sequence, .. }
+            | Error::ItemsNotFound { sequence, .. }
+            | Error::ItemsNotArray { sequence, .. }
+            | Error::ItemsOutcomeUnknown { sequence, .. } => sequence.name,
             Error::Bulk(bulk) => bulk.sequence.name,
         }
     }

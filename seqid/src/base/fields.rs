@@ -4,14 +4,16 @@
 use crate::base::code;
 use crate::base::error::Error;
 use crate::base::id::IdField;
+use crate::base::item_fields;
 use crate::base::model::{IdValue, Model};
 use crate::base::scope::{Key, Scope};
 use crate::base::sequence::{Sequence, Strategy};
 
 /// `Ok` if every field the insert fills is unset in `doc`: the primary sequence's id, every
 /// other sequence's ([`Model::OTHERS`]) and every display code (which `insert` writes
-/// with them). Else [`Error::IdAlreadySet`] or [`Error::InvalidCode`] naming the first one
-/// set: a document carrying any of them is never stored under new ids.
+/// with them), and every item's number ([`Model::ITEMS`]). Else [`Error::IdAlreadySet`],
+/// [`Error::InvalidCode`] or [`Error::ItemNumberSet`] naming the first one set: a document
+/// carrying any of them is never stored under new ids.
 pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
     if let Some(value) = doc.sequence_id().get() {
         return Err(Error::IdAlreadySet {
@@ -20,7 +22,8 @@ pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
             unset: T::Id::UNSET,
         });
     }
-    ensure_companions_unset(doc)
+    ensure_companions_unset(doc)?;
+    item_fields::ensure_unset(doc)
 }
 
 /// [`ensure_unset`] without the primary's id: the other sequences' ids and the codes of a

@@ -14,6 +14,8 @@ pub(crate) mod fate;
 pub(crate) mod fields;
 pub(crate) mod future;
 pub(crate) mod id;
+pub(crate) mod item;
+pub(crate) mod item_fields;
 pub mod kind;
 pub(crate) mod layout;
 pub(crate) mod model;

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::base::display::{DisplayCode, Unshowable};
 use crate::base::id::{AnyIdField, IdField};
+use crate::base::item::{AnyItems, ItemsField};
 use crate::base::kind;
 use crate::base::sequence::Sequence;
 
@@ -300,5 +301,71 @@ pub trait Model: Serialize + Send + Sync + Sized {
     fn write_code(&self, index: usize, out: &mut String) -> Result<(), Unshowable> {
         let _ = (index, out);
         Ok(())
+    }
+
+    /// The document's arrays of numbered items (`#[seq_items(last = "...")]` on a
+    /// `Vec` of a [`seqid::Item`](crate::Item) type), in the order of the fields: each
+    /// insert numbers their items from the item type's start, and sets each array's mark,
+    /// with no round trip more; the derive's `append_<field>` appends to a stored document.
+    /// Empty for a document without one.
+    ///
+    /// ```
+    /// use seqid::{Document, Item, Model};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Serialize, Deserialize, Item)]
+    /// struct Line { #[seq_no] no: i64, sku: String }
+    ///
+    /// #[derive(Serialize, Deserialize, Document)]
+    /// #[seq_id("order", collection = "orders")]
+    /// struct Order {
+    ///     #[serde(rename = "_id")]
+    ///     id: i64,
+    ///     #[seq_items(last = "lines_last")]
+    ///     lines: Vec<Line>,
+    ///     lines_last: i64,
+    /// }
+    ///
+    /// assert_eq!(Order::ITEMS[0].field, "lines");
+    /// ```
+    const ITEMS: &'static [ItemsField] = &[];
+
+    /// The array of `ITEMS[index]` and its mark, or `None` past the end.
+    ///
+    /// ```
+    /// # use seqid::{Document, Item, Model};
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Serialize, Deserialize, Item)]
+    /// # struct Line { #[seq_no] no: i64, sku: String }
+    /// # #[derive(Serialize, Deserialize, Document)]
+    /// # #[seq_id("order", collection = "orders")]
+    /// # struct Order { #[serde(rename = "_id")] id: i64, #[seq_items(last = "lines_last")] lines: Vec<Line>, lines_last: i64 }
+    /// let order = Order { id: 1, lines: vec![Line { no: 1, sku: "A".into() }], lines_last: 1 };
+    /// let (lines, last) = order.items(0).unwrap();
+    /// assert_eq!((lines.count(), last.value()), (1, Some(1)));
+    /// ```
+    fn items(&self, index: usize) -> Option<(&dyn AnyItems, &dyn AnyIdField)> {
+        let _ = index;
+        None
+    }
+
+    /// The array of `ITEMS[index]` and its mark, to number them, or `None` past the end.
+    ///
+    /// ```
+    /// # use seqid::{Document, Item, Model};
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Serialize, Deserialize, Item)]
+    /// # struct Line { #[seq_no] no: i64, sku: String }
+    /// # #[derive(Serialize, Deserialize, Document)]
+    /// # #[seq_id("order", collection = "orders")]
+    /// # struct Order { #[serde(rename = "_id")] id: i64, #[seq_items(last = "lines_last")] lines: Vec<Line>, lines_last: i64 }
+    /// let mut order = Order { id: 1, lines: vec![Line { no: 0, sku: "A".into() }], lines_last: 0 };
+    /// let (lines, last) = order.items_mut(0).unwrap();
+    /// assert!(lines.set_number(0, 1) && last.fill(1));
+    /// assert_eq!((order.lines[0].no, order.lines_last), (1, 1));
+    /// ```
+    fn items_mut(&mut self, index: usize) -> Option<(&mut dyn AnyItems, &mut dyn AnyIdField)> {
+        let _ = index;
+        None
     }
 }

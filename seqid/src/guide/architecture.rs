@@ -11,12 +11,12 @@
 //!
 //! | folder | what it holds | its modules |
 //! |---|---|---|
-//! | `api/` | what a user calls: [`Document`](crate::Document)'s methods and the actions they return, the [`Sequences`](crate::Sequences) handle and its databases, one sequence of several, the deployment report | `document`, `action/` (a file per action, `next` for a number on its own, `reserve` for a model's next id before its document, and `transaction`), `sequences`, `sequence_of`, `check` |
-//! | `insert/` | the orchestration, the only place where documents meet writes: check, take ids, fill, write, settle what the server answered; the loop over rounds | `one`, `many`, `natural`, `natural_many`, `later` |
+//! | `api/` | what a user calls: [`Document`](crate::Document)'s methods and the actions they return, the [`Sequences`](crate::Sequences) handle and its databases, one sequence of several, the deployment report | `document`, `action/` (a file per action, `next` for a number on its own, `reserve` for a model's next id before its document, `items` for an append of items, and `transaction`), `sequences`, `sequence_of`, `check` |
+//! | `insert/` | the orchestration, the only place where documents meet writes: check, take ids, fill, write, settle what the server answered; the loop over rounds | `one`, `many`, `natural`, `natural_many`, `later`, `items` (appends of items) |
 //! | `source/` | the id sources, one per strategy: hand ids out per scope and say what an id costs when its document is not stored (a race lost, a refusal, a lost answer), through one interface (`source::race_lost`, ...) | `counted` (counters, block, gapless), `optimistic` (and its loop), `many` (`insert_many`'s rounds, per strategy), `others` (a document's other sequences) |
-//! | `round_trip/` | one kind of command each, and what its answer means; the gate every call passes first | `write`, `counter/` (`update`, `missing`, `transaction`, `admin`), `largest`, `indexes`, `stored`, `deployment`, `gate` |
+//! | `round_trip/` | one kind of command each, and what its answer means; the gate every call passes first | `write`, `counter/` (`update`, `missing`, `transaction`, `admin`), `largest`, `indexes`, `stored`, `deployment`, `gate`, `items` (an append's pipeline, read and conditional update) |
 //! | `state/` | what calls share and keep: a call's context, the handle's registry and what it holds (allocators, frontiers, writes left running), the deployment's facts, the process's turns and gapless lines, the gapless ids reserved and not yet inserted | `context`, `registry`, `allocator`, `frontier`, `pending`, `orphan`, `known`, `turns`, `commit_queue`, `reservations` |
-//! | `base/` | the leaves: what a model and its sequence are (and a sequence named at run time), the error type, numbers, scopes, a batch's and a write's pure bookkeeping, small tools | `model`, `sequence`, `named`, `reserved`, `id`, `kind`, `layout`, `display`, `code`, `scope`, `scoped`, `natural`, `fields`, `companions`, `picked`, `batch`, `fate`, `error`, `server`, `numeric`, `sharding`, `session`, `span`, `detach`, `once`, `backoff`, `retry`, `future` |
+//! | `base/` | the leaves: what a model and its sequence are (and a sequence named at run time), the error type, numbers, scopes, a batch's and a write's pure bookkeeping, small tools | `model`, `sequence`, `named`, `reserved`, `id`, `item` (an item type and its numbering), `item_fields` (a document's arrays at insert), `kind`, `layout`, `display`, `code`, `scope`, `scoped`, `natural`, `fields`, `companions`, `picked`, `batch`, `fate`, `error`, `server`, `numeric`, `sharding`, `session`, `span`, `detach`, `once`, `backoff`, `retry`, `future` |
 //!
 //! An insert goes down the floors once and comes back up with its answer: an action
 //! (`api::action`) boxes its call in a span; `insert::one` opens the call's context
@@ -31,6 +31,8 @@
 //!
 //! - **allocator**: hands out a counter's ids to the tasks of a handle, one round trip for
 //!   every task waiting at once; the block strategy keeps the rest of a block (`state::allocator`).
+//! - **append**: items added to a stored document's array, numbered after its mark
+//!   (`insert::items`); its **token** recognises it in the document's recent appends.
 //! - **answered**: a command of the call has had an answer in the caller's transaction, so
 //!   the driver knows the transaction began (`base::session`).
 //! - **block, live block**: the ids a handle reserved with one `$inc` and hands out in
@@ -81,6 +83,8 @@
 //!   (`state::pending::left_behind`).
 //! - **lines**: the process's turns and commit queues, by what they guard, kept while in
 //!   use (`state::turns::Lines`).
+//! - **mark**: the last number handed out in a document's array of items, a declared field
+//!   of the document (`#[seq_items(last = "...")]`; `base::item`).
 //! - **maximum read**: what the optimistic loop asks of the maximum query: the scope, an
 //!   id to read above, the session (`state::frontier::MaximumRead`).
 //! - **named**: a scope as `.scope(...)` gave it, checked when the call runs (`base::scope::Named`).

@@ -136,3 +136,16 @@
 //! as it is: `email: ""` is a key like any other, and every call with an empty email finds the
 //! one customer stored with it (check it before the call:
 //! [an empty key is a key](super::find_or_insert#an-empty-key-is-a-key)).
+//!
+//! # Items: `#[derive(Item)]`, `#[seq_no]`, `#[seq_items]`
+//!
+//! `#[seq_no]` or `#[seq_no(start = N, step = M)]` on one integer field of a type deriving
+//! [`Item`](macro@crate::Item) (`i32`, `i64`, `u32`, `u64` or an `Option` of one; `start` from 1,
+//! or 0 in an `Option` field; `step` at least 1), and `#[seq_items(last = "field")]` on a
+//! document's `Vec` of it, `last` naming the integer field that keeps the array's mark. Refused
+//! at the token: no `#[seq_no]` field or two, `#[seq_no]` on a field of another type, on the
+//! struct or twice on a field, an unknown key, a step of 0, a negative start, `start = 0` on a
+//! plain integer, a serde attribute that would not write the number; `#[seq_items]` on the
+//! struct, on a field that is not a `Vec`, without `last`, with a `last` naming no field, the
+//! array, a field that is not such an integer or the mark of another array, and an element
+//! type that is not an `Item`. See [items](super::items).

@@ -26,3 +26,12 @@
 //! tool's (see [other tools' counters](super::other_tools)), and seqid's scope encoding above
 //! applies to the tutorial's layout only. The `optimistic` strategy keeps no counter: its
 //! collection holds the documents alone.
+//!
+//! A document with items ([items](super::items)) holds each array as its struct writes it, the
+//! items' numbers under their keys, and the array's mark in its declared field
+//! (`{ _id: 7, lines: [{ no: 1, ... }, { no: 2, ... }], lines_last: 2 }`). Once items are
+//! appended, it also holds `_seqid_<field>_appends`, the last 64 appends to the array as
+//! `{ token: ObjectId, last: <the mark it set> }`, by which an append whose answer was lost is
+//! recognised; the struct need not declare it (serde skips it when reading, unless the struct
+//! says `#[serde(deny_unknown_fields)]`, which such a document then needs to lift), and a
+//! `replace_one` of the struct drops it, narrowing that window to the appends after it.

@@ -68,6 +68,13 @@
 //! - [`InvalidNaturalKey`](crate::Error::InvalidNaturalKey): a natural key that names no one
 //!   document (a field missing, null or an array; a key named per call that is empty or names
 //!   a field the insert fills), with the key and the value; nothing read or written.
+//! - Items numbered inside their document ([items](super::items)):
+//!   [`ItemNumberSet`](crate::Error::ItemNumberSet) (an item given with its number set: the
+//!   array, the position, the value), [`ItemNumberOverflow`](crate::Error::ItemNumberOverflow),
+//!   [`ItemsNotFound`](crate::Error::ItemsNotFound) (an append's filter found nothing),
+//!   [`ItemsNotArray`](crate::Error::ItemsNotArray) (what the field holds instead), all before
+//!   anything is written; [`ItemsOutcomeUnknown`](crate::Error::ItemsOutcomeUnknown): an append
+//!   sent and not answered, with the token that settles it.
 //! - [`Bulk`](crate::Error::Bulk): what became of each document of an `insert_many`
 //!   ([`BulkError`](crate::BulkError): `inserted`, `failed`, `unknown`).
 //!

@@ -23,6 +23,9 @@
 //!   when no document holds the key; the races spelled out, per strategy.
 //! - [`numbering_later`]: drafts stored without a number, numbered when they are issued;
 //!   one at a time or in bulk, in order; the races spelled out.
+//! - [`items`]: items numbered inside their document (an order's lines 1, 2, 3): at insert
+//!   with no round trip more, and appended later in one round trip; the races, the gaps, lost
+//!   answers.
 //! - [`numbers`]: numbers on their own, with no document (`db.sequence("userid").next()`,
 //!   the tutorial's `getNextSequence`): what each costs per strategy, the races, the gaps.
 //! - [`other_tools`]: sharing a counter with MongoEngine, mongoose plugins, typegoose or the
@@ -69,6 +72,7 @@ pub mod display_codes;
 pub mod errors;
 pub mod find_or_insert;
 pub mod guarantees;
+pub mod items;
 pub mod limits;
 pub mod migration;
 pub mod numbering_later;

@@ -120,6 +120,9 @@
 //!   against the first attempt's own copy, and after a restart it has forgotten the records of
 //!   the writes before it, so that it runs any retried write again, which then meets its own
 //!   first copy (see [the risk that remains](super::guarantees#the-risk-that-remains));
+//! - it resolves an array path in an expression (`"$lines.no"`) to null, where MongoDB gives
+//!   the array of the values; an append of items reads the largest stored number with `$map`
+//!   over the array instead, which both servers read alike;
 //! - it presents itself as a single-node replica set (`setName: "secantus"`), so sessions,
 //!   transactions and `configureFailPoint`/`failCommand` (enabled with `--enable-test-commands`)
 //!   work; the harness connects with `directConnection=true`.
@@ -155,6 +158,14 @@
 //! - it ignores `$setOnInsert`, so a scoped counter seqid makes there by upsert has no `sequence`
 //!   and `scope` fields (its `_id` still names the scope; `start` and the other layouts create
 //!   counters by insert, with every field);
+//! - it refuses an update pipeline (`'list' object has no attribute 'keys'`, with no code),
+//!   so that an append of items takes the conditional way there (see [items](super::items));
+//!   it stores every element of an array that `$push` writes to as a JSON string (its items,
+//!   and the append's recent tokens): the items tests parse them back, and the token that
+//!   settles an append cannot be found there; `$ne` on a missing field matches nothing, and
+//!   an update whose filter holds `$nin` on a missing field, or an `$or` of a null and a
+//!   `$type`, is answered matched and modified and writes nothing (the conditional way's
+//!   filter holds none of them);
 //! - its unique indexes take `null` more than once (SQLite's NULLs are all distinct), so two
 //!   first uses of a mongoose-sequence counter (`reference_value: null`) can make two counters
 //!   there; the test of concurrent first use makes that counter first on nx-27017 (checked).

@@ -39,6 +39,7 @@ macro_rules! in_context {
     }};
 }
 
+pub(crate) mod items;
 pub(crate) mod later;
 pub(crate) mod many;
 pub(crate) mod natural;

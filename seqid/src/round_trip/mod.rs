@@ -7,6 +7,7 @@ pub(crate) mod counter;
 pub(crate) mod deployment;
 pub(crate) mod gate;
 pub(crate) mod indexes;
+pub(crate) mod items;
 pub(crate) mod largest;
 pub(crate) mod stored;
 pub(crate) mod write;

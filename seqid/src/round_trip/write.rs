@@ -386,7 +386,7 @@ fn in_transaction(error: &mongodb::error::Error) -> Fate {
 
 /// Whether the driver failed before the request could reach the server (a retry that
 /// fails so reports the first attempt's error instead).
-fn never_sent(error: &mongodb::error::Error) -> bool {
+pub(crate) fn never_sent(error: &mongodb::error::Error) -> bool {
     matches!(
         &*error.kind,
         ErrorKind::InvalidArgument { .. }

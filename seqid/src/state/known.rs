@@ -10,7 +10,7 @@
 //! name (a process that reaches two deployments with the same names through bare databases
 //! shares them: a handle per deployment keeps them apart).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -60,6 +60,11 @@ struct Reads {
     placements: Mutex<HashMap<String, Read<Option<ShardKey>>>>,
     /// On a sharded cluster, by database and sequence: what was decided of it.
     decisions: Mutex<HashMap<SequenceIn, Read<Decision>>>,
+    /// By database name: the deployment refused an update pipeline (nx-27017, a
+    /// MongoDB-compatible service), so that appends of items go the conditional way from the
+    /// first. Kept for the life of the handle (or the process): a server does not learn
+    /// pipelines while it runs.
+    no_pipelines: Mutex<HashSet<String>>,
 }
 
 /// A sequence in a database: the database's name, and the sequence whole (two sequences
@@ -144,6 +149,16 @@ impl Known {
         lock(&self.0.placements)
             .get(namespace)
             .and_then(Read::fresh)
+    }
+
+    /// Whether `db`'s deployment refused an update pipeline.
+    pub(crate) fn refuses_pipelines(&self, db: &Database) -> bool {
+        lock(&self.0.no_pipelines).contains(db.name())
+    }
+
+    /// Keeps that `db`'s deployment refuses update pipelines.
+    pub(crate) fn keep_no_pipelines(&self, db: &Database) {
+        lock(&self.0.no_pipelines).insert(db.name().to_owned());
     }
 
     /// Keeps how `namespace` is sharded, as just read.

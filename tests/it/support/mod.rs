@@ -4,6 +4,7 @@
 
 pub mod drafts;
 pub mod faults;
+pub mod items;
 pub mod keyed;
 pub mod ledger;
 pub mod log;

@@ -1,0 +1,70 @@
+//! `#[seq_items(last = "field")]` on a document's `Vec` of items: the items are numbered
+//! inside the document, and `last` names the integer field that keeps the array's mark
+//! (`items` checks both against the struct).
+
+use syn::ext::IdentExt;
+use syn::{Attribute, Expr, LitStr, Meta};
+
+use super::first;
+use super::literal::string;
+use crate::ctxt::Ctxt;
+
+/// `#[seq_items(...)]` as read.
+pub struct SeqItems {
+    /// The attribute, where errors about the field point.
+    pub attr: Attribute,
+    /// `last = "field"`, the Rust name of the mark's field, when given and a string.
+    pub last: Option<LitStr>,
+}
+
+impl SeqItems {
+    /// Reads the `#[seq_items]` of a field, if any; a second one on the field is reported,
+    /// and so is a missing `last`.
+    pub fn from_attrs(cx: &Ctxt, attrs: &[Attribute]) -> Option<SeqItems> {
+        let attr = first(cx, attrs, "seq_items", REPEATED)?;
+        let mut items = SeqItems {
+            attr: attr.clone(),
+            last: None,
+        };
+        let mut given = false;
+        match &attr.meta {
+            Meta::Path(_) => {}
+            Meta::NameValue(meta) => {
+                given = true;
+                cx.error_spanned_by(meta, LAST_MISSING);
+            }
+            Meta::List(_) => {
+                let parsed = attr.parse_nested_meta(|meta| {
+                    let key = meta.path.get_ident().map(|ident| ident.unraw().to_string());
+                    let value: Expr = meta.value()?.parse()?;
+                    match key.as_deref() {
+                        Some("last") => {
+                            given = true;
+                            items.last = string(cx, &value, "`last`", "last = \"lines_last\"");
+                        }
+                        _ => cx.error_spanned_by(&meta.path, UNKNOWN),
+                    }
+                    Ok(())
+                });
+                if let Err(error) = parsed {
+                    given = true;
+                    cx.syn_error(error);
+                }
+            }
+        }
+        if !given {
+            cx.error_spanned_by(attr, LAST_MISSING);
+        }
+        Some(items)
+    }
+}
+
+const REPEATED: &str =
+    "duplicate #[seq_items] attribute: an array is declared once; remove this one";
+
+const LAST_MISSING: &str = "#[seq_items] needs `last`, the integer field that keeps the last \
+                            number handed out in the array: #[seq_items(last = \
+                            \"lines_last\")] beside a field `lines_last: i64`";
+
+const UNKNOWN: &str = "unknown key in #[seq_items]: expected `last`, e.g. #[seq_items(last = \
+                       \"lines_last\")]";

@@ -1,0 +1,19 @@
+// The mark is another field than the array.
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, seqid::Item)]
+struct Line {
+    #[seq_no]
+    no: i64,
+}
+
+#[derive(Serialize, Deserialize, seqid::Document)]
+#[seq_id("order", collection = "orders")]
+struct Order {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[seq_items(last = "lines")]
+    lines: Vec<Line>,
+}
+
+fn main() {}

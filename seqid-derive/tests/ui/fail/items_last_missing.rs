@@ -1,0 +1,20 @@
+// #[seq_items] needs `last`, the field of the array's mark.
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, seqid::Item)]
+struct Line {
+    #[seq_no]
+    no: i64,
+}
+
+#[derive(Serialize, Deserialize, seqid::Document)]
+#[seq_id("order", collection = "orders")]
+struct Order {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[seq_items]
+    lines: Vec<Line>,
+    lines_last: i64,
+}
+
+fn main() {}

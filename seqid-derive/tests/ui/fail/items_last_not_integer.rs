@@ -1,0 +1,20 @@
+// The mark is an integer field.
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, seqid::Item)]
+struct Line {
+    #[seq_no]
+    no: i64,
+}
+
+#[derive(Serialize, Deserialize, seqid::Document)]
+#[seq_id("order", collection = "orders")]
+struct Order {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[seq_items(last = "lines_last")]
+    lines: Vec<Line>,
+    lines_last: String,
+}
+
+fn main() {}

@@ -1,0 +1,21 @@
+// #[seq_items] goes once on its field.
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, seqid::Item)]
+struct Line {
+    #[seq_no]
+    no: i64,
+}
+
+#[derive(Serialize, Deserialize, seqid::Document)]
+#[seq_id("order", collection = "orders")]
+struct Order {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[seq_items(last = "lines_last")]
+    #[seq_items(last = "lines_last")]
+    lines: Vec<Line>,
+    lines_last: i64,
+}
+
+fn main() {}

@@ -1,0 +1,143 @@
+//! [`AppendItems`]: items appended to a stored document's array, numbered after its mark.
+
+use std::marker::PhantomData;
+
+use mongodb::bson::{Document as BsonDocument, oid::ObjectId};
+
+use crate::base::error::Error;
+use crate::base::future::BoxFuture;
+use crate::base::item::{Item, ItemsField};
+use crate::base::model::Model;
+use crate::insert::items;
+use crate::state::context::Call;
+use crate::state::registry::Route;
+
+/// Appends items to an array of the one stored document a filter finds, from the derive's
+/// `append_<field>`: await it for their numbers, which are also written into the items.
+///
+/// One round trip where the server takes update pipelines (MongoDB 4.2+); a read and a
+/// conditional update elsewhere. See the guide's [items](crate::guide::items).
+///
+/// ```no_run
+/// use mongodb::bson::doc;
+/// use seqid::{Document, Item};
+/// # use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, Item)]
+/// struct Line { #[seq_no] no: i64, sku: String }
+///
+/// #[derive(Serialize, Deserialize, Document)]
+/// #[seq_id("order", collection = "orders")]
+/// struct Order {
+///     #[serde(rename = "_id")]
+///     id: i64,
+///     #[seq_items(last = "lines_last")]
+///     lines: Vec<Line>,
+///     lines_last: i64,
+/// }
+///
+/// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+/// let mut more = vec![Line { no: 0, sku: "B-2".into() }, Line { no: 0, sku: "C-3".into() }];
+/// let numbers = Order::append_lines(&db, doc! { "_id": 7 }, &mut more).await?;
+/// assert_eq!(more[0].no, numbers[0]);
+/// # Ok(()) }
+/// ```
+#[must_use = "an append does nothing until it is awaited"]
+pub struct AppendItems<'a, T: Model, I: Item> {
+    db: Route<'a>,
+    call: Call<'a>,
+    spec: &'static ItemsField,
+    filter: BsonDocument,
+    items: &'a mut [I],
+    token: Option<ObjectId>,
+    model: PhantomData<fn() -> T>,
+}
+
+/// Not public API: what the derive's `append_<field>` returns.
+pub fn append_items<'a, T: Model, I: Item>(
+    db: &'a impl crate::api::sequences::AsDatabase,
+    spec: &'static ItemsField,
+    filter: BsonDocument,
+    items: &'a mut [I],
+) -> AppendItems<'a, T, I> {
+    AppendItems {
+        db: db.route(),
+        call: Call::default(),
+        spec,
+        filter,
+        items,
+        token: None,
+        model: PhantomData,
+    }
+}
+
+impl<'a, T: Model, I: Item> AppendItems<'a, T, I> {
+    session!(
+        /// Runs the append in `session`, and in its transaction if one is running: the
+        /// append is then part of the transaction, and an abort takes its numbers and the
+        /// mark back with it (no gap).
+        ///
+        /// ```no_run
+        /// # use mongodb::bson::doc;
+        /// # use seqid::{Document, Item};
+        /// # #[derive(serde::Serialize, serde::Deserialize, Item)]
+        /// # struct Line { #[seq_no] no: i64 }
+        /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+        /// # #[seq_id("order", collection = "orders")]
+        /// # struct Order { #[serde(rename = "_id")] id: i64, #[seq_items(last = "lines_last")] lines: Vec<Line>, lines_last: i64 }
+        /// # async fn run(db: mongodb::Database, mut session: mongodb::ClientSession) -> Result<(), seqid::Error> {
+        /// let mut more = vec![Line { no: 0 }];
+        /// Order::append_lines(&db, doc! { "_id": 7 }, &mut more).session(&mut session).await?;
+        /// # Ok(()) }
+        /// ```
+    );
+
+    /// Sends the append with this token, the one an
+    /// [`Error::ItemsOutcomeUnknown`] carries: if that append landed (its token is among
+    /// the array's last 64 appends), nothing is appended and its numbers are answered;
+    /// otherwise the items are appended, once.
+    ///
+    /// ```no_run
+    /// # use mongodb::bson::doc;
+    /// # use seqid::{Document, Item};
+    /// # #[derive(serde::Serialize, serde::Deserialize, Item)]
+    /// # struct Line { #[seq_no] no: i64 }
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("order", collection = "orders")]
+    /// # struct Order { #[serde(rename = "_id")] id: i64, #[seq_items(last = "lines_last")] lines: Vec<Line>, lines_last: i64 }
+    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+    /// let mut more = vec![Line { no: 0 }];
+    /// match Order::append_lines(&db, doc! { "_id": 7 }, &mut more).await {
+    ///     Err(seqid::Error::ItemsOutcomeUnknown { token, .. }) => {
+    ///         Order::append_lines(&db, doc! { "_id": 7 }, &mut more).token(token).await?;
+    ///     }
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn token(mut self, token: ObjectId) -> Self {
+        self.token = Some(token);
+        self
+    }
+}
+
+impl<'a, T: Model, I: Item + 'a> std::future::IntoFuture for AppendItems<'a, T, I> {
+    type Output = Result<Vec<i64>, Error>;
+    type IntoFuture = BoxFuture<'a, Result<Vec<i64>, Error>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let AppendItems {
+            db,
+            call,
+            spec,
+            filter,
+            items,
+            token,
+            ..
+        } = self;
+        Box::pin(async move {
+            let session = call.session;
+            items::append(db, &T::SEQUENCE, spec, filter, items, session, token).await
+        })
+    }
+}

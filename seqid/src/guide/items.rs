@@ -1,0 +1,164 @@
+//! Items numbered inside their document: an order's lines 1, 2, 3, numbered at insert and
+//! appended later, each number unique within its order and never handed out twice there.
+//!
+//! An item type derives [`Item`](macro@crate::Item), with `#[seq_no]` on its number field
+//! (`i32`, `i64`, `u32`, `u64` or an `Option` of one; 0 or `None` means "not numbered
+//! yet"), `#[seq_no(start = 10, step = 10)]` for other numbers. The document declares the
+//! array with `#[seq_items(last = "...")]` on a `Vec` of the item type, `last` naming an
+//! integer field of its own: the array's **mark**, the last number handed out in it.
+//!
+//! ```no_run
+//! use mongodb::bson::doc;
+//! use seqid::{Document, Item};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Debug, Serialize, Deserialize, Item)]
+//! struct Line {
+//!     #[seq_no]
+//!     no: i64, // 0: not numbered yet
+//!     sku: String,
+//!     quantity: u32,
+//! }
+//!
+//! #[derive(Debug, Serialize, Deserialize, Document)]
+//! #[seq_id("order", collection = "orders")]
+//! struct Order {
+//!     #[serde(rename = "_id")]
+//!     id: i64,
+//!     #[seq_items(last = "lines_last")]
+//!     lines: Vec<Line>,
+//!     lines_last: i64, // the mark: the last line number handed out in this order
+//! }
+//!
+//! # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+//! let line = |sku: &str| Line { no: 0, sku: sku.into(), quantity: 1 };
+//! let mut order = Order { id: 0, lines: vec![line("A-1"), line("B-2")], lines_last: 0 };
+//! order.insert(&db).await?; // lines 1 and 2, lines_last 2: no round trip more
+//! assert_eq!((order.lines[1].no, order.lines_last), (2, 2));
+//!
+//! let mut more = vec![line("C-3")];
+//! let numbers = Order::append_lines(&db, doc! { "_id": order.id }, &mut more).await?;
+//! assert_eq!((numbers, more[0].no), (vec![3], 3));
+//! # Ok(()) }
+//! ```
+//!
+//! The numbers live in the document, and so does the mark: no counters collection, no
+//! counter per document. The mark is a declared field so that it survives the caller's own
+//! read, change and `replace_one` of the struct; a document that never had an item holds
+//! `start - step` there (0 for the default start 1, step 1), so that its first item gets
+//! `start`. Where that is below 0 (`start = 0`), the mark is a signed integer or an `Option`,
+//! which then holds `None` (an unsigned plain mark is refused at insert,
+//! [`Error::ItemNumberOverflow`](crate::Error::ItemNumberOverflow)). A mark missing, null or
+//! below `start - step` (a document stored by another writer with 0 there) counts as none yet.
+//!
+//! # At insert
+//!
+//! Every insert path (`insert`, `insert_many`, `find_or_insert`, `find_or_insert_many`,
+//! in a transaction or not) numbers each array's items in memory before the write,
+//! `start`, `start + step`, ..., writes the numbers back into the caller's struct and sets
+//! the mark, and stores them with the document in its one write: no round trip more. An item
+//! that carries a number already is refused before anything is written
+//! ([`Error::ItemNumberSet`](crate::Error::ItemNumberSet), naming the array, the position and
+//! the value), as a document carrying an id is. Like the ids, the numbers are set back to
+//! unset (and the mark to `start - step`) when the document is known not to be stored, so that
+//! the same struct can be inserted again; they are kept when the outcome is unknown, and
+//! `resume_insert` stores them as they are.
+//!
+//! # Appending: `append_<field>`
+//!
+//! The derive writes `append_<field>(&db, filter, &mut items)` for each array
+//! ([`AppendItems`](crate::action::AppendItems)), on a [`seqid::Database`](crate::Database) or
+//! a bare `mongodb::Database`: the items are appended to the one stored document `filter`
+//! finds, numbered after its mark, the numbers written into the items and returned. Refused
+//! before anything is written: an item with its number set
+//! ([`Error::ItemNumberSet`](crate::Error::ItemNumberSet)), a filter that finds no document
+//! ([`Error::ItemsNotFound`](crate::Error::ItemsNotFound)), a document whose field holds
+//! something other than an array or null
+//! ([`Error::ItemsNotArray`](crate::Error::ItemsNotArray)). Name the document by its `_id`:
+//! the append goes to the first document the filter matches (the one-round-trip update cannot
+//! tell whether more match).
+//!
+//! What one append costs:
+//!
+//! | server | commands | what they do |
+//! |---|---|---|
+//! | MongoDB 4.2+, SecantusDB | one `findAndModify` | an update pipeline of one `$set` stage, in which every expression sees the document as it was: `base = max(mark or start - step, the largest number stored)`, the items appended as `$literal`s merged with `base + k * step`, the mark set to `base + n * step`; the new mark projected back |
+//! | a server without update pipelines (nx-27017; some MongoDB-compatible services) | one refused `findAndModify` per handle (or per process for bare databases), then per append one `find` and one `update`, again on a lost race | the mark, the array and the recent appends read; one `updateOne` conditional on the mark as read, `$set` of the mark and `$push` of the numbered items |
+//!
+//! The refusal is matched narrowly (nx-27017 0.8's answer) and remembered, so that the next
+//! appends go the conditional way from the first.
+//!
+//! # The races
+//!
+//! One update of one document is atomic on MongoDB: appenders of one order, in tasks or in
+//! processes, each get numbers of their own; the first to land takes `base + 1 ..`, the next
+//! sees its mark. The largest stored number counts beside the mark, so an item pushed by
+//! another writer with a number and no move of the mark is not numbered again. The
+//! conditional way lets one appender of a round through (the mark it read is still there),
+//! and the others read again and retry, with backoff, for up to 60 s
+//! ([`Error::RetriesExhausted`](crate::Error::RetriesExhausted) then); there, an item another
+//! writer pushes with a number between the read and the update, without moving the mark, is
+//! not seen.
+//!
+//! # Gaps, removals, transactions
+//!
+//! Within a document, appends hand out `mark + step, ...` and move the mark, so the numbers of
+//! a document that lost nothing are `start`, `start + step`, ... without a gap. Items removed
+//! (a `$pull`, or the struct written back without them) leave their numbers unused for good:
+//! the mark does not go back, and neither does the largest stored number. A mark unset by
+//! hand falls back on the largest number stored; with neither, numbering starts again at
+//! `start`. With [`.session(&mut session)`](crate::action::AppendItems::session) in a
+//! transaction, the append is part of the transaction: aborted, the items and the mark go
+//! back with it, so committed numbers have no gap.
+//!
+//! # Lost answers, faults, cancellation
+//!
+//! Each append carries a token (an `ObjectId`), written with it into a hidden list in the
+//! document, `_seqid_<field>_appends`, which keeps the last [`APPENDS_KEPT`](crate::APPENDS_KEPT)
+//! (64) appends' `{ token, last }`; the pipeline's filter skips a document whose list holds
+//! the token. The driver sends a `findAndModify` or an `update` whose answer was lost once more
+//! (a retryable write, deduplicated by MongoDB); if that fails too, the document is read: its
+//! token there means the append landed, and the call answers its numbers. If the read fails
+//! as well, the call returns [`Error::ItemsOutcomeUnknown`](crate::Error::ItemsOutcomeUnknown)
+//! with the token: send the same append again with
+//! [`.token(token)`](crate::action::AppendItems::token), which answers the first one's numbers
+//! if it landed and appends once otherwise. An error the server answered with (a mark that
+//! is not a number, say), or a command the driver never sent, is
+//! [`Error::Driver`](crate::Error::Driver): nothing was written. In the caller's transaction
+//! every error is `Error::Driver`, the transaction's to retry or abort (nothing is read: the
+//! error aborted it). The conditional way needs no token in its filter:
+//! its update moves the mark past the value it is conditioned on, so a copy sent again matches
+//! nothing.
+//!
+//! The window: an append is recognised by its token while fewer than 64 appends to the same
+//! array came after it, and while the hidden list is there: a `replace_one` of the struct,
+//! which does not hold the list, empties it (the mark, a declared field, stays). Equal item
+//! content is never taken as proof of who wrote it. A struct that says
+//! `#[serde(deny_unknown_fields)]` cannot read a document holding the list back (see the
+//! [data layout](super::data_layout)).
+//!
+//! Outside a transaction an append runs to its end in a task of its own if its caller drops
+//! it ([cancellation](super::cancellation)): it lands once or not at all, never half, never
+//! twice; the caller who dropped it does not learn its numbers (the items it holds stay
+//! unnumbered), and reads the document to see them. In the caller's session, the call is the
+//! session's and stops where it is dropped, as the driver's own calls do.
+//!
+//! # Not yet
+//!
+//! - Item codes (`"{code}/{no}"` written into an item's `String` field, as
+//!   [display codes](super::display_codes) are): display codes are the document's, checked by
+//!   the derive against the document's sequences and scope, written from `Model` fields and
+//!   indexed unique per collection; an item code would be unique per document only, written
+//!   by the server in the pipeline (it knows the number, the client does not), and checked
+//!   against two types at once. Not done: it does not extend cleanly.
+//! - Appends to several documents in one call, and an item's number as a scope of another
+//!   sequence.
+//!
+//! # On the test servers
+//!
+//! SecantusDB takes the pipeline. It resolves the path `"$lines.no"` to null in an
+//! expression, so the largest stored number is read with `$map` over the array, as MongoDB
+//! reads it too. nx-27017 refuses pipelines and takes the conditional way; it stores every
+//! element of an array `$push` writes to as a JSON string (a server bug the tests work around
+//! when they read the items back; the library does not), so there the largest stored number
+//! and the recent appends' tokens cannot be read, and the mark alone numbers the items.
