@@ -27,6 +27,7 @@ mod instructions;
 mod maxq;
 mod model;
 mod natural;
+mod numbers;
 mod one;
 mod probe;
 mod scopes;
@@ -64,7 +65,7 @@ usage: cargo run --release --example bench -- [options]
   --bulk-rounds N    interleaved rounds of bulk trials (default 5)
   --bulk-docs N      documents per bulk call (default 10000)
   --query-runs N     runs of each maximum query (default 100, fewer if slow)
-  --only LIST        comma-separated parts to run: one,bare,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,natural,drafts,first-use,cancel,service,ticket,contention
+  --only LIST        comma-separated parts to run: one,bare,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,natural,drafts,numbers,first-use,cancel,service,ticket,contention
                      (default all; instructions needs valgrind)
   --cost-contenders LIST  the cost part's contenders: driver,tutorial,block,counters,coded,optimistic (default all)
   --cost-inserts N   inserts per cost trial (default 1000; 100 with --quick)
@@ -119,6 +120,7 @@ impl Config {
                 "scopes",
                 "natural",
                 "drafts",
+                "numbers",
                 "first-use",
                 "cancel",
                 "service",
@@ -337,6 +339,13 @@ async fn main() -> Result<(), BoxError> {
         None
     };
 
+    let numbered = if config.runs("numbers") {
+        eprintln!("numbers on their own ...");
+        Some(numbers::run(&db, &monitor, server_pid, &config).await?)
+    } else {
+        None
+    };
+
     let first_used = if config.runs("first-use") {
         eprintln!("a counter's first use ...");
         Some(first_use::run(name, &config).await?)
@@ -523,6 +532,26 @@ async fn main() -> Result<(), BoxError> {
             config.rounds.min(3)
         );
         drafts::print(rows);
+    }
+    if let Some(results) = &numbered {
+        println!("## Numbers on their own\n");
+        println!(
+            "Numbers with no document, `db.sequence(name).next()` and its kin, against the \
+             tutorial's `getNextSequence` by hand (the driver's `find_one_and_update`, \
+             `$inc: {{seq: 1}}`, upsert, the document after, per number) and the Go post's \
+             `GetNextId` by hand (a block of 25 reserved with one `$inc: {{sequence: 25}}` \
+             when the last is spent, handed out from memory under a `tokio::sync::Mutex` \
+             shared by the tasks). Each contender on a counter of its own, its state (the \
+             handle, the Go post's block) kept for the whole part; {} interleaved rounds of \
+             {:.2} s trials at each task count, contenders rotated each round. Numbers/s and \
+             round trips/number are medians over rounds, the ratios medians of the per-round \
+             ratios (min–max over rounds). Every number taken is checked at the end: none \
+             twice, within the counter, and for the counters contenders exactly 1 to the \
+             counter's value.\n",
+            config.rounds,
+            config.trial.as_secs_f64()
+        );
+        numbers::print(results);
     }
     if let Some(rows) = &first_used {
         println!("## A counter's first use\n");

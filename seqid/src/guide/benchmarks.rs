@@ -30,6 +30,11 @@
 //!   hand and the anchors' upsert with `$setOnInsert`;
 //! - `--only drafts` [numbering stored drafts](super::numbering_later): drafts issued per
 //!   second by 1 and 16 issuers, counters and gapless, next to a plain `update_one`;
+//! - `--only numbers` [numbers on their own](super::numbers): numbers per second from
+//!   `db.sequence(name).next()` (counters through a handle and through a bare database,
+//!   `.block(25)` and `.block(100)`, `next_n(16)`) at 1, 16 and 64 tasks, next to the
+//!   tutorial's `getNextSequence` and the Go post's block of 25 under a mutex, both by hand;
+//!   every number taken is checked (none twice, counters dense from 1);
 //! - `--only first-use` what the check before a missing counter is made costs
 //!   ([`Error::CounterMissing`](crate::Error::CounterMissing)): round trips and latency of a new
 //!   scope's first insert, the next, and a fresh handle's, next to the tutorial's upsert by hand;
