@@ -88,26 +88,26 @@ pub(crate) async fn append<I: Item>(
         Some(session) => session::in_transaction(session).await,
         None => false,
     };
-    let ended = match session {
+    let (ended, append) = match session {
         Some(session) if in_transaction => {
             // In the caller's transaction: nothing is read on an error, which aborted it.
             match run(&coll, &append, &known, &db, Some(session)).await {
                 Ended::Driver(error) | Ended::NotWritten(error) => {
                     return Err(driver(seq, spec, error));
                 }
-                ended => ended,
+                ended => (ended, append),
             }
         }
         Some(session) => {
             let ended = run(&coll, &append, &known, &db, Some(session)).await;
-            settle(&coll, &append, ended).await
+            (settle(&coll, &append, ended).await, append)
         }
+        // The append goes to the task and comes back with its end: its items are not
+        // copied for it.
         None => {
-            let owned = (coll, append.clone(), known, db);
             Finishing::new(async move {
-                let (coll, append, known, db) = owned;
                 let ended = run(&coll, &append, &known, &db, None).await;
-                settle(&coll, &append, ended).await
+                (settle(&coll, &append, ended).await, append)
             })
             .await
         }
