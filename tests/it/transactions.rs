@@ -8,14 +8,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
+use mongodb::Client;
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{Document as BsonDocument, doc};
 use mongodb::event::EventHandler;
 use mongodb::event::command::CommandEvent;
-use mongodb::options::{Acknowledgment, DatabaseOptions, WriteConcern};
+use mongodb::options::{Acknowledgment, ClientOptions, DatabaseOptions, WriteConcern};
 use seqid::{Document, Error, Sequences, Strategy};
-use seqid_harness::{TestDb, test_db, test_db_with};
+use seqid_harness::{FaultProxy, TestDb, test_db, test_db_with};
 use serde::{Deserialize, Serialize};
 
 use crate::support;
@@ -730,4 +732,75 @@ async fn counter_writes_carry_their_write_concern_and_inserts_the_collections() 
             );
         }
     }
+}
+
+/// A call of `T::transaction` cut while its commit waits for a connection (the pool's only
+/// one taken by a read held at a paused proxy) holds the gapless counter against no one.
+/// The driver marks the transaction committed before it sends the commit, so the commit
+/// that never left is never heard of, and dropping the session aborts nothing: without
+/// seqid's guard (`killSessions` of the session, sent once the connection is free) the
+/// transaction would hold the counter until its lifetime ran out (60 s), and the next
+/// writer's `$inc` would conflict all that time. The next writer gets the id the cut call
+/// took, which its transaction gave back: the cut commit never committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_cut_before_its_commit_left_holds_the_counter_against_no_one() {
+    let test = test_db("txn_cut_commit").await;
+    if without_transactions(&test).await {
+        return;
+    }
+    for collection in ["invoices", "counters", "held"] {
+        test.client()
+            .database(test.name())
+            .create_collection(collection)
+            .await
+            .unwrap();
+    }
+    let proxy = FaultProxy::for_test_db(&test).await.unwrap();
+    let mut options = ClientOptions::parse(proxy.uri()).await.unwrap();
+    options.max_pool_size = Some(1);
+    let client = Client::with_options(options).unwrap();
+    let db = Sequences::new(&client).database(test.name());
+    let mut session = client.start_session().await.unwrap();
+    let call = Invoice::transaction(&mut session).run((&db, &proxy), |session, (db, proxy)| {
+        Box::pin(async move {
+            let mut invoice = Invoice::make("cut", 0);
+            let id = invoice.insert(*db).session(session).await?;
+            // The pool's only connection goes to a read the proxy holds: the commit waits.
+            proxy.pause();
+            let held = db.collection::<BsonDocument>("held");
+            tokio::spawn(async move { held.find_one(doc! {}).await });
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            Ok::<_, Error>(id)
+        })
+    });
+    let cut = tokio::time::timeout(Duration::from_millis(600), call).await;
+    assert!(cut.is_err(), "the commit had a connection: {cut:?}");
+    // As a request handler that went away drops it.
+    drop(session);
+    proxy.resume();
+
+    // Through a client of its own, not through the proxy.
+    let direct = support::shared(&test);
+    let mut session = test.client().start_session().await.unwrap();
+    let started = Instant::now();
+    let next = Invoice::transaction(&mut session)
+        .time_limit(Duration::from_secs(20))
+        .run(&direct, |session, db| {
+            Box::pin(async move {
+                let mut invoice = Invoice::make("next", 0);
+                invoice.insert(*db).session(session).await
+            })
+        })
+        .await
+        .unwrap_or_else(|error| {
+            panic!(
+                "the counter is still held {:.1?} after the cut: {error}",
+                started.elapsed()
+            )
+        });
+    assert_eq!(next, 1, "the cut transaction's id, given back");
+    let stored = all_documents(&direct, "invoices").await;
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(stored[0].get_str("writer"), Ok("next"), "{stored:?}");
+    assert_eq!(counter_value(&direct, "invoice").await, Some(1));
 }

@@ -1,7 +1,8 @@
 //! The leaves: what every layer builds on. What a model and its sequence are (the model's
 //! trait, ids, layouts, scopes, display codes, natural keys), the error type, the server's
 //! constants and numbers, a batch's and a write's pure bookkeeping, and small tools (a
-//! detached round trip, a warning once, the backoff). They import nothing above.
+//! detached round trip, a transaction's end that survives a cut, a warning once, the
+//! backoff). They import nothing above.
 
 pub(crate) mod backoff;
 pub(crate) mod batch;
@@ -9,6 +10,7 @@ pub(crate) mod code;
 pub(crate) mod companions;
 pub(crate) mod detach;
 pub(crate) mod display;
+pub(crate) mod ending;
 pub(crate) mod error;
 pub(crate) mod fate;
 pub(crate) mod fields;

@@ -34,6 +34,14 @@
 //!   answered in the transaction before its `$inc` locks the counter (a round trip more per
 //!   call, measured in `BENCHMARKS.md`), so a request cancelled during the `$inc` never holds
 //!   the sequence; a write of your own as a transaction's first command is yours to guard.
+//!   The driver has a second blind spot at the other end: it marks a transaction committed
+//!   (or aborted) before it sends the command, so a commit cut before it left (waiting for a
+//!   connection, as under load or after a failover) never reaches the server, and the
+//!   session's drop aborts nothing. [`T::transaction`](crate::Document::transaction) guards
+//!   its commits and aborts: cut before their answer, it ends the transaction on the server
+//!   with `killSessions` of its session (a transaction already committed stays committed;
+//!   one begun in the same session in those moments is aborted too, and retried). A commit
+//!   of your own is yours to guard, or to run in a task of its own.
 //!
 //! ```no_run
 //! # use seqid::Document;

@@ -10,6 +10,7 @@ use mongodb::error::{TRANSIENT_TRANSACTION_ERROR, UNKNOWN_TRANSACTION_COMMIT_RES
 use mongodb::options::TransactionOptions;
 use tokio::time::Instant;
 
+use crate::base::ending::Ending;
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
 use crate::base::model::Model;
@@ -214,7 +215,11 @@ impl<'a, T: Model> Transaction<'a, T> {
     /// A body that commits or aborts the transaction itself ends it: its value is
     /// returned as it is. The future holds the session: awaited in a task of its own
     /// (`tokio::spawn`), a request that goes away does not cut the transaction mid-way
-    /// (see the guide's [cancellation](crate::guide::cancellation)).
+    /// (see the guide's [cancellation](crate::guide::cancellation)). Cut during its commit
+    /// or its abort, before the server answered, it ends the transaction on the server
+    /// (`killSessions` of the session, in a task of its own): the driver, which marks the
+    /// transaction ended before it sends the command, would otherwise leave it open,
+    /// holding the counter against every writer for the transaction's lifetime (60 s).
     pub async fn run<C, R, E, F>(self, mut context: C, mut body: F) -> Result<R, E>
     where
         F: for<'b> FnMut(&'b mut ClientSession, &'b mut C) -> BoxFuture<'b, Result<R, E>>,
@@ -239,7 +244,9 @@ impl<'a, T: Model> Transaction<'a, T> {
                     // Nothing to abort when the body's error ended the transaction (the
                     // driver then knows) or the body ended it itself; the driver's answer
                     // to an abort with nothing to do is ignored, as `and_run` does.
+                    let ending = Ending::watch(session);
                     let _ = session.abort_transaction().await;
+                    ending.answered();
                     let transient = error
                         .driver_error()
                         .is_some_and(|e| e.contains_label(TRANSIENT_TRANSACTION_ERROR));
@@ -263,7 +270,10 @@ impl<'a, T: Model> Transaction<'a, T> {
             let mut commits = 0u32;
             loop {
                 commits += 1;
-                let Err(error) = session.commit_transaction().await else {
+                let ending = Ending::watch(session);
+                let committed = session.commit_transaction().await;
+                ending.answered();
+                let Err(error) = committed else {
                     return Ok(value);
                 };
                 let unknown = error.contains_label(UNKNOWN_TRANSACTION_COMMIT_RESULT)
