@@ -24,6 +24,7 @@ mod cost;
 mod drafts;
 mod first_use;
 mod instructions;
+mod items;
 mod maxq;
 mod model;
 mod natural;
@@ -65,7 +66,7 @@ usage: cargo run --release --example bench -- [options]
   --bulk-rounds N    interleaved rounds of bulk trials (default 5)
   --bulk-docs N      documents per bulk call (default 10000)
   --query-runs N     runs of each maximum query (default 100, fewer if slow)
-  --only LIST        comma-separated parts to run: one,bare,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,natural,drafts,numbers,first-use,cancel,service,ticket,contention
+  --only LIST        comma-separated parts to run: one,bare,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,natural,drafts,numbers,items,first-use,cancel,service,ticket,contention
                      (default all; instructions needs valgrind)
   --cost-contenders LIST  the cost part's contenders: driver,tutorial,block,counters,coded,optimistic (default all)
   --cost-inserts N   inserts per cost trial (default 1000; 100 with --quick)
@@ -93,6 +94,8 @@ pub struct Config {
     pub cost_inserts: u32,
     pub service_clients: usize,
     pub service_trial: Duration,
+    /// `--quick`: the smoke run's sizes.
+    pub quick: bool,
 }
 
 impl Config {
@@ -121,6 +124,7 @@ impl Config {
                 "natural",
                 "drafts",
                 "numbers",
+                "items",
                 "first-use",
                 "cancel",
                 "service",
@@ -133,12 +137,14 @@ impl Config {
             cost_inserts: 1000,
             service_clients: 16,
             service_trial: Duration::from_secs(5),
+            quick: false,
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             let mut value = || args.next().ok_or(format!("{arg} needs a value\n{USAGE}"));
             match arg.as_str() {
                 "--quick" => {
+                    config.quick = true;
                     config.rounds = 1;
                     config.trial = Duration::from_millis(150);
                     config.bulk_rounds = 1;
@@ -342,6 +348,13 @@ async fn main() -> Result<(), BoxError> {
     let numbered = if config.runs("numbers") {
         eprintln!("numbers on their own ...");
         Some(numbers::run(&db, &monitor, server_pid, &config).await?)
+    } else {
+        None
+    };
+
+    let appended = if config.runs("items") {
+        eprintln!("item appends ...");
+        Some(items::run(&db, &monitor, server_pid, &config).await?)
     } else {
         None
     };
@@ -552,6 +565,20 @@ async fn main() -> Result<(), BoxError> {
             config.trial.as_secs_f64()
         );
         numbers::print(results);
+    }
+    if let Some(results) = &appended {
+        println!("## Item appends\n");
+        println!(
+            "Items appended to a stored document with the next numbers, \
+             `Order::append_lines(&db, filter, &mut [line])`, against a plain `$push` of the \
+             same line with the driver's `update_one`, which numbers nothing; 1 and 16 \
+             appenders on one document. {} interleaved rounds, contenders rotated each round; \
+             appends/s and round trips/append are medians over rounds, the ratio the median \
+             of the per-round ratios (min–max over rounds). Every document is read back after \
+             its trial: all items there, the appended ones numbered exactly 1 to n.\n",
+            config.rounds,
+        );
+        items::print(results);
     }
     if let Some(rows) = &first_used {
         println!("## A counter's first use\n");

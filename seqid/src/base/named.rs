@@ -2,11 +2,11 @@
 //! options make of it, checked, and kept for the life of the process. The runtime works
 //! on `&'static Sequence`s, which the derive declares as constants; a sequence named at
 //! run time is made once instead, and the same name and options give the same
-//! `&'static Sequence` ever after: each distinct string is kept once, and each distinct
-//! sequence once. A service names a few; one that names a sequence per value of a request
+//! `&'static Sequence` ever after: each distinct string is kept once, each distinct
+//! sequence once, and each distinct set of options once, to find its sequence again in one
+//! lookup. A service names a few; one that names a sequence per value of a request
 //! (per tenant, say) keeps one per value ever named, for the life of the process.
 
-use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use crate::base::error::Error;
@@ -17,7 +17,7 @@ use crate::base::sequence::{CounterWriteConcern, Sequence, Strategy};
 
 /// The options a sequence named at run time was given, as given: what
 /// `NamedSequence`'s setters set.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Spec {
     pub name: String,
     /// `None`: the layout's tool's own (`counters` for the tutorial).
@@ -58,9 +58,23 @@ impl Spec {
 /// checked: an option out of range is [`Error::InvalidOption`], naming the sequence (kept
 /// all the same: the error holds it).
 pub(crate) fn sequence(spec: &Spec) -> Result<&'static Sequence, Error> {
-    let seq = interned(made(spec));
+    let seq = resolved(spec);
     check(seq)?;
     Ok(seq)
+}
+
+/// The sequence `spec` names: found by the options as given when they were given before,
+/// in one lookup, else made and kept. A service names its sequences on every call
+/// (`db.sequence("ticket").block(25).next()`), where making the sequence again and
+/// finding it among the kept ones (its strings and itself hashed whole) was half of the
+/// call's own work (BENCHMARKS.md, *Numbers on their own*).
+fn resolved(spec: &Spec) -> &'static Sequence {
+    if let Some(&seq) = kept().resolved.get(spec) {
+        return seq;
+    }
+    let seq = interned(made(spec));
+    kept().resolved.insert(spec.clone(), seq);
+    seq
 }
 
 /// The sequence `spec` names, its strings kept for the process. What is not given is
@@ -167,12 +181,15 @@ fn check(seq: &'static Sequence) -> Result<(), Error> {
     Ok(())
 }
 
-/// Everything named at run time so far, kept for the life of the process.
+/// Everything named at run time so far, kept for the life of the process. foldhash, as
+/// the handle's maps: its seeds are random per process and per map.
 #[derive(Default)]
 struct Kept {
-    strings: HashSet<&'static str>,
-    scopes: HashSet<&'static [&'static str]>,
-    sequences: HashSet<&'static Sequence>,
+    strings: foldhash::HashSet<&'static str>,
+    scopes: foldhash::HashSet<&'static [&'static str]>,
+    sequences: foldhash::HashSet<&'static Sequence>,
+    /// The options given, as given, and the sequence they made.
+    resolved: foldhash::HashMap<Spec, &'static Sequence>,
 }
 
 fn kept() -> std::sync::MutexGuard<'static, Kept> {
