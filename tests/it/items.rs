@@ -312,8 +312,8 @@ async fn appends_number_after_the_mark_and_never_reuse_a_number_after_removals()
 
 /// `tasks` tasks, each appending `per_task` times `batch` equal items to one of `docs`
 /// (round robin); returns the numbers each call was answered, by document.
-async fn append_concurrently(
-    db: &seqid::Database,
+async fn append_concurrently<D: seqid::AsDatabase + Clone + Send + 'static>(
+    db: &D,
     docs: &[i64],
     tasks: usize,
     per_task: usize,
@@ -414,6 +414,47 @@ fn counting(counts: &Arc<std::sync::Mutex<BTreeMap<String, usize>>>) -> EventHan
                 .or_default() += 1;
         }
     })
+}
+
+/// On the conditional way (forced where the server takes pipelines), the 16 appenders of
+/// one process to one document take turns, each its read and its update: no appender of the
+/// process reads a mark another is about to move, so every update lands the first time, one
+/// read and one update per append (racing, they sent about 8 commands per append), through
+/// a handle and through a bare database alike.
+#[tokio::test]
+async fn appenders_of_one_process_take_turns_on_the_conditional_way_and_lose_no_race() {
+    let counts = Arc::new(std::sync::Mutex::new(BTreeMap::new()));
+    let handler = counting(&counts);
+    let test = test_db_with("items_turns", |options| {
+        options.command_event_handler = Some(handler);
+    })
+    .await;
+    seqid::__private::items_without_pipelines(&test);
+    let db = crate::support::shared(&test);
+    for handle in [true, false] {
+        let mut one = order(1);
+        let id = one.insert(&db).await.unwrap();
+        counts.lock().unwrap().clear();
+        let answered = match handle {
+            true => append_concurrently(&db, &[id], 16, 4, 1).await,
+            false => {
+                append_concurrently(&test.client().database(test.name()), &[id], 16, 4, 1).await
+            }
+        };
+        assert_every_item_once(&test, &answered, 1).await;
+        let counts = counts.lock().unwrap().clone();
+        // The reads of the check above come after: 64 appends, 64 reads and 64 updates.
+        assert_eq!(
+            counts.get("update"),
+            Some(&64),
+            "handle {handle}: {counts:?}"
+        );
+        assert_eq!(
+            counts.get("find").map(|f| f - 1),
+            Some(64),
+            "handle {handle}: {counts:?}"
+        );
+    }
 }
 
 #[tokio::test]

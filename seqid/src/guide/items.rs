@@ -93,9 +93,11 @@
 //! One update of one document is atomic on MongoDB: appenders of one order, in tasks or in
 //! processes, each get numbers of their own; the first to land takes `base + 1 ..`, the next
 //! sees its mark. The largest stored number counts beside the mark, so an item pushed by
-//! another writer with a number and no move of the mark is not numbered again. The
-//! conditional way lets one appender of a round through (the mark it read is still there),
-//! and the others read again and retry, with backoff, for up to 60 s
+//! another writer with a number and no move of the mark is not numbered again. On the
+//! conditional way the appends of one process to one array take turns, each its read and
+//! its update (waiting at most 2 s for the one ahead), so they lose no race to each other;
+//! between processes, the condition lets one appender of a round through (the mark it read
+//! is still there), and the others read again and retry, with backoff, for up to 60 s
 //! ([`Error::RetriesExhausted`](crate::Error::RetriesExhausted) then); there, an item another
 //! writer pushes with a number between the read and the update, without moving the mark, is
 //! not seen.

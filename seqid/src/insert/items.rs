@@ -1,7 +1,8 @@
 //! Appending items to a stored document's array (`append_<field>`): the items checked
 //! unset and serialized, one append with a token of its own sent the way the server allows
 //! ([`crate::round_trip::items`]: one pipeline update, or a read and a conditional update,
-//! again on a lost race), and the numbers it got written back into the caller's items.
+//! again on a lost race, the appends of this process to one array taking turns), and the
+//! numbers it got written back into the caller's items.
 //!
 //! Outside a transaction the append is [`Finishing`]: a caller that goes away leaves it to
 //! end in a task of its own, so that it lands once or not at all, never half. Its answer
@@ -26,9 +27,15 @@ use crate::base::session;
 use crate::round_trip::items::{self, Append, Seen};
 use crate::state::known::Known;
 use crate::state::registry::Route;
+use crate::state::turns;
 
 /// How long the conditional way keeps trying while other writers move the mark first.
 const BUDGET: Duration = Duration::from_secs(60);
+
+/// How long a conditional append waits for the append of this process ahead of it on the
+/// same array before it goes on without its turn (a write that hangs holds the others back
+/// no longer; the condition on the mark still lets one of two through).
+const TURN_PATIENCE: Duration = Duration::from_secs(2);
 
 /// How an append ended, before it is said as seqid's error.
 enum Ended {
@@ -200,6 +207,16 @@ async fn run(
                 Err(error) => return failed(error),
             }
         }
+        // The conditional way: the appends of this process to this array take turns, each
+        // its read and its update (see `state::turns`), released before a lost race's wait.
+        let _turn = match pipelines {
+            true => None,
+            false => {
+                let patience = TURN_PATIENCE.min(BUDGET.saturating_sub(started.elapsed()));
+                let (db, collection) = (db.name(), coll.name());
+                turns::append_turn(db, collection, spec.field, &append.filter, patience).await
+            }
+        };
         // Read when the pipeline matched nothing, or before the conditional update: this
         // append has written nothing yet.
         let seen = match items::read(coll, append, session.as_deref_mut()).await {
