@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mongodb::Collection;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Config;
 use crate::model::BoxError;
-use crate::probe::{Monitor, Snapshot};
+use crate::probe::{Monitor, Trial};
 use crate::stats::{Table, median, min_max, ratio_cell, verdict};
 
 /// The collection of the part's documents.
@@ -118,34 +118,6 @@ struct On {
     orders: Collection<BsonDocument>,
 }
 
-struct Trial {
-    appends: usize,
-    elapsed: Duration,
-    usage: Snapshot,
-}
-
-impl Trial {
-    fn per_second(&self) -> f64 {
-        self.appends as f64 / self.elapsed.as_secs_f64()
-    }
-
-    fn round_trips(&self) -> f64 {
-        self.usage.commands as f64 / self.appends as f64
-    }
-
-    fn client_cpu_us(&self) -> f64 {
-        self.usage
-            .client_cpu
-            .map_or(f64::NAN, |d| d.as_secs_f64() * 1e6 / self.appends as f64)
-    }
-
-    fn others_busy(&self) -> f64 {
-        self.usage
-            .others_cpu()
-            .map_or(f64::NAN, |d| d.as_secs_f64() / self.elapsed.as_secs_f64())
-    }
-}
-
 /// A new document with no item, then `appends` appends to it from `tasks` tasks, and the
 /// document checked.
 async fn trial(
@@ -189,7 +161,7 @@ async fn trial(
     // by its `_id` index), and the trials would slow each other down as documents pile up.
     on.orders.delete_one(doc! { "_id": id }).await?;
     Ok(Trial {
-        appends: per_task * tasks,
+        count: (per_task * tasks) as u64,
         elapsed,
         usage,
     })

@@ -33,7 +33,7 @@ use seqid::AsDatabase;
 
 use crate::Config;
 use crate::model::BoxError;
-use crate::probe::{Monitor, Snapshot};
+use crate::probe::{Monitor, Trial};
 use crate::stats::{Table, median, min_max, ratio_cell, verdict};
 
 /// The counters collection of every contender: the tutorial's, and seqid's by default.
@@ -200,35 +200,6 @@ fn value(counter: &BsonDocument, field: &str) -> Result<i64, BoxError> {
     }
 }
 
-/// One fixed-duration trial.
-struct Trial {
-    numbers: u64,
-    elapsed: Duration,
-    usage: Snapshot,
-}
-
-impl Trial {
-    fn per_second(&self) -> f64 {
-        self.numbers as f64 / self.elapsed.as_secs_f64()
-    }
-
-    fn round_trips(&self) -> f64 {
-        self.usage.commands as f64 / self.numbers as f64
-    }
-
-    fn client_cpu_us(&self) -> f64 {
-        self.usage
-            .client_cpu
-            .map_or(f64::NAN, |d| d.as_secs_f64() * 1e6 / self.numbers as f64)
-    }
-
-    fn others_busy(&self) -> f64 {
-        self.usage
-            .others_cpu()
-            .map_or(f64::NAN, |d| d.as_secs_f64() / self.elapsed.as_secs_f64())
-    }
-}
-
 /// `tasks` tasks take numbers until `duration` has passed; every number taken is added to
 /// `taken`.
 async fn trial(
@@ -264,7 +235,7 @@ async fn trial(
     let elapsed = start.elapsed();
     let usage = before.delta(&monitor.snapshot(server_pid));
     Ok(Trial {
-        numbers,
+        count: numbers,
         elapsed,
         usage,
     })

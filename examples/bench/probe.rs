@@ -247,3 +247,36 @@ pub fn load_average() -> String {
         .and_then(|l| l.split_whitespace().next().map(str::to_owned))
         .unwrap_or_else(|| "?".into())
 }
+
+/// One fixed trial of a part that counts what it did (numbers taken, items appended): how
+/// many, in how long, and what the process, the server and the machine did meanwhile.
+pub struct Trial {
+    pub count: u64,
+    pub elapsed: Duration,
+    pub usage: Snapshot,
+}
+
+impl Trial {
+    pub fn per_second(&self) -> f64 {
+        self.count as f64 / self.elapsed.as_secs_f64()
+    }
+
+    /// Commands sent per thing counted.
+    pub fn round_trips(&self) -> f64 {
+        self.usage.commands as f64 / self.count as f64
+    }
+
+    /// This process's CPU per thing counted, in µs.
+    pub fn client_cpu_us(&self) -> f64 {
+        self.usage
+            .client_cpu
+            .map_or(f64::NAN, |d| d.as_secs_f64() * 1e6 / self.count as f64)
+    }
+
+    /// Other processes' CPU, in cores, over the trial.
+    pub fn others_busy(&self) -> f64 {
+        self.usage
+            .others_cpu()
+            .map_or(f64::NAN, |d| d.as_secs_f64() / self.elapsed.as_secs_f64())
+    }
+}
