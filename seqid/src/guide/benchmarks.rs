@@ -35,6 +35,9 @@
 //!   `.block(25)` and `.block(100)`, `next_n(16)`) at 1, 16 and 64 tasks, next to the
 //!   tutorial's `getNextSequence` and the Go post's block of 25 under a mutex, both by hand;
 //!   every number taken is checked (none twice, counters dense from 1);
+//! - `--only items` [item appends](super::items): `append_<field>` against a plain `$push`
+//!   of the same item, 1 and 16 appenders on one document, each trial's document read back
+//!   (every item there, the appended ones numbered exactly 1 to n);
 //! - `--only first-use` what the check before a missing counter is made costs
 //!   ([`Error::CounterMissing`](crate::Error::CounterMissing)): round trips and latency of a new
 //!   scope's first insert, the next, and a fresh handle's, next to the tutorial's upsert by hand;
