@@ -15,10 +15,16 @@
 //! client. Dropped before the command answered, it sends `killSessions` for that session in a
 //! task of its own, which aborts the transaction if the commit has not reached the server
 //! and leaves one already committed as it is (a commit the server has begun ends as it
-//! would have). The caller, who cut the call, never knew the outcome either way. The kill
-//! ends whatever the session runs when it arrives: a new transaction begun in the same
-//! session within those moments is aborted too, and its caller's retry (a transient
-//! error) runs it again.
+//! would have). The caller, who cut the call, never knew the outcome either way.
+//!
+//! The cost, in the moments the kill is on its way: it ends whatever runs in that server
+//! session when it arrives. A new transaction begun in the same session is aborted too (its
+//! caller's retry runs it again), and the driver, which pools server sessions, may have
+//! handed the same one to another operation of the client, which is then interrupted (an
+//! error the server answered: nothing written). Against that, the alternative is every
+//! writer of the counter, in every process, stalled for the transaction's lifetime. The
+//! driver exposes no transaction number, which an `abortTransaction` of that transaction
+//! alone would need.
 
 use mongodb::bson::{Document as BsonDocument, doc};
 use mongodb::{Client, ClientSession};

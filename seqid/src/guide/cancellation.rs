@@ -39,9 +39,13 @@
 //!   connection, as under load or after a failover) never reaches the server, and the
 //!   session's drop aborts nothing. [`T::transaction`](crate::Document::transaction) guards
 //!   its commits and aborts: cut before their answer, it ends the transaction on the server
-//!   with `killSessions` of its session (a transaction already committed stays committed;
-//!   one begun in the same session in those moments is aborted too, and retried). A commit
-//!   of your own is yours to guard, or to run in a task of its own.
+//!   with `killSessions` of its session (a transaction already committed stays committed).
+//!   The kill ends whatever runs in that server session when it arrives: a transaction
+//!   begun in the same session in those moments is aborted too, and retried, and an
+//!   operation to which the driver's pool handed the same server session meanwhile is
+//!   interrupted (an error, nothing written); a rare error beside a cut request, where
+//!   the driver alone stalls every writer of the counter for a minute. A commit of your own
+//!   is yours to guard, or to run in a task of its own.
 //!
 //! ```no_run
 //! # use seqid::Document;
