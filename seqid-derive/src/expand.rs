@@ -61,6 +61,7 @@ pub fn impl_document(
             marker(cont, quote!(::seqid::CounterBacked))
         }
     };
+    let declared = declared(cont, &ident);
     wrap_in_const(quote! {
         #[automatically_derived]
         impl #impl_generics ::seqid::Model for #ident #ty_generics #where_clause {
@@ -87,7 +88,30 @@ pub fn impl_document(
         #handles
         #finders
         #sequence_on_id
+        #declared
     })
+}
+
+/// The type's sequences registered for the run time, under the type's path, so that a
+/// sequence named at run time with a declared name takes the type's options
+/// (`seqid::base::declared`). A generic type has no one set of constants to register
+/// (a `static` cannot name the type's parameters): none.
+fn declared(cont: &Container, ident: &Ident) -> TokenStream {
+    if !cont.generics.params.is_empty() {
+        return quote!();
+    }
+    let name = ident.unraw().to_string();
+    quote! {
+        ::seqid::__private::inventory::submit! {
+            ::seqid::__private::Declared::new(
+                ::seqid::__private::core::concat!(
+                    ::seqid::__private::core::module_path!(), "::", #name
+                ),
+                &<#ident as ::seqid::Model>::SEQUENCE,
+                <#ident as ::seqid::Model>::OTHERS,
+            )
+        }
+    }
 }
 
 /// One `find_by_<field>` function per sequence on a field other than `_id`: the call

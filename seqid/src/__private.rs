@@ -5,11 +5,13 @@ pub use crate::api::action::find::{Deserializable, SequenceOnId, find_by_code, f
 pub use crate::api::action::find_or_insert::NaturalKeyed;
 pub use crate::api::action::items::append_items;
 pub use crate::api::action::number::NumberedLater;
+pub use crate::base::declared::Declared;
 pub use crate::base::display::{Integer, display_code, integer, literal, number, text};
 pub use crate::base::layout::construct::{custom, stepped};
 pub use crate::base::sequence::construct::{BLANK, block, counters, gapless, optimistic};
 pub use crate::state::allocator::LiveBlock;
 pub use ::core;
+pub use ::inventory;
 pub use ::std::string::String;
 pub use mongodb::bson::Document as BsonDocument;
 pub use mongodb::bson::oid::ObjectId;

@@ -128,8 +128,8 @@
 //!   one document, [display codes](guide::display_codes),
 //!   [find-or-insert by a natural key](guide::find_or_insert),
 //!   [numbering a stored document later](guide::numbering_later), [numbers on their
-//!   own](guide::numbers) (`db.sequence("userid").next()`, and a model's next id before
-//!   its document, `T::reserve_id(&db)`), [other tools'
+//!   own](guide::numbers) (`Order::sequence().next(&db)`, `db.sequence("userid").next()`,
+//!   and a model's next id before its document, `T::reserve_id(&db)`), [other tools'
 //!   counters](guide::other_tools), the [data layout](guide::data_layout);
 //! - the [attribute reference](guide::attributes) (also in the [derive's
 //!   documentation](macro@Document)), the [operations](guide::operations) and logging, the

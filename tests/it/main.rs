@@ -19,6 +19,7 @@ mod block;
 mod cancellation;
 mod codes;
 mod counters;
+mod declared;
 mod deployments;
 mod derive;
 mod driver_cancellation;

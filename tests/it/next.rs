@@ -31,10 +31,16 @@ async fn next_and_next_n_hand_out_the_counter_s_ids_through_a_handle_and_a_bare_
     let bare: &mongodb::Database = &test;
 
     // Counters: the tutorial's counter, from `start`, `step` apart.
-    let id = handle.sequence("c").start(10).step(3).next().await.unwrap();
+    let id = handle
+        .sequence("next_c")
+        .start(10)
+        .step(3)
+        .next()
+        .await
+        .unwrap();
     assert_eq!(id, 10);
     let ids = bare
-        .sequence("c")
+        .sequence("next_c")
         .start(10)
         .step(3)
         .next_n(3)
@@ -42,38 +48,39 @@ async fn next_and_next_n_hand_out_the_counter_s_ids_through_a_handle_and_a_bare_
         .unwrap();
     assert_eq!(ids, [13, 16, 19]);
     let ids = handle
-        .sequence("c")
+        .sequence("next_c")
         .start(10)
         .step(3)
         .next_n(2)
         .await
         .unwrap();
     assert_eq!(ids, [22, 25]);
-    assert_eq!(counter_value(&test, "c").await, Some(25));
-    // Default options: the tutorial's `getNextSequence("userid")`.
-    assert_eq!(bare.sequence("userid").next().await.unwrap(), 1);
-    assert_eq!(handle.sequence("userid").next().await.unwrap(), 2);
-    assert_eq!(counter_value(&test, "userid").await, Some(2));
+    assert_eq!(counter_value(&test, "next_c").await, Some(25));
+    // Default options: the tutorial's `getNextSequence("userid")` (a name of its own:
+    // types of this crate declare `userid` in two counters collections).
+    assert_eq!(bare.sequence("next_userid").next().await.unwrap(), 1);
+    assert_eq!(handle.sequence("next_userid").next().await.unwrap(), 2);
+    assert_eq!(counter_value(&test, "next_userid").await, Some(2));
 
     // Block through the handle: one block of 5 reserved, handed out in memory.
-    assert_eq!(handle.sequence("b").block(5).next().await.unwrap(), 1);
+    assert_eq!(handle.sequence("next_b").block(5).next().await.unwrap(), 1);
     assert_eq!(
-        handle.sequence("b").block(5).next_n(3).await.unwrap(),
+        handle.sequence("next_b").block(5).next_n(3).await.unwrap(),
         [2, 3, 4]
     );
-    assert_eq!(counter_value(&test, "b").await, Some(5), "one block");
+    assert_eq!(counter_value(&test, "next_b").await, Some(5), "one block");
     // Six more: the block's last id, then a new block of 5 (rounded up from 5 wanted).
     assert_eq!(
-        handle.sequence("b").block(5).next_n(6).await.unwrap(),
+        handle.sequence("next_b").block(5).next_n(6).await.unwrap(),
         [5, 6, 7, 8, 9, 10]
     );
-    assert_eq!(counter_value(&test, "b").await, Some(10));
+    assert_eq!(counter_value(&test, "next_b").await, Some(10));
     // Through a bare database, a block call reserves exactly its own ids.
     assert_eq!(
-        bare.sequence("b").block(5).next_n(2).await.unwrap(),
+        bare.sequence("next_b").block(5).next_n(2).await.unwrap(),
         [11, 12]
     );
-    assert_eq!(counter_value(&test, "b").await, Some(12));
+    assert_eq!(counter_value(&test, "next_b").await, Some(12));
 
     // Another counters collection, and `n` 0.
     let ids = bare.sequence("other").counters("sequences").next_n(0);
@@ -383,14 +390,21 @@ async fn a_scoped_named_sequence_counts_in_the_declared_type_s_counter() {
     assert_eq!(counter_of(&test, id).await, all.last().copied());
     let counters = test.collection::<BsonDocument>("counters");
     assert_eq!(counters.count_documents(doc! {}).await.unwrap(), 1);
-    // Another scope has a counter of its own; the scope fields in another order name
-    // another sequence, with a counter of its own too.
+    // Another scope has a counter of its own. The scope fields in another order would
+    // name another counter: refused, since `Ticket` declares the sequence (issue 55).
     let other = handle.sequence("next_ticket").scope("project", "gemini");
     let other = other.scope("year", 2026).next().await.unwrap();
     assert_eq!(other, 1);
     let swapped = handle.sequence("next_ticket").scope("year", 2026);
-    let swapped = swapped.scope("project", "apollo").next().await.unwrap();
-    assert_eq!(swapped, 1);
+    let error = swapped.scope("project", "apollo").next().await.unwrap_err();
+    match &error {
+        Error::InvalidScope { reason, .. } => {
+            assert!(reason.contains("next::Ticket"), "{error}");
+            assert!(reason.contains("project, year, in that order"), "{error}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(counters.count_documents(doc! {}).await.unwrap(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -589,9 +603,10 @@ async fn every_option_out_of_range_is_refused_before_any_round_trip() {
     assert_eq!(commands.total(), before, "nothing read or written");
 }
 
-/// mongoose-auto-increment's `Book` model, as a declared type names it.
+/// mongoose-auto-increment's model, as a declared type names it (`NextBook`: other types of
+/// this crate declare `Book` with other strategies).
 #[derive(Debug, Serialize, Document)]
-#[seq_id("Book", collection = "books", layout = "mongoose-auto-increment")]
+#[seq_id("NextBook", collection = "books", layout = "mongoose-auto-increment")]
 struct Book {
     #[serde(rename = "_id")]
     id: Option<i64>,
@@ -606,7 +621,7 @@ async fn a_named_sequence_in_a_tool_s_layout_shares_the_tool_s_counter() {
     book.insert(&handle).await.unwrap();
     assert_eq!(book.id, Some(0));
     let book_sequence = || {
-        test.sequence("Book")
+        test.sequence("NextBook")
             .layout(seqid::Layout::MONGOOSE_AUTO_INCREMENT)
     };
     assert_eq!(book_sequence().next().await.unwrap(), 1);
@@ -616,7 +631,7 @@ async fn a_named_sequence_in_a_tool_s_layout_shares_the_tool_s_counter() {
     assert_eq!(book.id, Some(4));
     let counters = test.collection::<BsonDocument>("identitycounters");
     let counter = counters
-        .find_one(doc! { "model": "Book", "field": "_id" })
+        .find_one(doc! { "model": "NextBook", "field": "_id" })
         .await
         .unwrap()
         .unwrap();
@@ -624,7 +639,7 @@ async fn a_named_sequence_in_a_tool_s_layout_shares_the_tool_s_counter() {
     assert_eq!(counters.count_documents(doc! {}).await.unwrap(), 1);
     // Another field is another counter of the tool's.
     let other = test
-        .sequence("Book")
+        .sequence("NextBook")
         .layout(seqid::Layout::MONGOOSE_AUTO_INCREMENT);
     assert_eq!(other.field("isbn").next().await.unwrap(), 0);
     // A step with a layout whose tool always adds 1, a scope with one that has none.
@@ -662,27 +677,34 @@ async fn a_named_sequence_in_a_tool_s_layout_shares_the_tool_s_counter() {
 async fn a_missing_counter_is_checked_against_the_collection_given() {
     let test = test_db("next_missing_counter").await;
     // Numbers stored by an import, with no counter.
-    let imported = test.collection::<BsonDocument>("imported");
+    let imported = test.collection::<BsonDocument>("next_imported");
     let numbers = [doc! { "_id": 1 }, doc! { "_id": 7 }];
     imported.insert_many(numbers).await.unwrap();
     let handle = shared(&test);
     // With the collection, the counter is not made afresh under the numbers stored.
-    let error = (handle.sequence("imported").collection("imported").next())
-        .await
-        .unwrap_err();
+    let error = (handle
+        .sequence("next_imported")
+        .collection("next_imported")
+        .next())
+    .await
+    .unwrap_err();
     match &error {
         Error::CounterMissing { largest, .. } => assert_eq!(integer(largest), Some(7)),
         other => panic!("{other:?}"),
     }
-    assert_eq!(counter_value(&test, "imported").await, None, "nothing made");
+    assert_eq!(
+        counter_value(&test, "next_imported").await,
+        None,
+        "nothing made"
+    );
     // In another field, none stored: the counter starts.
     let by_field = handle
-        .sequence("imported")
-        .collection("imported")
+        .sequence("next_imported")
+        .collection("next_imported")
         .field("number");
     assert_eq!(by_field.next().await.unwrap(), 1);
     // Without a collection there is nothing to look in: the counter goes on.
-    assert_eq!(test.sequence("imported").next().await.unwrap(), 2);
+    assert_eq!(test.sequence("next_imported").next().await.unwrap(), 2);
 }
 
 /// The tutorial's getNextSequence in Python (pymongo, as the tutorial's shell code is
@@ -779,11 +801,29 @@ async fn a_named_sequence_s_stats_count_what_its_handle_did() {
     let stats = named().stats().unwrap();
     assert_eq!((stats.ids, stats.reservations), (30, 3), "{stats:?}");
     assert_eq!(Event::stats(&handle), stats);
-    // Another block size is another allocator: nothing yet.
-    assert_eq!(
-        handle.sequence("next_events").block(7).stats().unwrap().ids,
-        0
+    // Another block size than the declared type's is refused (issue 55).
+    let error = handle.sequence("next_events").block(7).stats().unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::InvalidOption {
+                option: "strategy",
+                ..
+            }
+        ),
+        "{error:?}"
     );
+    // A name no type declares: another block size is another allocator, nothing yet.
+    for _ in 0..3 {
+        handle
+            .sequence("next_undeclared")
+            .block(10)
+            .next()
+            .await
+            .unwrap();
+    }
+    let stats = handle.sequence("next_undeclared").block(7).stats().unwrap();
+    assert_eq!(stats.ids, 0);
     let bare = test.db().sequence("next_events").block(10);
     assert_eq!(
         bare.stats().unwrap().ids,

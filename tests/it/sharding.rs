@@ -300,7 +300,7 @@ async fn a_counter_whose_filter_does_not_carry_the_shard_key_is_refused() {
     // `model` is in the filter but does not start the index.
     #[derive(Debug, Serialize, Deserialize, Document)]
     #[seq_id(
-        "Book",
+        "ShBook",
         collection = "sh_books",
         layout = "mongoose-auto-increment",
         start = 1

@@ -14,6 +14,7 @@ use crate::api::action::{
     NumberDrafts, ReserveId, ReserveIds, SetCounter, SyncCounter, Transaction,
 };
 use crate::api::check::{self, DeploymentReport};
+use crate::api::sequence_of::SequenceOf;
 use crate::api::sequences::{AsDatabase, Database};
 use crate::base::error::Error;
 use crate::base::model::{IdValue, Model};
@@ -755,6 +756,26 @@ pub trait Document: Model {
         Self: CounterBacked,
     {
         LastReserved::new(db.route(), &Self::SEQUENCE)
+    }
+
+    /// The type's sequence ([`Model::SEQUENCE`]), typed: its numbers on their own with the
+    /// options the type declares ([`next`](SequenceOf::next), [`next_n`](SequenceOf::next_n)),
+    /// its finds and its counter's operations. The way to take a number no document of this
+    /// type carries; a number for a document of the type is
+    /// [`reserve_id`](Document::reserve_id)'s. A type with several sequences has one of
+    /// these per sequence too, `<field>_sequence()`.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("order", collection = "orders", start = 1001)]
+    /// # struct Order { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let number = Order::sequence().next(&db).await?; // 1001, from the type's counter
+    /// # Ok(()) }
+    /// ```
+    fn sequence() -> SequenceOf<Self, Self::Kind, Self::Scope> {
+        SequenceOf::__new(&Self::SEQUENCE)
     }
 
     /// Reserves the next `n` ids of the sequence for documents built later, and returns a

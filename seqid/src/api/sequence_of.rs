@@ -5,7 +5,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 
 use crate::api::action::find::Deserializable;
-use crate::api::action::{FindById, LastReserved, SetCounter, SyncCounter};
+use crate::api::action::{FindById, LastReserved, NextNOf, NextOf, SetCounter, SyncCounter};
 use crate::api::sequences::{AsDatabase, Database};
 use crate::base::error::Error;
 use crate::base::kind::{Kind, WithCounter};
@@ -155,6 +155,44 @@ impl<T: Model, K: Kind, S> SequenceOf<T, K, S> {
 }
 
 impl<T: Model, K: WithCounter, S> SequenceOf<T, K, S> {
+    /// The sequence's next number, with no document: from the counter the type's inserts
+    /// take their ids from, with every option the type declares (its counters collection,
+    /// layout, start, step, strategy and scope fields, the scope's type checked at compile
+    /// time). For a number no document of this type carries (an order number shown before
+    /// its order is stored is its document's: [`Document::reserve_id`](crate::Document::reserve_id)).
+    /// Gapless numbers are taken in the caller's transaction
+    /// ([`session`](NextOf::session), required). The refusals: the guide's [numbers on
+    /// their own](crate::guide::numbers#what-is-refused).
+    ///
+    /// ```no_run
+    /// use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("order", collection = "orders", start = 1001)]
+    /// # struct Order { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let number = Order::sequence().next(&db).await?; // 1001 on a new counter
+    /// # Ok(()) }
+    /// ```
+    pub fn next(self, db: &impl AsDatabase) -> NextOf<'_, T, S> {
+        NextOf::new(db.route(), self.seq)
+    }
+
+    /// The sequence's next `n` numbers, increasing (one reservation for all of them), as
+    /// [`next`](Self::next).
+    ///
+    /// ```no_run
+    /// use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "tickets")]
+    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let numbers = Ticket::sequence().next_n(&db, 3).scope("apollo").await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn next_n(self, db: &impl AsDatabase, n: u64) -> NextNOf<'_, T, S> {
+        NextNOf::new(db.route(), self.seq, n)
+    }
+
     /// Lists this sequence's counters, as
     /// [`Document::list_counters`](crate::Document::list_counters).
     ///

@@ -234,8 +234,10 @@ pub trait AsDatabase: sealed::Routed + Sync {
     /// ([`NamedSequence::next`], [`NamedSequence::next_n`]), from the counter a type
     /// declaring the same sequence takes its ids from, and the MongoDB tutorial's
     /// `getNextSequence(name)` increments. Options by method, as in the attribute
-    /// (counters collection, layout, start, step, scope, strategy); see the guide's
-    /// [numbers on their own](crate::guide::numbers).
+    /// (counters collection, layout, start, step, scope, strategy); a name a type of the
+    /// program declares takes the type's options where the call gives none, and refuses
+    /// those that differ. A type's own numbers: [`T::sequence()`](crate::Document::sequence).
+    /// See the guide's [numbers on their own](crate::guide::numbers).
     ///
     /// ```no_run
     /// use seqid::AsDatabase; // a seqid::Database's method too

@@ -439,8 +439,8 @@ pub enum Error {
         option: &'static str,
         /// The value given.
         value: Box<str>,
-        /// What is allowed.
-        reason: &'static str,
+        /// What is allowed, or why the value is refused.
+        reason: Box<str>,
     },
 
     /// A scope seqid cannot count in: a document's scope field holds a value that names

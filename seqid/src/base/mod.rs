@@ -8,6 +8,7 @@ pub(crate) mod backoff;
 pub(crate) mod batch;
 pub(crate) mod code;
 pub(crate) mod companions;
+pub(crate) mod declared;
 pub(crate) mod detach;
 pub(crate) mod display;
 pub(crate) mod ending;

@@ -6,9 +6,15 @@
 //! sequence once, and each distinct set of options once, to find its sequence again in one
 //! lookup. A service names a few; one that names a sequence per value of a request
 //! (per tenant, say) keeps one per value ever named, for the life of the process.
+//!
+//! A name the program also declares (`#[seq_id("order", ...)]` on a type, found through
+//! `base::declared`) is that type's sequence: the call takes the declared options it does
+//! not give, and an option it gives that differs from the declaration is refused, naming
+//! the type, before anything is read or written ([`with_declarations`]).
 
 use std::sync::{Mutex, OnceLock, PoisonError};
 
+use crate::base::declared::{self, Declaration};
 use crate::base::error::Error;
 use crate::base::layout::construct::stepped;
 use crate::base::layout::{Layout, ScopeEncoding};
@@ -16,39 +22,43 @@ use crate::base::sequence::construct::BLANK;
 use crate::base::sequence::{CounterWriteConcern, Sequence, Strategy};
 
 /// The options a sequence named at run time was given, as given: what
-/// `NamedSequence`'s setters set.
+/// `NamedSequence`'s setters set. `None`: not given (the declaring type's, else the
+/// default).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Spec {
     pub name: String,
-    /// `None`: the layout's tool's own (`counters` for the tutorial).
+    /// Default: the layout's tool's own (`counters` for the tutorial).
     pub counters: Option<String>,
-    pub layout: Layout,
-    /// `None`: the layout's tool's first id (1, or 0 for the mongoose plugins that count
+    /// Default: the tutorial's.
+    pub layout: Option<Layout>,
+    /// Default: the layout's tool's first id (1, or 0 for the mongoose plugins that count
     /// from 0).
     pub start: Option<i64>,
-    /// `None`: 1 (the layout's own).
+    /// Default: 1 (the layout's own).
     pub step: Option<u32>,
     pub field: Option<String>,
     pub collection: Option<String>,
-    pub counter_write_concern: CounterWriteConcern,
-    pub strategy: Strategy,
-    /// The scope fields, in the order given.
+    /// Default: majority.
+    pub counter_write_concern: Option<CounterWriteConcern>,
+    /// Default: counters.
+    pub strategy: Option<Strategy>,
+    /// The scope fields, in the order given (none: not given).
     pub scope: Vec<String>,
 }
 
 impl Spec {
-    /// The options of a counters sequence `name` in the tutorial's layout.
+    /// A sequence `name`, no option given.
     pub(crate) fn new(name: &str) -> Self {
         Spec {
             name: name.to_owned(),
             counters: None,
-            layout: Layout::TUTORIAL,
+            layout: None,
             start: None,
             step: None,
             field: None,
             collection: None,
-            counter_write_concern: CounterWriteConcern::Majority,
-            strategy: Strategy::Counters,
+            counter_write_concern: None,
+            strategy: None,
             scope: Vec::new(),
         }
     }
@@ -56,37 +66,35 @@ impl Spec {
 
 /// The sequence `spec` names, made once for the process (see the module's notes), and
 /// checked: an option out of range is [`Error::InvalidOption`], naming the sequence (kept
-/// all the same: the error holds it).
-pub(crate) fn sequence(spec: &Spec) -> Result<&'static Sequence, Error> {
-    let seq = resolved(spec);
-    check(seq)?;
-    Ok(seq)
-}
-
-/// The sequence `spec` names: found by the options as given when they were given before,
-/// in one lookup, else made and kept. A service names its sequences on every call
+/// all the same: the error holds it); an option that differs from the declaring type's is
+/// refused too ([`with_declarations`]).
+///
+/// Found by the options as given when they were given before, in one lookup, else made
+/// and kept. A service names its sequences on every call
 /// (`db.sequence("ticket").block(25).next()`), where making the sequence again and
 /// finding it among the kept ones (its strings and itself hashed whole) was half of the
 /// call's own work (BENCHMARKS.md, *Numbers on their own*).
-fn resolved(spec: &Spec) -> &'static Sequence {
+pub(crate) fn sequence(spec: &Spec) -> Result<&'static Sequence, Error> {
     if let Some(&seq) = kept().resolved.get(spec) {
-        return seq;
+        return Ok(seq);
     }
-    let seq = interned(made(spec));
+    let given = interned(made(spec));
+    check(given)?;
+    let seq = with_declarations(spec, given)?;
     kept().resolved.insert(spec.clone(), seq);
-    seq
+    Ok(seq)
 }
 
 /// The sequence `spec` names, its strings kept for the process. What is not given is
 /// the layout's tool's own (its counters collection, its first id).
 fn made(spec: &Spec) -> Sequence {
-    let layout = spec.layout;
+    let layout = spec.layout.unwrap_or(Layout::TUTORIAL);
     let mut seq = BLANK;
     seq.name = string(&spec.name);
     seq.counters = spec.counters.as_deref().map_or(layout.counters, string);
     seq.layout = spec.step.map_or(layout, |step| stepped(layout, step));
-    seq.strategy = spec.strategy;
-    seq.counter_write_concern = spec.counter_write_concern;
+    seq.strategy = spec.strategy.unwrap_or(Strategy::Counters);
+    seq.counter_write_concern = spec.counter_write_concern.unwrap_or_default();
     seq.start = spec.start.unwrap_or(layout.first_id);
     seq.field = spec.field.as_deref().map_or("_id", string);
     // No collection: the sequence numbers no documents of seqid's (see `Sequence::collection`).
@@ -98,12 +106,12 @@ fn made(spec: &Spec) -> Sequence {
 
 /// Why `seq`'s options cannot make a sequence, as the derive refuses them at compile time.
 fn check(seq: &'static Sequence) -> Result<(), Error> {
-    let refused = |option, value: String, reason| {
+    let refused = |option, value: String, reason: &str| {
         Err(Error::InvalidOption {
             sequence: seq,
             option,
             value: value.into(),
-            reason,
+            reason: reason.into(),
         })
     };
     if seq.name.is_empty() {
@@ -179,6 +187,206 @@ fn check(seq: &'static Sequence) -> Result<(), Error> {
         );
     }
     Ok(())
+}
+
+/// `given` (the sequence `spec` makes) as the program declares it: when types declare a
+/// sequence of this name and counters collection (`base::declared`), the options the call
+/// does not give are theirs, and one it gives that differs from theirs is refused
+/// ([`Error::InvalidOption`], naming the type; [`Error::InvalidScope`] for the scope
+/// fields). Where the declarations differ among themselves in an option the call does
+/// not give, the call must give it. A call naming a collection whose field a declared
+/// sequence of another name numbers is refused too: the name is then a slip. Without a
+/// declaration, `given` as it is.
+fn with_declarations(spec: &Spec, given: &'static Sequence) -> Result<&'static Sequence, Error> {
+    let refused = |option: &'static str, value: String, reason: String| Error::InvalidOption {
+        sequence: given,
+        option,
+        value: value.into(),
+        reason: reason.into(),
+    };
+    if let Some(collection) = &spec.collection {
+        let mut numbering = declared::numbering(collection, given.field);
+        if let Some(other) = numbering.find(|other| other.seq.name != given.name) {
+            return Err(refused(
+                "collection",
+                format!("{collection:?}"),
+                format!(
+                    "`{}` of `{collection}` is numbered by the sequence `{}`, which `{}` \
+                     declares: name that sequence, or the collection this one numbers",
+                    given.field, other.seq.name, other.type_name
+                ),
+            ));
+        }
+    }
+    let counters = spec
+        .counters
+        .as_deref()
+        .or(spec.layout.map(|layout| layout.counters));
+    let declarations: Vec<Declaration> = declared::named(&spec.name)
+        .iter()
+        .filter(|declared| counters.is_none_or(|counters| declared.seq.counters == counters))
+        .copied()
+        .collect();
+    let Some(first) = declarations.first() else {
+        return Ok(given);
+    };
+    let mut seq = *given;
+    // Each option: whether the call gave it, and the declarations' value of it, compared
+    // as shown.
+    let option = |name: &'static str,
+                  given_value: Option<String>,
+                  declared: fn(&Sequence) -> String|
+     -> Result<bool, Error> {
+        let theirs = declared(first.seq);
+        if let Some(other) = declarations.iter().find(|d| declared(d.seq) != theirs) {
+            if given_value.is_none() {
+                return Err(refused(
+                    name,
+                    "(not given)".into(),
+                    format!(
+                        "`{}` declares the sequence with {name} = {theirs} and `{}` with \
+                         {name} = {}: give the one this call means",
+                        first.type_name,
+                        other.type_name,
+                        declared(other.seq)
+                    ),
+                ));
+            }
+        }
+        match given_value {
+            Some(value) => match declarations.iter().find(|d| declared(d.seq) != value) {
+                Some(differs) => Err(refused(
+                    name,
+                    value,
+                    format!(
+                        "`{}` declares the sequence `{}` (counters `{}`) with {name} = {}, and a \
+                         number on its own takes its declaring type's options: give {} or \
+                         leave it out (`{}::sequence().next(&db)` takes the type's \
+                         numbers with its options)",
+                        differs.type_name,
+                        differs.seq.name,
+                        differs.seq.counters,
+                        declared(differs.seq),
+                        declared(differs.seq),
+                        short(differs.type_name),
+                    ),
+                )),
+                None => Ok(false),
+            },
+            // Taken from the declarations.
+            None => Ok(true),
+        }
+    };
+    if option("counters", counters.map(quoted), |seq| quoted(seq.counters))? {
+        seq.counters = first.seq.counters;
+    }
+    let layout_given = spec.layout.map(|layout| layout.tool.to_owned());
+    if option("layout", layout_given, |seq| seq.layout.tool.to_owned())? {
+        seq.layout = stepped(first.seq.layout, 1);
+    }
+    let step_given = spec.step.map(|step| step.to_string());
+    let step_taken = option("step", step_given, |seq| seq.layout.step.to_string())?;
+    seq.layout.step = match step_taken {
+        true => first.seq.layout.step,
+        false => given.layout.step,
+    };
+    if option("start", spec.start.map(|start| start.to_string()), |seq| {
+        seq.start.to_string()
+    })? {
+        seq.start = first.seq.start;
+    }
+    if option("strategy", spec.strategy.map(strategy), |seq| {
+        strategy(seq.strategy)
+    })? {
+        seq.strategy = first.seq.strategy;
+    }
+    let concern = spec.counter_write_concern.map(|c| format!("{c:?}"));
+    if option("counter_write_concern", concern, |seq| {
+        format!("{:?}", seq.counter_write_concern)
+    })? {
+        seq.counter_write_concern = first.seq.counter_write_concern;
+    }
+    scope_as_declared(spec, given, &declarations)?;
+    seq.scope = first.seq.scope;
+    seq.scope_types = first.seq.scope_types;
+    // Where the numbers are stored, for the missing-counter check: the declarations', where
+    // they agree (two types may share a counter and number two collections).
+    if spec.collection.is_none() && spec.field.is_none() {
+        let place = |d: &Declaration| (d.seq.collection, d.seq.field);
+        if declarations.iter().all(|d| place(d) == place(first)) {
+            (seq.collection, seq.field) = place(first);
+        }
+    }
+    // The declared sequence itself where the call adds nothing: one `&'static Sequence`.
+    Ok(match declarations.iter().find(|d| *d.seq == seq) {
+        Some(declared) => declared.seq,
+        None => interned(seq),
+    })
+}
+
+/// Refuses scope fields other than the declarations': none given where they count per
+/// scope, fields given where they do not, or other fields.
+fn scope_as_declared(
+    spec: &Spec,
+    given: &'static Sequence,
+    declarations: &[Declaration],
+) -> Result<(), Error> {
+    let fields = |seq: &Sequence| seq.scope.join(", ");
+    for declared in declarations {
+        if declared.seq.scope == given.scope {
+            continue;
+        }
+        let reason = match (declared.seq.scope, spec.scope.is_empty()) {
+            (_, true) => format!(
+                "`{}` declares the sequence per {}: name the scope with {}",
+                declared.type_name,
+                fields(declared.seq),
+                declared
+                    .seq
+                    .scope
+                    .iter()
+                    .map(|field| format!(".scope({field:?}, value)"))
+                    .collect::<String>()
+            ),
+            ([], false) => format!(
+                "`{}` declares the sequence without a scope: call it without `.scope(...)`",
+                declared.type_name
+            ),
+            (_, false) => format!(
+                "`{}` declares the sequence per {}, in that order: give those fields",
+                declared.type_name,
+                fields(declared.seq)
+            ),
+        };
+        return Err(Error::InvalidScope {
+            sequence: given,
+            scope: match spec.scope.is_empty() {
+                true => "(none)".into(),
+                false => spec.scope.join(", ").into(),
+            },
+            reason: reason.into(),
+        });
+    }
+    Ok(())
+}
+
+/// A strategy as the attribute and the setters say it.
+fn strategy(strategy: Strategy) -> String {
+    match strategy {
+        Strategy::Counters => "counters".into(),
+        Strategy::Block { block_size } => format!("block({block_size})"),
+        Strategy::Gapless => "gapless".into(),
+        Strategy::Optimistic { .. } => "optimistic".into(),
+    }
+}
+
+fn quoted(value: &str) -> String {
+    format!("{value:?}")
+}
+
+/// A type's name without its module path.
+fn short(type_name: &str) -> &str {
+    type_name.rsplit("::").next().unwrap_or(type_name)
 }
 
 /// Everything named at run time so far, kept for the life of the process. foldhash, as
@@ -260,7 +468,7 @@ mod tests {
         assert!(std::ptr::eq(one, two));
         assert!(std::ptr::eq(one.name, two.name));
         let mut other = Spec::new("named_userid");
-        other.strategy = Strategy::Block { block_size: 10 };
+        other.strategy = Some(Strategy::Block { block_size: 10 });
         let three = sequence(&other).unwrap();
         assert!(!std::ptr::eq(one, three));
         // The strings are kept once, whatever sequence holds them.
@@ -280,16 +488,16 @@ mod tests {
     #[test]
     fn a_tool_s_layout_brings_its_counters_and_first_id() {
         let mut spec = Spec::new("Book");
-        spec.layout = Layout::MONGOOSE_AUTO_INCREMENT;
+        spec.layout = Some(Layout::MONGOOSE_AUTO_INCREMENT);
         let seq = sequence(&spec).unwrap();
         assert_eq!((seq.counters, seq.start), ("identitycounters", 0));
-        spec.layout = Layout::MONGOENGINE;
+        spec.layout = Some(Layout::MONGOENGINE);
         spec.counters = Some("mine".into());
         spec.start = Some(10);
         let seq = sequence(&spec).unwrap();
         assert_eq!((seq.counters, seq.start), ("mine", 10));
         spec.step = Some(3);
-        spec.layout = Layout::TUTORIAL;
+        spec.layout = Some(Layout::TUTORIAL);
         assert_eq!(sequence(&spec).unwrap().layout.step, 3);
     }
 
@@ -318,7 +526,7 @@ mod tests {
         type Case = (fn(&mut Spec), &'static str, &'static str, &'static str);
         let cases: [Case; 8] = [
             (
-                |s| s.strategy = Strategy::Block { block_size: 0 },
+                |s| s.strategy = Some(Strategy::Block { block_size: 0 }),
                 "block",
                 "0",
                 "a block holds at least one id",
@@ -326,7 +534,7 @@ mod tests {
             (|s| s.step = Some(0), "step", "0", "a step of 0"),
             (
                 |s| {
-                    s.layout = Layout::MONGOENGINE;
+                    s.layout = Some(Layout::MONGOENGINE);
                     s.step = Some(2)
                 },
                 "step",
@@ -342,7 +550,7 @@ mod tests {
             ),
             (
                 |s| {
-                    s.layout = Layout::GO;
+                    s.layout = Some(Layout::GO);
                     s.scope = vec!["project".into()]
                 },
                 "scope",

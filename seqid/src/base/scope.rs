@@ -366,7 +366,7 @@ impl Named {
 /// `i32` field, 5,000,000,000 for an `i32`) is refused naming the type. Null names the
 /// documents without a value, whatever the type; a type seqid cannot read, any value. The
 /// number of values is [`Scope::given`]'s to check.
-fn check_types(seq: &'static Sequence, value: &Bson) -> Result<(), Error> {
+pub(crate) fn check_types(seq: &'static Sequence, value: &Bson) -> Result<(), Error> {
     let values: Vec<&Bson> = match (seq.scope, value) {
         ([_], value) => vec![value],
         (fields, Bson::Array(values)) if values.len() == fields.len() => values.iter().collect(),

@@ -1,33 +1,46 @@
-//! Numbers on their own: the MongoDB tutorial's `getNextSequence("userid")`, with no
-//! document.
+//! Numbers on their own: a type's next numbers with no document
+//! (`Order::sequence().next(&db)`), and the MongoDB tutorial's `getNextSequence("userid")`
+//! by name.
 //!
-//! Some numbers are not a document's `_id` when they are taken: an order number shown to
-//! the customer before the order is stored, a batch of numbers printed on labels, a number
-//! written into a document another service stores. A sequence named at run time hands
-//! them out, from the same counter as everything else:
+//! Some numbers are taken before, or without, the document they number: an order number
+//! shown to the customer before the order is stored, a batch of numbers printed on labels,
+//! a number written into a document another service stores. Which call gives which:
 //!
 //! ```no_run
-//! use seqid::AsDatabase; // for a bare mongodb::Database; a seqid::Database has it too
+//! use seqid::{AsDatabase, Document}; // AsDatabase: for `db.sequence(name)`
+//! # #[derive(serde::Serialize, Document)]
+//! # #[seq_id("order", collection = "orders", start = 1001)]
+//! # struct Order { #[serde(rename = "_id")] id: i64, total: i64 }
 //!
 //! # async fn run(sequences: seqid::Sequences) -> Result<(), seqid::Error> {
 //! let db = sequences.database("app");
-//! let id: i64 = db.sequence("userid").next().await?; // getNextSequence("userid")
-//! let ids: Vec<i64> = db.sequence("userid").next_n(10).await?; // ten at once, increasing
-//! let ticket = db
-//!     .sequence("ticket")
-//!     .scope("project", "apollo") // the counter of #[seq_id("ticket", scope = "project")]
-//!     .block(100)                 // in blocks of 100, through the handle
-//!     .next()
-//!     .await?;
+//! // A number of the type's own sequence, with every option the type declares (its
+//! // counters collection, layout, start, step, strategy, scope fields and their types).
+//! let number: i64 = Order::sequence().next(&db).await?; // 1001 on a new counter
+//! let labels: Vec<i64> = Order::sequence().next_n(&db, 10).await?; // ten, increasing
+//! // The tutorial's getNextSequence("userid"), by name: a sequence no type declares, or
+//! // one that a type declares, whose options it then takes.
+//! let id: i64 = db.sequence("userid").next().await?;
 //! # Ok(()) }
 //! ```
 //!
+//! The number an order is stored under is the order's, not a number on its own: reserve it
+//! with [`Order::reserve_id(&db)`](crate::Document::reserve_id) and store the order with
+//! [`insert(..).reserved(token)`](crate::action::Insert::reserved) (its items numbered, its
+//! codes written, as any insert's), as [below](#a-models-next-id-before-its-document). A
+//! number on its own is for what no document of the type will carry; a document stored
+//! with the driver under it is stored past seqid's checks (its items unnumbered, say).
+//!
 //! # One counter, three kinds of writers
 //!
-//! [`db.sequence(name)`](crate::AsDatabase::sequence) takes its options by method, as the
-//! attribute takes its keys: [`counters`](crate::NamedSequence::counters),
-//! [`layout`](crate::NamedSequence::layout), [`start`](crate::NamedSequence::start),
-//! [`step`](crate::NamedSequence::step), [`field`](crate::NamedSequence::field) and
+//! A type's sequence, [`T::sequence()`](crate::Document::sequence) (and `<field>_sequence()`
+//! for each of a type's several sequences), is the type's counter with the type's options,
+//! its scope typed as the counter's operations take it (`.scope(2026)` for an `i32` year;
+//! a string does not compile). [`db.sequence(name)`](crate::AsDatabase::sequence) names
+//! one at run time, its options by method, as the attribute takes its keys:
+//! [`counters`](crate::NamedSequence::counters), [`layout`](crate::NamedSequence::layout),
+//! [`start`](crate::NamedSequence::start), [`step`](crate::NamedSequence::step),
+//! [`field`](crate::NamedSequence::field) and
 //! [`collection`](crate::NamedSequence::collection),
 //! [`counter_write_concern`](crate::NamedSequence::counter_write_concern),
 //! [`scope`](crate::NamedSequence::scope) (once per field, in the declared order), and the
@@ -45,6 +58,39 @@
 //!   handle's allocator: `counters` callers that wait together share one `$inc`, and a
 //!   `block` call shares the live block of a type with the same name, counters collection
 //!   and block size.
+//!
+//! # A name the program declares
+//!
+//! Every type that derives [`Document`](crate::Document) (without generic parameters)
+//! registers its sequences when the program starts. A sequence named at run time whose name
+//! a type of the program declares, in the same counters collection (given with
+//! [`counters`](crate::NamedSequence::counters) or through a
+//! [`layout`](crate::NamedSequence::layout), or, given neither, any), is that type's
+//! sequence: the call takes every option the type declares and the call leaves out (its
+//! start, step, strategy and block size, layout, write concern, scope fields and their
+//! Rust types, and the collection it numbers, so that a missing counter is checked against
+//! it), and an option it gives that differs is refused before anything is read or written,
+//! naming the type: [`Error::InvalidOption`](crate::Error) (the option, the value, the
+//! declaration), [`Error::InvalidScope`](crate::Error) for the scope fields or a scope value
+//! the declared field's type cannot hold. So `db.sequence("order").next()` on a new
+//! database starts the counter at the type's `start = 1001`, `.block(100)` beside a counters
+//! type is refused, and `.scope("year", "2026")` for an `i32` year too. Where two types
+//! declare the name differently (a program at odds with itself), the call must give each
+//! option they differ in, and is still refused where one of them differs from it. A call
+//! given a [`collection`](crate::NamedSequence::collection) whose field (`_id` unless
+//! [`field`](crate::NamedSequence::field) says) a declared sequence of another name
+//! numbers is refused too: `db.sequence("order_no").collection("orders")` is a slip for
+//! `order`, caught whether or not a counter `order_no` exists.
+//!
+//! What a program declares is its own: another process, in another service or language, that
+//! declares nothing takes its numbers with the options it gives, and seqid there cannot
+//! know that another program declares the sequence otherwise. What holds across processes
+//! is the counter document: its value (every writer takes numbers after it, none twice),
+//! and what seqid reads of it (a `seq` it cannot count from is refused). What does not:
+//! the start of a counter that does not exist yet (the first writer's), the step and the
+//! block size (each writer's own), and the scope (a counter per scope value as each writer
+//! writes it: `2026` and `"2026"` are two counters). Name the counter with the same options
+//! everywhere, or give every such process the declaring type.
 //!
 //! # What a number costs, per strategy
 //!
@@ -104,23 +150,38 @@
 //!
 //! A counter that does not exist yet is made at `start` by the first call, as for an
 //! insert. A declared type first checks that its collection holds no number of the
-//! sequence without a counter ([`Error::CounterMissing`](crate::Error)); a number on its
-//! own has no collection to look in unless it is given one with
+//! sequence without a counter ([`Error::CounterMissing`](crate::Error)), and so does a
+//! number on its own of a type's sequence, or named as a type declares it. A name no type
+//! declares has no collection to look in unless it is given one with
 //! [`collection`](crate::NamedSequence::collection) (and
 //! [`field`](crate::NamedSequence::field)): give it where the numbers end up in a
 //! collection, so that a counter under a mistaken name is caught, not started afresh.
 //!
-//! # Options refused
+//! # What is refused
 //!
-//! Every option is checked when the call runs, before anything is read or written, and
-//! refused as the derive refuses it at compile time, with
-//! [`Error::InvalidOption`](crate::Error) naming the option, the value and why: an empty
-//! name or one starting with `[`, an empty counters collection, a block size or a step of
-//! 0, a step with a layout whose tool always adds 1, a negative start, a scope field given
-//! twice or with a layout that has no scope, and `next_n(n)` whose `n` ids, `step` apart,
-//! span more than an `i64`. A scope value that names no scope (a Double, an array, a
-//! document) is [`Error::InvalidScope`](crate::Error), as for a declared type's
-//! `scope_unchecked`.
+//! Every option and value is checked when the call runs, before anything is read or
+//! written. [`Error::InvalidOption`](crate::Error), naming the option, the value and why:
+//!
+//! - the name: empty, or starting with `[` (seqid keeps that for scoped counters' `_id`);
+//! - `counters`: an empty collection name, or one holding `$` or a null character;
+//! - `block(0)`, `step(0)`, a step with a layout whose tool always adds 1 (MongoEngine's,
+//!   the Go post's), a negative `start`, an empty `field`;
+//! - `scope`: a field given twice, an empty field, or a scope with a layout whose tool
+//!   counts with no scope;
+//! - `next_n(n)` (and `reserve_ids(n)`): `n` ids, `step` apart, that span more than an
+//!   `i64`, or more ids than this process can hold in memory (`n` beyond 2^20 whose list
+//!   cannot be allocated);
+//! - an option that differs from the declaring type's, or that types declaring the name
+//!   differ in and the call does not give; a collection another declared sequence numbers
+//!   ([a name the program declares](#a-name-the-program-declares)).
+//!
+//! [`Error::InvalidScope`](crate::Error): a scope value that names no scope (a Double, an
+//! array, a document), as for a declared type's `scope_unchecked`; a value the declared
+//! field's Rust type cannot hold; no scope for a sequence declared with one, a scope for one
+//! declared without, or other scope fields than the declared. A gapless call without a
+//! transaction is [`Error::TransactionRequired`](crate::Error). Through
+//! [`T::sequence()`](crate::Document::sequence) the options are the type's, and a scope of
+//! the wrong type does not compile.
 //!
 //! # A model's next id before its document
 //!

@@ -78,7 +78,7 @@ pub(crate) async fn append<I: Item>(
             sequence: seq,
             option: "items",
             value: error.to_string().into(),
-            reason: "each item must serialize as a document",
+            reason: "each item must serialize as a document".into(),
         })?;
     let append = Append {
         spec,

@@ -323,7 +323,8 @@ fn check_set<T: Model>(set: &BsonDocument) -> Result<(), Error> {
             option: "set",
             value: format!("{key:?}").into(),
             reason: "fields are set whole, by their top-level names (the value may be a \
-                     document)",
+                     document)"
+                .into(),
         });
     }
     if numbered_fields::<T>()
@@ -335,7 +336,8 @@ fn check_set<T: Model>(set: &BsonDocument) -> Result<(), Error> {
             option: "set",
             value: set.to_string().into(),
             reason: "the numbering sets the number, its codes and nothing of `_id`: set the \
-                     document's other fields",
+                     document's other fields"
+                .into(),
         });
     }
     Ok(())
@@ -364,7 +366,7 @@ fn numbered<T: Model + DeserializeOwned>(
         sequence: seq,
         option: "set",
         value: error.into(),
-        reason: "the numbered document, with the fields set, must read back as the type",
+        reason: "the numbered document, with the fields set, must read back as the type".into(),
     };
     let mut serialized = mongodb::bson::to_document(&*doc).map_err(|e| invalid(e.to_string()))?;
     let mut fields: BsonDocument = numbered_fields::<T>()

@@ -522,7 +522,7 @@ mod tests {
             sequence: &SEQ,
             option: "test",
             value: "x".into(),
-            reason: "the flusher was interrupted",
+            reason: "the flusher was interrupted".into(),
         }
     }
 
@@ -778,7 +778,7 @@ mod tests {
                 sequence: &SEQ,
                 option: "test",
                 value: "x".into(),
-                reason: "always fails",
+                reason: "always fails".into(),
             })
         }
 

@@ -174,10 +174,14 @@ fn budget(seq: &'static Sequence, call: &Call<'_>) -> Result<Budget, Error> {
         })
     };
     if budget.max_attempts == Some(0) {
-        return refused("max_attempts", "0", "at least one attempt is needed");
+        return refused("max_attempts", "0", "at least one attempt is needed".into());
     }
     if budget.time.is_zero() {
-        return refused("time_budget", "0 ms", "the first attempt needs some time");
+        return refused(
+            "time_budget",
+            "0 ms",
+            "the first attempt needs some time".into(),
+        );
     }
     Ok(budget)
 }

@@ -221,7 +221,8 @@ async fn set(
             value: last.to_string().into(),
             reason: "the counter holds the last id handed out: an id of the \
                      sequence, `start + k × step`, not below 0 (or below \
-                     `start - step` when that is negative, nothing handed out yet)",
+                     `start - step` when that is negative, nothing handed out yet)"
+                .into(),
         });
     }
     if !below_stored {
@@ -259,7 +260,7 @@ fn no_counter_for_optimistic(seq: &'static Sequence) -> Result<(), Error> {
             sequence: seq,
             option: "strategy",
             value: "optimistic".into(),
-            reason: "the optimistic strategy keeps no counter to bring up to date",
+            reason: "the optimistic strategy keeps no counter to bring up to date".into(),
         }),
         _ => Ok(()),
     }

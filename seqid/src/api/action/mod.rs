@@ -69,7 +69,7 @@ pub use find_or_insert::{FindOrInsert, FindOrInsertMany};
 pub use future::InsertFuture;
 pub use items::AppendItems;
 pub use list::ListCounters;
-pub use next::{NamedSequence, Next, NextN};
+pub use next::{NamedSequence, Next, NextN, NextNOf, NextOf};
 pub use number::{NumberDraft, NumberDrafts};
 pub use reserve::{ReserveId, ReserveIds, Reserved};
 pub use transaction::Transaction;
@@ -292,7 +292,8 @@ impl<'a, T: Model> IntoFuture for Insert<'a, T> {
                     option: "reserved",
                     value: "a token".into(),
                     reason: "resume_insert finishes an insert under the id the document \
-                             carries: give a reserved id to insert",
+                             carries: give a reserved id to insert"
+                        .into(),
                 };
                 (
                     "resume_insert",

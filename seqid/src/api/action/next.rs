@@ -6,6 +6,7 @@
 //! allocator (and live block) with those inserts.
 
 use std::future::IntoFuture;
+use std::marker::PhantomData;
 
 use mongodb::bson::Bson;
 use serde::Serialize;
@@ -14,8 +15,10 @@ use tracing::Instrument;
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
 use crate::base::layout::Layout;
+use crate::base::model::Model;
 use crate::base::named::{self, Spec};
-use crate::base::scope::Scope;
+use crate::base::scope::{Named, Scope, check_types};
+use crate::base::scoped::Names;
 use crate::base::sequence::{CounterWriteConcern, Sequence, Strategy};
 use crate::base::span::{self, Traced};
 use crate::round_trip::gate;
@@ -46,13 +49,21 @@ use crate::state::registry::{Route, Stats};
 /// works alone. A number taken and never used is a gap: see the guide's
 /// [numbers on their own](crate::guide::numbers).
 ///
+/// A name that a type of the program declares (`#[seq_id("userid")]` on a type deriving
+/// [`Document`](crate::Document)) is that type's sequence: the call takes the options the
+/// type declares and it does not give, and refuses one it gives that differs, naming the
+/// type (the guide's [a name the program
+/// declares](crate::guide::numbers#a-name-the-program-declares)). For a type's own numbers,
+/// [`T::sequence().next(&db)`](crate::SequenceOf::next) takes them with the type's options,
+/// its scope checked at compile time.
+///
 /// Each distinct sequence named at run time (name and options) is made once and kept for
 /// the life of the process, a few hundred bytes: name a few per service, not one per
 /// request.
 ///
-/// Every option is checked when the call runs, before anything is read or written: an
-/// empty name, a block size or a step of 0, a scope field given twice is
-/// [`Error::InvalidOption`], and a scope value that names no scope [`Error::InvalidScope`].
+/// Every option is checked when the call runs, before anything is read or written: what is
+/// refused, and with which error, is listed once, in the guide's [what is
+/// refused](crate::guide::numbers#what-is-refused).
 #[must_use = "a sequence hands out nothing until `.next()` or `.next_n(n)` is awaited"]
 pub struct NamedSequence<'a> {
     route: Route<'a>,
@@ -99,7 +110,7 @@ impl<'a> NamedSequence<'a> {
     /// # Ok(()) }
     /// ```
     pub fn layout(mut self, layout: Layout) -> Self {
-        self.spec.layout = layout;
+        self.spec.layout = Some(layout);
         self
     }
 
@@ -187,7 +198,7 @@ impl<'a> NamedSequence<'a> {
     /// # Ok(()) }
     /// ```
     pub fn counter_write_concern(mut self, concern: CounterWriteConcern) -> Self {
-        self.spec.counter_write_concern = concern;
+        self.spec.counter_write_concern = Some(concern);
         self
     }
 
@@ -231,7 +242,7 @@ impl<'a> NamedSequence<'a> {
     /// # Ok(()) }
     /// ```
     pub fn block(mut self, block_size: u32) -> Self {
-        self.spec.strategy = Strategy::Block { block_size };
+        self.spec.strategy = Some(Strategy::Block { block_size });
         self
     }
 
@@ -250,7 +261,7 @@ impl<'a> NamedSequence<'a> {
     /// # Ok(()) }
     /// ```
     pub fn gapless(mut self) -> Self {
-        self.spec.strategy = Strategy::Gapless;
+        self.spec.strategy = Some(Strategy::Gapless);
         self
     }
 
@@ -282,8 +293,9 @@ impl<'a> NamedSequence<'a> {
 
     /// The next `n` ids, increasing, `step` apart but for ids a cancelled caller gave
     /// back to a handle's live block (one reservation for all of them): await it. `n` 0
-    /// gives none, with no round trip; `n` ids whose span overflows an `i64` are
-    /// [`Error::InvalidOption`].
+    /// gives none, with no round trip; `n` ids whose span overflows an `i64`, or more than
+    /// the process can hold, are [`Error::InvalidOption`] (the guide's [what is
+    /// refused](crate::guide::numbers#what-is-refused)).
     ///
     /// ```no_run
     /// # use seqid::AsDatabase;
@@ -339,9 +351,8 @@ impl NamedSequence<'_> {
             call,
         } = self;
         let seq = named::sequence(&spec)?;
-        let span = span::of_numbers(seq, operation, n, !seq.scope.is_empty());
-        let taken = numbers(seq, route, values, call, n).instrument(span.clone());
-        taken.await.record_as(&span, "handed out")
+        let scope = scope_of(seq, values);
+        numbers(seq, route, scope, call, operation, n).await
     }
 
     /// What the [`Sequences`](crate::Sequences) handle this sequence is named through
@@ -349,7 +360,7 @@ impl NamedSequence<'_> {
     /// retries. The handle counts per counter, so the calls of a declared type that takes
     /// its ids from the same counter (its name, counters collection and block size) are
     /// counted with these. Through a bare `mongodb::Database` nothing is kept: all zeros.
-    /// No round trip; an option out of range is its [`Error::InvalidOption`].
+    /// No round trip; an option refused is its error, as for [`next`](Self::next).
     ///
     /// ```no_run
     /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
@@ -369,33 +380,215 @@ impl NamedSequence<'_> {
     }
 }
 
-/// [`NamedSequence::take`]'s `n` ids of `seq` in the scope `values` name, and what the
-/// call did for its span.
+/// The next id of one of a type's sequences, with the options the type declares, from
+/// [`SequenceOf::next`](crate::SequenceOf::next) (`Order::sequence().next(&db)`): await
+/// it. Its setters are [`NextNOf`]'s.
+#[must_use = "a sequence hands out nothing until it is awaited"]
+pub struct NextOf<'a, T: Model, S = <T as Model>::Scope>(NextNOf<'a, T, S>);
+
+/// The next `n` ids of one of a type's sequences, with the options the type declares,
+/// from [`SequenceOf::next_n`](crate::SequenceOf::next_n): await them, increasing.
+///
+/// `S` is the sequence's scope as a type ([`scoped`](crate::scoped)): `.scope(...)` takes
+/// a value of it, checked at compile time.
+#[must_use = "a sequence hands out nothing until it is awaited"]
+pub struct NextNOf<'a, T: Model, S = <T as Model>::Scope> {
+    route: Route<'a>,
+    seq: &'static Sequence,
+    scope: Named,
+    call: Call<'a>,
+    n: u64,
+    _type: PhantomData<fn() -> (T, S)>,
+}
+
+impl<'a, T: Model, S> NextNOf<'a, T, S> {
+    pub(crate) fn new(route: Route<'a>, seq: &'static Sequence, n: u64) -> Self {
+        NextNOf {
+            route,
+            seq,
+            scope: Named::default(),
+            call: Call::default(),
+            n,
+            _type: PhantomData,
+        }
+    }
+
+    /// The scope whose counter hands the numbers out, for a scoped sequence: a value of
+    /// its scope field's type, or a tuple of values in the declared order; a value of
+    /// another type does not compile ([`scoped`](crate::scoped)). Required for a scoped
+    /// sequence ([`Error::InvalidScope`] without it); an unscoped one takes none.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "invoices")]
+    /// # struct Invoice { year: i32, #[seq_id("invoice", scope = "year")] number: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let numbers = Invoice::sequence().next_n(&db, 3).scope(2026).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scope(mut self, scope: impl Names<S>) -> Self {
+        self.scope = Named::new(scope);
+        self
+    }
+
+    /// [`scope`](Self::scope) for a scope known only at run time: any serializable value,
+    /// checked when the call runs against the scope fields' Rust types
+    /// ([`Error::InvalidScope`] for a value none of the type's documents can hold).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "invoices")]
+    /// # struct Invoice { year: i32, #[seq_id("invoice", scope = "year")] number: i64 }
+    /// # async fn run(db: seqid::Database, year: mongodb::bson::Bson) -> Result<(), seqid::Error> {
+    /// let numbers = Invoice::sequence().next_n(&db, 3).scope_unchecked(year).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scope_unchecked(mut self, scope: impl Serialize) -> Self {
+        self.scope = Named::unchecked(scope);
+        self
+    }
+
+    session!(
+        /// The caller's session. A gapless sequence takes its numbers in the transaction
+        /// running in it (required: [`Error::TransactionRequired`] without one); counters
+        /// and block take theirs outside any transaction, as inserts do.
+        ///
+        /// ```no_run
+        /// # use seqid::Document;
+        /// # #[derive(serde::Serialize, Document)]
+        /// # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
+        /// # struct Invoice { #[serde(rename = "_id")] id: i64 }
+        /// # async fn run(db: seqid::Database, mut session: mongodb::ClientSession) -> Result<(), Box<dyn std::error::Error>> {
+        /// session.start_transaction().await?;
+        /// let numbers = Invoice::sequence().next_n(&db, 2).session(&mut session).await?;
+        /// session.commit_transaction().await?;
+        /// # Ok(()) }
+        /// ```
+    );
+}
+
+impl<'a, T: Model, S> NextOf<'a, T, S> {
+    pub(crate) fn new(route: Route<'a>, seq: &'static Sequence) -> Self {
+        NextOf(NextNOf::new(route, seq, 1))
+    }
+
+    /// [`NextNOf::scope`].
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "invoices")]
+    /// # struct Invoice { year: i32, #[seq_id("invoice", scope = "year")] number: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let number = Invoice::sequence().next(&db).scope(2026).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scope(self, scope: impl Names<S>) -> Self {
+        NextOf(self.0.scope(scope))
+    }
+
+    /// [`NextNOf::scope_unchecked`].
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id(collection = "invoices")]
+    /// # struct Invoice { year: i32, #[seq_id("invoice", scope = "year")] number: i64 }
+    /// # async fn run(db: seqid::Database, year: mongodb::bson::Bson) -> Result<(), seqid::Error> {
+    /// let number = Invoice::sequence().next(&db).scope_unchecked(year).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scope_unchecked(self, scope: impl Serialize) -> Self {
+        NextOf(self.0.scope_unchecked(scope))
+    }
+
+    /// [`NextNOf::session`].
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
+    /// # struct Invoice { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: seqid::Database, mut session: mongodb::ClientSession) -> Result<(), seqid::Error> {
+    /// let number = Invoice::sequence().next(&db).session(&mut session).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn session(self, session: impl Into<&'a mut mongodb::ClientSession>) -> Self {
+        NextOf(self.0.session(session))
+    }
+}
+
+impl<'a, T: Model, S> IntoFuture for NextNOf<'a, T, S> {
+    type Output = Result<Vec<i64>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let NextNOf {
+            route,
+            seq,
+            scope,
+            call,
+            n,
+            ..
+        } = self;
+        Box::pin(async move { numbers(seq, route, scope.resolve(seq), call, "next_n", n).await })
+    }
+}
+
+impl<'a, T: Model, S> IntoFuture for NextOf<'a, T, S> {
+    type Output = Result<i64, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let NextNOf {
+            route,
+            seq,
+            scope,
+            call,
+            ..
+        } = self.0;
+        Box::pin(async move {
+            let ids = numbers(seq, route, scope.resolve(seq), call, "next", 1).await?;
+            Ok(ids[0])
+        })
+    }
+}
+
+/// `n` numbers of `seq` in `scope` (or why the call named no scope), every option
+/// checked first, in a `seqid.numbers` span (`operation`: the call).
 async fn numbers(
     seq: &'static Sequence,
     route: Route<'_>,
-    values: Vec<Result<Bson, String>>,
+    scope: Result<Scope, Error>,
     call: Call<'_>,
+    operation: &'static str,
     n: u64,
-) -> Traced<Result<Vec<i64>, Error>> {
-    let scope = match scope_of(seq, values).and_then(|scope| fits(seq, "next_n", n).map(|()| scope))
-    {
-        Ok(scope) => scope,
-        Err(error) => return Traced::from(Err(error)),
+) -> Result<Vec<i64>, Error> {
+    let span = span::of_numbers(seq, operation, n, !seq.scope.is_empty());
+    let taken = async {
+        let scope = match scope.and_then(|scope| fits(seq, operation, n).map(|()| scope)) {
+            Ok(scope) => scope,
+            Err(error) => return Traced::from(Err(error)),
+        };
+        if n == 0 {
+            return Traced::from(Ok(Vec::new()));
+        }
+        let mut cx = match Context::of(seq, route, call, gate::read_and_pass).await {
+            Ok(cx) => cx,
+            Err(error) => return Traced::from(Err(error)),
+        };
+        let taken = counted::take_n(&scope, n, &mut cx).await;
+        cx.finish(taken)
     };
-    if n == 0 {
-        return Traced::from(Ok(Vec::new()));
-    }
-    let mut cx = match Context::of(seq, route, call, gate::read_and_pass).await {
-        Ok(cx) => cx,
-        Err(error) => return Traced::from(Err(error)),
-    };
-    let taken = counted::take_n(&scope, n, &mut cx).await;
-    cx.finish(taken)
+    let taken = taken.instrument(span.clone()).await;
+    taken.record_as(&span, "handed out")
 }
 
 /// The scope the values given with `.scope(...)` name, as a declared sequence's with
-/// those fields: the one value, or the values in the order given.
+/// those fields: the one value, or the values in the order given, each checked against
+/// the declared field's Rust type where a type declares the sequence.
 fn scope_of(seq: &'static Sequence, values: Vec<Result<Bson, String>>) -> Result<Scope, Error> {
     let mut given = Vec::with_capacity(values.len());
     for (field, value) in seq.scope.iter().zip(values) {
@@ -410,11 +603,13 @@ fn scope_of(seq: &'static Sequence, values: Vec<Result<Bson, String>>) -> Result
             }
         }
     }
-    match given.len() {
-        0 => Ok(Scope::NONE),
-        1 => Scope::given(seq, given.first()),
-        _ => Scope::given(seq, Some(&Bson::Array(given))),
-    }
+    let value = match given.len() {
+        0 => return Scope::given(seq, None),
+        1 => given.pop().expect("one value"),
+        _ => Bson::Array(given),
+    };
+    check_types(seq, &value)?;
+    Scope::given(seq, Some(&value))
 }
 
 /// Refuses `n` ids that no counter could hand out at once: `n × step` beyond an `i64`,
@@ -429,13 +624,13 @@ pub(crate) fn fits(seq: &'static Sequence, option: &'static str, n: u64) -> Resu
         })
     };
     if i128::from(n) * i128::from(seq.layout.step) > i128::from(i64::MAX) {
-        return refused("that many ids, `step` apart, span more than an i64 holds");
+        return refused("that many ids, `step` apart, span more than an i64 holds".into());
     }
     // A probe for a count that would otherwise abort the process on allocation.
     let huge = n > 1 << 20;
     let size = usize::try_from(n).unwrap_or(usize::MAX);
     if huge && Vec::<i64>::new().try_reserve_exact(size).is_err() {
-        return refused("that many ids do not fit in this process's memory");
+        return refused("that many ids do not fit in this process's memory".into());
     }
     Ok(())
 }

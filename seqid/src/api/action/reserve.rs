@@ -359,7 +359,7 @@ fn checked<T: Model>(scope: Named, n: u64) -> Result<Scope, Error> {
             sequence: seq,
             option: "strategy",
             value: "optimistic".into(),
-            reason: "the optimistic strategy keeps no counter to reserve ids from",
+            reason: "the optimistic strategy keeps no counter to reserve ids from".into(),
         });
     }
     let scope = scope.resolve(seq)?;
