@@ -61,7 +61,7 @@ pub fn impl_document(
             marker(cont, quote!(::seqid::CounterBacked))
         }
     };
-    let declared = declared(cont, &ident);
+    let declared = declared(cont, decl, &ident);
     wrap_in_const(quote! {
         #[automatically_derived]
         impl #impl_generics ::seqid::Model for #ident #ty_generics #where_clause {
@@ -94,21 +94,27 @@ pub fn impl_document(
 
 /// The type's sequences registered for the run time, under the type's path, so that a
 /// sequence named at run time with a declared name takes the type's options
-/// (`seqid::base::declared`). A generic type has no one set of constants to register
-/// (a `static` cannot name the type's parameters): none.
-fn declared(cont: &Container, ident: &Ident) -> TokenStream {
+/// (`seqid::base::declared`). Written from the declaration's own constants, not through the
+/// type's `Model` impl, so that a type the impl is refused for (not `Serialize`) gets no
+/// second error here. A generic type has no one set of constants to register (a `static`
+/// cannot name the type's parameters): none.
+fn declared(cont: &Container, decl: &Declaration, ident: &Ident) -> TokenStream {
     if !cont.generics.params.is_empty() {
         return quote!();
     }
     let name = ident.unraw().to_string();
+    let primary = sequence(cont, decl.primary());
+    let others = decl.others().map(|declared| sequence(cont, Some(declared)));
     quote! {
+        const __SEQID_PRIMARY: ::seqid::Sequence = #primary;
+        const __SEQID_OTHERS: &[::seqid::Sequence] = &[#(#others),*];
         ::seqid::__private::inventory::submit! {
             ::seqid::__private::Declared::new(
                 ::seqid::__private::core::concat!(
                     ::seqid::__private::core::module_path!(), "::", #name
                 ),
-                &<#ident as ::seqid::Model>::SEQUENCE,
-                <#ident as ::seqid::Model>::OTHERS,
+                &__SEQID_PRIMARY,
+                __SEQID_OTHERS,
             )
         }
     }
