@@ -1,10 +1,9 @@
 //! Numbers on their own: the MongoDB tutorial's `getNextSequence("userid")`, with no
 //! document.
 //!
-//! Some numbers are not a document's `_id` when they are taken: an order number shown to
-//! the customer before the order is stored, a batch of numbers printed on labels, a number
-//! written into a document another service stores. A sequence named at run time hands
-//! them out, from the same counter as everything else:
+//! Some numbers are not a document's `_id` when they are taken: a batch of numbers printed
+//! on labels, a number written into a document another service stores. A sequence named
+//! at run time hands them out, from the same counter as everything else:
 //!
 //! ```no_run
 //! use seqid::AsDatabase; // for a bare mongodb::Database; a seqid::Database has it too
@@ -21,6 +20,16 @@
 //!     .await?;
 //! # Ok(()) }
 //! ```
+//!
+//! **Which call a number comes from.** A number a document of the type will carry (an
+//! order number shown to the customer before the order is stored) is reserved for it:
+//! [`Order::reserve_id(&db)`](crate::Document::reserve_id), then
+//! [`order.insert(&db).reserved(token)`](crate::action::Insert::reserved), which stores
+//! the order under it as any insert does (its codes written, its items numbered, in the
+//! database it was reserved in); see [below](#a-models-next-id-before-its-document). A
+//! number on its own (`db.sequence(..).next()`, or the type's sequence taken on its own)
+//! is for numbers no document of this type carries: a document stored by hand under one
+//! is stored as the driver stores it, with nothing of what seqid's insert fills in.
 //!
 //! # One counter, three kinds of writers
 //!
