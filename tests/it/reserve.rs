@@ -1,8 +1,9 @@
 //! A model's next id before its document (issue 49): `T::reserve_ids(&db, n)` and
 //! `reserve_id`, and `insert(..).reserved(token)`, for the counters, block and gapless
 //! strategies: beside inserts of the same sequence from many tasks; ids and display codes
-//! stored; ids typed by the user refused, tokens of another scope or transaction refused
-//! before anything is written; the handle's live block shared, cancelled callers; a
+//! stored; ids typed by the user refused, tokens of another scope or transaction, or of
+//! another database or handle, refused before anything is written; a token's document's
+//! items numbered as any insert's; the handle's live block shared, cancelled callers; a
 //! token's insert settled by `resume_insert`; reserved ids beside inserts in three worker
 //! processes and here, for every strategy that keeps a counter, with documents equal but
 //! for the id. Every id is checked.

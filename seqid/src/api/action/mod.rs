@@ -248,11 +248,11 @@ impl<'a, T: Model> Insert<'a, T> {
     /// document's id field is unset, or the token's id already
     /// ([`Reserved::fill`](crate::Reserved::fill)); any other id is refused as `insert`
     /// refuses it ([`Error::IdAlreadySet`]). The insert goes to the database the id was
-    /// reserved in, through the same [`Sequences`](crate::Sequences) handle (or a clone)
-    /// if both went through one ([`Error::ReservedElsewhere`]): the driver gives a `Client`
-    /// no identity, so through bare `mongodb::Database`s only the database names are
-    /// compared, and a handle per deployment is what tells two deployments' databases of
-    /// one name apart. The document is of the scope the id was reserved for
+    /// reserved in, and through the same [`Sequences`](crate::Sequences) handle (or a
+    /// clone) if both went through one ([`Error::ReservedElsewhere`]): the driver gives a
+    /// `Client` no identity, so through a bare `mongodb::Database` only the database names
+    /// are compared, and a handle per deployment is what tells two deployments' databases
+    /// of one name apart. The document is of the scope the id was reserved for
     /// ([`Error::ReservedScope`]), and a gapless id is inserted in the transaction it was
     /// reserved in ([`Error::ReservedTransaction`]): all checked before anything is
     /// written. A document's other sequences take their ids as usual.
