@@ -195,6 +195,75 @@ async fn a_numbered_draft_keeps_its_number_and_misuse_is_refused_before_any_id_i
     assert_eq!(year_counter(test.db(), "draft_gapless", 2026).await, None);
 }
 
+/// A December draft issued with next year's scope (issue 55, item 5): `.set` refuses a
+/// scope field, and a dotted key below it, naming the scope and the fix, before any id is
+/// taken; the draft stays a draft of its year, and `.set` of other keys still numbers it.
+#[tokio::test]
+async fn set_refuses_a_scope_field_before_any_id_is_taken() {
+    let test = test_db("later_set_scope").await;
+    let db = shared(&test);
+    crate::support::drafts::create_indexes::<DraftCounted>(&db).await;
+    let ids = store_drafts::<DraftCounted>(test.db(), 2026, 0, 1).await;
+    let before = stored_drafts::<DraftCounted>(test.db()).await;
+    for (set, names) in [
+        (
+            doc! { "status": "issued", "year": 2027 },
+            r#"{ "year": 2027 } (the scope field `year`)"#,
+        ),
+        (
+            doc! { "status": "issued", "year.x": 1 },
+            r#"{ "year.x": 1 } (below the scope field `year`)"#,
+        ),
+    ] {
+        let error = DraftCounted::number_draft(&db, doc! { "_id": ids[0] })
+            .set(set.clone())
+            .await
+            .unwrap_err();
+        let text = error.to_string();
+        assert!(
+            matches!(error, Error::InvalidOption { option: "set", .. })
+                && text.starts_with(&format!("sequence `draft_counted`: set = {names}"))
+                && text.contains("the counter of the scope the draft has when it is issued")
+                && text.contains("change the scope with the driver before issuing")
+                && text.ends_with("Nothing was reserved or written"),
+            "{set}: {text}"
+        );
+        let error = DraftCounted::number_drafts(&db, doc! { "year": 2026 })
+            .set(set.clone())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, Error::InvalidOption { option: "set", .. })
+                && error.to_string().contains(names),
+            "number_drafts, {set}: {error}"
+        );
+    }
+    assert_eq!(stored_drafts::<DraftCounted>(test.db()).await, before);
+    for year in [2026, 2027] {
+        assert_eq!(
+            year_counter(test.db(), "draft_counted", year).await,
+            None,
+            "{year}: nothing reserved"
+        );
+    }
+    // Other keys are written, with the number of the draft's own year.
+    let numbered = DraftCounted::number_draft(&db, doc! { "_id": ids[0] })
+        .set(doc! { "status": "issued" })
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            numbered.doc.year,
+            numbered.doc.number,
+            numbered.doc.code.as_str(),
+            numbered.doc.status.as_str()
+        ),
+        (2026, Some(1), "D-2026-0001", "issued")
+    );
+    let stored = stored_drafts::<DraftCounted>(test.db()).await;
+    assert_eq!(stored[&ids[0]], numbered.doc);
+}
+
 /// `number_draft` through `via`, in a transaction of `session` when given (`T::transaction`:
 /// aborted after a refusal, committed after a number).
 async fn number_one<T: Drafted>(

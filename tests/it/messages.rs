@@ -80,9 +80,11 @@ async fn an_id_already_set_says_what_unset_looks_like_for_the_field() {
     let error = Plain { id: 5 }.insert(&db).await.unwrap_err();
     let text = error.to_string();
     assert!(text.contains("unset id (0)"), "{text}");
-    // What to do with an id of one's own: not `resume_insert`, which would store it.
+    // What to do with an id of one's own: a reserved one given with its token, one from
+    // elsewhere through the driver; not `resume_insert`, which would store it.
     assert!(
-        text.contains("insert it with the driver, then call sync_counter")
+        text.contains("reserve it with reserve_id and insert with .reserved(token)")
+            && text.contains("insert with the driver, then call sync_counter")
             && text.contains(
                 "resume_insert is only for a document whose insert ended in OutcomeUnknown"
             ),

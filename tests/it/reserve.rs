@@ -1,8 +1,9 @@
 //! A model's next id before its document (issue 49): `T::reserve_ids(&db, n)` and
 //! `reserve_id`, and `insert(..).reserved(token)`, for the counters, block and gapless
 //! strategies: beside inserts of the same sequence from many tasks; ids and display codes
-//! stored; ids typed by the user refused, tokens of another scope or transaction refused
-//! before anything is written; the handle's live block shared, cancelled callers; a
+//! stored; ids typed by the user refused, tokens of another scope or transaction, or of
+//! another database or handle, refused before anything is written; a token's document's
+//! items numbered as any insert's; the handle's live block shared, cancelled callers; a
 //! token's insert settled by `resume_insert`; reserved ids beside inserts in three worker
 //! processes and here, for every strategy that keeps a counter, with documents equal but
 //! for the id. Every id is checked.
@@ -891,4 +892,198 @@ async fn lost_replies_to_a_token_s_insert_store_it_once() {
     stored.sort();
     assert_eq!(stored, expected, "every document stored once, under its id");
     assert_eq!(counter_value(&checked, seq.name).await, Some(40));
+}
+
+/// Two fresh databases on one server: a handle on one client reaches both. (The harness
+/// moves to a fresh server after some databases; a pair split by the move is made again.)
+async fn two_databases(label: &str) -> (seqid_harness::TestDb, seqid_harness::TestDb) {
+    loop {
+        let a = test_db(&format!("{label}_a")).await;
+        let b = test_db(&format!("{label}_b")).await;
+        if a.uri() == b.uri() {
+            return (a, b);
+        }
+    }
+}
+
+/// A token of database a given to an insert into database b (issue 55, item 4), bare and
+/// through one handle: refused before anything is written, naming both databases; b's
+/// own reservations and inserts then begin at 1, and a's go on where they were.
+#[tokio::test]
+async fn a_token_is_refused_by_another_database_with_nothing_written() {
+    for via in ["bare", "handle"] {
+        let (a, b) = two_databases(&format!("reserve_elsewhere_{via}")).await;
+        let handle = seqid::Sequences::new(a.client());
+        let (db_a, db_b) = match via {
+            "bare" => (Via::Bare(a.db().clone()), Via::Bare(b.db().clone())),
+            _ => (
+                Via::Handle(handle.database(a.name())),
+                Via::Handle(handle.database(b.name())),
+            ),
+        };
+        let mut tokens = match &db_a {
+            Via::Bare(db) => User::reserve_ids(db, 2).await,
+            Via::Handle(db) => User::reserve_ids(db, 2).await,
+        }
+        .unwrap();
+        let kept = tokens.pop().unwrap();
+        let token = tokens.pop().unwrap();
+        assert_eq!((token.id(), kept.id()), (1, 2), "{via}");
+        let mut user = User {
+            id: 0,
+            by: "b".into(),
+        };
+        let error = match &db_b {
+            Via::Bare(db) => user.insert(db).reserved(token).await,
+            Via::Handle(db) => user.insert(db).reserved(token).await,
+        }
+        .unwrap_err();
+        let Error::ReservedElsewhere {
+            id,
+            reserved,
+            insert,
+            ..
+        } = &error
+        else {
+            panic!("{via}: {error:?}");
+        };
+        assert_eq!(*id, 1, "{via}");
+        assert_eq!(&**reserved, format!("database `{}`", a.name()), "{via}");
+        assert_eq!(&**insert, format!("database `{}`", b.name()), "{via}");
+        let text = error.to_string();
+        assert!(
+            text.starts_with("sequence `reserve_users`: id 1 was reserved in database")
+                && text.contains("Nothing was written")
+                && text.contains(&format!("1 is a gap in database `{}`", a.name())),
+            "{via}: {text}"
+        );
+        assert_eq!(user.id, 0, "{via}: no id written into the document");
+        assert_eq!(stored_by(&b, "reserve_users").await, [], "{via}");
+        assert_eq!(counter_value(&b, "reserve_users").await, None, "{via}");
+
+        // b's own sequence is untouched: its first reservation is 1, and inserts.
+        let own = match &db_b {
+            Via::Bare(db) => User::reserve_id(db).await,
+            Via::Handle(db) => User::reserve_id(db).await,
+        }
+        .unwrap();
+        assert_eq!(own.id(), 1, "{via}");
+        let stored = match &db_b {
+            Via::Bare(db) => user.insert(db).reserved(own).await,
+            Via::Handle(db) => user.insert(db).reserved(own).await,
+        };
+        assert_eq!(stored.unwrap(), 1, "{via}");
+        assert_eq!(stored_by(&b, "reserve_users").await, [(1, "b".into())]);
+
+        // a's other token goes in where it was reserved; 1 is a gap there.
+        let mut there = User {
+            id: 0,
+            by: "a".into(),
+        };
+        let stored = match &db_a {
+            Via::Bare(db) => there.insert(db).reserved(kept).await,
+            Via::Handle(db) => there.insert(db).reserved(kept).await,
+        };
+        assert_eq!(stored.unwrap(), 2, "{via}");
+        assert_eq!(stored_by(&a, "reserve_users").await, [(2, "a".into())]);
+        assert_eq!(counter_value(&a, "reserve_users").await, Some(2), "{via}");
+    }
+}
+
+/// Two handles on one client, with one database name: two deployments to seqid (a handle
+/// is one), so a token of one is refused through the other, nothing written. A clone of
+/// the handle is the same handle, and a bare database can be told by its name only: both
+/// insert the token.
+#[tokio::test]
+async fn a_token_is_refused_through_another_handle_and_taken_through_a_clone() {
+    let test = test_db("reserve_other_handle").await;
+    let first = seqid::Sequences::new(test.client());
+    let other = seqid::Sequences::new(test.client()).database(test.name());
+    let db = first.database(test.name());
+    let token = User::reserve_id(&db).await.unwrap();
+    let mut user = User {
+        id: 0,
+        by: "other".into(),
+    };
+    let error = user.insert(&other).reserved(token).await.unwrap_err();
+    let Error::ReservedElsewhere {
+        id: 1,
+        reserved,
+        insert,
+        ..
+    } = &error
+    else {
+        panic!("{error:?}");
+    };
+    assert_eq!(&**reserved, format!("database `{}`", test.name()));
+    assert_eq!(
+        &**insert,
+        format!(
+            "database `{}` through another Sequences handle",
+            test.name()
+        )
+    );
+    assert!(error.to_string().contains("Nothing was written"), "{error}");
+    assert_eq!(
+        (user.id, stored_by(&test, "reserve_users").await),
+        (0, vec![])
+    );
+
+    let clone = first.clone().database(test.name());
+    let token = User::reserve_id(&db).await.unwrap();
+    assert_eq!(user.insert(&clone).reserved(token).await.unwrap(), 2);
+    let mut bare = User {
+        id: 0,
+        by: "bare".into(),
+    };
+    let token = User::reserve_id(&db).await.unwrap();
+    assert_eq!(bare.insert(&*test).reserved(token).await.unwrap(), 3);
+    assert_eq!(
+        stored_by(&test, "reserve_users").await,
+        [(2, "other".into()), (3, "bare".into())]
+    );
+}
+
+/// A document with items inserted through a token (issue 55): its items are numbered as
+/// for any insert, in memory and as stored, with the mark; an append goes on after them.
+#[tokio::test]
+async fn a_token_s_insert_numbers_the_items_as_any_insert() {
+    use crate::support::items::{Order as Lined, line, order};
+    let test = test_db("reserve_items").await;
+    let db = shared(&test);
+    let token = Lined::reserve_id(&db).await.unwrap();
+    let mut lined = order(3);
+    let id = lined.insert(&db).reserved(token).await.unwrap();
+    assert_eq!(id, 1);
+    let numbers: Vec<i64> = lined.lines.iter().map(|line| line.no).collect();
+    assert_eq!((numbers, lined.lines_last), (vec![1, 2, 3], 3));
+    let stored = test
+        .collection::<BsonDocument>("orders")
+        .find_one(doc! { "_id": id })
+        .await
+        .unwrap()
+        .expect("stored");
+    let stored_numbers: Vec<i64> = stored
+        .get_array("lines")
+        .unwrap()
+        .iter()
+        .map(|line| integer(line.as_document().unwrap().get("no").unwrap()).unwrap())
+        .collect();
+    assert_eq!(stored_numbers, [1, 2, 3]);
+    assert_eq!(stored.get("lines_last").and_then(integer), Some(3));
+    let mut more = vec![line("next")];
+    let appended = Lined::append_lines(&db, doc! { "_id": id }, &mut more)
+        .await
+        .unwrap();
+    assert_eq!(appended, [4]);
+    // The mark, a plain field (nx-27017 stores a pushed element as a JSON string, see
+    // `tests/it/items.rs`, but not the mark).
+    let stored = test
+        .collection::<BsonDocument>("orders")
+        .find_one(doc! { "_id": id })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.get("lines_last").and_then(integer), Some(4));
+    assert_eq!(stored.get_array("lines").unwrap().len(), 4);
 }

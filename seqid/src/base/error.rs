@@ -315,14 +315,19 @@ pub enum Error {
         message: Box<str>,
     },
 
-    /// The document already carries an id;
-    /// see [`Document`](crate::Document#ids-already-set).
+    /// The document already carries an id; see
+    /// [`Document`](crate::Document#ids-already-set). An id the program gives a document is
+    /// reserved with [`reserve_id`](crate::Document::reserve_id) and given with its token,
+    /// [`.reserved(token)`](crate::action::Insert::reserved); one from elsewhere goes in with
+    /// the driver, then [`sync_counter`](crate::Document::sync_counter).
     #[error(
         "sequence `{}`: the document already has {} {value}; insert fills only an unset \
-         id ({unset}). To store a document with an id of your own, insert it with the \
-         driver, then call sync_counter so that the sequence goes on above it; \
-         resume_insert is only for a document whose insert ended in OutcomeUnknown or \
-         was cancelled (it stores the document under the id it carries)",
+         id ({unset}). For an id this program gives the document, reserve it with \
+         reserve_id and insert with .reserved(token) (the insert fills in the rest: codes, \
+         items); for an id from elsewhere (an import), insert with the driver, then call \
+         sync_counter so that the sequence goes on above it; resume_insert is only for a \
+         document whose insert ended in OutcomeUnknown or was cancelled (it stores the \
+         document under the id it carries)",
         .sequence.name,
         .sequence.field
     )]
@@ -355,6 +360,33 @@ pub enum Error {
         reserved: Box<str>,
         /// The document's scope.
         document: Box<str>,
+    },
+
+    /// An id reserved for a document built later ([`Reserved`](crate::Reserved)) was
+    /// given to an insert into another database than the one whose counter handed it out,
+    /// or through another [`Sequences`](crate::Sequences) handle (a handle is one
+    /// deployment; clones of it are the same handle): that database's counter hands the
+    /// same id out too. Through bare `mongodb::Database`s only the names can be compared
+    /// (the driver gives a `Client` no identity). Nothing was written; the id is a gap in
+    /// the database it was reserved in, unless a document is stored under it there.
+    #[error(
+        "sequence `{}`: id {id} was reserved in {reserved}, and this insert goes to \
+         {insert}: a reserved id is inserted where its counter handed it out, since the \
+         counter there hands {id} out too. Nothing was written; {id} is a gap in \
+         {reserved} unless a document is stored under it there: reserve this document's \
+         id where it is inserted",
+        .sequence.name
+    )]
+    ReservedElsewhere {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The id reserved.
+        id: i64,
+        /// Where it was reserved: the database (`` database `shop` ``).
+        reserved: Box<str>,
+        /// Where the insert goes: the database, and `through another Sequences handle`
+        /// when that is the difference.
+        insert: Box<str>,
     },
 
     /// A gapless id reserved in a transaction was given to an insert that may not store
@@ -778,6 +810,7 @@ impl Error {
             | Error::DuplicateKey { sequence, .. }
             | Error::IdAlreadySet { sequence, .. }
             | Error::ReservedScope { sequence, .. }
+            | Error::ReservedElsewhere { sequence, .. }
             | Error::ReservedTransaction { sequence, .. }
             | Error::RetriesExhausted { sequence, .. }
             | Error::OutcomeUnknown { sequence, .. }

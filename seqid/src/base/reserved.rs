@@ -1,7 +1,8 @@
 //! An id reserved for a document built later (`T::reserve_ids`), as the insert that
-//! stores it reads it: the id, the scope whose counter handed it out, and for a gapless
-//! sequence the session whose transaction took it, which it lives and dies with. The
-//! public token, [`Reserved`](crate::Reserved), holds one and nothing else.
+//! stores it reads it: the id, the database (and handle) and scope whose counter handed it
+//! out, and for a gapless sequence the session whose transaction took it, which it lives
+//! and dies with. The public token, [`Reserved`](crate::Reserved), holds one and nothing
+//! else.
 
 use mongodb::bson::Document as BsonDocument;
 
@@ -14,8 +15,39 @@ use crate::base::session::Session;
 pub(crate) struct Held {
     pub id: i64,
     pub scope: Scope,
+    /// Where its counter is: another database's (or deployment's) hands the id out too.
+    pub origin: Origin,
     /// A gapless id's transaction, as far as seqid can tell it (boxed: rare).
     pub gapless: Option<Box<Gapless>>,
+}
+
+/// A database a reserved id is taken from or inserted into: its name, and the
+/// [`Sequences`](crate::Sequences) handle it goes through, by the handle's registry (one
+/// deployment; clones of a handle share it). A bare `mongodb::Database` has none: the
+/// driver gives a `Client` no identity, so there the name is all that can be compared.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Origin {
+    pub db: Box<str>,
+    pub handle: Option<u64>,
+}
+
+impl Origin {
+    /// Why an id reserved at `self` may not be inserted at `insert`, in the words of
+    /// [`Error::ReservedElsewhere`]: `(reserved, insert)`.
+    fn differs(&self, insert: &Origin) -> Option<(String, String)> {
+        let named = |origin: &Origin| format!("database `{}`", origin.db);
+        if self.db != insert.db {
+            return Some((named(self), named(insert)));
+        }
+        match (self.handle, insert.handle) {
+            (Some(reserved), Some(inserted)) if reserved != inserted => Some((
+                named(self),
+                format!("{} through another Sequences handle", named(insert)),
+            )),
+            // A bare database on either side: nothing more can be told.
+            _ => None,
+        }
+    }
 }
 
 /// What tells a gapless id's transaction: the id of the session it ran in, and the ticket
@@ -29,16 +61,26 @@ pub(crate) struct Gapless {
 }
 
 impl Held {
-    /// `Ok` if a document of `scope`, inserted in `session`, may take this id, as far as
-    /// can be told without a round trip: the scope it was reserved for
+    /// `Ok` if a document of `scope`, inserted at `origin` in `session`, may take this id,
+    /// as far as can be told without a round trip: the database and handle it was reserved
+    /// through ([`Error::ReservedElsewhere`]), the scope it was reserved for
     /// ([`Error::ReservedScope`]), and for a gapless id a transaction of the session that
     /// reserved it ([`Error::ReservedTransaction`]).
     pub(crate) fn admits(
         &self,
         seq: &'static Sequence,
+        origin: &Origin,
         scope: &Scope,
         session: &Session<'_>,
     ) -> Result<(), Error> {
+        if let Some((reserved, insert)) = self.origin.differs(origin) {
+            return Err(Error::ReservedElsewhere {
+                sequence: seq,
+                id: self.id,
+                reserved: reserved.into(),
+                insert: insert.into(),
+            });
+        }
         if self.scope != *scope {
             return Err(Error::ReservedScope {
                 sequence: seq,

@@ -90,9 +90,13 @@
 //!
 //! `insert` fills only an unset id (`0`, or `None`). A document that already carries an id is
 //! refused with [`Error::IdAlreadySet`](crate::Error::IdAlreadySet) before any id is taken:
-//! inserting a copy of a stored document must not give it a second life. To store a document
-//! with an id of its own, insert it with the driver, then call
-//! [`sync_counter`](crate::Document::sync_counter) so that the sequence goes on above it;
+//! inserting a copy of a stored document must not give it a second life. An id the program
+//! means to give a document (shown before the document is stored) is reserved for it,
+//! [`reserve_id`](crate::Document::reserve_id), and given with its token,
+//! [`insert(..).reserved(token)`](crate::action::Insert::reserved), which writes the rest
+//! as any insert does (codes, items). An id from elsewhere (an import) goes in with the
+//! driver, then [`sync_counter`](crate::Document::sync_counter) so that the sequence goes on
+//! above it;
 //! [`resume_insert`](crate::Document::resume_insert) is only for a document whose insert ended
 //! in [`OutcomeUnknown`](crate::Error::OutcomeUnknown) or was cancelled.
 //!

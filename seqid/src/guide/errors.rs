@@ -40,11 +40,15 @@
 //! - [`Refused`](crate::Error::Refused): the server's code and message.
 //! - [`IdAlreadySet`](crate::Error::IdAlreadySet): the document already carries an id (see [the
 //!   attribute reference](super::attributes#an-id-already-set)). The message says what to do
-//!   instead: a document with an id of its own goes in with the driver, then `sync_counter`;
-//!   `resume_insert` is only for a document whose insert ended in `OutcomeUnknown` or was
-//!   cancelled.
+//!   instead: an id the program gives the document is reserved (`reserve_id`) and given
+//!   with its token (`.reserved(token)`); one from elsewhere goes in with the driver, then
+//!   `sync_counter`; `resume_insert` is only for a document whose insert ended in
+//!   `OutcomeUnknown` or was cancelled.
 //! - [`RetriesExhausted`](crate::Error::RetriesExhausted): attempts, time spent, the bound that
 //!   ended the loop, last id.
+//! - [`ReservedElsewhere`](crate::Error::ReservedElsewhere): a reserved id given to an insert
+//!   into another database, or through another `Sequences` handle: the id, both places;
+//!   nothing written, the id a gap where it was reserved.
 //! - [`ReservedScope`](crate::Error::ReservedScope): a reserved id given to a document of
 //!   another scope: the id, both scopes. [`ReservedTransaction`](crate::Error::ReservedTransaction):
 //!   a gapless reserved id inserted outside the transaction it was reserved in (in none, in

@@ -53,8 +53,8 @@
 //!
 //! # At insert
 //!
-//! Every insert path (`insert`, `insert_many`, `find_or_insert`, `find_or_insert_many`,
-//! in a transaction or not) numbers each array's items in memory before the write,
+//! Every insert path (`insert`, with a [reserved id](crate::Reserved) too, `insert_many`,
+//! `find_or_insert`, `find_or_insert_many`, in a transaction or not) numbers each array's items in memory before the write,
 //! `start`, `start + step`, ..., writes the numbers back into the caller's struct and sets
 //! the mark, and stores them with the document in its one write: no round trip more. An item
 //! that carries a number already is refused before anything is written
@@ -62,7 +62,11 @@
 //! the value), as a document carrying an id is. Like the ids, the numbers are set back to
 //! unset (and the mark to `start - step`) when the document is known not to be stored, so that
 //! the same struct can be inserted again; they are kept when the outcome is unknown, and
-//! `resume_insert` stores them as they are.
+//! `resume_insert` stores them as they are. A document stored with the driver is stored as
+//! it is, its items unnumbered (`no: 0`) and an append after them numbered from `start`: a
+//! document whose id is known before it is stored is inserted with
+//! [`.reserved(token)`](crate::action::Insert::reserved)
+//! ([which call a number comes from](super::numbers)).
 //!
 //! # Appending: `append_<field>`
 //!

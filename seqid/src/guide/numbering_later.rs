@@ -107,8 +107,15 @@
 //!    transaction; [`Error::TransactionRequired`] without one).
 //! 3. One conditional update, `{ _id, number: null }` → `$set` the number, its codes and the
 //!    caller's own fields ([`.set(...)`](crate::action::NumberDraft::set): the change that
-//!    makes it issued, written with the number or not at all; not the number, its codes or
-//!    `_id`, [`Error::InvalidOption`](crate::Error::InvalidOption)).
+//!    makes it issued, written with the number or not at all; not the number, its codes,
+//!    `_id` or a scope field, [`Error::InvalidOption`](crate::Error::InvalidOption)).
+//!
+//! **The scope is the draft's.** The number comes from the counter of the scope the draft
+//! has when it is issued, so `.set` refuses a scope field, and any key that writes into one
+//! (`"year"`, `"year.x"`, and `"a"` for a scope field `a.b`), before any id is taken: a
+//! December draft issued with `"year": 2027` would store number 1 of 2026's counter under
+//! 2027, whose own counter never handed it out, and 2027's first invoice would meet it. To issue it in another scope, change the scope
+//! with the driver first (a draft has no number to keep), then number it.
 //!
 //! [`Error::TransactionRequired`]: crate::Error::TransactionRequired
 //!

@@ -24,12 +24,16 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The number an order is stored under is the order's, not a number on its own: reserve it
-//! with [`Order::reserve_id(&db)`](crate::Document::reserve_id) and store the order with
-//! [`insert(..).reserved(token)`](crate::action::Insert::reserved) (its items numbered, its
-//! codes written, as any insert's), as [below](#a-models-next-id-before-its-document). A
-//! number on its own is for what no document of the type will carry; a document stored
-//! with the driver under it is stored past seqid's checks (its items unnumbered, say).
+//! **Which call a number comes from.** A number a document of the type will carry (an
+//! order number shown to the customer before the order is stored) is reserved for it:
+//! [`Order::reserve_id(&db)`](crate::Document::reserve_id), then
+//! [`order.insert(&db).reserved(token)`](crate::action::Insert::reserved), which stores
+//! the order under it as any insert does (its codes written, its items numbered, in the
+//! database it was reserved in); see [below](#a-models-next-id-before-its-document). A
+//! number on its own ([`Order::sequence().next(&db)`](crate::SequenceOf::next), or
+//! `db.sequence(..).next()`) is for numbers no document of this type carries: a document
+//! stored by hand under one is stored as the driver stores it, with nothing of what seqid's
+//! insert fills in.
 //!
 //! # One counter, three kinds of writers
 //!
@@ -226,18 +230,26 @@
 //! that keep a counter reserve ([`CounterBacked`](crate::CounterBacked)); on an optimistic
 //! type, whose ids are the largest stored plus one, `reserve_ids` does not compile.
 //!
-//! **What a token is.** It holds the id and the scope it was taken for (and for gapless,
-//! the session whose transaction took it). Only seqid makes one: it has no public constructor and
+//! **What a token is.** It holds the id, the database and scope it was taken for, the
+//! [`Sequences`](crate::Sequences) handle it was taken through if any (and for gapless, the
+//! session whose transaction took it). Only seqid makes one: it has no public constructor and
 //! is not `Deserialize`, so no id typed by a user or read from a request passes for a
 //! reserved one; and it is not `Clone`: the insert takes it by value, so a token stores one
 //! document, once. A document with an id set and no token is refused as always
 //! ([`Error::IdAlreadySet`](crate::Error::IdAlreadySet)); with a token, its id field is
 //! unset or the token's id already (what [`fill`](crate::Reserved::fill) wrote), and it is
 //! of the token's scope ([`Error::ReservedScope`](crate::Error::ReservedScope) otherwise,
-//! before anything is written). A document's other sequences take their ids in the insert,
-//! as usual. A token's insert fails or loses its answer as any insert does: a lost answer
-//! is [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown), the document keeping the id,
-//! and [`resume_insert`](crate::Document::resume_insert) settles it (with no token: the
+//! before anything is written). It is inserted in the database it was reserved in, whose
+//! counter alone handed the id out, and if both went through a handle, through the same
+//! handle or a clone of it ([`Error::ReservedElsewhere`](crate::Error::ReservedElsewhere)
+//! otherwise, before anything is written; the id is then a gap where it was reserved). The
+//! driver gives a `Client` no identity, so through a bare `mongodb::Database` only the
+//! database names are compared: with one database per tenant on several deployments, a
+//! handle per deployment keeps two databases of one name apart. A document's other
+//! sequences take their ids in the insert, as usual. A token's insert fails or loses its
+//! answer as any insert does: a lost answer is
+//! [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown), the document keeping the id, and
+//! [`resume_insert`](crate::Document::resume_insert) settles it (with no token: the
 //! document carries its id).
 //!
 //! **The gaps.** An id reserved and never inserted is a gap, as for an insert that fails

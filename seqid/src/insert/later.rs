@@ -313,9 +313,22 @@ async fn many<T: Model + DeserializeOwned>(
 }
 
 /// The caller's own fields may not set what the numbering sets: the number, its codes,
-/// `_id`.
+/// `_id`; nor what it numbers from: a scope field.
 fn check_set<T: Model>(set: &BsonDocument) -> Result<(), Error> {
     let seq = &T::SEQUENCE;
+    // First: a dotted key below a scope field is refused for that, its true cause.
+    if let Some(value) = writes_a_scope::<T>(set) {
+        return Err(Error::InvalidOption {
+            sequence: seq,
+            option: "set",
+            value: value.into(),
+            reason: "the number comes from the counter of the scope the draft has when it \
+                     is issued, and would be stored under another scope, whose counter \
+                     never handed it out and whose numbering would meet it: change the \
+                     scope with the driver before issuing (a draft has no number to keep), \
+                     or issue the draft in its own scope. Nothing was reserved or written",
+        });
+    }
     let nested = |key: &&String| key.contains('.') || key.starts_with('$');
     if let Some(key) = set.keys().find(nested) {
         return Err(Error::InvalidOption {
@@ -341,6 +354,32 @@ fn check_set<T: Model>(set: &BsonDocument) -> Result<(), Error> {
         });
     }
     Ok(())
+}
+
+/// The first key of `set` that writes into a scope field of a sequence of the type (every
+/// one of them is numbered later), told as the value [`check_set`] refuses: the field
+/// itself, a path below it (`year.x`), or a document holding it (`a` for `a.b`).
+fn writes_a_scope<T: Model>(set: &BsonDocument) -> Option<String> {
+    let below = |path: &str, field: &str| {
+        path.strip_prefix(field)
+            .is_some_and(|rest| rest.starts_with('.'))
+    };
+    let fields = std::iter::once(&T::SEQUENCE).chain(T::OTHERS);
+    let fields = fields.flat_map(|seq| seq.scope.iter().copied());
+    let mut written = fields.flat_map(|field| set.keys().map(move |key| (key, field)));
+    let (key, field) =
+        written.find(|&(key, field)| key == field || below(key, field) || below(field, key))?;
+    let how = if key == field {
+        "the scope field"
+    } else if below(key, field) {
+        "below the scope field"
+    } else {
+        "holding the scope field"
+    };
+    Some(format!(
+        "{{ {key:?}: {} }} ({how} `{field}`)",
+        set.get(key)?
+    ))
 }
 
 /// The fields the numbering sets: the numbers (every sequence of the type is numbered

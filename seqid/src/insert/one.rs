@@ -53,8 +53,8 @@ pub(crate) async fn one<T: Model>(
 }
 
 /// `insert` with an id reserved before (`Document::reserve_ids`): `doc`, whose id field is
-/// unset or that id already, takes it, after the reservation's scope and transaction are
-/// checked against the document's and the call's (a gapless id's with a read of the
+/// unset or that id already, takes it, after the reservation's database, handle, scope and
+/// transaction are checked against the document's and the call's (a gapless id's with a read of the
 /// counter in the caller's transaction); no id of the primary sequence is taken
 /// (the others' are, as for any insert), and the write and what it answers are any
 /// insert's, a lost answer left to `resume_insert`.
@@ -68,7 +68,11 @@ pub(crate) async fn reserved<T: Model>(
         let checked = numbered_on_insert::<T>("insert")
             .and_then(|()| ensure_unset_or_reserved(doc, held.id))
             .and_then(|()| Scope::of(cx.seq, doc))
-            .and_then(|scope| held.admits(cx.seq, &scope, &cx.session).map(|()| scope));
+            .and_then(|scope| {
+                let origin = cx.route.origin();
+                held.admits(cx.seq, &origin, &scope, &cx.session)
+                    .map(|()| scope)
+            });
         let scope = match checked {
             Ok(scope) => scope,
             Err(error) => return cx.finish(Err(error)),

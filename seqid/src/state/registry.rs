@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use mongodb::Collection;
 use mongodb::bson::RawDocumentBuf;
 
+use crate::base::reserved::Origin;
 use crate::base::scope::{Key, Scope};
 use crate::base::sequence::{Sequence, Strategy};
 use crate::state::allocator::Allocator;
@@ -44,6 +45,10 @@ pub(crate) struct Registry {
     release_after: AtomicU64,
     /// What was read of the deployment: its kind, and how its collections are sharded.
     deployment: Known,
+    /// Which handle this is, unique in the process: a reserved id records it, so that an
+    /// insert through another handle (another deployment, as far as seqid can tell)
+    /// refuses it.
+    id: u64,
 }
 
 impl Registry {
@@ -55,7 +60,16 @@ impl Registry {
             orphans: Entries::new(),
             release_after: AtomicU64::new(DEFAULT_RELEASE_AFTER.as_millis() as u64),
             deployment: Known::default(),
+            id: {
+                static NEXT: AtomicU64 = AtomicU64::new(1);
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            },
         }
+    }
+
+    /// Which handle this is (and its clones), unique in the process.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 
     /// What the handle has read of its deployment.
@@ -259,6 +273,15 @@ impl<'a> Route<'a> {
         match self.registry {
             Some(registry) => registry.deployment(),
             None => Known::of_process(),
+        }
+    }
+
+    /// Where a reserved id is taken or inserted: the database's name, and the handle's
+    /// registry (none through a bare database, which the driver gives no identity).
+    pub(crate) fn origin(&self) -> Origin {
+        Origin {
+            db: self.db.name().into(),
+            handle: self.registry.map(Registry::id),
         }
     }
 

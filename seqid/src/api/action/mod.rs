@@ -247,10 +247,15 @@ impl<'a, T: Model> Insert<'a, T> {
     /// the token's id is written into the id field, and the display codes from it. The
     /// document's id field is unset, or the token's id already
     /// ([`Reserved::fill`](crate::Reserved::fill)); any other id is refused as `insert`
-    /// refuses it ([`Error::IdAlreadySet`]). The document is of the scope the id was
-    /// reserved for ([`Error::ReservedScope`]), and a gapless id is inserted in the
-    /// transaction it was reserved in ([`Error::ReservedTransaction`]): both checked
-    /// before anything is written. A document's other sequences take their ids as usual.
+    /// refuses it ([`Error::IdAlreadySet`]). The insert goes to the database the id was
+    /// reserved in, and through the same [`Sequences`](crate::Sequences) handle (or a
+    /// clone) if both went through one ([`Error::ReservedElsewhere`]): the driver gives a
+    /// `Client` no identity, so through a bare `mongodb::Database` only the database names
+    /// are compared, and a handle per deployment is what tells two deployments' databases
+    /// of one name apart. The document is of the scope the id was reserved for
+    /// ([`Error::ReservedScope`]), and a gapless id is inserted in the transaction it was
+    /// reserved in ([`Error::ReservedTransaction`]): all checked before anything is
+    /// written. A document's other sequences take their ids as usual.
     /// The rest is any insert's: a lost answer is [`Error::OutcomeUnknown`], the
     /// document keeping the id, and [`resume_insert`](crate::Document::resume_insert)
     /// settles it; a document refused gets its id unset, and the reserved id is then a

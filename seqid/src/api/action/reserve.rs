@@ -17,7 +17,7 @@ use crate::base::error::Error;
 use crate::base::fields::{ensure_unset_or_reserved, fill, numbered_on_insert};
 use crate::base::future::BoxFuture;
 use crate::base::model::Model;
-use crate::base::reserved::{Gapless, Held};
+use crate::base::reserved::{Gapless, Held, Origin};
 use crate::base::scope::{Named, Scope};
 use crate::base::scoped::Names;
 use crate::base::sequence::Strategy;
@@ -34,7 +34,9 @@ use crate::state::reservations;
 /// [`insert(..).reserved(token)`](crate::action::Insert::reserved), which stores the
 /// document under it. It holds the id and the scope it was taken for (and, for a gapless
 /// sequence, the transaction it was taken in); seqid alone makes one, and an insert takes
-/// it by value: a token inserts one document, once.
+/// it by value: a token inserts one document, once, in the database it was reserved in.
+/// A number no document of this type carries is taken on its own instead
+/// ([which call a number comes from](crate::guide::numbers)).
 ///
 /// ```no_run
 /// # use seqid::Document;
@@ -129,18 +131,21 @@ impl<T: Model> Reserved<T> {
         let void = Held {
             id: 0,
             scope: Scope::NONE,
+            origin: Origin::default(),
             gapless: None,
         };
         std::mem::replace(&mut self.held, void)
     }
 }
 
-/// The sequence, the id, the scope, and whether it was reserved in a transaction.
+/// The sequence, the id, the database and scope, and whether it was reserved in a
+/// transaction.
 impl<T: Model> fmt::Debug for Reserved<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Reserved")
             .field("sequence", &T::SEQUENCE.name)
             .field("id", &self.held.id)
+            .field("database", &self.held.origin.db)
             .field("scope", &format_args!("{}", self.held.scope))
             .field("in_transaction", &self.held.gapless.is_some())
             .finish()
@@ -375,6 +380,7 @@ async fn tokens<T: Model>(
 ) -> Result<Vec<Reserved<T>>, Error> {
     let seq = &T::SEQUENCE;
     let ids = counted::take_n(scope, n, cx).await?;
+    let origin = cx.route.origin();
     // Gapless ids were taken in the caller's transaction (`take_n` refuses them
     // without one), and are that transaction's.
     let gapless = match (seq.strategy, cx.session.transaction_session().cloned()) {
@@ -400,6 +406,7 @@ async fn tokens<T: Model>(
             held: Held {
                 id,
                 scope: scope.clone(),
+                origin: origin.clone(),
                 gapless,
             },
             line,
