@@ -18,7 +18,7 @@ use mongodb::{ClientSession, Collection, Database};
 
 use crate::base::backoff::backoff;
 use crate::base::detach::Finishing;
-use crate::base::error::Error;
+use crate::base::error::{Error, RetriedCall};
 use crate::base::id::IdField;
 use crate::base::item::{Item, ItemsField, Unnumberable, numbers_after};
 use crate::base::item_fields::unnumberable;
@@ -149,6 +149,7 @@ pub(crate) async fn append<I: Item>(
         Ended::Exhausted(attempts, elapsed, last_id) => {
             return Err(Error::RetriesExhausted {
                 sequence: seq,
+                call: RetriedCall::Append { items: spec },
                 attempts,
                 elapsed,
                 time_budget: Some(BUDGET),
