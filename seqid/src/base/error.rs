@@ -1200,4 +1200,56 @@ mod tests {
             "sequence `s`: insert_many into `users` stored 2 of 3 documents; 1 failed: [#1 _id 12: dup]"
         );
     }
+
+    /// An append that gave up says it was appending, to which array of which collection,
+    /// what beat it and its budget; an insert's message is as it was.
+    #[test]
+    fn retries_exhausted_says_what_the_call_was_doing() {
+        use crate::base::item::ItemNumber;
+        const ORDERS: Sequence = counted("order", "orders");
+        const LINES: ItemsField = ItemsField {
+            field: "lines",
+            last: "lines_last",
+            number: ItemNumber {
+                key: "no",
+                start: 1,
+                step: 1,
+            },
+        };
+        let exhausted = |call, time_budget| Error::RetriesExhausted {
+            sequence: &ORDERS,
+            call,
+            attempts: 812,
+            elapsed: Duration::from_millis(60_004),
+            time_budget,
+            last_id: 4512,
+        };
+        let append = RetriedCall::Append { items: &LINES };
+        let sixty = Some(Duration::from_secs(60));
+        assert_eq!(
+            exhausted(append, sixty).to_string(),
+            "sequence `order`: gave up after 812 attempts in 60004 ms to append items to \
+             `lines` of the document in `orders`: every time, another writer moved the mark \
+             `lines_last` first (last seen: 4512); the append's budget of 60 s is spent: \
+             nothing was appended, the items are unnumbered. Append again; on a server without \
+             update pipelines the appenders of one document in several processes race (those \
+             of one process take turns), where MongoDB 4.2+ appends in one atomic update that \
+             loses no race"
+        );
+        let text = exhausted(append, sixty).to_string();
+        assert!(!text.contains("insert") && !text.contains("time_budget"), "{text}");
+        let budget = Some(Duration::from_millis(10_000));
+        assert_eq!(
+            exhausted(RetriedCall::Insert, budget).to_string(),
+            "sequence `order`: gave up after 812 attempts in 60004 ms to insert into `orders`: \
+             every _id tried was taken by another writer (last: 4512); its time budget of \
+             10000 ms is spent (`.time_budget(..)`, `time_budget_ms`)"
+        );
+        assert_eq!(
+            exhausted(RetriedCall::Insert, None).to_string(),
+            "sequence `order`: gave up after 812 attempts in 60004 ms to insert into `orders`: \
+             every _id tried was taken by another writer (last: 4512); its max_attempts = 812 \
+             are made"
+        );
+    }
 }
