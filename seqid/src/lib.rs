@@ -223,7 +223,7 @@ pub use api::document::{CounterBacked, Document};
 pub use api::sequence_of::SequenceOf;
 pub use api::sequences::{AsDatabase, Database, Sequences};
 pub use base::display::{DisplayCode, Unshowable};
-pub use base::error::{BulkError, Error, FailedInsert, RetriedCall};
+pub use base::error::{BulkError, Error, FailedInsert};
 pub use base::id::{AnyIdField, IdField};
 pub use base::item::{APPENDS_KEPT, AnyItems, Item, ItemNumber, ItemsField};
 #[doc(inline)]
@@ -231,6 +231,7 @@ pub use base::kind;
 pub use base::layout::{Holds, Layout, ScopeEncoding, Width};
 pub use base::model::{IdValue, Model};
 pub use base::natural::Entry;
+pub use base::retried::RetriedCall;
 #[doc(inline)]
 pub use base::scoped;
 pub use base::sequence::{

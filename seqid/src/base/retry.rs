@@ -30,7 +30,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::base::error::{Error, RetriedCall};
+use crate::base::error::Error;
+use crate::base::retried::RetriedCall;
 use crate::base::sequence::Sequence;
 
 /// The longest window a retry waits in, however long the race: a writer that lost many

@@ -20,10 +20,11 @@ use mongodb::{ClientSession, Collection, Database};
 
 use crate::base::backoff::backoff;
 use crate::base::detach::Finishing;
-use crate::base::error::{Error, RetriedCall};
+use crate::base::error::Error;
 use crate::base::id::IdField;
 use crate::base::item::{Item, ItemsField, Unnumberable, numbers_after};
 use crate::base::item_fields::unnumberable;
+use crate::base::retried::RetriedCall;
 use crate::base::sequence::Sequence;
 use crate::base::session;
 use crate::round_trip::items::{self, Append, Only, Seen};
