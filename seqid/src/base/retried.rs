@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 #[cfg(doc)]
-use crate::Error;
+use crate::base::error::Error;
 use crate::base::item::ItemsField;
 use crate::base::sequence::Sequence;
 
