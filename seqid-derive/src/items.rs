@@ -141,7 +141,9 @@ pub fn appends<'a>(
         let index = Literal::usize_unsuffixed(index);
         let doc = format!(
             "Appends `items` to `{name}` of the one stored document `filter` finds, numbered \
-             after the array's mark, in place: await it for their numbers."
+             after the array's mark, in place: await it for their numbers. A filter that \
+             finds no document, or more than one, is refused before anything is written; \
+             name the document by its `_id` (any other filter costs a read first)."
         );
         let body = match stand_in {
             true => quote! {

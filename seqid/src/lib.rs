@@ -231,6 +231,7 @@ pub use base::kind;
 pub use base::layout::{Holds, Layout, ScopeEncoding, Width};
 pub use base::model::{IdValue, Model};
 pub use base::natural::Entry;
+pub use base::retried::RetriedCall;
 #[doc(inline)]
 pub use base::scoped;
 pub use base::sequence::{

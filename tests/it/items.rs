@@ -745,3 +745,375 @@ async fn find_or_insert_numbers_what_it_inserts_and_a_refused_insert_unsets_the_
     taken.insert(&db).await.unwrap();
     assert_eq!((taken.lines[1].no, taken.lines_last), (2, 2));
 }
+
+/// Issue 55, item 6: an append names one document. A filter that matches several is
+/// refused before anything is written, with how many it matches; one that names `_id` by
+/// equality goes in one round trip, any other is first read down to its one document.
+#[tokio::test]
+async fn an_append_whose_filter_matches_several_documents_is_refused_with_nothing_written() {
+    let counts = Arc::new(std::sync::Mutex::new(BTreeMap::new()));
+    let handler = counting(&counts);
+    let test = test_db_with("items_ambiguous", |options| {
+        options.command_event_handler = Some(handler);
+    })
+    .await;
+    let db = crate::support::shared(&test);
+    let orders = test.collection::<BsonDocument>("orders");
+    // Int32s: nx-27017 answers small Int64s as Int32s.
+    let stored = [
+        doc! { "_id": 1, "customer": 1, "lines": [], "lines_last": 0 },
+        doc! { "_id": 2, "customer": 1, "lines": [], "lines_last": 0 },
+        doc! { "_id": 3, "customer": 2, "lines": [], "lines_last": 0 },
+    ];
+    orders.insert_many(stored.clone()).await.unwrap();
+    let (orders, stored) = (&orders, &stored);
+    let untouched = move |id: usize| async move {
+        let now = orders.find_one(doc! { "_id": id as i64 }).await.unwrap();
+        assert_eq!(now.as_ref(), Some(&stored[id - 1]), "order {id} untouched");
+    };
+    let refused = [
+        doc! { "customer": 1 },
+        doc! { "_id": { "$in": [1, 2] } },
+        doc! { "_id": { "$gte": 1 }, "customer": 1 },
+    ];
+    for filter in refused {
+        let mut lines = vec![line("a")];
+        let error = Order::append_lines(&db, filter.clone(), &mut lines)
+            .await
+            .unwrap_err();
+        let Error::ItemsAmbiguous {
+            items,
+            filter: shown,
+            matched,
+            ..
+        } = &error
+        else {
+            panic!("{filter}: {error:?}");
+        };
+        assert_eq!((items.field, *matched), ("lines", Some(2)), "{error}");
+        assert_eq!(&**shown, filter.to_string(), "{error}");
+        let text = error.to_string();
+        for said in ["`order`", "`lines`", "`orders`", "2 documents", "_id"] {
+            assert!(text.contains(said), "{said}: {text}");
+        }
+        assert!(text.contains(&filter.to_string()), "{text}");
+        assert_eq!(lines[0].no, 0, "the item stays unnumbered");
+        untouched(1).await;
+        untouched(2).await;
+        untouched(3).await;
+    }
+
+    // A filter that matches one document, by `_id` or not, appends to it.
+    let mut lines = vec![line("b")];
+    let filter = doc! { "customer": 2 };
+    counts.lock().unwrap().clear();
+    let numbers = Order::append_lines(&db, filter, &mut lines).await.unwrap();
+    assert_eq!((numbers, lines[0].no), (vec![1], 1));
+    let not_by_id = counts.lock().unwrap().clone();
+    let mut lines = vec![line("c")];
+    let filter = doc! { "_id": { "$eq": 3 }, "customer": 2 };
+    counts.lock().unwrap().clear();
+    let numbers = Order::append_lines(&db, filter, &mut lines).await.unwrap();
+    assert_eq!(numbers, [2]);
+    let by_id = counts.lock().unwrap().clone();
+    assert_eq!(
+        stored_numbers(&test, 3, "lines", "no", "lines_last").await,
+        (vec![1, 2], Some(2))
+    );
+    untouched(1).await;
+    untouched(2).await;
+    // What each cost: a filter not by `_id` is read first (`find`, at most two), except
+    // on the conditional way, whose read checks it anyway.
+    let pairs = |counts: &BTreeMap<String, usize>| counts.clone().into_iter().collect::<Vec<_>>();
+    match is_nx() {
+        true => {
+            // The first append learned that the server refuses pipelines.
+            let expected = [("find", 2), ("findAndModify", 1), ("update", 1)];
+            let expected: Vec<_> = expected.map(|(c, n)| (c.to_owned(), n)).into();
+            assert_eq!(pairs(&not_by_id), expected);
+            let expected = vec![("find".to_owned(), 1), ("update".to_owned(), 1)];
+            assert_eq!(pairs(&by_id), expected);
+        }
+        false => {
+            let expected = vec![("find".to_owned(), 1), ("findAndModify".to_owned(), 1)];
+            assert_eq!(pairs(&not_by_id), expected);
+            assert_eq!(pairs(&by_id), vec![("findAndModify".to_owned(), 1)]);
+        }
+    }
+
+    // None matched: not found, by `_id` or not.
+    for filter in [doc! { "customer": 9 }, doc! { "_id": 9 }] {
+        let mut lines = vec![line("d")];
+        let error = Order::append_lines(&db, filter, &mut lines)
+            .await
+            .unwrap_err();
+        assert!(matches!(error, Error::ItemsNotFound { .. }), "{error:?}");
+    }
+
+    // The conditional way refuses it from its own read.
+    seqid::__private::items_without_pipelines(&test);
+    let mut lines = vec![line("e")];
+    counts.lock().unwrap().clear();
+    let error = Order::append_lines(&db, doc! { "customer": 1 }, &mut lines)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::ItemsAmbiguous {
+                matched: Some(2),
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    let counts = counts.lock().unwrap().clone();
+    assert_eq!(counts.get("update"), None, "{counts:?}");
+    assert_eq!(counts.get("find"), Some(&1), "{counts:?}");
+    untouched(1).await;
+    untouched(2).await;
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, seqid::Item)]
+struct Entry {
+    #[seq_no(start = 1000)]
+    no: i64,
+    sku: String,
+}
+
+#[derive(Debug, serde::Serialize, serde::Deserialize, Document)]
+#[seq_id("ledger", collection = "orders")]
+struct Ledger {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[seq_items(last = "lines_last")]
+    lines: Vec<Entry>,
+    lines_last: i64,
+}
+
+/// Appends lines of these skus to the order `_id: id`, numbered from `start`.
+async fn append_skus(
+    db: &seqid::Database,
+    start: i64,
+    id: i64,
+    skus: &[String],
+) -> Result<Vec<i64>, Error> {
+    let filter = doc! { "_id": id };
+    match start {
+        1 => {
+            let mut lines: Vec<Line> = skus.iter().map(|sku| line(sku)).collect();
+            let numbers = Order::append_lines(db, filter, &mut lines).await?;
+            assert_eq!(lines.iter().map(|l| l.no).collect::<Vec<_>>(), numbers);
+            Ok(numbers)
+        }
+        _ => {
+            let entry = |sku: &String| Entry {
+                no: 0,
+                sku: sku.clone(),
+            };
+            let mut lines: Vec<Entry> = skus.iter().map(entry).collect();
+            let numbers = Ledger::append_lines(db, filter, &mut lines).await?;
+            assert_eq!(lines.iter().map(|l| l.no).collect::<Vec<_>>(), numbers);
+            Ok(numbers)
+        }
+    }
+}
+
+/// A collection where the orders' integer `_id`s are not their places: a document with a
+/// string `_id` stored first, then orders 3, 1 and 2 (`initial` lines each, numbered from
+/// 1, `start` 1 only); returns the other document.
+async fn out_of_place(orders: &mongodb::Collection<BsonDocument>, initial: i64) -> BsonDocument {
+    let note = doc! { "_id": "note", "text": "not an order", "lines_last": 7 };
+    orders.insert_one(note.clone()).await.unwrap();
+    for id in [3_i64, 1, 2] {
+        let lines: Vec<Bson> = (1..=initial)
+            .map(|no| Bson::Document(doc! { "no": no, "sku": "same" }))
+            .collect();
+        let order = doc! { "_id": id, "lines": lines, "lines_last": initial };
+        orders.insert_one(order).await.unwrap();
+    }
+    note
+}
+
+/// Issue 55, item 8: on nx-27017 an update whose filter held `$type` (the conditional way's
+/// guard on the array) was applied to another document than the one matched, answered
+/// `Ok`. Appends to orders whose `_id`s are not their places, numbered from 1 and from
+/// 1000, each land in their own order, on the pipeline's way and on the conditional way.
+#[tokio::test]
+async fn appends_to_orders_whose_ids_are_not_their_places_land_in_their_own_order() {
+    for (start, conditional) in [(1, false), (1000, false), (1, true), (1000, true)] {
+        let test = test_db(&format!("items_places_{start}_{conditional}")).await;
+        if conditional {
+            seqid::__private::items_without_pipelines(&test);
+        }
+        let db = crate::support::shared(&test);
+        let orders = test.collection::<BsonDocument>("orders");
+        let note = out_of_place(&orders, 0).await;
+        let mut appended: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+        for round in 0..2 {
+            for id in [1_i64, 2, 3] {
+                let skus: Vec<String> = (0..2 - round)
+                    .map(|k| format!("o{id}-{round}-{k}"))
+                    .collect();
+                let numbers = append_skus(&db, start, id, &skus).await.unwrap();
+                let before = appended.get(&id).map_or(0, Vec::len) as i64;
+                let expected: Vec<i64> =
+                    (0..skus.len() as i64).map(|k| start + before + k).collect();
+                assert_eq!(
+                    numbers, expected,
+                    "order {id}, round {round}, start {start}"
+                );
+                appended.entry(id).or_default().extend(skus);
+            }
+        }
+        // Every document read back: each order holds its own lines, numbered from
+        // `start`, and its mark; the other document is as it was stored.
+        assert_eq!(orders.count_documents(doc! {}).await.unwrap(), 4);
+        let stored_note = orders.find_one(doc! { "_id": "note" }).await.unwrap();
+        assert_eq!(
+            stored_note,
+            Some(note),
+            "start {start}, conditional {conditional}"
+        );
+        for (id, skus) in &appended {
+            let stored = orders.find_one(doc! { "_id": id }).await.unwrap().unwrap();
+            let lines: Vec<BsonDocument> = stored
+                .get_array("lines")
+                .unwrap()
+                .iter()
+                .map(element)
+                .collect();
+            let got: Vec<(i64, String)> = lines
+                .iter()
+                .map(|l| {
+                    (
+                        integer(l.get("no").unwrap()).unwrap(),
+                        l.get_str("sku").unwrap().to_owned(),
+                    )
+                })
+                .collect();
+            let expected: Vec<(i64, String)> = (start..).zip(skus.iter().cloned()).collect();
+            assert_eq!(
+                got, expected,
+                "order {id}, start {start}, conditional {conditional}"
+            );
+            let mark = stored.get("lines_last").and_then(integer);
+            assert_eq!(mark, Some(start + 2), "order {id}: the mark");
+        }
+    }
+}
+
+/// Item 8 from three processes of 16 tasks, and 16 tasks of this one, appending at once to
+/// orders whose `_id`s are not their places: every line of every order once, in its own
+/// order, the other document untouched.
+#[tokio::test]
+#[ignore = "full suite"]
+async fn three_processes_appending_to_orders_whose_ids_are_not_their_places_store_every_item_in_its_order()
+ {
+    let test = test_db("items_places_processes").await;
+    let db = crate::support::shared(&test);
+    let orders = test.collection::<BsonDocument>("orders");
+    let note = out_of_place(&orders, 1).await;
+    let modes = (0..3).map(|_| "items/1/3".to_owned());
+    let mut workers = Workers::spawn(&test, modes, 16, 4);
+    workers.go();
+    let here = append_from_tasks(db.clone(), 1, 3, 16, 4);
+    let (here, lines) = futures_util::join!(here, workers.finish_raw());
+    let mut answered: Vec<(i64, i64)> = here
+        .unwrap()
+        .into_iter()
+        .map(|(order, number, _, _)| (order, number))
+        .collect();
+    for line in lines {
+        let mut fields = line
+            .strip_prefix("items ")
+            .expect("an items line")
+            .split(' ');
+        let order: i64 = fields.next().unwrap().parse().unwrap();
+        let number: i64 = fields.next().unwrap().parse().unwrap();
+        answered.push((order, number));
+    }
+    assert_eq!(answered.len(), 4 * 16 * 4);
+    assert_answered_and_stored(&test, &answered, 3, 1).await;
+    assert_eq!(orders.count_documents(doc! {}).await.unwrap(), 4);
+    let stored_note = orders.find_one(doc! { "_id": "note" }).await.unwrap();
+    assert_eq!(stored_note, Some(note));
+}
+
+/// Item 8: the conditional update no longer checks that the array is an array (nx-27017
+/// misapplied that check); a `$push` onto a field another writer made something else
+/// between the read and the update is refused by the server, and the append reads again.
+#[tokio::test]
+async fn an_array_changed_between_the_read_and_the_conditional_update_is_read_again() {
+    struct Rival {
+        to: std::sync::Mutex<Option<Bson>>,
+    }
+    let rival = Arc::new(Rival {
+        to: std::sync::Mutex::new(None),
+    });
+    let handler = {
+        let rival = rival.clone();
+        EventHandler::callback(move |event| {
+            let CommandEvent::Started(started) = event else {
+                return;
+            };
+            if started.command.get_str("update") != Ok("orders") {
+                return;
+            }
+            let Some(to) = rival.to.lock().unwrap().take() else {
+                return;
+            };
+            crate::support::write_meanwhile(&started.db, move |db| async move {
+                db.collection::<BsonDocument>("orders")
+                    .update_one(doc! { "_id": 1 }, doc! { "$set": { "lines": to } })
+                    .await
+                    .unwrap();
+            });
+        })
+    };
+    let test = test_db_with("items_changed_meanwhile", |options| {
+        options.command_event_handler = Some(handler);
+    })
+    .await;
+    seqid::__private::items_without_pipelines(&test);
+    let db = crate::support::shared(&test);
+    let orders = test.collection::<BsonDocument>("orders");
+    out_of_place(&orders, 1).await;
+
+    // Made null meanwhile: the `$push` is refused, the read sees no array, and the items
+    // are set as the array, after the mark.
+    *rival.to.lock().unwrap() = Some(Bson::Null);
+    let mut lines = vec![line("a")];
+    let numbers = Order::append_lines(&db, doc! { "_id": 1 }, &mut lines)
+        .await
+        .unwrap();
+    assert_eq!(numbers, [2]);
+    assert_eq!(
+        stored_numbers(&test, 1, "lines", "no", "lines_last").await,
+        (vec![2], Some(2))
+    );
+    assert!(rival.to.lock().unwrap().is_none(), "the rival wrote");
+
+    if is_nx() {
+        // nx-27017 answers a `$push` onto a string matched and modified, sets the mark and
+        // pushes nothing (a server bug: MongoDB refuses it); the library does not work
+        // around it.
+        return;
+    }
+    // Made a string meanwhile: refused, read again, not an array; nothing written.
+    *rival.to.lock().unwrap() = Some(Bson::String("not an array".into()));
+    let mut lines = vec![line("b")];
+    let error = Order::append_lines(&db, doc! { "_id": 1 }, &mut lines)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, Error::ItemsNotArray { .. }), "{error:?}");
+    assert_eq!(lines[0].no, 0);
+    let mut stored = orders.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    // The recent appends, the null case's alone.
+    let recent = stored.remove("_seqid_lines_appends").unwrap();
+    assert_eq!(recent.as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        stored,
+        doc! { "_id": 1_i64, "lines": "not an array", "lines_last": 2_i64 }
+    );
+}

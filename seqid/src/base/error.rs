@@ -7,6 +7,7 @@ use mongodb::bson::Bson;
 use mongodb::bson::oid::ObjectId;
 
 use crate::base::item::ItemsField;
+use crate::base::retried::{RetriedCall, gave_up};
 use crate::base::sequence::{Sequence, Strategy};
 
 /// Everything that can go wrong while taking an id or inserting a document.
@@ -431,34 +432,52 @@ pub enum Error {
         reason: Box<str>,
     },
 
-    /// The optimistic loop found every id it tried already taken, until its time budget
-    /// was spent (or its `max_attempts` made).
-    #[error(
-        "sequence `{}`: gave up after {attempts} attempts in {} ms to insert into `{}`: \
-         every {} tried was taken by another writer (last: {last_id}); {}",
-        .sequence.name,
-        .elapsed.as_millis(),
-        .sequence.collection,
-        .sequence.field,
-        match time_budget {
-            Some(budget) => format!(
-                "its time budget of {} ms is spent (`.time_budget(..)`, `time_budget_ms`)",
-                budget.as_millis()
-            ),
-            None => format!("its max_attempts = {attempts} are made"),
-        }
-    )]
+    /// A call that retries while other writers win their races gave up: its time budget
+    /// was spent (or its `max_attempts` made). `call` says which:
+    ///
+    /// - [`RetriedCall::Insert`]: the optimistic loop of an insert (`insert`,
+    ///   `insert_many`, `find_or_insert`, ...) found every id it tried already taken, until
+    ///   its time budget (`.time_budget(..)`, `time_budget_ms`) was spent or its
+    ///   `max_attempts` made; `last_id` is the last id it tried. Nothing was inserted.
+    /// - [`RetriedCall::Append`]: an append of items on the conditional way (a server
+    ///   without update pipelines) found, every time, that another writer had moved the
+    ///   array's mark between its read and its update, for its whole budget of 60 s;
+    ///   `last_id` is the last mark it read. Nothing was appended, the items stay
+    ///   unnumbered: append again.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use seqid::{Document, Item, Model, RetriedCall};
+    /// # #[derive(serde::Serialize, serde::Deserialize, Item)]
+    /// # struct Line { #[seq_no] no: i64 }
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("order", collection = "orders")]
+    /// # struct Order { #[serde(rename = "_id")] id: i64, #[seq_items(last = "lines_last")] lines: Vec<Line>, lines_last: i64 }
+    ///
+    /// let error = seqid::Error::RetriesExhausted {
+    ///     sequence: &Order::SEQUENCE,
+    ///     call: RetriedCall::Append { items: &Order::ITEMS[0] },
+    ///     attempts: 900,
+    ///     elapsed: Duration::from_secs(60),
+    ///     time_budget: Some(Duration::from_secs(60)),
+    ///     last_id: 4512,
+    /// };
+    /// assert!(error.to_string().contains("to append items to `lines` of the document in `orders`"));
+    /// ```
+    #[error("{}", gave_up(sequence, *call, *attempts, *elapsed, *time_budget, *last_id))]
     RetriesExhausted {
         /// The sequence.
         sequence: &'static Sequence,
-        /// How many inserts were tried.
+        /// The call that gave up: an insert's optimistic loop, or an append of items.
+        call: RetriedCall,
+        /// How many attempts were made (inserts tried, or conditional updates sent).
         attempts: u32,
-        /// How long the loop tried, from its first attempt.
+        /// How long the call tried, from its first attempt.
         elapsed: Duration,
         /// The time budget, when it is what ended the loop; `None` when its
         /// `max_attempts` did.
         time_budget: Option<Duration>,
-        /// The last id tried.
+        /// For an insert, the last id tried; for an append, the last mark read.
         last_id: i64,
     },
 
@@ -752,6 +771,49 @@ pub enum Error {
         filter: Box<str>,
     },
 
+    /// An append's filter matches more than one document: an append goes to one document,
+    /// and would have had to pick one the caller may not mean. Name the document by a
+    /// filter only it matches, its `_id`. Refused before anything was written.
+    ///
+    /// ```
+    /// use seqid::{Document, Item, Model};
+    /// # #[derive(serde::Serialize, serde::Deserialize, Item)]
+    /// # struct Line { #[seq_no] no: i64 }
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("order", collection = "orders")]
+    /// # struct Order { #[serde(rename = "_id")] id: i64, #[seq_items(last = "lines_last")] lines: Vec<Line>, lines_last: i64 }
+    ///
+    /// let error = seqid::Error::ItemsAmbiguous {
+    ///     sequence: &Order::SEQUENCE,
+    ///     items: &Order::ITEMS[0],
+    ///     filter: "{ \"customer\": 1 }".into(),
+    ///     matched: Some(2),
+    /// };
+    /// assert!(error.to_string().contains("matches 2 documents of `orders`"));
+    /// ```
+    #[error(
+        "sequence `{}`: {filter} matches {} of `{}`, and an append of items to `{}` goes to \
+         one: name the document by a filter only it matches (its `_id`); nothing was written",
+        .sequence.name,
+        match matched {
+            Some(count) => format!("{count} documents"),
+            None => "more than one document (counting them failed)".to_owned(),
+        },
+        .sequence.collection,
+        .items.field
+    )]
+    ItemsAmbiguous {
+        /// The sequence of the document type.
+        sequence: &'static Sequence,
+        /// The array.
+        items: &'static ItemsField,
+        /// The filter, as shown.
+        filter: Box<str>,
+        /// How many documents it matches, as counted when it was found to match more than
+        /// one; `None` if that count failed.
+        matched: Option<u64>,
+    },
+
     /// An append was sent, and no answer said whether it landed (the connection or the
     /// server went away, also after the driver's retry), and reading the document to tell
     /// failed too. The append carries `token`: call the same append again with
@@ -830,6 +892,7 @@ impl Error {
             | Error::ItemNumberOverflow { sequence, .. }
             | Error::ItemsNotFound { sequence, .. }
             | Error::ItemsNotArray { sequence, .. }
+            | Error::ItemsAmbiguous { sequence, .. }
             | Error::ItemsOutcomeUnknown { sequence, .. } => sequence.name,
             Error::Bulk(bulk) => bulk.sequence.name,
         }
@@ -1104,6 +1167,61 @@ mod tests {
         assert_eq!(
             Error::Bulk(Box::new(bulk)).to_string(),
             "sequence `s`: insert_many into `users` stored 2 of 3 documents; 1 failed: [#1 _id 12: dup]"
+        );
+    }
+
+    /// An append that gave up says it was appending, to which array of which collection,
+    /// what beat it and its budget; an insert's message is as it was.
+    #[test]
+    fn retries_exhausted_says_what_the_call_was_doing() {
+        use crate::base::item::ItemNumber;
+        const ORDERS: Sequence = counted("order", "orders");
+        const LINES: ItemsField = ItemsField {
+            field: "lines",
+            last: "lines_last",
+            number: ItemNumber {
+                key: "no",
+                start: 1,
+                step: 1,
+            },
+        };
+        let exhausted = |call, time_budget| Error::RetriesExhausted {
+            sequence: &ORDERS,
+            call,
+            attempts: 812,
+            elapsed: Duration::from_millis(60_004),
+            time_budget,
+            last_id: 4512,
+        };
+        let append = RetriedCall::Append { items: &LINES };
+        let sixty = Some(Duration::from_secs(60));
+        assert_eq!(
+            exhausted(append, sixty).to_string(),
+            "sequence `order`: gave up after 812 attempts in 60004 ms to append items to \
+             `lines` of the document in `orders`: every time, another writer moved the mark \
+             `lines_last` first (last seen: 4512); the append's budget of 60 s is spent: \
+             nothing was appended, the items are unnumbered. Append again; on a server without \
+             update pipelines the appenders of one document in several processes race (those \
+             of one process take turns), where MongoDB 4.2+ appends in one atomic update that \
+             loses no race"
+        );
+        let text = exhausted(append, sixty).to_string();
+        assert!(
+            !text.contains("insert") && !text.contains("time_budget"),
+            "{text}"
+        );
+        let budget = Some(Duration::from_millis(10_000));
+        assert_eq!(
+            exhausted(RetriedCall::Insert, budget).to_string(),
+            "sequence `order`: gave up after 812 attempts in 60004 ms to insert into `orders`: \
+             every _id tried was taken by another writer (last: 4512); its time budget of \
+             10000 ms is spent (`.time_budget(..)`, `time_budget_ms`)"
+        );
+        assert_eq!(
+            exhausted(RetriedCall::Insert, None).to_string(),
+            "sequence `order`: gave up after 812 attempts in 60004 ms to insert into `orders`: \
+             every _id tried was taken by another writer (last: 4512); its max_attempts = 812 \
+             are made"
         );
     }
 }

@@ -28,6 +28,7 @@ pub(crate) mod numeric;
 pub(crate) mod once;
 pub(crate) mod picked;
 pub(crate) mod reserved;
+pub(crate) mod retried;
 pub(crate) mod retry;
 pub(crate) mod scope;
 pub mod scoped;

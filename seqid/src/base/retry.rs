@@ -31,6 +31,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::base::error::Error;
+use crate::base::retried::RetriedCall;
 use crate::base::sequence::Sequence;
 
 /// The longest window a retry waits in, however long the race: a writer that lost many
@@ -174,6 +175,7 @@ impl Tries {
     pub(crate) fn exhausted(&self, seq: &'static Sequence, last_id: i64) -> Error {
         Error::RetriesExhausted {
             sequence: seq,
+            call: RetriedCall::Insert,
             attempts: self.made,
             elapsed: self.elapsed(),
             time_budget: (!self.count_reached()).then_some(self.budget.time),

@@ -44,8 +44,11 @@
 //!   with its token (`.reserved(token)`); one from elsewhere goes in with the driver, then
 //!   `sync_counter`; `resume_insert` is only for a document whose insert ended in
 //!   `OutcomeUnknown` or was cancelled.
-//! - [`RetriesExhausted`](crate::Error::RetriesExhausted): attempts, time spent, the bound that
-//!   ended the loop, last id.
+//! - [`RetriesExhausted`](crate::Error::RetriesExhausted): a call that retries while other
+//!   writers win gave up; `call` ([`RetriedCall`](crate::RetriedCall)) says which: an insert's
+//!   optimistic loop (attempts, time spent, the bound that ended it, the last id tried) or an
+//!   append of items on the conditional way (attempts, time spent, the array, the mark other
+//!   writers kept moving first and the last value read, its 60 s budget; nothing appended).
 //! - [`ReservedElsewhere`](crate::Error::ReservedElsewhere): a reserved id given to an insert
 //!   into another database, or through another `Sequences` handle: the id, both places;
 //!   nothing written, the id a gap where it was reserved.
@@ -76,6 +79,8 @@
 //!   [`ItemNumberSet`](crate::Error::ItemNumberSet) (an item given with its number set: the
 //!   array, the position, the value), [`ItemNumberOverflow`](crate::Error::ItemNumberOverflow),
 //!   [`ItemsNotFound`](crate::Error::ItemsNotFound) (an append's filter found nothing),
+//!   [`ItemsAmbiguous`](crate::Error::ItemsAmbiguous) (it found more than one document, with
+//!   how many: name the document by its `_id`),
 //!   [`ItemsNotArray`](crate::Error::ItemsNotArray) (what the field holds instead), all before
 //!   anything is written; [`ItemsOutcomeUnknown`](crate::Error::ItemsOutcomeUnknown): an append
 //!   sent and not answered, with the token that settles it.

@@ -76,18 +76,27 @@
 //! finds, numbered after its mark, the numbers written into the items and returned. Refused
 //! before anything is written: an item with its number set
 //! ([`Error::ItemNumberSet`](crate::Error::ItemNumberSet)), a filter that finds no document
-//! ([`Error::ItemsNotFound`](crate::Error::ItemsNotFound)), a document whose field holds
-//! something other than an array or null
-//! ([`Error::ItemsNotArray`](crate::Error::ItemsNotArray)). Name the document by its `_id`:
-//! the append goes to the first document the filter matches (the one-round-trip update cannot
-//! tell whether more match).
+//! ([`Error::ItemsNotFound`](crate::Error::ItemsNotFound)), one that finds more than one
+//! ([`Error::ItemsAmbiguous`](crate::Error::ItemsAmbiguous), with how many: the append would
+//! have had to pick one the caller may not mean), a document whose field holds something
+//! other than an array or null ([`Error::ItemsNotArray`](crate::Error::ItemsNotArray)).
+//!
+//! Name the document by its `_id`: a filter that names `_id` by equality at its top level
+//! (`{ _id: v }`, `v` neither an operator document nor a regular expression, or
+//! `{ _id: { $eq: v } }`, beside other conditions or not) matches one document at most and
+//! goes as it is. Any other filter (`{ customer: 8 }`, `{ _id: { $in: [..] } }`) is first
+//! read down to its document: one `find` with the filter, projected to `_id`, at most two
+//! found; none is `ItemsNotFound`, two are `ItemsAmbiguous` (counted with one
+//! `countDocuments` more), one is appended to by `{ $and: [filter, { _id: found }] }`, so that
+//! it still has to match the filter. On the conditional way that check is the read the
+//! append makes anyway (it reads up to two documents): no round trip more.
 //!
 //! What one append costs:
 //!
 //! | server | commands | what they do |
 //! |---|---|---|
-//! | MongoDB 4.2+, SecantusDB | one `findAndModify` | an update pipeline of one `$set` stage, in which every expression sees the document as it was: `base = max(mark or start - step, the largest number stored)`, the items appended as `$literal`s merged with `base + k * step`, the mark set to `base + n * step`; the new mark projected back |
-//! | a server without update pipelines (nx-27017; some MongoDB-compatible services) | one refused `findAndModify` per handle (or per process for bare databases), then per append one `find` and one `update`, again on a lost race | the mark, the array and the recent appends read; one `updateOne` conditional on the mark as read, `$set` of the mark and `$push` of the numbered items |
+//! | MongoDB 4.2+, SecantusDB | one `findAndModify`; a filter not by `_id` one `find` first | an update pipeline of one `$set` stage, in which every expression sees the document as it was: `base = max(mark or start - step, the largest number stored)`, the items appended as `$literal`s merged with `base + k * step`, the mark set to `base + n * step`; the new mark projected back |
+//! | a server without update pipelines (nx-27017; some MongoDB-compatible services) | one refused `findAndModify` per handle (or per process for bare databases), then per append one `find` and one `update`, again on a lost race | the mark, the array and the recent appends read (up to two documents); one `updateOne` conditional on the `_id` and the mark as read, `$set` of the mark and `$push` of the numbered items (`$set` of the array where it was missing or null, conditional on that too); a `$push` the server refuses because another writer made the field something else than an array meanwhile is read again |
 //!
 //! The refusal is matched narrowly (nx-27017 0.8's answer) and remembered, so that the next
 //! appends go the conditional way from the first.
@@ -102,7 +111,8 @@
 //! its update (waiting at most 2 s for the one ahead), so they lose no race to each other;
 //! between processes, the condition lets one appender of a round through (the mark it read
 //! is still there), and the others read again and retry, with backoff, for up to 60 s
-//! ([`Error::RetriesExhausted`](crate::Error::RetriesExhausted) then); there, an item another
+//! ([`Error::RetriesExhausted`](crate::Error::RetriesExhausted) then, with
+//! [`RetriedCall::Append`](crate::RetriedCall::Append): nothing appended); there, an item another
 //! writer pushes with a number between the read and the update, without moving the mark, is
 //! not seen.
 //!
@@ -167,4 +177,6 @@
 //! reads it too. nx-27017 refuses pipelines and takes the conditional way; it stores every
 //! element of an array `$push` writes to as a JSON string (a server bug the tests work around
 //! when they read the items back; the library does not), so there the largest stored number
-//! and the recent appends' tokens cannot be read, and the mark alone numbers the items.
+//! and the recent appends' tokens cannot be read, and the mark alone numbers the items. It
+//! applied an update whose filter held `$type` to another document than the one matched, so
+//! the conditional update holds no `$type` (see [the test server](super::test_server)).

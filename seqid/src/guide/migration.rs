@@ -54,5 +54,6 @@
 //! (`None` unless set) and `time_budget: Duration`; `seqid::DEFAULT_MAX_ATTEMPTS` is gone,
 //! [`seqid::DEFAULT_TIME_BUDGET`](crate::DEFAULT_TIME_BUDGET) is new.
 //! [`Error::RetriesExhausted`](crate::Error::RetriesExhausted) also holds `elapsed` and
-//! `time_budget` (`Some` when the time ended the loop, `None` when `max_attempts` did); its
-//! message says both.
+//! `time_budget` (`Some` when the time ended the loop, `None` when `max_attempts` did), and
+//! `call` ([`RetriedCall`](crate::RetriedCall): `Insert`, or `Append` for an append of items
+//! that gave up); its message says them.

@@ -164,8 +164,21 @@
 //!   and the append's recent tokens): the items tests parse them back, and the token that
 //!   settles an append cannot be found there; `$ne` on a missing field matches nothing, and
 //!   an update whose filter holds `$nin` on a missing field, or an `$or` of a null and a
-//!   `$type`, is answered matched and modified and writes nothing (the conditional way's
-//!   filter holds none of them);
+//!   `$type`, is answered matched and modified and writes nothing;
+//! - it applies an update whose filter holds `$type` not to the document matched but to the
+//!   row whose place in the collection (SQLite's row id) is that document's integer `_id`,
+//!   the same document only where the `_id`s are 1, 2, 3, ... in the order inserted, and
+//!   answers it matched and modified: an append to order 1 in a collection whose first
+//!   document had a string `_id` was written into that document, and with `_id`s from 1000
+//!   into none (probed with pymongo alone); a `$push` onto a field that holds a string is
+//!   answered matched and modified, sets the update's other fields and pushes nothing, and one
+//!   onto a null field makes it an array (MongoDB refuses both, `BadValue`). The conditional
+//!   way's update filter holds none of the operators above, only the `_id` and the mark as
+//!   read, and a null where the array was read missing or null (which nx-27017 matches
+//!   right), and leaves a field that is no longer an array to the `$push`, which MongoDB
+//!   refuses; so on nx-27017 an array another writer makes a string between an append's
+//!   read and its update loses that append's items, acknowledged (the test of that race runs
+//!   its string case on the other servers only);
 //! - its unique indexes take `null` more than once (SQLite's NULLs are all distinct), so two
 //!   first uses of a mongoose-sequence counter (`reference_value: null`) can make two counters
 //!   there; the test of concurrent first use makes that counter first on nx-27017 (checked).

@@ -1,5 +1,7 @@
 //! Appending items to a stored document's array (`append_<field>`): the items checked
-//! unset and serialized, one append with a token of its own sent the way the server allows
+//! unset and serialized, the filter read down to its one document unless it names `_id` by
+//! equality (a filter matching several is refused: [`Error::ItemsAmbiguous`]), one append
+//! with a token of its own sent the way the server allows
 //! ([`crate::round_trip::items`]: one pipeline update, or a read and a conditional update,
 //! again on a lost race, the appends of this process to one array taking turns), and the
 //! numbers it got written back into the caller's items.
@@ -13,7 +15,7 @@
 
 use std::time::{Duration, Instant};
 
-use mongodb::bson::{Bson, Document as BsonDocument, oid::ObjectId};
+use mongodb::bson::{Bson, Document as BsonDocument, doc, oid::ObjectId};
 use mongodb::{ClientSession, Collection, Database};
 
 use crate::base::backoff::backoff;
@@ -22,9 +24,10 @@ use crate::base::error::Error;
 use crate::base::id::IdField;
 use crate::base::item::{Item, ItemsField, Unnumberable, numbers_after};
 use crate::base::item_fields::unnumberable;
+use crate::base::retried::RetriedCall;
 use crate::base::sequence::Sequence;
 use crate::base::session;
-use crate::round_trip::items::{self, Append, Seen};
+use crate::round_trip::items::{self, Append, Only, Seen};
 use crate::state::known::Known;
 use crate::state::registry::Route;
 use crate::state::turns;
@@ -42,7 +45,11 @@ enum Ended {
     /// The mark it set: its numbers are the last ones up to it.
     Landed(i64),
     Missing,
+    /// The filter matches several documents: how many, if counting them answered.
+    Several(Option<u64>),
     NotArray(Bson),
+    /// The numbers after the mark read do not fit an `i64`.
+    Unnumberable(Unnumberable),
     /// The server refused a command, or the driver never sent it, or a read failed where
     /// nothing of this append can have been written: nothing was written.
     NotWritten(mongodb::error::Error),
@@ -80,13 +87,6 @@ pub(crate) async fn append<I: Item>(
             value: error.to_string().into(),
             reason: "each item must serialize as a document".into(),
         })?;
-    let append = Append {
-        spec,
-        filter,
-        items: serialized,
-        // `ObjectId::default()` is a new one.
-        token: token.unwrap_or_default(),
-    };
     let coll = route.db.collection::<BsonDocument>(seq.collection);
     let known = route.known().clone();
     let db = route.db.clone();
@@ -94,6 +94,40 @@ pub(crate) async fn append<I: Item>(
     let in_transaction = match session.as_deref_mut() {
         Some(session) => session::in_transaction(session).await,
         None => false,
+    };
+    let shown = filter.to_string();
+    let not_found = || Error::ItemsNotFound {
+        sequence: seq,
+        items: spec,
+        filter: shown.clone().into(),
+    };
+    let several = |matched| Error::ItemsAmbiguous {
+        sequence: seq,
+        items: spec,
+        filter: shown.clone().into(),
+        matched,
+    };
+    // A filter that may match several documents is read down to one first (nothing is
+    // written yet), except on the conditional way, whose own read tells.
+    let conditional = known.refuses_pipelines(&db) || Known::of_process().refuses_pipelines(&db);
+    let filter = match items::names_one(&filter) || conditional {
+        true => filter,
+        false => match items::only(&coll, &filter, session.as_deref_mut()).await {
+            Ok(Only::One(id)) => doc! { "$and": [filter, { "_id": id }] },
+            Ok(Only::None) => return Err(not_found()),
+            Ok(Only::Several) => {
+                let counted = items::count(&coll, &filter, session.as_deref_mut()).await;
+                return Err(several(counted.ok()));
+            }
+            Err(error) => return Err(driver(seq, spec, error)),
+        },
+    };
+    let append = Append {
+        spec,
+        filter,
+        items: serialized,
+        // `ObjectId::default()` is a new one.
+        token: token.unwrap_or_default(),
     };
     let (ended, append) = match session {
         Some(session) if in_transaction => {
@@ -121,22 +155,17 @@ pub(crate) async fn append<I: Item>(
     };
     let mark = match ended {
         Ended::Landed(mark) => mark,
-        Ended::Missing => {
-            let filter = append.filter.to_string().into();
-            return Err(Error::ItemsNotFound {
-                sequence: seq,
-                items: spec,
-                filter,
-            });
-        }
+        Ended::Missing => return Err(not_found()),
+        Ended::Several(matched) => return Err(several(matched)),
         Ended::NotArray(found) => {
             return Err(Error::ItemsNotArray {
                 sequence: seq,
                 items: spec,
                 found: found.to_string().into(),
-                filter: append.filter.to_string().into(),
+                filter: shown.into(),
             });
         }
+        Ended::Unnumberable(why) => return Err(unnumberable(why)),
         Ended::NotWritten(error) => return Err(driver(seq, spec, error)),
         Ended::Driver(error) => {
             return Err(Error::ItemsOutcomeUnknown {
@@ -149,6 +178,7 @@ pub(crate) async fn append<I: Item>(
         Ended::Exhausted(attempts, elapsed, last_id) => {
             return Err(Error::RetriesExhausted {
                 sequence: seq,
+                call: RetriedCall::Append { items: spec },
                 attempts,
                 elapsed,
                 time_budget: Some(BUDGET),
@@ -185,6 +215,9 @@ async fn run(
     let started = Instant::now();
     let mut attempt = 0_u32;
     let mut last_seen = spec.number.none_yet();
+    // The error of a `$push` the server refused because the field is no longer an array:
+    // the read that follows says what it holds, or, if it fails, this error.
+    let mut refused = None;
     loop {
         attempt += 1;
         if attempt > 1 {
@@ -221,10 +254,15 @@ async fn run(
         // append has written nothing yet.
         let seen = match items::read(coll, append, session.as_deref_mut()).await {
             Ok(seen) => seen,
-            Err(error) => return Ended::NotWritten(error),
+            Err(error) => return Ended::NotWritten(refused.take().unwrap_or(error)),
         };
+        refused = None;
         let (base, numbered) = match &seen {
             Seen::Missing => return Ended::Missing,
+            Seen::Several => {
+                let counted = items::count(coll, &append.filter, session.as_deref_mut()).await;
+                return Ended::Several(counted.ok());
+            }
             Seen::NotArray(found) => return Ended::NotArray(found.clone()),
             Seen::Landed(mark) => return Ended::Landed(*mark),
             // The pipeline matched nothing, yet the document is there: changed between
@@ -235,8 +273,9 @@ async fn run(
                 let none_yet = spec.number.none_yet();
                 let base = mark.unwrap_or(none_yet).max(none_yet);
                 let base = base.max(largest.unwrap_or(i64::MIN));
-                let Ok(numbers) = numbers_after(&spec.number, base, append.items.len()) else {
-                    return Ended::Exhausted(attempt, started.elapsed(), base);
+                let numbers = match numbers_after(&spec.number, base, append.items.len()) {
+                    Ok(numbers) => numbers,
+                    Err(why) => return Ended::Unnumberable(why),
                 };
                 let numbered: Vec<BsonDocument> = append
                     .items
@@ -256,6 +295,7 @@ async fn run(
         {
             Ok(true) => return Ended::Landed(base),
             Ok(false) => {}
+            Err(error) if items::not_an_array(&error, spec) => refused = Some(error),
             Err(error) => return failed(error),
         }
     }

@@ -9,14 +9,22 @@
 //!   read of the mark, the array and the recent appends ([`read`]), then an update
 //!   conditional on the mark as read ([`conditional`]), again when another writer moved it.
 //!
-//! Both filter on the array being an array (or missing, or null), and on the append's token
-//! not being among the array's recent appends: an append whose answer was lost, sent again
-//! with its token, matches nothing if the first landed.
+//! An append goes to one document: a filter that does not name `_id` by equality
+//! ([`names_one`]) is read down to the one document it finds first ([`only`]), or, on the
+//! conditional way, by the read that way makes anyway (up to two documents).
+//!
+//! The pipeline filters on the array being an array (or missing, or null), and on the
+//! append's token not being among the array's recent appends: an append whose answer was
+//! lost, sent again with its token, matches nothing if the first landed. The conditional
+//! update filters on the `_id` and the mark as read, and leaves a field that is no longer an
+//! array to the `$push`, which refuses it ([`not_an_array`]).
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc, oid::ObjectId};
 use mongodb::error::{Error as DriverError, ErrorKind, WriteFailure};
 use mongodb::options::ReturnDocument;
 use mongodb::{ClientSession, Collection};
+
+use futures_util::TryStreamExt;
 
 use crate::base::item::{APPENDS_KEPT, ItemsField};
 use crate::round_trip::write::never_sent;
@@ -48,9 +56,10 @@ impl Append {
     /// the mark as read is what makes it land once: the update moves the mark past that
     /// value, so that a copy sent again (the driver's retry, a request left on a closed
     /// connection) matches nothing; no token guard is needed, and none could be had on
-    /// nx-27017, which takes that way: there `$ne` on a missing field matches nothing, and an
+    /// nx-27017, which takes that way: there `$ne` on a missing field matches nothing, an
     /// update whose filter holds `$nin` on a missing field, or an `$or` of a null and a
-    /// `$type`, is answered matched and modified and writes nothing.
+    /// `$type`, is answered matched and modified and writes nothing, and one whose filter
+    /// holds `$type` is applied to another document than the one matched.
     fn conditioned(&self, condition: BsonDocument) -> BsonDocument {
         doc! { "$and": [self.filter.clone(), condition] }
     }
@@ -88,6 +97,88 @@ pub(crate) fn not_written(error: &DriverError) -> bool {
         ErrorKind::Command(_) | ErrorKind::Write(WriteFailure::WriteError(_))
     );
     answered || never_sent(error)
+}
+
+/// Whether `filter` names `_id` by equality at its top level, and so matches one document
+/// at most: `{ _id: v }` (`v` neither an operator document nor a regular expression, which
+/// match many) or `{ _id: { $eq: v } }`, beside other conditions or not.
+pub(crate) fn names_one(filter: &BsonDocument) -> bool {
+    match filter.get("_id") {
+        None | Some(Bson::RegularExpression(_)) => false,
+        Some(Bson::Document(value)) if value.keys().any(|key| key.starts_with('$')) => {
+            value.len() == 1 && value.contains_key("$eq")
+        }
+        Some(_) => true,
+    }
+}
+
+/// What a read of the documents a filter matches found, up to two.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Only {
+    None,
+    /// One document, with this `_id`.
+    One(Bson),
+    Several,
+}
+
+/// The one document `filter` matches, by its `_id`: read with the filter, at most two.
+pub(crate) async fn only(
+    coll: &Collection<BsonDocument>,
+    filter: &BsonDocument,
+    session: Option<&mut ClientSession>,
+) -> mongodb::error::Result<Only> {
+    let found = first_two(coll, filter.clone(), doc! { "_id": 1 }, session).await?;
+    Ok(match &found[..] {
+        [] => Only::None,
+        [one] => Only::One(one.get("_id").cloned().unwrap_or(Bson::Null)),
+        _ => Only::Several,
+    })
+}
+
+/// How many documents `filter` matches, for the error that says it matches several.
+pub(crate) async fn count(
+    coll: &Collection<BsonDocument>,
+    filter: &BsonDocument,
+    session: Option<&mut ClientSession>,
+) -> mongodb::error::Result<u64> {
+    let action = coll.count_documents(filter.clone());
+    match session {
+        Some(session) => action.session(session).await,
+        None => action.await,
+    }
+}
+
+/// The first two documents `filter` matches, projected.
+async fn first_two(
+    coll: &Collection<BsonDocument>,
+    filter: BsonDocument,
+    projection: BsonDocument,
+    session: Option<&mut ClientSession>,
+) -> mongodb::error::Result<Vec<BsonDocument>> {
+    let action = coll.find(filter).projection(projection).limit(2);
+    match session {
+        Some(session) => {
+            let mut cursor = action.session(&mut *session).await?;
+            let mut found = Vec::new();
+            while cursor.advance(session).await? {
+                found.push(cursor.deserialize_current()?);
+            }
+            Ok(found)
+        }
+        None => action.await?.try_collect().await,
+    }
+}
+
+/// Whether `error` is the server refusing the conditional update's `$push` onto the items'
+/// field because it holds something other than an array (another writer changed it after
+/// the read): MongoDB's `BadValue` (2), "The field '<field>' must be an array but is of
+/// type ...". Nothing was written; the read that follows tells what the field holds.
+pub(crate) fn not_an_array(error: &DriverError, spec: &ItemsField) -> bool {
+    let ErrorKind::Write(WriteFailure::WriteError(write)) = &*error.kind else {
+        return false;
+    };
+    let says = format!("The field '{}' must be an array", spec.field);
+    write.code == 2 && write.message.contains(&says)
 }
 
 /// The one-round-trip append: the mark after it, or `None` if the filter (with its
@@ -152,6 +243,8 @@ pub(crate) async fn pipeline(
 pub(crate) enum Seen {
     /// No document matches the filter.
     Missing,
+    /// More than one document matches the filter.
+    Several,
     /// The array's field holds this, not an array (nor null).
     NotArray(Bson),
     /// This append's token is among the recent appends: it landed, setting this mark.
@@ -168,7 +261,8 @@ pub(crate) enum Seen {
     },
 }
 
-/// Reads the document `append` goes to: its mark, its array and its recent appends.
+/// Reads the document `append` goes to: its mark, its array and its recent appends; up to
+/// two documents, so that a filter matching several is told.
 pub(crate) async fn read(
     coll: &Collection<BsonDocument>,
     append: &Append,
@@ -177,18 +271,17 @@ pub(crate) async fn read(
     let spec = append.spec;
     let appends = spec.appends();
     let projection = doc! { spec.last: 1, spec.field: 1, appends.as_str(): 1 };
-    let action = coll.find_one(append.filter.clone()).projection(projection);
-    let found = match session {
-        Some(session) => action.session(session).await?,
-        None => action.await?,
-    };
+    let found = first_two(coll, append.filter.clone(), projection, session).await?;
     Ok(seen(append, found))
 }
 
-/// What a read document means for `append` (see [`Seen`]).
-pub(crate) fn seen(append: &Append, found: Option<BsonDocument>) -> Seen {
+/// What the documents read mean for `append` (see [`Seen`]).
+pub(crate) fn seen(append: &Append, mut found: Vec<BsonDocument>) -> Seen {
     let spec = append.spec;
-    let Some(stored) = found else {
+    if found.len() > 1 {
+        return Seen::Several;
+    }
+    let Some(stored) = found.pop() else {
         return Seen::Missing;
     };
     if let Ok(recent) = stored.get_array(spec.appends()) {
@@ -239,13 +332,14 @@ pub(crate) async fn conditional(
         return Ok(false);
     };
     // The mark as it was read, whatever it holds: a mark that is not an integer is
-    // replaced by one (the pipeline refuses it: `$add` takes numbers).
+    // replaced by one (the pipeline refuses it: `$add` takes numbers). An array read is
+    // not checked again: the `$push` refuses a field that is no longer one. A field read
+    // missing or null is set whole, and only where it still is.
     let was_mark = stored_mark.clone();
-    let array = match has_array {
-        true => doc! { "$type": "array" },
-        false => doc! { "$eq": Bson::Null },
-    };
-    let condition = doc! { "_id": id.clone(), spec.last: was_mark, spec.field: array };
+    let mut condition = doc! { "_id": id.clone(), spec.last: was_mark };
+    if !has_array {
+        condition.insert(spec.field, Bson::Null);
+    }
     let numbered: Vec<Bson> = numbered.into_iter().map(Bson::Document).collect();
     let entry = doc! { "token": append.token, "last": mark };
     let appends = spec.appends();
@@ -306,16 +400,21 @@ mod tests {
     #[test]
     fn what_a_read_means() {
         let a = append();
-        assert_eq!(seen(&a, None), Seen::Missing);
+        assert_eq!(seen(&a, vec![]), Seen::Missing);
         assert_eq!(
-            seen(&a, Some(doc! { "_id": 1, "lines": "x" })),
+            seen(&a, vec![doc! { "_id": 1, "lines": "x" }]),
             Seen::NotArray(Bson::String("x".into()))
         );
+        let two = vec![
+            doc! { "_id": 1, "lines": [] },
+            doc! { "_id": 2, "lines": [] },
+        ];
+        assert_eq!(seen(&a, two), Seen::Several);
         let landed = doc! { "_id": 1, "lines": [], "_seqid_lines_appends": [{ "token": a.token, "last": 4_i32 }] };
-        assert_eq!(seen(&a, Some(landed)), Seen::Landed(4));
+        assert_eq!(seen(&a, vec![landed]), Seen::Landed(4));
         let open = doc! { "_id": 1, "lines": [{ "no": 7 }, { "no": 3_i64 }], "lines_last": 5 };
         assert_eq!(
-            seen(&a, Some(open)),
+            seen(&a, vec![open]),
             Seen::Open {
                 id: Bson::Int32(1),
                 mark: Some(5),
@@ -324,5 +423,33 @@ mod tests {
                 has_array: true
             }
         );
+    }
+
+    /// Only a filter naming `_id` by equality at its top level goes without a read first.
+    #[test]
+    fn a_filter_names_one_document_by_its_id_only() {
+        let oid = ObjectId::new();
+        for one in [
+            doc! { "_id": 7 },
+            doc! { "_id": oid },
+            doc! { "_id": "a", "customer": 1 },
+            doc! { "_id": { "$eq": 7 } },
+            doc! { "_id": { "$eq": 7 }, "customer": { "$gt": 1 } },
+            doc! { "_id": { "tenant": 1, "n": 2 } },
+        ] {
+            assert!(names_one(&one), "{one}");
+        }
+        for several in [
+            doc! {},
+            doc! { "customer": 1 },
+            doc! { "_id": { "$in": [1, 2] } },
+            doc! { "_id": { "$eq": 7, "$ne": 8 } },
+            doc! { "_id": { "$gte": 1 } },
+            doc! { "_id": mongodb::bson::Regex { pattern: "^a".into(), options: String::new() } },
+            doc! { "$and": [{ "_id": 7 }] },
+            doc! { "$or": [{ "_id": 7 }, { "_id": 8 }] },
+        ] {
+            assert!(!names_one(&several), "{several}");
+        }
     }
 }
