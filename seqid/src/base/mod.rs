@@ -26,6 +26,7 @@ pub(crate) mod natural;
 pub(crate) mod numeric;
 pub(crate) mod once;
 pub(crate) mod picked;
+pub(crate) mod replaced;
 pub(crate) mod reserved;
 pub(crate) mod retry;
 pub(crate) mod scope;

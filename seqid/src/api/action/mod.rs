@@ -57,6 +57,7 @@ pub(crate) mod items;
 pub(crate) mod list;
 pub(crate) mod next;
 pub(crate) mod number;
+pub(crate) mod replace;
 pub(crate) mod reserve;
 pub(crate) mod transaction;
 
@@ -71,6 +72,7 @@ pub use items::AppendItems;
 pub use list::ListCounters;
 pub use next::{NamedSequence, Next, NextN};
 pub use number::{NumberDraft, NumberDrafts};
+pub use replace::Replace;
 pub use reserve::{ReserveId, ReserveIds, Reserved};
 pub use transaction::Transaction;
 
