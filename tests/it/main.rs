@@ -38,6 +38,7 @@ mod optimistic;
 mod other_tools;
 mod other_writers;
 mod processes;
+mod replace;
 mod reserve;
 mod resume;
 mod scopes;

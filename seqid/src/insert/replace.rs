@@ -76,15 +76,16 @@ pub(crate) async fn replace<T: Model>(
     };
     let (ended, outgoing) = match session {
         Some(session) => (run(&coll, &outgoing, Some(session)).await, outgoing),
-        None => {
-            Finishing::new(async move { (run(&coll, &outgoing, None).await, outgoing) }).await
-        }
+        None => Finishing::new(async move { (run(&coll, &outgoing, None).await, outgoing) }).await,
     };
     let (seq, id) = (outgoing.seq, || outgoing.id.to_string().into());
     let doing = || format!("replacing _id {} in `{}`", outgoing.id, seq.collection);
     match ended {
         Ended::Replaced => Ok(()),
-        Ended::Missing => Err(Error::ReplaceNotFound { sequence: seq, id: id() }),
+        Ended::Missing => Err(Error::ReplaceNotFound {
+            sequence: seq,
+            id: id(),
+        }),
         Ended::Stale(at, stored) => Err(Error::ItemsStale {
             sequence: seq,
             items: &outgoing.specs[at],
@@ -179,7 +180,8 @@ async fn run(
         }
         let mut replacement = outgoing.document.clone();
         read.keep_appends(&mut replacement, specs);
-        let sent = replace::conditional(coll, id, specs, &read, &replacement, session.as_deref_mut());
+        let sent =
+            replace::conditional(coll, id, specs, &read, &replacement, session.as_deref_mut());
         match sent.await {
             Ok(true) => return Ended::Replaced,
             Ok(false) => before = Some(read),
