@@ -8,10 +8,11 @@
 //! would append twice). So for a type with items the stored marks and hidden lists are read
 //! first ([`crate::round_trip::replace`]); a document whose mark is below the stored one is
 //! refused ([`Error::ItemsStale`]); otherwise the replacement, the document with the
-//! hidden lists as read, goes in a `replace_one` conditioned on every mark and hidden list
-//! as read. One that matches nothing met an append that landed in between: the document
-//! is read again, and refused as stale (or missing), never retried, since only its caller
-//! can apply the change to what is stored now. A type without items is one `replace_one`
+//! hidden lists as read, goes in a `replace_one` conditioned on every mark as read. One
+//! that matches nothing met an append that landed in between: the document is read again,
+//! and refused as stale (or missing), not retried, since only its caller can apply the
+//! change to what is stored now; it is sent again only if nothing is seen to have moved (a
+//! document deleted and inserted again as it was), a few times. A type without items is one `replace_one`
 //! by `_id`.
 //!
 //! Outside a transaction the replace is [`Finishing`]: a caller that goes away leaves it
@@ -167,13 +168,11 @@ async fn run(
         if let Some(stale) = stale(outgoing, &read) {
             return stale;
         }
-        // The replace before this round matched nothing: an array moved on between its
-        // read and its write, an append landed there (its items and its token are not in
+        // The replace before this round matched nothing: a mark moved between its read
+        // and its write, an append landed there (its items and its token are not in
         // this document). Only the caller can apply its change to what is stored now.
         if let Some(before) = &before {
-            let moved = (0..specs.len()).find(|&at| {
-                read.marks[at] != before.marks[at] || read.appends[at] != before.appends[at]
-            });
+            let moved = (0..specs.len()).find(|&at| read.marks[at] != before.marks[at]);
             if let Some(at) = moved {
                 return Ended::Stale(at, stored_mark(&specs[at], &read.marks[at]));
             }
