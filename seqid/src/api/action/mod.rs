@@ -1,7 +1,7 @@
 //! The actions [`Document`](crate::Document)'s methods return, as the driver's: each is awaited directly
 //! (`IntoFuture`), after options set by method. This module is their one public path:
 //! [`Insert`] and [`InsertMany`] (and the [`InsertFuture`] they become), [`FindOrInsert`]
-//! and [`FindOrInsertMany`], [`NumberDraft`] and [`NumberDrafts`], [`FindById`],
+//! and [`FindOrInsertMany`], [`NumberDraft`] and [`NumberDrafts`], [`FindById`], [`Replace`],
 //! and the counter's administration, [`ListCounters`], [`LastReserved`], [`SetCounter`] and
 //! [`SyncCounter`]; and [`Transaction`], which runs them in a transaction. A number on its
 //! own, with no document: [`NamedSequence`] (from
