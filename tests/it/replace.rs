@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::support::Workers;
 use crate::support::integer;
 use crate::support::items::{Line, Order, line, order};
+use crate::support::transactions::without_transactions;
 
 fn is_nx() -> bool {
     seqid_harness::server_flavor().unwrap() == ServerFlavor::Nx
@@ -592,4 +593,26 @@ async fn the_driver_s_replace_one_from_another_process_hands_numbers_out_twice()
         told_twice > 0 && lost > 0,
         "lost {lost}, told twice {told_twice}"
     );
+}
+
+#[tokio::test]
+async fn a_replace_in_a_transaction_lands_or_goes_back_with_it() {
+    let test = test_db("replace_transaction").await;
+    if without_transactions(&test).await {
+        return;
+    }
+    let db = crate::support::shared(&test);
+    let id = order(1).insert(&db).await.unwrap();
+    let mut form = read_order(&test, id).await;
+    form.lines[0].sku = "in a transaction".into();
+    let mut session = test.client().start_session().await.unwrap();
+    session.start_transaction().await.unwrap();
+    form.replace(&db).session(&mut session).await.unwrap();
+    session.abort_transaction().await.unwrap();
+    assert_eq!(read_order(&test, id).await.lines[0].sku, "same");
+    // Through a bare database, committed.
+    session.start_transaction().await.unwrap();
+    form.replace(&*test).session(&mut session).await.unwrap();
+    session.commit_transaction().await.unwrap();
+    assert_eq!(read_order(&test, id).await.lines[0].sku, "in a transaction");
 }

@@ -11,9 +11,9 @@
 //! hidden lists as read, goes in a `replace_one` conditioned on every mark as read. One
 //! that matches nothing met an append that landed in between: the document is read again,
 //! and refused as stale (or missing), not retried, since only its caller can apply the
-//! change to what is stored now; it is sent again only if nothing is seen to have moved (a
-//! document deleted and inserted again as it was), a few times. A type without items is one `replace_one`
-//! by `_id`.
+//! change to what is stored now; it is sent again, a few times, only if nothing is seen to
+//! have moved (a document deleted and inserted again as it was). A type without items is
+//! one `replace_one` by `_id`.
 //!
 //! Outside a transaction the replace is [`Finishing`]: a caller that goes away leaves it
 //! to end in a task of its own. A replace sent and not answered is

@@ -1,8 +1,9 @@
 //! The commands of a replace of a stored document (`doc.replace(&db)`) and what their
 //! answers mean: for a type with items, a read of what the replace must not lose
 //! ([`read`]: each array's mark and hidden list of recent appends) and a `replace_one`
-//! conditioned on the marks as read, the lists kept in it ([`conditional`]); for a type without, a `replace_one` by
-//! `_id` alone ([`by_id`]). No update pipeline: servers without them (nx-27017) take these.
+//! conditioned on the marks as read, the lists kept in it ([`conditional`]); for a type
+//! without, a `replace_one` by `_id` alone ([`by_id`]). No update pipeline: servers
+//! without them (nx-27017) take these.
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::{ClientSession, Collection};
@@ -74,7 +75,8 @@ pub(crate) async fn read(
     }))
 }
 
-/// Replaces the document at `id` by `replacement` where every mark is as `read` saw it. Whether it matched (`false`: the document moved on, or is gone).
+/// Replaces the document at `id` by `replacement` where every mark is as `read` saw it.
+/// Whether it matched (`false`: a mark moved on, or the document is gone).
 pub(crate) async fn conditional(
     coll: &Collection<BsonDocument>,
     id: &Bson,
