@@ -50,7 +50,7 @@ async fn raw(test: &mongodb::Database, id: i64) -> BsonDocument {
 
 /// The order `_id: id`, read as a form is: into the struct (its arrays' elements parsed
 /// where nx-27017 stored them as strings).
-async fn read_order(test: &mongodb::Database, id: i64) -> Order {
+pub(crate) async fn read_order(test: &mongodb::Database, id: i64) -> Order {
     let mut stored = raw(test, id).await;
     for field in ["lines", "steps"] {
         if let Ok(items) = stored.get_array_mut(field) {
@@ -63,7 +63,7 @@ async fn read_order(test: &mongodb::Database, id: i64) -> Order {
 }
 
 /// The line numbers stored in `order`, in order, and its mark.
-fn numbers(order: &BsonDocument) -> (Vec<i64>, Option<i64>) {
+pub(crate) fn numbers(order: &BsonDocument) -> (Vec<i64>, Option<i64>) {
     let lines = order.get_array("lines").map_or(Vec::new(), |lines| {
         let number = |item: &Bson| element(item).as_document()?.get("no").and_then(integer);
         lines
