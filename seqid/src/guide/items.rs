@@ -45,9 +45,8 @@
 //! The numbers live in the document, and so does the mark: no counters collection, no
 //! counter per document. The mark is a declared field, read and written with the struct
 //! (write a document back with [`replace`](#writing-a-document-back-replace), below); a
-//! document that never had an item holds
-//! `start - step` there (0 for the default start 1, step 1), so that its first item gets
-//! `start`. Where that is below 0 (`start = 0`), the mark is a signed integer or an `Option`,
+//! document that never had an item holds `start - step` there (0 for the default start 1,
+//! step 1), so that its first item gets `start`. Where that is below 0 (`start = 0`), the mark is a signed integer or an `Option`,
 //! which then holds `None` (an unsigned plain mark is refused at insert,
 //! [`Error::ItemNumberOverflow`](crate::Error::ItemNumberOverflow)). A mark missing, null or
 //! below `start - step` (a document stored by another writer with 0 there) counts as none yet.
