@@ -30,6 +30,7 @@
 mod items;
 mod later;
 mod natural;
+mod replace;
 mod transaction;
 
 use std::collections::BTreeSet;

@@ -39,6 +39,7 @@ mod optimistic;
 mod other_tools;
 mod other_writers;
 mod processes;
+mod replace;
 mod reserve;
 mod resume;
 mod scopes;

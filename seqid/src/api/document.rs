@@ -584,6 +584,59 @@ pub trait Document: Model {
         FindById::new(db.route(), &Self::SEQUENCE, id)
     }
 
+    /// Writes the document back whole over the stored one with its `_id` (as serialized):
+    /// the way to save a document read, changed in memory, and written back, where the
+    /// driver's `replace_one` would move an array's mark back. Await the
+    /// [`Replace`](crate::action::Replace) it returns for `()`; set
+    /// [`session`](crate::action::Replace::session) by method.
+    ///
+    /// For a type with items ([`Model::ITEMS`]), the stored marks and hidden lists of
+    /// recent appends are read, and a document whose mark is below the stored one (an
+    /// append landed after it was read, which a plain `replace_one` would undo, handing its
+    /// numbers out again) is refused with [`Error::ItemsStale`], nothing written: read it
+    /// again, apply the change, replace again. A mark equal or above is written, by a
+    /// `replace_one` conditioned on the marks and lists as read, with the hidden lists kept
+    /// as stored (so an append sent again with its token is still recognised). A type
+    /// without items is one `replace_one` by `_id`. Refused before anything is sent: a
+    /// document with no `_id`, or an unset id where the sequence numbers `_id`
+    /// ([`Error::ReplaceWithoutId`]); then no stored document at the `_id` is
+    /// [`Error::ReplaceNotFound`], and a replace sent and not answered
+    /// [`Error::ReplaceOutcomeUnknown`] (replace it again). The items are written as the
+    /// document holds them: append new ones with `append_<field>`.
+    ///
+    /// ```no_run
+    /// use mongodb::bson::doc;
+    /// use seqid::{Document, Item};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Serialize, Deserialize, Item)]
+    /// struct Line { #[seq_no] no: i64, sku: String, quantity: u32 }
+    ///
+    /// #[derive(Serialize, Deserialize, Document)]
+    /// #[seq_id("order", collection = "orders")]
+    /// struct Order {
+    ///     #[serde(rename = "_id")]
+    ///     id: i64,
+    ///     #[seq_items(last = "lines_last")]
+    ///     lines: Vec<Line>,
+    ///     lines_last: i64,
+    /// }
+    ///
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// loop {
+    ///     let mut order = Order::find_by_id(&db, 7).await?.expect("stored");
+    ///     order.lines.retain(|line| line.sku != "B-2");
+    ///     match order.replace(&db).await {
+    ///         Err(seqid::Error::ItemsStale { .. }) => continue, // read it again
+    ///         done => break done?,
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    fn replace<'a>(&'a self, db: &'a impl AsDatabase) -> crate::api::action::Replace<'a, Self> {
+        crate::api::action::Replace::new(self, db.route())
+    }
+
     /// Creates the indexes the sequence relies on (every sequence's, for a type that
     /// declares several), if missing, and returns their names.
     /// A sequence on `_id` relies on `_id`'s own index, which always exists (`["_id_"]`).

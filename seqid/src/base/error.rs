@@ -838,6 +838,82 @@ pub enum Error {
         source: Box<mongodb::error::Error>,
     },
 
+    /// A [`replace`](crate::Document::replace) of a document with items was refused because
+    /// the document is stale: another append landed in the array after the document was
+    /// read, so its mark (`written`) is below the stored one (`stored`), or the stored mark
+    /// moved between the replace's read and its write. Written, it would move the mark back
+    /// (the next append would hand out a number again) and drop the items appended since.
+    /// Nothing was written: read the document again, apply the change, replace again.
+    ///
+    /// ```
+    /// use seqid::{Document, Item, Model};
+    /// # #[derive(serde::Serialize, serde::Deserialize, Item)]
+    /// # struct Line { #[seq_no] no: i64 }
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("order", collection = "orders")]
+    /// # struct Order { #[serde(rename = "_id")] id: i64, #[seq_items(last = "lines_last")] lines: Vec<Line>, lines_last: i64 }
+    ///
+    /// let error = seqid::Error::ItemsStale {
+    ///     sequence: &Order::SEQUENCE,
+    ///     items: &Order::ITEMS[0],
+    ///     stored: 3,
+    ///     written: 2,
+    ///     id: "7".into(),
+    /// };
+    /// assert!(error.to_string().contains("`lines_last` is 2, the stored one 3"));
+    /// ```
+    #[error("{}", crate::base::replaced::stale(.sequence, .items, *.stored, *.written, .id))]
+    ItemsStale {
+        /// The sequence of the document type.
+        sequence: &'static Sequence,
+        /// The array whose mark is stale.
+        items: &'static ItemsField,
+        /// The stored mark, as read (a mark missing or below "none yet" counts as none yet).
+        stored: i64,
+        /// The document's mark.
+        written: i64,
+        /// The document's `_id`, as shown.
+        id: Box<str>,
+    },
+
+    /// A [`replace`](crate::Document::replace) found no stored document at the document's
+    /// `_id`: a replace writes back a document that is stored (it was deleted since it was
+    /// read, or never inserted). Nothing was written.
+    #[error("{}", crate::base::replaced::not_found(.sequence, .id))]
+    ReplaceNotFound {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The document's `_id`, as shown.
+        id: Box<str>,
+    },
+
+    /// A [`replace`](crate::Document::replace) of a document that cannot name a stored one:
+    /// it serializes no `_id` (or a null one), or its sequence numbers `_id` and the id is
+    /// unset (it was never inserted, or its insert failed and unset it). Nothing was sent.
+    #[error("{}", crate::base::replaced::without_id(.sequence, .found))]
+    ReplaceWithoutId {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// What the document holds instead of an `_id`: `0`, `None`, `missing`, `null`.
+        found: Box<str>,
+    },
+
+    /// A [`replace`](crate::Document::replace) was sent and no answer said whether it landed
+    /// (the connection or the server went away, also after the driver's retry). It landed
+    /// once or not at all. Replace again: a replace is checked against the stored marks each
+    /// time, so sent again it writes the same document once more, or, if an append landed
+    /// since, is refused as stale ([`Error::ItemsStale`]).
+    #[error("{}", crate::base::replaced::unknown(.sequence, .id, .source))]
+    ReplaceOutcomeUnknown {
+        /// The sequence.
+        sequence: &'static Sequence,
+        /// The document's `_id`, as shown.
+        id: Box<str>,
+        /// The driver's error.
+        #[source]
+        source: Box<mongodb::error::Error>,
+    },
+
     /// `insert_many` stored some documents and not others.
     #[error(transparent)]
     Bulk(Box<BulkError>),
@@ -893,7 +969,11 @@ impl Error {
             | Error::ItemsNotFound { sequence, .. }
             | Error::ItemsNotArray { sequence, .. }
             | Error::ItemsAmbiguous { sequence, .. }
-            | Error::ItemsOutcomeUnknown { sequence, .. } => sequence.name,
+            | Error::ItemsOutcomeUnknown { sequence, .. }
+            | Error::ItemsStale { sequence, .. }
+            | Error::ReplaceNotFound { sequence, .. }
+            | Error::ReplaceWithoutId { sequence, .. }
+            | Error::ReplaceOutcomeUnknown { sequence, .. } => sequence.name,
             Error::Bulk(bulk) => bulk.sequence.name,
         }
     }

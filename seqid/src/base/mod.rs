@@ -27,6 +27,7 @@ pub(crate) mod natural;
 pub(crate) mod numeric;
 pub(crate) mod once;
 pub(crate) mod picked;
+pub(crate) mod replaced;
 pub(crate) mod reserved;
 pub(crate) mod retried;
 pub(crate) mod retry;

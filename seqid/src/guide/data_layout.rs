@@ -33,5 +33,6 @@
 //! appended, it also holds `_seqid_<field>_appends`, the last 64 appends to the array as
 //! `{ token: ObjectId, last: <the mark it set> }`, by which an append whose answer was lost is
 //! recognised; the struct need not declare it (serde skips it when reading, unless the struct
-//! says `#[serde(deny_unknown_fields)]`, which such a document then needs to lift), and a
-//! `replace_one` of the struct drops it, narrowing that window to the appends after it.
+//! says `#[serde(deny_unknown_fields)]`, which such a document then needs to lift);
+//! [`replace`](crate::Document::replace) keeps it, and the driver's `replace_one` of the
+//! struct drops it, narrowing that window to the appends after it.

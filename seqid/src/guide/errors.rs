@@ -84,6 +84,14 @@
 //!   [`ItemsNotArray`](crate::Error::ItemsNotArray) (what the field holds instead), all before
 //!   anything is written; [`ItemsOutcomeUnknown`](crate::Error::ItemsOutcomeUnknown): an append
 //!   sent and not answered, with the token that settles it.
+//! - Writing a document back ([`replace`](crate::Document::replace)):
+//!   [`ItemsStale`](crate::Error::ItemsStale) (an append landed after the document was read:
+//!   the array, the document, both marks; read it again, apply the change, replace again),
+//!   [`ReplaceNotFound`](crate::Error::ReplaceNotFound) (no stored document at its `_id`),
+//!   [`ReplaceWithoutId`](crate::Error::ReplaceWithoutId) (no `_id`, or an unset id, to find it
+//!   by: nothing sent), all with nothing written;
+//!   [`ReplaceOutcomeUnknown`](crate::Error::ReplaceOutcomeUnknown): a replace sent and not
+//!   answered, which landed once or not at all (replace it again: it is checked again).
 //! - [`Bulk`](crate::Error::Bulk): what became of each document of an `insert_many`
 //!   ([`BulkError`](crate::BulkError): `inserted`, `failed`, `unknown`).
 //!

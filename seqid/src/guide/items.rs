@@ -43,10 +43,10 @@
 //! ```
 //!
 //! The numbers live in the document, and so does the mark: no counters collection, no
-//! counter per document. The mark is a declared field so that it survives the caller's own
-//! read, change and `replace_one` of the struct; a document that never had an item holds
-//! `start - step` there (0 for the default start 1, step 1), so that its first item gets
-//! `start`. Where that is below 0 (`start = 0`), the mark is a signed integer or an `Option`,
+//! counter per document. The mark is a declared field, read and written with the struct
+//! (write a document back with [`replace`](#writing-a-document-back-replace), below); a
+//! document that never had an item holds `start - step` there (0 for the default start 1,
+//! step 1), so that its first item gets `start`. Where that is below 0 (`start = 0`), the mark is a signed integer or an `Option`,
 //! which then holds `None` (an unsigned plain mark is refused at insert,
 //! [`Error::ItemNumberOverflow`](crate::Error::ItemNumberOverflow)). A mark missing, null or
 //! below `start - step` (a document stored by another writer with 0 there) counts as none yet.
@@ -101,6 +101,48 @@
 //! The refusal is matched narrowly (nx-27017 0.8's answer) and remembered, so that the next
 //! appends go the conditional way from the first.
 //!
+//! # Writing a document back: `replace`
+//!
+//! A document read, changed in memory and saved (an edit form) is written back with
+//! [`doc.replace(&db)`](crate::Document::replace) ([`Replace`](crate::action::Replace),
+//! `.session(..)`), found by its `_id`. It reads the stored marks and hidden lists of recent
+//! appends first; a document whose mark is below the stored one, because an append landed
+//! after it was read, is refused with [`Error::ItemsStale`](crate::Error::ItemsStale), and
+//! nothing is written: read it again, apply the change, replace again. A mark equal or above
+//! is written by a `replace_one` conditioned on the marks as read, the hidden lists kept as
+//! read; one that meets an append landing in between matches nothing, and is refused as
+//! stale too. Two round trips (`find`, `update`); a type without items is one `replace_one`
+//! by `_id`. The items are written as the document holds them: new ones go through
+//! `append_<field>`.
+//!
+//! ```no_run
+//! # use mongodb::bson::doc;
+//! # use seqid::{Document, Item};
+//! # #[derive(serde::Serialize, serde::Deserialize, Item)]
+//! # struct Line { #[seq_no] no: i64, sku: String, quantity: u32 }
+//! # #[derive(serde::Serialize, serde::Deserialize, Document)]
+//! # #[seq_id("order", collection = "orders")]
+//! # struct Order { #[serde(rename = "_id")] id: i64, #[seq_items(last = "lines_last")] lines: Vec<Line>, lines_last: i64 }
+//! # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+//! loop {
+//!     let mut order = Order::find_by_id(&db, 7).await?.expect("stored");
+//!     order.lines[0].quantity = 3;
+//!     match order.replace(&db).await {
+//!         Err(seqid::Error::ItemsStale { .. }) => continue, // an append landed: again
+//!         done => break done?,
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! What the driver's own `replace_one` of the struct costs: it writes the mark as it was
+//! read. A form read at line 2, saved after another request appended line 3 and was told 3,
+//! drops line 3 and moves the mark back to 2, and the next append is told 3 again: one number
+//! for two lines in one order. And it drops the hidden list of recent appends, so an append
+//! whose answer was lost, sent again with its token, is not recognised and appends twice.
+//! Without concurrent appends, and for an array whose appends never come after a read, it is
+//! harmless but for the tokens.
+//!
 //! # The races
 //!
 //! One update of one document is atomic on MongoDB: appenders of one order, in tasks or in
@@ -147,8 +189,8 @@
 //! nothing.
 //!
 //! The window: an append is recognised by its token while fewer than 64 appends to the same
-//! array came after it, and while the hidden list is there: a `replace_one` of the struct,
-//! which does not hold the list, empties it (the mark, a declared field, stays). Equal item
+//! array came after it, and while the hidden list is there: `replace` keeps it, the
+//! driver's `replace_one` of the struct, which does not hold it, empties it. Equal item
 //! content is never taken as proof of who wrote it. A struct that says
 //! `#[serde(deny_unknown_fields)]` cannot read a document holding the list back (see the
 //! [data layout](super::data_layout)).

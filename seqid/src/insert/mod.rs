@@ -45,3 +45,4 @@ pub(crate) mod many;
 pub(crate) mod natural;
 pub(crate) mod natural_many;
 pub(crate) mod one;
+pub(crate) mod replace;

@@ -9,5 +9,6 @@ pub(crate) mod gate;
 pub(crate) mod indexes;
 pub(crate) mod items;
 pub(crate) mod largest;
+pub(crate) mod replace;
 pub(crate) mod stored;
 pub(crate) mod write;

@@ -1,7 +1,7 @@
 //! The actions [`Document`](crate::Document)'s methods return, as the driver's: each is awaited directly
 //! (`IntoFuture`), after options set by method. This module is their one public path:
 //! [`Insert`] and [`InsertMany`] (and the [`InsertFuture`] they become), [`FindOrInsert`]
-//! and [`FindOrInsertMany`], [`NumberDraft`] and [`NumberDrafts`], [`FindById`],
+//! and [`FindOrInsertMany`], [`NumberDraft`] and [`NumberDrafts`], [`FindById`], [`Replace`],
 //! and the counter's administration, [`ListCounters`], [`LastReserved`], [`SetCounter`] and
 //! [`SyncCounter`]; and [`Transaction`], which runs them in a transaction. A number on its
 //! own, with no document: [`NamedSequence`] (from
@@ -57,6 +57,7 @@ pub(crate) mod items;
 pub(crate) mod list;
 pub(crate) mod next;
 pub(crate) mod number;
+pub(crate) mod replace;
 pub(crate) mod reserve;
 pub(crate) mod transaction;
 
@@ -71,6 +72,7 @@ pub use items::AppendItems;
 pub use list::ListCounters;
 pub use next::{NamedSequence, Next, NextN, NextNOf, NextOf};
 pub use number::{NumberDraft, NumberDrafts};
+pub use replace::Replace;
 pub use reserve::{ReserveId, ReserveIds, Reserved};
 pub use transaction::Transaction;
 
