@@ -18,13 +18,15 @@
 //!   next to the errors, both from the pieces of `tokens`.
 //!
 //! Below every stage, `ctxt` gathers the errors so that one build reports them all, `case`
-//! converts names, and `types` tells what a field's type is written as.
+//! converts names, `closest` finds the field a mistyped name meant, and `types` tells what a
+//! field's type is written as.
 
 #![warn(missing_docs)]
 
 mod ast;
 mod attr;
 mod case;
+mod closest;
 mod ctxt;
 mod declaration;
 mod display;
@@ -388,6 +390,10 @@ use crate::declaration::Declaration;
 /// document is written. Other fields may use any serde attribute (scope fields: see
 /// above). Two fields serialized as `_id` are refused in both forms.
 ///
+/// A field named in an attribute (`last`, `scope`, a placeholder) that no field has, but
+/// that is close to one (equal but for case, or a few letters off), is answered with the
+/// field it most likely meant: "`Order` has no field `line_last`; did you mean `lines_last`?".
+///
 /// On any error, the derive also emits a stand-in impl, so that uses of the type as a
 /// `Document` elsewhere do not add errors of their own.
 ///
@@ -437,7 +443,7 @@ pub fn derive_document(input: TokenStream) -> TokenStream {
 /// is not such an integer, or on the struct; an unknown key, a `step` of 0, a negative
 /// `start`, `start = 0` on a plain integer; a serde attribute that would not write the
 /// number under its key. On the document: `#[seq_items]` on a field that is not a `Vec`,
-/// without `last`, with a `last` naming no field, a field that is not an integer, the
+/// without `last`, with a `last` naming no field, a field that is not such an integer, the
 /// array itself, or the mark of another array; an element type that is not a
 /// `seqid::Item` (at the type).
 #[proc_macro_derive(Item, attributes(seq_no))]
