@@ -339,7 +339,10 @@ use crate::declaration::Declaration;
 /// next numbers. `last` names another field of the struct, an integer (`i32`, `i64`, `u32`,
 /// `u64` or an `Option` of one): the last number handed out in the array, the array's own
 /// high-water mark, so that a number is never handed out twice in a document, also after its
-/// item is removed. `Model::ITEMS` lists the arrays.
+/// item is removed. `Model::ITEMS` lists the arrays. The mark is set by `insert`, whatever the
+/// struct holds, and read stored by appends: `#[derive(Default)]` and `..Default::default()`
+/// leave it out of struct literals, and `#[serde(default)]` reads a document stored without
+/// it.
 ///
 /// ```
 /// use seqid::{Document, Item, Model};
@@ -352,17 +355,20 @@ use crate::declaration::Declaration;
 ///     sku: String,
 /// }
 ///
-/// #[derive(Serialize, Deserialize, Document)]
+/// #[derive(Default, Serialize, Deserialize, Document)]
 /// #[seq_id("order", collection = "orders")]
 /// struct Order {
 ///     #[serde(rename = "_id")]
 ///     id: i64,
 ///     #[seq_items(last = "lines_last")]
 ///     lines: Vec<Line>,
+///     #[serde(default)]
 ///     lines_last: i64,
 /// }
 ///
 /// assert_eq!(Order::ITEMS[0].last, "lines_last");
+/// let order = Order { lines: vec![Line { no: 0, sku: "A-1".into() }], ..Default::default() };
+/// assert_eq!(order.lines_last, 0);
 /// ```
 ///
 /// Refused, each at its token: `#[seq_items]` on the struct, on a field that is not written
