@@ -24,6 +24,7 @@ use syn::LitStr;
 use syn::ext::IdentExt;
 
 use crate::ast::{Container, Field};
+use crate::closest;
 use crate::ctxt::Ctxt;
 use crate::declaration::Declaration;
 use crate::types::{is_integer, is_string};
@@ -428,6 +429,12 @@ fn shown(cont: &Container, decl: &Declaration, name: &str) -> Result<Shown, Stri
         .iter()
         .find(|field| field.ident.unraw() == name)
     else {
+        if let Some(meant) = closest::field_name(name, cont.fields()) {
+            return Err(format!(
+                "`{{{name}}}`: `{}` has no field `{name}`; did you mean `{meant}`?",
+                cont.ident.unraw()
+            ));
+        }
         let known: Vec<String> = cont
             .fields()
             .iter()

@@ -12,8 +12,9 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
 use crate::ast::{Container, Field};
+use crate::closest;
 use crate::ctxt::Ctxt;
-use crate::types::{number_type, vec_element};
+use crate::types::{number_type, refused_integer, vec_element};
 
 /// One array of items, checked.
 pub struct Items<'a> {
@@ -50,7 +51,17 @@ pub fn resolve<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<Items<'a>> {
         };
         let name = lit.value();
         let Some(last) = fields.iter().find(|other| other.ident.unraw() == name) else {
-            cx.error_spanned_by(lit, format!("`last = {name:?}` names no field of the struct: add a field `{name}: i64` to keep the array's last number"));
+            let others = fields.iter().filter(|other| !std::ptr::eq(*other, field));
+            let message = match closest::field_name(&name, others) {
+                Some(meant) => format!(
+                    "`{}` has no field `{name}`; did you mean `{meant}`?",
+                    cont.ident.unraw()
+                ),
+                None => format!(
+                    "`last = {name:?}` names no field of the struct: add a field `{name}: i64` to keep the array's last number"
+                ),
+            };
+            cx.error_spanned_by(lit, message);
             continue;
         };
         if std::ptr::eq(last, field) {
@@ -58,7 +69,11 @@ pub fn resolve<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<Items<'a>> {
             continue;
         }
         if number_type(last.ty).is_none() {
-            cx.error_spanned_by(lit, format!("`last = {name:?}` names a field that is not an integer: the mark is `i32`, `i64`, `u32`, `u64` or an `Option` of one"));
+            let what = match refused_integer(last.ty) {
+                Some(refused) => format!("a field of type {refused}"),
+                None => "a field that is not an integer".to_owned(),
+            };
+            cx.error_spanned_by(lit, format!("`last = {name:?}` names {what}: the mark is `i32`, `i64`, `u32`, `u64` or an `Option` of one"));
             continue;
         }
         if last.seq_id.is_some() || last.items.is_some() || last.is_id() || !last.writes_its_value()

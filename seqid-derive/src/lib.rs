@@ -18,13 +18,15 @@
 //!   next to the errors, both from the pieces of `tokens`.
 //!
 //! Below every stage, `ctxt` gathers the errors so that one build reports them all, `case`
-//! converts names, and `types` tells what a field's type is written as.
+//! converts names, `closest` finds the field a mistyped name meant, and `types` tells what a
+//! field's type is written as.
 
 #![warn(missing_docs)]
 
 mod ast;
 mod attr;
 mod case;
+mod closest;
 mod ctxt;
 mod declaration;
 mod display;
@@ -337,7 +339,10 @@ use crate::declaration::Declaration;
 /// next numbers. `last` names another field of the struct, an integer (`i32`, `i64`, `u32`,
 /// `u64` or an `Option` of one): the last number handed out in the array, the array's own
 /// high-water mark, so that a number is never handed out twice in a document, also after its
-/// item is removed. `Model::ITEMS` lists the arrays.
+/// item is removed. `Model::ITEMS` lists the arrays. The mark is set by `insert`, whatever the
+/// struct holds, and read stored by appends: `#[derive(Default)]` and `..Default::default()`
+/// leave it out of struct literals, and `#[serde(default)]` reads a document stored without
+/// it.
 ///
 /// ```
 /// use seqid::{Document, Item, Model};
@@ -350,17 +355,20 @@ use crate::declaration::Declaration;
 ///     sku: String,
 /// }
 ///
-/// #[derive(Serialize, Deserialize, Document)]
+/// #[derive(Default, Serialize, Deserialize, Document)]
 /// #[seq_id("order", collection = "orders")]
 /// struct Order {
 ///     #[serde(rename = "_id")]
 ///     id: i64,
 ///     #[seq_items(last = "lines_last")]
 ///     lines: Vec<Line>,
+///     #[serde(default)]
 ///     lines_last: i64,
 /// }
 ///
 /// assert_eq!(Order::ITEMS[0].last, "lines_last");
+/// let order = Order { lines: vec![Line { no: 0, sku: "A-1".into() }], ..Default::default() };
+/// assert_eq!(order.lines_last, 0);
 /// ```
 ///
 /// Refused, each at its token: `#[seq_items]` on the struct, on a field that is not written
@@ -387,6 +395,10 @@ use crate::declaration::Declaration;
 /// `skip_serializing_if` on the sequence's field, since seqid fills it before the
 /// document is written. Other fields may use any serde attribute (scope fields: see
 /// above). Two fields serialized as `_id` are refused in both forms.
+///
+/// A field named in an attribute (`last`, `scope`, a placeholder) that no field has, but
+/// that is close to one (equal but for case, or a few letters off), is answered with the
+/// field it most likely meant: "`Order` has no field `line_last`; did you mean `lines_last`?".
 ///
 /// On any error, the derive also emits a stand-in impl, so that uses of the type as a
 /// `Document` elsewhere do not add errors of their own.
@@ -437,7 +449,7 @@ pub fn derive_document(input: TokenStream) -> TokenStream {
 /// is not such an integer, or on the struct; an unknown key, a `step` of 0, a negative
 /// `start`, `start = 0` on a plain integer; a serde attribute that would not write the
 /// number under its key. On the document: `#[seq_items]` on a field that is not a `Vec`,
-/// without `last`, with a `last` naming no field, a field that is not an integer, the
+/// without `last`, with a `last` naming no field, a field that is not such an integer, the
 /// array itself, or the mark of another array; an element type that is not a
 /// `seqid::Item` (at the type).
 #[proc_macro_derive(Item, attributes(seq_no))]

@@ -7,6 +7,7 @@ use syn::LitStr;
 use syn::ext::IdentExt;
 
 use crate::ast::{Container, Field};
+use crate::closest;
 use crate::ctxt::Ctxt;
 
 /// The fields `names` refer to, by Rust name, in order; each one that cannot scope the
@@ -22,26 +23,7 @@ pub fn resolve<'c>(
     for lit in names {
         let name = lit.value();
         let Some(field) = fields.iter().find(|field| field.ident.unraw() == name) else {
-            // `scope` names fields as the code does, whatever serde writes them as.
-            let message = match fields.iter().find(|field| field.ser_name == name) {
-                Some(field) => format!(
-                    "`scope` names fields by their Rust names: write \"{}\" for the field \
-                     serialized as `{name}`",
-                    field.ident.unraw()
-                ),
-                None => {
-                    let known: Vec<String> = fields
-                        .iter()
-                        .map(|field| format!("`{}`", field.ident.unraw()))
-                        .collect();
-                    format!(
-                        "`{}` has no field `{name}` to scope the sequence by; its fields are {}",
-                        cont.ident.unraw(),
-                        known.join(", ")
-                    )
-                }
-            };
-            cx.error_spanned_by(lit, message);
+            cx.error_spanned_by(lit, no_such_field(cont, filled, &name));
             continue;
         };
         let problem = if ptr::eq(field, filled) {
@@ -66,4 +48,34 @@ pub fn resolve<'c>(
         cx.error_spanned_by(lit, problem);
     }
     scope
+}
+
+/// Why no field named `name` scopes the sequence on `filled`: it names one by the key serde
+/// writes, or mistypes one, or names none.
+fn no_such_field(cont: &Container, filled: &Field, name: &str) -> String {
+    let fields = cont.fields();
+    // `scope` names fields as the code does, whatever serde writes them as.
+    if let Some(field) = fields.iter().find(|field| field.ser_name == name) {
+        return format!(
+            "`scope` names fields by their Rust names: write \"{}\" for the field \
+             serialized as `{name}`",
+            field.ident.unraw()
+        );
+    }
+    let others = fields.iter().filter(|field| !ptr::eq(*field, filled));
+    if let Some(meant) = closest::field_name(name, others) {
+        return format!(
+            "`{}` has no field `{name}`; did you mean `{meant}`?",
+            cont.ident.unraw()
+        );
+    }
+    let known: Vec<String> = fields
+        .iter()
+        .map(|field| format!("`{}`", field.ident.unraw()))
+        .collect();
+    format!(
+        "`{}` has no field `{name}` to scope the sequence by; its fields are {}",
+        cont.ident.unraw(),
+        known.join(", ")
+    )
 }

@@ -97,6 +97,40 @@ pub fn number_type(ty: &Type) -> Option<String> {
     }
 }
 
+/// A type written as a primitive integer that [`number_type`] refuses, or an `Option` of
+/// one, with why a number field cannot be it, for messages: `` `u8`, an integer narrower
+/// ... `` or `` `Option<u8>`, and `u8` is an integer narrower ... ``; `None` for any other
+/// type.
+pub fn refused_integer(ty: &Type) -> Option<String> {
+    let (shown, name) = match simple_name(ty) {
+        Some(name) => (format!("`{name}`,"), name),
+        None => {
+            let name = simple_name(option_argument(ty)?)?;
+            (format!("`Option<{name}>`, and `{name}` is"), name)
+        }
+    };
+    let why = match name.as_str() {
+        "i8" | "i16" | "u8" | "u16" => "narrower than seqid's numbers (32 or 64 bits)",
+        "i128" | "u128" => "wider than BSON's integers (64 bits at most)",
+        "isize" | "usize" => "whose width depends on the platform",
+        _ => return None,
+    };
+    Some(format!("{shown} an integer {why}"))
+}
+
+/// The one type argument of a type written `Option<T>` (any path to `Option`).
+fn option_argument(ty: &Type) -> Option<&Type> {
+    let option = last_segment(ty).filter(|segment| segment.ident == "Option")?;
+    let PathArguments::AngleBracketed(args) = &option.arguments else {
+        return None;
+    };
+    let mut args = args.args.iter();
+    match (args.next(), args.next()) {
+        (Some(GenericArgument::Type(inner)), None) => Some(inner),
+        _ => None,
+    }
+}
+
 /// The element type of a type written `Vec<T>` (any path to `Vec`).
 pub fn vec_element(ty: &Type) -> Option<&Type> {
     let vec = last_segment(ty).filter(|segment| segment.ident == "Vec")?;

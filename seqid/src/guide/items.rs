@@ -20,19 +20,20 @@
 //!     quantity: u32,
 //! }
 //!
-//! #[derive(Debug, Serialize, Deserialize, Document)]
+//! #[derive(Debug, Default, Serialize, Deserialize, Document)]
 //! #[seq_id("order", collection = "orders")]
 //! struct Order {
 //!     #[serde(rename = "_id")]
 //!     id: i64,
 //!     #[seq_items(last = "lines_last")]
 //!     lines: Vec<Line>,
+//!     #[serde(default)] // 0 in a document stored without it
 //!     lines_last: i64, // the mark: the last line number handed out in this order
 //! }
 //!
 //! # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
 //! let line = |sku: &str| Line { no: 0, sku: sku.into(), quantity: 1 };
-//! let mut order = Order { id: 0, lines: vec![line("A-1"), line("B-2")], lines_last: 0 };
+//! let mut order = Order { lines: vec![line("A-1"), line("B-2")], ..Default::default() };
 //! order.insert(&db).await?; // lines 1 and 2, lines_last 2: no round trip more
 //! assert_eq!((order.lines[1].no, order.lines_last), (2, 2));
 //!
@@ -40,6 +41,37 @@
 //! let numbers = Order::append_lines(&db, doc! { "_id": order.id }, &mut more).await?;
 //! assert_eq!((numbers, more[0].no), (vec![3], 3));
 //! # Ok(()) }
+//! ```
+//!
+//! The mark is no value of the caller's: `insert` sets it, whatever the struct holds, and an
+//! append reads the stored one. So a struct literal leaves it out, with `#[derive(Default)]` on
+//! the document and `..Default::default()` (which leaves the id unset too, 0), as above; and
+//! `#[serde(default)]` on the mark reads back a document stored without it (by another writer,
+//! or before the array was declared), as 0, or `None` in an `Option` mark, which an append
+//! counts as none yet:
+//!
+//! ```
+//! # use seqid::{Document, Item};
+//! # use serde::{Deserialize, Serialize};
+//! # #[derive(Debug, Serialize, Deserialize, Item)]
+//! # struct Line { #[seq_no] no: i64, sku: String }
+//! #[derive(Debug, Default, Serialize, Deserialize, Document)]
+//! #[seq_id("order", collection = "orders")]
+//! struct Order {
+//!     #[serde(rename = "_id")]
+//!     id: i64,
+//!     #[seq_items(last = "lines_last")]
+//!     lines: Vec<Line>,
+//!     #[serde(default)]
+//!     lines_last: i64,
+//! }
+//!
+//! let order = Order { lines: vec![Line { no: 0, sku: "A-1".into() }], ..Default::default() };
+//! assert_eq!((order.id, order.lines_last), (0, 0));
+//!
+//! let stored = mongodb::bson::doc! { "_id": 7, "lines": [{ "no": 1, "sku": "A-1" }] };
+//! let read: Order = mongodb::bson::from_document(stored).unwrap();
+//! assert_eq!((read.id, read.lines[0].no, read.lines_last), (7, 1, 0));
 //! ```
 //!
 //! The numbers live in the document, and so does the mark: no counters collection, no

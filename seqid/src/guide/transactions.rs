@@ -99,6 +99,59 @@
 //! [`Document`'s notes on sessions and transactions](crate::Document#sessions-and-transactions)
 //! say the same per strategy.
 //!
+//! # Why the body is boxed
+//!
+//! The body is a closure that returns `Box::pin(async move { ... })`, not an async closure
+//! (`async |session, db| { ... }`, Rust 1.85): `run`'s future holds the body's across its
+//! awaits, so it is `Send`, as `tokio::spawn` and axum's handlers need, only if the body's future
+//! is. Stable Rust cannot bound that future (`Send` on the future of an `F: AsyncFnMut(..)`
+//! needs return-type notation, `F(..): Send`, unstable), and left unbounded rustc fails to prove
+//! it `Send` once the closure or its context holds a borrow, as `&db` does
+//! ("implementation of `Send` is not general enough", rust-lang/rust#110338 and #139475). A
+//! boxed `dyn Future + Send` says so in its type, for one allocation per run:
+//!
+//! ```no_run
+//! # use seqid::Document;
+//! # #[derive(serde::Serialize, serde::Deserialize, Document)]
+//! # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
+//! # struct Invoice { #[serde(rename = "_id")] id: i64, total: i64 }
+//! # async fn run(db: seqid::Database) -> Result<(), Box<dyn std::error::Error>> {
+//! let mut session = db.client().start_session().await?;
+//! let task = tokio::spawn(async move {
+//!     Invoice::transaction(&mut session)
+//!         .run(&db, |session, db| {
+//!             Box::pin(async move {
+//!                 let mut invoice = Invoice { id: 0, total: 4200 };
+//!                 invoice.insert(*db).session(session).await
+//!             })
+//!         })
+//!         .await
+//! });
+//! let number = task.await??;
+//! # Ok(()) }
+//! ```
+//!
+//! An async closure is not taken:
+//!
+//! ```compile_fail
+//! # use seqid::Document;
+//! # #[derive(serde::Serialize, serde::Deserialize, Document)]
+//! # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
+//! # struct Invoice { #[serde(rename = "_id")] id: i64, total: i64 }
+//! # async fn run(db: seqid::Database) -> Result<(), Box<dyn std::error::Error>> {
+//! let mut session = db.client().start_session().await?;
+//! let task = tokio::spawn(async move {
+//!     Invoice::transaction(&mut session)
+//!         .run(&db, async |session, db| {
+//!             let mut invoice = Invoice { id: 0, total: 4200 };
+//!             invoice.insert(*db).session(session).await
+//!         })
+//!         .await
+//! });
+//! let number = task.await??;
+//! # Ok(()) }
+//! ```
+//!
 //! # The counter's write concern
 //!
 //! An `$inc` acknowledged by the primary alone (`w: 1`) can be rolled back by a failover: the new

@@ -1,5 +1,5 @@
-// A placeholder names a field of the struct: `yeer` is none. Error at the format,
-// naming the fields there are.
+// A placeholder names a field of the struct: `yeer` is none, one letter off `year`. Error
+// at the placeholder, naming `year`.
 use serde::Serialize;
 
 #[derive(Serialize, seqid::Document)]

@@ -1,4 +1,5 @@
-// `last` names a field of the struct.
+// `last` names a field of the struct: `line_last` is one letter off `lines_last`, which
+// the message names.
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, seqid::Item)]

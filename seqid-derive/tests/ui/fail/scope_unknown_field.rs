@@ -1,4 +1,4 @@
-// A scope field that does not exist: the message lists the fields.
+// A scope field that does not exist, one letter off `project`: the message names it.
 use serde::Serialize;
 
 #[derive(Serialize, seqid::Document)]
