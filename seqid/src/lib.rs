@@ -222,8 +222,9 @@ pub use api::check::{
 pub use api::document::{CounterBacked, Document};
 pub use api::sequence_of::SequenceOf;
 pub use api::sequences::{AsDatabase, Database, Sequences};
+pub use base::bulk_error::{BulkError, FailedInsert};
 pub use base::display::{DisplayCode, Unshowable};
-pub use base::error::{BulkError, Error, FailedInsert};
+pub use base::error::Error;
 pub use base::id::{AnyIdField, IdField};
 pub use base::item::{APPENDS_KEPT, AnyItems, Item, ItemNumber, ItemsField};
 #[doc(inline)]

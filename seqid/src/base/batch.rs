@@ -2,8 +2,8 @@
 //! stored, failed or of unknown fate, turned into [`Error::Bulk`] when not all were
 //! stored. Pure: it records what the writes answered and never sends anything.
 
+use crate::base::bulk_error::{BulkError, FailedInsert};
 use crate::base::error::Error;
-use crate::base::error::{BulkError, FailedInsert};
 use crate::base::fate::{Fate, Rejection};
 use crate::base::scope::Key;
 use crate::base::sequence::Sequence;

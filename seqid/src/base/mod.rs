@@ -6,6 +6,7 @@
 
 pub(crate) mod backoff;
 pub(crate) mod batch;
+pub(crate) mod bulk_error;
 pub(crate) mod code;
 pub(crate) mod companions;
 pub(crate) mod declared;

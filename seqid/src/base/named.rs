@@ -238,20 +238,20 @@ fn with_declarations(spec: &Spec, given: &'static Sequence) -> Result<&'static S
                   declared: fn(&Sequence) -> String|
      -> Result<bool, Error> {
         let theirs = declared(first.seq);
-        if let Some(other) = declarations.iter().find(|d| declared(d.seq) != theirs) {
-            if given_value.is_none() {
-                return Err(refused(
-                    name,
-                    "(not given)".into(),
-                    format!(
-                        "`{}` declares the sequence with {name} = {theirs} and `{}` with \
-                         {name} = {}: give the one this call means",
-                        first.type_name,
-                        other.type_name,
-                        declared(other.seq)
-                    ),
-                ));
-            }
+        if let Some(other) = declarations.iter().find(|d| declared(d.seq) != theirs)
+            && given_value.is_none()
+        {
+            return Err(refused(
+                name,
+                "(not given)".into(),
+                format!(
+                    "`{}` declares the sequence with {name} = {theirs} and `{}` with \
+                     {name} = {}: give the one this call means",
+                    first.type_name,
+                    other.type_name,
+                    declared(other.seq)
+                ),
+            ));
         }
         match given_value {
             Some(value) => match declarations.iter().find(|d| declared(d.seq) != value) {

@@ -326,7 +326,8 @@ fn check_set<T: Model>(set: &BsonDocument) -> Result<(), Error> {
                      is issued, and would be stored under another scope, whose counter \
                      never handed it out and whose numbering would meet it: change the \
                      scope with the driver before issuing (a draft has no number to keep), \
-                     or issue the draft in its own scope. Nothing was reserved or written",
+                     or issue the draft in its own scope. Nothing was reserved or written"
+                .into(),
         });
     }
     let nested = |key: &&String| key.contains('.') || key.starts_with('$');

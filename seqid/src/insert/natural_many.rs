@@ -20,8 +20,9 @@ use serde::de::DeserializeOwned;
 
 use super::many::many_again;
 use super::natural::{KEY_PATIENCE, holds, is_ours, serialized};
+use crate::base::bulk_error::{BulkError, FailedInsert};
 use crate::base::companions::CompanionsOfMany;
-use crate::base::error::{BulkError, Doing, Error, FailedInsert};
+use crate::base::error::{Doing, Error};
 use crate::base::fields::{ensure_unset, numbered_on_insert};
 use crate::base::id::{AnyIdField, IdField};
 use crate::base::model::Model;

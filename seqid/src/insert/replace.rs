@@ -119,7 +119,7 @@ fn outgoing<T: Model>(doc: &T) -> Result<Outgoing, Error> {
         sequence: seq,
         option: "document",
         value: error.to_string().into(),
-        reason: "a document replaced must serialize as a BSON document",
+        reason: "a document replaced must serialize as a BSON document".into(),
     })?;
     let id = match document.get("_id") {
         None => return Err(without("missing")),
