@@ -7,8 +7,9 @@
 //! allocation of the post *Quick & Dirty Sequential IDs in MongoDB*, and holds them to a higher
 //! bar: correct under concurrency, across processes and next to other writers; bulk inserts; a
 //! typed error for every bad input; speed close to a plain insert. The derive only emits
-//! constants and accessors; the logic is ordinary async code in this crate, and every future is
-//! `Send`.
+//! constants, accessors and a registration of its sequences (so that a sequence named at run
+//! time finds its declaration); the logic is ordinary async code in this crate, and every
+//! future is `Send`.
 //!
 //! # Getting started
 //!
