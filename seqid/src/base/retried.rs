@@ -1,13 +1,11 @@
-//! Which call gave up in [`Error::RetriesExhausted`], and what its message says of it.
+//! Which call gave up in [`Error::RetriesExhausted`](crate::Error::RetriesExhausted), and what its message says of it.
 
 use std::time::Duration;
 
-#[cfg(doc)]
-use crate::base::error::Error;
 use crate::base::item::ItemsField;
 use crate::base::sequence::Sequence;
 
-/// Which call gave up in [`Error::RetriesExhausted`].
+/// Which call gave up in [`Error::RetriesExhausted`](crate::Error::RetriesExhausted).
 ///
 /// ```
 /// # #[derive(serde::Serialize, seqid::Document)]
@@ -31,7 +29,7 @@ pub enum RetriedCall {
     },
 }
 
-/// The message of [`Error::RetriesExhausted`]: what the call was doing, what beat it, the
+/// The message of [`Error::RetriesExhausted`](crate::Error::RetriesExhausted): what the call was doing, what beat it, the
 /// bound that ended it, what to do.
 pub(crate) fn gave_up(
     seq: &Sequence,
