@@ -1160,17 +1160,8 @@ mod tests {
     /// what beat it and its budget; an insert's message is as it was.
     #[test]
     fn retries_exhausted_says_what_the_call_was_doing() {
-        use crate::base::item::ItemNumber;
+        use crate::base::item::testing::LINES;
         const ORDERS: Sequence = counted("order", "orders");
-        const LINES: ItemsField = ItemsField {
-            field: "lines",
-            last: "lines_last",
-            number: ItemNumber {
-                key: "no",
-                start: 1,
-                step: 1,
-            },
-        };
         let exhausted = |call, time_budget| Error::RetriesExhausted {
             sequence: &ORDERS,
             call,

@@ -296,6 +296,23 @@ pub(crate) fn mark_can_be_none(last: &dyn AnyIdField) -> bool {
     last.unset_value() == "None"
 }
 
+/// Items fields for the unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{ItemNumber, ItemsField};
+
+    /// `lines`, numbered by `no` from 1, its mark `lines_last`.
+    pub(crate) const LINES: ItemsField = ItemsField {
+        field: "lines",
+        last: "lines_last",
+        number: ItemNumber {
+            key: "no",
+            start: 1,
+            step: 1,
+        },
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

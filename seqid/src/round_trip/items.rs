@@ -376,17 +376,7 @@ fn integer(value: Option<&Bson>) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::item::ItemNumber;
-
-    const LINES: ItemsField = ItemsField {
-        field: "lines",
-        last: "lines_last",
-        number: ItemNumber {
-            key: "no",
-            start: 1,
-            step: 1,
-        },
-    };
+    use crate::base::item::testing::LINES;
 
     fn append() -> Append {
         Append {

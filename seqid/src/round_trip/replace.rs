@@ -115,17 +115,7 @@ async fn replace(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::item::ItemNumber;
-
-    const LINES: ItemsField = ItemsField {
-        field: "lines",
-        last: "lines_last",
-        number: ItemNumber {
-            key: "no",
-            start: 1,
-            step: 1,
-        },
-    };
+    use crate::base::item::testing::LINES;
 
     #[test]
     fn the_guards_condition_the_replace_and_are_kept_in_it() {
