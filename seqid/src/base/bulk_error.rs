@@ -12,7 +12,7 @@ use crate::base::sequence::Sequence;
 /// sent) and get their id field back unset, so they can be fixed and inserted again;
 /// documents in `unknown` may be stored (the answer was lost and seqid found no proof
 /// either way) and keep their ids, so that inserting them again is refused with
-/// [`Error::IdAlreadySet`] instead of storing them twice.
+/// [`Error::IdAlreadySet`](crate::Error::IdAlreadySet) instead of storing them twice.
 /// [`resume_insert_many`](crate::Document::resume_insert_many) on the same slice finishes
 /// the job: it sends the unknown ones again under their own ids (a copy already stored is
 /// refused by the `_id` index and recognised) and inserts the failed ones anew.
