@@ -246,10 +246,13 @@ fn with_declarations(spec: &Spec, given: &'static Sequence) -> Result<&'static S
                 "(not given)".into(),
                 format!(
                     "`{}` declares the sequence with {name} = {theirs} and `{}` with \
-                     {name} = {}: give the one this call means",
+                     {name} = {}, and a call by name that gives either still differs from \
+                     the other: take the numbers through the type whose options it means \
+                     (`{}::sequence().next(&db)`)",
                     first.type_name,
                     other.type_name,
-                    declared(other.seq)
+                    declared(other.seq),
+                    short(first.type_name),
                 ),
             ));
         }

@@ -79,8 +79,9 @@
 //! the declared field's type cannot hold. So `db.sequence("order").next()` on a new
 //! database starts the counter at the type's `start = 1001`, `.block(100)` beside a counters
 //! type is refused, and `.scope("year", "2026")` for an `i32` year too. Where two types
-//! declare the name differently (a program at odds with itself), the call must give each
-//! option they differ in, and is still refused where one of them differs from it. A call
+//! declare the name differently in anything but the collection they number (a program at
+//! odds with itself), a call by name is refused whatever it gives, naming both: each type's
+//! [`T::sequence()`](crate::Document::sequence) takes its numbers as it declares them. A call
 //! given a [`collection`](crate::NamedSequence::collection) whose field (`_id` unless
 //! [`field`](crate::NamedSequence::field) says) a declared sequence of another name
 //! numbers is refused too: `db.sequence("order_no").collection("orders")` is a slip for
@@ -175,9 +176,9 @@
 //! - `next_n(n)` (and `reserve_ids(n)`): `n` ids, `step` apart, that span more than an
 //!   `i64`, or more ids than this process can hold in memory (`n` beyond 2^20 whose list
 //!   cannot be allocated);
-//! - an option that differs from the declaring type's, or that types declaring the name
-//!   differ in and the call does not give; a collection another declared sequence numbers
-//!   ([a name the program declares](#a-name-the-program-declares)).
+//! - an option that differs from the declaring type's, or one that two types declaring the
+//!   name differ in; a collection another declared sequence numbers ([a name the program
+//!   declares](#a-name-the-program-declares)).
 //!
 //! [`Error::InvalidScope`](crate::Error): a scope value that names no scope (a Double, an
 //! array, a document), as for a declared type's `scope_unchecked`; a value the declared
