@@ -537,8 +537,8 @@ async fn append_while_replacing(
 /// appender was told is stored exactly once, and none was told twice.
 ///
 /// The same with the driver's `replace_one` (`Save::Driver`, the ignored test below),
-/// measured: of 160 appends, 47 numbers told a second time (2 of them lost for good) on
-/// SecantusDB, 33 to 35 (1 or 2 lost) on nx-27017. The deterministic case is
+/// measured: of 160 appends, 47 to 49 numbers told a second time (0 to 2 of them lost for
+/// good) on SecantusDB, 33 to 35 (1 or 2 lost) on nx-27017. The deterministic case is
 /// [`the_driver_s_replace_one_of_a_stale_form_hands_a_number_out_twice`].
 #[tokio::test]
 async fn an_appending_process_and_a_replacing_one_never_hand_a_number_out_twice() {
@@ -589,10 +589,9 @@ async fn the_driver_s_replace_one_from_another_process_hands_numbers_out_twice()
         told_twice += told.len() - told.iter().collect::<BTreeSet<_>>().len();
     }
     eprintln!("driver: {landed} replaces, {lost} numbers told and lost, {told_twice} told twice");
-    assert!(
-        told_twice > 0 && lost > 0,
-        "lost {lost}, told twice {told_twice}"
-    );
+    // Numbers told twice in every run measured (33 to 49 of 160); numbers lost for good only
+    // in some (0 to 2): a race's outcome, so only the first is asserted.
+    assert!(told_twice > 0, "lost {lost}, told twice {told_twice}");
 }
 
 #[tokio::test]
