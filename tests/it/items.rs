@@ -20,6 +20,7 @@ use seqid::{Document, Error};
 use seqid_harness::{ServerFlavor, test_db, test_db_with};
 
 use crate::support::Workers;
+use crate::support::counting;
 use crate::support::integer;
 use crate::support::items::{Line, Order, append_from_tasks, line, order, step};
 use crate::support::transactions::without_transactions;
@@ -400,20 +401,6 @@ async fn sixteen_tasks_appending_to_one_document_and_to_a_few_store_every_item_o
 #[tokio::test]
 async fn sixteen_tasks_appending_the_conditional_way_store_every_item_once() {
     concurrent("items_tasks_conditional", true).await;
-}
-
-/// Counts the commands sent, by name.
-fn counting(counts: &Arc<std::sync::Mutex<BTreeMap<String, usize>>>) -> EventHandler<CommandEvent> {
-    let counts = counts.clone();
-    EventHandler::callback(move |event| {
-        if let CommandEvent::Started(started) = event {
-            *counts
-                .lock()
-                .unwrap()
-                .entry(started.command_name)
-                .or_default() += 1;
-        }
-    })
 }
 
 /// On the conditional way (forced where the server takes pipelines), the 16 appenders of

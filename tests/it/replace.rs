@@ -13,13 +13,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use mongodb::event::EventHandler;
-use mongodb::event::command::CommandEvent;
 use seqid::{Document, Error};
 use seqid_harness::{ServerFlavor, test_db, test_db_with};
 use serde::{Deserialize, Serialize};
 
 use crate::support::Workers;
+use crate::support::counting;
 use crate::support::integer;
 use crate::support::items::{Line, Order, line, order};
 use crate::support::transactions::without_transactions;
@@ -230,20 +229,6 @@ struct Ticket {
     id: Option<ObjectId>,
     #[seq_id("ticket")]
     number: i64,
-}
-
-/// Counts the commands sent, by name, but the handshakes'.
-fn counting(counts: &Arc<std::sync::Mutex<BTreeMap<String, usize>>>) -> EventHandler<CommandEvent> {
-    let counts = counts.clone();
-    EventHandler::callback(move |event| {
-        if let CommandEvent::Started(started) = event {
-            *counts
-                .lock()
-                .unwrap()
-                .entry(started.command_name)
-                .or_default() += 1;
-        }
-    })
 }
 
 #[tokio::test]

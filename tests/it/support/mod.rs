@@ -523,3 +523,20 @@ pub fn integer(value: &Bson) -> Option<i64> {
         _ => None,
     }
 }
+
+/// An event handler counting the commands sent, by name, into `counts`.
+pub fn counting(
+    counts: &std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, usize>>>,
+) -> mongodb::event::EventHandler<mongodb::event::command::CommandEvent> {
+    use mongodb::event::command::CommandEvent;
+    let counts = counts.clone();
+    mongodb::event::EventHandler::callback(move |event| {
+        if let CommandEvent::Started(started) = event {
+            *counts
+                .lock()
+                .unwrap()
+                .entry(started.command_name)
+                .or_default() += 1;
+        }
+    })
+}
