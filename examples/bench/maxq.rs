@@ -119,7 +119,7 @@ async fn measure<T: Document + Make>(
             returns: format!("{returns} (largest stored: {size})"),
         });
     }
-    let retries_before = T::stats(db).retries;
+    let retries_before = T::sequence().stats(db).retries;
     let commands_before = monitor.counter.total();
     let mut times = Vec::new();
     for n in 0..config.maxq_inserts {
@@ -132,7 +132,7 @@ async fn measure<T: Document + Make>(
         runs: times.len(),
         median_us: median(&times),
         round_trips: (monitor.counter.total() - commands_before) as f64 / times.len() as f64,
-        retries: T::stats(db).retries - retries_before,
+        retries: T::sequence().stats(db).retries - retries_before,
     });
     collection.drop().await?;
     Ok(())

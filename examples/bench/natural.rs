@@ -337,7 +337,7 @@ async fn trial(
         .await? as f64;
     let reserved = ids_taken(&db, contender).await? / stored;
     let taken = match contender {
-        Contender::Block => Blocked::stats(&db).ids as f64 / stored,
+        Contender::Block => Blocked::sequence().stats(&db).ids as f64 / stored,
         _ => reserved,
     };
     Ok((per_sec, taken, reserved))

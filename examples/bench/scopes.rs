@@ -98,7 +98,7 @@ pub async fn run(
             inserts,
             per_second: inserts as f64 / elapsed.as_secs_f64(),
             round_trips: usage.commands as f64 / inserts as f64,
-            reservations: Ticket::stats(&db).reservations,
+            reservations: Ticket::sequence().stats(&db).reservations,
             held: sequences.held(),
             heap_bytes,
         });

@@ -475,7 +475,8 @@ async fn find_ticket(
 ) -> Result<Json<TicketView>, ApiError> {
     let project = project_in_path(&project)?;
     let number = parse_number(&number)?;
-    match Ticket::find_by_number(&app.db, number)
+    match Ticket::sequence()
+        .find(&app.db, number)
         .scope(&project)
         .await?
     {
@@ -595,7 +596,7 @@ async fn find_invoice(
     Path(number): Path<String>,
 ) -> Result<Json<InvoiceView>, ApiError> {
     let number = parse_number(&number)?;
-    match Invoice::find_by_id(&app.db, number).await? {
+    match Invoice::sequence().find(&app.db, number).await? {
         Some(invoice) => Ok(Json(invoice.into())),
         None => Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -645,13 +646,13 @@ async fn sequences(State(app): State<App>) -> Result<Json<Value>, ApiError> {
                 "strategy": "block",
                 "block_size": 100,
                 "scope": "project",
-                "stats": stats(Ticket::stats(&app.db)),
-                "counters": counters(Ticket::list_counters(&app.db).await?),
+                "stats": stats(Ticket::sequence().stats(&app.db)),
+                "counters": counters(Ticket::sequence().list_counters(&app.db).await?),
             },
             "invoice": {
                 "strategy": "gapless",
-                "stats": stats(Invoice::stats(&app.db)),
-                "counters": counters(Invoice::list_counters(&app.db).await?),
+                "stats": stats(Invoice::sequence().stats(&app.db)),
+                "counters": counters(Invoice::sequence().list_counters(&app.db).await?),
             },
         },
     })))

@@ -157,15 +157,6 @@ impl<'c> Declaration<'c> {
             .map_or(StrategyKind::Counters, Declared::strategy)
     }
 
-    /// The sequences on fields other than `_id`, each with its index in `sequences`.
-    pub fn on_fields(&self) -> impl Iterator<Item = (usize, &Declared<'c>, &'c Field<'c>)> {
-        self.sequences
-            .iter()
-            .enumerate()
-            .filter(|(_, declared)| !declared.on_id)
-            .filter_map(|(index, declared)| Some((index, declared, declared.field?)))
-    }
-
     /// The sequence that fills `field`, if one does.
     pub fn filling(&self, field: &Field) -> Option<&Declared<'c>> {
         self.sequences

@@ -9,11 +9,10 @@ use syn::spanned::Spanned;
 use syn::{Ident, LitStr};
 
 use crate::ast::{Container, Field};
-use crate::attr::kind::StrategyKind;
 use crate::declaration::{Declaration, Declared};
 use crate::display::{Display, Piece};
 use crate::items::{self, Items};
-use crate::tokens::{id_type, kind_marker, kind_type, sequence, sequence_on_id, wrap_in_const};
+use crate::tokens::{id_type, kind_marker, kind_type, sequence, wrap_in_const};
 
 /// The impl of a valid input; `field` is the one the sequence fills, `keys` the fields of
 /// the natural key.
@@ -43,24 +42,10 @@ pub fn impl_document(
         items.iter().map(|items| (items.field, items.element)),
         false,
     );
-    let finders = inherent_impl(
-        cont,
-        number_finders(decl).chain(code_finders).chain(appends),
-    );
+    let finders = inherent_impl(cont, code_finders.into_iter().chain(appends));
     let model_items = items::model_items(items);
-    let sequence_on_id = decl
-        .primary()
-        .is_some_and(|declared| declared.on_id)
-        .then(|| sequence_on_id(cont));
     let (natural_key, natural_keyed) = natural_key(cont, keys);
     let (numbered_later, later_impl) = numbered_later(cont, decl);
-    // Only sequences with a counter offer the counter's operations (`sync_counter`).
-    let counter_backed = match decl.strategy() {
-        StrategyKind::Optimistic => quote!(),
-        StrategyKind::Counters | StrategyKind::Block | StrategyKind::Gapless => {
-            marker(cont, quote!(::seqid::CounterBacked))
-        }
-    };
     let declared = declared(cont, decl, &ident);
     wrap_in_const(quote! {
         #[automatically_derived]
@@ -82,12 +67,10 @@ pub fn impl_document(
             #numbered_later
             #model_items
         }
-        #counter_backed
         #natural_keyed
         #later_impl
         #handles
         #finders
-        #sequence_on_id
         #declared
     })
 }
@@ -118,43 +101,6 @@ fn declared(cont: &Container, decl: &Declaration, ident: &Ident) -> TokenStream 
             )
         }
     }
-}
-
-/// One `find_by_<field>` function per sequence on a field other than `_id`: the call
-/// names the field it looks in, where `find_by_id` would hide it.
-fn number_finders<'a>(decl: &'a Declaration) -> impl Iterator<Item = TokenStream> + 'a {
-    decl.on_fields().map(|(index, declared, field)| {
-        let name = field.ident.unraw();
-        let function = format_ident!("find_by_{}", name);
-        let sequence = sequence_constant(decl, index);
-        let scope_type = scope_type(Some(declared));
-        let scope = match declared.scope.is_empty() {
-            true => "",
-            false => " in the scope named with `.scope(...)`",
-        };
-        let doc = format!(
-            "The document whose `{name}` holds `number`, the number the sequence `{}` gave \
-             it{scope}: await it for the document, or `None`.",
-            declared.attr.name().map(LitStr::value).unwrap_or_default(),
-        );
-        // The bound as `find_by_code`'s (see `codes`). The number is any integer, as
-        // `find_by_number` takes it: spelled as the field's `IdField::Value`, the type
-        // would be refused a second time when it cannot hold a number.
-        quote! {
-            #[doc = #doc]
-            pub fn #function<'__seqid>(
-                db: &'__seqid impl ::seqid::AsDatabase,
-                number: impl ::seqid::__private::core::convert::Into<
-                    ::seqid::__private::core::primitive::i128,
-                >,
-            ) -> ::seqid::action::FindById<'__seqid, Self, #scope_type>
-            where
-                for<'__seqid_de> Self: ::seqid::__private::Deserializable,
-            {
-                ::seqid::__private::find_by_number(db, &#sequence, number)
-            }
-        }
-    })
 }
 
 /// The derive's associated functions, in an inherent impl; nothing when there are none.
@@ -249,7 +195,7 @@ fn codes(decl: &Declaration, displays: &[Display]) -> (TokenStream, Vec<TokenStr
     let usize = quote!(::seqid::__private::core::primitive::usize);
     let string = quote!(::seqid::__private::String);
     let codes = quote! {
-        const DISPLAYS: &'static [::seqid::DisplayCode] = &[#(#constants),*];
+        const DISPLAYS: &'static [::seqid::__private::DisplayCode] = &[#(#constants),*];
         fn display_field(&self, index: #usize) -> #option<&#string> {
             match index {
                 #(#index => #option::Some(&self.#members),)*
@@ -266,7 +212,7 @@ fn codes(decl: &Declaration, displays: &[Display]) -> (TokenStream, Vec<TokenStr
             &self,
             index: #usize,
             out: &mut #string,
-        ) -> ::seqid::__private::core::result::Result<(), ::seqid::Unshowable> {
+        ) -> ::seqid::__private::core::result::Result<(), ::seqid::__private::Unshowable> {
             match index {
                 #(#index => { #writes })*
                 _ => {}
@@ -373,7 +319,7 @@ fn others(cont: &Container, decl: &Declaration) -> TokenStream {
         fn other_id(
             &self,
             index: ::seqid::__private::core::primitive::usize,
-        ) -> #option<&dyn ::seqid::AnyIdField> {
+        ) -> #option<&dyn ::seqid::__private::AnyIdField> {
             match index {
                 #(#index => #option::Some(#get),)*
                 _ => #option::None,
@@ -382,7 +328,7 @@ fn others(cont: &Container, decl: &Declaration) -> TokenStream {
         fn other_id_mut(
             &mut self,
             index: ::seqid::__private::core::primitive::usize,
-        ) -> #option<&mut dyn ::seqid::AnyIdField> {
+        ) -> #option<&mut dyn ::seqid::__private::AnyIdField> {
             match index {
                 #(#index_mut => #option::Some(#get_mut),)*
                 _ => #option::None,

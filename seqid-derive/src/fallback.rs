@@ -12,7 +12,7 @@ use crate::ast::Container;
 use crate::attr::seq_id::SeqId;
 use crate::declaration::Declaration;
 use crate::items;
-use crate::tokens::{call_site_ident, id_type, kind_type, sequence, sequence_on_id, wrap_in_const};
+use crate::tokens::{call_site_ident, id_type, kind_type, sequence, wrap_in_const};
 use crate::types::{is_object_id, vec_element};
 
 pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> TokenStream {
@@ -62,26 +62,6 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
                 }
             }
         });
-    // And those of the sequences on fields (a field with both attributes, a mistake, gets
-    // the display's).
-    let numbers = decl
-        .on_fields()
-        .filter(|(_, _, field)| field.display.is_none());
-    let finders = finders.chain(numbers.map(|(_, _, field)| {
-        let function = format_ident!("find_by_{}", field.ident.unraw());
-        quote! {
-            #[allow(dead_code)]
-            pub fn #function<'__seqid>(
-                db: &'__seqid impl ::seqid::AsDatabase,
-                number: impl ::seqid::__private::core::convert::Into<
-                    ::seqid::__private::core::primitive::i128,
-                >,
-            ) -> ::seqid::action::FindById<'__seqid, Self> {
-                let _ = (db, number);
-                #unreachable
-            }
-        }
-    }));
     // And the appends of the arrays of items, so that calls to them add no error either.
     let arrays = cont
         .fields()
@@ -89,12 +69,6 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
         .filter(|field| field.items.is_some())
         .filter_map(|field| Some((field, vec_element(field.ty)?)));
     let finders = finders.chain(items::appends(arrays, true));
-    // `SequenceOnId` unless the primary sequence is on a field, so that calls to
-    // `find_by_id` elsewhere add no error of their own either.
-    let sequence_on_id = decl
-        .primary()
-        .is_none_or(|declared| declared.on_id)
-        .then(|| sequence_on_id(cont));
     // `NaturalKeyed` when a field is marked `#[seq_key]`, so that calls to
     // `find_or_insert` elsewhere add no error of their own either.
     let natural_keyed = cont
@@ -142,7 +116,6 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
         }
         #natural_keyed
         #numbered_later
-        #sequence_on_id
     });
     quote! {
         #errors

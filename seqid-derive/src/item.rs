@@ -111,7 +111,7 @@ fn expand(input: &DeriveInput, field: &NumberField) -> TokenStream {
     wrap_in_const(quote! {
         #[automatically_derived]
         impl #impl_generics ::seqid::Item for #ident #ty_generics #where_clause {
-            const NUMBER: ::seqid::ItemNumber = ::seqid::ItemNumber {
+            const NUMBER: ::seqid::__private::ItemNumber = ::seqid::__private::ItemNumber {
                 key: #key,
                 start: #start,
                 step: #step,
@@ -144,7 +144,7 @@ fn fallback(input: &DeriveInput, errors: syn::Error) -> TokenStream {
     let stand_in = wrap_in_const(quote! {
         #[automatically_derived]
         impl #impl_generics ::seqid::Item for #ident #ty_generics #where_clause {
-            const NUMBER: ::seqid::ItemNumber = ::seqid::ItemNumber { key: "", start: 1, step: 1 };
+            const NUMBER: ::seqid::__private::ItemNumber = ::seqid::__private::ItemNumber { key: "", start: 1, step: 1 };
             type No = ::seqid::__private::core::primitive::i64;
             fn item_no(&self) -> &Self::No {
                 #unreachable

@@ -105,7 +105,7 @@ pub fn model_items(items: &[Items]) -> TokenStream {
     let constants = items.iter().map(|items| {
         let (key, last, element) = (&items.field.ser_name, &items.last.ser_name, items.element);
         let number = quote_spanned!(element.span()=> <#element as ::seqid::Item>::NUMBER);
-        quote!(::seqid::ItemsField { field: #key, last: #last, number: #number })
+        quote!(::seqid::__private::ItemsField { field: #key, last: #last, number: #number })
     });
     let index: Vec<Literal> = (0..items.len()).map(Literal::usize_unsuffixed).collect();
     // Spanned at the element type, as the constant is: an element that is not an `Item`
@@ -122,11 +122,11 @@ pub fn model_items(items: &[Items]) -> TokenStream {
     let usize = quote!(::seqid::__private::core::primitive::usize);
     let index_mut = index.clone();
     quote! {
-        const ITEMS: &'static [::seqid::ItemsField] = &[#(#constants),*];
+        const ITEMS: &'static [::seqid::__private::ItemsField] = &[#(#constants),*];
         fn items(
             &self,
             index: #usize,
-        ) -> #option<(&dyn ::seqid::AnyItems, &dyn ::seqid::AnyIdField)> {
+        ) -> #option<(&dyn ::seqid::__private::AnyItems, &dyn ::seqid::__private::AnyIdField)> {
             match index {
                 #(#index => #option::Some(#get),)*
                 _ => #option::None,
@@ -135,7 +135,7 @@ pub fn model_items(items: &[Items]) -> TokenStream {
         fn items_mut(
             &mut self,
             index: #usize,
-        ) -> #option<(&mut dyn ::seqid::AnyItems, &mut dyn ::seqid::AnyIdField)> {
+        ) -> #option<(&mut dyn ::seqid::__private::AnyItems, &mut dyn ::seqid::__private::AnyIdField)> {
             match index {
                 #(#index_mut => #option::Some(#get_mut),)*
                 _ => #option::None,

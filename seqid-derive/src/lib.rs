@@ -81,8 +81,8 @@ use crate::declaration::Declaration;
 /// assert_eq!(Order::SEQUENCE.field, "_id");
 /// ```
 ///
-/// Such a type finds a document by its number with `Document::find_by_id`, which looks
-/// in `_id`.
+/// Such a type finds a document by its number with `Order::sequence().find(&db, id)`,
+/// which looks in `_id`.
 ///
 /// # The sequence on a field, per scope
 ///
@@ -94,7 +94,7 @@ use crate::declaration::Declaration;
 ///
 /// ```
 /// use mongodb::bson::oid::ObjectId;
-/// use seqid::Model;
+/// use seqid::{Document, Model};
 /// use serde::{Deserialize, Serialize};
 ///
 /// #[derive(Serialize, Deserialize, seqid::Document)]
@@ -111,15 +111,12 @@ use crate::declaration::Declaration;
 /// assert_eq!(Ticket::SEQUENCE.scope, &["project"]);
 ///
 /// async fn find(db: mongodb::Database) -> Result<Option<Ticket>, seqid::Error> {
-///     Ticket::find_by_number(&db, 1000).scope("apollo").await
+///     Ticket::sequence().find(&db, 1000).scope("apollo").await
 /// }
 /// ```
 ///
-/// The derive writes `find_by_<field>(&db, number)` for the field, so that the call names
-/// the field it looks in: `Ticket::find_by_number` above, with the scope named by
-/// `.scope(...)` for a scoped sequence. Such a type has no `find_by_id`: the call is
-/// refused at compile time, with a message that points to `find_by_<field>`, since it
-/// would look in the field and not in `_id`.
+/// `Document::sequence()`'s `find` looks in the field the sequence numbers, with the scope
+/// named by `.scope(...)` for a scoped sequence (checked at compile time).
 ///
 /// The `_id` sequence cannot be scoped: a scoped number repeats from one scope to the
 /// next, and `_id` must be unique.
@@ -132,10 +129,7 @@ use crate::declaration::Declaration;
 /// `_id` one, else the first field's; the others are `Model::OTHERS`, read and filled
 /// through `Model::other_id`. For such a struct the derive also writes one associated
 /// function per sequence, `<field>_sequence()`, giving its `seqid::SequenceOf` handle,
-/// and, as for a single one, `find_by_<field>(&db, number)` for each sequence on a field
-/// other than `_id`. `find_by_id` is offered when the primary sequence is the `_id` one:
-/// beside an optimistic sequence on a field, which is then primary, an `_id` sequence
-/// finds by its handle, `<id field>_sequence().find(&db, id)`.
+/// whose `find(&db, number)` looks in that sequence's field.
 /// Refused, each at the attribute, with the reason: two `#[seq_id]` on the same item (a
 /// field holds one number), a sequence name declared twice (one counter for two fields
 /// would give them two numbers of it, and two declarations could set it up
@@ -154,15 +148,15 @@ use crate::declaration::Declaration;
 /// | key | value | default |
 /// |-----|-------|---------|
 /// | `collection` | collection the documents go into; on the struct only | the struct name in snake_case (`BlogPost` → `"blog_post"`) |
-/// | `counters` | collection holding the counters; not with `"optimistic"` (no counter) | `seqid::DEFAULT_COUNTERS` (`"counters"`), or the `layout`'s tool's |
+/// | `counters` | collection holding the counters; not with `"optimistic"` (no counter) | `seqid::Sequence::DEFAULT_COUNTERS` (`"counters"`), or the `layout`'s tool's |
 /// | `strategy` | `"counters"`, `"optimistic"`, `"block"` or `"gapless"` | `"counters"` |
 /// | `max_attempts` | attempts the optimistic strategy makes at most, at least 1 (the time budget holds too) | none: the time budget alone bounds the loop |
-/// | `time_budget_ms` | how long, in milliseconds, the optimistic strategy keeps retrying while other writers take its ids, at least 1 | `seqid::DEFAULT_TIME_BUDGET` (10 s) |
-/// | `block_size` | ids per reservation of the block strategy, at least 1 | `seqid::DEFAULT_BLOCK_SIZE` |
+/// | `time_budget_ms` | how long, in milliseconds, the optimistic strategy keeps retrying while other writers take its ids, at least 1 | `seqid::Sequence::DEFAULT_TIME_BUDGET` (10 s) |
+/// | `block_size` | ids per reservation of the block strategy, at least 1 | `seqid::Sequence::DEFAULT_BLOCK_SIZE` |
 /// | `counter_write_concern` | `"majority"` or `"database"`: the counter's `$inc` (counters, block) | `"majority"` |
-/// | `start` | the first number, from 1 to `i64::MAX` (0 in an `Option` field, where 0 is not "unset") | `seqid::DEFAULT_START` (1), or the `layout`'s tool's (0 for mongoose-auto-increment and typegoose) |
+/// | `start` | the first number, from 1 to `i64::MAX` (0 in an `Option` field, where 0 is not "unset") | `seqid::Sequence::DEFAULT_START` (1), or the `layout`'s tool's (0 for mongoose-auto-increment and typegoose) |
 /// | `step` | how far apart the ids are, at least 1: `step = 2` gives `start`, `start + 2`, ... (the tools' `inc_amount`, `incrementBy`) | 1 |
-/// | `layout` | another tool's counter layout, to share its counter: `"tutorial"`, `"mongoengine"`, `"mongoose-sequence"`, `"mongoose-auto-increment"`, `"typegoose"` or `"go"` (see `seqid::Layout`) | `"tutorial"` |
+/// | `layout` | another tool's counter layout, to share its counter: `"tutorial"`, `"mongoengine"`, `"mongoose-sequence"`, `"mongoose-auto-increment"`, `"typegoose"` or `"go"` (see `seqid::layout::Layout`) | `"tutorial"` |
 /// | `counter_name` | a layout by hand: the counter's field holding the sequence name (a counter found by it has an ObjectId `_id` and a unique index on the fields that find it) | `"_id"` |
 /// | `counter_field` | a layout by hand: a counter field holding the key of the field numbered, with `counter_name` | none |
 /// | `counter_value` | a layout by hand: the counter's field holding its value | `"seq"` |
@@ -296,7 +290,7 @@ use crate::declaration::Declaration;
 /// number yet, in order (`_id` ascending unless `.order(...)` says otherwise). A display
 /// code of the sequence follows the same rules as any other, and is written with the
 /// number. `Model::NUMBERED_LATER` is `true` for such a type, and only such a type is a
-/// `seqid::NumberedLater`, the bound of `number_draft` and `number_drafts`: called on
+/// `seqid::kind::NumberedLater`, the bound of `number_draft` and `number_drafts`: called on
 /// another type, they are refused at compile time.
 ///
 /// ```

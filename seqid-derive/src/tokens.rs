@@ -1,6 +1,6 @@
 //! The tokens that both the valid impl (`expand`) and the stand-in (`fallback`) write: the
 //! anonymous const around the items, the type's name, `type Id` and `type Kind`, a
-//! sequence's constant, the impl of `SequenceOnId`. It imports neither of them, so that
+//! sequence's constant. It imports neither of them, so that
 //! neither needs the other.
 
 use proc_macro2::{Literal, Span, TokenStream};
@@ -64,22 +64,6 @@ pub fn kind_marker(strategy: StrategyKind) -> TokenStream {
     }
 }
 
-/// The impl of `SequenceOnId`, which lets `find_by_id` be called: for a type whose
-/// primary sequence numbers `_id`. A type whose sequence numbers a field finds by that
-/// field, with its `find_by_<field>`.
-pub fn sequence_on_id(cont: &Container) -> TokenStream {
-    let mut ident = cont.ident.clone();
-    ident.set_span(Span::call_site());
-    let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
-    // `do_not_recommend`: the message of a type that is not one lists no other type
-    // that is.
-    quote! {
-        #[automatically_derived]
-        #[diagnostic::do_not_recommend]
-        impl #impl_generics ::seqid::__private::SequenceOnId for #ident #ty_generics #where_clause {}
-    }
-}
-
 /// A sequence's constant (`declared`: `None` when none is declared). Anything absent or
 /// invalid takes its default, which is only a placeholder when an error was reported.
 pub fn sequence(cont: &Container, declared: Option<&Declared>) -> TokenStream {
@@ -95,10 +79,10 @@ pub fn sequence(cont: &Container, declared: Option<&Declared>) -> TokenStream {
     let preset_constant = preset.map(|preset| Ident::new(preset.constant(), Span::call_site()));
     let counters = match (settings.and_then(|s| value(&s.counters)), &preset_constant) {
         (Some(lit), _) => quote!(#lit),
-        (None, Some(constant)) => quote!(::seqid::Layout::#constant.counters),
-        (None, None) => quote!(::seqid::DEFAULT_COUNTERS),
+        (None, Some(constant)) => quote!(::seqid::layout::Layout::#constant.counters),
+        (None, None) => quote!(::seqid::Sequence::DEFAULT_COUNTERS),
     };
-    let layout = settings.map_or_else(|| quote!(::seqid::Layout::TUTORIAL), layout);
+    let layout = settings.map_or_else(|| quote!(::seqid::layout::Layout::TUTORIAL), layout);
     let strategy = match declared.map_or(StrategyKind::Counters, Declared::strategy) {
         StrategyKind::Counters => quote!(::seqid::__private::counters()),
         StrategyKind::Optimistic => {
@@ -109,20 +93,22 @@ pub fn sequence(cont: &Container, declared: Option<&Declared>) -> TokenStream {
         StrategyKind::Block => {
             let n = count(
                 settings.and_then(|s| value(&s.block_size)),
-                quote!(::seqid::DEFAULT_BLOCK_SIZE),
+                quote!(::seqid::Sequence::DEFAULT_BLOCK_SIZE),
             );
             quote!(::seqid::__private::block(#n))
         }
         StrategyKind::Gapless => quote!(::seqid::__private::gapless()),
     };
     let counter_write_concern = match settings.and_then(|s| value(&s.counter_write_concern)) {
-        Some(CounterWrite::Database) => quote!(::seqid::CounterWriteConcern::Database),
-        Some(CounterWrite::Majority) | None => quote!(::seqid::CounterWriteConcern::Majority),
+        Some(CounterWrite::Database) => quote!(::seqid::layout::CounterWriteConcern::Database),
+        Some(CounterWrite::Majority) | None => {
+            quote!(::seqid::layout::CounterWriteConcern::Majority)
+        }
     };
     let start = match (settings.and_then(|s| value(&s.start)), &preset_constant) {
         (Some(&n), _) => Literal::i64_suffixed(n).into_token_stream(),
-        (None, Some(constant)) => quote!(::seqid::Layout::#constant.first_id),
-        (None, None) => quote!(::seqid::DEFAULT_START),
+        (None, Some(constant)) => quote!(::seqid::layout::Layout::#constant.first_id),
+        (None, None) => quote!(::seqid::Sequence::DEFAULT_START),
     };
     let field = declared.map_or("_id", Declared::key);
     let scope_fields = declared.map_or(&[][..], |declared| &declared.scope[..]);
@@ -162,7 +148,7 @@ fn layout(settings: &SeqId) -> TokenStream {
     let layout = match preset {
         Some(preset) => {
             let constant = Ident::new(preset.constant(), Span::call_site());
-            quote!(::seqid::Layout::#constant)
+            quote!(::seqid::layout::Layout::#constant)
         }
         None if by_hand => {
             let name = given(&settings.counter_name).unwrap_or_else(|| "_id".to_owned());
@@ -179,7 +165,7 @@ fn layout(settings: &SeqId) -> TokenStream {
                 ::seqid::__private::custom(#name, #field_tokens, #value_key, #next, &[#(#index),*])
             }
         }
-        None => quote!(::seqid::Layout::TUTORIAL),
+        None => quote!(::seqid::layout::Layout::TUTORIAL),
     };
     match value(&settings.step) {
         Some(&step) => {

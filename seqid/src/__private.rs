@@ -1,12 +1,15 @@
 //! What `#[derive(Document)]` expands to refers to, as `::seqid::__private::...`: not public
 //! API. Beside `lib.rs`, above every layer, since it names items of several.
 
-pub use crate::api::action::find::{Deserializable, SequenceOnId, find_by_code, find_by_number};
-pub use crate::api::action::find_or_insert::NaturalKeyed;
+pub use crate::api::action::find::{Deserializable, find_by_code};
 pub use crate::api::action::items::append_items;
-pub use crate::api::action::number::NumberedLater;
 pub use crate::base::declared::Declared;
-pub use crate::base::display::{Integer, display_code, integer, literal, number, text};
+pub use crate::base::display::{
+    DisplayCode, Integer, Unshowable, display_code, integer, literal, number, text,
+};
+pub use crate::base::id::AnyIdField;
+pub use crate::base::item::{APPENDS_KEPT, AnyItems, ItemNumber, ItemsField};
+pub use crate::base::kind::{NaturalKeyed, NumberedLater};
 pub use crate::base::layout::construct::{custom, stepped};
 pub use crate::base::sequence::construct::{BLANK, block, counters, gapless, optimistic};
 pub use crate::state::allocator::LiveBlock;
@@ -16,8 +19,8 @@ pub use ::std::string::String;
 pub use mongodb::bson::Document as BsonDocument;
 pub use mongodb::bson::oid::ObjectId;
 
-use crate::base::id::{AnyIdField, IdField};
-use crate::base::item::{AnyItems, Item};
+use crate::base::id::IdField;
+use crate::base::item::Item;
 use crate::state::known::Known;
 
 /// A field of another sequence, as the runtime reads it: bounded on `IdField`, so that

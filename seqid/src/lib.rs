@@ -110,11 +110,13 @@
 //! [`Insert`](action::Insert) that is awaited directly, after options set by method
 //! ([`session`](action::Insert::session), and for the optimistic strategy
 //! [`time_budget`](action::Insert::time_budget) and
-//! [`max_attempts`](action::Insert::max_attempts)). The counter's operations
-//! ([`last_reserved`](Document::last_reserved), [`set_counter`](Document::set_counter),
-//! [`reset_counter`](Document::reset_counter), [`sync_counter`](Document::sync_counter),
-//! [`sync_every_scope`](Document::sync_every_scope)) are methods of [`Document`] too, for the
-//! [`CounterBacked`] strategies (counters, block and gapless): nothing more to import. A
+//! [`max_attempts`](action::Insert::max_attempts)). A type's sequence on its own is
+//! [`T::sequence()`](Document::sequence), a [`SequenceOf`]: its numbers without a document
+//! ([`next`](SequenceOf::next)), a document found by its number ([`find`](SequenceOf::find)),
+//! and the counter's operations ([`last_reserved`](SequenceOf::last_reserved),
+//! [`set_counter`](SequenceOf::set_counter), [`sync_counter`](SequenceOf::sync_counter), ...),
+//! these for the strategies that keep a counter ([`kind::WithCounter`]: counters, block and
+//! gapless), checked at compile time. A
 //! transaction runs with [`T::transaction(&mut session).run(...)`](Document::transaction),
 //! with MongoDB's retry rules and seqid's typed errors (the guide's
 //! [transactions](guide::transactions)).
@@ -165,8 +167,8 @@
 //! let mut ticket = Ticket { id: None, project: "apollo".into(), number: 0 };
 //! ticket.insert(&db).await?; // 1000, then 1001, ... in each project
 //! assert!(ticket.id.is_some()); // an unset `Option<ObjectId>` `_id` is filled too
-//! let same = Ticket::find_by_number(&db, 1000).scope("apollo").await?;
-//! let last = Ticket::last_reserved(&db).scope("apollo").await?; // Some(1000)
+//! let same = Ticket::sequence().find(&db, 1000).scope("apollo").await?;
+//! let last = Ticket::sequence().last_reserved(&db).scope("apollo").await?; // Some(1000)
 //! # Ok(()) }
 //! ```
 //!
@@ -210,40 +212,37 @@ mod state;
 
 #[doc(inline)]
 pub use api::action;
-pub use api::action::find_or_insert::NaturalKeyed;
 pub use api::action::list::CounterState;
-pub use api::action::next::NamedSequence;
-pub use api::action::number::NumberedLater;
 pub use api::action::reserve::Reserved;
-pub use api::action::transaction::{DEFAULT_TRANSACTION_TIME_LIMIT, Labelled};
-pub use api::check::{
-    CollectionReport, DeploymentReport, IndexReport, Note, SequenceReport, Verdict,
-    check_deployment,
-};
-pub use api::document::{CounterBacked, Document};
+#[doc(inline)]
+pub use api::check as deployment;
+pub use api::document::Document;
 pub use api::sequence_of::SequenceOf;
 pub use api::sequences::{AsDatabase, Database, Sequences};
-pub use base::bulk_error::{BulkError, FailedInsert};
-pub use base::display::{DisplayCode, Unshowable};
 pub use base::error::Error;
-pub use base::id::{AnyIdField, IdField};
-pub use base::item::{APPENDS_KEPT, AnyItems, Item, ItemNumber, ItemsField};
+pub use base::id::IdField;
+pub use base::item::Item;
 #[doc(inline)]
 pub use base::kind;
-pub use base::layout::{Holds, Layout, ScopeEncoding, Width};
+#[doc(inline)]
+pub use base::layout;
 pub use base::model::{IdValue, Model};
 pub use base::natural::Entry;
-pub use base::retried::RetriedCall;
 #[doc(inline)]
 pub use base::scoped;
-pub use base::sequence::{
-    CounterWriteConcern, DEFAULT_BLOCK_SIZE, DEFAULT_COUNTERS, DEFAULT_START, DEFAULT_TIME_BUDGET,
-    Sequence, Strategy,
-};
+pub use base::sequence::{Sequence, Strategy};
 pub use insert::later::Numbered;
 pub use seqid_derive::{Document, Item};
-pub use state::known::Topology;
-pub use state::registry::{DEFAULT_RELEASE_AFTER, Stats};
+pub use state::registry::Stats;
+
+/// The errors' parts: what a failed batch leaves ([`BulkError`](crate::error::BulkError))
+/// and which call gave up retrying ([`RetriedCall`](crate::error::RetriedCall)); [`Error`]
+/// itself is at the crate's root too.
+pub mod error {
+    pub use crate::base::bulk_error::{BulkError, FailedInsert};
+    pub use crate::base::error::Error;
+    pub use crate::base::retried::RetriedCall;
+}
 
 /// Not public API: what `#[derive(Document)]` expands to refers to these paths.
 #[doc(hidden)]

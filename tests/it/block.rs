@@ -53,7 +53,7 @@ async fn one_increment_per_block() {
         100,
         "the counter holds the highest id reserved"
     );
-    let stats = BlockDoc::stats(&db);
+    let stats = BlockDoc::sequence().stats(&db);
     assert_eq!((stats.reservations, stats.ids), (10, 95));
 }
 
@@ -222,7 +222,7 @@ async fn cancelled_block_inserts_give_their_ids_back() {
     assert_eq!(handed.len(), distinct, "an id handed out twice");
     assert!(returned.iter().all(|id| stored.contains(id)));
     assert!(stored.iter().all(|id| handed.binary_search(id).is_ok()));
-    let stats = BlockDoc::stats(&db);
+    let stats = BlockDoc::sequence().stats(&db);
     let reserved = counter_value(&db, "multi_block").await.unwrap();
     assert!(handed.len() as u64 + stats.unused <= reserved as u64);
     if stats.unused > 0 {
@@ -235,7 +235,7 @@ async fn cancelled_block_inserts_give_their_ids_back() {
             "served from the block"
         );
         assert!(!handed.contains(&id) && id <= reserved);
-        assert_eq!(BlockDoc::stats(&db).unused, stats.unused - 1);
+        assert_eq!(BlockDoc::sequence().stats(&db).unused, stats.unused - 1);
     }
 }
 

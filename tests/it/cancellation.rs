@@ -313,7 +313,7 @@ async fn storm_leaves_the_client_usable<T: Payload>(label: &str, handle: bool) {
         );
     }
     if handle {
-        let stats = T::stats(&shared);
+        let stats = T::sequence().stats(&shared);
         assert_eq!(stats.in_flight, 0, "no candidate left in flight");
     }
 }

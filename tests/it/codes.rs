@@ -155,7 +155,11 @@ async fn a_yearly_invoice_series_restarts_every_year_and_never_repeats_a_code() 
 async fn a_number_wider_than_its_width_is_written_whole() {
     let test = test_db("codes_wide").await;
     let db = shared(&test);
-    Invoice::set_counter(&db, 9998).scope(2026).await.unwrap();
+    Invoice::sequence()
+        .set_counter(&db, 9998)
+        .scope(2026)
+        .await
+        .unwrap();
     let mut codes = Vec::new();
     for _ in 0..2 {
         let mut one = invoice(2026);
@@ -191,7 +195,14 @@ async fn a_value_that_would_make_codes_ambiguous_is_refused_before_any_id_is_tak
     assert!(matches!(error, Error::InvalidCode { .. }), "{error:?}");
     assert!(batch.iter().all(|o| o.number == 0 && o.code.is_empty()));
     for shop in ["north", "north-east", "south"] {
-        assert_eq!(Order::last_reserved(&db).scope(shop).await.unwrap(), None);
+        assert_eq!(
+            Order::sequence()
+                .last_reserved(&db)
+                .scope(shop)
+                .await
+                .unwrap(),
+            None
+        );
     }
     assert!(all_documents(&test, "orders").await.is_empty());
     // Without the separator, the same shops' orders go in.
@@ -222,7 +233,14 @@ async fn a_code_set_by_the_caller_is_refused() {
     let mut batch = vec![invoice(2026), set.clone()];
     let error = Invoice::insert_many(&mut batch, &db).await.unwrap_err();
     assert!(matches!(error, Error::InvalidCode { .. }), "{error:?}");
-    assert_eq!(Invoice::last_reserved(&db).scope(2026).await.unwrap(), None);
+    assert_eq!(
+        Invoice::sequence()
+            .last_reserved(&db)
+            .scope(2026)
+            .await
+            .unwrap(),
+        None
+    );
 }
 
 /// The database holds the guarantee too: a code stored by other means (an import that
@@ -252,7 +270,11 @@ async fn the_unique_index_refuses_a_code_stored_by_other_means() {
         assert_eq!(&**index, "code_1", "{error}");
     }
     assert_eq!(refused, invoice(2026), "ids and code emptied together");
-    Invoice::sync_counter(&db).scope(2026).await.unwrap();
+    Invoice::sequence()
+        .sync_counter(&db)
+        .scope(2026)
+        .await
+        .unwrap();
     refused.insert(&db).await.unwrap();
     assert_eq!(refused.code, "INV-2026-0100");
 }

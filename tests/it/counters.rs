@@ -340,7 +340,11 @@ async fn a_counter_updated_as_read_gives_way_to_other_writers_boundedly() {
         stored_counter(&db, "userid").await,
         Bson::Int64(BEYOND_GUARD + 3)
     );
-    assert_eq!(User::stats(&db).retries, 3, "three updates as read");
+    assert_eq!(
+        User::sequence().stats(&db).retries,
+        3,
+        "three updates as read"
+    );
 
     // Every time: seqid gives up, having taken no id.
     let handler = interloper(usize::MAX);
@@ -398,7 +402,11 @@ async fn a_whole_decimal_counter_moves_with_one_update() {
     set_counter(&db, "userid", decimal("10")).await;
     assert_eq!(user("a").insert(&db).await.unwrap(), 11);
     assert_eq!(stored_counter(&db, "userid").await, decimal("11"));
-    assert_eq!(User::stats(&db).retries, 0, "the guarded update took it");
+    assert_eq!(
+        User::sequence().stats(&db).retries,
+        0,
+        "the guarded update took it"
+    );
 }
 
 #[tokio::test]
@@ -421,7 +429,7 @@ async fn sync_counter_leaves_a_counter_it_cannot_count_from_as_it_is() {
     }
     for (value, shown, cause) in cases {
         set_counter(&db, "userid", value.clone()).await;
-        let error = User::sync_counter(&db).await.unwrap_err();
+        let error = User::sequence().sync_counter(&db).await.unwrap_err();
         assert_not_numeric(&error, &value, shown, cause);
         assert_eq!(stored_counter(&db, "userid").await, value, "never moved");
     }
@@ -429,12 +437,12 @@ async fn sync_counter_leaves_a_counter_it_cannot_count_from_as_it_is() {
     if !rounds_updated_doubles() {
         set_counter(&db, "userid", Bson::Double(TWO_POW_53 - 1.0)).await;
         assert_eq!(
-            User::sync_counter(&db).await.unwrap(),
+            User::sequence().sync_counter(&db).await.unwrap(),
             9_007_199_254_740_991
         );
     }
     set_counter(&db, "userid", Bson::Double(7.0)).await;
-    assert_eq!(User::sync_counter(&db).await.unwrap(), 150);
+    assert_eq!(User::sequence().sync_counter(&db).await.unwrap(), 150);
 }
 
 #[tokio::test]
@@ -652,14 +660,14 @@ async fn sixty_four_tasks_get_exactly_one_to_3200() {
     assert_dense(
         &writes.keys().copied().collect(),
         3200,
-        CountedDoc::stats(&db).retries,
+        CountedDoc::sequence().stats(&db).retries,
     );
     assert_eq!(
         stored_writes(&db, "multi_counters").await,
         writes,
         "every document stored under the id it was given"
     );
-    let stats = CountedDoc::stats(&db);
+    let stats = CountedDoc::sequence().stats(&db);
     assert_eq!(stats.ids, 3200);
     assert!(stats.reservations <= 3200, "{stats:?}");
 }
@@ -691,7 +699,7 @@ async fn a_counter_upsert_that_keeps_failing_is_retried_a_bounded_number_of_time
         (3..=bound).contains(&attempts),
         "retried, but boundedly: {attempts} attempts"
     );
-    assert_eq!(User::stats(&db).retries, attempts - 2);
+    assert_eq!(User::sequence().stats(&db).retries, attempts - 2);
     match &error {
         Error::CounterContended { sequence, .. } if nx => assert_eq!(sequence.name, "userid"),
         Error::Driver { sequence, .. } => assert_eq!(sequence.name, "userid"),
@@ -748,7 +756,7 @@ async fn cancelled_inserts_never_wedge_the_sequence() {
     // the next callers: no gap, and no round trip for them.
     // Round trips that cancelled callers started end first (in tasks of their own).
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    let given_back = User::stats(fresh).unused;
+    let given_back = User::sequence().stats(fresh).unused;
     let mut after = Vec::new();
     for n in 0..=given_back {
         let id = tokio::time::timeout(
@@ -761,7 +769,7 @@ async fn cancelled_inserts_never_wedge_the_sequence() {
         after.push(id);
     }
     assert_eq!(
-        User::stats(fresh).unused,
+        User::sequence().stats(fresh).unused,
         0,
         "the given-back ids are used up"
     );
@@ -811,12 +819,12 @@ async fn sync_counter_continues_after_ids_written_by_other_means() {
         ])
         .await
         .unwrap();
-    assert_eq!(Imported::sync_counter(&db).await.unwrap(), 150);
+    assert_eq!(Imported::sequence().sync_counter(&db).await.unwrap(), 150);
     assert_eq!(counter_value(&db, "imported").await, Some(150));
     assert_eq!(Imported { id: 0 }.insert(&db).await.unwrap(), 151);
     // Never lowers the counter: the block above reserved up to 160.
-    assert_eq!(Imported::sync_counter(&db).await.unwrap(), 160);
+    assert_eq!(Imported::sequence().sync_counter(&db).await.unwrap(), 160);
     // An empty collection and no counter: the counter starts at 0.
-    assert_eq!(User::sync_counter(&db).await.unwrap(), 0);
+    assert_eq!(User::sequence().sync_counter(&db).await.unwrap(), 0);
     assert_eq!(user("first").insert(&db).await.unwrap(), 1);
 }

@@ -140,7 +140,7 @@ async fn another_strategy_or_a_misspelled_name_is_refused_before_anything_is_tak
     assert_eq!(refused_option(&error.unwrap_err()).0, "step");
     let error = test
         .sequence("decl_order")
-        .counter_write_concern(seqid::CounterWriteConcern::Database)
+        .counter_write_concern(seqid::layout::CounterWriteConcern::Database)
         .next()
         .await;
     assert_eq!(

@@ -87,7 +87,7 @@ async fn the_bodys_value_and_its_own_errors_come_back_as_they_are() {
         .run(&db, |session, db| {
             Box::pin(async move {
                 let mut doc = KeyedGapless::make("bob@example.com".into(), "tx".into());
-                doc.find_or_insert_by(&[], *db).session(session).await
+                doc.find_or_insert(*db).by(&[]).session(session).await
             })
         })
         .await

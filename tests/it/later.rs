@@ -78,7 +78,7 @@ async fn issuers_racing_for_a_draft_give_it_one_number_counters() {
         let stored: usize = numbers.iter().map(BTreeSet::len).sum();
         assert_eq!(stored, 12, "{run}");
         if let Via::Handle(db) = via {
-            let stats = DraftCounted::stats(db);
+            let stats = DraftCounted::sequence().stats(db);
             let retries = stats.retries as i64;
             let gaps = counted - stored as i64;
             assert!(
@@ -100,7 +100,7 @@ async fn issuers_racing_for_a_draft_give_it_one_number_block() {
             for numbers in numbers {
                 assert_eq!(*numbers, one_to(6), "{run}: no gap through a handle");
             }
-            let stats = DraftBlock::stats(db);
+            let stats = DraftBlock::sequence().stats(db);
             assert_eq!(stats.ids, 12, "{run}: one id handed out per draft");
         }
     })
@@ -838,7 +838,7 @@ async fn a_lost_race<T: Drafted>(kind: &str, next: i64) {
     );
     assert!(!rival.armed.load(std::sync::atomic::Ordering::SeqCst));
     if let Via::Handle(db) = &via {
-        assert_eq!(T::stats(db).races_lost, 1, "{label}");
+        assert_eq!(T::sequence().stats(db).races_lost, 1, "{label}");
     }
     let (second, _) = crate::support::drafts::issue::<T>(&via, drafts[1])
         .await
@@ -980,7 +980,11 @@ async fn a_type_with_two_sequences_numbered_later_numbers_both_in_one_update() {
         .unwrap();
     assert!(!again.by_this_call);
     assert_eq!(again.doc.ledger, Some(1));
-    assert_eq!(TwoNumbers::stats(&db).ids, 1, "issued again: no id taken");
+    assert_eq!(
+        TwoNumbers::sequence().stats(&db).ids,
+        1,
+        "issued again: no id taken"
+    );
     let rest = TwoNumbers::number_drafts(&db, doc! {}).await.unwrap();
     let given: Vec<(i32, Option<i64>, Option<i64>)> =
         rest.iter().map(|d| (d.year, d.number, d.ledger)).collect();

@@ -12,7 +12,8 @@ use std::collections::BTreeSet;
 use futures_util::TryStreamExt;
 use mongodb::Database;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use seqid::{CounterBacked, Document, Error, IdField};
+use seqid::kind::WithCounter;
+use seqid::{Document, Error, IdField};
 use seqid_harness::{ServerFlavor, test_db};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -44,7 +45,7 @@ struct Expected {
 
 /// A model of one layout: `{ _id: <id>, title }`.
 trait Case:
-    Document + CounterBacked + Serialize + DeserializeOwned + Clone + Send + Sync + 'static
+    Document<Kind: WithCounter> + Serialize + DeserializeOwned + Clone + Send + Sync + 'static
 {
     fn titled(title: &str) -> Self;
     fn id(&self) -> Option<i64>;
@@ -379,7 +380,7 @@ async fn hands_out_its_progression<T: Case>() {
     };
     assert_counter::<T>(&test, *reserved.last().unwrap(), true).await;
     assert_eq!(
-        T::last_reserved(test.db()).await.unwrap(),
+        T::sequence().last_reserved(test.db()).await.unwrap(),
         reserved.last().copied(),
         "{}",
         label::<T>()
@@ -408,7 +409,10 @@ async fn first_use_makes_one_counter<T: Case>() {
         // nx-27017 lets a unique index hold a `null` key twice (SQLite's NULLs are all
         // distinct), so nothing there keeps two first uses from making two counters:
         // the counter is made first (checked, not assumed: see the function).
-        T::set_counter(&handle, e.start - e.step).await.unwrap();
+        T::sequence()
+            .set_counter(&handle, e.start - e.step)
+            .await
+            .unwrap();
     }
     let tasks: Vec<_> = (0..16)
         .map(|task| {
@@ -502,13 +506,13 @@ async fn admin_calls_speak_ids<T: Case>() {
     let e = T::expected();
     let id = |k: i64| e.start + k * e.step;
     assert_eq!(
-        T::last_reserved(&db).await.unwrap(),
+        T::sequence().last_reserved(&db).await.unwrap(),
         None,
         "{}",
         label::<T>()
     );
-    T::set_counter(&db, id(5)).await.unwrap();
-    assert_eq!(T::last_reserved(&db).await.unwrap(), Some(id(5)));
+    T::sequence().set_counter(&db, id(5)).await.unwrap();
+    assert_eq!(T::sequence().last_reserved(&db).await.unwrap(), Some(id(5)));
     assert_counter::<T>(&test, id(5), true).await;
     let got = T::titled("after set").insert(&db).await.unwrap();
     assert_eq!(
@@ -518,7 +522,7 @@ async fn admin_calls_speak_ids<T: Case>() {
         label::<T>()
     );
     if e.step > 1 {
-        let error = T::set_counter(&db, id(7) + 1).await.unwrap_err();
+        let error = T::sequence().set_counter(&db, id(7) + 1).await.unwrap_err();
         assert!(
             matches!(&error, Error::InvalidOption { option: "set_counter", value, .. } if **value == (id(7) + 1).to_string()),
             "{}: {error:?}",
@@ -531,7 +535,7 @@ async fn admin_calls_speak_ids<T: Case>() {
         .insert_one(doc! { "_id": explicit, "title": "explicit" })
         .await
         .unwrap();
-    let synced = T::sync_counter(&db).await.unwrap();
+    let synced = T::sequence().sync_counter(&db).await.unwrap();
     assert_eq!(synced, id(20), "{}", label::<T>());
     assert_counter::<T>(&test, id(20), true).await;
     let got = T::titled("after sync").insert(&db).await.unwrap();
@@ -541,8 +545,15 @@ async fn admin_calls_speak_ids<T: Case>() {
         "{}",
         label::<T>()
     );
-    T::reset_counter(&db).below_stored().await.unwrap();
-    assert_eq!(T::last_reserved(&db).await.unwrap(), Some(e.start - e.step));
+    T::sequence()
+        .reset_counter(&db)
+        .below_stored()
+        .await
+        .unwrap();
+    assert_eq!(
+        T::sequence().last_reserved(&db).await.unwrap(),
+        Some(e.start - e.step)
+    );
 }
 
 #[tokio::test]
@@ -663,7 +674,8 @@ async fn a_scope_is_kept_as_mongoose_sequence_keeps_reference_fields() {
     assert_eq!(reference.get("year"), Some(&Bson::Int32(2026)));
     assert_eq!(integer(counter.get("seq").unwrap()), Some(3));
     assert_eq!(
-        ScopedIssue::last_reserved(&db)
+        ScopedIssue::sequence()
+            .last_reserved(&db)
             .scope((2027, "db"))
             .await
             .unwrap(),
@@ -675,7 +687,10 @@ async fn a_scope_is_kept_as_mongoose_sequence_keeps_reference_fields() {
         .insert_one(doc! { "area": "ui", "year": 2026, "number": 10, "title": "imported" })
         .await
         .unwrap();
-    assert_eq!(ScopedIssue::sync_every_scope(&db).await.unwrap(), 3);
+    assert_eq!(
+        ScopedIssue::sequence().sync_every_scope(&db).await.unwrap(),
+        3
+    );
     let ui = test
         .collection::<BsonDocument>("counters")
         .find_one(doc! { "id": "ms_issue", "reference_value": { "area": "ui", "year": 2026 } })

@@ -31,7 +31,7 @@ async fn a_scoped_block_sequence_lists_each_scope_with_what_this_process_holds()
         ])
         .await
         .unwrap();
-    let listed = ScopedBlock::list_counters(&db).await.unwrap();
+    let listed = ScopedBlock::sequence().list_counters(&db).await.unwrap();
     let stored_in = |p: u32| (0..count).filter(|n| n % PROJECTS == p).count() as i64;
     let mut expected: Vec<CounterStateSeen> = (0..PROJECTS)
         .map(|p| CounterStateSeen {
@@ -63,7 +63,8 @@ async fn a_scoped_block_sequence_lists_each_scope_with_what_this_process_holds()
     );
 
     // A bare database keeps nothing; without the largest numbers, one query in all.
-    let bare = ScopedBlock::list_counters(test.db())
+    let bare = ScopedBlock::sequence()
+        .list_counters(test.db())
         .without_largest_stored()
         .await
         .unwrap();
@@ -83,11 +84,17 @@ async fn a_scoped_block_sequence_lists_each_scope_with_what_this_process_holds()
 async fn an_unscoped_counter_lists_its_last_id() {
     let test = test_db("list_counted").await;
     let db = shared(&test);
-    assert!(CountedDoc::list_counters(&db).await.unwrap().is_empty());
+    assert!(
+        CountedDoc::sequence()
+            .list_counters(&db)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     for n in 0..3 {
         CountedDoc::make("seqid", n).insert(&db).await.unwrap();
     }
-    let listed = CountedDoc::list_counters(&db).await.unwrap();
+    let listed = CountedDoc::sequence().list_counters(&db).await.unwrap();
     assert_eq!(
         seen(&listed),
         [CounterStateSeen {
@@ -154,7 +161,8 @@ async fn every_layout_lists_its_counters_by_scope() {
             entry.insert(&db).await.unwrap();
         }
     }
-    let mut listed: Vec<(BsonDocument, Option<i64>, Option<i64>)> = Ledger::list_counters(&db)
+    let mut listed: Vec<(BsonDocument, Option<i64>, Option<i64>)> = Ledger::sequence()
+        .list_counters(&db)
         .await
         .unwrap()
         .into_iter()
@@ -202,7 +210,8 @@ async fn every_layout_lists_its_counters_by_scope() {
             };
             ticket.insert(&db).await.unwrap();
         }
-        let mut tickets: Vec<(BsonDocument, Option<i64>)> = Ticket::list_counters(&db)
+        let mut tickets: Vec<(BsonDocument, Option<i64>)> = Ticket::sequence()
+            .list_counters(&db)
             .await
             .unwrap()
             .into_iter()
@@ -221,7 +230,7 @@ async fn every_layout_lists_its_counters_by_scope() {
     for _ in 0..2 {
         Book { id: None }.insert(&db).await.unwrap();
     }
-    let books = Book::list_counters(&db).await.unwrap();
+    let books = Book::sequence().list_counters(&db).await.unwrap();
     // mongoose-auto-increment starts at 0: ids 0 and 1.
     assert_eq!(
         seen(&books),

@@ -6,7 +6,8 @@
 //! strategies that keep a counter, scoped and not, through a handle and a bare database.
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use seqid::{CounterBacked, Document, Error};
+use seqid::kind::WithCounter;
+use seqid::{Document, Error};
 use seqid_harness::{TestDb, test_db};
 
 use crate::support::models::{BlockDoc, CountedDoc, GaplessDoc, Model, ScopedBlock, ScopedCounted};
@@ -67,7 +68,7 @@ async fn counters<M: Model>(test: &TestDb) -> Vec<BsonDocument> {
 /// sequence, 90 in another scope), no counter: the insert is refused, naming 41, no counter
 /// is made and nothing stored; another scope is numbered from 1; `sync_counter` starts the
 /// counter above the numbers on purpose, and the next insert gets 42.
-async fn refused_until_synced<M: Model + CounterBacked>(label: &str) {
+async fn refused_until_synced<M: Model<Kind: WithCounter>>(label: &str) {
     for via in ["handle", "bare"] {
         let test = test_db(&format!("{label}_{via}")).await;
         if M::SEQUENCE.strategy == seqid::Strategy::Gapless && without_transactions(&test).await {
@@ -116,8 +117,13 @@ async fn refused_until_synced<M: Model + CounterBacked>(label: &str) {
             assert_eq!(number(&other), 1, "{label}");
         }
         let synced = match scoped {
-            true => M::sync_counter(via.db()).scope_unchecked("p0").await,
-            false => M::sync_counter(via.db()).await,
+            true => {
+                M::sequence()
+                    .sync_counter(via.db())
+                    .scope_unchecked("p0")
+                    .await
+            }
+            false => M::sequence().sync_counter(via.db()).await,
         };
         assert_eq!(synced.unwrap(), 41, "{label}");
         let next = insert(&test, &via, M::make("seqid", 0)).await.unwrap();

@@ -155,8 +155,8 @@ async fn a_race_over_new_keys_stores_one_document_per_key_counters() {
         );
         match via {
             Via::Handle(db) => {
-                let lost = KeyedCounters::stats(db).races_lost;
-                let retries = KeyedCounters::stats(db).retries;
+                let lost = KeyedCounters::sequence().stats(db).races_lost;
+                let retries = KeyedCounters::sequence().stats(db).retries;
                 // SecantusDB's unanswered first-use upsert may cost an id (a retry).
                 let gaps = counter as u64 - docs as u64;
                 assert!(
@@ -189,7 +189,7 @@ async fn a_race_over_new_keys_stores_one_document_per_key_block() {
             "{run}: ids within the counter"
         );
         if let Via::Handle(db) = via {
-            let stats = KeyedBlock::stats(db);
+            let stats = KeyedBlock::sequence().stats(db);
             assert_eq!(
                 stats.ids, docs as u64,
                 "{run}: one id handed out per document ({} races lost, given back)",
@@ -228,7 +228,7 @@ async fn a_race_over_new_keys_on_another_tools_counter() {
             "{run}: ids on the step: {ids:?}"
         );
         if let Via::Handle(db) = via {
-            let lost = KeyedMongoose::stats(db).races_lost;
+            let lost = KeyedMongoose::sequence().stats(db).races_lost;
             let top = ids.iter().max().copied().unwrap();
             assert!(
                 top <= 10 + 5 * (docs as i64 + lost as i64 - 1),
@@ -380,7 +380,7 @@ async fn found_takes_nothing<T: Keyed>(label: &str) {
         };
         assert_eq!(now, block, "{label}: only the second key took an id");
     }
-    assert_eq!(T::stats(&db).races_lost, 0);
+    assert_eq!(T::sequence().stats(&db).races_lost, 0);
 }
 
 #[tokio::test]
@@ -561,7 +561,7 @@ async fn keys_that_name_no_one_document_are_refused_before_any_id_is_taken() {
         ),
     ];
     for (mut doc, key, says) in cases {
-        let error = doc.find_or_insert_by(key, &db).await.unwrap_err();
+        let error = doc.find_or_insert(&db).by(key).await.unwrap_err();
         let message = error.to_string();
         assert!(
             matches!(error, Error::InvalidNaturalKey { .. })
@@ -594,12 +594,12 @@ async fn keys_that_name_no_one_document_are_refused_before_any_id_is_taken() {
     // The key named per call works as the declared one.
     let mut ada = loose(Some("ada"));
     assert_eq!(
-        ada.find_or_insert_by(&["login"], &db).await.unwrap(),
+        ada.find_or_insert(&db).by(&["login"]).await.unwrap(),
         Entry::Inserted
     );
     let mut again = loose(Some("ada"));
     assert_eq!(
-        again.find_or_insert_by(&["login"], &db).await.unwrap(),
+        again.find_or_insert(&db).by(&["login"]).await.unwrap(),
         Entry::Found
     );
     assert_eq!((again.id, again.code.as_str()), (1, "L-1"));
@@ -834,7 +834,7 @@ async fn a_lost_race<T: Keyed>(kind: &str, next: i64) {
         "{label}: the rival wrote"
     );
     if let Via::Handle(db) = &via {
-        assert_eq!(T::stats(db).races_lost, 1, "{label}");
+        assert_eq!(T::sequence().stats(db).races_lost, 1, "{label}");
     }
     let mut third = T::make(email_of(3), "third".into());
     assert_eq!(

@@ -332,7 +332,7 @@ async fn named_calls_inserts_and_the_tutorial_by_hand_share_one_counter() {
         }
     }
     let total = 1 + TASKS * EACH;
-    assert_dense(&all, total, User::stats(&handle).retries);
+    assert_dense(&all, total, User::sequence().stats(&handle).retries);
     // The ids stored are exactly those the inserts were given, and the counter holds the
     // last id handed out.
     let stored: BTreeSet<i64> = crate::support::all_documents(&test, "next_users")
@@ -352,7 +352,7 @@ async fn named_calls_inserts_and_the_tutorial_by_hand_share_one_counter() {
 async fn a_scoped_named_sequence_counts_in_the_declared_type_s_counter() {
     let test = test_db("next_scoped").await;
     let handle = shared(&test);
-    fn apollo(db: &seqid::Database) -> seqid::NamedSequence<'_> {
+    fn apollo(db: &seqid::Database) -> seqid::action::NamedSequence<'_> {
         let ticket = db.sequence("next_ticket");
         ticket.scope("project", "apollo").scope("year", 2026)
     }
@@ -384,7 +384,7 @@ async fn a_scoped_named_sequence_counts_in_the_declared_type_s_counter() {
             assert!(all.insert(id), "{id} handed out twice");
         }
     }
-    assert_dense(&all, 1 + 16 * 8, Ticket::stats(&handle).retries);
+    assert_dense(&all, 1 + 16 * 8, Ticket::sequence().stats(&handle).retries);
     // One counter: the declared type's, `_id` the JSON of the name and the values.
     let id = Bson::String(r#"["next_ticket","apollo",2026]"#.into());
     assert_eq!(counter_of(&test, id).await, all.last().copied());
@@ -450,7 +450,7 @@ async fn a_named_block_sequence_shares_the_declared_type_s_live_block() {
     );
     assert_eq!(reserved, 240);
     // Callers waiting together share a reservation (rounded up to whole blocks).
-    let stats = Event::stats(&handle);
+    let stats = Event::sequence().stats(&handle);
     assert_eq!(stats.ids, 240, "{stats:?}");
     assert!((1..=24).contains(&stats.reservations), "{stats:?}");
 }
@@ -622,7 +622,7 @@ async fn a_named_sequence_in_a_tool_s_layout_shares_the_tool_s_counter() {
     assert_eq!(book.id, Some(0));
     let book_sequence = || {
         test.sequence("NextBook")
-            .layout(seqid::Layout::MONGOOSE_AUTO_INCREMENT)
+            .layout(seqid::layout::Layout::MONGOOSE_AUTO_INCREMENT)
     };
     assert_eq!(book_sequence().next().await.unwrap(), 1);
     assert_eq!(book_sequence().next_n(2).await.unwrap(), [2, 3]);
@@ -640,12 +640,12 @@ async fn a_named_sequence_in_a_tool_s_layout_shares_the_tool_s_counter() {
     // Another field is another counter of the tool's.
     let other = test
         .sequence("NextBook")
-        .layout(seqid::Layout::MONGOOSE_AUTO_INCREMENT);
+        .layout(seqid::layout::Layout::MONGOOSE_AUTO_INCREMENT);
     assert_eq!(other.field("isbn").next().await.unwrap(), 0);
     // A step with a layout whose tool always adds 1, a scope with one that has none.
     let error = (test
         .sequence("users.id")
-        .layout(seqid::Layout::MONGOENGINE)
+        .layout(seqid::layout::Layout::MONGOENGINE)
         .step(2))
     .next()
     .await
@@ -656,7 +656,7 @@ async fn a_named_sequence_in_a_tool_s_layout_shares_the_tool_s_counter() {
     );
     let error = (test
         .sequence("x")
-        .layout(seqid::Layout::GO)
+        .layout(seqid::layout::Layout::GO)
         .scope("project", "a"))
     .next()
     .await
@@ -750,7 +750,11 @@ async fn the_tutorial_s_get_next_sequence_in_python_shares_the_counter() {
             assert!(all.insert(id), "{id} handed out twice");
         }
     }
-    assert_dense(&all, 1 + 2 * 40 + 8 * 20, User::stats(&handle).retries);
+    assert_dense(
+        &all,
+        1 + 2 * 40 + 8 * 20,
+        User::sequence().stats(&handle).retries,
+    );
     assert_eq!(
         counter_value(&test, "next_users").await,
         all.last().copied()
@@ -800,7 +804,7 @@ async fn a_named_sequence_s_stats_count_what_its_handle_did() {
     }
     let stats = named().stats().unwrap();
     assert_eq!((stats.ids, stats.reservations), (30, 3), "{stats:?}");
-    assert_eq!(Event::stats(&handle), stats);
+    assert_eq!(Event::sequence().stats(&handle), stats);
     // Another block size than the declared type's is refused (issue 55).
     let error = handle.sequence("next_events").block(7).stats().unwrap_err();
     assert!(

@@ -91,7 +91,7 @@ async fn a_taken_id_is_retried_with_a_fresh_maximum() {
     let id = t.insert(&db).await.unwrap();
     assert_eq!(thief.stolen(), vec![1], "the first candidate was taken");
     assert_eq!(id, 2, "retried with the next id");
-    assert_eq!(Ticket::stats(&db).retries, 1);
+    assert_eq!(Ticket::sequence().stats(&db).retries, 1);
     let stolen = raw(&db).find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
     assert_eq!(
         stolen.get_bool("thief"),
@@ -211,7 +211,7 @@ async fn a_duplicate_on_another_unique_index_is_returned_at_once() {
         "{error:?}"
     );
     assert_eq!(counter.count("insert"), 1, "not retried");
-    assert_eq!(Ticket::stats(&db).retries, 0);
+    assert_eq!(Ticket::sequence().stats(&db).retries, 0);
 }
 
 #[tokio::test]
@@ -244,7 +244,7 @@ async fn insert_many_keeps_what_was_stored_and_retries_only_taken_ids() {
     assert_eq!(thief.stolen(), vec![2, 3]);
     assert_eq!(ids, vec![7, 8, 4, 5, 6]);
     assert_eq!(batch.iter().map(|t| t.id).collect::<Vec<_>>(), ids);
-    assert_eq!(Ticket::stats(&db).retries, 2);
+    assert_eq!(Ticket::sequence().stats(&db).retries, 2);
     let stored: BTreeSet<i64> = ids.iter().copied().chain([1, 2, 3]).collect();
     assert_eq!(stored, one_to(8));
     assert_eq!(raw(&db).count_documents(doc! {}).await.unwrap(), 8);
@@ -295,7 +295,7 @@ async fn tasks_of_one_process_do_not_collide() {
     let db = support::shared(&db);
     let writes = insert_concurrently::<OptimisticDoc>(&db, "task", 32, 20).await;
     assert_eq!(writes.keys().copied().collect::<BTreeSet<_>>(), one_to(640));
-    let stats = OptimisticDoc::stats(&db);
+    let stats = OptimisticDoc::sequence().stats(&db);
     assert_eq!(
         stats.retries, 0,
         "in-process candidates are distinct: {stats:?}"
@@ -351,13 +351,13 @@ async fn cancelled_inserts_leave_no_candidate_behind() {
     assert!(cancelled >= 1000, "only {cancelled} inserts were cancelled");
     // A write a cancelled insert left running keeps its candidate until it ends, so that
     // no other insert of the handle writes the same id meanwhile; then it is released.
-    let mut in_flight = Ticket::stats(&db).in_flight;
+    let mut in_flight = Ticket::sequence().stats(&db).in_flight;
     for _ in 0..1000 {
         if in_flight == 0 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        in_flight = Ticket::stats(&db).in_flight;
+        in_flight = Ticket::sequence().stats(&db).in_flight;
     }
     assert_eq!(
         in_flight, 0,

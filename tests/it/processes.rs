@@ -152,7 +152,7 @@ async fn across_processes<T: Model>(label: &str, plan: Plan) {
     told.add::<T>(ours);
     told.retries += via.retries::<T>();
     if let Via::Handle(db) = &via {
-        eprintln!("{label}: in this process, {:?}", T::stats(db));
+        eprintln!("{label}: in this process, {:?}", T::sequence().stats(db));
     }
     for workers in workers {
         let (theirs, retries) = workers.finish_lines().await;

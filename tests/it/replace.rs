@@ -273,7 +273,7 @@ async fn a_replace_with_no_change_and_one_of_a_type_without_items_write_once() {
     note.replace(&db).await.unwrap();
     let sent = counts.lock().unwrap().clone();
     assert_eq!(sent, BTreeMap::from([("update".to_owned(), 1)]));
-    let stored = Note::find_by_id(&db, note_id).await.unwrap().unwrap();
+    let stored = Note::sequence().find(&db, note_id).await.unwrap().unwrap();
     assert_eq!((stored.id, stored.text.as_str()), (note_id, "final"));
 }
 
@@ -376,7 +376,7 @@ async fn marks_stored_as_int32_or_null_are_compared_by_value() {
         .insert_one(doc! { "_id": 60, "lines": [], "lines_last": Bson::Null })
         .await
         .unwrap();
-    let form = Basket::find_by_id(&db, 60).await.unwrap().unwrap();
+    let form = Basket::sequence().find(&db, 60).await.unwrap().unwrap();
     assert_eq!(form.lines_last, None);
     form.replace(&db).await.unwrap();
     let replaced = baskets.find_one(doc! { "_id": 60 }).await.unwrap().unwrap();

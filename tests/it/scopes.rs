@@ -89,7 +89,8 @@ async fn tickets_are_numbered_per_project_from_their_start() {
         ])
     );
     // Finds and peeks name the scope: numbers repeat across projects.
-    let found = Ticket::find_by_number(&db, 1001)
+    let found = Ticket::sequence()
+        .find(&db, 1001)
         .scope("gemini")
         .await
         .unwrap()
@@ -97,24 +98,33 @@ async fn tickets_are_numbered_per_project_from_their_start() {
     assert_eq!((found.project.as_str(), found.number), ("gemini", 1001));
     assert!(found.id.is_some());
     assert!(
-        Ticket::find_by_number(&db, 1003)
+        Ticket::sequence()
+            .find(&db, 1003)
             .scope("apollo")
             .await
             .unwrap()
             .is_none()
     );
-    let error = Ticket::find_by_number(&db, 1001).await.unwrap_err();
+    let error = Ticket::sequence().find(&db, 1001).await.unwrap_err();
     assert!(
         matches!(&error, Error::InvalidScope { sequence, .. } if sequence.name == "ticket"),
         "{error:?}"
     );
     assert!(error.to_string().contains("`project`"), "{error}");
     assert_eq!(
-        Ticket::last_reserved(&db).scope("apollo").await.unwrap(),
+        Ticket::sequence()
+            .last_reserved(&db)
+            .scope("apollo")
+            .await
+            .unwrap(),
         Some(1002)
     );
     assert_eq!(
-        Ticket::last_reserved(&db).scope("mercury").await.unwrap(),
+        Ticket::sequence()
+            .last_reserved(&db)
+            .scope("mercury")
+            .await
+            .unwrap(),
         None
     );
 }
@@ -265,7 +275,7 @@ async fn insert_many_takes_one_reservation_per_scope() {
     // Each project's counter is created at `start - 1` first (one insert each), then the
     // tickets go with one insert_many.
     assert_eq!(commands.count("insert") - insert, 3 + 1);
-    assert_eq!(Ticket::stats(&db).reservations, 3);
+    assert_eq!(Ticket::sequence().stats(&db).reservations, 3);
     // In each project, numbers follow the order of the slice.
     for (i, (t, number)) in tickets.iter().zip(&numbers).enumerate() {
         assert_eq!(*number, 1000 + (i / 3) as i64, "#{i} in {}", t.project);
@@ -276,7 +286,7 @@ async fn insert_many_takes_one_reservation_per_scope() {
     // The block strategy likewise: one reservation per scope for 250 documents.
     let mut blocks: Vec<ScopedBlock> = (0..250).map(|n| ScopedBlock::make("bulk", n % 2)).collect();
     ScopedBlock::insert_many(&mut blocks, &db).await.unwrap();
-    let stats = ScopedBlock::stats(&db);
+    let stats = ScopedBlock::sequence().stats(&db);
     assert_eq!(stats.reservations, 2, "{stats:?}");
     for project in [project_of(0), project_of(1)] {
         let numbers: BTreeSet<i64> = blocks
@@ -299,7 +309,10 @@ async fn each_scope_has_its_own_live_block_and_idle_ones_are_released() {
         let number = ScopedBlock::make("turns", n).insert(&db).await.unwrap();
         assert_eq!(number, i64::from(n / PROJECTS + 1));
     }
-    assert_eq!(ScopedBlock::stats(&db).reservations, u64::from(PROJECTS));
+    assert_eq!(
+        ScopedBlock::sequence().stats(&db).reservations,
+        u64::from(PROJECTS)
+    );
     // Many scopes used once: memory follows the scopes in use, not every one seen.
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     for n in 0..400 {
@@ -390,7 +403,7 @@ async fn the_optimistic_strategy_on_a_field_relies_on_its_unique_index() {
     }
     assert_eq!(dup.number, 0, "the number is unset again");
     assert_eq!(
-        Issue::stats(&db).retries,
+        Issue::sequence().stats(&db).retries,
         0,
         "the number taken by hand was stepped over, and the title is not retried"
     );
@@ -421,7 +434,8 @@ async fn counters_are_administered_per_scope() {
     assert_eq!(invoice("acme", 2026).insert(&db).await.unwrap(), 1);
     assert_eq!(invoice("acme", 2027).insert(&db).await.unwrap(), 1);
     assert_eq!(
-        Invoice::last_reserved(&db)
+        Invoice::sequence()
+            .last_reserved(&db)
             .scope(("acme", 2026))
             .await
             .unwrap(),
@@ -429,14 +443,16 @@ async fn counters_are_administered_per_scope() {
         "the block reserved 1..=10"
     );
     // Setting one scope's counter drops this process's live block of that scope only.
-    Invoice::set_counter(&db, 100)
+    Invoice::sequence()
+        .set_counter(&db, 100)
         .scope(("acme", 2026))
         .await
         .unwrap();
     assert_eq!(invoice("acme", 2026).insert(&db).await.unwrap(), 101);
     assert_eq!(invoice("acme", 2027).insert(&db).await.unwrap(), 2);
     // Never below what is stored, unless asked.
-    let error = Invoice::set_counter(&db, 50)
+    let error = Invoice::sequence()
+        .set_counter(&db, 50)
         .scope(("acme", 2026))
         .await
         .unwrap_err();
@@ -456,13 +472,15 @@ async fn counters_are_administered_per_scope() {
         "{error:?}"
     );
     assert!(error.to_string().contains("2026"), "{error}");
-    Invoice::reset_counter(&db)
+    Invoice::sequence()
+        .reset_counter(&db)
         .scope(("acme", 2027))
         .below_stored()
         .await
         .unwrap();
     assert_eq!(
-        Invoice::last_reserved(&db)
+        Invoice::sequence()
+            .last_reserved(&db)
             .scope(("acme", 2027))
             .await
             .unwrap(),
@@ -474,39 +492,44 @@ async fn counters_are_administered_per_scope() {
     // missing, or given to an unscoped sequence.
     for (error, says) in [
         (
-            Invoice::last_reserved(&db).await.unwrap_err(),
+            Invoice::sequence().last_reserved(&db).await.unwrap_err(),
             "name the scope with `.scope(...)`",
         ),
         (
-            Invoice::last_reserved(&db)
+            Invoice::sequence()
+                .last_reserved(&db)
                 .scope_unchecked("acme")
                 .await
                 .unwrap_err(),
             "give a tuple of 2 values",
         ),
         (
-            Ticket::last_reserved(&db)
+            Ticket::sequence()
+                .last_reserved(&db)
                 .scope_unchecked(("apollo", 1))
                 .await
                 .unwrap_err(),
             "the scope field `project` is String: [\"apollo\", 1] is an array, never its value",
         ),
         (
-            support::models::CountedDoc::last_reserved(&db)
+            support::models::CountedDoc::sequence()
+                .last_reserved(&db)
                 .scope_unchecked("apollo")
                 .await
                 .unwrap_err(),
             "the sequence has no scope",
         ),
         (
-            Invoice::last_reserved(&db)
+            Invoice::sequence()
+                .last_reserved(&db)
                 .scope_unchecked(("acme", "2026"))
                 .await
                 .unwrap_err(),
             "the scope field `year` is i32: \"2026\" is a string, never its value (give an integer)",
         ),
         (
-            Invoice::last_reserved(&db)
+            Invoice::sequence()
+                .last_reserved(&db)
                 .scope(("acme", 5_000_000_000_i64))
                 .await
                 .unwrap_err(),
@@ -520,7 +543,8 @@ async fn counters_are_administered_per_scope() {
     }
     // Named at run time with the right types, the same counter as typed.
     assert_eq!(
-        Invoice::last_reserved(&db)
+        Invoice::sequence()
+            .last_reserved(&db)
             .scope_unchecked(mongodb::bson::bson!(["acme", 2027_i64]))
             .await
             .unwrap(),
@@ -538,7 +562,8 @@ async fn counters_are_administered_per_scope() {
         .await
         .unwrap();
     assert_eq!(
-        Invoice::sync_counter(&db)
+        Invoice::sequence()
+            .sync_counter(&db)
             .scope(("globex", 2026))
             .await
             .unwrap(),
@@ -556,7 +581,8 @@ async fn counters_are_administered_per_scope() {
         other => panic!("expected CounterMissing, got {other:?}"),
     }
     assert_eq!(
-        Invoice::last_reserved(&db)
+        Invoice::sequence()
+            .last_reserved(&db)
             .scope(("initech", 2026))
             .await
             .unwrap(),
@@ -574,10 +600,11 @@ async fn counters_are_administered_per_scope() {
         .await
         .unwrap();
     // acme 2026, acme 2027, globex 2026, initech 2026.
-    assert_eq!(Invoice::sync_every_scope(&db).await.unwrap(), 4);
+    assert_eq!(Invoice::sequence().sync_every_scope(&db).await.unwrap(), 4);
     assert_eq!(invoice("initech", 2026).insert(&db).await.unwrap(), 501);
     assert_eq!(
-        Invoice::last_reserved(&db)
+        Invoice::sequence()
+            .last_reserved(&db)
             .scope(("acme", 2027))
             .await
             .unwrap(),
@@ -601,12 +628,16 @@ async fn sync_every_scope_raises_each_counter_to_its_scope() {
         .unwrap();
     // apollo, gemini, and the null scope of the ticket without a project; mercury has
     // no numeric number.
-    assert_eq!(Ticket::sync_every_scope(&*test).await.unwrap(), 3);
+    assert_eq!(
+        Ticket::sequence().sync_every_scope(&*test).await.unwrap(),
+        3
+    );
     assert_eq!(ticket("apollo").insert(&*test).await.unwrap(), 1501);
     assert_eq!(ticket("gemini").insert(&*test).await.unwrap(), 1011);
     assert_eq!(ticket("mercury").insert(&*test).await.unwrap(), 1000);
     assert_eq!(
-        Ticket::last_reserved(&*test)
+        Ticket::sequence()
+            .last_reserved(&*test)
             .scope(seqid::scoped::Null)
             .await
             .unwrap(),
@@ -644,7 +675,7 @@ async fn a_field_sequence_without_scope_numbers_a_newtype_and_resumes_on_its_ind
     assert_eq!(first.number, ReceiptNo(1));
     // The tutorial's counter, as for `_id`.
     assert_eq!(counters_of(db, "receipt").await["receipt"], 1);
-    let found = Receipt::find_by_number(db, 1).await.unwrap().unwrap();
+    let found = Receipt::sequence().find(db, 1).await.unwrap().unwrap();
     assert_eq!((found.number, found.total), (ReceiptNo(1), 10));
 
     // Sending a document again relies on the unique index to refuse a second copy.

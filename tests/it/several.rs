@@ -102,9 +102,12 @@ async fn insert_and_insert_many_fill_every_sequence_and_write_once() {
     assert!(found.repo == "serde" && found.number == 2);
     assert_eq!(
         Issue::id_sequence().last_reserved(&db).await.unwrap(),
-        Issue::last_reserved(&db).await.unwrap()
+        Issue::sequence().last_reserved(&db).await.unwrap()
     );
-    assert_eq!(Issue::find_by_id(&db, found.id).await.unwrap(), Some(found));
+    assert_eq!(
+        Issue::sequence().find(&db, found.id).await.unwrap(),
+        Some(found)
+    );
     assert_eq!(
         Issue::create_indexes(&db).await.unwrap(),
         ["_id_", "repo_1_number_1"]
@@ -121,8 +124,8 @@ async fn insert_many_reserves_each_sequence_once_per_scope() {
         .collect();
     Issue::insert_many(&mut many, &db).await.unwrap();
     // The primary: one `$inc: 30`; the numbers: one block of 10 per repo.
-    assert_eq!(Issue::stats(&db).reservations, 1);
-    assert_eq!(Issue::stats(&db).ids, 30);
+    assert_eq!(Issue::sequence().stats(&db).reservations, 1);
+    assert_eq!(Issue::sequence().stats(&db).ids, 30);
     let numbers = Issue::number_sequence().stats(&db);
     assert_eq!((numbers.reservations, numbers.ids), (3, 30));
     assert_eq!(
@@ -188,7 +191,7 @@ async fn a_number_set_by_the_caller_is_refused_and_kept() {
     ));
     assert_eq!((batch[0].id, batch[0].number, batch[1].number), (0, 0, 7));
     assert_eq!(
-        Issue::last_reserved(&db).await.unwrap(),
+        Issue::sequence().last_reserved(&db).await.unwrap(),
         None,
         "nothing reserved"
     );

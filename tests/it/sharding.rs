@@ -3,13 +3,14 @@
 //! (its `hello` answers `msg: "isdbgrid"`) and answers `config.collections` with the
 //! entries each test sets; seqid reads those and refuses, before any id is taken, a
 //! sequence whose promise would not hold ([`Error::Sharded`]), lets the others through, and
-//! reports both in `check_deployment`. Each refusal and each kind of pass of the guide's
+//! reports both in `seqid::deployment::check`. Each refusal and each kind of pass of the guide's
 //! matrix (*sharded clusters*) is a test, through a handle and through a bare database,
 //! on both servers. What holds at a cost is reported, not refused.
 
 use mongodb::bson::{Document as BsonDocument, doc};
 use mongodb::{Client, Database};
-use seqid::{Document, Error, Model, Sequences, Topology, Verdict};
+use seqid::deployment::{Topology, Verdict};
+use seqid::{Document, Error, Model, Sequences};
 use seqid_harness::{FaultProxy, TestDb, test_db};
 use serde::{Deserialize, Serialize};
 
@@ -376,7 +377,10 @@ async fn counters_hold_where_the_filter_carries_the_shard_key() {
         };
         insert(&at, bare, &mut blocked).await.unwrap();
     }
-    let report = Counted::check_deployment(&at.handle()).await.unwrap();
+    let report = seqid::deployment::check(&at.handle())
+        .of::<Counted>()
+        .await
+        .unwrap();
     assert!(report.holds(), "{report}");
     assert_eq!(
         report.sequences[0].verdict,
@@ -400,7 +404,9 @@ async fn counters_hold_where_the_filter_carries_the_shard_key() {
         insert(&at, bare, &mut order).await.unwrap();
         assert_eq!(order.id, i as i64 + 1);
     }
-    let report = seqid::check_deployment(&at.handle(), [&Issue::SEQUENCE, &Order::SEQUENCE])
+    let report = seqid::deployment::check(&at.handle())
+        .sequence(&Issue::SEQUENCE)
+        .sequence(&Order::SEQUENCE)
         .await
         .unwrap();
     assert!(report.holds(), "{report}");
@@ -454,7 +460,9 @@ async fn what_holds_at_a_cost_is_reported_not_refused() {
         email: "a@example.com".into(),
     };
     insert(&at, true, &mut blocked).await.unwrap();
-    let report = seqid::check_deployment(&at.handle(), [&Counted::SEQUENCE, &Blocked::SEQUENCE])
+    let report = seqid::deployment::check(&at.handle())
+        .sequence(&Counted::SEQUENCE)
+        .sequence(&Blocked::SEQUENCE)
         .await
         .unwrap();
     assert!(report.holds(), "{report}");
@@ -488,8 +496,12 @@ async fn the_check_reports_the_deployment_its_collections_and_verdicts() {
     at.shard("sh_optimistic", doc! { "email": 1 });
     at.shard("sh_tickets", doc! { "project": "hashed" });
     let db = at.handle();
-    let sequences = [&Optimistic::SEQUENCE, &Ticket::SEQUENCE, &Counted::SEQUENCE];
-    let report = seqid::check_deployment(&db, sequences).await.unwrap();
+    let report = seqid::deployment::check(&db)
+        .sequence(&Optimistic::SEQUENCE)
+        .sequence(&Ticket::SEQUENCE)
+        .sequence(&Counted::SEQUENCE)
+        .await
+        .unwrap();
     assert_eq!(report.topology, Topology::Sharded);
     assert!(!report.holds());
     let verdict = |name: &str| {
@@ -536,7 +548,7 @@ async fn the_check_reports_the_deployment_its_collections_and_verdicts() {
     assert_eq!(json["sequences"][0]["verdict"], "refused");
     // Made, and found.
     Ticket::create_indexes(&db).await.unwrap();
-    let report = Ticket::check_deployment(&db).await.unwrap();
+    let report = seqid::deployment::check(&db).of::<Ticket>().await.unwrap();
     assert!(report.collections[0].indexes[0].exists, "{report}");
     assert!(report.holds());
 }
@@ -563,7 +575,10 @@ async fn a_replica_set_or_a_standalone_server_reads_no_sharding() {
     )
     .await
     .unwrap();
-    let report = Optimistic::check_deployment(&at.handle()).await.unwrap();
+    let report = seqid::deployment::check(&at.handle())
+        .of::<Optimistic>()
+        .await
+        .unwrap();
     assert_ne!(report.topology, Topology::Sharded);
     assert!(report.holds());
     assert_eq!(report.sequences[0].verdict, Verdict::Holds);

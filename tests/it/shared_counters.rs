@@ -33,7 +33,8 @@ use futures_util::TryStreamExt;
 use mongodb::Database;
 use mongodb::bson::spec::ElementType;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use seqid::{AsDatabase, CounterBacked, Strategy};
+use seqid::kind::WithCounter;
+use seqid::{AsDatabase, Document, Strategy};
 use seqid_harness::{TestDb, Tool, test_db};
 use serde::Serialize;
 use tokio::task::JoinHandle;
@@ -60,7 +61,7 @@ type Handed = BTreeMap<i64, String>;
 
 /// A seqid model of a case's sequence: a document with the tool's title field (`name` or
 /// `title`), in the case's scope. Its id is unset until inserted.
-trait Shared: CounterBacked + std::fmt::Debug + Send + Sync + 'static {
+trait Shared: Document<Kind: WithCounter> + std::fmt::Debug + Send + Sync + 'static {
     fn titled(title: &str) -> Self;
 }
 
@@ -838,7 +839,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
 
     /// `M::last_reserved`, in the case's scope.
     async fn peek<M: Shared>(&self, db: &impl AsDatabase) -> Option<i64> {
-        let peek = M::last_reserved(db);
+        let peek = M::sequence().last_reserved(db);
         let peek = match self.stored.scope {
             Some((_, value)) => peek.scope_unchecked(value),
             None => peek,
@@ -848,7 +849,7 @@ impl<C: Shared, B: Shared> Case<C, B> {
 
     /// `M::sync_counter`, in the case's scope.
     async fn sync<M: Shared>(&self, db: &impl AsDatabase) -> i64 {
-        let sync = M::sync_counter(db);
+        let sync = M::sequence().sync_counter(db);
         let sync = match self.stored.scope {
             Some((_, value)) => sync.scope_unchecked(value),
             None => sync,
@@ -880,7 +881,7 @@ fn block_size<B: Shared>() -> i64 {
 /// that block, `step` apart. Checks the handle's stats first: it handed out `ids` and
 /// reserved whole blocks.
 fn block_end<B: Shared>(handle: &seqid::Database, ids: &BTreeSet<i64>, step: i64) -> i64 {
-    let stats = B::stats(handle);
+    let stats = B::sequence().stats(handle);
     let size = block_size::<B>();
     assert_eq!(stats.ids, ids.len() as u64, "the handle's ids: {stats:?}");
     assert_eq!(

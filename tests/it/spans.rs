@@ -247,7 +247,7 @@ async fn numbers_with_no_document_are_spans_that_record_what_they_did() {
     let refused = db
         .sequence("span_numbers_scoped")
         .scope("project", "apollo")
-        .layout(seqid::Layout::GO)
+        .layout(seqid::layout::Layout::GO)
         .next()
         .await;
     assert!(refused.is_err());

@@ -71,7 +71,7 @@ async fn a_counter_that_exists_goes_on_from_its_value() {
         .unwrap();
     assert_eq!(Counted { id: 0, n: 0 }.insert(&db).await.unwrap(), 8);
     // `sync_counter` on an empty collection creates the counter at `start - 1`.
-    assert_eq!(Blocked::sync_counter(&db).await.unwrap(), 999);
+    assert_eq!(Blocked::sequence().sync_counter(&db).await.unwrap(), 999);
     assert_eq!(Blocked { id: 0, n: 0 }.insert(&db).await.unwrap(), 1000);
 }
 
@@ -148,9 +148,9 @@ async fn a_newtype_id_is_filled_stored_as_an_integer_and_found_again() {
         Some(1),
         "a plain integer"
     );
-    let found = Ticket::find_by_id(&db, 1).await.unwrap();
+    let found = Ticket::sequence().find(&db, 1).await.unwrap();
     assert_eq!(found, Some(first));
-    assert_eq!(Ticket::find_by_id(&db, 2).await.unwrap(), None);
+    assert_eq!(Ticket::sequence().find(&db, 2).await.unwrap(), None);
     let error = Ticket {
         number: TicketNo(5),
         title: "set".into(),
@@ -175,25 +175,31 @@ async fn a_counter_is_read_set_and_reset_without_taking_ids_below_what_is_stored
     let test = test_db("admin").await;
     let db = support::shared(&test);
     assert_eq!(
-        Counted::last_reserved(&db).await.unwrap(),
+        Counted::sequence().last_reserved(&db).await.unwrap(),
         None,
         "no counter yet"
     );
     for n in 0..3 {
         Counted { id: 0, n }.insert(&db).await.unwrap();
     }
-    assert_eq!(Counted::last_reserved(&db).await.unwrap(), Some(1002));
     assert_eq!(
-        Counted::last_reserved(&db).await.unwrap(),
+        Counted::sequence().last_reserved(&db).await.unwrap(),
+        Some(1002)
+    );
+    assert_eq!(
+        Counted::sequence().last_reserved(&db).await.unwrap(),
         Some(1002),
         "peeking takes nothing"
     );
 
-    assert_eq!(Counted::set_counter(&db, 4999).await.unwrap(), 4999);
+    assert_eq!(
+        Counted::sequence().set_counter(&db, 4999).await.unwrap(),
+        4999
+    );
     assert_eq!(Counted { id: 0, n: 3 }.insert(&db).await.unwrap(), 5000);
 
     // Below the largest id stored: refused, with the true cause, and nothing changed.
-    let error = Counted::set_counter(&db, 10).await.unwrap_err();
+    let error = Counted::sequence().set_counter(&db, 10).await.unwrap_err();
     assert!(
         matches!(
             &error,
@@ -205,21 +211,28 @@ async fn a_counter_is_read_set_and_reset_without_taking_ids_below_what_is_stored
         error.to_string().contains("below the largest _id"),
         "{error}"
     );
-    assert_eq!(Counted::last_reserved(&db).await.unwrap(), Some(5000));
-    let error = Counted::reset_counter(&db).await.unwrap_err();
+    assert_eq!(
+        Counted::sequence().last_reserved(&db).await.unwrap(),
+        Some(5000)
+    );
+    let error = Counted::sequence().reset_counter(&db).await.unwrap_err();
     assert!(
         matches!(error, Error::CounterBelowStored { value: 999, .. }),
         "{error:?}"
     );
     assert!(matches!(
-        Counted::set_counter(&db, -1).await.unwrap_err(),
+        Counted::sequence().set_counter(&db, -1).await.unwrap_err(),
         Error::InvalidOption { .. }
     ));
 
     // Asked for explicitly: set, and the ids below are refused by the `_id` index, a typed
     // error, never a second document.
     assert_eq!(
-        Counted::reset_counter(&db).below_stored().await.unwrap(),
+        Counted::sequence()
+            .reset_counter(&db)
+            .below_stored()
+            .await
+            .unwrap(),
         999
     );
     let error = Counted { id: 0, n: 4 }.insert(&db).await.unwrap_err();
@@ -241,7 +254,7 @@ async fn setting_the_counter_drops_this_processs_live_block() {
     let db = support::shared(&test);
     assert_eq!(Blocked { id: 0, n: 0 }.insert(&db).await.unwrap(), 1000);
     assert_eq!(db_stats_unused(&db), 9, "1001..=1009 held in memory");
-    Blocked::set_counter(&db, 2000).await.unwrap();
+    Blocked::sequence().set_counter(&db, 2000).await.unwrap();
     assert_eq!(
         db_stats_unused(&db),
         0,
@@ -252,5 +265,5 @@ async fn setting_the_counter_drops_this_processs_live_block() {
 }
 
 fn db_stats_unused(db: &seqid::Database) -> u64 {
-    Blocked::stats(db).unused
+    Blocked::sequence().stats(db).unused
 }

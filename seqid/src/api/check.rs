@@ -1,12 +1,26 @@
-//! The checks of the deployment: every call's ([`require`]: a sequence whose promise would
-//! not hold on the sharded cluster it writes to is refused before any id is taken, what
-//! holds at a cost is logged once), and the one a user runs ([`check_deployment`]: what
-//! seqid finds of the deployment and of each collection its sequences write, and whether
-//! each sequence's promises hold there, for a deploy script or a health endpoint, read
-//! afresh, with the indexes the sequences rely on). Both decide with
-//! [`crate::base::sharding`].
+//! The deployment, checked: what seqid finds of the deployment a database lives on and of
+//! each collection its sequences write, and whether each sequence's promises hold there
+//! ([`check`], for a deploy script or a health endpoint; the guide's [sharded
+//! clusters](crate::guide::sharded_clusters)). Every insert checks the same on its own
+//! first call, refusing a sequence whose promise would not hold before any id is taken.
+//!
+//! ```no_run
+//! # use seqid::Document;
+//! # #[derive(serde::Serialize, Document)]
+//! # #[seq_id("user")]
+//! # struct User { #[serde(rename = "_id")] id: i64 }
+//! # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+//! let report = seqid::deployment::check(&db).of::<User>().await?;
+//! assert!(report.holds(), "{report}");
+//! # Ok(()) }
+//! ```
+
+// Beside the user's check, every call's (`require`: refused before any id is taken, what
+// holds at a cost logged once); both decide with `crate::base::sharding`.
 
 use std::fmt;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
 
 use mongodb::Database;
 use mongodb::bson::Document as BsonDocument;
@@ -14,14 +28,16 @@ use serde::Serialize;
 
 use crate::api::sequences::AsDatabase;
 use crate::base::error::Error;
+use crate::base::model::Model;
 use crate::base::sequence::{Sequence, Strategy};
 use crate::base::server::{counter_index, identity_index, identity_keys};
 use crate::base::sharding::{Finding, ShardKey, assess};
 use crate::round_trip::deployment::{read_topology, shard_keys};
 use crate::round_trip::indexes;
-use crate::state::known::{Known, Topology};
+use crate::state::known::Known;
+pub use crate::state::known::Topology;
 
-/// What [`check_deployment`] found: the deployment, each collection the sequences write,
+/// What [`check`] found: the deployment, each collection the sequences write,
 /// and each sequence's verdict. `Display` prints it for a person; `Serialize` for a
 /// health endpoint.
 ///
@@ -31,7 +47,7 @@ use crate::state::known::{Known, Topology};
 /// # #[seq_id("user")]
 /// # struct User { #[serde(rename = "_id")] id: i64 }
 /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
-/// let report = User::check_deployment(&db).await?;
+/// let report = seqid::deployment::check(&db).of::<User>().await?;
 /// println!("{report}");
 /// assert!(report.holds(), "a promise would not hold");
 /// # Ok(()) }
@@ -50,7 +66,7 @@ pub struct DeploymentReport {
 /// A collection a sequence writes (its documents, or its counters).
 ///
 /// ```no_run
-/// # async fn run(db: seqid::Database, report: seqid::DeploymentReport) {
+/// # async fn run(db: seqid::Database, report: seqid::deployment::DeploymentReport) {
 /// for collection in &report.collections {
 ///     println!("{}: {:?}", collection.namespace, collection.shard_key);
 /// }
@@ -73,7 +89,7 @@ pub struct CollectionReport {
 /// A unique index a sequence relies on.
 ///
 /// ```no_run
-/// # fn run(index: seqid::IndexReport) {
+/// # fn run(index: seqid::deployment::IndexReport) {
 /// if !index.exists {
 ///     eprintln!("missing {} ({})", index.name, index.relied_on_for);
 /// }
@@ -95,8 +111,8 @@ pub struct IndexReport {
 /// One sequence's verdict.
 ///
 /// ```no_run
-/// # fn run(sequence: seqid::SequenceReport) {
-/// if sequence.verdict == seqid::Verdict::Refused {
+/// # fn run(sequence: seqid::deployment::SequenceReport) {
+/// if sequence.verdict == seqid::deployment::Verdict::Refused {
 ///     for note in &sequence.notes {
 ///         eprintln!("{}: {}", note.namespace, note.text);
 ///     }
@@ -120,8 +136,8 @@ pub struct SequenceReport {
 /// What holds of a sequence's promises on the deployment.
 ///
 /// ```no_run
-/// # fn run(report: seqid::DeploymentReport) {
-/// let refused = report.sequences.iter().filter(|s| s.verdict == seqid::Verdict::Refused);
+/// # fn run(report: seqid::deployment::DeploymentReport) {
+/// let refused = report.sequences.iter().filter(|s| s.verdict == seqid::deployment::Verdict::Refused);
 /// # }
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -139,7 +155,7 @@ pub enum Verdict {
 /// A promise that holds at a cost, or would not hold, on one collection.
 ///
 /// ```no_run
-/// # fn run(note: seqid::Note) {
+/// # fn run(note: seqid::deployment::Note) {
 /// println!("{} ({}): {}", note.namespace, note.shard_key, note.text);
 /// # }
 /// ```
@@ -160,7 +176,7 @@ impl DeploymentReport {
     /// Whether no sequence is refused (some may hold at a cost).
     ///
     /// ```no_run
-    /// # fn run(report: seqid::DeploymentReport) {
+    /// # fn run(report: seqid::deployment::DeploymentReport) {
     /// std::process::exit(if report.holds() { 0 } else { 1 });
     /// # }
     /// ```
@@ -209,15 +225,17 @@ impl fmt::Display for DeploymentReport {
     }
 }
 
-/// Reports what seqid finds of the deployment `db` lives on, of each collection the
-/// `sequences` write (how it is sharded, the unique indexes seqid relies on there), and
+/// Checks the deployment `db` lives on for the sequences named by
+/// [`of`](Check::of) and [`sequence`](Check::sequence): await the [`Check`] for a
+/// [`DeploymentReport`] of what seqid finds of the deployment, of each collection the
+/// sequences write (how it is sharded, the unique indexes seqid relies on there), and
 /// whether each sequence's promises hold: for a deploy script, or a health endpoint.
 /// Reads everything afresh (a `hello`, on a sharded cluster each collection's
 /// `config.collections` entry, and each collection's indexes); inserts keep what they
-/// read instead. `T::check_deployment(&db)` checks every sequence of one type.
+/// read instead.
 ///
 /// ```no_run
-/// # use seqid::{Document, Model};
+/// # use seqid::Document;
 /// # #[derive(serde::Serialize, Document)]
 /// # #[seq_id("user")]
 /// # struct User { #[serde(rename = "_id")] id: i64 }
@@ -225,18 +243,78 @@ impl fmt::Display for DeploymentReport {
 /// # #[seq_id("invoice", strategy = "gapless")]
 /// # struct Invoice { #[serde(rename = "_id")] id: i64 }
 /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
-/// let report = seqid::check_deployment(&db, [&User::SEQUENCE, &Invoice::SEQUENCE]).await?;
+/// let report = seqid::deployment::check(&db).of::<User>().of::<Invoice>().await?;
 /// if !report.holds() {
 ///     eprintln!("{report}");
 /// }
 /// # Ok(()) }
 /// ```
-pub async fn check_deployment(
-    db: &impl AsDatabase,
-    sequences: impl IntoIterator<Item = &'static Sequence>,
+pub fn check(db: &impl AsDatabase) -> Check<'_> {
+    Check {
+        db: db.route().db,
+        sequences: Vec::new(),
+    }
+}
+
+/// A check of the deployment, from [`check`]: name what it checks by setter, and await it
+/// for the [`DeploymentReport`].
+#[must_use = "a check does nothing until it is awaited"]
+pub struct Check<'a> {
+    db: &'a Database,
+    sequences: Vec<&'static Sequence>,
+}
+
+impl Check<'_> {
+    /// Checks every sequence of the type `T` (its primary and any other it declares).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("user")]
+    /// # struct User { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let report = seqid::deployment::check(&db).of::<User>().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn of<T: Model>(mut self) -> Self {
+        self.sequences.push(&T::SEQUENCE);
+        self.sequences.extend(T::OTHERS);
+        self
+    }
+
+    /// Checks the sequence `sequence`, e.g. one a [`SequenceOf`](crate::SequenceOf) describes.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("user")]
+    /// # struct User { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let report = seqid::deployment::check(&db)
+    ///     .sequence(User::sequence().sequence())
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn sequence(mut self, sequence: &'static Sequence) -> Self {
+        self.sequences.push(sequence);
+        self
+    }
+}
+
+impl<'a> IntoFuture for Check<'a> {
+    type Output = Result<DeploymentReport, Error>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(check_deployment(self.db, self.sequences))
+    }
+}
+
+/// [`Check`]'s call.
+async fn check_deployment(
+    db: &Database,
+    sequences: Vec<&'static Sequence>,
 ) -> Result<DeploymentReport, Error> {
-    let db = db.route().db;
-    let sequences: Vec<&'static Sequence> = sequences.into_iter().collect();
     let first = sequences.first().copied().unwrap_or(&DEPLOYMENT);
     let topology = read_topology(db, first).await?;
     // Nothing kept is used: a fresh record, dropped after the check.

@@ -1,26 +1,23 @@
-//! What you do with a model: [`Document`], the user-facing operations (insert, find,
-//! indexes, stats), implemented once for every [`Model`]; and [`CounterBacked`], the
-//! counter's administration, for models whose sequence has a counter.
+//! What you do with a document: [`Document`], the calls a user makes on a document of a
+//! model (insert, find or insert, number a draft, replace, reserve its id, run a
+//! transaction), implemented once for every [`Model`]. The type's sequence on its own (its
+//! numbers, finds and counter) is [`SequenceOf`]'s, from [`Document::sequence`].
 
 use std::future::Future;
 
 use mongodb::bson::Document as BsonDocument;
 
 use crate::api::action::find::Deserializable;
-use crate::api::action::find_or_insert::NaturalKeyed;
-use crate::api::action::number::NumberedLater;
 use crate::api::action::{
-    FindById, FindOrInsert, FindOrInsertMany, Insert, InsertMany, LastReserved, Mode, NumberDraft,
-    NumberDrafts, ReserveId, ReserveIds, SetCounter, SyncCounter, Transaction,
+    FindOrInsert, FindOrInsertMany, Insert, InsertMany, Mode, NumberDraft, NumberDrafts, ReserveId,
+    ReserveIds, Transaction,
 };
-use crate::api::check::{self, DeploymentReport};
 use crate::api::sequence_of::SequenceOf;
-use crate::api::sequences::{AsDatabase, Database};
+use crate::api::sequences::AsDatabase;
 use crate::base::error::Error;
-use crate::base::model::{IdValue, Model};
-use crate::base::natural::NaturalKey;
+use crate::base::kind::{NumberedLater, WithCounter};
+use crate::base::model::Model;
 use crate::round_trip::indexes;
-use crate::state::registry::Stats;
 
 /// What you do with a model: insert it, find it, make its indexes. Every [`Model`] is a
 /// `Document`; `#[derive(Document)]` implements [`Model`], and this trait comes with it.
@@ -55,7 +52,7 @@ use crate::state::registry::Stats;
 ///   refuses it ([`Error::IdAlreadySet`]); [`resume_insert`](Document::resume_insert)
 ///   finishes the job without storing it twice.
 ///
-/// `Ok(id)`, or a document listed in [`BulkError::inserted`](crate::BulkError::inserted),
+/// `Ok(id)`, or a document listed in [`BulkError::inserted`](crate::error::BulkError::inserted),
 /// means the server acknowledged *this call's* write of the document. seqid never
 /// concludes it from finding an equal document at the id, which may be another
 /// caller's: a duplicate key answering a first send is another writer's document (the
@@ -107,7 +104,7 @@ use crate::state::registry::Stats;
 ///
 /// - **`counters` and `block`**: the document joins the transaction; the counter's
 ///   `$inc` runs outside it (with the counter's write concern, see
-///   [`CounterWriteConcern`](crate::CounterWriteConcern)). Concurrent transactions never
+///   [`CounterWriteConcern`](crate::layout::CounterWriteConcern)). Concurrent transactions never
 ///   conflict on the counter, and a rollback leaves a gap but never hands an id out twice.
 /// - **`optimistic`**: the maximum query and the insert both run in the transaction, so
 ///   the candidate is the largest id of the transaction's snapshot plus one. A taken id
@@ -188,7 +185,7 @@ pub trait Document: Model {
     /// # Ok(()) }
     /// ```
     fn insert<'a>(&'a mut self, db: &'a impl AsDatabase) -> Insert<'a, Self> {
-        Insert::new(self, db.route(), Mode::Insert)
+        Insert::new(self, db.route())
     }
 
     /// Inserts many documents with one reservation of ids and one `insert_many`, and
@@ -196,7 +193,7 @@ pub trait Document: Model {
     ///
     /// If not every document is stored, the others stay inserted and [`Error::Bulk`]
     /// says which is which: refused ones get their id field back unset; ones whose answer
-    /// was lost keep their ids ([`BulkError::unknown`](crate::BulkError::unknown)), and
+    /// was lost keep their ids ([`BulkError::unknown`](crate::error::BulkError::unknown)), and
     /// [`resume_insert_many`](Document::resume_insert_many) finishes the job.
     ///
     /// ```no_run
@@ -261,8 +258,8 @@ pub trait Document: Model {
     /// };
     /// # Ok(()) }
     /// ```
-    fn resume_insert<'a>(&'a mut self, db: &'a impl AsDatabase) -> Insert<'a, Self> {
-        Insert::new(self, db.route(), Mode::Resume)
+    fn resume_insert<'a>(&'a mut self, db: &'a impl AsDatabase) -> Insert<'a, Self, true> {
+        Insert::new(self, db.route())
     }
 
     /// Finishes an [`insert_many`](Document::insert_many) that did not store every
@@ -271,7 +268,7 @@ pub trait Document: Model {
     /// [`resume_insert`](Document::resume_insert), and documents with an unset id (the
     /// failed ones, perhaps fixed since) are inserted with new ids. Nothing is stored
     /// twice. A document whose id a document already holds is reported in
-    /// [`BulkError::unknown`](crate::BulkError::unknown), its id left in place, unless
+    /// [`BulkError::unknown`](crate::error::BulkError::unknown), its id left in place, unless
     /// the caller asserted [`content_is_unique`](crate::action::InsertMany::content_is_unique)
     /// (see [`resume_insert`](Document::resume_insert) for what that settles).
     ///
@@ -345,43 +342,9 @@ pub trait Document: Model {
     /// ```
     fn find_or_insert<'a>(&'a mut self, db: &'a impl AsDatabase) -> FindOrInsert<'a, Self>
     where
-        Self: NaturalKeyed + Deserializable,
-    {
-        FindOrInsert::new(self, db.route(), Ok(NaturalKey::declared::<Self>()))
-    }
-
-    /// [`find_or_insert`](Document::find_or_insert) by the natural key `key`, named for
-    /// this call (the fields as serialized), for a type that declares none or another.
-    /// A unique index on the key's fields (or on some of them) must exist
-    /// ([`Error::MissingIndex`]); a key that is empty or names a field the insert fills is
-    /// [`Error::InvalidNaturalKey`].
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
-    /// # #[seq_id("userid", collection = "users")]
-    /// # struct User { #[serde(rename = "_id")] id: i64, login: String }
-    /// # async fn run(db: mongodb::Database) -> Result<(), Box<dyn std::error::Error>> {
-    /// use mongodb::IndexModel;
-    /// use mongodb::bson::doc;
-    /// use mongodb::options::IndexOptions;
-    ///
-    /// let unique = IndexOptions::builder().unique(true).build();
-    /// let index = IndexModel::builder().keys(doc! { "login": 1 }).options(unique).build();
-    /// User::collection(&db).create_index(index).await?;
-    /// let mut ada = User { id: 0, login: "ada".into() };
-    /// let entry = ada.find_or_insert_by(&["login"], &db).await?;
-    /// # Ok(()) }
-    /// ```
-    fn find_or_insert_by<'a>(
-        &'a mut self,
-        key: &'static [&'static str],
-        db: &'a impl AsDatabase,
-    ) -> FindOrInsert<'a, Self>
-    where
         Self: Deserializable,
     {
-        FindOrInsert::new(self, db.route(), NaturalKey::named::<Self>(key))
+        FindOrInsert::new(self, db.route())
     }
 
     /// [`find_or_insert`](Document::find_or_insert) for many documents: one lookup for all
@@ -416,32 +379,9 @@ pub trait Document: Model {
         db: &'a impl AsDatabase,
     ) -> FindOrInsertMany<'a, Self>
     where
-        Self: NaturalKeyed + Deserializable,
-    {
-        FindOrInsertMany::new(docs, db.route(), Ok(NaturalKey::declared::<Self>()))
-    }
-
-    /// [`find_or_insert_many`](Document::find_or_insert_many) by the natural key `key`,
-    /// named for this call, as [`find_or_insert_by`](Document::find_or_insert_by).
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
-    /// # #[seq_id("userid", collection = "users")]
-    /// # struct User { #[serde(rename = "_id")] id: i64, login: String }
-    /// # async fn run(db: mongodb::Database, mut users: Vec<User>) -> Result<(), seqid::Error> {
-    /// let entries = User::find_or_insert_many_by(&mut users, &["login"], &db).await?;
-    /// # Ok(()) }
-    /// ```
-    fn find_or_insert_many_by<'a>(
-        docs: &'a mut [Self],
-        key: &'static [&'static str],
-        db: &'a impl AsDatabase,
-    ) -> FindOrInsertMany<'a, Self>
-    where
         Self: Deserializable,
     {
-        FindOrInsertMany::new(docs, db.route(), NaturalKey::named::<Self>(key))
+        FindOrInsertMany::new(docs, db.route())
     }
 
     /// Gives the stored draft that `filter` finds its number, if it has none yet, with its
@@ -554,36 +494,6 @@ pub trait Document: Model {
         db.route().db.collection(Self::SEQUENCE.collection)
     }
 
-    /// The document whose `_id` is `id`, read from the primary, or `None`: for a type whose
-    /// sequence numbers `_id`. Ids compare by value, so a document stored as Int32 by
-    /// another tool is found by its `i64` id. For a scoped sequence, name the scope with
-    /// [`.scope(...)`](FindById::scope): numbers repeat across scopes. The type must be
-    /// `serde::Deserialize` (`DeserializeOwned`) to be read back.
-    ///
-    /// A type whose sequence numbers another field (its `_id` an ObjectId) has no
-    /// `find_by_id` (a compile error says so): the derive writes `find_by_<field>` for each
-    /// field a sequence numbers, so that the call names the field it looks in,
-    /// `Ticket::find_by_number(&db, 1041).scope("apollo")`.
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
-    /// # #[seq_id("userid", collection = "users")]
-    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// let mut ada = User { id: 0, name: "Ada".into() };
-    /// let id = ada.insert(&db).await?;
-    /// let found = User::find_by_id(&db, id).await?;
-    /// assert_eq!(found.map(|u| u.name).as_deref(), Some("Ada"));
-    /// # Ok(()) }
-    /// ```
-    fn find_by_id(db: &impl AsDatabase, id: IdValue<Self>) -> FindById<'_, Self>
-    where
-        Self: Deserializable + crate::api::action::find::SequenceOnId,
-    {
-        FindById::new(db.route(), &Self::SEQUENCE, id)
-    }
-
     /// Writes the document back whole over the stored one with its `_id` (as serialized):
     /// the way to save a document read, changed in memory, and written back, where the
     /// driver's `replace_one` would move an array's mark back. Await the
@@ -624,7 +534,7 @@ pub trait Document: Model {
     ///
     /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
     /// loop {
-    ///     let mut order = Order::find_by_id(&db, 7).await?.expect("stored");
+    ///     let mut order = Order::sequence().find(&db, 7).await?.expect("stored");
     ///     order.lines.retain(|line| line.sku != "B-2");
     ///     match order.replace(&db).await {
     ///         Err(seqid::Error::ItemsStale { .. }) => continue, // read it again
@@ -663,152 +573,6 @@ pub trait Document: Model {
         db: &impl AsDatabase,
     ) -> impl Future<Output = Result<Vec<String>, Error>> + Send {
         indexes::create_all::<Self>(db.route())
-    }
-
-    /// What seqid finds of the deployment `db` lives on and of the collections this type's
-    /// sequences write (how each is sharded, the unique indexes relied on), and whether
-    /// each sequence's promises hold there: [`check_deployment`](crate::check_deployment)
-    /// for every sequence of the type. Inserts make the same decisions, and refuse
-    /// ([`Error::Sharded`]) where a promise would not hold.
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id("user")]
-    /// # struct User { #[serde(rename = "_id")] id: i64 }
-    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
-    /// let report = User::check_deployment(&db).await?;
-    /// assert!(report.holds(), "{report}");
-    /// # Ok(()) }
-    /// ```
-    fn check_deployment(
-        db: &impl AsDatabase,
-    ) -> impl Future<Output = Result<DeploymentReport, Error>> + Send {
-        check::check_deployment(db, std::iter::once(&Self::SEQUENCE).chain(Self::OTHERS))
-    }
-
-    /// What the [`Sequences`](crate::Sequences) handle of `db` has done for the sequence
-    /// in `db` since it took up the sequence: round trips that reserved ids, ids handed
-    /// out, and retries. (Calls through a bare `mongodb::Database` share no state, so
-    /// there is nothing to count for them.)
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id("ticket", strategy = "optimistic")]
-    /// # struct Ticket { _id: Option<i64> }
-    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
-    /// Ticket { _id: None }.insert(&db).await?;
-    /// let stats = Ticket::stats(&db);
-    /// println!("{} retries so far", stats.retries);
-    /// # Ok(()) }
-    /// ```
-    fn stats(db: &Database) -> Stats {
-        db.stats(&Self::SEQUENCE)
-    }
-
-    // The counter's administration: offered for the strategies that keep a counter
-    // (`Self: CounterBacked`), so that on an optimistic type the call is refused with
-    // seqid's own words, and no other trait needs importing.
-
-    /// Raises the counter to the largest numeric id already in the collection (in the
-    /// sequence's field, and for a scoped sequence in the scope named with
-    /// [`.scope(...)`](SyncCounter::scope)), and returns the counter's value: adopt seqid on
-    /// a collection that holds ids written by other means (an import, explicit ids, the
-    /// optimistic strategy), so that the next id is free. It never lowers the counter, so
-    /// it is safe to run at every start. This process's live block is dropped, since the
-    /// ids left in it may be among those stored; other processes' are not: call it before
-    /// they insert.
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id("userid", collection = "users")]
-    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// // `users` was imported with _id 1..=5000 and no counter.
-    /// assert_eq!(User::sync_counter(&db).await?, 5000);
-    /// let mut next = User { id: 0, name: "first after the import".into() };
-    /// assert_eq!(next.insert(&db).await?, 5001);
-    /// # Ok(()) }
-    /// ```
-    fn sync_counter(db: &impl AsDatabase) -> SyncCounter<'_, Self>
-    where
-        Self: CounterBacked,
-    {
-        SyncCounter::new(db.route(), &Self::SEQUENCE)
-    }
-
-    /// Raises the counter of every scope that has documents to the largest id stored in
-    /// it, as [`sync_counter`](Document::sync_counter) does for one, and returns how
-    /// many counters it brought up to date (1 for an unscoped sequence). Documents whose
-    /// scope fields hold no scope value belong to no scope and are passed over.
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id(collection = "tickets")]
-    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// // Tickets of 40 projects were imported with their numbers.
-    /// assert_eq!(Ticket::sync_every_scope(&db).await?, 40);
-    /// # Ok(()) }
-    /// ```
-    fn sync_every_scope(db: &impl AsDatabase) -> impl Future<Output = Result<u64, Error>> + Send
-    where
-        Self: CounterBacked,
-    {
-        crate::api::action::sync_every_scope(db.route(), &Self::SEQUENCE)
-    }
-
-    /// Every counter of the sequence in one call (one per scope that has one), each with
-    /// the last id it gave out (with `block`, the last id **reserved**), the ids this
-    /// process's [`Sequences`](crate::Sequences) handle holds of it, and the largest number
-    /// stored in its scope: see [`CounterState`](crate::CounterState). One query for the
-    /// counters, and one per counter for the largest number stored, unless
-    /// [`without_largest_stored`](crate::action::ListCounters::without_largest_stored).
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id(collection = "tickets")]
-    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project", strategy = "block")] number: i64 }
-    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
-    /// for counter in Ticket::list_counters(&db).await? {
-    ///     // { "project": "apollo" }: last reserved 200, 58 held here (next 143), largest stored 142
-    ///     println!("{counter}");
-    /// }
-    /// # Ok(()) }
-    /// ```
-    fn list_counters(db: &impl AsDatabase) -> crate::api::action::ListCounters<'_, Self>
-    where
-        Self: CounterBacked,
-    {
-        crate::api::action::ListCounters::new(db.route(), &Self::SEQUENCE)
-    }
-
-    /// The last id reserved from the counter, read without taking one, or `None` while the
-    /// counter does not exist (the next id is then `start`). With `counters` and `gapless`
-    /// every id is handed out as it is reserved, so that is the last id handed out; with
-    /// `block`, ids are reserved a block at a time and handed out from memory, so the
-    /// counter runs up to `block_size - 1` ids per process ahead of the ids stored:
-    /// [`list_counters`](Document::list_counters) shows what this process still holds. For
-    /// a scoped sequence, name the scope with [`.scope(...)`](LastReserved::scope).
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id("userid", collection = "users")]
-    /// # struct User { #[serde(rename = "_id")] id: i64 }
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// let last: Option<i64> = User::last_reserved(&db).await?;
-    /// # Ok(()) }
-    /// ```
-    fn last_reserved(db: &impl AsDatabase) -> LastReserved<'_, Self>
-    where
-        Self: CounterBacked,
-    {
-        LastReserved::new(db.route(), &Self::SEQUENCE)
     }
 
     /// The type's sequence ([`Model::SEQUENCE`]), typed: its numbers on their own with the
@@ -861,7 +625,7 @@ pub trait Document: Model {
     /// ```
     fn reserve_ids(db: &impl AsDatabase, n: u64) -> ReserveIds<'_, Self>
     where
-        Self: CounterBacked,
+        Self::Kind: WithCounter,
     {
         ReserveIds::new(db.route(), n)
     }
@@ -883,52 +647,9 @@ pub trait Document: Model {
     /// ```
     fn reserve_id(db: &impl AsDatabase) -> ReserveId<'_, Self>
     where
-        Self: CounterBacked,
+        Self::Kind: WithCounter,
     {
         ReserveId::new(db.route())
-    }
-
-    /// Sets the counter to `last`, the last id handed out: the next id is `last + step`
-    /// (`last + 1` by default).
-    /// Refused below the largest id stored unless asked ([`SetCounter`]); this process's
-    /// live block is dropped. For a scoped sequence, name the scope with
-    /// [`.scope(...)`](SetCounter::scope).
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id("userid", collection = "users")]
-    /// # struct User { #[serde(rename = "_id")] id: i64 }
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// // Leave room for ids assigned by hand: the next one is 10000.
-    /// User::set_counter(&db, 9999).await?;
-    /// # Ok(()) }
-    /// ```
-    fn set_counter(db: &impl AsDatabase, last: i64) -> SetCounter<'_, Self>
-    where
-        Self: CounterBacked,
-    {
-        SetCounter::to(db.route(), &Self::SEQUENCE, last)
-    }
-
-    /// Sets the counter back to `start - step`, so that the next id is the sequence's first.
-    /// Refused while ids from `start` on are stored, unless asked ([`SetCounter`]).
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id("userid", collection = "users")]
-    /// # struct User { #[serde(rename = "_id")] id: i64 }
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// User::collection(&db).delete_many(mongodb::bson::doc! {}).await.ok();
-    /// User::reset_counter(&db).await?;
-    /// # Ok(()) }
-    /// ```
-    fn reset_counter(db: &impl AsDatabase) -> SetCounter<'_, Self>
-    where
-        Self: CounterBacked,
-    {
-        SetCounter::to_start(db.route(), &Self::SEQUENCE)
     }
 
     /// Runs a closure in a transaction of `session`, as MongoDB's callback API does: again
@@ -966,32 +687,3 @@ pub trait Document: Model {
 }
 
 impl<T: Model> Document for T {}
-
-/// A [`Document`] whose sequence has a counter: the `counters`, `block` and `gapless`
-/// strategies. `#[derive(Document)]` implements it for those, and not for the optimistic
-/// strategy, which keeps no counter: calling [`sync_counter`](Document::sync_counter),
-/// [`last_reserved`](Document::last_reserved), [`set_counter`](Document::set_counter),
-/// [`reset_counter`](Document::reset_counter),
-/// [`sync_every_scope`](Document::sync_every_scope) or
-/// [`reserve_ids`](Document::reserve_ids) on such a type is a compile error that
-/// says so, not a run-time one. Those are methods of [`Document`]: nothing more to
-/// import. Name it as a bound in generic code over counter-backed types.
-///
-/// ```no_run
-/// use seqid::{CounterBacked, Document};
-/// # #[derive(serde::Serialize, Document)]
-/// # #[seq_id("userid", collection = "users")]
-/// # struct User { #[serde(rename = "_id")] id: i64, name: String }
-/// async fn last_id<T: CounterBacked>(db: &mongodb::Database) -> Result<Option<i64>, seqid::Error> {
-///     T::last_reserved(db).await
-/// }
-/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-/// let last = last_id::<User>(&db).await?;
-/// # Ok(()) }
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` has no counter: its sequence uses the optimistic strategy",
-    label = "the optimistic strategy takes the largest id + 1 and keeps no counter",
-    note = "`sync_counter`, `reserve_ids` and the other counter operations need `strategy = \"counters\"`, `\"block\"` or `\"gapless\"`"
-)]
-pub trait CounterBacked: Document {}

@@ -5,7 +5,7 @@
 //! builds on it.
 
 pub mod action;
-pub(crate) mod check;
+pub mod check;
 pub(crate) mod document;
 pub(crate) mod sequence_of;
 pub(crate) mod sequences;

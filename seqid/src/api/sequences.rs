@@ -51,7 +51,7 @@ use crate::state::registry::{Collections, Registry, Route, Stats};
 /// service with a database per tenant keeps state for the tenants in use, not for every
 /// name ever seen. Releasing costs nothing but for the block strategy, whose unused ids
 /// are dropped: a gap of at most one block. Counters and ids already stored are never
-/// affected, and [`stats`](crate::Document::stats) count again from zero.
+/// affected, and [`stats`](crate::SequenceOf::stats) count again from zero.
 #[derive(Clone)]
 pub struct Sequences {
     client: mongodb::Client,
@@ -59,6 +59,10 @@ pub struct Sequences {
 }
 
 impl Sequences {
+    /// How long a sequence's state is kept once no call uses it, unless
+    /// [`release_idle_after`](Self::release_idle_after) says otherwise: 10 minutes.
+    pub const DEFAULT_RELEASE_AFTER: Duration = crate::state::registry::DEFAULT_RELEASE_AFTER;
+
     /// A handle for the deployment `client` reaches, holding no state yet.
     ///
     /// ```no_run

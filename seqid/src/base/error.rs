@@ -128,7 +128,7 @@ pub enum Error {
     /// on a counter's first use (the first `$inc` through a
     /// [`Sequences`](crate::Sequences) handle finds no counter); no counter was made, no
     /// id taken, nothing written. To start a counter above the numbers stored on purpose,
-    /// call [`sync_counter`](crate::Document::sync_counter).
+    /// call [`sync_counter`](crate::SequenceOf::sync_counter).
     ///
     /// ```
     /// use seqid::{Document, Model};
@@ -173,7 +173,7 @@ pub enum Error {
     },
 
     /// A `gapless` sequence was asked for an id outside a transaction (by an insert, or
-    /// for a number on its own, [`NamedSequence`](crate::NamedSequence)): its ids come from a
+    /// for a number on its own, [`NamedSequence`](crate::action::NamedSequence)): its ids come from a
     /// counter updated inside the caller's transaction, so that an aborted transaction
     /// takes its id back. Nothing was written.
     #[error(
@@ -320,7 +320,7 @@ pub enum Error {
     /// [`Document`](crate::Document#ids-already-set). An id the program gives a document is
     /// reserved with [`reserve_id`](crate::Document::reserve_id) and given with its token,
     /// [`.reserved(token)`](crate::action::Insert::reserved); one from elsewhere goes in with
-    /// the driver, then [`sync_counter`](crate::Document::sync_counter).
+    /// the driver, then [`sync_counter`](crate::SequenceOf::sync_counter).
     #[error(
         "sequence `{}`: the document already has {} {value}; insert fills only an unset \
          id ({unset}). For an id this program gives the document, reserve it with \
@@ -447,7 +447,8 @@ pub enum Error {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use seqid::{Document, Item, Model, RetriedCall};
+    /// use seqid::error::RetriedCall;
+    /// use seqid::{Document, Item, Model};
     /// # #[derive(serde::Serialize, serde::Deserialize, Item)]
     /// # struct Line { #[seq_no] no: i64 }
     /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
@@ -536,7 +537,7 @@ pub enum Error {
     /// collection on a key its counter's filter does not carry (an upsert must). Refused
     /// before any id is taken; the message says what would make it hold. See the guide's
     /// [sharded clusters](crate::guide::sharded_clusters) chapter, and
-    /// [`check_deployment`](crate::check_deployment) for the whole picture.
+    /// [`deployment::check`](crate::deployment::check) for the whole picture.
     #[error(
         "sequence `{}`: `{collection}` is sharded on {shard_key}: {why}; nothing was \
          written (see seqid's guide, sharded clusters)",

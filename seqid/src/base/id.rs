@@ -155,7 +155,7 @@ macro_rules! newtype_id {
 /// whose types differ from one field to the next. Implemented for every [`IdField`].
 ///
 /// ```
-/// use seqid::AnyIdField;
+/// use seqid::__private::AnyIdField;
 ///
 /// let mut number: Option<u32> = None;
 /// let field: &mut dyn AnyIdField = &mut number;

@@ -17,7 +17,8 @@ use crate::base::id::{AnyIdField, IdField};
 /// and how far apart the numbers are. Written by `#[derive(Item)]` from `#[seq_no]`.
 ///
 /// ```
-/// use seqid::{Item, ItemNumber};
+/// use seqid::Item;
+/// use seqid::__private::ItemNumber;
 ///
 /// #[derive(serde::Serialize, serde::Deserialize, Item)]
 /// struct Line {
@@ -43,7 +44,7 @@ impl ItemNumber {
     /// number handed out is `start`.
     ///
     /// ```
-    /// let number = seqid::ItemNumber { key: "no", start: 1, step: 1 };
+    /// let number = seqid::__private::ItemNumber { key: "no", start: 1, step: 1 };
     /// assert_eq!(number.none_yet(), 0);
     /// ```
     pub const fn none_yet(&self) -> i64 {
@@ -187,10 +188,10 @@ impl ItemsField {
     /// landed: `_seqid_<field>_appends`.
     ///
     /// ```
-    /// let lines = seqid::ItemsField {
+    /// let lines = seqid::__private::ItemsField {
     ///     field: "lines",
     ///     last: "lines_last",
-    ///     number: seqid::ItemNumber { key: "no", start: 1, step: 1 },
+    ///     number: seqid::__private::ItemNumber { key: "no", start: 1, step: 1 },
     /// };
     /// assert_eq!(lines.appends(), "_seqid_lines_appends");
     /// ```

@@ -1,8 +1,9 @@
-//! How a sequence's counter document is kept: the fields that find it, the field that
-//! holds its value and what that value means, and the step between ids. The MongoDB
-//! tutorial's layout is seqid's own; the others are those of the tools whose counters
-//! seqid shares (`layout = "..."`), so that a service written with MongoEngine, mongoose
-//! or Go and one written with seqid number the same collection from the same counter.
+//! A sequence's counter: how its document is kept ([`Layout`]: the fields that find it, the
+//! field that holds its value and what that value means, the step between ids) and how its
+//! writes are acknowledged ([`CounterWriteConcern`]). The MongoDB tutorial's layout is
+//! seqid's own; the others are those of the tools whose counters seqid shares
+//! (`layout = "..."`), so that a service written with MongoEngine, mongoose or Go and one
+//! written with seqid number the same collection from the same counter.
 
 /// Where a scoped sequence's scope goes in its counter document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -57,7 +58,8 @@ pub enum Width {
 /// | `"go"` | `counters` | `_id: "<name>"` | `sequence`, the last id (always + 1) | 1 |
 ///
 /// ```
-/// use seqid::{Document, Holds, Layout, Model};
+/// use seqid::layout::{Holds, Layout};
+/// use seqid::{Document, Model};
 /// # use serde::Serialize;
 ///
 /// #[derive(Serialize, Document)]
@@ -207,6 +209,39 @@ impl Layout {
             Holds::Next => self.step,
         }
     }
+}
+
+/// The write concern seqid gives the counter's `$inc`, declared with
+/// `counter_write_concern = "..."`. The document's own insert always goes with the
+/// collection's write concern.
+///
+/// An `$inc` acknowledged by the primary alone (`w: 1`) can be rolled back by a failover:
+/// the new primary never saw it, and hands the same ids out again, to this process (whose
+/// documents then meet the `_id` index: `DuplicateKey`) and to others. The block strategy
+/// is the most exposed, since a process goes on handing out a whole block another process
+/// is given again. So the counter waits for a majority unless the type says otherwise.
+///
+/// ```
+/// use seqid::layout::CounterWriteConcern;
+/// use seqid::{Document, Model};
+/// # use serde::Serialize;
+///
+/// #[derive(Serialize, Document)]
+/// #[seq_id("userid")]
+/// struct User { _id: i64 }
+///
+/// assert_eq!(User::SEQUENCE.counter_write_concern, CounterWriteConcern::Majority);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CounterWriteConcern {
+    /// `w: "majority"` (the default): an id, once handed out, survives a failover. The
+    /// database's `journal` and `wtimeout` are kept.
+    #[default]
+    Majority,
+    /// The database's (or the client's) own write concern, e.g. `w: 1` for speed where a
+    /// failover may hand ids out again (`counter_write_concern = "database"`).
+    Database,
 }
 
 /// How the tool of `layout` names a counter by default, for the message of a counter that

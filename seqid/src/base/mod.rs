@@ -21,7 +21,7 @@ pub(crate) mod id;
 pub(crate) mod item;
 pub(crate) mod item_fields;
 pub mod kind;
-pub(crate) mod layout;
+pub mod layout;
 pub(crate) mod model;
 pub(crate) mod named;
 pub(crate) mod natural;

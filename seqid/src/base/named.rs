@@ -17,9 +17,9 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use crate::base::declared::{self, Declaration};
 use crate::base::error::Error;
 use crate::base::layout::construct::stepped;
-use crate::base::layout::{Layout, ScopeEncoding};
+use crate::base::layout::{CounterWriteConcern, Layout, ScopeEncoding};
 use crate::base::sequence::construct::BLANK;
-use crate::base::sequence::{CounterWriteConcern, Sequence, Strategy};
+use crate::base::sequence::{Sequence, Strategy};
 
 /// The options a sequence named at run time was given, as given: what
 /// `NamedSequence`'s setters set. `None`: not given (the declaring type's, else the

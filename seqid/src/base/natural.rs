@@ -67,7 +67,7 @@ impl NaturalKey {
         }
     }
 
-    /// A key named per call (`find_or_insert_by`): refused when empty, or when it names a
+    /// A key named per call (`.by(...)`): refused when empty, or when it names a
     /// field the insert fills (a number of one of `T`'s sequences, a display code, or the
     /// `_id` a field sequence's insert makes), which no document holds before it is stored.
     pub(crate) fn named<T: Model>(fields: &'static [&'static str]) -> Result<Self, Error> {
@@ -80,7 +80,7 @@ impl NaturalKey {
         if fields.is_empty() {
             return Err(invalid(
                 "it names no field: name the field(s) that identify a document, e.g. \
-                 find_or_insert_by(&[\"email\"], &db)"
+                 find_or_insert(&db).by(&[\"email\"])"
                     .into(),
             ));
         }

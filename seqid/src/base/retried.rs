@@ -12,7 +12,7 @@ use crate::base::sequence::Sequence;
 /// # #[seq_id("userid", collection = "users")]
 /// # struct User { #[serde(rename = "_id")] id: i64 }
 /// # fn run(error: seqid::Error) {
-/// if let seqid::Error::RetriesExhausted { call: seqid::RetriedCall::Insert, last_id, .. } = error {
+/// if let seqid::Error::RetriesExhausted { call: seqid::error::RetriedCall::Insert, last_id, .. } = error {
 ///     eprintln!("every id up to {last_id} was taken by another writer");
 /// }
 /// # }

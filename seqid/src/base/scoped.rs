@@ -45,7 +45,7 @@
 //! # #[seq_id(collection = "invoices")]
 //! # struct Invoice { customer: i32, #[seq_id("invoice", scope = "customer")] number: i64 }
 //! # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-//! let last = Invoice::last_reserved(&db).scope("8").await?; // `customer` is an i32
+//! let last = Invoice::sequence().last_reserved(&db).scope("8").await?; // `customer` is an i32
 //! # Ok(()) }
 //! ```
 
@@ -103,7 +103,7 @@ pub enum Unchecked {}
 /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
 /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
 /// // Tickets imported without a project.
-/// let last = Ticket::last_reserved(&db).scope(seqid::scoped::Null).await?;
+/// let last = Ticket::sequence().last_reserved(&db).scope(seqid::scoped::Null).await?;
 /// # Ok(()) }
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

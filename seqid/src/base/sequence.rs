@@ -2,20 +2,7 @@
 
 use std::time::Duration;
 
-use crate::base::layout::Layout;
-
-/// The name of the counters collection when `counters = "..."` is not given (and the
-/// `layout`'s tool names none of its own).
-pub const DEFAULT_COUNTERS: &str = Layout::TUTORIAL.counters;
-/// How long the optimistic loop keeps retrying an insert whose ids other writers take,
-/// when `time_budget_ms` is not given: long enough to ride out a burst of contention,
-/// short enough for a request handler to answer within its own timeout.
-pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(10);
-/// Ids reserved per round trip by the block strategy when `block_size` is not given.
-pub const DEFAULT_BLOCK_SIZE: u32 = 100;
-/// The first id of a sequence when `start` is not given (and the `layout`'s tool counts
-/// from 1).
-pub const DEFAULT_START: i64 = Layout::TUTORIAL.first_id;
+use crate::base::layout::{CounterWriteConcern, Layout};
 
 /// The sequence a [`Document`](crate::Document) type draws its ids from, as declared by
 /// `#[seq_id(...)]`.
@@ -43,7 +30,7 @@ pub struct Sequence {
     /// The sequence name: the `_id` of its document in the counters collection.
     pub name: &'static str,
     /// The collection the documents are inserted into; for a sequence named at run time
-    /// ([`NamedSequence`](crate::NamedSequence)), the one given with `.collection(...)`,
+    /// ([`NamedSequence`](crate::action::NamedSequence)), the one given with `.collection(...)`,
     /// else empty (it numbers no documents of seqid's).
     pub collection: &'static str,
     /// The collection holding the sequence's counter (one per scope), laid out as
@@ -89,6 +76,21 @@ pub struct Sequence {
     pub scope_types: &'static [&'static str],
 }
 
+impl Sequence {
+    /// The name of the counters collection when `counters = "..."` is not given (and the
+    /// `layout`'s tool names none of its own).
+    pub const DEFAULT_COUNTERS: &'static str = Layout::TUTORIAL.counters;
+    /// How long the optimistic loop keeps retrying an insert whose ids other writers take,
+    /// when `time_budget_ms` is not given: long enough to ride out a burst of contention,
+    /// short enough for a request handler to answer within its own timeout.
+    pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(10);
+    /// Ids reserved per round trip by the block strategy when `block_size` is not given.
+    pub const DEFAULT_BLOCK_SIZE: u32 = 100;
+    /// The first id of a sequence when `start` is not given (and the `layout`'s tool counts
+    /// from 1).
+    pub const DEFAULT_START: i64 = Layout::TUTORIAL.first_id;
+}
+
 /// A sequence by what names it: its name, the collection and the field it numbers. Every
 /// [`Error`](crate::Error) holds its sequence, and `main` returning an error prints it with
 /// `Debug`: the layout, strategy and start are in [`Model::SEQUENCE`](crate::Model)'s
@@ -118,38 +120,6 @@ impl std::fmt::Debug for Sequence {
             .field("field", &self.field)
             .finish_non_exhaustive()
     }
-}
-
-/// The write concern seqid gives the counter's `$inc`, declared with
-/// `counter_write_concern = "..."`. The document's own insert always goes with the
-/// collection's write concern.
-///
-/// An `$inc` acknowledged by the primary alone (`w: 1`) can be rolled back by a failover:
-/// the new primary never saw it, and hands the same ids out again, to this process (whose
-/// documents then meet the `_id` index: `DuplicateKey`) and to others. The block strategy
-/// is the most exposed, since a process goes on handing out a whole block another process
-/// is given again. So the counter waits for a majority unless the type says otherwise.
-///
-/// ```
-/// use seqid::{CounterWriteConcern, Document, Model};
-/// # use serde::Serialize;
-///
-/// #[derive(Serialize, Document)]
-/// #[seq_id("userid")]
-/// struct User { _id: i64 }
-///
-/// assert_eq!(User::SEQUENCE.counter_write_concern, CounterWriteConcern::Majority);
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum CounterWriteConcern {
-    /// `w: "majority"` (the default): an id, once handed out, survives a failover. The
-    /// database's `journal` and `wtimeout` are kept.
-    #[default]
-    Majority,
-    /// The database's (or the client's) own write concern, e.g. `w: 1` for speed where a
-    /// failover may hand ids out again (`counter_write_concern = "database"`).
-    Database,
 }
 
 /// How a sequence takes its ids. Chosen per type with `strategy = "..."`.
@@ -205,7 +175,7 @@ pub enum Strategy {
         max_attempts: Option<u32>,
         /// How long the loop keeps retrying before
         /// [`Error::RetriesExhausted`](crate::Error) (`time_budget_ms`,
-        /// [`DEFAULT_TIME_BUDGET`] by default).
+        /// [`Sequence::DEFAULT_TIME_BUDGET`] by default).
         time_budget: Duration,
     },
     /// Blocks of `block_size` ids reserved with one `$inc` and handed out in memory to the
@@ -256,11 +226,11 @@ pub(crate) mod construct {
     pub const BLANK: Sequence = Sequence {
         name: "",
         collection: "",
-        counters: super::DEFAULT_COUNTERS,
+        counters: Sequence::DEFAULT_COUNTERS,
         layout: Layout::TUTORIAL,
         strategy: Strategy::Counters,
         counter_write_concern: CounterWriteConcern::Majority,
-        start: super::DEFAULT_START,
+        start: Sequence::DEFAULT_START,
         field: "_id",
         scope: &[],
         scope_types: &[],
@@ -272,11 +242,11 @@ pub(crate) mod construct {
     }
 
     /// [`Strategy::Optimistic`] with `max_attempts`, and a time budget of
-    /// `time_budget_ms` milliseconds ([`DEFAULT_TIME_BUDGET`](super::DEFAULT_TIME_BUDGET) if `None`).
+    /// `time_budget_ms` milliseconds ([`Sequence::DEFAULT_TIME_BUDGET`](Sequence::DEFAULT_TIME_BUDGET) if `None`).
     pub const fn optimistic(max_attempts: Option<u32>, time_budget_ms: Option<u32>) -> Strategy {
         let time_budget = match time_budget_ms {
             Some(ms) => super::Duration::from_millis(ms as u64),
-            None => super::DEFAULT_TIME_BUDGET,
+            None => Sequence::DEFAULT_TIME_BUDGET,
         };
         Strategy::Optimistic {
             max_attempts,

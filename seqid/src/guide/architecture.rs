@@ -7,11 +7,13 @@
 //! `lib.rs`, which declares the folders and re-exports the public API for users, with
 //! `__private.rs` beside it for the paths the derive's expansion names); the
 //! repository's `tests/layers.rs` holds the code to this, and `python3
-//! ../shared/tools/modgraph.py seqid/src` prints the edges between modules.
+//! ../shared/tools/modgraph.py seqid/src` prints the edges between modules. What `lib.rs`
+//! makes public is listed in `seqid/public-api.txt`, which `tests/public_api.rs` checks
+//! against the source: a change of the surface shows in review as a diff of that file.
 //!
 //! | folder | what it holds | its modules |
 //! |---|---|---|
-//! | `api/` | what a user calls: [`Document`](crate::Document)'s methods and the actions they return, the [`Sequences`](crate::Sequences) handle and its databases, one sequence of several, the deployment report | `document`, `action/` (a file per action, `next` for a number on its own, `reserve` for a model's next id before its document, `items` for an append of items, `replace` for a document written back, and `transaction`), `sequences`, `sequence_of`, `check` |
+//! | `api/` | what a user calls: [`Document`](crate::Document)'s methods and the actions they return, the [`Sequences`](crate::Sequences) handle and its databases, a type's sequence on its own ([`SequenceOf`](crate::SequenceOf)), the deployment's check (`check`, public as [`deployment`](crate::deployment)) | `document`, `action/` (a file per action, `next` for a number on its own, `reserve` for a model's next id before its document, `items` for an append of items, `replace` for a document written back, and `transaction`), `sequences`, `sequence_of`, `check` |
 //! | `insert/` | the orchestration, the only place where documents meet writes: check, take ids, fill, write, settle what the server answered; the loop over rounds | `one`, `many`, `natural`, `natural_many`, `later`, `items` (appends of items), `replace` (a document written back) |
 //! | `source/` | the id sources, one per strategy: hand ids out per scope and say what an id costs when its document is not stored (a race lost, a refusal, a lost answer), through one interface (`source::race_lost`, ...) | `counted` (counters, block, gapless), `optimistic` (and its loop), `many` (`insert_many`'s rounds, per strategy), `others` (a document's other sequences) |
 //! | `round_trip/` | one kind of command each, and what its answer means; the gate every call passes first | `write`, `counter/` (`update`, `missing`, `transaction`, `admin`), `largest`, `indexes`, `stored`, `deployment`, `gate`, `items` (an append's pipeline, read and conditional update), `replace` (a replace's read and conditional `replace_one`) |

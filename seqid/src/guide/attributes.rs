@@ -29,14 +29,14 @@
 //! |---|---|---|---|
 //! | *(first)* | the sequence name, a non-empty string not starting with `[`: the `_id` of its counter document (of each scope's, with the scope values), or the name another tool's `layout` finds its counter by | required | all |
 //! | `collection` | the collection documents are inserted into; on the struct only | the struct name in snake_case (`BlogPost` → `blog_post`), never pluralised | all |
-//! | `counters` | the counters collection | `"counters"` ([`DEFAULT_COUNTERS`](crate::DEFAULT_COUNTERS)), or the `layout`'s tool's | counters, block, gapless |
+//! | `counters` | the counters collection | `"counters"` ([`DEFAULT_COUNTERS`](crate::Sequence::DEFAULT_COUNTERS)), or the `layout`'s tool's | counters, block, gapless |
 //! | `strategy` | `"counters"`, `"optimistic"`, `"block"` or `"gapless"` (see [strategies](super::strategies)) | `"counters"` | |
-//! | `time_budget_ms` | how long the loop keeps retrying while other writers take its ids, before [`Error::RetriesExhausted`](crate::Error::RetriesExhausted) (≥ 1); per call [`.time_budget(d)`](crate::action::Insert::time_budget) | 10000 ([`DEFAULT_TIME_BUDGET`](crate::DEFAULT_TIME_BUDGET)) | optimistic |
+//! | `time_budget_ms` | how long the loop keeps retrying while other writers take its ids, before [`Error::RetriesExhausted`](crate::Error::RetriesExhausted) (≥ 1); per call [`.time_budget(d)`](crate::action::Insert::time_budget) | 10000 ([`DEFAULT_TIME_BUDGET`](crate::Sequence::DEFAULT_TIME_BUDGET)) | optimistic |
 //! | `max_attempts` | at most this many inserts before `Error::RetriesExhausted` (≥ 1), the time budget holding too; per call [`.max_attempts(n)`](crate::action::Insert::max_attempts) | none: time alone bounds the loop | optimistic |
-//! | `block_size` | ids reserved per round trip (≥ 1) | 100 ([`DEFAULT_BLOCK_SIZE`](crate::DEFAULT_BLOCK_SIZE)) | block |
-//! | `counter_write_concern` | `"majority"` or `"database"` (the database's own) for the counter's `$inc` (see [`CounterWriteConcern`](crate::CounterWriteConcern)) | `"majority"` | counters, block |
+//! | `block_size` | ids reserved per round trip (≥ 1) | 100 ([`DEFAULT_BLOCK_SIZE`](crate::Sequence::DEFAULT_BLOCK_SIZE)) | block |
+//! | `counter_write_concern` | `"majority"` or `"database"` (the database's own) for the counter's `$inc` (see [`CounterWriteConcern`](crate::layout::CounterWriteConcern)) | `"majority"` | counters, block |
 //! | `scope` | on a field sequence: a field, `scope = "project"`, or several, `scope = ["tenant", "year"]`, whose values each have a counter of their own (see [scopes](super::scopes)) | none | all |
-//! | `start` | the first id (1 to `i64::MAX`; 0 too in an `Option` id field, where 0 is not "unset"): a counter that does not exist yet is created at `start - step` before its first `$inc` (so concurrent first use never races; a handle checks once, a bare `mongodb::Database` on every call, one round trip more); one that exists, made by seqid or another tool, goes on from its value; `sync_counter` never sets it below `start - step`; the optimistic strategy never takes an id below `start` | 1 ([`DEFAULT_START`](crate::DEFAULT_START)), or the `layout`'s tool's (0 for mongoose-auto-increment and typegoose) | all |
+//! | `start` | the first id (1 to `i64::MAX`; 0 too in an `Option` id field, where 0 is not "unset"): a counter that does not exist yet is created at `start - step` before its first `$inc` (so concurrent first use never races; a handle checks once, a bare `mongodb::Database` on every call, one round trip more); one that exists, made by seqid or another tool, goes on from its value; `sync_counter` never sets it below `start - step`; the optimistic strategy never takes an id below `start` | 1 ([`DEFAULT_START`](crate::Sequence::DEFAULT_START)), or the `layout`'s tool's (0 for mongoose-auto-increment and typegoose) | all |
 //! | `step` | how far apart ids are (≥ 1): `step = 2` gives 1, 3, 5, ...; with `start = 2`, 2, 4, 6, ... (two writers interleaving by parity); a block of `n` is one `$inc: n × step` | 1 | counters, block, gapless |
 //! | `layout` | another tool's counter layout, to share its counter (see [other tools' counters](super::other_tools)): `"tutorial"`, `"mongoengine"`, `"mongoose-sequence"`, `"mongoose-auto-increment"`, `"typegoose"`, `"go"` | `"tutorial"` | counters, block, gapless |
 //! | `counter_name`, `counter_field`, `counter_value`, `counter_holds` | a layout by hand: the field holding the sequence name (`"_id"`, or a field of a counter with an ObjectId `_id`), a field holding the numbered field's key, the value's field, and `"last"` or `"next"` for what the value is | `"_id"`, none, `"seq"`, `"last"` | counters, block, gapless |
@@ -95,7 +95,7 @@
 //! [`reserve_id`](crate::Document::reserve_id), and given with its token,
 //! [`insert(..).reserved(token)`](crate::action::Insert::reserved), which writes the rest
 //! as any insert does (codes, items). An id from elsewhere (an import) goes in with the
-//! driver, then [`sync_counter`](crate::Document::sync_counter) so that the sequence goes on
+//! driver, then [`sync_counter`](crate::SequenceOf::sync_counter) so that the sequence goes on
 //! above it;
 //! [`resume_insert`](crate::Document::resume_insert) is only for a document whose insert ended
 //! in [`OutcomeUnknown`](crate::Error::OutcomeUnknown) or was cancelled.

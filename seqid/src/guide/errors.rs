@@ -36,7 +36,7 @@
 //!   reads as unset; an `Option` field holds it.
 //! - [`DuplicateKey`](crate::Error::DuplicateKey): the id and the index. A duplicate on the
 //!   sequence's own index from a counter names ids stored by other means and
-//!   [`sync_counter`](crate::Document::sync_counter).
+//!   [`sync_counter`](crate::SequenceOf::sync_counter).
 //! - [`Refused`](crate::Error::Refused): the server's code and message.
 //! - [`IdAlreadySet`](crate::Error::IdAlreadySet): the document already carries an id (see [the
 //!   attribute reference](super::attributes#an-id-already-set)). The message says what to do
@@ -45,7 +45,7 @@
 //!   `sync_counter`; `resume_insert` is only for a document whose insert ended in
 //!   `OutcomeUnknown` or was cancelled.
 //! - [`RetriesExhausted`](crate::Error::RetriesExhausted): a call that retries while other
-//!   writers win gave up; `call` ([`RetriedCall`](crate::RetriedCall)) says which: an insert's
+//!   writers win gave up; `call` ([`RetriedCall`](crate::error::RetriedCall)) says which: an insert's
 //!   optimistic loop (attempts, time spent, the bound that ended it, the last id tried) or an
 //!   append of items on the conditional way (attempts, time spent, the array, the mark other
 //!   writers kept moving first and the last value read, its 60 s budget; nothing appended).
@@ -93,7 +93,7 @@
 //!   [`ReplaceOutcomeUnknown`](crate::Error::ReplaceOutcomeUnknown): a replace sent and not
 //!   answered, which landed once or not at all (replace it again: it is checked again).
 //! - [`Bulk`](crate::Error::Bulk): what became of each document of an `insert_many`
-//!   ([`BulkError`](crate::BulkError): `inserted`, `failed`, `unknown`).
+//!   ([`BulkError`](crate::error::BulkError): `inserted`, `failed`, `unknown`).
 //!
 //! Messages name the field the sequence fills (`_id 7`, `number 1041`) and, for a scope's
 //! counter, its `_id`. [`Error::sequence`](crate::Error::sequence) gives the sequence's name.

@@ -38,7 +38,7 @@
 //! Either way the document passed in now holds the stored one: its ids, its display codes,
 //! its fields as stored (a found document replaces what the caller filled in, which is only
 //! what it would have inserted). A key named per call instead of declared:
-//! [`find_or_insert_by(&["email"], &db)`](crate::Document::find_or_insert_by).
+//! [`find_or_insert(&db).by(&["email"])`](crate::action::FindOrInsert::by).
 //!
 //! # What one call does
 //!

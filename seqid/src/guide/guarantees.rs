@@ -16,7 +16,7 @@
 //!   was sent, the server refused a duplicate id that no document held when seqid looked (a copy
 //!   of this insert may still have been being applied), or a write concern was not satisfied:
 //!   [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown), whose message says which (for
-//!   `insert_many`, [`BulkError::unknown`](crate::BulkError::unknown)). A cancelled `insert` (its
+//!   `insert_many`, [`BulkError::unknown`](crate::error::BulkError::unknown)). A cancelled `insert` (its
 //!   future dropped, e.g. by a timeout) after the id was filled in leaves the same state.
 //!   [`insert`](crate::Document::insert) then refuses the document
 //!   ([`IdAlreadySet`](crate::Error::IdAlreadySet)), and
@@ -44,7 +44,7 @@
 //!
 //! # An acknowledged insert is yours
 //!
-//! `Ok(id)`, or a document in [`BulkError::inserted`](crate::BulkError::inserted), means the
+//! `Ok(id)`, or a document in [`BulkError::inserted`](crate::error::BulkError::inserted), means the
 //! server acknowledged *this call's* write of that document, never that a document equal to it
 //! was found. Two callers inserting equal documents (a like, a page view, a form sent twice) are
 //! ordinary, and equal content says nothing of who wrote it. What the server answered decides:

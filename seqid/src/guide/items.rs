@@ -157,7 +157,7 @@
 //! # struct Order { #[serde(rename = "_id")] id: i64, #[seq_items(last = "lines_last")] lines: Vec<Line>, lines_last: i64 }
 //! # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
 //! loop {
-//!     let mut order = Order::find_by_id(&db, 7).await?.expect("stored");
+//!     let mut order = Order::sequence().find(&db, 7).await?.expect("stored");
 //!     order.lines[0].quantity = 3;
 //!     match order.replace(&db).await {
 //!         Err(seqid::Error::ItemsStale { .. }) => continue, // an append landed: again
@@ -186,7 +186,7 @@
 //! between processes, the condition lets one appender of a round through (the mark it read
 //! is still there), and the others read again and retry, with backoff, for up to 60 s
 //! ([`Error::RetriesExhausted`](crate::Error::RetriesExhausted) then, with
-//! [`RetriedCall::Append`](crate::RetriedCall::Append): nothing appended); there, an item another
+//! [`RetriedCall::Append`](crate::error::RetriedCall::Append): nothing appended); there, an item another
 //! writer pushes with a number between the read and the update, without moving the mark, is
 //! not seen.
 //!
@@ -204,7 +204,7 @@
 //! # Lost answers, faults, cancellation
 //!
 //! Each append carries a token (an `ObjectId`), written with it into a hidden list in the
-//! document, `_seqid_<field>_appends`, which keeps the last [`APPENDS_KEPT`](crate::APPENDS_KEPT)
+//! document, `_seqid_<field>_appends`, which keeps the last [`APPENDS_KEPT`](crate::__private::APPENDS_KEPT)
 //! (64) appends' `{ token, last }`; the pipeline's filter skips a document whose list holds
 //! the token. The driver sends a `findAndModify` or an `update` whose answer was lost once more
 //! (a retryable write, deduplicated by MongoDB); if that fails too, the document is read: its

@@ -2,10 +2,10 @@
 //!
 //! What a user writes is unchanged: `#[derive(Document)]`, `use seqid::Document`,
 //! `doc.insert(&db)`, `T::insert_many`, `.session`, `.max_attempts`, `.content_is_unique`,
-//! `resume_insert`, the counter's administration (now methods of
-//! [`Document`](crate::Document) for [`CounterBacked`](crate::CounterBacked) types:
-//! `use seqid::CounterBacked` is no longer needed to call them). What moved, for code written
-//! against the earlier layout:
+//! `resume_insert`, the counter's administration (methods of the type's
+//! [`SequenceOf`](crate::SequenceOf) since 0.1's surface, for strategies that keep a counter:
+//! see the CHANGELOG for every name that moved). What moved, for code written against the
+//! earlier layout:
 //!
 //! - **What a model is, apart from what you do with it.** The derive implements
 //!   [`seqid::Model`](crate::Model) (`SEQUENCE`, `Id`, `Kind`, `sequence_id`,
@@ -23,7 +23,7 @@
 //!   `sequence.collection`, `sequence.field`, `sequence.counters` (see
 //!   [`Sequence`](crate::Sequence)) replace the `collection`, `field` and `counters` fields.
 //!   Text made at run time is a `Box<str>` (`&*message` for a `&str`).
-//!   [`BulkError`](crate::BulkError) holds the sequence likewise. The layered runtime left
+//!   [`BulkError`](crate::error::BulkError) holds the sequence likewise. The layered runtime left
 //!   every message word for word as it was; later changes made some say more (a counter is
 //!   shown by the fields that find it; `IdAlreadySet` and `DuplicateKey` say what to do).
 //!
@@ -52,8 +52,8 @@
 //! [`.time_budget(d)`](crate::action::Insert::time_budget)), not by 16 attempts.
 //! [`Strategy::Optimistic`](crate::Strategy::Optimistic) holds `max_attempts: Option<u32>`
 //! (`None` unless set) and `time_budget: Duration`; `seqid::DEFAULT_MAX_ATTEMPTS` is gone,
-//! [`seqid::DEFAULT_TIME_BUDGET`](crate::DEFAULT_TIME_BUDGET) is new.
+//! [`seqid::Sequence::DEFAULT_TIME_BUDGET`](crate::Sequence::DEFAULT_TIME_BUDGET) is new.
 //! [`Error::RetriesExhausted`](crate::Error::RetriesExhausted) also holds `elapsed` and
 //! `time_budget` (`Some` when the time ended the loop, `None` when `max_attempts` did), and
-//! `call` ([`RetriedCall`](crate::RetriedCall): `Insert`, or `Append` for an append of items
+//! `call` ([`RetriedCall`](crate::error::RetriedCall): `Insert`, or `Append` for an append of items
 //! that gave up); its message says them.

@@ -42,14 +42,14 @@
 //! its scope typed as the counter's operations take it (`.scope(2026)` for an `i32` year;
 //! a string does not compile). [`db.sequence(name)`](crate::AsDatabase::sequence) names
 //! one at run time, its options by method, as the attribute takes its keys:
-//! [`counters`](crate::NamedSequence::counters), [`layout`](crate::NamedSequence::layout),
-//! [`start`](crate::NamedSequence::start), [`step`](crate::NamedSequence::step),
-//! [`field`](crate::NamedSequence::field) and
-//! [`collection`](crate::NamedSequence::collection),
-//! [`counter_write_concern`](crate::NamedSequence::counter_write_concern),
-//! [`scope`](crate::NamedSequence::scope) (once per field, in the declared order), and the
-//! strategy, [`block`](crate::NamedSequence::block) or
-//! [`gapless`](crate::NamedSequence::gapless) (counters unless said; the optimistic
+//! [`counters`](crate::action::NamedSequence::counters), [`layout`](crate::action::NamedSequence::layout),
+//! [`start`](crate::action::NamedSequence::start), [`step`](crate::action::NamedSequence::step),
+//! [`field`](crate::action::NamedSequence::field) and
+//! [`collection`](crate::action::NamedSequence::collection),
+//! [`counter_write_concern`](crate::action::NamedSequence::counter_write_concern),
+//! [`scope`](crate::action::NamedSequence::scope) (once per field, in the declared order), and the
+//! strategy, [`block`](crate::action::NamedSequence::block) or
+//! [`gapless`](crate::action::NamedSequence::gapless) (counters unless said; the optimistic
 //! strategy keeps no counter, so it has no number to hand out on its own). With the same
 //! name, counters collection, layout and scope fields as a type's `#[seq_id(...)]`, it
 //! finds the same counter document, and:
@@ -68,8 +68,8 @@
 //! Every type that derives [`Document`](crate::Document) (without generic parameters)
 //! registers its sequences when the program starts. A sequence named at run time whose name
 //! a type of the program declares, in the same counters collection (given with
-//! [`counters`](crate::NamedSequence::counters) or through a
-//! [`layout`](crate::NamedSequence::layout), or, given neither, any), is that type's
+//! [`counters`](crate::action::NamedSequence::counters) or through a
+//! [`layout`](crate::action::NamedSequence::layout), or, given neither, any), is that type's
 //! sequence: the call takes every option the type declares and the call leaves out (its
 //! start, step, strategy and block size, layout, write concern, scope fields and their
 //! Rust types, and the collection it numbers, so that a missing counter is checked against
@@ -82,8 +82,8 @@
 //! declare the name differently in anything but the collection they number (a program at
 //! odds with itself), a call by name is refused whatever it gives, naming both: each type's
 //! [`T::sequence()`](crate::Document::sequence) takes its numbers as it declares them. A call
-//! given a [`collection`](crate::NamedSequence::collection) whose field (`_id` unless
-//! [`field`](crate::NamedSequence::field) says) a declared sequence of another name
+//! given a [`collection`](crate::action::NamedSequence::collection) whose field (`_id` unless
+//! [`field`](crate::action::NamedSequence::field) says) a declared sequence of another name
 //! numbers is refused too: `db.sequence("order_no").collection("orders")` is a slip for
 //! `order`, caught whether or not a counter `order_no` exists.
 //!
@@ -107,7 +107,7 @@
 //!
 //! The first call on a sequence of a database also asks the deployment what it is (`hello`,
 //! once per handle or process), and on a sharded cluster how the counters collection is
-//! sharded (a sequence with no [`collection`](crate::NamedSequence::collection) has no
+//! sharded (a sequence with no [`collection`](crate::action::NamedSequence::collection) has no
 //! other; with one, it is checked as a declared type's is). Each distinct sequence named at
 //! run time is made once and kept for the life of the process (a few hundred bytes): name a
 //! few per service, not one per request.
@@ -158,8 +158,8 @@
 //! sequence without a counter ([`Error::CounterMissing`](crate::Error)), and so does a
 //! number on its own of a type's sequence, or named as a type declares it. A name no type
 //! declares has no collection to look in unless it is given one with
-//! [`collection`](crate::NamedSequence::collection) (and
-//! [`field`](crate::NamedSequence::field)): give it where the numbers end up in a
+//! [`collection`](crate::action::NamedSequence::collection) (and
+//! [`field`](crate::action::NamedSequence::field)): give it where the numbers end up in a
 //! collection, so that a counter under a mistaken name is caught, not started afresh.
 //!
 //! # What is refused
@@ -228,7 +228,7 @@
 //! `counters` callers that wait together share one `$inc`, and `block` reservations hand
 //! out the live block the inserts use (`n` ids: from the block, and whole blocks for what
 //! it lacks). The insert of a token is one write, with no reservation. Only the strategies
-//! that keep a counter reserve ([`CounterBacked`](crate::CounterBacked)); on an optimistic
+//! that keep a counter reserve ([`kind::WithCounter`](crate::kind::WithCounter)); on an optimistic
 //! type, whose ids are the largest stored plus one, `reserve_ids` does not compile.
 //!
 //! **What a token is.** It holds the id, the database and scope it was taken for, the

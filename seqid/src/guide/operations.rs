@@ -1,8 +1,11 @@
 //! Operations: what you do with a model, and what it logs.
 //!
-//! All of them are methods of [`Document`](crate::Document), which `#[derive(Document)]` brings:
-//! `use seqid::Document;` is the one import (it names both the derive and the trait; the
-//! driver's `mongodb::bson::Document` stays reachable by its path).
+//! What is done with a document is a method of [`Document`](crate::Document), which
+//! `#[derive(Document)]` brings: `use seqid::Document;` is the one import (it names both the
+//! derive and the trait; the driver's `mongodb::bson::Document` stays reachable by its path).
+//! What is done with a type's sequence on its own (its numbers, a find by number, its
+//! counter, its stats) is a method of the [`SequenceOf`](crate::SequenceOf) that
+//! [`T::sequence()`](crate::Document::sequence) gives.
 //!
 //! - [`doc.insert(&db)`](crate::Document::insert) → the id. Options by method before `.await`,
 //!   as in the driver: [`.session(&mut session)`](crate::action::Insert::session), and for the
@@ -13,7 +16,7 @@
 //!   reservation, one unordered `insert_many`. If not every document is stored,
 //!   [`Error::Bulk`](crate::Error::Bulk) lists which were stored (they keep their ids), which the
 //!   server refused and why (their ids are unset again), and which are of unknown fate (the
-//!   answer was lost; they keep their ids): see [`BulkError`](crate::BulkError).
+//!   answer was lost; they keep their ids): see [`BulkError`](crate::error::BulkError).
 //! - [`doc.resume_insert(&db)`](crate::Document::resume_insert) /
 //!   [`T::resume_insert_many(&mut docs, &db)`](crate::Document::resume_insert_many) → finish an
 //!   insert whose outcome was unknown, or a cancelled one (see [guarantees](super::guarantees)):
@@ -23,8 +26,8 @@
 //!   `Inserted` or `Found`, the document now the stored one: found by its natural key
 //!   (`#[seq_key]`), inserted with the next id only when no document holds the key;
 //!   [`T::find_or_insert_many(&mut docs, &db)`](crate::Document::find_or_insert_many) for a
-//!   batch (one lookup, one `insert_many`); `find_or_insert_by` and `find_or_insert_many_by`
-//!   name the key per call. The same options as an insert. See
+//!   batch (one lookup, one `insert_many`); [`.by(&["email"])`](crate::action::FindOrInsert::by)
+//!   names the key per call. The same options as an insert. See
 //!   [find-or-insert](super::find_or_insert).
 //! - [`T::number_draft(&db, filter)`](crate::Document::number_draft) → the
 //!   [`Numbered`](crate::Numbered) draft, for a sequence numbered later: its number and codes set
@@ -37,10 +40,10 @@
 //!   caller asserts that no other writer stores a document equal to one of these (each carries a
 //!   request id, say), so that a document equal to it found at its id may be taken for its own
 //!   after a lost answer. Without it seqid never concludes anything from content.
-//! - [`T::sync_counter(&db)`](crate::Document::sync_counter) → raises the counter to the largest
+//! - [`T::sequence().sync_counter(&db)`](crate::SequenceOf::sync_counter) → raises the counter to the largest
 //!   numeric id already in the collection (never lowers it), drops this process's live block (the
 //!   ids left in it may be among those stored), and returns the counter;
-//!   [`T::sync_every_scope(&db)`](crate::Document::sync_every_scope) does it for every scope that
+//!   [`T::sequence().sync_every_scope(&db)`](crate::SequenceOf::sync_every_scope) does it for every scope that
 //!   has documents and returns how many. For adopting seqid on a collection that holds ids written
 //!   by other means (an import, explicit ids). Safe to run at every start. Without it, the
 //!   counters and block strategies refuse to overwrite such ids: the insert fails with
@@ -53,18 +56,18 @@
 //!   That check costs two reads on a counter's first use, and nothing where it exists. A counter seqid
 //!   cannot count from (1.5, a string) is reported with
 //!   [`Error::CounterNotNumeric`](crate::Error::CounterNotNumeric), never overwritten.
-//! - [`T::list_counters(&db)`](crate::Document::list_counters) → every counter of the sequence
+//! - [`T::sequence().list_counters(&db)`](crate::SequenceOf::list_counters) → every counter of the sequence
 //!   (one per scope), each a [`CounterState`](crate::CounterState): its scope, the last id
 //!   reserved, the ids this process's handle holds of it (the rest of a block), and the largest
 //!   number stored in the scope. One call to see a sequence's state; `println!("{state}")`
 //!   prints `{ "project": "apollo" }: last reserved 200, 58 held here (next 143), largest stored
 //!   142`.
-//! - [`T::last_reserved(&db)`](crate::Document::last_reserved) → the last id reserved from the
+//! - [`T::sequence().last_reserved(&db)`](crate::SequenceOf::last_reserved) → the last id reserved from the
 //!   counter, without taking one: the last id handed out with counters and gapless, but with
 //!   block up to `block_size - 1` per process ahead of what is stored; `None` before first
-//!   use. [`T::set_counter(&db, last)`](crate::Document::set_counter) sets it (the next id
+//!   use. [`T::sequence().set_counter(&db, last)`](crate::SequenceOf::set_counter) sets it (the next id
 //!   is `last + step`, `last + 1` by default);
-//!   [`T::reset_counter(&db)`](crate::Document::reset_counter) sets it back to `start - step`.
+//!   [`T::sequence().reset_counter(&db)`](crate::SequenceOf::reset_counter) sets it back to `start - step`.
 //!   Both refuse to go below the largest `_id` stored
 //!   ([`Error::CounterBelowStored`](crate::Error::CounterBelowStored): those ids are taken) unless
 //!   called with [`.below_stored()`](crate::action::SetCounter::below_stored). The handle's live
@@ -73,39 +76,39 @@
 //!   `Error::DuplicateKey`, never a second document: set a counter while no other process writes
 //!   the sequence.
 //! - **The counter's operations** (`sync_counter`, `sync_every_scope`, `list_counters`,
-//!   `last_reserved`, `set_counter`, `reset_counter`) are methods of `Document` offered where the type is
-//!   [`CounterBacked`](crate::CounterBacked), which the derive implements for the counters, block
-//!   and gapless strategies, with nothing more to import than `Document`. On an optimistic type,
-//!   which keeps no counter, they do not compile, and the error says so. For a scoped sequence
+//!   `last_reserved`, `set_counter`, `reset_counter`) are methods of
+//!   [`SequenceOf`](crate::SequenceOf) offered where its strategy keeps a counter
+//!   ([`kind::WithCounter`](crate::kind::WithCounter): counters, block and gapless), with
+//!   nothing more to import than `Document`. On an optimistic type, which keeps no counter,
+//!   they do not compile, and the error says so. For a scoped sequence
 //!   each of them names the scope: `.scope("apollo")`, or a tuple `.scope(("acme", 2026))` for
 //!   several scope fields ([`Error::InvalidScope`](crate::Error::InvalidScope) if it is missing,
 //!   given for an unscoped sequence, or of the wrong length).
 //! - [`T::collection(&db)`](crate::Document::collection) → the typed `mongodb::Collection<T>`;
-//!   [`T::find_by_id(&db, id)`](crate::Document::find_by_id) → the document whose `_id` is `id`,
-//!   for a type whose sequence numbers `_id`, or `None` (ids compare by value, whatever integer
-//!   type stored them). A sequence on another field is found by that field's name:
-//!   `Ticket::find_by_number(&db, 1041)`, one `find_by_<field>` per field a sequence numbers,
-//!   written by the derive (`find_by_id` does not compile there). For a scoped sequence, name
-//!   the scope: [`.scope(...)`](crate::action::FindById::scope).
+//!   [`T::sequence().find(&db, id)`](crate::SequenceOf::find) → the document the sequence
+//!   numbered `id` (in `_id`, or in the field the sequence numbers:
+//!   `Ticket::sequence().find(&db, 1041)`), or `None` (numbers compare by value, whatever
+//!   integer type stored them). For a scoped sequence, name the scope:
+//!   [`.scope(...)`](crate::action::FindById::scope).
 //! - [`T::create_indexes(&db)`](crate::Document::create_indexes) → creates the indexes the
 //!   sequence relies on and returns their names: none to create for `_id` (`["_id_"]`); the
 //!   unique index on the scope fields and the field for a field sequence (see
 //!   [scopes](super::scopes)); and the unique index of each display field (`code_1`).
-//! - [`T::check_deployment(&db)`](crate::Document::check_deployment), or
-//!   [`seqid::check_deployment(&db, sequences)`](crate::check_deployment) for several types →
+//! - [`seqid::deployment::check(&db).of::<T>()`](crate::deployment::check) (`.of::<U>()` again
+//!   for each type more, [`.sequence(s)`](crate::deployment::Check::sequence) for one sequence) →
 //!   what seqid finds of the deployment (standalone, replica set, sharded), each collection's
 //!   shard key and the unique indexes relied on, and whether each sequence's promises hold
-//!   ([`DeploymentReport`](crate::DeploymentReport): printable, serializable): for a deploy
+//!   ([`DeploymentReport`](crate::deployment::DeploymentReport): printable, serializable): for a deploy
 //!   script or a health endpoint (see [sharded clusters](super::sharded_clusters)).
 //! - `T::find_by_code(&db, "INV-2026-0042")` → the document holding that code, or `None`: one
 //!   `find_by_<field>` per display field, written by the derive (see [display
 //!   codes](super::display_codes)).
-//! - [`T::stats(&db)`](crate::Document::stats) (on a [`seqid::Database`](crate::Database)) → what
+//! - [`T::sequence().stats(&db)`](crate::SequenceOf::stats) (on a [`seqid::Database`](crate::Database)) → what
 //!   its handle did for the sequence (summed over the scopes it holds): reservation round trips,
 //!   ids handed out, retries, ids left in the blocks, optimistic candidates in flight
 //!   ([`Stats`](crate::Stats)). A sequence named at run time has the same, counted with
 //!   the type that shares its counter and block size:
-//!   [`db.sequence("ticket").stats()`](crate::NamedSequence::stats).
+//!   [`db.sequence("ticket").stats()`](crate::action::NamedSequence::stats).
 //!
 //! For a type with several sequences, each has these for its own counter and finds on its
 //! [`SequenceOf`](crate::SequenceOf) handle (see [several sequences](super::several_sequences)).
@@ -124,11 +127,11 @@
 //!
 //! # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
 //! // `users` was imported with ids of its own: bring the counter up to them first.
-//! let last = User::sync_counter(&db).await?;
-//! let peeked = User::last_reserved(&db).await?; // Some(last)
+//! let last = User::sequence().sync_counter(&db).await?;
+//! let peeked = User::sequence().last_reserved(&db).await?; // Some(last)
 //! let mut ada = User { id: 0, name: "Ada".into() };
 //! ada.insert(&db).await?; // last + 1
-//! let again = User::find_by_id(&db, ada.id).await?;
+//! let again = User::sequence().find(&db, ada.id).await?;
 //! # Ok(()) }
 //! ```
 //!

@@ -55,7 +55,7 @@
 //! `start_seq` and `startAt` to `start`, `inc_amount` and `incrementBy` to `step`. What the tool
 //! cannot hold does not compile, with the reason: a `scope` but with mongoose-sequence (and
 //! seqid's own layout), a `step` with MongoEngine and the Go post (they add 1), `counters` with
-//! mongoose-auto-increment, a first id of 0 in a plain integer field. [`Layout`](crate::Layout)
+//! mongoose-auto-increment, a first id of 0 in a plain integer field. [`Layout`](crate::layout::Layout)
 //! holds each layout as a value.
 //!
 //! What seqid does on every layout, for the counters, block and gapless strategies alike:
@@ -75,9 +75,9 @@
 //!   where one was made since the transaction's snapshot, the insert meets it as a write
 //!   conflict, a `TransientTransactionError`: the transaction runs again, as any does, and
 //!   numbers from `start`.
-//! - **Admin calls** speak ids: [`last_reserved`](crate::Document::last_reserved) is the last id
-//!   handed out, [`set_counter(last)`](crate::Document::set_counter) takes an id of the sequence
-//!   (`start + k × step`), and [`sync_counter`](crate::Document::sync_counter) raises the
+//! - **Admin calls** speak ids: [`last_reserved`](crate::SequenceOf::last_reserved) is the last id
+//!   handed out, [`set_counter(last)`](crate::SequenceOf::set_counter) takes an id of the sequence
+//!   (`start + k × step`), and [`sync_counter`](crate::SequenceOf::sync_counter) raises the
 //!   counter, in the tool's field, to the last id of the progression not above the largest stored
 //!   (so that writers interleaving by step keep to their own ids).
 //!
@@ -116,5 +116,5 @@
 //! until its last request. Then keep the layout: seqid needs nothing else, and the counter stays
 //! where every remaining reader looks for it. (Moving the counter into another layout would make
 //! two counters of one sequence while processes of both versions run; if it must move, stop the
-//! sequence's writers, [`set_counter`](crate::Document::set_counter) the new layout's counter to
+//! sequence's writers, [`set_counter`](crate::SequenceOf::set_counter) the new layout's counter to
 //! the old one's value, and start them again.)

@@ -23,14 +23,14 @@
 //! Ticket::create_indexes(&db).await?; // unique { project: 1, number: 1 }
 //! let mut t = Ticket { id: None, project: "apollo".into(), number: 0 };
 //! t.insert(&db).await?; // t.number == 1000, t.id == Some(..)
-//! let found = Ticket::find_by_number(&db, 1000).scope("apollo").await?;
-//! let last = Ticket::last_reserved(&db).scope("apollo").await?; // Some(1000)
+//! let found = Ticket::sequence().find(&db, 1000).scope("apollo").await?;
+//! let last = Ticket::sequence().last_reserved(&db).scope("apollo").await?; // Some(1000)
 //! # Ok(()) }
 //! ```
 //!
-//! [`last_reserved`](crate::Document::last_reserved) and the counter's other operations are methods
-//! of [`Document`](crate::Document), offered where the type is
-//! [`CounterBacked`](crate::CounterBacked) (the counters, block and gapless strategies): nothing
+//! [`last_reserved`](crate::SequenceOf::last_reserved) and the counter's other operations are methods
+//! of the type's [`SequenceOf`](crate::SequenceOf), offered where its strategy keeps a counter
+//! ([`kind::WithCounter`](crate::kind::WithCounter): counters, block and gapless): nothing
 //! more to import than `seqid::Document`.
 //!
 //! An `_id` written `Option<ObjectId>` beside a field sequence is one of the document's ids:
@@ -75,10 +75,10 @@
 //!   released block costs the ids left in it, a gap of at most `block_size - 1` in that scope.
 //! - **Administration per scope** names the scope with
 //!   [`.scope(value)`](crate::action::FindById::scope) (or a tuple, in the declared order) on
-//!   `last_reserved`, `set_counter`, `reset_counter`, `sync_counter`, `find_by_id` and the
-//!   derive's `find_by_<field>`; [`T::list_counters(&db)`](crate::Document::list_counters)
+//!   `last_reserved`, `set_counter`, `reset_counter`, `sync_counter` and
+//!   `find`; [`T::sequence().list_counters(&db)`](crate::SequenceOf::list_counters)
 //!   lists every scope's counter at once (it takes no scope);
-//!   [`T::sync_every_scope(&db)`](crate::Document::sync_every_scope) raises the counter of every
+//!   [`T::sequence().sync_every_scope(&db)`](crate::SequenceOf::sync_every_scope) raises the counter of every
 //!   scope that has documents at once.
 //! - **A scope is named with a value of its field's type**, checked at compile time: `.scope`
 //!   takes what the scope field holds (a `&str` or `String` for a `String`; any integer for an
@@ -104,9 +104,9 @@
 //! }
 //!
 //! # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-//! let last = Invoice::last_reserved(&db).scope(("acme", 2026)).await?;
-//! Invoice::set_counter(&db, 41).scope(("acme", 2026)).await?; // the next one is 42
-//! let scopes = Invoice::sync_every_scope(&db).await?; // the counters brought up to date
+//! let last = Invoice::sequence().last_reserved(&db).scope(("acme", 2026)).await?;
+//! Invoice::sequence().set_counter(&db, 41).scope(("acme", 2026)).await?; // the next one is 42
+//! let scopes = Invoice::sequence().sync_every_scope(&db).await?; // the counters brought up to date
 //! # Ok(()) }
 //! ```
 //!

@@ -23,7 +23,7 @@
 //!   [`Invoice::transaction(&mut session).run(...)`](crate::Document::transaction);
 //!   `GET /invoices/{number}`.
 //! - `GET /sequences`: what the handle holds ([`Stats`](crate::Stats) per sequence), and
-//!   every counter of each ([`list_counters`](crate::Document::list_counters): per project, the
+//!   every counter of each ([`list_counters`](crate::SequenceOf::list_counters): per project, the
 //!   last id reserved, what this process holds of its block, the largest number stored).
 //!
 //! Errors are `{"error": "..."}`: 400, 413, 415 or 422 for what the client sent (seqid's own

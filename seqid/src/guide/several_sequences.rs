@@ -36,9 +36,8 @@
 //!   [`insert_many`](crate::Document::insert_many) reserves each sequence once per call and scope
 //!   (one `$inc: n` per counter), then sends one `insert_many`.
 //! - **The primary sequence** is the one [`Model::SEQUENCE`](crate::Model::SEQUENCE),
-//!   [`sequence_id`](crate::Model::sequence_id), [`find_by_id`](crate::Document::find_by_id)
-//!   (when it numbers `_id`; each field's sequence has the derive's `find_by_<field>`), the
-//!   counter's operations and [`stats`](crate::Document::stats) act on, and whose write the
+//!   [`sequence_id`](crate::Model::sequence_id) and
+//!   [`T::sequence()`](crate::Document::sequence) name, and whose write the
 //!   insert retries: the `optimistic` sequence if there is one, else the `_id` one, else the
 //!   first field's. The others are [`Model::OTHERS`](crate::Model::OTHERS). Each sequence,
 //!   primary or not, has a [`SequenceOf`](crate::SequenceOf) handle named after its field,
@@ -47,8 +46,8 @@
 //!   [`set_counter`](crate::SequenceOf::set_counter),
 //!   [`reset_counter`](crate::SequenceOf::reset_counter),
 //!   [`sync_counter`](crate::SequenceOf::sync_counter),
-//!   [`sync_every_scope`](crate::SequenceOf::sync_every_scope),
-//!   [`create_index`](crate::SequenceOf::create_index) and [`stats`](crate::SequenceOf::stats);
+//!   [`sync_every_scope`](crate::SequenceOf::sync_every_scope) and
+//!   [`stats`](crate::SequenceOf::stats);
 //!   the counter's operations exist only for a sequence that keeps a counter, checked at compile
 //!   time. [`create_indexes`](crate::Document::create_indexes) makes the unique index of every
 //!   sequence on a field; the insert's span lists every sequence in `sequences`.

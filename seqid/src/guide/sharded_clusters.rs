@@ -13,10 +13,10 @@
 //! the log (a `tracing` warning, once per process, sequence, collection and cost). On a replica set
 //! or a standalone server it reads one `hello` per handle and database, and nothing else.
 //!
-//! [`check_deployment`](crate::check_deployment) (or `T::check_deployment(&db)` for every
-//! sequence of a type) reports the same for a deploy script or a health endpoint: the
+//! [`seqid::deployment::check(&db).of::<T>()`](crate::deployment::check) (every sequence of a
+//! type; `.of::<U>()` again for more types) reports the same for a deploy script or a health endpoint: the
 //! deployment, each collection's shard key, the unique indexes seqid relies on and whether
-//! they exist, and each sequence's [`Verdict`](crate::Verdict).
+//! they exist, and each sequence's [`Verdict`](crate::deployment::Verdict).
 //!
 //! ```no_run
 //! # use seqid::Document;
@@ -24,7 +24,7 @@
 //! # #[seq_id("user", strategy = "optimistic")]
 //! # struct User { #[serde(rename = "_id")] id: i64 }
 //! # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
-//! let report = User::check_deployment(&db).await?;
+//! let report = seqid::deployment::check(&db).of::<User>().await?;
 //! print!("{report}");
 //! // deployment: a sharded cluster (through mongos)
 //! // collection app.users: sharded on { "email": 1 }

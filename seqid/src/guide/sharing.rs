@@ -46,10 +46,10 @@
 //!
 //! Memory is bounded by the sequences in use: the state of a (database, sequence) that no call
 //! has used for [`release_idle_after`](crate::Sequences::release_idle_after) (10 minutes unless
-//! set, [`DEFAULT_RELEASE_AFTER`](crate::DEFAULT_RELEASE_AFTER)) is released, so a service with a
+//! set, [`DEFAULT_RELEASE_AFTER`](crate::Sequences::DEFAULT_RELEASE_AFTER)) is released, so a service with a
 //! database per tenant keeps state for the tenants in use, not for every name it has seen.
 //! Releasing costs nothing but a block's unused ids (a gap of at most one block).
-//! [`T::stats(&db)`](crate::Document::stats) and [`Sequences::held()`](crate::Sequences::held)
+//! [`T::sequence().stats(&db)`](crate::SequenceOf::stats) and [`Sequences::held()`](crate::Sequences::held)
 //! show what a handle holds.
 //!
 //! ```no_run
@@ -63,7 +63,7 @@
 //! let db = sequences.database("tenant_42");
 //! let mut ada = User { id: 0, name: "Ada".into() };
 //! ada.insert(&db).await?; // the first id of a block of 100, shared by every task
-//! let stats = User::stats(&db); // reservations, ids, retries, unused, in_flight
+//! let stats = User::sequence().stats(&db); // reservations, ids, retries, unused, in_flight
 //! let held = sequences.held(); // sequences (and scopes) it holds state for
 //! # Ok(()) }
 //! ```

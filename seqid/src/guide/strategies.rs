@@ -58,7 +58,7 @@
 //! query and an insert.
 //!
 //! The loop keeps trying while the server answers, within a time budget (`time_budget_ms`,
-//! default 10 s, [`DEFAULT_TIME_BUDGET`](crate::DEFAULT_TIME_BUDGET);
+//! default 10 s, [`DEFAULT_TIME_BUDGET`](crate::Sequence::DEFAULT_TIME_BUDGET);
 //! [`.time_budget(d)`](crate::action::Insert::time_budget) per call), and, if you set one, a
 //! count (`max_attempts`, or [`.max_attempts(n)`](crate::action::Insert::max_attempts) per call);
 //! it fails with [`Error::RetriesExhausted`](crate::Error::RetriesExhausted) (how long, how many

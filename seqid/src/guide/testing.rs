@@ -78,7 +78,7 @@
 //!
 //!     let mut ada = User { id: 0, name: "Ada".into() };
 //!     assert_eq!(ada.insert(&app).await.unwrap(), 1);
-//!     let found = User::find_by_id(&app, 1).await.unwrap();
+//!     let found = User::sequence().find(&app, 1).await.unwrap();
 //!     assert_eq!(found.unwrap().name, "Ada");
 //! } // the database is dropped here
 //! ```

@@ -52,7 +52,7 @@
 //!   document it inserted, `number_draft` answering `by_this_call: false`);
 //! - any other error aborts the transaction and comes back as it is, of the body's own error
 //!   type: a [`seqid::Error`](crate::Error) stays typed (`DraftNotFound`, `InvalidNaturalKey`,
-//!   ...), a caller's own error too (any [`Labelled`](crate::Labelled) error a `seqid::Error`
+//!   ...), a caller's own error too (any [`Labelled`](crate::action::Labelled) error a `seqid::Error`
 //!   converts into, such as `Box<dyn std::error::Error + Send + Sync>`);
 //! - all of it for at most its time limit (120 s, the driver's, or
 //!   [`time_limit`](crate::action::Transaction::time_limit)); a commit whose result is still
@@ -159,7 +159,7 @@
 //! as a process keeps handing out a range that was reissued). So seqid sends every counter update
 //! with `w: "majority"` (keeping the database's `journal` and `wtimeout`), unless the type says
 //! `counter_write_concern = "database"` (for speed, accepting that risk; see
-//! [`CounterWriteConcern`](crate::CounterWriteConcern)). The document's own insert always goes
+//! [`CounterWriteConcern`](crate::layout::CounterWriteConcern)). The document's own insert always goes
 //! with the collection's write concern, and `gapless` counters follow the transaction's. The
 //! tests check both with the driver's command monitoring.
 //!

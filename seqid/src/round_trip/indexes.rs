@@ -202,7 +202,7 @@ async fn check(
 }
 
 /// Whether `collection` has a unique index, not partial, on exactly `keys` in that order
-/// (whatever its name): what [`crate::check_deployment`] reports.
+/// (whatever its name): what [`crate::deployment::check`] reports.
 pub(crate) async fn has_unique(
     collection: &Collection<BsonDocument>,
     seq: &'static Sequence,

@@ -28,8 +28,8 @@ pub(crate) const REREAD_AFTER: Duration = Duration::from_secs(300);
 ///
 /// ```no_run
 /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
-/// let report = seqid::check_deployment(&db, []).await?;
-/// if report.topology == seqid::Topology::Sharded {
+/// let report = seqid::deployment::check(&db).await?;
+/// if report.topology == seqid::deployment::Topology::Sharded {
 ///     println!("through mongos");
 /// }
 /// # Ok(()) }

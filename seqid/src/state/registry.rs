@@ -25,9 +25,9 @@ use crate::state::known::Known;
 use crate::state::lock;
 use crate::state::orphan::Orphan;
 
-/// How long a sequence's state is kept once no call uses it, unless
-/// [`Sequences::release_idle_after`](crate::Sequences::release_idle_after) says otherwise.
-pub const DEFAULT_RELEASE_AFTER: Duration = Duration::from_secs(600);
+/// How long a sequence's state is kept once no call uses it, unless the handle's
+/// `release_idle_after` says otherwise (`Sequences::DEFAULT_RELEASE_AFTER`).
+pub(crate) const DEFAULT_RELEASE_AFTER: Duration = Duration::from_secs(600);
 
 /// Entries are swept when there are more than this many, and then when their number has
 /// doubled since the last sweep: memory stays within twice what is in use, plus this.
@@ -295,7 +295,7 @@ impl<'a> Route<'a> {
 }
 
 /// What this process has done for one sequence in one database, from
-/// [`Document::stats`](crate::Document::stats).
+/// [`Document::stats`](crate::SequenceOf::stats).
 ///
 /// ```
 /// let stats = seqid::Stats::default();

@@ -25,7 +25,7 @@ fn block_is_accepted() {
     assert_eq!(Order::SEQUENCE.collection, "orders");
     assert!(matches!(
         OrderLine::SEQUENCE.strategy,
-        Strategy::Block { block_size, .. } if block_size == seqid::DEFAULT_BLOCK_SIZE
+        Strategy::Block { block_size, .. } if block_size == seqid::Sequence::DEFAULT_BLOCK_SIZE
     ));
     assert_eq!(OrderLine::SEQUENCE.collection, "order_line");
 }

@@ -15,7 +15,7 @@ fn defaults_is_accepted() {
     let s = BlogPost::SEQUENCE;
     assert_eq!(s.name, "postid");
     assert_eq!(s.collection, "blog_post");
-    assert_eq!(s.counters, seqid::DEFAULT_COUNTERS);
+    assert_eq!(s.counters, seqid::Sequence::DEFAULT_COUNTERS);
     assert!(matches!(s.strategy, Strategy::Counters));
     assert_eq!(s.strategy_name(), "counters");
 

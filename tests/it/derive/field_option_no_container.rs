@@ -18,7 +18,7 @@ fn field_option_no_container_is_accepted() {
     assert_eq!(s.name, "case");
     assert_eq!(s.field, "case_number");
     assert_eq!(s.scope, &["customer"]);
-    assert_eq!(s.start, seqid::DEFAULT_START);
+    assert_eq!(s.start, seqid::Sequence::DEFAULT_START);
 
     let mut case = SupportCase {
         customer: "acme".into(),

@@ -1,5 +1,6 @@
 //! Every strategy, and every key of a sequence, on a field.
-use seqid::{CounterBacked, CounterWriteConcern, Document, Model, Strategy, kind};
+use seqid::layout::CounterWriteConcern;
+use seqid::{Document, Model, Strategy, kind};
 use serde::Serialize;
 
 #[derive(Serialize, Document)]
@@ -32,7 +33,7 @@ struct D {
     number: i64,
 }
 
-fn counter_backed<T: CounterBacked>() {}
+fn counter_backed<T: Document<Kind: kind::WithCounter>>() {}
 
 #[test]
 fn field_strategies_is_accepted() {

@@ -22,7 +22,7 @@ fn field_ticket_is_accepted() {
     assert_eq!(s.scope, &["project"]);
     assert_eq!(s.start, 1000);
     assert_eq!(s.collection, "tickets");
-    assert_eq!(s.counters, seqid::DEFAULT_COUNTERS);
+    assert_eq!(s.counters, seqid::Sequence::DEFAULT_COUNTERS);
     assert!(matches!(s.strategy, Strategy::Counters));
 
     let mut ticket = Ticket {

@@ -1,5 +1,6 @@
 //! The gapless strategy, and the counter's write concern of the others.
-use seqid::{CounterBacked, CounterWriteConcern, Document, Model, Strategy, kind};
+use seqid::layout::CounterWriteConcern;
+use seqid::{Document, Model, Strategy, kind};
 use serde::Serialize;
 
 #[derive(Serialize, Document)]
@@ -16,7 +17,7 @@ struct Order {
     id: Option<u32>,
 }
 
-fn counter_backed<T: CounterBacked>() {}
+fn counter_backed<T: Document<Kind: kind::WithCounter>>() {}
 fn gapless<T: Document<Kind = kind::Gapless>>() {}
 
 async fn in_transaction(db: &mongodb::Database, session: &mut mongodb::ClientSession) {

@@ -1,7 +1,8 @@
 //! `#[seq_key]`: the natural key's fields as serde writes them (`rename`, `rename_all`), in
 //! the order of the fields, compound, on a generic struct, and on an `_id` the caller sets
 //! beside a sequence on another field; a struct without one has an empty key.
-use seqid::{Document, Model, NaturalKeyed};
+use seqid::kind::NaturalKeyed;
+use seqid::{Document, Model};
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Document)]
@@ -35,7 +36,7 @@ struct Plain {
     id: i64,
 }
 
-fn keyed<T: NaturalKeyed>() -> &'static [&'static str] {
+fn keyed<T: Model + NaturalKeyed>() -> &'static [&'static str] {
     T::NATURAL_KEY
 }
 

@@ -39,6 +39,6 @@ fn optimistic_is_accepted() {
             max_attempts: None,
             time_budget,
             ..
-        } if time_budget == seqid::DEFAULT_TIME_BUDGET
+        } if time_budget == seqid::Sequence::DEFAULT_TIME_BUDGET
     ));
 }

@@ -35,6 +35,6 @@ fn start_is_accepted() {
     assert_eq!(A::SEQUENCE.start, 1000);
     assert_eq!(B::SEQUENCE.start, i64::MAX);
     assert_eq!(C::SEQUENCE.start, 42);
-    assert_eq!(D::SEQUENCE.start, seqid::DEFAULT_START);
-    assert_eq!(seqid::DEFAULT_START, 1);
+    assert_eq!(D::SEQUENCE.start, seqid::Sequence::DEFAULT_START);
+    assert_eq!(seqid::Sequence::DEFAULT_START, 1);
 }

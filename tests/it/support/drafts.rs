@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{Bson, doc};
-use seqid::{Document, Error, Numbered, NumberedLater};
+use seqid::kind::NumberedLater;
+use seqid::{Document, Error, Numbered};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 

@@ -13,7 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mongodb::bson::oid::ObjectId;
-use seqid::{Document, Entry, Error, NaturalKeyed};
+use seqid::kind::NaturalKeyed;
+use seqid::{Document, Entry, Error};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 

@@ -112,7 +112,7 @@ impl Via {
     /// `support::assert_dense`); a bare database keeps no count.
     pub fn retries<T: Document>(&self) -> u64 {
         match self {
-            Via::Handle(db) => T::stats(db).retries,
+            Via::Handle(db) => T::sequence().stats(db).retries,
             Via::Bare(_) => 0,
         }
     }
@@ -333,7 +333,7 @@ pub async fn joined<T: Send + 'static>(
 /// even calls under an id reserved before the document is built (`T::reserve_id`, then
 /// `insert(..).reserved(token)`; gapless: both in one transaction of the call's own, run
 /// with `T::transaction`), odd calls by a plain insert; returns what each call was told.
-pub async fn write_reserved<T: Model + seqid::CounterBacked>(
+pub async fn write_reserved<T: Model<Kind: seqid::kind::WithCounter>>(
     via: &Via,
     by: &str,
     tasks: usize,
@@ -367,7 +367,7 @@ pub async fn write_reserved<T: Model + seqid::CounterBacked>(
 
 /// Writer `writer`'s document `n`, stored under an id reserved before it was built (see
 /// [`write_reserved`]); its id.
-async fn reserved_one<T: Model + seqid::CounterBacked>(
+async fn reserved_one<T: Model<Kind: seqid::kind::WithCounter>>(
     via: &Via,
     writer: &str,
     n: u32,
@@ -399,7 +399,7 @@ async fn reserved_one<T: Model + seqid::CounterBacked>(
 
 /// One token of `T` reserved in `db` (in `session`'s transaction, if given), and writer
 /// `writer`'s document `n` stored under it.
-async fn reserved_in<T: Model + seqid::CounterBacked>(
+async fn reserved_in<T: Model<Kind: seqid::kind::WithCounter>>(
     db: &impl AsDatabase,
     writer: &str,
     n: u32,

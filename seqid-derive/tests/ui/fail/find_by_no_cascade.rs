@@ -1,6 +1,6 @@
 // With a mistake in the derive, calls to its finders elsewhere add no error of their own:
-// `find_by_<field>` of a field's sequence, and `find_by_id` of an `_id` sequence. The one
-// error of each type is its mistake.
+// `find` on a field's sequence, and on an `_id` sequence. The one error of each type is its
+// mistake.
 use seqid::Document;
 use serde::{Deserialize, Serialize};
 
@@ -20,8 +20,8 @@ struct User {
 }
 
 async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    let _: Option<Ticket> = Ticket::find_by_number(&db, 1).scope("x").await?;
-    let _: Option<User> = User::find_by_id(&db, 1).await?;
+    let _: Option<Ticket> = Ticket::sequence().find(&db, 1).scope("x").await?;
+    let _: Option<User> = User::sequence().find(&db, 1).await?;
     Ok(())
 }
 

@@ -1,5 +1,5 @@
 // `find_or_insert` on a type that declares no natural key: one error at the call, in
-// seqid's words, saying how to declare one (or name it per call); `find_or_insert_by`
+// seqid's words, saying how to declare one (or name it per call); `.by(...)`
 // needs none.
 use seqid::Document;
 use serde::{Deserialize, Serialize};
@@ -15,7 +15,7 @@ struct Customer {
 async fn run(db: &mongodb::Database) -> Result<(), seqid::Error> {
     let mut customer = Customer { id: 0, email: "ada@example.com".into() };
     customer.find_or_insert(db).await?;
-    customer.find_or_insert_by(&["email"], db).await?;
+    customer.find_or_insert(db).by(&["email"]).await?;
     Ok(())
 }
 

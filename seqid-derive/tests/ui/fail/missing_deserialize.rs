@@ -17,10 +17,10 @@ struct Issue {
 async fn run(db: &mongodb::Database) -> Result<(), seqid::Error> {
     let mut issue = Issue { id: 0, number: 0, code: String::new() };
     issue.insert(db).await?;
-    let _ = Issue::find_by_id(db, 1).await?;
+    let _ = Issue::sequence().find(db, 1).await?;
     let _ = Issue::number_sequence().find(db, 1).await?;
     let _ = Issue::find_by_code(db, "I-1").await?;
-    let _ = Issue::find_by_number(db, 1).await?;
+    let _ = Issue::number_sequence().find(db, 1).await?;
     Ok(())
 }
 

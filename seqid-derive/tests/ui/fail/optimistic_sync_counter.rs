@@ -1,7 +1,8 @@
 // The optimistic strategy keeps no counter: `sync_counter` and the counter's other
 // operations are refused for it with seqid's own words (no trait to import, none to
-// implement).
-use seqid::{CounterBacked, Document};
+// implement), and so is code generic over the strategies that keep one.
+use seqid::Document;
+use seqid::kind::WithCounter;
 use serde::Serialize;
 
 #[derive(Serialize, Document)]
@@ -12,11 +13,11 @@ struct Ticket {
 }
 
 async fn adopt(db: &mongodb::Database) {
-    let _ = Ticket::sync_counter(db).await;
-    let _ = Ticket::last_reserved(db).await;
+    let _ = Ticket::sequence().sync_counter(db).await;
+    let _ = Ticket::sequence().last_reserved(db).await;
 }
 
-fn sync_any<T: CounterBacked>() {}
+fn sync_any<T: Document<Kind: WithCounter>>() {}
 
 fn main() {
     let _ = adopt;

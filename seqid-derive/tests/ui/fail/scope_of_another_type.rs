@@ -23,10 +23,10 @@ struct Issue {
 }
 
 async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    let _ = Invoice::last_reserved(&db).scope("8").await?;
-    let _ = Invoice::find_by_number(&db, 1).scope("8").await?;
-    let _ = Invoice::set_counter(&db, 7).scope(8.5).await?;
-    let _ = Invoice::sync_counter(&db).scope(String::from("8")).await?;
+    let _ = Invoice::sequence().last_reserved(&db).scope("8").await?;
+    let _ = Invoice::sequence().find(&db, 1).scope("8").await?;
+    let _ = Invoice::sequence().set_counter(&db, 7).scope(8.5).await?;
+    let _ = Invoice::sequence().sync_counter(&db).scope(String::from("8")).await?;
     let _ = Issue::number_sequence().last_reserved(&db).scope(42).await?;
     Ok(())
 }

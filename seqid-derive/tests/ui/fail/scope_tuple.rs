@@ -20,10 +20,10 @@ struct User {
 }
 
 async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    let _ = Invoice::last_reserved(&db).scope((2026, "acme")).await?;
-    let _ = Invoice::last_reserved(&db).scope("acme").await?;
-    let _ = Invoice::last_reserved(&db).scope(("acme", 2026, 1)).await?;
-    let _ = User::last_reserved(&db).scope("acme").await?;
+    let _ = Invoice::sequence().last_reserved(&db).scope((2026, "acme")).await?;
+    let _ = Invoice::sequence().last_reserved(&db).scope("acme").await?;
+    let _ = Invoice::sequence().last_reserved(&db).scope(("acme", 2026, 1)).await?;
+    let _ = User::sequence().last_reserved(&db).scope("acme").await?;
     Ok(())
 }
 

@@ -110,8 +110,8 @@ macro_rules! counter_call {
 }
 
 counter_call!(
-    /// Sets a sequence's counter, from [`Document::set_counter`](crate::Document::set_counter) or
-    /// [`Document::reset_counter`](crate::Document::reset_counter): await it for the value set.
+    /// Sets a sequence's counter, from [`Document::set_counter`](crate::SequenceOf::set_counter) or
+    /// [`Document::reset_counter`](crate::SequenceOf::reset_counter): await it for the value set.
     ///
     /// It refuses to move the counter below the largest numeric id already stored (in its
     /// scope) ([`Error::CounterBelowStored`]): the next ids would be taken already, and every
@@ -129,33 +129,33 @@ counter_call!(
     SetCounter { value: Value, below_stored: bool } -> i64 = set,
     "setting a counter does nothing until it is awaited",
     "is set",
-    "Ticket::reset_counter(&db).scope(\"apollo\").await?;",
-    "Ticket::reset_counter(&db).scope_unchecked(project).await?;"
+    "Ticket::sequence().reset_counter(&db).scope(\"apollo\").await?;",
+    "Ticket::sequence().reset_counter(&db).scope_unchecked(project).await?;"
 );
 
 counter_call!(
     /// Reads a counter without taking an id, from
-    /// [`Document::last_reserved`](crate::Document::last_reserved): await it for the last id
+    /// [`Document::last_reserved`](crate::SequenceOf::last_reserved): await it for the last id
     /// reserved (with `counters` and `gapless`, the last handed out; with `block`, up to
     /// `block_size - 1` per process ahead of the ids stored), or `None` while the counter
     /// does not exist (the next id is then `start`).
     LastReserved {} -> Option<i64> = last_reserved,
     "reading a counter does nothing until it is awaited",
     "is read",
-    "let last: Option<i64> = Ticket::last_reserved(&db).scope(\"apollo\").await?;",
-    "let last: Option<i64> = Ticket::last_reserved(&db).scope_unchecked(project).await?;"
+    "let last: Option<i64> = Ticket::sequence().last_reserved(&db).scope(\"apollo\").await?;",
+    "let last: Option<i64> = Ticket::sequence().last_reserved(&db).scope_unchecked(project).await?;"
 );
 
 counter_call!(
-    /// Raises a counter to the largest id stored, from [`Document::sync_counter`](crate::Document::sync_counter):
+    /// Raises a counter to the largest id stored, from [`Document::sync_counter`](crate::SequenceOf::sync_counter):
     /// await it for the counter's value.
-    /// [`sync_every_scope`](crate::Document::sync_every_scope) does it for every scope at
+    /// [`sync_every_scope`](crate::SequenceOf::sync_every_scope) does it for every scope at
     /// once.
     SyncCounter {} -> i64 = sync,
     "syncing a counter does nothing until it is awaited",
     "is raised to the largest id stored in it",
-    "let last = Ticket::sync_counter(&db).scope(\"apollo\").await?;",
-    "let last = Ticket::sync_counter(&db).scope_unchecked(project).await?;"
+    "let last = Ticket::sequence().sync_counter(&db).scope(\"apollo\").await?;",
+    "let last = Ticket::sequence().sync_counter(&db).scope_unchecked(project).await?;"
 );
 
 /// What a [`SetCounter`] sets the counter to.
@@ -186,7 +186,7 @@ impl<'a, T: Model, S> SetCounter<'a, T, S> {
     /// # struct User { #[serde(rename = "_id")] id: i64 }
     /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
     /// // The collection was emptied by hand, and numbering starts over.
-    /// User::reset_counter(&db).below_stored().await?;
+    /// User::sequence().reset_counter(&db).below_stored().await?;
     /// # Ok(()) }
     /// ```
     pub fn below_stored(mut self) -> Self {
@@ -248,19 +248,23 @@ async fn last_reserved(db: Route<'_>, counter: Counter<'_>) -> Result<Option<i64
 
 /// [`SyncCounter`]'s call.
 async fn sync(db: Route<'_>, counter: Counter<'_>) -> Result<i64, Error> {
-    no_counter_for_optimistic(counter.seq)?;
+    no_counter_for_optimistic(counter.seq, "bring up to date")?;
     counted::sync(db, counter.seq, counter.scope).await
 }
 
-/// `CounterBacked` is derived for counter strategies only; a hand-written impl for an
-/// optimistic type still gets a typed error.
-fn no_counter_for_optimistic(seq: &'static Sequence) -> Result<(), Error> {
+/// The counter's operations and `reserve_ids` are offered by the compiler for the
+/// strategies that keep a counter (`kind::WithCounter`); a hand-written `Model` whose
+/// `Kind` says so of an optimistic sequence still gets a typed error, from here alone.
+pub(crate) fn no_counter_for_optimistic(
+    seq: &'static Sequence,
+    doing: &'static str,
+) -> Result<(), Error> {
     match seq.strategy {
         Strategy::Optimistic { .. } => Err(Error::InvalidOption {
             sequence: seq,
             option: "strategy",
             value: "optimistic".into(),
-            reason: "the optimistic strategy keeps no counter to bring up to date".into(),
+            reason: format!("the optimistic strategy keeps no counter to {doing}").into(),
         }),
         _ => Ok(()),
     }
@@ -274,7 +278,7 @@ pub(crate) async fn sync_every_scope(
     seq: &'static Sequence,
 ) -> Result<u64, Error> {
     use futures_util::{StreamExt, TryStreamExt};
-    no_counter_for_optimistic(seq)?;
+    no_counter_for_optimistic(seq, "bring up to date")?;
     if seq.scope.is_empty() {
         counted::sync(route, seq, &Scope::NONE).await?;
         return Ok(1);

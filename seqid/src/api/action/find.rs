@@ -34,35 +34,11 @@ pub trait Deserializable: DeserializeOwned {}
 #[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned> Deserializable for T {}
 
-/// A type whose sequence numbers `_id`, which `#[derive(Document)]` implements: the bound
-/// of [`Document::find_by_id`](crate::Document::find_by_id), so that a type whose sequence
-/// numbers another field (its `_id` an ObjectId) finds by that field's name, with the
-/// `find_by_<field>` the derive writes, never by a call named for `_id` that would not
-/// look in `_id`.
-#[doc(hidden)]
-#[diagnostic::on_unimplemented(
-    message = "the sequence of `{Self}` numbers a field, not `_id`: `find_by_id` would not look in `_id`",
-    label = "`find_by_id` finds by `_id`, which `{Self}`'s primary sequence does not number",
-    note = "find by the field the sequence numbers, with the function the derive writes for it: `{Self}::find_by_<field>(&db, n)`, e.g. `find_by_number`"
-)]
-pub trait SequenceOnId {}
-
-/// The find of the derive's `find_by_<field>`, for the sequence `seq` on that field,
-/// whose scope is of the kind `S`.
-pub fn find_by_number<'a, T: Model + Deserializable, S>(
-    db: &'a impl AsDatabase,
-    seq: &'static Sequence,
-    number: impl Into<i128>,
-) -> FindById<'a, T, S> {
-    FindById::new(db.route(), seq, number)
-}
-
 /// What a find gives: the document, or `None`.
 type Found<T> = Result<Option<T>, Error>;
 
 /// Finds a document by the number its sequence gave it, from
-/// [`Document::find_by_id`](crate::Document::find_by_id) or the derive's
-/// `find_by_<field>` (`Ticket::find_by_number(&db, 1041)`):
+/// [`SequenceOf::find`](crate::SequenceOf::find) (`Ticket::sequence().find(&db, 1041)`):
 /// await it for the document, or `None`. Read from the primary; numbers compare by value,
 /// so a document stored as Int32 by another tool is found by its `i64` number.
 ///
@@ -121,7 +97,7 @@ impl<'a, T: Model, S> FindById<'a, T, S> {
     /// # #[seq_id(collection = "tickets")]
     /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
     /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// let ticket = Ticket::find_by_number(&db, 1041).scope("apollo").await?;
+    /// let ticket = Ticket::sequence().find(&db, 1041).scope("apollo").await?;
     /// # Ok(()) }
     /// ```
     pub fn scope(mut self, scope: impl Names<S>) -> Self {
@@ -140,7 +116,7 @@ impl<'a, T: Model, S> FindById<'a, T, S> {
     /// # #[seq_id(collection = "tickets")]
     /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
     /// # async fn run(db: mongodb::Database, project: mongodb::bson::Bson) -> Result<(), seqid::Error> {
-    /// let ticket = Ticket::find_by_number(&db, 1041).scope_unchecked(project).await?;
+    /// let ticket = Ticket::sequence().find(&db, 1041).scope_unchecked(project).await?;
     /// # Ok(()) }
     /// ```
     pub fn scope_unchecked(mut self, scope: impl Serialize) -> Self {

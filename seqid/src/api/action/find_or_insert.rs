@@ -1,107 +1,237 @@
 //! [`FindOrInsert`]: the document with a natural key, inserted with the next id only
 //! when no document holds that key.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use super::find::Deserializable;
 use super::future::InsertFuture;
 use crate::base::error::Error;
+use crate::base::kind::NaturalKeyed;
 use crate::base::model::Model;
 use crate::base::natural::{Entry, NaturalKey};
 use crate::insert::{natural, natural_many};
 use crate::state::context::Call;
 use crate::state::registry::Route;
 
-/// A type that declares a natural key (`#[seq_key]` on its fields): the bound of
-/// [`find_or_insert`](crate::Document::find_or_insert), so that a type without one is
-/// refused at the call with this trait's message, and the bound of code generic over such
-/// types. The derive implements it; a type without a declared key can still be found by a
-/// key named per call, with [`find_or_insert_by`](crate::Document::find_or_insert_by).
-///
-/// ```no_run
-/// use seqid::{Document, Entry, NaturalKeyed};
-///
-/// async fn ensure<T>(doc: &mut T, db: &seqid::Database) -> Result<Entry, seqid::Error>
-/// where
-///     T: NaturalKeyed + serde::de::DeserializeOwned,
-/// {
-///     doc.find_or_insert(db).await
-/// }
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` declares no natural key for `find_or_insert` to find it by",
-    label = "`find_or_insert` finds the document by the fields marked `#[seq_key]`",
-    note = "mark the field(s) that identify a `{Self}` with `#[seq_key]` (and make their unique index with `create_indexes`), or name them for this call with `find_or_insert_by`"
-)]
-pub trait NaturalKeyed: crate::base::model::Model {}
+/// The natural key a find-or-insert of a `T` finds by: the one the type declares (`()`, the
+/// default, for a type that declares one), or the fields named for the call with
+/// `.by(...)`. Not public: a [`FindOrInsert`] is a future by one impl bounded on it, whose
+/// refusal then names what is missing ([`NaturalKeyed`]'s message, where an `IntoFuture`
+/// bound would be reported as "not a future").
+pub trait Key<T> {
+    /// The fields named for the call; `None` for the type's own.
+    #[doc(hidden)]
+    fn named(self) -> Option<&'static [&'static str]>;
+}
+
+impl<T: Model + NaturalKeyed> Key<T> for () {
+    fn named(self) -> Option<&'static [&'static str]> {
+        None
+    }
+}
+
+impl<T: Model> Key<T> for &'static [&'static str] {
+    fn named(self) -> Option<&'static [&'static str]> {
+        Some(self)
+    }
+}
+
+/// The key `key` names, checked for `T`.
+fn resolve<T: Model>(key: impl Key<T>) -> Result<NaturalKey, Error> {
+    match key.named() {
+        None => Ok(NaturalKey::declared::<T>()),
+        Some(fields) => NaturalKey::named::<T>(fields),
+    }
+}
 
 /// Finds the document with the natural key of the one given, or inserts it with the next
-/// id, from [`Document::find_or_insert`](crate::Document::find_or_insert) or
-/// [`Document::find_or_insert_by`](crate::Document::find_or_insert_by): await it for the
-/// [`Entry`], the document now holding the stored one either way. Options are set by
-/// method, as an [`Insert`](super::Insert)'s.
+/// id, from [`Document::find_or_insert`](crate::Document::find_or_insert): await it for
+/// the [`Entry`], the document now holding the stored one either way. `K` is the key it
+/// finds by: the type's own (`#[seq_key]`, the default: awaiting it needs the type to
+/// declare one, [`NaturalKeyed`]), or the fields named for the call with
+/// [`by`](FindOrInsert::by). Options are set by method, as an [`Insert`](super::Insert)'s.
 #[must_use = "a find_or_insert does nothing until it is awaited"]
-pub struct FindOrInsert<'a, T: Model> {
-    doc: &'a mut T,
-    db: Route<'a>,
+pub struct FindOrInsert<'a, T: Model, K = ()> {
     pub(super) call: Call<'a>,
-    key: Result<NaturalKey, Error>,
-    // The call itself, set by `new`, which requires `T: Deserializable`, so that awaiting
-    // requires nothing (see `Deserializable`).
-    run: for<'r> fn(FindOrInsert<'r, T>) -> InsertFuture<'r, Entry>,
+    started: Started<'a, &'a mut T, K, Entry>,
+}
+
+/// [`FindOrInsert`] for many documents, from
+/// [`Document::find_or_insert_many`](crate::Document::find_or_insert_many): await it for
+/// an [`Entry`] per document, in order, each document now holding the stored one. `K` as
+/// for [`FindOrInsert`].
+#[must_use = "a find_or_insert_many does nothing until it is awaited"]
+pub struct FindOrInsertMany<'a, T: Model, K = ()> {
+    pub(super) call: Call<'a>,
+    started: Started<'a, &'a mut [T], K, Vec<Entry>>,
+}
+
+/// A find-or-insert of `D` (one document or a slice) before its first poll, and then its
+/// insert's future.
+struct Started<'a, D, K, V> {
+    /// Taken at the first poll.
+    docs: Option<D>,
+    db: Route<'a>,
+    key: K,
+    // The call itself, set by `new`, which requires `T: Deserializable`, so that polling
+    // requires nothing more than the key (see `Deserializable`).
+    run: fn(D, Route<'a>, Call<'a>, Result<NaturalKey, Error>) -> InsertFuture<'a, V>,
+    running: Option<InsertFuture<'a, V>>,
+}
+
+impl<'a, D, K, V> Started<'a, D, K, V> {
+    /// The same call, finding by `key`.
+    fn by<L>(self, key: L) -> Started<'a, D, L, V> {
+        let Started {
+            docs,
+            db,
+            run,
+            running,
+            ..
+        } = self;
+        Started {
+            docs,
+            db,
+            key,
+            run,
+            running,
+        }
+    }
+
+    /// Polls the insert, started at the first poll with the options `call` and the key
+    /// `resolve` gives.
+    fn poll(
+        &mut self,
+        call: &mut Call<'a>,
+        cx: &mut Context<'_>,
+        resolve: impl FnOnce(&K) -> Result<NaturalKey, Error>,
+    ) -> Poll<Result<V, Error>> {
+        if self.running.is_none() {
+            let docs = self
+                .docs
+                .take()
+                .expect("a find-or-insert polled after it completed");
+            let key = resolve(&self.key);
+            let call = std::mem::take(call);
+            self.running = Some((self.run)(docs, self.db, call, key));
+        }
+        let running = self.running.as_mut().expect("started above");
+        Pin::new(running).poll(cx)
+    }
 }
 
 impl<'a, T: Model> FindOrInsert<'a, T> {
-    pub(crate) fn new(doc: &'a mut T, db: Route<'a>, key: Result<NaturalKey, Error>) -> Self
+    pub(crate) fn new(doc: &'a mut T, db: Route<'a>) -> Self
     where
         T: Deserializable,
     {
+        let run: fn(&'a mut T, Route<'a>, Call<'a>, _) -> _ = |doc, db, call, key| {
+            let insert = Box::pin(natural::find_or_insert(doc, db, call, key));
+            InsertFuture::of::<T>("find_or_insert", 1, insert).scoped(&T::SEQUENCE)
+        };
         FindOrInsert {
-            doc,
-            db,
             call: Call::default(),
-            key,
-            run: |action| {
-                let (doc, db, call, key) = (action.doc, action.db, action.call, action.key);
-                let insert = Box::pin(natural::find_or_insert(doc, db, call, key));
-                InsertFuture::of::<T>("find_or_insert", 1, insert).scoped(&T::SEQUENCE)
+            started: Started {
+                docs: Some(doc),
+                db,
+                key: (),
+                run,
+                running: None,
             },
+        }
+    }
+
+    /// Finds by the natural key `key`, named for this call (the fields as serialized),
+    /// instead of the type's own: for a type that declares none, or to find by another.
+    /// A unique index on the key's fields (or on some of them) must exist
+    /// ([`Error::MissingIndex`]); a key that is empty or names a field the insert fills is
+    /// [`Error::InvalidNaturalKey`], both before any id is taken.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, login: String }
+    /// # async fn run(db: mongodb::Database) -> Result<(), Box<dyn std::error::Error>> {
+    /// use mongodb::IndexModel;
+    /// use mongodb::bson::doc;
+    /// use mongodb::options::IndexOptions;
+    ///
+    /// let unique = IndexOptions::builder().unique(true).build();
+    /// let index = IndexModel::builder().keys(doc! { "login": 1 }).options(unique).build();
+    /// User::collection(&db).create_index(index).await?;
+    /// let mut ada = User { id: 0, login: "ada".into() };
+    /// let entry = ada.find_or_insert(&db).by(&["login"]).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn by(self, key: &'static [&'static str]) -> FindOrInsert<'a, T, &'static [&'static str]> {
+        FindOrInsert {
+            call: self.call,
+            started: self.started.by(key),
         }
     }
 }
 
-awaits_run!(['a, T: Model] FindOrInsert<'a, T> => InsertFuture<'a, Entry>, Entry);
+impl<T: Model, K: Key<T> + Copy + Unpin> Future for FindOrInsert<'_, T, K> {
+    type Output = Result<Entry, Error>;
 
-/// [`FindOrInsert`] for many documents, from
-/// [`Document::find_or_insert_many`](crate::Document::find_or_insert_many) or
-/// [`Document::find_or_insert_many_by`](crate::Document::find_or_insert_many_by): await it
-/// for an [`Entry`] per document, in order, each document now holding the stored one.
-#[must_use = "a find_or_insert_many does nothing until it is awaited"]
-pub struct FindOrInsertMany<'a, T: Model> {
-    docs: &'a mut [T],
-    db: Route<'a>,
-    pub(super) call: Call<'a>,
-    key: Result<NaturalKey, Error>,
-    // As `FindOrInsert`'s.
-    run: for<'r> fn(FindOrInsertMany<'r, T>) -> InsertFuture<'r, Vec<Entry>>,
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        this.started.poll(&mut this.call, cx, |key| resolve(*key))
+    }
 }
 
 impl<'a, T: Model> FindOrInsertMany<'a, T> {
-    pub(crate) fn new(docs: &'a mut [T], db: Route<'a>, key: Result<NaturalKey, Error>) -> Self
+    pub(crate) fn new(docs: &'a mut [T], db: Route<'a>) -> Self
     where
         T: Deserializable,
     {
+        let run: fn(&'a mut [T], Route<'a>, Call<'a>, _) -> _ = |docs, db, call, key| {
+            let count = docs.len();
+            let insert = Box::pin(natural_many::find_or_insert_many(docs, db, call, key));
+            InsertFuture::of::<T>("find_or_insert_many", count, insert)
+        };
         FindOrInsertMany {
-            docs,
-            db,
             call: Call::default(),
-            key,
-            run: |action| {
-                let (docs, db, call, key) = (action.docs, action.db, action.call, action.key);
-                let count = docs.len();
-                let insert = Box::pin(natural_many::find_or_insert_many(docs, db, call, key));
-                InsertFuture::of::<T>("find_or_insert_many", count, insert)
+            started: Started {
+                docs: Some(docs),
+                db,
+                key: (),
+                run,
+                running: None,
             },
+        }
+    }
+
+    /// Finds by the natural key `key`, named for this call, as [`FindOrInsert::by`].
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, login: String }
+    /// # async fn run(db: mongodb::Database, mut users: Vec<User>) -> Result<(), seqid::Error> {
+    /// let entries = User::find_or_insert_many(&mut users, &db).by(&["login"]).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn by(
+        self,
+        key: &'static [&'static str],
+    ) -> FindOrInsertMany<'a, T, &'static [&'static str]> {
+        FindOrInsertMany {
+            call: self.call,
+            started: self.started.by(key),
         }
     }
 }
 
-awaits_run!(['a, T: Model] FindOrInsertMany<'a, T> => InsertFuture<'a, Vec<Entry>>, Vec<Entry>);
+impl<T: Model, K: Key<T> + Copy + Unpin> Future for FindOrInsertMany<'_, T, K> {
+    type Output = Result<Vec<Entry>, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        this.started.poll(&mut this.call, cx, |key| resolve(*key))
+    }
+}

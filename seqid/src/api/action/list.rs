@@ -16,7 +16,7 @@ use crate::round_trip::counter::admin;
 use crate::round_trip::largest;
 use crate::state::registry::Route;
 
-/// One counter of a sequence, as [`Document::list_counters`](crate::Document::list_counters)
+/// One counter of a sequence, as [`Document::list_counters`](crate::SequenceOf::list_counters)
 /// finds it.
 ///
 /// ```
@@ -92,7 +92,7 @@ impl fmt::Display for CounterState {
 }
 
 /// Lists a sequence's counters, from
-/// [`Document::list_counters`](crate::Document::list_counters): await it for a
+/// [`Document::list_counters`](crate::SequenceOf::list_counters): await it for a
 /// [`CounterState`] per counter (one per scope that has one), in the order of the counters'
 /// `_id`.
 #[must_use = "listing counters does nothing until it is awaited"]
@@ -125,7 +125,7 @@ impl<'a, T: Model> ListCounters<'a, T> {
     /// # #[seq_id(collection = "tickets")]
     /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
     /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// let counters = Ticket::list_counters(&db).without_largest_stored().await?;
+    /// let counters = Ticket::sequence().list_counters(&db).without_largest_stored().await?;
     /// # Ok(()) }
     /// ```
     pub fn without_largest_stored(mut self) -> Self {

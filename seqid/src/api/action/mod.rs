@@ -74,14 +74,13 @@ pub use next::{NamedSequence, Next, NextN, NextNOf, NextOf};
 pub use number::{NumberDraft, NumberDrafts};
 pub use replace::Replace;
 pub use reserve::{ReserveId, ReserveIds, Reserved};
-pub use transaction::Transaction;
+pub use transaction::{DEFAULT_TRANSACTION_TIME_LIMIT, Labelled, Transaction};
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
 use crate::base::kind;
 use crate::base::model::{IdValue, Model};
 use crate::base::reserved::Held;
-use crate::base::span::Traced;
 use crate::insert::{many, one};
 use crate::state::context::Call;
 use crate::state::registry::Route;
@@ -96,8 +95,8 @@ pub(crate) enum Mode {
 /// The setters the inserts and the finds-or-inserts offer; `$example` shows the action
 /// awaited.
 macro_rules! setters {
-    ($action:ident, $example:literal) => {
-        impl<'a, T: Model> $action<'a, T> {
+    ($action:ident [$($generics:tt)*] [$($args:tt)*], $example:literal) => {
+        impl<'a, T: Model, $($generics)*> $action<'a, T, $($args)*> {
             session!(
                 /// Runs the insert in `session`, and in its transaction if one is running:
                 /// see [`Document`'s notes on sessions](crate::Document#sessions-and-transactions).
@@ -145,7 +144,7 @@ macro_rules! setters {
             }
         }
 
-        impl<'a, T: Model> $action<'a, T> {
+        impl<'a, T: Model, $($generics)*> $action<'a, T, $($args)*> {
             /// Attempts the optimistic loop makes at most for this call before
             /// [`Error::RetriesExhausted`] (for many documents: rounds of retries of those
             /// whose ids were taken), instead of `max_attempts` in the attribute; at least
@@ -175,7 +174,7 @@ macro_rules! setters {
             /// How long the optimistic loop keeps retrying for this call while other
             /// writers take the ids it tries, from its first attempt, before
             /// [`Error::RetriesExhausted`]; instead of `time_budget_ms` in the attribute
-            /// ([`DEFAULT_TIME_BUDGET`](crate::DEFAULT_TIME_BUDGET), 10 s, by default).
+            /// ([`DEFAULT_TIME_BUDGET`](crate::Sequence::DEFAULT_TIME_BUDGET), 10 s, by default).
             /// A write under way is not cut short: the budget decides whether to try
             /// again. More than zero. Offered for the optimistic strategy only.
             ///
@@ -202,25 +201,25 @@ macro_rules! setters {
     };
 }
 
-setters!(Insert, "ticket.insert(&db)");
-setters!(InsertMany, "Ticket::insert_many(&mut tickets, &db)");
-setters!(FindOrInsert, "ticket.find_or_insert(&db)");
+setters!(Insert [const RESUME: bool] [RESUME], "ticket.insert(&db)");
+setters!(InsertMany [] [], "Ticket::insert_many(&mut tickets, &db)");
+setters!(FindOrInsert[K][K], "ticket.find_or_insert(&db)");
 setters!(
-    FindOrInsertMany,
+    FindOrInsertMany[K][K],
     "Ticket::find_or_insert_many(&mut tickets, &db)"
 );
 
-/// An insert of one document, from [`Document::insert`](crate::Document::insert) or
-/// [`Document::resume_insert`](crate::Document::resume_insert): await it for the id.
+/// An insert of one document, from [`Document::insert`](crate::Document::insert), or
+/// with `RESUME`, from [`Document::resume_insert`](crate::Document::resume_insert): await
+/// it for the id.
 #[must_use = "an insert does nothing until it is awaited"]
-pub struct Insert<'a, T: Model> {
+pub struct Insert<'a, T: Model, const RESUME: bool = false> {
     doc: &'a mut T,
     db: Route<'a>,
     call: Call<'a>,
-    mode: Mode,
     /// The id reserved for the document ([`Insert::reserved`]): the action's alone, never
     /// held in an insert's state without one.
-    reserved: Option<Held>,
+    token: Option<Held>,
 }
 
 /// An insert of many documents, from [`Document::insert_many`](crate::Document::insert_many) or
@@ -233,17 +232,18 @@ pub struct InsertMany<'a, T: Model> {
     mode: Mode,
 }
 
-impl<'a, T: Model> Insert<'a, T> {
-    pub(crate) fn new(doc: &'a mut T, db: Route<'a>, mode: Mode) -> Self {
+impl<'a, T: Model, const RESUME: bool> Insert<'a, T, RESUME> {
+    pub(crate) fn new(doc: &'a mut T, db: Route<'a>) -> Self {
         Insert {
             doc,
             db,
             call: Call::default(),
-            mode,
-            reserved: None,
+            token: None,
         }
     }
+}
 
+impl<'a, T: Model> Insert<'a, T> {
     /// Stores the document under an id reserved for it before
     /// ([`Document::reserve_ids`](crate::Document::reserve_ids)), instead of taking one:
     /// the token's id is written into the id field, and the display codes from it. The
@@ -261,8 +261,8 @@ impl<'a, T: Model> Insert<'a, T> {
     /// The rest is any insert's: a lost answer is [`Error::OutcomeUnknown`], the
     /// document keeping the id, and [`resume_insert`](crate::Document::resume_insert)
     /// settles it; a document refused gets its id unset, and the reserved id is then a
-    /// gap. For `insert` only: `resume_insert` refuses a token
-    /// ([`Error::InvalidOption`]), the document carrying its id already.
+    /// gap. For `insert` only: [`resume_insert`](crate::Document::resume_insert) finishes an
+    /// insert under the id the document carries, and takes no token (a compile error).
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -276,12 +276,12 @@ impl<'a, T: Model> Insert<'a, T> {
     /// # Ok(()) }
     /// ```
     pub fn reserved(mut self, token: Reserved<T>) -> Self {
-        self.reserved = Some(token.into_held());
+        self.token = Some(token.into_held());
         self
     }
 }
 
-impl<'a, T: Model> IntoFuture for Insert<'a, T> {
+impl<'a, T: Model, const RESUME: bool> IntoFuture for Insert<'a, T, RESUME> {
     type Output = Result<IdValue<T>, Error>;
     type IntoFuture = InsertFuture<'a, IdValue<T>>;
 
@@ -289,24 +289,11 @@ impl<'a, T: Model> IntoFuture for Insert<'a, T> {
         let (doc, db, call) = (self.doc, self.db, self.call);
         // Boxed apart: a box as large as the larger of the two would cost every insert
         // (see `crate::insert` on the size of the insert's state).
-        let (operation, insert): (_, BoxFuture<'a, _>) = match (self.mode, self.reserved) {
-            (Mode::Insert, None) => ("insert", Box::pin(one::one(doc, db, call))),
-            (Mode::Insert, Some(held)) => ("insert", Box::pin(one::reserved(doc, db, call, held))),
-            (Mode::Resume, None) => ("resume_insert", Box::pin(one::resume(doc, db, call))),
-            (Mode::Resume, Some(_)) => {
-                let refused = Error::InvalidOption {
-                    sequence: &T::SEQUENCE,
-                    option: "reserved",
-                    value: "a token".into(),
-                    reason: "resume_insert finishes an insert under the id the document \
-                             carries: give a reserved id to insert"
-                        .into(),
-                };
-                (
-                    "resume_insert",
-                    Box::pin(async { Traced::from(Err(refused)) }),
-                )
-            }
+        let (operation, insert): (_, BoxFuture<'a, _>) = match (RESUME, self.token) {
+            (false, None) => ("insert", Box::pin(one::one(doc, db, call))),
+            (false, Some(held)) => ("insert", Box::pin(one::reserved(doc, db, call, held))),
+            // `reserved` is offered on an insert alone: a resume holds no token.
+            (true, _) => ("resume_insert", Box::pin(one::resume(doc, db, call))),
         };
         InsertFuture::of::<T>(operation, 1, insert).scoped(&T::SEQUENCE)
     }

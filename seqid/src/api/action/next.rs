@@ -14,12 +14,12 @@ use tracing::Instrument;
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
-use crate::base::layout::Layout;
+use crate::base::layout::{CounterWriteConcern, Layout};
 use crate::base::model::Model;
 use crate::base::named::{self, Spec};
 use crate::base::scope::{Named, Scope, check_types};
 use crate::base::scoped::Names;
-use crate::base::sequence::{CounterWriteConcern, Sequence, Strategy};
+use crate::base::sequence::{Sequence, Strategy};
 use crate::base::span::{self, Traced};
 use crate::round_trip::gate;
 use crate::source::counted;
@@ -104,7 +104,7 @@ impl<'a> NamedSequence<'a> {
     /// ```no_run
     /// # use seqid::AsDatabase;
     /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// use seqid::Layout;
+    /// use seqid::layout::Layout;
     /// // MongoEngine's `User.id`, in `mongoengine.counters`.
     /// let id = db.sequence("user.id").layout(Layout::MONGOENGINE).next().await?;
     /// # Ok(()) }
@@ -151,7 +151,7 @@ impl<'a> NamedSequence<'a> {
     /// ```no_run
     /// # use seqid::AsDatabase;
     /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// use seqid::Layout;
+    /// use seqid::layout::Layout;
     /// let id = db
     ///     .sequence("Book")
     ///     .layout(Layout::MONGOOSE_AUTO_INCREMENT)
@@ -189,7 +189,7 @@ impl<'a> NamedSequence<'a> {
     /// ```no_run
     /// # use seqid::AsDatabase;
     /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// use seqid::CounterWriteConcern;
+    /// use seqid::layout::CounterWriteConcern;
     /// let id = db
     ///     .sequence("userid")
     ///     .counter_write_concern(CounterWriteConcern::Database)

@@ -10,28 +10,6 @@ use crate::insert::later::{self, Issue, Numbered};
 use crate::state::context::Call;
 use crate::state::registry::Route;
 
-/// A type whose sequence is numbered later (`numbered = "later"` on its field): the
-/// bound of [`number_draft`](crate::Document::number_draft) and
-/// [`number_drafts`](crate::Document::number_drafts), so that a type numbered by `insert`
-/// is refused at the call. The derive implements it.
-///
-/// ```no_run
-/// use seqid::{Document, Numbered, NumberedLater};
-///
-/// async fn issue<T>(db: &seqid::Database, id: mongodb::bson::oid::ObjectId) -> Result<Numbered<T>, seqid::Error>
-/// where
-///     T: NumberedLater + serde::de::DeserializeOwned,
-/// {
-///     T::number_draft(db, mongodb::bson::doc! { "_id": id }).await
-/// }
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`{Self}`'s sequence is numbered by `insert`, not later",
-    label = "`number_draft` numbers a stored draft of a sequence declared `numbered = \"later\"`",
-    note = "declare the field's sequence with `numbered = \"later\"` (an `Option` field, left `None` in drafts) to number stored drafts when they are issued"
-)]
-pub trait NumberedLater: Model {}
-
 /// A call that numbers stored drafts: the action, its constructor, its setters (`$example`:
 /// the action, in their examples) and its future, which awaits `later::$run` on `$count`
 /// documents (0: not known yet) for a `$output`.

@@ -39,7 +39,7 @@ use crate::state::registry::Route;
 /// }
 ///
 /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
-/// let mut order = Order::find_by_id(&db, 7).await?.expect("stored");
+/// let mut order = Order::sequence().find(&db, 7).await?.expect("stored");
 /// order.lines[0].quantity += 1;
 /// match order.replace(&db).await {
 ///     Ok(()) => {}

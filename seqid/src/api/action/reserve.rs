@@ -357,16 +357,7 @@ fn checked<T: Model>(scope: Named, n: u64) -> Result<Scope, Error> {
     let seq = &T::SEQUENCE;
     // A sequence numbered later is numbered by `number_draft`, never by `insert`.
     numbered_on_insert::<T>("reserve_ids")?;
-    // `CounterBacked` is derived for the counter strategies only; a hand-written impl
-    // for an optimistic type still gets a typed error.
-    if let Strategy::Optimistic { .. } = seq.strategy {
-        return Err(Error::InvalidOption {
-            sequence: seq,
-            option: "strategy",
-            value: "optimistic".into(),
-            reason: "the optimistic strategy keeps no counter to reserve ids from".into(),
-        });
-    }
+    super::counter::no_counter_for_optimistic(seq, "reserve ids from")?;
     let scope = scope.resolve(seq)?;
     fits(seq, "reserve_ids", n)?;
     Ok(scope)

@@ -40,7 +40,7 @@ pub const DEFAULT_TRANSACTION_TIME_LIMIT: Duration = Duration::from_secs(120);
 ///     }
 /// }
 ///
-/// impl seqid::Labelled for AppError {
+/// impl seqid::action::Labelled for AppError {
 ///     fn driver_error(&self) -> Option<&mongodb::error::Error> {
 ///         match self {
 ///             AppError::Seqid(error) => error.driver_error(),

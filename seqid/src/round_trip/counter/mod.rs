@@ -23,9 +23,10 @@ use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::options::{Acknowledgment, WriteConcern};
 
 use crate::base::error::{Doing, Error};
+use crate::base::layout::CounterWriteConcern;
 use crate::base::layout::{Layout, ScopeEncoding, Width};
 use crate::base::scope::Scope;
-use crate::base::sequence::{CounterWriteConcern, Sequence};
+use crate::base::sequence::Sequence;
 use crate::base::server::PRIMARY;
 
 /// Upserts that race on a new counter fail with E11000; the manual says a retry cannot
