@@ -299,6 +299,9 @@ pub trait Document: Model {
     /// inserted with the next id only if no document holds the key: `self` becomes the
     /// stored document either way (its ids, its display codes, its fields as stored), and
     /// the [`Entry`](crate::Entry) says whether this call inserted it. A key found takes no id.
+    /// [`.by(&["email"])`](FindOrInsert::by) names the key for this call instead, for a type
+    /// that declares none (awaiting without it is then a compile error that says so,
+    /// [`NaturalKeyed`](crate::kind::NaturalKeyed)).
     ///
     /// It relies on the key's unique index, made by
     /// [`create_indexes`](Document::create_indexes) ([`Error::MissingIndex`] before any id
