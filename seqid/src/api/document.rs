@@ -9,7 +9,7 @@ use mongodb::bson::Document as BsonDocument;
 
 use crate::api::action::find::Deserializable;
 use crate::api::action::{
-    FindOrInsert, FindOrInsertMany, Insert, InsertMany, Mode, NumberDraft, NumberDrafts, ReserveId,
+    FindOrInsert, FindOrInsertMany, Insert, InsertMany, NumberDraft, NumberDrafts, ReserveId,
     ReserveIds, Transaction,
 };
 use crate::api::sequence_of::SequenceOf;
@@ -211,7 +211,7 @@ pub trait Document: Model {
     /// # Ok(()) }
     /// ```
     fn insert_many<'a>(docs: &'a mut [Self], db: &'a impl AsDatabase) -> InsertMany<'a, Self> {
-        InsertMany::new(docs, db.route(), Mode::Insert)
+        InsertMany::new(docs, db.route())
     }
 
     /// Finishes an insert whose outcome is unknown ([`Error::OutcomeUnknown`], or a
@@ -291,8 +291,8 @@ pub trait Document: Model {
     fn resume_insert_many<'a>(
         docs: &'a mut [Self],
         db: &'a impl AsDatabase,
-    ) -> InsertMany<'a, Self> {
-        InsertMany::new(docs, db.route(), Mode::Resume)
+    ) -> InsertMany<'a, Self, true> {
+        InsertMany::new(docs, db.route())
     }
 
     /// The stored document with this one's natural key (its fields marked `#[seq_key]`),

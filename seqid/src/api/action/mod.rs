@@ -85,13 +85,6 @@ use crate::insert::{many, one};
 use crate::state::context::Call;
 use crate::state::registry::Route;
 
-/// Whether an action inserts afresh or finishes an earlier insert.
-#[derive(Clone, Copy)]
-pub(crate) enum Mode {
-    Insert,
-    Resume,
-}
-
 /// The setters the inserts and the finds-or-inserts offer; `$example` shows the action
 /// awaited.
 macro_rules! setters {
@@ -202,7 +195,7 @@ macro_rules! setters {
 }
 
 setters!(Insert [const RESUME: bool] [RESUME], "ticket.insert(&db)");
-setters!(InsertMany [] [], "Ticket::insert_many(&mut tickets, &db)");
+setters!(InsertMany [const RESUME: bool] [RESUME], "Ticket::insert_many(&mut tickets, &db)");
 setters!(FindOrInsert[K][K], "ticket.find_or_insert(&db)");
 setters!(
     FindOrInsertMany[K][K],
@@ -222,14 +215,14 @@ pub struct Insert<'a, T: Model, const RESUME: bool = false> {
     token: Option<Held>,
 }
 
-/// An insert of many documents, from [`Document::insert_many`](crate::Document::insert_many) or
-/// [`Document::resume_insert_many`](crate::Document::resume_insert_many): await it for the ids, in order.
+/// An insert of many documents, from [`Document::insert_many`](crate::Document::insert_many),
+/// or with `RESUME`, from [`Document::resume_insert_many`](crate::Document::resume_insert_many):
+/// await it for the ids, in order.
 #[must_use = "an insert does nothing until it is awaited"]
-pub struct InsertMany<'a, T: Model> {
+pub struct InsertMany<'a, T: Model, const RESUME: bool = false> {
     docs: &'a mut [T],
     db: Route<'a>,
     call: Call<'a>,
-    mode: Mode,
 }
 
 impl<'a, T: Model, const RESUME: bool> Insert<'a, T, RESUME> {
@@ -299,27 +292,26 @@ impl<'a, T: Model, const RESUME: bool> IntoFuture for Insert<'a, T, RESUME> {
     }
 }
 
-impl<'a, T: Model> InsertMany<'a, T> {
-    pub(crate) fn new(docs: &'a mut [T], db: Route<'a>, mode: Mode) -> Self {
+impl<'a, T: Model, const RESUME: bool> InsertMany<'a, T, RESUME> {
+    pub(crate) fn new(docs: &'a mut [T], db: Route<'a>) -> Self {
         InsertMany {
             docs,
             db,
             call: Call::default(),
-            mode,
         }
     }
 }
 
-impl<'a, T: Model> IntoFuture for InsertMany<'a, T> {
+impl<'a, T: Model, const RESUME: bool> IntoFuture for InsertMany<'a, T, RESUME> {
     type Output = Result<Vec<IdValue<T>>, Error>;
     type IntoFuture = InsertFuture<'a, Vec<IdValue<T>>>;
 
     fn into_future(self) -> Self::IntoFuture {
         let (docs, db, call) = (self.docs, self.db, self.call);
         let count = docs.len();
-        let (operation, insert): (_, BoxFuture<'a, _>) = match self.mode {
-            Mode::Insert => ("insert_many", Box::pin(many::many(docs, db, call))),
-            Mode::Resume => (
+        let (operation, insert): (_, BoxFuture<'a, _>) = match RESUME {
+            false => ("insert_many", Box::pin(many::many(docs, db, call))),
+            true => (
                 "resume_insert_many",
                 Box::pin(many::resume_many(docs, db, call)),
             ),
