@@ -282,14 +282,12 @@ impl ApiError {
 impl From<seqid::Error> for ApiError {
     fn from(error: seqid::Error) -> ApiError {
         let status = match &error {
-            seqid::Error::InvalidScope { .. }
-            | seqid::Error::InvalidOption { .. }
-            | seqid::Error::IdAlreadySet { .. }
-            | seqid::Error::Refused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            _ if error.is_invalid_input() => StatusCode::UNPROCESSABLE_ENTITY,
+            seqid::Error::Refused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             seqid::Error::DuplicateKey { .. } => StatusCode::CONFLICT,
-            seqid::Error::OutcomeUnknown { .. }
-            | seqid::Error::TransactionOutcomeUnknown { .. }
-            | seqid::Error::Driver { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            _ if error.is_outcome_unknown() || error.driver_error().is_some() => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError::new(status, error.to_string())

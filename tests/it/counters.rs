@@ -171,6 +171,7 @@ fn assert_not_numeric(error: &Error, value: &Bson, shown: &str, cause: &str) {
             sequence,
             counter,
             value: reported,
+            ..
         } => {
             assert_eq!(
                 (sequence.name, &**counter, sequence.counters),
@@ -359,6 +360,7 @@ async fn a_counter_updated_as_read_gives_way_to_other_writers_boundedly() {
         sequence,
         counter,
         attempts,
+        ..
     } = &error
     else {
         panic!("expected CounterContended, got {error:?}")

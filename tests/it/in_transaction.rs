@@ -69,20 +69,19 @@ async fn the_bodys_value_and_its_own_errors_come_back_as_they_are() {
                 db.collection::<BsonDocument>("markers")
                     .insert_one(doc! { "at": "draft not found" })
                     .session(&mut *session)
-                    .await
-                    .map_err(|e| Error::Driver {
-                        sequence: &DraftGapless::SEQUENCE,
-                        action: "the marker".into(),
-                        source: Box::new(e),
-                    })?;
-                DraftGapless::number_draft(*db, doc! { "status": "nowhere" })
+                    .await?;
+                let numbered = DraftGapless::number_draft(*db, doc! { "status": "nowhere" })
                     .session(session)
-                    .await
+                    .await?;
+                Ok::<_, BoxError>(numbered)
             })
         })
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::DraftNotFound { .. }), "{error}");
+    let error = error
+        .downcast::<Error>()
+        .expect("seqid's refusal, as it was");
+    assert!(matches!(*error, Error::DraftNotFound { .. }), "{error}");
     let error = KeyedGapless::transaction(&mut session)
         .run(&db, |session, db| {
             Box::pin(async move {

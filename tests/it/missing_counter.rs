@@ -88,6 +88,7 @@ async fn refused_until_synced<M: Model<Kind: WithCounter>>(label: &str) {
             largest,
             scope,
             counter,
+            ..
         } = &error
         else {
             panic!("{label}: expected CounterMissing, got {error:?}");

@@ -510,7 +510,7 @@ async fn a_gapless_insert_outside_a_transaction_is_refused_before_anything_is_wr
     let mut invoice = Invoice::make("seqid-0", 0);
     let error = invoice.insert(&db).await.unwrap_err();
     assert!(
-        matches!(&error, Error::TransactionRequired { sequence, has_session: false } if sequence.name == "invoice"),
+        matches!(&error, Error::TransactionRequired { sequence, has_session: false, .. } if sequence.name == "invoice"),
         "{error:?}"
     );
     assert!(
@@ -545,7 +545,7 @@ async fn a_gapless_insert_outside_a_transaction_is_refused_before_anything_is_wr
     // depend on how many documents it carries.
     let error = Invoice::insert_many(&mut [], &db).await.unwrap_err();
     assert!(
-        matches!(&error, Error::TransactionRequired { sequence, has_session: false } if sequence.name == "invoice"),
+        matches!(&error, Error::TransactionRequired { sequence, has_session: false, .. } if sequence.name == "invoice"),
         "{error:?}"
     );
     assert_eq!(invoice.id, 0);

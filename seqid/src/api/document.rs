@@ -253,7 +253,7 @@ pub trait Document: Model {
     /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
     /// let mut ada = User { id: 0, name: "Ada".into() };
     /// let id = match ada.insert(&db).await {
-    ///     Err(seqid::Error::OutcomeUnknown { .. }) => ada.resume_insert(&db).await?,
+    ///     Err(error) if error.is_outcome_unknown() => ada.resume_insert(&db).await?,
     ///     other => other?,
     /// };
     /// # Ok(()) }

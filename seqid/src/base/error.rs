@@ -14,32 +14,34 @@ use crate::base::sequence::{Sequence, Strategy};
 ///
 /// Each message names the sequence and the offending value, so a log line alone tells
 /// what to fix. Every variant holds the [`Sequence`] it was serving (its name, its
-/// collection, its field), and is at most 64 bytes: an `Error` is cheap to return.
+/// collection, its field), and is at most 64 bytes: an `Error` is cheap to return. The
+/// enum and each variant are `#[non_exhaustive]`: match with `..`, and ask the questions
+/// a caller asks with the predicates ([`is_outcome_unknown`](Error::is_outcome_unknown),
+/// [`is_invalid_input`](Error::is_invalid_input), [`driver_error`](Error::driver_error)).
 ///
-/// ```
-/// use seqid::{Document, Model};
+/// ```no_run
+/// # use seqid::Document;
 /// # #[derive(serde::Serialize, Document)]
 /// # #[seq_id("userid", collection = "users")]
 /// # struct User { #[serde(rename = "_id")] id: i32 }
-///
-/// let error = seqid::Error::Overflow {
-///     sequence: &User::SEQUENCE,
-///     value: 2_147_483_648,
-///     target: "the id field's type i32",
-///     origin: "taken from the counter { _id: \"userid\" } in `counters`".into(),
-/// };
-/// assert_eq!(
-///     error.to_string(),
-///     "sequence `userid`: id 2147483648 does not fit the id field's type i32 \
-///      (taken from the counter { _id: \"userid\" } in `counters`); nothing was inserted",
-/// );
-/// assert_eq!(error.sequence(), "userid");
+/// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+/// let mut user = User { id: 0 };
+/// match user.insert(&db).await {
+///     Ok(id) => println!("stored as {id}"),
+///     Err(error) if error.is_outcome_unknown() => {
+///         user.resume_insert(&db).await?; // the document kept its id
+///     }
+///     Err(seqid::Error::Overflow { value, .. }) => eprintln!("{value} does not fit an i32"),
+///     Err(error) => return Err(error),
+/// }
+/// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The driver or the server failed (network, authentication, write concern, ...).
     #[error("sequence `{}`: {action} failed: {source}", .sequence.name)]
+    #[non_exhaustive]
     Driver {
         /// The sequence being served.
         sequence: &'static Sequence,
@@ -64,6 +66,7 @@ pub enum Error {
         crate::base::numeric::shown(value),
         not_countable(value)
     )]
+    #[non_exhaustive]
     CounterNotNumeric {
         /// The sequence (its counters collection: [`Sequence::counters`]).
         sequence: &'static Sequence,
@@ -86,6 +89,7 @@ pub enum Error {
         .sequence.name,
         .sequence.counters
     )]
+    #[non_exhaustive]
     CounterContended {
         /// The sequence.
         sequence: &'static Sequence,
@@ -109,6 +113,7 @@ pub enum Error {
         .sequence.collection,
         if scope.is_empty() { String::new() } else { format!(" in scope {scope}") }
     )]
+    #[non_exhaustive]
     CounterBelowStored {
         /// The sequence.
         sequence: &'static Sequence,
@@ -129,22 +134,6 @@ pub enum Error {
     /// [`Sequences`](crate::Sequences) handle finds no counter); no counter was made, no
     /// id taken, nothing written. To start a counter above the numbers stored on purpose,
     /// call [`sync_counter`](crate::SequenceOf::sync_counter).
-    ///
-    /// ```
-    /// use seqid::{Document, Model};
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id("customers.id", collection = "customers", layout = "mongoengine")]
-    /// # struct Customer { #[serde(rename = "_id")] id: i64 }
-    ///
-    /// let error = seqid::Error::CounterMissing {
-    ///     sequence: &Customer::SEQUENCE,
-    ///     counter: "_id: \"customers.id\"".into(),
-    ///     scope: "".into(),
-    ///     largest: Box::new(mongodb::bson::Bson::Int64(42)),
-    /// };
-    /// assert!(error.to_string().contains("already holds _id up to 42"));
-    /// assert!(error.to_string().contains("sync_counter"));
-    /// ```
     #[error(
         "sequence `{}`: there is no counter {{ {counter} }} in `{}`, but `{}` already holds \
          {} up to {}{}, at or above the sequence's first id {}: a counter made now would hand \
@@ -160,6 +149,7 @@ pub enum Error {
         .sequence.start,
         crate::base::layout::naming_hint(&.sequence.layout)
     )]
+    #[non_exhaustive]
     CounterMissing {
         /// The sequence.
         sequence: &'static Sequence,
@@ -183,6 +173,7 @@ pub enum Error {
         .sequence.name,
         if *has_session { "the session given has none running" } else { "no session was given" }
     )]
+    #[non_exhaustive]
     TransactionRequired {
         /// The sequence.
         sequence: &'static Sequence,
@@ -202,6 +193,7 @@ pub enum Error {
         .sequence.name,
         .sequence.counters
     )]
+    #[non_exhaustive]
     NoCounter {
         /// The sequence.
         sequence: &'static Sequence,
@@ -229,6 +221,7 @@ pub enum Error {
         .sequence.collection,
         field = .sequence.field
     )]
+    #[non_exhaustive]
     OutcomeUnknown {
         /// The sequence (its collection and field: [`Sequence::collection`],
         /// [`Sequence::field`]).
@@ -247,6 +240,7 @@ pub enum Error {
         "sequence `{}`: id {value} does not fit {target} ({origin}); nothing was inserted",
         .sequence.name
     )]
+    #[non_exhaustive]
     Overflow {
         /// The sequence.
         sequence: &'static Sequence,
@@ -266,6 +260,7 @@ pub enum Error {
          field an Option<{target}>)",
         .sequence.name
     )]
+    #[non_exhaustive]
     ZeroId {
         /// The sequence.
         sequence: &'static Sequence,
@@ -285,6 +280,7 @@ pub enum Error {
         index.as_deref().unwrap_or("(unnamed)"),
         behind_stored(sequence, index.as_deref())
     )]
+    #[non_exhaustive]
     DuplicateKey {
         /// The sequence.
         sequence: &'static Sequence,
@@ -305,6 +301,7 @@ pub enum Error {
         .sequence.collection,
         code.map(|c| format!(" (code {c})")).unwrap_or_default()
     )]
+    #[non_exhaustive]
     Refused {
         /// The sequence.
         sequence: &'static Sequence,
@@ -332,6 +329,7 @@ pub enum Error {
         .sequence.name,
         .sequence.field
     )]
+    #[non_exhaustive]
     IdAlreadySet {
         /// The sequence.
         sequence: &'static Sequence,
@@ -352,6 +350,7 @@ pub enum Error {
          handed it out for. Nothing was written",
         .sequence.name
     )]
+    #[non_exhaustive]
     ReservedScope {
         /// The sequence.
         sequence: &'static Sequence,
@@ -378,6 +377,7 @@ pub enum Error {
          id where it is inserted",
         .sequence.name
     )]
+    #[non_exhaustive]
     ReservedElsewhere {
         /// The sequence.
         sequence: &'static Sequence,
@@ -402,6 +402,7 @@ pub enum Error {
          transaction that reserved it. Nothing was written",
         .sequence.name
     )]
+    #[non_exhaustive]
     ReservedTransaction {
         /// The sequence.
         sequence: &'static Sequence,
@@ -421,6 +422,7 @@ pub enum Error {
         .display.format,
         .display.field
     )]
+    #[non_exhaustive]
     InvalidCode {
         /// The sequence whose number the code shows.
         sequence: &'static Sequence,
@@ -444,28 +446,8 @@ pub enum Error {
     ///   array's mark between its read and its update, for its whole budget of 60 s;
     ///   `last_id` is the last mark it read. Nothing was appended, the items stay
     ///   unnumbered: append again.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use seqid::error::RetriedCall;
-    /// use seqid::{Document, Item, Model};
-    /// # #[derive(serde::Serialize, serde::Deserialize, Item)]
-    /// # struct Line { #[seq_no] no: i64 }
-    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
-    /// # #[seq_id("order", collection = "orders")]
-    /// # struct Order { #[serde(rename = "_id")] id: i64, #[seq_items(last = "lines_last")] lines: Vec<Line>, lines_last: i64 }
-    ///
-    /// let error = seqid::Error::RetriesExhausted {
-    ///     sequence: &Order::SEQUENCE,
-    ///     call: RetriedCall::Append { items: &Order::ITEMS[0] },
-    ///     attempts: 900,
-    ///     elapsed: Duration::from_secs(60),
-    ///     time_budget: Some(Duration::from_secs(60)),
-    ///     last_id: 4512,
-    /// };
-    /// assert!(error.to_string().contains("to append items to `lines` of the document in `orders`"));
-    /// ```
     #[error("{}", gave_up(sequence, *call, *attempts, *elapsed, *time_budget, *last_id))]
+    #[non_exhaustive]
     RetriesExhausted {
         /// The sequence.
         sequence: &'static Sequence,
@@ -484,6 +466,7 @@ pub enum Error {
 
     /// An option given at run time is out of range.
     #[error("sequence `{}`: {option} = {value} is invalid: {reason}", .sequence.name)]
+    #[non_exhaustive]
     InvalidOption {
         /// The sequence.
         sequence: &'static Sequence,
@@ -503,6 +486,7 @@ pub enum Error {
         "sequence `{}`: invalid scope {scope}: {reason}; nothing was written",
         .sequence.name
     )]
+    #[non_exhaustive]
     InvalidScope {
         /// The sequence.
         sequence: &'static Sequence,
@@ -522,6 +506,7 @@ pub enum Error {
         .sequence.name,
         .sequence.collection
     )]
+    #[non_exhaustive]
     MissingIndex {
         /// The sequence.
         sequence: &'static Sequence,
@@ -543,6 +528,7 @@ pub enum Error {
          written (see seqid's guide, sharded clusters)",
         .sequence.name
     )]
+    #[non_exhaustive]
     Sharded {
         /// The sequence.
         sequence: &'static Sequence,
@@ -564,6 +550,7 @@ pub enum Error {
         .sequence.name,
         .sequence.collection
     )]
+    #[non_exhaustive]
     InvalidNaturalKey {
         /// The sequence.
         sequence: &'static Sequence,
@@ -583,6 +570,7 @@ pub enum Error {
         .sequence.name,
         .sequence.field
     )]
+    #[non_exhaustive]
     NumberedLater {
         /// The sequence.
         sequence: &'static Sequence,
@@ -598,6 +586,7 @@ pub enum Error {
         .sequence.name,
         .sequence.collection
     )]
+    #[non_exhaustive]
     DraftNotFound {
         /// The sequence.
         sequence: &'static Sequence,
@@ -611,20 +600,6 @@ pub enum Error {
     /// what only it holds, its `_id`; [`number_drafts`](crate::Document::number_drafts)
     /// numbers every draft a filter finds. Refused before any id was taken; nothing was
     /// written.
-    ///
-    /// ```
-    /// use seqid::{Document, Model};
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id(collection = "invoices")]
-    /// # struct Invoice { #[serde(rename = "_id")] id: i64, #[seq_id("invoice", numbered = "later")] number: Option<i64> }
-    ///
-    /// let error = seqid::Error::DraftAmbiguous {
-    ///     sequence: &Invoice::SEQUENCE,
-    ///     filter: "{ \"customer\": 8 }".into(),
-    ///     matched: Some(2),
-    /// };
-    /// assert!(error.to_string().contains("matches 2 documents"));
-    /// ```
     #[error(
         "sequence `{}`: {filter} matches {} of `{}`, and number_draft numbers one: name the \
          draft by a filter only it matches (its `_id`), or number them all with \
@@ -636,6 +611,7 @@ pub enum Error {
         },
         .sequence.collection
     )]
+    #[non_exhaustive]
     DraftAmbiguous {
         /// The sequence.
         sequence: &'static Sequence,
@@ -659,6 +635,7 @@ pub enum Error {
         .sequence.name,
         .elapsed.as_millis()
     )]
+    #[non_exhaustive]
     TransactionOutcomeUnknown {
         /// The sequence of the type whose `transaction` ran it.
         sequence: &'static Sequence,
@@ -674,23 +651,6 @@ pub enum Error {
     /// An item given to an insert or an append carries a number already: items are
     /// numbered by seqid, inside their document, and one that carries a number would be
     /// stored beside another item with the same one. Nothing was written.
-    ///
-    /// ```
-    /// use seqid::{Document, Item, Model};
-    /// # #[derive(serde::Serialize, serde::Deserialize, Item)]
-    /// # struct Line { #[seq_no] no: i64 }
-    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
-    /// # #[seq_id("order", collection = "orders")]
-    /// # struct Order { #[serde(rename = "_id")] id: i64, #[seq_items(last = "lines_last")] lines: Vec<Line>, lines_last: i64 }
-    ///
-    /// let error = seqid::Error::ItemNumberSet {
-    ///     sequence: &Order::SEQUENCE,
-    ///     items: &Order::ITEMS[0],
-    ///     position: 2,
-    ///     value: 7,
-    /// };
-    /// assert!(error.to_string().contains("lines[2].no is 7"));
-    /// ```
     #[error(
         "sequence `{}`: `{}`: item {}[{position}].{} is {value}, set already: items are \
          numbered by seqid, leave the number unset (0 or None); nothing was written",
@@ -699,6 +659,7 @@ pub enum Error {
         .items.field,
         .items.number.key
     )]
+    #[non_exhaustive]
     ItemNumberSet {
         /// The sequence of the document type.
         sequence: &'static Sequence,
@@ -723,6 +684,7 @@ pub enum Error {
         .items.number.key,
         .items.last
     )]
+    #[non_exhaustive]
     ItemNumberOverflow {
         /// The sequence of the document type.
         sequence: &'static Sequence,
@@ -743,6 +705,7 @@ pub enum Error {
         .sequence.collection,
         .items.field
     )]
+    #[non_exhaustive]
     ItemsNotFound {
         /// The sequence of the document type.
         sequence: &'static Sequence,
@@ -761,6 +724,7 @@ pub enum Error {
         .sequence.collection,
         .items.field
     )]
+    #[non_exhaustive]
     ItemsNotArray {
         /// The sequence of the document type.
         sequence: &'static Sequence,
@@ -775,23 +739,6 @@ pub enum Error {
     /// An append's filter matches more than one document: an append goes to one document,
     /// and would have had to pick one the caller may not mean. Name the document by a
     /// filter only it matches, its `_id`. Refused before anything was written.
-    ///
-    /// ```
-    /// use seqid::{Document, Item, Model};
-    /// # #[derive(serde::Serialize, serde::Deserialize, Item)]
-    /// # struct Line { #[seq_no] no: i64 }
-    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
-    /// # #[seq_id("order", collection = "orders")]
-    /// # struct Order { #[serde(rename = "_id")] id: i64, #[seq_items(last = "lines_last")] lines: Vec<Line>, lines_last: i64 }
-    ///
-    /// let error = seqid::Error::ItemsAmbiguous {
-    ///     sequence: &Order::SEQUENCE,
-    ///     items: &Order::ITEMS[0],
-    ///     filter: "{ \"customer\": 1 }".into(),
-    ///     matched: Some(2),
-    /// };
-    /// assert!(error.to_string().contains("matches 2 documents of `orders`"));
-    /// ```
     #[error(
         "sequence `{}`: {filter} matches {} of `{}`, and an append of items to `{}` goes to \
          one: name the document by a filter only it matches (its `_id`); nothing was written",
@@ -803,6 +750,7 @@ pub enum Error {
         .sequence.collection,
         .items.field
     )]
+    #[non_exhaustive]
     ItemsAmbiguous {
         /// The sequence of the document type.
         sequence: &'static Sequence,
@@ -827,6 +775,7 @@ pub enum Error {
         .items.field,
         .sequence.collection
     )]
+    #[non_exhaustive]
     ItemsOutcomeUnknown {
         /// The sequence of the document type.
         sequence: &'static Sequence,
@@ -845,25 +794,8 @@ pub enum Error {
     /// moved between the replace's read and its write. Written, it would move the mark back
     /// (the next append would hand out a number again) and drop the items appended since.
     /// Nothing was written: read the document again, apply the change, replace again.
-    ///
-    /// ```
-    /// use seqid::{Document, Item, Model};
-    /// # #[derive(serde::Serialize, serde::Deserialize, Item)]
-    /// # struct Line { #[seq_no] no: i64 }
-    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
-    /// # #[seq_id("order", collection = "orders")]
-    /// # struct Order { #[serde(rename = "_id")] id: i64, #[seq_items(last = "lines_last")] lines: Vec<Line>, lines_last: i64 }
-    ///
-    /// let error = seqid::Error::ItemsStale {
-    ///     sequence: &Order::SEQUENCE,
-    ///     items: &Order::ITEMS[0],
-    ///     stored: 3,
-    ///     written: 2,
-    ///     id: "7".into(),
-    /// };
-    /// assert!(error.to_string().contains("`lines_last` is 2, the stored one 3"));
-    /// ```
     #[error("{}", crate::base::replaced::stale(.sequence, .items, *.stored, *.written, .id))]
+    #[non_exhaustive]
     ItemsStale {
         /// The sequence of the document type.
         sequence: &'static Sequence,
@@ -881,6 +813,7 @@ pub enum Error {
     /// `_id`: a replace writes back a document that is stored (it was deleted since it was
     /// read, or never inserted). Nothing was written.
     #[error("{}", crate::base::replaced::not_found(.sequence, .id))]
+    #[non_exhaustive]
     ReplaceNotFound {
         /// The sequence.
         sequence: &'static Sequence,
@@ -892,6 +825,7 @@ pub enum Error {
     /// it serializes no `_id` (or a null one), or its sequence numbers `_id` and the id is
     /// unset (it was never inserted, or its insert failed and unset it). Nothing was sent.
     #[error("{}", crate::base::replaced::without_id(.sequence, .found))]
+    #[non_exhaustive]
     ReplaceWithoutId {
         /// The sequence.
         sequence: &'static Sequence,
@@ -905,6 +839,7 @@ pub enum Error {
     /// time, so sent again it writes the same document once more, or, if an append landed
     /// since, is refused as stale ([`Error::ItemsStale`]).
     #[error("{}", crate::base::replaced::unknown(.sequence, .id, .source))]
+    #[non_exhaustive]
     ReplaceOutcomeUnknown {
         /// The sequence.
         sequence: &'static Sequence,
@@ -923,18 +858,16 @@ pub enum Error {
 impl Error {
     /// The name of the sequence the failed operation was serving.
     ///
-    /// ```
-    /// use seqid::{Document, Model};
+    /// ```no_run
+    /// # use seqid::Document;
     /// # #[derive(serde::Serialize, Document)]
     /// # #[seq_id("userid", collection = "users")]
     /// # struct User { #[serde(rename = "_id")] id: i64 }
-    ///
-    /// let error = seqid::Error::IdAlreadySet {
-    ///     sequence: &User::SEQUENCE,
-    ///     value: 7,
-    ///     unset: "0",
-    /// };
-    /// assert_eq!(error.sequence(), "userid");
+    /// # async fn run(db: seqid::Database) {
+    /// if let Err(error) = (User { id: 7 }).insert(&db).await {
+    ///     assert_eq!(error.sequence(), "userid");
+    /// }
+    /// # }
     /// ```
     pub fn sequence(&self) -> &'static str {
         match self {
@@ -979,6 +912,149 @@ impl Error {
         }
     }
 
+    /// Whether what the call wrote is unknown: the answer was lost after the request was
+    /// sent, so it may be stored, and the document (or the batch) keeps its ids. The one
+    /// question after a failed write, "should I resume?": `true` for
+    /// [`OutcomeUnknown`](Error::OutcomeUnknown) (finish it with
+    /// [`resume_insert`](crate::Document::resume_insert)), a [`Bulk`](Error::Bulk) with
+    /// documents of unknown fate ([`resume_insert_many`](crate::Document::resume_insert_many)),
+    /// [`ItemsOutcomeUnknown`](Error::ItemsOutcomeUnknown) (append again with the same
+    /// token), [`ReplaceOutcomeUnknown`](Error::ReplaceOutcomeUnknown) (replace again) and
+    /// [`TransactionOutcomeUnknown`](Error::TransactionOutcomeUnknown) (a commit without an
+    /// answer: read to learn whether it committed). Every other error leaves nothing to
+    /// settle: what it names was not written.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// let mut ada = User { id: 0, name: "Ada".into() };
+    /// let id = match ada.insert(&db).await {
+    ///     Err(error) if error.is_outcome_unknown() => ada.resume_insert(&db).await?,
+    ///     other => other?,
+    /// };
+    /// # Ok(()) }
+    /// ```
+    pub fn is_outcome_unknown(&self) -> bool {
+        match self {
+            Error::Bulk(bulk) => !bulk.unknown.is_empty(),
+            other => other.next() == Next::Settle,
+        }
+    }
+
+    /// Whether the call was refused for what the caller gave it, before anything was
+    /// written: an id already set, an option, a scope, a code or a natural key that is not
+    /// one, a reserved id given where it does not belong, a type numbered later given to
+    /// `insert`, an item number set, a gapless call outside a transaction. Calling again
+    /// with the same input fails the same way; a service answers such a request with a
+    /// client error (422), where a failure of the database (a [`driver_error`](Self::driver_error),
+    /// an unknown outcome) is its own (503).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
+    /// # async fn run(db: seqid::Database) {
+    /// let mut copy = User { id: 7, name: "a copy".into() };
+    /// let error = copy.insert(&db).await.unwrap_err();
+    /// assert!(error.is_invalid_input(), "{error}"); // IdAlreadySet: the id is set
+    /// # }
+    /// ```
+    pub fn is_invalid_input(&self) -> bool {
+        self.next() == Next::Fix
+    }
+
+    /// The driver's error behind this one (a network failure, a write concern, a server's
+    /// answer), with its labels, if the driver was where it failed: for
+    /// [`Driver`](Error::Driver), [`OutcomeUnknown`](Error::OutcomeUnknown) and
+    /// [`TransactionOutcomeUnknown`](Error::TransactionOutcomeUnknown).
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: seqid::Database) {
+    /// if let Err(error) = (User { id: 0 }).insert(&db).await {
+    ///     if let Some(driver) = error.driver_error() {
+    ///         eprintln!("the database failed: {:?}", driver.kind);
+    ///     }
+    /// }
+    /// # }
+    /// ```
+    pub fn driver_error(&self) -> Option<&mongodb::error::Error> {
+        match self {
+            Error::Driver { source, .. }
+            | Error::OutcomeUnknown { source, .. }
+            | Error::TransactionOutcomeUnknown { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+
+    /// Whether the driver's error behind this one carries the label `label`
+    /// (`"TransientTransactionError"`: run the transaction again;
+    /// `"UnknownTransactionCommitResult"`: commit again), as the driver's own
+    /// `contains_label`; `false` where the driver did not fail.
+    ///
+    /// ```no_run
+    /// # fn run(error: seqid::Error) {
+    /// if error.contains_label("TransientTransactionError") {
+    ///     // run the whole transaction again
+    /// }
+    /// # }
+    /// ```
+    pub fn contains_label(&self, label: &str) -> bool {
+        self.driver_error()
+            .is_some_and(|driver| driver.contains_label(label))
+    }
+
+    /// What the caller does next, for each variant: one place that says it, read by the
+    /// predicates above (and the guide's errors chapter groups the variants the same way).
+    fn next(&self) -> Next {
+        match self {
+            Error::IdAlreadySet { .. }
+            | Error::InvalidOption { .. }
+            | Error::InvalidScope { .. }
+            | Error::InvalidCode { .. }
+            | Error::InvalidNaturalKey { .. }
+            | Error::ReservedScope { .. }
+            | Error::ReservedElsewhere { .. }
+            | Error::ReservedTransaction { .. }
+            | Error::TransactionRequired { .. }
+            | Error::NumberedLater { .. }
+            | Error::ItemNumberSet { .. }
+            | Error::ReplaceWithoutId { .. } => Next::Fix,
+            Error::OutcomeUnknown { .. }
+            | Error::TransactionOutcomeUnknown { .. }
+            | Error::ItemsOutcomeUnknown { .. }
+            | Error::ReplaceOutcomeUnknown { .. } => Next::Settle,
+            Error::Driver { .. } => Next::Driver,
+            Error::CounterNotNumeric { .. }
+            | Error::CounterContended { .. }
+            | Error::CounterBelowStored { .. }
+            | Error::CounterMissing { .. }
+            | Error::NoCounter { .. }
+            | Error::Overflow { .. }
+            | Error::ZeroId { .. } => Next::Counter,
+            Error::MissingIndex { .. } | Error::Sharded { .. } => Next::Deployment,
+            Error::DuplicateKey { .. }
+            | Error::Refused { .. }
+            | Error::RetriesExhausted { .. }
+            | Error::ItemsStale { .. } => Next::Refused,
+            Error::DraftNotFound { .. }
+            | Error::DraftAmbiguous { .. }
+            | Error::ItemsNotFound { .. }
+            | Error::ItemsNotArray { .. }
+            | Error::ItemsAmbiguous { .. }
+            | Error::ItemNumberOverflow { .. }
+            | Error::ReplaceNotFound { .. } => Next::Stored,
+            Error::Bulk(_) => Next::Bulk,
+        }
+    }
+
     /// A failure of the driver (or the server) while seqid was doing `action`.
     pub(crate) fn driver(
         sequence: &'static Sequence,
@@ -994,6 +1070,27 @@ impl Error {
             source: Box::new(source),
         }
     }
+}
+
+/// What a caller does next after an error, by group of variants (see [`Error::next`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Next {
+    /// The input was refused before anything was written: fix it.
+    Fix,
+    /// What was written is unknown: settle it (resume, append or replace again, read).
+    Settle,
+    /// The driver or the server failed before anything was known to be written.
+    Driver,
+    /// The counter cannot serve (its value, its type's range, its existence): an operator's.
+    Counter,
+    /// The deployment lacks what the sequence relies on (an index, a shard key).
+    Deployment,
+    /// The server refused the write, or other writers won every time: nothing written.
+    Refused,
+    /// What is stored is not what the call expects (no document, several, no array).
+    Stored,
+    /// A batch: each document's fate in the [`BulkError`].
+    Bulk,
 }
 
 /// A driver's answer, its error made seqid's.
@@ -1073,19 +1170,16 @@ fn not_countable(value: &Bson) -> &'static str {
 /// [`Document::transaction`](crate::Document::transaction) applies the same rules and gives
 /// the `seqid::Error` back as it is.
 ///
-/// ```
-/// use seqid::{Document, Model};
+/// ```no_run
+/// # use seqid::Document;
 /// # #[derive(serde::Serialize, Document)]
 /// # #[seq_id("userid", collection = "users")]
 /// # struct User { #[serde(rename = "_id")] id: i64 }
-///
-/// let error = seqid::Error::IdAlreadySet {
-///     sequence: &User::SEQUENCE,
-///     value: 7,
-///     unset: "0",
-/// };
+/// # async fn run(db: seqid::Database) {
+/// let error = (User { id: 7 }).insert(&db).await.unwrap_err(); // IdAlreadySet
 /// let driver: mongodb::error::Error = error.into();
 /// assert!(driver.get_custom::<seqid::Error>().is_some());
+/// # }
 /// ```
 impl From<Error> for mongodb::error::Error {
     fn from(error: Error) -> Self {
@@ -1136,6 +1230,146 @@ mod tests {
                 .contains("which the ids asked for would take beyond the range of an i64 id")
         );
         assert!(message(Bson::Null).ends_with("it was left as it is"));
+    }
+
+    /// "Should I resume?" has one answer, whatever was being written; the caller's own
+    /// mistakes are told apart from the database's failures; the driver's error (and its
+    /// labels) is reached the same way for every variant that holds one.
+    #[test]
+    fn the_predicates_answer_what_the_caller_asks() {
+        use crate::base::item::testing::LINES;
+        let driver = || Box::new(mongodb::error::Error::custom("the connection went away"));
+        let unknown = Error::OutcomeUnknown {
+            sequence: &SEQ,
+            id: 7,
+            reason: "the answer was lost",
+            source: driver(),
+        };
+        let appended = Error::ItemsOutcomeUnknown {
+            sequence: &SEQ,
+            items: &LINES,
+            token: ObjectId::new(),
+            source: driver(),
+        };
+        let duplicate = Error::DuplicateKey {
+            sequence: &SEQ,
+            id: 7,
+            index: None,
+            message: "E11000".into(),
+        };
+        let set = Error::IdAlreadySet {
+            sequence: &SEQ,
+            value: 7,
+            unset: "0",
+        };
+        let bulk = |unknown: Vec<usize>| {
+            Error::Bulk(Box::new(BulkError {
+                sequence: &SEQ,
+                inserted: vec![0],
+                failed: vec![],
+                unknown,
+            }))
+        };
+        let failed = Error::driver(&SEQ, "reserving ids", *driver());
+        assert!(unknown.is_outcome_unknown() && appended.is_outcome_unknown());
+        assert!(bulk(vec![1]).is_outcome_unknown());
+        assert!(!bulk(vec![]).is_outcome_unknown());
+        for settled in [&duplicate, &set, &failed] {
+            assert!(!settled.is_outcome_unknown(), "{settled}");
+        }
+        assert!(set.is_invalid_input());
+        for not_input in [&duplicate, &unknown, &failed, &bulk(vec![1])] {
+            assert!(!not_input.is_invalid_input(), "{not_input}");
+        }
+        assert!(unknown.driver_error().is_some() && failed.driver_error().is_some());
+        assert!(duplicate.driver_error().is_none() && appended.driver_error().is_none());
+        assert!(!failed.contains_label("TransientTransactionError"));
+    }
+
+    /// The messages the variants' docs once showed, each naming the sequence, the value
+    /// and the cause (the variants are `#[non_exhaustive]`: only seqid makes them).
+    #[test]
+    fn each_message_names_the_sequence_the_value_and_the_cause() {
+        use crate::base::item::testing::LINES;
+        const USERS: Sequence = counted("userid", "users");
+        const CUSTOMERS: Sequence = counted("customers.id", "customers");
+        const ORDERS: Sequence = counted("order", "orders");
+        let overflow = Error::Overflow {
+            sequence: &USERS,
+            value: 2_147_483_648,
+            target: "the id field's type i32",
+            origin: "taken from the counter { _id: \"userid\" } in `counters`".into(),
+        };
+        assert_eq!(
+            overflow.to_string(),
+            "sequence `userid`: id 2147483648 does not fit the id field's type i32 \
+             (taken from the counter { _id: \"userid\" } in `counters`); nothing was inserted",
+        );
+        assert_eq!(overflow.sequence(), "userid");
+        let missing = Error::CounterMissing {
+            sequence: &CUSTOMERS,
+            counter: "_id: \"customers.id\"".into(),
+            scope: "".into(),
+            largest: Box::new(Bson::Int64(42)),
+        }
+        .to_string();
+        assert!(missing.contains("already holds _id up to 42"), "{missing}");
+        assert!(missing.contains("sync_counter"), "{missing}");
+        let gave_up = Error::RetriesExhausted {
+            sequence: &ORDERS,
+            call: RetriedCall::Append { items: &LINES },
+            attempts: 900,
+            elapsed: Duration::from_secs(60),
+            time_budget: Some(Duration::from_secs(60)),
+            last_id: 4512,
+        }
+        .to_string();
+        assert!(
+            gave_up.contains("to append items to `lines` of the document in `orders`"),
+            "{gave_up}"
+        );
+        let ambiguous = Error::DraftAmbiguous {
+            sequence: &ORDERS,
+            filter: "{ \"customer\": 8 }".into(),
+            matched: Some(2),
+        }
+        .to_string();
+        assert!(ambiguous.contains("matches 2 documents"), "{ambiguous}");
+        let set = Error::ItemNumberSet {
+            sequence: &ORDERS,
+            items: &LINES,
+            position: 2,
+            value: 7,
+        }
+        .to_string();
+        assert!(set.contains("lines[2].no is 7"), "{set}");
+        let items = Error::ItemsAmbiguous {
+            sequence: &ORDERS,
+            items: &LINES,
+            filter: "{ \"customer\": 1 }".into(),
+            matched: Some(2),
+        }
+        .to_string();
+        assert!(items.contains("matches 2 documents of `orders`"), "{items}");
+        let stale = Error::ItemsStale {
+            sequence: &ORDERS,
+            items: &LINES,
+            stored: 3,
+            written: 2,
+            id: "7".into(),
+        }
+        .to_string();
+        assert!(
+            stale.contains("`lines_last` is 2, the stored one 3"),
+            "{stale}"
+        );
+        let driver: mongodb::error::Error = Error::IdAlreadySet {
+            sequence: &USERS,
+            value: 7,
+            unset: "0",
+        }
+        .into();
+        assert!(driver.get_custom::<Error>().is_some());
     }
 
     #[test]

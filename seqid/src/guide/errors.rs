@@ -2,9 +2,49 @@
 //!
 //! One type, [`seqid::Error`](crate::Error) (non-exhaustive); every message names the sequence
 //! and the offending value, and its `Debug` (what `main` returning an error prints) shows the
-//! sequence by its name, collection and field:
+//! sequence by its name, collection and field.
 //!
-//! - [`Driver`](crate::Error::Driver): the driver's error, with what seqid was doing.
+//! The questions a caller asks are methods, so that code need not list variants:
+//! [`is_outcome_unknown`](crate::Error::is_outcome_unknown) ("should I resume?": an answer
+//! lost after a write was sent, of one document, a batch, an append, a replace or a
+//! transaction's commit), [`is_invalid_input`](crate::Error::is_invalid_input) (refused for
+//! what the caller gave, before anything was written: a client's error in a service),
+//! [`driver_error`](crate::Error::driver_error) and
+//! [`contains_label`](crate::Error::contains_label) (the driver's error and its labels,
+//! `TransientTransactionError` among them). The variants, by what the caller does next:
+//!
+//! Refused for what the caller gave, before anything was written ([`is_invalid_input`](crate::Error::is_invalid_input)): fix the input.
+//!
+//! - [`IdAlreadySet`](crate::Error::IdAlreadySet): the document already carries an id (see [the
+//!   attribute reference](super::attributes#an-id-already-set)). The message says what to do
+//!   instead: an id the program gives the document is reserved (`reserve_id`) and given
+//!   with its token (`.reserved(token)`); one from elsewhere goes in with the driver, then
+//!   `sync_counter`; `resume_insert` is only for a document whose insert ended in
+//!   `OutcomeUnknown` or was cancelled.
+//! - [`ReservedElsewhere`](crate::Error::ReservedElsewhere): a reserved id given to an insert
+//!   into another database, or through another `Sequences` handle: the id, both places;
+//!   nothing written, the id a gap where it was reserved.
+//! - [`ReservedScope`](crate::Error::ReservedScope): a reserved id given to a document of
+//!   another scope: the id, both scopes. [`ReservedTransaction`](crate::Error::ReservedTransaction):
+//!   a gapless reserved id inserted outside the transaction it was reserved in (in none, in
+//!   another session's, or after it aborted), the id and which; nothing written.
+//! - [`TransactionRequired`](crate::Error::TransactionRequired): a gapless insert outside a
+//!   transaction; nothing written.
+//! - [`InvalidOption`](crate::Error::InvalidOption): an option given at run time out of range
+//!   (the option, the value, what is allowed).
+//! - [`InvalidScope`](crate::Error::InvalidScope): the scope value at fault and why it is not one.
+//! - [`InvalidCode`](crate::Error::InvalidCode): a display code set by the caller, or a string
+//!   value that would make codes ambiguous: the field, the value and the format.
+//! - [`NumberedLater`](crate::Error::NumberedLater): an insert of a type numbered later, whose
+//!   drafts the driver stores; [`DraftNotFound`](crate::Error::DraftNotFound): `number_draft`'s
+//!   filter found nothing; [`DraftAmbiguous`](crate::Error::DraftAmbiguous): it found more
+//!   than one document, with how many. Nothing reserved or written.
+//! - [`InvalidNaturalKey`](crate::Error::InvalidNaturalKey): a natural key that names no one
+//!   document (a field missing, null or an array; a key named per call that is empty or names
+//!   a field the insert fills), with the key and the value; nothing read or written.
+//!
+//! What was written is unknown ([`is_outcome_unknown`](crate::Error::is_outcome_unknown)): settle it.
+//!
 //! - [`OutcomeUnknown`](crate::Error::OutcomeUnknown): the id, which the document keeps, and the
 //!   driver's error (see [guarantees](super::guarantees)).
 //! - [`TransactionOutcomeUnknown`](crate::Error::TransactionOutcomeUnknown): a transaction run by
@@ -12,6 +52,15 @@
 //!   limit, got no answer that said whether it committed: how many times and for how long; it
 //!   committed whole or not at all, and a read tells which (see
 //!   [transactions](super::transactions)).
+//! - [`Bulk`](crate::Error::Bulk): what became of each document of an `insert_many`
+//!   ([`BulkError`](crate::error::BulkError): `inserted`, `failed`, `unknown`).
+//!
+//! The driver or the server failed ([`driver_error`](crate::Error::driver_error)):
+//!
+//! - [`Driver`](crate::Error::Driver): the driver's error, with what seqid was doing.
+//!
+//! The counter cannot serve: an operator's to look at.
+//!
 //! - [`CounterNotNumeric`](crate::Error::CounterNotNumeric): the value the counter holds, left as
 //!   it is, and why seqid cannot count from it: not a number, a fraction, a Double from 2^53 on or
 //!   one the ids asked for would take there.
@@ -34,47 +83,29 @@
 //!   inserted, also for bulk.
 //! - [`ZeroId`](crate::Error::ZeroId): the sequence handed out 0, which a plain integer field
 //!   reads as unset; an `Option` field holds it.
+//!
+//! Refused by the server, or beaten by other writers every time: nothing written.
+//!
 //! - [`DuplicateKey`](crate::Error::DuplicateKey): the id and the index. A duplicate on the
 //!   sequence's own index from a counter names ids stored by other means and
 //!   [`sync_counter`](crate::SequenceOf::sync_counter).
 //! - [`Refused`](crate::Error::Refused): the server's code and message.
-//! - [`IdAlreadySet`](crate::Error::IdAlreadySet): the document already carries an id (see [the
-//!   attribute reference](super::attributes#an-id-already-set)). The message says what to do
-//!   instead: an id the program gives the document is reserved (`reserve_id`) and given
-//!   with its token (`.reserved(token)`); one from elsewhere goes in with the driver, then
-//!   `sync_counter`; `resume_insert` is only for a document whose insert ended in
-//!   `OutcomeUnknown` or was cancelled.
 //! - [`RetriesExhausted`](crate::Error::RetriesExhausted): a call that retries while other
 //!   writers win gave up; `call` ([`RetriedCall`](crate::error::RetriedCall)) says which: an insert's
 //!   optimistic loop (attempts, time spent, the bound that ended it, the last id tried) or an
 //!   append of items on the conditional way (attempts, time spent, the array, the mark other
 //!   writers kept moving first and the last value read, its 60 s budget; nothing appended).
-//! - [`ReservedElsewhere`](crate::Error::ReservedElsewhere): a reserved id given to an insert
-//!   into another database, or through another `Sequences` handle: the id, both places;
-//!   nothing written, the id a gap where it was reserved.
-//! - [`ReservedScope`](crate::Error::ReservedScope): a reserved id given to a document of
-//!   another scope: the id, both scopes. [`ReservedTransaction`](crate::Error::ReservedTransaction):
-//!   a gapless reserved id inserted outside the transaction it was reserved in (in none, in
-//!   another session's, or after it aborted), the id and which; nothing written.
-//! - [`TransactionRequired`](crate::Error::TransactionRequired): a gapless insert outside a
-//!   transaction; nothing written.
-//! - [`InvalidOption`](crate::Error::InvalidOption): an option given at run time out of range
-//!   (the option, the value, what is allowed).
-//! - [`InvalidScope`](crate::Error::InvalidScope): the scope value at fault and why it is not one.
-//! - [`InvalidCode`](crate::Error::InvalidCode): a display code set by the caller, or a string
-//!   value that would make codes ambiguous: the field, the value and the format.
+//!
+//! The deployment lacks what a sequence relies on:
+//!
 //! - [`MissingIndex`](crate::Error::MissingIndex): the unique index a field sequence or a natural
 //!   key relies on, and what relies on it.
 //! - [`Sharded`](crate::Error::Sharded): on a sharded cluster, a collection sharded so that a
 //!   promise would not hold: the collection, its shard key, why, and what would make it hold
 //!   (see [sharded clusters](super::sharded_clusters)). Nothing read or taken.
-//! - [`NumberedLater`](crate::Error::NumberedLater): an insert of a type numbered later, whose
-//!   drafts the driver stores; [`DraftNotFound`](crate::Error::DraftNotFound): `number_draft`'s
-//!   filter found nothing; [`DraftAmbiguous`](crate::Error::DraftAmbiguous): it found more
-//!   than one document, with how many. Nothing reserved or written.
-//! - [`InvalidNaturalKey`](crate::Error::InvalidNaturalKey): a natural key that names no one
-//!   document (a field missing, null or an array; a key named per call that is empty or names
-//!   a field the insert fills), with the key and the value; nothing read or written.
+//!
+//! Items and a document written back, each list from what is refused to what is unknown:
+//!
 //! - Items numbered inside their document ([items](super::items)):
 //!   [`ItemNumberSet`](crate::Error::ItemNumberSet) (an item given with its number set: the
 //!   array, the position, the value), [`ItemNumberOverflow`](crate::Error::ItemNumberOverflow),
@@ -92,8 +123,6 @@
 //!   by: nothing sent), all with nothing written;
 //!   [`ReplaceOutcomeUnknown`](crate::Error::ReplaceOutcomeUnknown): a replace sent and not
 //!   answered, which landed once or not at all (replace it again: it is checked again).
-//! - [`Bulk`](crate::Error::Bulk): what became of each document of an `insert_many`
-//!   ([`BulkError`](crate::error::BulkError): `inserted`, `failed`, `unknown`).
 //!
 //! Messages name the field the sequence fills (`_id 7`, `number 1041`) and, for a scope's
 //! counter, its `_id`. [`Error::sequence`](crate::Error::sequence) gives the sequence's name.

@@ -36,7 +36,7 @@
 //! let id = match ada.insert(&db).await {
 //!     Ok(id) => id,
 //!     // Maybe stored: send it again under the same id; never stored twice.
-//!     Err(seqid::Error::OutcomeUnknown { .. }) => ada.resume_insert(&db).await?,
+//!     Err(error) if error.is_outcome_unknown() => ada.resume_insert(&db).await?,
 //!     Err(other) => return Err(other),
 //! };
 //! # Ok(()) }

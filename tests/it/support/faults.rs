@@ -17,8 +17,21 @@ use seqid_harness::{FaultProxy, RestartableServer};
 pub const APP: &str = "seqid-faults";
 
 /// The name of an error's variant, for the tests' tallies; panics on an error no fault
-/// should cause.
+/// should cause, and on one whose predicates say otherwise than its variant: every error
+/// the fault suite meets checks `is_outcome_unknown`, `is_invalid_input` and `driver_error`.
 pub fn variant(error: &Error) -> &'static str {
+    let unknown = match error {
+        Error::OutcomeUnknown { .. } => true,
+        Error::Bulk(bulk) => !bulk.unknown.is_empty(),
+        _ => false,
+    };
+    assert_eq!(error.is_outcome_unknown(), unknown, "{error}");
+    assert!(
+        !error.is_invalid_input(),
+        "a fault is no caller's mistake: {error}"
+    );
+    let driver = matches!(error, Error::Driver { .. } | Error::OutcomeUnknown { .. });
+    assert_eq!(error.driver_error().is_some(), driver, "{error}");
     match error {
         Error::Driver { .. } => "Driver",
         Error::OutcomeUnknown { .. } => "OutcomeUnknown",

@@ -57,11 +57,7 @@ pub trait Labelled {
 
 impl Labelled for Error {
     fn driver_error(&self) -> Option<&mongodb::error::Error> {
-        match self {
-            Error::Driver { source, .. } | Error::OutcomeUnknown { source, .. } => Some(source),
-            Error::TransactionOutcomeUnknown { source, .. } => Some(source),
-            _ => None,
-        }
+        Error::driver_error(self)
     }
 }
 
