@@ -64,7 +64,7 @@ pub enum Error {
         .sequence.counters,
         .sequence.layout.value_key,
         crate::base::numeric::shown(value),
-        not_countable(value)
+        crate::base::numeric::not_countable(value)
     )]
     #[non_exhaustive]
     CounterNotNumeric {
@@ -912,149 +912,6 @@ impl Error {
         }
     }
 
-    /// Whether what the call wrote is unknown: the answer was lost after the request was
-    /// sent, so it may be stored, and the document (or the batch) keeps its ids. The one
-    /// question after a failed write, "should I resume?": `true` for
-    /// [`OutcomeUnknown`](Error::OutcomeUnknown) (finish it with
-    /// [`resume_insert`](crate::Document::resume_insert)), a [`Bulk`](Error::Bulk) with
-    /// documents of unknown fate ([`resume_insert_many`](crate::Document::resume_insert_many)),
-    /// [`ItemsOutcomeUnknown`](Error::ItemsOutcomeUnknown) (append again with the same
-    /// token), [`ReplaceOutcomeUnknown`](Error::ReplaceOutcomeUnknown) (replace again) and
-    /// [`TransactionOutcomeUnknown`](Error::TransactionOutcomeUnknown) (a commit without an
-    /// answer: read to learn whether it committed). Every other error leaves nothing to
-    /// settle: what it names was not written.
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id("userid", collection = "users")]
-    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
-    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
-    /// let mut ada = User { id: 0, name: "Ada".into() };
-    /// let id = match ada.insert(&db).await {
-    ///     Err(error) if error.is_outcome_unknown() => ada.resume_insert(&db).await?,
-    ///     other => other?,
-    /// };
-    /// # Ok(()) }
-    /// ```
-    pub fn is_outcome_unknown(&self) -> bool {
-        match self {
-            Error::Bulk(bulk) => !bulk.unknown.is_empty(),
-            other => other.next() == Next::Settle,
-        }
-    }
-
-    /// Whether the call was refused for what the caller gave it, before anything was
-    /// written: an id already set, an option, a scope, a code or a natural key that is not
-    /// one, a reserved id given where it does not belong, a type numbered later given to
-    /// `insert`, an item number set, a gapless call outside a transaction. Calling again
-    /// with the same input fails the same way; a service answers such a request with a
-    /// client error (422), where a failure of the database (a [`driver_error`](Self::driver_error),
-    /// an unknown outcome) is its own (503).
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id("userid", collection = "users")]
-    /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
-    /// # async fn run(db: seqid::Database) {
-    /// let mut copy = User { id: 7, name: "a copy".into() };
-    /// let error = copy.insert(&db).await.unwrap_err();
-    /// assert!(error.is_invalid_input(), "{error}"); // IdAlreadySet: the id is set
-    /// # }
-    /// ```
-    pub fn is_invalid_input(&self) -> bool {
-        self.next() == Next::Fix
-    }
-
-    /// The driver's error behind this one (a network failure, a write concern, a server's
-    /// answer), with its labels, if the driver was where it failed: for
-    /// [`Driver`](Error::Driver), [`OutcomeUnknown`](Error::OutcomeUnknown) and
-    /// [`TransactionOutcomeUnknown`](Error::TransactionOutcomeUnknown).
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id("userid", collection = "users")]
-    /// # struct User { #[serde(rename = "_id")] id: i64 }
-    /// # async fn run(db: seqid::Database) {
-    /// if let Err(error) = (User { id: 0 }).insert(&db).await {
-    ///     if let Some(driver) = error.driver_error() {
-    ///         eprintln!("the database failed: {:?}", driver.kind);
-    ///     }
-    /// }
-    /// # }
-    /// ```
-    pub fn driver_error(&self) -> Option<&mongodb::error::Error> {
-        match self {
-            Error::Driver { source, .. }
-            | Error::OutcomeUnknown { source, .. }
-            | Error::TransactionOutcomeUnknown { source, .. } => Some(source),
-            _ => None,
-        }
-    }
-
-    /// Whether the driver's error behind this one carries the label `label`
-    /// (`"TransientTransactionError"`: run the transaction again;
-    /// `"UnknownTransactionCommitResult"`: commit again), as the driver's own
-    /// `contains_label`; `false` where the driver did not fail.
-    ///
-    /// ```no_run
-    /// # fn run(error: seqid::Error) {
-    /// if error.contains_label("TransientTransactionError") {
-    ///     // run the whole transaction again
-    /// }
-    /// # }
-    /// ```
-    pub fn contains_label(&self, label: &str) -> bool {
-        self.driver_error()
-            .is_some_and(|driver| driver.contains_label(label))
-    }
-
-    /// What the caller does next, for each variant: one place that says it, read by the
-    /// predicates above (and the guide's errors chapter groups the variants the same way).
-    fn next(&self) -> Next {
-        match self {
-            Error::IdAlreadySet { .. }
-            | Error::InvalidOption { .. }
-            | Error::InvalidScope { .. }
-            | Error::InvalidCode { .. }
-            | Error::InvalidNaturalKey { .. }
-            | Error::ReservedScope { .. }
-            | Error::ReservedElsewhere { .. }
-            | Error::ReservedTransaction { .. }
-            | Error::TransactionRequired { .. }
-            | Error::NumberedLater { .. }
-            | Error::ItemNumberSet { .. }
-            | Error::ReplaceWithoutId { .. } => Next::Fix,
-            Error::OutcomeUnknown { .. }
-            | Error::TransactionOutcomeUnknown { .. }
-            | Error::ItemsOutcomeUnknown { .. }
-            | Error::ReplaceOutcomeUnknown { .. } => Next::Settle,
-            Error::Driver { .. } => Next::Driver,
-            Error::CounterNotNumeric { .. }
-            | Error::CounterContended { .. }
-            | Error::CounterBelowStored { .. }
-            | Error::CounterMissing { .. }
-            | Error::NoCounter { .. }
-            | Error::Overflow { .. }
-            | Error::ZeroId { .. } => Next::Counter,
-            Error::MissingIndex { .. } | Error::Sharded { .. } => Next::Deployment,
-            Error::DuplicateKey { .. }
-            | Error::Refused { .. }
-            | Error::RetriesExhausted { .. }
-            | Error::ItemsStale { .. } => Next::Refused,
-            Error::DraftNotFound { .. }
-            | Error::DraftAmbiguous { .. }
-            | Error::ItemsNotFound { .. }
-            | Error::ItemsNotArray { .. }
-            | Error::ItemsAmbiguous { .. }
-            | Error::ItemNumberOverflow { .. }
-            | Error::ReplaceNotFound { .. } => Next::Stored,
-            Error::Bulk(_) => Next::Bulk,
-        }
-    }
-
     /// A failure of the driver (or the server) while seqid was doing `action`.
     pub(crate) fn driver(
         sequence: &'static Sequence,
@@ -1070,27 +927,6 @@ impl Error {
             source: Box::new(source),
         }
     }
-}
-
-/// What a caller does next after an error, by group of variants (see [`Error::next`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Next {
-    /// The input was refused before anything was written: fix it.
-    Fix,
-    /// What was written is unknown: settle it (resume, append or replace again, read).
-    Settle,
-    /// The driver or the server failed before anything was known to be written.
-    Driver,
-    /// The counter cannot serve (its value, its type's range, its existence): an operator's.
-    Counter,
-    /// The deployment lacks what the sequence relies on (an index, a shard key).
-    Deployment,
-    /// The server refused the write, or other writers won every time: nothing written.
-    Refused,
-    /// What is stored is not what the call expects (no document, several, no array).
-    Stored,
-    /// A batch: each document's fate in the [`BulkError`].
-    Bulk,
 }
 
 /// A driver's answer, its error made seqid's.
@@ -1130,35 +966,6 @@ fn behind_stored(sequence: &Sequence, index: Option<&str>) -> &'static str {
             " (if the duplicate is the sequence's id: ids stored by other means, an import or \
              another tool, are at or above the counter; sync_counter raises it above the ids \
              stored)"
-        }
-    }
-}
-
-/// Why seqid cannot count from a counter's value, for [`Error::CounterNotNumeric`]. A
-/// whole number is reported only when the ids asked for would take it out of range, so
-/// the value alone tells which cause it is.
-fn not_countable(value: &Bson) -> &'static str {
-    use crate::base::numeric::{DOUBLE_LIMIT, Decimal, decimal};
-    const NOT_WHOLE: &str = "which is not a whole number: an id cannot come from it";
-    match value {
-        Bson::Double(v) if v.fract() == 0.0 && v.abs() >= DOUBLE_LIMIT => {
-            "a Double from 2^53 on, where it can no longer hold every integer (2^53 + 1 rounds \
-             back to 2^53): store it as a long (NumberLong) to go on"
-        }
-        Bson::Double(v) if v.fract() == 0.0 => {
-            "a Double that the ids asked for would take to 2^53 or beyond, where it can no longer \
-             hold every integer (2^53 + 1 rounds back to 2^53): store it as a long (NumberLong) to go on"
-        }
-        Bson::Double(_) => NOT_WHOLE,
-        Bson::Decimal128(d) => match decimal(d) {
-            Decimal::Integer(n) if i64::try_from(n).is_ok() => {
-                "which the ids asked for would take beyond the range of an i64 id"
-            }
-            Decimal::Integer(_) | Decimal::Huge => "which is beyond the range of an i64 id",
-            Decimal::NotWhole => NOT_WHOLE,
-        },
-        _ => {
-            "which is not a number (seqid counts from an Int32, Int64, or a whole Double or Decimal128)"
         }
     }
 }
@@ -1230,60 +1037,6 @@ mod tests {
                 .contains("which the ids asked for would take beyond the range of an i64 id")
         );
         assert!(message(Bson::Null).ends_with("it was left as it is"));
-    }
-
-    /// "Should I resume?" has one answer, whatever was being written; the caller's own
-    /// mistakes are told apart from the database's failures; the driver's error (and its
-    /// labels) is reached the same way for every variant that holds one.
-    #[test]
-    fn the_predicates_answer_what_the_caller_asks() {
-        use crate::base::item::testing::LINES;
-        let driver = || Box::new(mongodb::error::Error::custom("the connection went away"));
-        let unknown = Error::OutcomeUnknown {
-            sequence: &SEQ,
-            id: 7,
-            reason: "the answer was lost",
-            source: driver(),
-        };
-        let appended = Error::ItemsOutcomeUnknown {
-            sequence: &SEQ,
-            items: &LINES,
-            token: ObjectId::new(),
-            source: driver(),
-        };
-        let duplicate = Error::DuplicateKey {
-            sequence: &SEQ,
-            id: 7,
-            index: None,
-            message: "E11000".into(),
-        };
-        let set = Error::IdAlreadySet {
-            sequence: &SEQ,
-            value: 7,
-            unset: "0",
-        };
-        let bulk = |unknown: Vec<usize>| {
-            Error::Bulk(Box::new(BulkError {
-                sequence: &SEQ,
-                inserted: vec![0],
-                failed: vec![],
-                unknown,
-            }))
-        };
-        let failed = Error::driver(&SEQ, "reserving ids", *driver());
-        assert!(unknown.is_outcome_unknown() && appended.is_outcome_unknown());
-        assert!(bulk(vec![1]).is_outcome_unknown());
-        assert!(!bulk(vec![]).is_outcome_unknown());
-        for settled in [&duplicate, &set, &failed] {
-            assert!(!settled.is_outcome_unknown(), "{settled}");
-        }
-        assert!(set.is_invalid_input());
-        for not_input in [&duplicate, &unknown, &failed, &bulk(vec![1])] {
-            assert!(!not_input.is_invalid_input(), "{not_input}");
-        }
-        assert!(unknown.driver_error().is_some() && failed.driver_error().is_some());
-        assert!(duplicate.driver_error().is_none() && appended.driver_error().is_none());
-        assert!(!failed.contains_label("TransientTransactionError"));
     }
 
     /// The messages the variants' docs once showed, each naming the sequence, the value

@@ -25,6 +25,7 @@ pub mod layout;
 pub(crate) mod model;
 pub(crate) mod named;
 pub(crate) mod natural;
+pub(crate) mod next_step;
 pub(crate) mod numeric;
 pub(crate) mod once;
 pub(crate) mod picked;

@@ -139,6 +139,34 @@ pub(crate) fn shown(value: &Bson) -> String {
     }
 }
 
+/// Why seqid cannot count from a counter's value, for `Error::CounterNotNumeric`. A
+/// whole number is reported only when the ids asked for would take it out of range, so
+/// the value alone tells which cause it is.
+pub(crate) fn not_countable(value: &Bson) -> &'static str {
+    const NOT_WHOLE: &str = "which is not a whole number: an id cannot come from it";
+    match value {
+        Bson::Double(v) if v.fract() == 0.0 && v.abs() >= DOUBLE_LIMIT => {
+            "a Double from 2^53 on, where it can no longer hold every integer (2^53 + 1 rounds \
+             back to 2^53): store it as a long (NumberLong) to go on"
+        }
+        Bson::Double(v) if v.fract() == 0.0 => {
+            "a Double that the ids asked for would take to 2^53 or beyond, where it can no longer \
+             hold every integer (2^53 + 1 rounds back to 2^53): store it as a long (NumberLong) to go on"
+        }
+        Bson::Double(_) => NOT_WHOLE,
+        Bson::Decimal128(d) => match decimal(d) {
+            Decimal::Integer(n) if i64::try_from(n).is_ok() => {
+                "which the ids asked for would take beyond the range of an i64 id"
+            }
+            Decimal::Integer(_) | Decimal::Huge => "which is beyond the range of an i64 id",
+            Decimal::NotWhole => NOT_WHOLE,
+        },
+        _ => {
+            "which is not a number (seqid counts from an Int32, Int64, or a whole Double or Decimal128)"
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
