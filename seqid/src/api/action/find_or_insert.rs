@@ -55,7 +55,7 @@ fn resolve<T: Model>(key: impl Key<T>) -> Result<NaturalKey, Error> {
 #[must_use = "a find_or_insert does nothing until it is awaited"]
 pub struct FindOrInsert<'a, T: Model, K = ()> {
     pub(super) call: Call<'a>,
-    started: Started<'a, &'a mut T, K, Entry>,
+    deferred: Deferred<'a, &'a mut T, K, Entry>,
 }
 
 /// [`FindOrInsert`] for many documents, from
@@ -65,12 +65,12 @@ pub struct FindOrInsert<'a, T: Model, K = ()> {
 #[must_use = "a find_or_insert_many does nothing until it is awaited"]
 pub struct FindOrInsertMany<'a, T: Model, K = ()> {
     pub(super) call: Call<'a>,
-    started: Started<'a, &'a mut [T], K, Vec<Entry>>,
+    deferred: Deferred<'a, &'a mut [T], K, Vec<Entry>>,
 }
 
-/// A find-or-insert of `D` (one document or a slice) before its first poll, and then its
+/// A find-or-insert of `D` (one document or a slice), deferred to its first poll, and then its
 /// insert's future.
-struct Started<'a, D, K, V> {
+struct Deferred<'a, D, K, V> {
     /// Taken at the first poll.
     docs: Option<D>,
     db: Route<'a>,
@@ -81,17 +81,17 @@ struct Started<'a, D, K, V> {
     running: Option<InsertFuture<'a, V>>,
 }
 
-impl<'a, D, K, V> Started<'a, D, K, V> {
+impl<'a, D, K, V> Deferred<'a, D, K, V> {
     /// The same call, finding by `key`.
-    fn by<L>(self, key: L) -> Started<'a, D, L, V> {
-        let Started {
+    fn by<L>(self, key: L) -> Deferred<'a, D, L, V> {
+        let Deferred {
             docs,
             db,
             run,
             running,
             ..
         } = self;
-        Started {
+        Deferred {
             docs,
             db,
             key,
@@ -133,7 +133,7 @@ impl<'a, T: Model> FindOrInsert<'a, T> {
         };
         FindOrInsert {
             call: Call::default(),
-            started: Started {
+            deferred: Deferred {
                 docs: Some(doc),
                 db,
                 key: (),
@@ -169,7 +169,7 @@ impl<'a, T: Model> FindOrInsert<'a, T> {
     pub fn by(self, key: &'static [&'static str]) -> FindOrInsert<'a, T, &'static [&'static str]> {
         FindOrInsert {
             call: self.call,
-            started: self.started.by(key),
+            deferred: self.deferred.by(key),
         }
     }
 }
@@ -179,7 +179,7 @@ impl<T: Model, K: Key<T> + Copy + Unpin> Future for FindOrInsert<'_, T, K> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        this.started.poll(&mut this.call, cx, |key| resolve(*key))
+        this.deferred.poll(&mut this.call, cx, |key| resolve(*key))
     }
 }
 
@@ -195,7 +195,7 @@ impl<'a, T: Model> FindOrInsertMany<'a, T> {
         };
         FindOrInsertMany {
             call: Call::default(),
-            started: Started {
+            deferred: Deferred {
                 docs: Some(docs),
                 db,
                 key: (),
@@ -222,7 +222,7 @@ impl<'a, T: Model> FindOrInsertMany<'a, T> {
     ) -> FindOrInsertMany<'a, T, &'static [&'static str]> {
         FindOrInsertMany {
             call: self.call,
-            started: self.started.by(key),
+            deferred: self.deferred.by(key),
         }
     }
 }
@@ -232,6 +232,6 @@ impl<T: Model, K: Key<T> + Copy + Unpin> Future for FindOrInsertMany<'_, T, K> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        this.started.poll(&mut this.call, cx, |key| resolve(*key))
+        this.deferred.poll(&mut this.call, cx, |key| resolve(*key))
     }
 }
