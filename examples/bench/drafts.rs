@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use seqid::action::Transaction;
 use seqid::{Database, Document, Model};
 use serde::{Deserialize, Serialize};
 
@@ -93,7 +94,7 @@ impl Contender {
             }
             Contender::Gapless => {
                 let mut session = db.client().start_session().await?;
-                Gapless::transaction(&mut session)
+                Transaction::new(&mut session)
                     .run((db, &issued), |session, (db, issued)| {
                         Box::pin(async move {
                             Gapless::number_draft(*db, doc! { "_id": id })

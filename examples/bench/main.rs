@@ -502,7 +502,7 @@ async fn main() -> Result<(), BoxError> {
     if let Some(rows) = &txn {
         println!("## Inserts in transactions\n");
         println!(
-            "Each insert in a transaction of its own, run with seqid's `T::transaction`, which \
+            "Each insert in a transaction of its own, run with seqid's `Transaction`, which \
              runs the body again after a write conflict (the driver's rules). Medians over interleaved rounds, \
              fresh collections and counters per trial; ratios per round (min–max). At 16 \
              tasks gapless also runs with half the tasks through each of two handles made \

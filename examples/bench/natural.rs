@@ -16,6 +16,8 @@ use std::time::Instant;
 
 use mongodb::bson::{Document as BsonDocument, doc};
 use mongodb::options::ReturnDocument;
+use seqid::action::Transaction;
+use seqid::error::ErrorKind;
 use seqid::{Database, Document, Model};
 use serde::{Deserialize, Serialize};
 
@@ -149,13 +151,13 @@ impl Contender {
     }
 }
 
-/// `find_or_insert` of a gapless document in a transaction of its own (`T::transaction`:
+/// `find_or_insert` of a gapless document in a transaction of its own (`Transaction`:
 /// run again on a transient error, a race lost included), and again on a duplicate key
 /// (SecantusDB's answer, where MongoDB's is a write conflict).
 async fn gapless(db: &Database, email: String, n: i64) -> Result<(), BoxError> {
     let mut session = db.client().start_session().await?;
     loop {
-        let found = Gapless::transaction(&mut session)
+        let found = Transaction::new(&mut session)
             .run((db, &email), |session, (db, email)| {
                 Box::pin(async move {
                     let mut doc = Gapless {
@@ -169,7 +171,7 @@ async fn gapless(db: &Database, email: String, n: i64) -> Result<(), BoxError> {
             .await;
         match found {
             Ok(_) => return Ok(()),
-            Err(seqid::Error::DuplicateKey { .. }) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::DuplicateKey { .. }) => {}
             Err(e) => return Err(e.into()),
         }
     }
@@ -189,7 +191,7 @@ async fn by_hand(db: &Database, email: String, n: i64) -> Result<(), BoxError> {
     };
     match doc.insert(db).await {
         Ok(_) => Ok(()),
-        Err(seqid::Error::DuplicateKey { .. }) => {
+        Err(e) if matches!(e.kind(), ErrorKind::DuplicateKey { .. }) => {
             users.find_one(doc! { "email": &email }).await?;
             Ok(())
         }

@@ -1,5 +1,5 @@
 //! Inserts inside transactions: each insert in a transaction of its own, run with seqid's
-//! `T::transaction(&mut session).run(...)` (the driver's rules: again after a transient
+//! `Transaction::new(&mut session).run(...)` (the driver's rules: again after a transient
 //! error, a write conflict). Contenders: a plain `insert_one` in the transaction (the
 //! reference), seqid's `counters` (its `$inc` outside the transaction) and `gapless` (its
 //! `$inc` inside: the process's transactions take the counter in turn, each once the one
@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use mongodb::bson::{Document as BsonDocument, doc};
+use seqid::action::Transaction;
 use seqid::{Database, Document, Sequences};
 use serde::Serialize;
 
@@ -88,9 +89,9 @@ impl Contender {
     /// One insert in a transaction of its own; counts the callback's runs in `attempts`.
     async fn once(self, way: &Way, n: i32, attempts: &AtomicU64) -> Result<(), BoxError> {
         let mut session = way.db().client().start_session().await?;
-        // Every contender through seqid's `T::transaction` (the driver's rules; the plain
+        // Every contender through seqid's `Transaction` (the driver's rules; the plain
         // insert pays nothing for it on the wire), so that the rows differ by the insert.
-        Gapless::transaction(&mut session)
+        Transaction::new(&mut session)
             .run(way.clone(), |session, way| {
                 attempts.fetch_add(1, Ordering::Relaxed);
                 Box::pin(async move {

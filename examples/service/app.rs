@@ -18,7 +18,7 @@
 //! - `GET /projects/{project}/tickets/{number}` → the ticket, or 404.
 //! - `POST /invoices` `{"customer": "...", "amount_cents": 1200, "request": "..."}` → 201
 //!   with a gapless invoice number, taken in a transaction
-//!   (`Invoice::transaction(&mut session).run(...)`).
+//!   (`Transaction::new(&mut session).run(...)`).
 //! - `GET /invoices/{number}` → the invoice, or 404.
 //! - `GET /sequences` → what the handle holds: `seqid::Stats` per sequence, and every counter
 //!   of each (`list_counters`).
@@ -46,6 +46,7 @@ use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::ReturnDocument;
 use seqid::Document;
+use seqid::action::Transaction;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
@@ -281,10 +282,10 @@ impl ApiError {
 
 impl From<seqid::Error> for ApiError {
     fn from(error: seqid::Error) -> ApiError {
-        let status = match &error {
+        let status = match error.kind() {
             _ if error.is_invalid_input() => StatusCode::UNPROCESSABLE_ENTITY,
-            seqid::Error::Refused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            seqid::Error::DuplicateKey { .. } => StatusCode::CONFLICT,
+            seqid::error::ErrorKind::Refused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            seqid::error::ErrorKind::DuplicateKey { .. } => StatusCode::CONFLICT,
             _ if error.is_outcome_unknown() || error.driver_error().is_some() => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
@@ -560,7 +561,7 @@ async fn create_invoice(
     }
 }
 
-/// The seqid way: `insert` with the session, in `Invoice::transaction(...).run(...)`, which
+/// The seqid way: `insert` with the session, in `Transaction::new(...).run(...)`, which
 /// runs the body again after a write conflict (the invoices of this process take turns on
 /// the counter without one; another process's may still conflict), sends a commit whose
 /// result is unknown again alone, and gives seqid's error back as it is. The invoice is
@@ -571,7 +572,7 @@ async fn seqid_invoice(db: &seqid::Database, body: NewInvoice) -> Result<Invoice
         .start_session()
         .await
         .map_err(ApiError::driver)?;
-    let invoice = Invoice::transaction(&mut session)
+    let invoice = Transaction::new(&mut session)
         .run((db, body), |session, (db, body)| {
             Box::pin(async move {
                 let mut invoice = Invoice {

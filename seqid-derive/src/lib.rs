@@ -209,7 +209,7 @@ use crate::declaration::Declaration;
 ///   width does not help, since a wider number is written whole.
 /// - A number is not followed by a digit (`{number}0`).
 /// - A string followed by text is ended by that text's first character: a value holding
-///   it is refused at run time, before any id is taken (`seqid::Error::InvalidCode`). A
+///   it is refused at run time, before any id is taken (`seqid::error::ErrorKind::InvalidCode`). A
 ///   string at the end of the format may hold anything. No width on a string.
 ///
 /// Why that is enough: read from the left, each piece of text matches itself, a number is
@@ -283,7 +283,7 @@ use crate::declaration::Declaration;
 /// `numbered = "later"` on a field's sequence numbers a document when it is issued, not
 /// when it is stored: an invoice takes its number when it is sent, and the drafts saved
 /// before (or thrown away) take none. `insert` does not number such a type (it refuses it,
-/// `seqid::Error::NumberedLater`): its drafts are stored with the driver,
+/// `seqid::error::ErrorKind::NumberedLater`): its drafts are stored with the driver,
 /// `T::collection(&db).insert_one(&draft)`, the field left `None`.
 /// `T::number_draft(&db, filter)` numbers the one stored draft `filter` finds, when it is
 /// issued, and `T::number_drafts(&db, filter)` every draft a filter finds that has no

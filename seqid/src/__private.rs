@@ -2,6 +2,7 @@
 //! API. Beside `lib.rs`, above every layer, since it names items of several.
 
 pub use crate::api::action::find::{Deserializable, find_by_code};
+pub use crate::api::action::future::InsertFuture;
 pub use crate::api::action::items::append_items;
 pub use crate::base::declared::Declared;
 pub use crate::base::display::{

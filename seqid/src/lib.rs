@@ -117,7 +117,7 @@
 //! [`set_counter`](SequenceOf::set_counter), [`sync_counter`](SequenceOf::sync_counter), ...),
 //! these for the strategies that keep a counter ([`kind::WithCounter`]: counters, block and
 //! gapless), checked at compile time. A
-//! transaction runs with [`T::transaction(&mut session).run(...)`](Document::transaction),
+//! transaction runs with [`Transaction::new(&mut session).run(...)`](action::Transaction),
 //! with MongoDB's retry rules and seqid's typed errors (the guide's
 //! [transactions](guide::transactions)).
 //!
@@ -174,9 +174,9 @@
 //!
 //! Each scope value (a string, an integer, an ObjectId, a boolean, or null, which a missing field
 //! also is) has a counter of its own, and with the block strategy a live block of its own; other
-//! values are refused ([`Error::InvalidScope`]). The optimistic strategy, and `resume_insert`,
+//! values are refused ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope)). The optimistic strategy, and `resume_insert`,
 //! rely on the unique index [`create_indexes`](Document::create_indexes) makes
-//! ([`Error::MissingIndex`] without it). The guide's [scopes](guide::scopes) chapter has the
+//! ([`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex) without it). The guide's [scopes](guide::scopes) chapter has the
 //! details, and [data layout](guide::data_layout) how a scope's counter is keyed.
 //!
 //! # Faults and lost answers
@@ -184,7 +184,7 @@
 //! No retry, by the driver, by seqid or by the caller, stores a document twice: a document is
 //! only ever written under the id it was given, and the `_id` index refuses a second copy. When
 //! the outcome of an insert cannot be known (the connection or the server went away after the
-//! request was sent), the error is [`Error::OutcomeUnknown`] and the document keeps its id;
+//! request was sent), the error [is_outcome_unknown](Error::is_outcome_unknown) and the document keeps its id;
 //! [`resume_insert`](Document::resume_insert) (or
 //! [`resume_insert_many`](Document::resume_insert_many)) finishes the job. `Ok` always means the
 //! server acknowledged this call's own write. Every failure is an [`Error`] naming the sequence
@@ -235,12 +235,13 @@ pub use insert::later::Numbered;
 pub use seqid_derive::{Document, Item};
 pub use state::registry::Stats;
 
-/// The errors' parts: what a failed batch leaves ([`BulkError`](crate::error::BulkError))
-/// and which call gave up retrying ([`RetriedCall`](crate::error::RetriedCall)); [`Error`]
-/// itself is at the crate's root too.
+/// The errors' parts: what went wrong ([`ErrorKind`](crate::error::ErrorKind)), what a
+/// failed batch leaves ([`BulkError`](crate::error::BulkError)) and which call gave up
+/// retrying ([`RetriedCall`](crate::error::RetriedCall)); [`Error`] itself is at the
+/// crate's root too.
 pub mod error {
     pub use crate::base::bulk_error::{BulkError, FailedInsert};
-    pub use crate::base::error::Error;
+    pub use crate::base::error::{Error, ErrorKind};
     pub use crate::base::retried::RetriedCall;
 }
 

@@ -10,7 +10,8 @@ use crate::support::{
     Workers, counted_db, counter_value, insert_concurrently, integer, stored_writes,
 };
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use seqid::{Document, Error};
+use seqid::Document;
+use seqid::error::ErrorKind;
 use seqid_harness::test_db;
 use serde::Serialize;
 
@@ -266,10 +267,11 @@ async fn a_block_that_would_take_a_double_counter_to_2_pow_53_is_refused_and_the
         .unwrap();
     for _ in 0..2 {
         let error = Near { id: 0 }.insert(&db).await.unwrap_err();
-        match &error {
-            Error::CounterNotNumeric {
-                sequence, value, ..
-            } => assert_eq!((sequence.name, &**value), ("near", &near)),
+        match error.kind() {
+            ErrorKind::CounterNotNumeric { value, .. } => assert_eq!(
+                (error.sequence().map(|s| s.name), &**value),
+                (Some("near"), &near)
+            ),
             other => panic!("expected CounterNotNumeric, got {other:?}"),
         }
         let text = error.to_string();

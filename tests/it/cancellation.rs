@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use mongodb::bson::{Document as BsonDocument, doc};
+use seqid::error::ErrorKind;
 use seqid::{AsDatabase, Error};
 use seqid_harness::{ServerFlavor, test_db};
 
@@ -270,7 +271,7 @@ async fn storm_leaves_the_client_usable<T: Payload>(label: &str, handle: bool) {
                 // UNIQUE constraint) that no read shows yet, so a cancelled write that met
                 // another caller's copy of the same candidate is left unknown by seqid, as
                 // it must be; then only the caller's word settles it.
-                Err(Error::OutcomeUnknown { .. }) if nx => {
+                Err(error) if matches!(error.kind(), ErrorKind::OutcomeUnknown { .. }) && nx => {
                     unsettled += 1;
                     doc.resume_insert(&shared).content_is_unique().await
                 }

@@ -7,6 +7,7 @@ use crate::support::{
     unique_index,
 };
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use seqid::error::ErrorKind;
 use seqid::{Document, Error};
 use seqid_harness::test_db;
 use serde::{Deserialize, Serialize};
@@ -103,7 +104,8 @@ async fn a_counter_above_the_field_type_is_an_overflow_and_inserts_nothing() {
     let mut small = Small { id: 0 };
     let error = small.insert(&db).await.unwrap_err();
     assert!(
-        matches!(&error, Error::Overflow { sequence, value, target: "the id field's type i32", .. } if sequence.name == "small" && *value == i128::from(i32::MAX) + 1),
+        matches!(error.kind(), ErrorKind::Overflow { value, target: "the id field's type i32", .. } if *value == i128::from(i32::MAX) + 1)
+            && error.sequence().map(|s| s.name) == Some("small"),
         "{error:?}"
     );
     assert!(error.to_string().contains("2147483648"), "{error}");
@@ -112,8 +114,10 @@ async fn a_counter_above_the_field_type_is_an_overflow_and_inserts_nothing() {
     // Bulk: every id is checked before anything is written.
     let mut many = vec![Small { id: 0 }, Small { id: 0 }];
     assert!(matches!(
-        Small::insert_many(&mut many, &db).await,
-        Err(Error::Overflow { .. })
+        Small::insert_many(&mut many, &db)
+            .await
+            .map_err(Error::into_kind),
+        Err(ErrorKind::Overflow { .. })
     ));
     assert_eq!(count(&db, "small").await, 0, "nothing inserted");
 }
@@ -166,13 +170,13 @@ async fn stored_counter(db: &mongodb::Database, name: &str) -> Bson {
 
 /// Asserts that `error` reports the counter `userid` holding `value`, and `cause`.
 fn assert_not_numeric(error: &Error, value: &Bson, shown: &str, cause: &str) {
-    match error {
-        Error::CounterNotNumeric {
-            sequence,
+    match error.kind() {
+        ErrorKind::CounterNotNumeric {
             counter,
             value: reported,
             ..
         } => {
+            let sequence = error.sequence().expect("the error names its sequence");
             assert_eq!(
                 (sequence.name, &**counter, sequence.counters),
                 ("userid", "_id: \"userid\"", "counters")
@@ -225,7 +229,7 @@ async fn a_counter_that_is_not_a_whole_number_is_reported_as_it_is_and_never_mov
         if fraction && moves_fractions() {
             let error = user("a").insert(&db).await.unwrap_err();
             assert!(
-                matches!(&error, Error::CounterNotNumeric { .. }),
+                matches!(error.kind(), ErrorKind::CounterNotNumeric { .. }),
                 "{error:?}"
             );
             assert!(error.to_string().contains(cause), "{error}");
@@ -356,15 +360,13 @@ async fn a_counter_updated_as_read_gives_way_to_other_writers_boundedly() {
     let db = support::shared(&db);
     set_counter(&db, "userid", Bson::Int64(BEYOND_GUARD)).await;
     let error = user("a").insert(&db).await.unwrap_err();
-    let Error::CounterContended {
-        sequence,
-        counter,
-        attempts,
-        ..
-    } = &error
+    let ErrorKind::CounterContended {
+        counter, attempts, ..
+    } = error.kind()
     else {
         panic!("expected CounterContended, got {error:?}")
     };
+    let sequence = error.sequence().expect("the error names its sequence");
     assert_eq!(
         (sequence.name, &**counter, sequence.counters),
         ("userid", "_id: \"userid\"", "counters")
@@ -457,7 +459,7 @@ async fn a_document_that_already_has_an_id_is_refused_before_any_id_is_taken() {
     };
     let error = explicit.insert(&db).await.unwrap_err();
     assert!(
-        matches!(error, Error::IdAlreadySet { value: 77, .. }),
+        matches!(error.kind(), ErrorKind::IdAlreadySet { value: 77, .. }),
         "{error:?}"
     );
     assert_eq!(counter_value(&db, "userid").await, None, "no id was taken");
@@ -469,8 +471,10 @@ async fn a_document_that_already_has_an_id_is_refused_before_any_id_is_taken() {
         },
     ];
     assert!(matches!(
-        User::insert_many(&mut many, &db).await,
-        Err(Error::IdAlreadySet { value: 5, .. })
+        User::insert_many(&mut many, &db)
+            .await
+            .map_err(Error::into_kind),
+        Err(ErrorKind::IdAlreadySet { value: 5, .. })
     ));
     assert_eq!(counter_value(&db, "userid").await, None, "no id was taken");
     assert_eq!(count(&db, "users").await, 0);
@@ -485,8 +489,9 @@ async fn a_duplicate_on_another_unique_index_is_an_error_not_a_retry() {
     counter.reset();
     let mut again = user("Ada");
     let error = again.insert(&db).await.unwrap_err();
-    match &error {
-        Error::DuplicateKey { sequence, id, .. } => {
+    match error.kind() {
+        ErrorKind::DuplicateKey { id, .. } => {
+            let sequence = error.sequence().expect("the error names its sequence");
             assert_eq!(
                 (sequence.name, sequence.collection, *id),
                 ("userid", "users", 2)
@@ -535,7 +540,7 @@ async fn insert_many_says_which_documents_were_stored() {
         user("c"),
     ];
     let error = User::insert_many(&mut batch, &db).await.unwrap_err();
-    let Error::Bulk(bulk) = &error else {
+    let ErrorKind::Bulk(bulk) = error.kind() else {
         panic!("expected Bulk, got {error:?}")
     };
     assert_eq!(bulk.inserted, vec![0, 2, 4]);
@@ -619,8 +624,8 @@ async fn every_supported_id_type_is_filled() {
     assert_eq!(d._id, Some(4));
     let mut set = OptU32 { _id: Some(9) };
     assert!(matches!(
-        set.insert(&db).await,
-        Err(Error::IdAlreadySet { value: 9, .. })
+        set.insert(&db).await.map_err(Error::into_kind),
+        Err(ErrorKind::IdAlreadySet { value: 9, .. })
     ));
     for (collection, id) in [
         ("types_i32", 1),
@@ -702,20 +707,19 @@ async fn a_counter_upsert_that_keeps_failing_is_retried_a_bounded_number_of_time
         "retried, but boundedly: {attempts} attempts"
     );
     assert_eq!(User::sequence().stats(&db).retries, attempts - 2);
-    match &error {
-        Error::CounterContended { sequence, .. } if nx => assert_eq!(sequence.name, "userid"),
-        Error::Driver { sequence, .. } => assert_eq!(sequence.name, "userid"),
+    let sequence = error.sequence().map(|s| s.name);
+    match error.kind() {
+        ErrorKind::CounterContended { .. } if nx => assert_eq!(sequence, Some("userid")),
+        ErrorKind::Driver { .. } => assert_eq!(sequence, Some("userid")),
         // nx-27017 answers this upsert with no document (and stores `{ _id: "userid" }`
         // without `seq`) instead of raising E11000: seqid retries that the same bounded
         // way and then says what the server answered.
-        Error::NoCounter {
-            sequence,
-            attempts: reported,
-            ..
+        ErrorKind::NoCounter {
+            attempts: reported, ..
         } if seqid_harness::server_flavor().unwrap() == seqid_harness::ServerFlavor::Nx => {
             assert_eq!(
-                (sequence.name, u64::from(*reported)),
-                ("userid", attempts - 1)
+                (sequence, u64::from(*reported)),
+                (Some("userid"), attempts - 1)
             );
             assert!(error.to_string().contains("no document"), "{error}");
         }

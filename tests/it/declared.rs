@@ -5,6 +5,7 @@
 //! here declares a name of its own, so that no other test's declaration meets it.
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use seqid::error::ErrorKind;
 use seqid::{AsDatabase, Document, Error};
 use seqid_harness::test_db;
 use serde::{Deserialize, Serialize};
@@ -66,8 +67,8 @@ struct TwiceB {
 
 /// `error`'s option, and its message, for an `InvalidOption`.
 fn refused_option(error: &Error) -> (&'static str, String) {
-    match error {
-        Error::InvalidOption { option, .. } => (option, error.to_string()),
+    match error.kind() {
+        ErrorKind::InvalidOption { option, .. } => (*option, error.to_string()),
         other => panic!("not InvalidOption: {other:?}"),
     }
 }
@@ -109,7 +110,7 @@ async fn the_declared_start_holds_however_the_first_number_is_taken() {
     assert_eq!(option, "start");
     assert!(message.contains("declared::Order"), "{message}");
     assert!(message.contains("start = 1001"), "{message}");
-    assert_eq!(error.sequence(), "decl_order");
+    assert_eq!(error.sequence().map(|s| s.name), Some("decl_order"));
     // The start the type declares, given, is the declaration's: taken.
     let id = test
         .sequence("decl_order")
@@ -212,16 +213,16 @@ async fn a_declared_scope_is_required_and_its_values_typed() {
         .next()
         .await
         .unwrap_err();
-    match &error {
-        Error::InvalidScope { reason, .. } => {
+    match error.kind() {
+        ErrorKind::InvalidScope { reason, .. } => {
             assert!(reason.contains("`year` is i32"), "{error}")
         }
         other => panic!("{other:?}"),
     }
     // No scope at all would use an unscoped counter: refused, naming the type.
     let error = test.sequence("decl_invoice").gapless().next().await;
-    match error.unwrap_err() {
-        Error::InvalidScope { reason, .. } => {
+    match error.unwrap_err().into_kind() {
+        ErrorKind::InvalidScope { reason, .. } => {
             assert!(reason.contains("declared::Invoice"), "{reason}");
             assert!(reason.contains(".scope(\"year\", value)"), "{reason}");
         }
@@ -234,7 +235,10 @@ async fn a_declared_scope_is_required_and_its_values_typed() {
         .next()
         .await;
     assert!(
-        matches!(error, Err(Error::InvalidScope { .. })),
+        matches!(
+            error.as_ref().map_err(Error::kind),
+            Err(ErrorKind::InvalidScope { .. })
+        ),
         "{error:?}"
     );
     // The strategy not given is the declaration's: gapless, so a transaction is needed.
@@ -244,7 +248,10 @@ async fn a_declared_scope_is_required_and_its_values_typed() {
         .next()
         .await;
     assert!(
-        matches!(error, Err(Error::TransactionRequired { .. })),
+        matches!(
+            error.as_ref().map_err(Error::kind),
+            Err(ErrorKind::TransactionRequired { .. })
+        ),
         "{error:?}"
     );
     assert!(

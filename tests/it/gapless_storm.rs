@@ -1,5 +1,5 @@
 //! The gapless strategy in a storm: two processes (this one and a worker), 16 tasks each,
-//! insert documents one per transaction of their own (`T::transaction`) on one counter, through
+//! insert documents one per transaction of their own (`Transaction`) on one counter, through
 //! one `Sequences` handle per process (the process's commit queue makes its transactions
 //! take turns), while some calls are cancelled mid-flight and the server is
 //! killed and restarted. Whatever befell them, the committed documents are numbered
@@ -46,7 +46,7 @@ fn cut() -> Option<Cut> {
 /// Once the storm has stored `threshold` documents, kills the server (SIGKILL) and
 /// restarts it on the same port and data, after an outage longer than the clients' server
 /// selection timeout (2 s), as `faults::crash_once` does: commands fail meanwhile (and
-/// `T::transaction` runs its body, or its commit, again until the server is back; a call
+/// `Transaction` runs its body, or its commit, again until the server is back; a call
 /// that still fails is made again by its task); returns how many documents it had seen.
 ///
 /// Work-around for SecantusDB 0.7.0b3 only: it commits a transaction without syncing its

@@ -1,4 +1,4 @@
-//! `T::transaction(&mut session).run(context, body)` (issue 47): the body's value and its
+//! `Transaction::new(&mut session).run(context, body)` (issue 47): the body's value and its
 //! own errors come back as they are (a `seqid::Error` typed, a caller's error as it was),
 //! an error ends the transaction and what the body wrote with it; a write conflict runs
 //! the whole transaction again. Faults on the commit are `faults::transaction`.
@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use mongodb::bson::{Document as BsonDocument, doc};
+use seqid::action::Transaction;
+use seqid::error::ErrorKind;
 use seqid::{Document, Entry, Error, Model};
 use seqid_harness::test_db;
 
@@ -46,7 +48,7 @@ async fn the_bodys_value_and_its_own_errors_come_back_as_they_are() {
 
     // A gapless find-or-insert: Inserted, then Found, each run once.
     for (expected, number) in [(Entry::Inserted, 1), (Entry::Found, 1)] {
-        let (entry, doc) = KeyedGapless::transaction(&mut session)
+        let (entry, doc) = Transaction::new(&mut session)
             .run((&db, &runs), |session, (db, runs)| {
                 Box::pin(async move {
                     runs.fetch_add(1, Ordering::Relaxed);
@@ -63,7 +65,7 @@ async fn the_bodys_value_and_its_own_errors_come_back_as_they_are() {
 
     // seqid's refusals, typed, and the marker written before them gone.
     let drafts = store_drafts::<DraftGapless>(test.db(), 2026, 0, 1).await;
-    let error = DraftGapless::transaction(&mut session)
+    let error = Transaction::new(&mut session)
         .run(&db, |session, db| {
             Box::pin(async move {
                 db.collection::<BsonDocument>("markers")
@@ -81,8 +83,11 @@ async fn the_bodys_value_and_its_own_errors_come_back_as_they_are() {
     let error = error
         .downcast::<Error>()
         .expect("seqid's refusal, as it was");
-    assert!(matches!(*error, Error::DraftNotFound { .. }), "{error}");
-    let error = KeyedGapless::transaction(&mut session)
+    assert!(
+        matches!(error.kind(), ErrorKind::DraftNotFound { .. }),
+        "{error}"
+    );
+    let error = Transaction::new(&mut session)
         .run(&db, |session, db| {
             Box::pin(async move {
                 let mut doc = KeyedGapless::make("bob@example.com".into(), "tx".into());
@@ -91,11 +96,14 @@ async fn the_bodys_value_and_its_own_errors_come_back_as_they_are() {
         })
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::InvalidNaturalKey { .. }), "{error}");
+    assert!(
+        matches!(error.kind(), ErrorKind::InvalidNaturalKey { .. }),
+        "{error}"
+    );
 
     // A body mixing the driver's calls and seqid's, in a boxed error: the caller's own
     // error comes back as it was, not run again.
-    let error = KeyedGapless::transaction(&mut session)
+    let error = Transaction::new(&mut session)
         .run((&db, &runs), |session, (db, runs)| {
             Box::pin(async move {
                 runs.fetch_add(1, Ordering::Relaxed);
@@ -129,7 +137,7 @@ async fn the_bodys_value_and_its_own_errors_come_back_as_they_are() {
     let _ = drafts;
 
     // A body that commits itself: its value, committed.
-    let committed = KeyedGapless::transaction(&mut session)
+    let committed = Transaction::new(&mut session)
         .run(&db, |session, db| {
             Box::pin(async move {
                 db.collection::<BsonDocument>("markers")
@@ -153,7 +161,7 @@ async fn first(
     runs: &AtomicU32,
     email: &str,
 ) -> Result<(Entry, i64), Error> {
-    KeyedGapless::transaction(session)
+    Transaction::new(session)
         .run((db, runs, email), |session, (db, runs, email)| {
             Box::pin(async move {
                 runs.fetch_add(1, Ordering::Relaxed);

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::event::EventHandler;
 use mongodb::event::command::CommandEvent;
+use seqid::error::ErrorKind;
 use seqid::{Document, Error};
 use seqid_harness::{ServerFlavor, test_db, test_db_with};
 
@@ -123,12 +124,12 @@ async fn an_item_numbered_already_is_refused_at_insert_and_at_append_with_nothin
     let mut preset = order(3);
     preset.lines[1].no = 7;
     let error = preset.insert(&db).await.unwrap_err();
-    let Error::ItemNumberSet {
+    let ErrorKind::ItemNumberSet {
         items,
         position,
         value,
         ..
-    } = &error
+    } = error.kind()
     else {
         panic!("{error:?}");
     };
@@ -138,7 +139,10 @@ async fn an_item_numbered_already_is_refused_at_insert_and_at_append_with_nothin
     assert_eq!(preset.id, 0, "no id taken into the document");
     let mut many = vec![order(1), preset];
     let error = Order::insert_many(&mut many, &db).await.unwrap_err();
-    assert!(matches!(error, Error::ItemNumberSet { .. }), "{error:?}");
+    assert!(
+        matches!(error.kind(), ErrorKind::ItemNumberSet { .. }),
+        "{error:?}"
+    );
     assert_eq!(orders.count_documents(doc! {}).await.unwrap(), 0);
 
     // At append: the number set, a missing document, a field that is not an array.
@@ -156,8 +160,8 @@ async fn an_item_numbered_already_is_refused_at_insert_and_at_append_with_nothin
         .unwrap_err();
     assert!(
         matches!(
-            error,
-            Error::ItemNumberSet {
+            error.kind(),
+            ErrorKind::ItemNumberSet {
                 position: 1,
                 value: 2,
                 ..
@@ -169,7 +173,10 @@ async fn an_item_numbered_already_is_refused_at_insert_and_at_append_with_nothin
     let error = Order::append_lines(&db, doc! { "_id": 999 }, &mut fresh)
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::ItemsNotFound { .. }), "{error:?}");
+    assert!(
+        matches!(error.kind(), ErrorKind::ItemsNotFound { .. }),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("999"), "{error}");
     assert_eq!(fresh[0].no, 0);
     orders
@@ -179,7 +186,10 @@ async fn an_item_numbered_already_is_refused_at_insert_and_at_append_with_nothin
     let error = Order::append_lines(&db, doc! { "_id": 500 }, &mut fresh)
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::ItemsNotArray { .. }), "{error:?}");
+    assert!(
+        matches!(error.kind(), ErrorKind::ItemsNotArray { .. }),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("not an array"), "{error}");
     let untouched = orders.find_one(doc! { "_id": 500 }).await.unwrap().unwrap();
     assert_eq!(
@@ -202,7 +212,10 @@ async fn an_item_numbered_already_is_refused_at_insert_and_at_append_with_nothin
         assert_eq!(appended.unwrap(), [1]);
     } else {
         let error = appended.unwrap_err();
-        assert!(matches!(error, Error::Driver { .. }), "{error:?}");
+        assert!(
+            matches!(error.kind(), ErrorKind::Driver { .. }),
+            "{error:?}"
+        );
         assert_eq!(fresh[0].no, 0);
         let stored = orders.find_one(doc! { "_id": 501 }).await.unwrap().unwrap();
         assert_eq!(stored, odd);
@@ -768,12 +781,12 @@ async fn an_append_whose_filter_matches_several_documents_is_refused_with_nothin
         let error = Order::append_lines(&db, filter.clone(), &mut lines)
             .await
             .unwrap_err();
-        let Error::ItemsAmbiguous {
+        let ErrorKind::ItemsAmbiguous {
             items,
             filter: shown,
             matched,
             ..
-        } = &error
+        } = error.kind()
         else {
             panic!("{filter}: {error:?}");
         };
@@ -834,7 +847,10 @@ async fn an_append_whose_filter_matches_several_documents_is_refused_with_nothin
         let error = Order::append_lines(&db, filter, &mut lines)
             .await
             .unwrap_err();
-        assert!(matches!(error, Error::ItemsNotFound { .. }), "{error:?}");
+        assert!(
+            matches!(error.kind(), ErrorKind::ItemsNotFound { .. }),
+            "{error:?}"
+        );
     }
 
     // The conditional way refuses it from its own read.
@@ -846,8 +862,8 @@ async fn an_append_whose_filter_matches_several_documents_is_refused_with_nothin
         .unwrap_err();
     assert!(
         matches!(
-            error,
-            Error::ItemsAmbiguous {
+            error.kind(),
+            ErrorKind::ItemsAmbiguous {
                 matched: Some(2),
                 ..
             }
@@ -1093,7 +1109,10 @@ async fn an_array_changed_between_the_read_and_the_conditional_update_is_read_ag
     let error = Order::append_lines(&db, doc! { "_id": 1 }, &mut lines)
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::ItemsNotArray { .. }), "{error:?}");
+    assert!(
+        matches!(error.kind(), ErrorKind::ItemsNotArray { .. }),
+        "{error:?}"
+    );
     assert_eq!(lines[0].no, 0);
     let mut stored = orders.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
     // The recent appends, the null case's alone.

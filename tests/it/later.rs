@@ -10,6 +10,8 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use mongodb::bson::doc;
+use seqid::action::Transaction;
+use seqid::error::ErrorKind;
 use seqid::{Document, Error};
 use seqid_harness::{TestDb, test_db};
 
@@ -150,8 +152,8 @@ async fn a_numbered_draft_keeps_its_number_and_misuse_is_refused_before_any_id_i
     let error = draft.insert(&db).await.unwrap_err();
     assert!(
         matches!(
-            error,
-            Error::NumberedLater {
+            error.kind(),
+            ErrorKind::NumberedLater {
                 operation: "insert",
                 ..
             }
@@ -162,7 +164,8 @@ async fn a_numbered_draft_keeps_its_number_and_misuse_is_refused_before_any_id_i
         .await
         .unwrap_err();
     assert!(
-        matches!(error, Error::DraftNotFound { .. }) && error.to_string().contains("nowhere"),
+        matches!(error.kind(), ErrorKind::DraftNotFound { .. })
+            && error.to_string().contains("nowhere"),
         "{error}"
     );
     for set in [
@@ -175,7 +178,7 @@ async fn a_numbered_draft_keeps_its_number_and_misuse_is_refused_before_any_id_i
             .await
             .unwrap_err();
         assert!(
-            matches!(error, Error::InvalidOption { option: "set", .. }),
+            matches!(error.kind(), ErrorKind::InvalidOption { option: "set", .. }),
             "{set}: {error}"
         );
     }
@@ -189,7 +192,7 @@ async fn a_numbered_draft_keeps_its_number_and_misuse_is_refused_before_any_id_i
         .await
         .unwrap_err();
     assert!(
-        matches!(error, Error::TransactionRequired { .. }),
+        matches!(error.kind(), ErrorKind::TransactionRequired { .. }),
         "{error}"
     );
     assert_eq!(year_counter(test.db(), "draft_gapless", 2026).await, None);
@@ -221,7 +224,7 @@ async fn set_refuses_a_scope_field_before_any_id_is_taken() {
             .unwrap_err();
         let text = error.to_string();
         assert!(
-            matches!(error, Error::InvalidOption { option: "set", .. })
+            matches!(error.kind(), ErrorKind::InvalidOption { option: "set", .. })
                 && text.starts_with(&format!("sequence `draft_counted`: set = {names}"))
                 && text.contains("the counter of the scope the draft has when it is issued")
                 && text.contains("change the scope with the driver before issuing")
@@ -233,7 +236,7 @@ async fn set_refuses_a_scope_field_before_any_id_is_taken() {
             .await
             .unwrap_err();
         assert!(
-            matches!(error, Error::InvalidOption { option: "set", .. })
+            matches!(error.kind(), ErrorKind::InvalidOption { option: "set", .. })
                 && error.to_string().contains(names),
             "number_drafts, {set}: {error}"
         );
@@ -264,7 +267,7 @@ async fn set_refuses_a_scope_field_before_any_id_is_taken() {
     assert_eq!(stored[&ids[0]], numbered.doc);
 }
 
-/// `number_draft` through `via`, in a transaction of `session` when given (`T::transaction`:
+/// `number_draft` through `via`, in a transaction of `session` when given (`Transaction`:
 /// aborted after a refusal, committed after a number).
 async fn number_one<T: Drafted>(
     via: &Via,
@@ -277,7 +280,7 @@ async fn number_one<T: Drafted>(
             Via::Bare(db) => T::number_draft(db, filter).await,
         };
     };
-    T::transaction(session)
+    Transaction::new(session)
         .run((via, filter), |session, (via, filter)| {
             Box::pin(async move {
                 match via {
@@ -326,7 +329,7 @@ async fn refusals_take_no_id<T: Drafted>(label: &str, in_transaction: bool) {
                 .await
                 .unwrap_err();
             assert!(
-                matches!(error, Error::DraftAmbiguous { matched: Some(m), .. } if m == matched)
+                matches!(error.kind(), ErrorKind::DraftAmbiguous { matched: Some(m), .. } if *m == matched)
                     && error
                         .to_string()
                         .contains(&format!("matches {matched} documents"))
@@ -348,7 +351,7 @@ async fn refusals_take_no_id<T: Drafted>(label: &str, in_transaction: bool) {
             .await
             .unwrap_err();
         assert!(
-            matches!(error, Error::InvalidCode { .. })
+            matches!(error.kind(), ErrorKind::InvalidCode { .. })
                 && error.to_string().contains("\"HAND-1\"")
                 && error.to_string().contains("never replaces"),
             "{run}: {error}"
@@ -358,7 +361,7 @@ async fn refusals_take_no_id<T: Drafted>(label: &str, in_transaction: bool) {
                 .await
                 .unwrap_err();
             assert!(
-                matches!(error, Error::InvalidCode { .. }),
+                matches!(error.kind(), ErrorKind::InvalidCode { .. }),
                 "{run}: number_drafts: {error}"
             );
         }
@@ -416,7 +419,7 @@ async fn a_typed_code_and_a_filter_finding_two_documents_are_refused_before_any_
 }
 
 /// Gapless: each draft numbered in the caller's transaction together with its own change
-/// (`status: issued`), run with `T::transaction`; every third transaction aborted after
+/// (`status: issued`), run with `Transaction`; every third transaction aborted after
 /// numbering (the body's own error), which leaves the draft a draft and takes its number
 /// back; issuers racing for one draft run their transaction again on a write conflict. The committed numbers are 1..=n, the counter n.
 #[tokio::test]
@@ -441,7 +444,7 @@ async fn gapless_numbering_aborted_with_its_transaction_leaves_no_gap() {
                         continue;
                     }
                     // Abandoned: the body's own error aborts the transaction.
-                    let numbered = DraftGapless::transaction(&mut session)
+                    let numbered = Transaction::new(&mut session)
                         .run((&db, draft), |session, (db, draft)| {
                             Box::pin(async move {
                                 let numbered =
@@ -545,7 +548,7 @@ async fn a_tool_counter_first_used_in_a_transaction_that_has_read_starts_at_one(
             _ => Via::Bare(bare.clone()),
         };
         let mut first = None;
-        let aborted = DraftGaplessTool::transaction(&mut session)
+        let aborted = Transaction::new(&mut session)
             .run(
                 (&via, drafts[0], &mut first),
                 |session, (via, draft, first)| {
@@ -579,7 +582,7 @@ async fn a_tool_counter_first_used_in_a_transaction_that_has_read_starts_at_one(
         );
         // Then each draft in a transaction of its own, run again on a transient error.
         for (at, draft) in drafts.iter().enumerate() {
-            let numbered = DraftGaplessTool::transaction(&mut session)
+            let numbered = Transaction::new(&mut session)
                 .run((&via, *draft), |session, (via, draft)| {
                     Box::pin(async move {
                         let filter = doc! { "_id": *draft };
@@ -621,7 +624,7 @@ async fn a_tool_counter_first_used_in_a_transaction_that_has_read_starts_at_one(
 
 /// The same first use after the caller's own read in its transaction, which seqid cannot
 /// see: the counter, made outside the transaction, is out of the snapshot's sight; its
-/// insert in the transaction meets it, a write conflict, and `T::transaction` runs the
+/// insert in the transaction meets it, a write conflict, and `Transaction` runs the
 /// transaction again, which numbers from 1. Never a missing counter.
 #[tokio::test]
 async fn a_tool_counter_first_used_after_the_callers_own_read_starts_at_one() {
@@ -646,7 +649,7 @@ async fn a_tool_counter_first_used_after_the_callers_own_read_starts_at_one() {
     let mut session = test.client().start_session().await.unwrap();
     let mut runs = 0;
     for n in 0..3u32 {
-        let id = Order::transaction(&mut session)
+        let id = Transaction::new(&mut session)
             .run((&db, &test, &mut runs), |session, (db, test, runs)| {
                 Box::pin(async move {
                     **runs += 1;
@@ -1023,7 +1026,8 @@ async fn a_type_with_two_sequences_numbered_later_numbers_both_in_one_update() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&error, Error::IdAlreadySet { sequence, .. } if sequence.name == "later_two_ledger"),
+        matches!(error.kind(), ErrorKind::IdAlreadySet { .. })
+            && error.sequence().map(|s| s.name) == Some("later_two_ledger"),
         "{error:?}"
     );
     let error = TwoNumbers::number_draft(&db, doc! { "_id": typed_id })
@@ -1031,11 +1035,14 @@ async fn a_type_with_two_sequences_numbered_later_numbers_both_in_one_update() {
         .await
         .unwrap_err();
     assert!(
-        matches!(error, Error::InvalidOption { option: "set", .. }),
+        matches!(error.kind(), ErrorKind::InvalidOption { option: "set", .. }),
         "{error:?}"
     );
     let error = TwoNumbers::draft(2026).insert(&db).await.unwrap_err();
-    assert!(matches!(error, Error::NumberedLater { .. }), "{error:?}");
+    assert!(
+        matches!(error.kind(), ErrorKind::NumberedLater { .. }),
+        "{error:?}"
+    );
     assert_eq!(
         counters().await,
         before,

@@ -1,11 +1,13 @@
 //! The safety net of a counter that does not exist (issue 39): where the collection
 //! already holds numbers of the sequence (in the scope) at or above its start, the first
-//! `$inc` is refused before any id is taken ([`Error::CounterMissing`]), so that a wrong
+//! `$inc` is refused before any id is taken ([`ErrorKind::CounterMissing`]), so that a wrong
 //! counter name (another tool's default guessed wrong, a renamed sequence) never makes a
 //! second counter that hands the numbers stored out again. Written once, run over the
 //! strategies that keep a counter, scoped and not, through a handle and a bare database.
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use seqid::action::Transaction;
+use seqid::error::ErrorKind;
 use seqid::kind::WithCounter;
 use seqid::{Document, Error};
 use seqid_harness::{TestDb, test_db};
@@ -29,7 +31,7 @@ async fn import<M: Model>(test: &TestDb, n: u32, number: i64) {
         .unwrap();
 }
 
-/// Inserts `doc` through `via`, in a transaction of its own (`M::transaction`) for a
+/// Inserts `doc` through `via`, in a transaction of its own (`Transaction`) for a
 /// gapless sequence.
 async fn insert<M: Model>(test: &TestDb, via: &Via, doc: M) -> Result<M, Error> {
     let mut docs = [doc];
@@ -40,7 +42,7 @@ async fn insert<M: Model>(test: &TestDb, via: &Via, doc: M) -> Result<M, Error> 
     }
     let mut session = test.client().start_session().await.unwrap();
     let [doc] = docs;
-    M::transaction(&mut session)
+    Transaction::new(&mut session)
         .run((via, doc), |session, (via, doc)| {
             Box::pin(async move {
                 // A copy per run, so that a run again starts from the unset id.
@@ -83,17 +85,16 @@ async fn refused_until_synced<M: Model<Kind: WithCounter>>(label: &str) {
             import::<M>(&test, 1, 90).await;
         }
         let error = insert(&test, &via, M::make("seqid", 0)).await.unwrap_err();
-        let Error::CounterMissing {
-            sequence,
+        let ErrorKind::CounterMissing {
             largest,
             scope,
             counter,
             ..
-        } = &error
+        } = error.kind()
         else {
             panic!("{label}: expected CounterMissing, got {error:?}");
         };
-        assert_eq!(sequence.name, M::SEQUENCE.name);
+        assert_eq!(error.sequence().map(|s| s.name), Some(M::SEQUENCE.name));
         assert_eq!(integer(largest), Some(41), "{error}");
         assert_eq!(scope.contains("p0"), scoped, "{error}");
         assert!(counter.contains(M::SEQUENCE.name), "{error}");
@@ -191,8 +192,12 @@ async fn numbers_below_the_start_or_off_the_step_are_not_the_sequences() {
         .await
         .unwrap();
     let fresh = crate::support::shared(&test);
-    match (Even { id: 0 }).insert(&fresh).await {
-        Err(Error::CounterMissing { largest, .. }) => assert_eq!(integer(&largest), Some(2)),
+    match (Even { id: 0 })
+        .insert(&fresh)
+        .await
+        .map_err(Error::into_kind)
+    {
+        Err(ErrorKind::CounterMissing { largest, .. }) => assert_eq!(integer(&largest), Some(2)),
         other => panic!("expected CounterMissing, got {other:?}"),
     }
 }
@@ -313,7 +318,7 @@ async fn a_wrong_guess_of_mongoengines_counter_name_is_refused() {
         }
     }
     .unwrap_err();
-    let Error::CounterMissing { largest, .. } = &error else {
+    let ErrorKind::CounterMissing { largest, .. } = error.kind() else {
         panic!("expected CounterMissing, got {error:?}");
     };
     assert_eq!(integer(largest), Some(3));

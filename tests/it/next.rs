@@ -9,6 +9,7 @@ use std::future::IntoFuture;
 use std::time::Duration;
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use seqid::error::ErrorKind;
 use seqid::{AsDatabase, Document, Error};
 use seqid_harness::test_db;
 use serde::Serialize;
@@ -128,8 +129,8 @@ async fn gapless_numbers_live_and_die_with_the_transaction() {
     let error = handle.sequence("g").gapless().next().await.unwrap_err();
     assert!(
         matches!(
-            error,
-            Error::TransactionRequired {
+            error.kind(),
+            ErrorKind::TransactionRequired {
                 has_session: false,
                 ..
             }
@@ -146,8 +147,8 @@ async fn gapless_numbers_live_and_die_with_the_transaction() {
         .unwrap_err();
     assert!(
         matches!(
-            error,
-            Error::TransactionRequired {
+            error.kind(),
+            ErrorKind::TransactionRequired {
                 has_session: true,
                 ..
             }
@@ -397,8 +398,8 @@ async fn a_scoped_named_sequence_counts_in_the_declared_type_s_counter() {
     assert_eq!(other, 1);
     let swapped = handle.sequence("next_ticket").scope("year", 2026);
     let error = swapped.scope("project", "apollo").next().await.unwrap_err();
-    match &error {
-        Error::InvalidScope { reason, .. } => {
+    match error.kind() {
+        ErrorKind::InvalidScope { reason, .. } => {
             assert!(reason.contains("next::Ticket"), "{error}");
             assert!(reason.contains("project, year, in that order"), "{error}");
         }
@@ -549,8 +550,8 @@ async fn every_option_out_of_range_is_refused_before_any_round_trip() {
     let (test, commands) = counted_db("next_refused").await;
     let handle = shared(&test);
     let before = commands.total();
-    let option = |error: Error| match error {
-        Error::InvalidOption { option, .. } => (option, error.to_string()),
+    let option = |error: Error| match error.kind() {
+        ErrorKind::InvalidOption { option, .. } => (*option, error.to_string()),
         other => panic!("{other:?}"),
     };
     let (name, message) = option(handle.sequence("").next().await.unwrap_err());
@@ -595,7 +596,8 @@ async fn every_option_out_of_range_is_refused_before_any_round_trip() {
             .await
             .unwrap_err();
         assert!(
-            matches!(&error, Error::InvalidScope { sequence, .. } if sequence.name == "n"),
+            matches!(error.kind(), ErrorKind::InvalidScope { .. })
+                && error.sequence().map(|s| s.name) == Some("n"),
             "{error:?}"
         );
         assert!(error.to_string().contains(says), "{error}");
@@ -651,7 +653,10 @@ async fn a_named_sequence_in_a_tool_s_layout_shares_the_tool_s_counter() {
     .await
     .unwrap_err();
     assert!(
-        matches!(error, Error::InvalidOption { option: "step", .. }),
+        matches!(
+            error.kind(),
+            ErrorKind::InvalidOption { option: "step", .. }
+        ),
         "{error:?}"
     );
     let error = (test
@@ -663,8 +668,8 @@ async fn a_named_sequence_in_a_tool_s_layout_shares_the_tool_s_counter() {
     .unwrap_err();
     assert!(
         matches!(
-            error,
-            Error::InvalidOption {
+            error.kind(),
+            ErrorKind::InvalidOption {
                 option: "scope",
                 ..
             }
@@ -688,8 +693,8 @@ async fn a_missing_counter_is_checked_against_the_collection_given() {
         .next())
     .await
     .unwrap_err();
-    match &error {
-        Error::CounterMissing { largest, .. } => assert_eq!(integer(largest), Some(7)),
+    match error.kind() {
+        ErrorKind::CounterMissing { largest, .. } => assert_eq!(integer(largest), Some(7)),
         other => panic!("{other:?}"),
     }
     assert_eq!(
@@ -809,8 +814,8 @@ async fn a_named_sequence_s_stats_count_what_its_handle_did() {
     let error = handle.sequence("next_events").block(7).stats().unwrap_err();
     assert!(
         matches!(
-            error,
-            Error::InvalidOption {
+            error.kind(),
+            ErrorKind::InvalidOption {
                 option: "strategy",
                 ..
             }
@@ -836,7 +841,10 @@ async fn a_named_sequence_s_stats_count_what_its_handle_did() {
     );
     let error = handle.sequence("").stats().unwrap_err();
     assert!(
-        matches!(error, Error::InvalidOption { option: "name", .. }),
+        matches!(
+            error.kind(),
+            ErrorKind::InvalidOption { option: "name", .. }
+        ),
         "{error:?}"
     );
 }

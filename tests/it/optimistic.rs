@@ -8,7 +8,8 @@ use crate::support;
 use crate::support::models::OptimisticDoc;
 use crate::support::{Thief, counted_db, insert_concurrently, one_to, stored_writes, unique_index};
 use mongodb::bson::{Document as BsonDocument, doc, oid::ObjectId};
-use seqid::{Document, Error};
+use seqid::Document;
+use seqid::error::ErrorKind;
 use seqid_harness::test_db;
 use serde::{Deserialize, Serialize};
 
@@ -113,8 +114,8 @@ async fn retries_are_bounded_by_the_attribute_and_the_option() {
     let error = impatient.insert(&db).await.unwrap_err();
     assert!(
         matches!(
-            &error,
-            Error::RetriesExhausted {
+            error.kind(),
+            ErrorKind::RetriesExhausted {
                 attempts: 2,
                 last_id: 2,
                 ..
@@ -130,8 +131,8 @@ async fn retries_are_bounded_by_the_attribute_and_the_option() {
     let error = t.insert(&db).max_attempts(3).await.unwrap_err();
     assert!(
         matches!(
-            &error,
-            Error::RetriesExhausted {
+            error.kind(),
+            ErrorKind::RetriesExhausted {
                 attempts: 3,
                 last_id: 5,
                 ..
@@ -144,8 +145,8 @@ async fn retries_are_bounded_by_the_attribute_and_the_option() {
     let error = t.insert(&db).max_attempts(0).await.unwrap_err();
     assert!(
         matches!(
-            &error,
-            Error::InvalidOption {
+            error.kind(),
+            ErrorKind::InvalidOption {
                 option: "max_attempts",
                 ..
             }
@@ -159,13 +160,13 @@ async fn retries_are_bounded_by_the_attribute_and_the_option() {
     // other builds still makes two attempts in it (one attempt took 301 ms there once).
     let budget = Duration::from_millis(1000);
     let error = t.insert(&db).time_budget(budget).await.unwrap_err();
-    let Error::RetriesExhausted {
+    let ErrorKind::RetriesExhausted {
         attempts,
         elapsed,
         time_budget,
         last_id,
         ..
-    } = &error
+    } = error.kind()
     else {
         panic!("{error:?}");
     };
@@ -187,8 +188,8 @@ async fn retries_are_bounded_by_the_attribute_and_the_option() {
     let error = t.insert(&db).time_budget(Duration::ZERO).await.unwrap_err();
     assert!(
         matches!(
-            &error,
-            Error::InvalidOption {
+            error.kind(),
+            ErrorKind::InvalidOption {
                 option: "time_budget",
                 ..
             }
@@ -207,7 +208,7 @@ async fn a_duplicate_on_another_unique_index_is_returned_at_once() {
     let mut again = ticket("same");
     let error = again.insert(&db).await.unwrap_err();
     assert!(
-        matches!(&error, Error::DuplicateKey { id: 2, .. }),
+        matches!(error.kind(), ErrorKind::DuplicateKey { id: 2, .. }),
         "{error:?}"
     );
     assert_eq!(counter.count("insert"), 1, "not retried");
@@ -222,7 +223,8 @@ async fn other_errors_are_returned_not_swallowed() {
     let mut huge = ticket(&"x".repeat(17 * 1024 * 1024));
     let error = huge.insert(&db).await.unwrap_err();
     assert!(
-        matches!(&error, Error::Driver { sequence, .. } if sequence.name == "ticket"),
+        matches!(error.kind(), ErrorKind::Driver { .. })
+            && error.sequence().map(|s| s.name) == Some("ticket"),
         "{error:?}"
     );
     assert_eq!(huge.id, 0);
@@ -411,7 +413,7 @@ async fn insert_many_reports_documents_whose_every_id_was_taken() {
     };
     let (result, ()) = tokio::join!(first, stolen_again);
     let error = result.unwrap_err();
-    let seqid::Error::Bulk(bulk) = &error else {
+    let ErrorKind::Bulk(bulk) = error.kind() else {
         panic!("expected Bulk, got {error:?}")
     };
     assert_eq!(

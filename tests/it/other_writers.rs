@@ -7,6 +7,7 @@
 
 use mongodb::bson::doc;
 use seqid::Model as _;
+use seqid::error::ErrorKind;
 use seqid::{AsDatabase, Document, Error};
 use seqid_harness::test_db;
 
@@ -130,33 +131,35 @@ async fn another_writers_equal_document<T: Model>(label: &str) {
             ids.iter().all(|id| !stolen.contains(id)),
             "{label}: {result:?}, ids {ids:?}, where the other writer stored {stolen:?}"
         );
-        let failed: Vec<usize> = match result {
+        let failed: Vec<usize> = match &result {
             Ok(()) => {
                 assert!(optimistic, "{label}: no error, ids {ids:?}");
                 vec![]
             }
-            Err(Error::DuplicateKey { id, .. }) if !optimistic && op == Op::One => {
-                assert_eq!((id, ids[0]), (stolen[0], 0), "{label}: the id is unset");
-                vec![0]
-            }
-            Err(Error::Bulk(bulk)) if !optimistic && op == Op::Many => {
-                assert_eq!(bulk.inserted, [2, 3], "{label}: {bulk}");
-                assert!(bulk.unknown.is_empty(), "{label}: {bulk}");
-                let failed: Vec<_> = bulk
-                    .failed
-                    .iter()
-                    .map(|f| (f.index, f.id, f.code))
-                    .collect();
-                let taken = Some(11000);
-                assert_eq!(
-                    failed,
-                    [(0, stolen[0], taken), (1, stolen[1], taken)],
-                    "{label}"
-                );
-                assert_eq!(&ids[..2], [0, 0], "{label}: refused documents are unset");
-                vec![0, 1]
-            }
-            Err(error) => panic!("{label}: {error:?}"),
+            Err(error) => match error.kind() {
+                ErrorKind::DuplicateKey { id, .. } if !optimistic && op == Op::One => {
+                    assert_eq!((*id, ids[0]), (stolen[0], 0), "{label}: the id is unset");
+                    vec![0]
+                }
+                ErrorKind::Bulk(bulk) if !optimistic && op == Op::Many => {
+                    assert_eq!(bulk.inserted, [2, 3], "{label}: {error}");
+                    assert!(bulk.unknown.is_empty(), "{label}: {error}");
+                    let failed: Vec<_> = bulk
+                        .failed
+                        .iter()
+                        .map(|f| (f.index, f.id, f.code))
+                        .collect();
+                    let taken = Some(11000);
+                    assert_eq!(
+                        failed,
+                        [(0, stolen[0], taken), (1, stolen[1], taken)],
+                        "{label}"
+                    );
+                    assert_eq!(&ids[..2], [0, 0], "{label}: refused documents are unset");
+                    vec![0, 1]
+                }
+                _ => panic!("{label}: {error:?}"),
+            },
         };
         assert_eq!(stolen.len(), steals, "{label}: what the other writer took");
         let acked = (0..count).filter(|n| !failed.contains(&(*n as usize)));
@@ -222,12 +225,12 @@ async fn optimistic_attempts_run_out_on_equal_documents() {
         thief.arm(0);
         let refused = [Fate::Refused].repeat(docs.len());
         assert_eq!(fates(&docs, Some(&result)), refused, "{label}: {result:?}");
-        match &result {
-            Err(Error::RetriesExhausted { attempts: 2, .. }) if op == Op::One => {}
-            Err(Error::Bulk(bulk)) if op == Op::Many => {
-                assert_eq!(bulk.failed.len(), docs.len(), "{label}: {bulk}");
+        match result.as_ref().map_err(Error::kind) {
+            Err(ErrorKind::RetriesExhausted { attempts: 2, .. }) if op == Op::One => {}
+            Err(ErrorKind::Bulk(bulk)) if op == Op::Many => {
+                assert_eq!(bulk.failed.len(), docs.len(), "{label}: {bulk:?}");
             }
-            other => panic!("{label}: {other:?}"),
+            _ => panic!("{label}: {result:?}"),
         }
         let stolen = thief.stolen();
         assert_eq!(stolen.len(), 2 * docs.len(), "{label}: two attempts each");

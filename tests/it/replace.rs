@@ -13,7 +13,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use seqid::{Document, Error};
+use seqid::Document;
+use seqid::error::ErrorKind;
 use seqid_harness::{ServerFlavor, test_db, test_db_with};
 use serde::{Deserialize, Serialize};
 
@@ -131,13 +132,13 @@ async fn a_stale_form_is_refused_and_the_next_append_answers_4_never_3_again() {
     };
     let (after_append, token, saved) = stale_form(&db, &test, id, save).await;
     let error = saved.unwrap_err();
-    let Error::ItemsStale {
+    let ErrorKind::ItemsStale {
         items,
         stored,
         written,
         id: at,
         ..
-    } = &error
+    } = error.kind()
     else {
         panic!("{error:?}");
     };
@@ -290,7 +291,10 @@ async fn a_missing_document_and_one_without_an_id_are_refused_with_nothing_writt
     let mut missing = order(1);
     missing.id = 999;
     let error = missing.replace(&db).await.unwrap_err();
-    assert!(matches!(error, Error::ReplaceNotFound { .. }), "{error:?}");
+    assert!(
+        matches!(error.kind(), ErrorKind::ReplaceNotFound { .. }),
+        "{error:?}"
+    );
     let message = error.to_string();
     assert!(
         message.contains("no document of `orders` has _id 999"),
@@ -302,7 +306,10 @@ async fn a_missing_document_and_one_without_an_id_are_refused_with_nothing_writt
         text: "gone".into(),
     };
     let error = note.replace(&db).await.unwrap_err();
-    assert!(matches!(error, Error::ReplaceNotFound { .. }), "{error:?}");
+    assert!(
+        matches!(error.kind(), ErrorKind::ReplaceNotFound { .. }),
+        "{error:?}"
+    );
     let orders = test.collection::<BsonDocument>("orders");
     assert_eq!(orders.count_documents(doc! {}).await.unwrap(), 1);
     assert_eq!(numbers(&raw(&test, kept).await), (vec![1], Some(1)));
@@ -312,7 +319,10 @@ async fn a_missing_document_and_one_without_an_id_are_refused_with_nothing_writt
     // No id to find the stored document by: refused before anything is sent.
     counts.lock().unwrap().clear();
     let error = order(1).replace(&db).await.unwrap_err();
-    assert!(matches!(error, Error::ReplaceWithoutId { .. }), "{error:?}");
+    assert!(
+        matches!(error.kind(), ErrorKind::ReplaceWithoutId { .. }),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("its _id is 0"), "{error}");
     let ticket = Ticket {
         id: None,
@@ -360,8 +370,8 @@ async fn marks_stored_as_int32_or_null_are_compared_by_value() {
     let error = form.replace(&db).await.unwrap_err();
     assert!(
         matches!(
-            error,
-            Error::ItemsStale {
+            error.kind(),
+            ErrorKind::ItemsStale {
                 stored: 2,
                 written: 1,
                 ..
@@ -397,8 +407,8 @@ async fn marks_stored_as_int32_or_null_are_compared_by_value() {
     let error = form.replace(&db).await.unwrap_err();
     assert!(
         matches!(
-            error,
-            Error::ItemsStale {
+            error.kind(),
+            ErrorKind::ItemsStale {
                 stored: 1,
                 written: 0,
                 ..
@@ -456,7 +466,10 @@ async fn replace_until(
                 };
                 match saved {
                     Ok(()) => landed.fetch_add(1, Ordering::Relaxed),
-                    Err(Error::ItemsStale { .. }) if last_round == ids.len() => {
+                    Err(error)
+                        if matches!(error.kind(), ErrorKind::ItemsStale { .. })
+                            && last_round == ids.len() =>
+                    {
                         stale.fetch_add(1, Ordering::Relaxed)
                     }
                     Err(other) => panic!("replacer {task}: {other}"),

@@ -7,6 +7,7 @@ use crate::support;
 use crate::support::{Payload as Model, all_documents, integer};
 use mongodb::Database;
 use mongodb::bson::{Document as BsonDocument, doc};
+use seqid::error::ErrorKind;
 use seqid::{Document, Error};
 use seqid_harness::test_db;
 
@@ -70,11 +71,14 @@ async fn never_arrived(db: &Database, id: i64) {
 /// kept, and the message says why.
 fn held_unknown(resumed: Result<i64, Error>, expected: i64) {
     match resumed {
-        Err(ref error @ Error::OutcomeUnknown { id, reason, .. }) => {
-            assert_eq!(id, expected);
-            assert!(reason.contains("another writer's"), "{error}");
-            assert!(error.to_string().contains("content_is_unique"), "{error}");
-        }
+        Err(error) => match error.kind() {
+            ErrorKind::OutcomeUnknown { id, reason, .. } => {
+                assert_eq!(*id, expected);
+                assert!(reason.contains("another writer's"), "{error}");
+                assert!(error.to_string().contains("content_is_unique"), "{error}");
+            }
+            _ => panic!("expected OutcomeUnknown, got {error:?}"),
+        },
         other => panic!("expected OutcomeUnknown, got {other:?}"),
     }
 }
@@ -92,8 +96,11 @@ async fn equal_documents_are_not_taken_for_each_other<T: Model>(label: &str) {
     held_unknown(second.resume_insert(&db).await, id);
     let mut seconds = vec![first.clone(), first.clone()];
     seconds[1].set_id(0);
-    match T::resume_insert_many(&mut seconds, &db).await {
-        Err(Error::Bulk(bulk)) => {
+    match T::resume_insert_many(&mut seconds, &db)
+        .await
+        .map_err(Error::into_kind)
+    {
+        Err(ErrorKind::Bulk(bulk)) => {
             assert_eq!((bulk.inserted, bulk.unknown), (vec![1], vec![0]));
             assert_eq!(seconds[0].id(), id, "the id stays");
         }
@@ -133,7 +140,10 @@ async fn resume_single<T: Model>(label: &str) {
     assert_eq!(landed.id(), id);
     // Inserting it again is refused before anything is written...
     let error = landed.insert(&db).await.unwrap_err();
-    assert!(matches!(error, Error::IdAlreadySet { .. }), "{error:?}");
+    assert!(
+        matches!(error.kind(), ErrorKind::IdAlreadySet { .. }),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("resume_insert"), "{error}");
     // ...and resuming cannot tell the stored copy from another writer's equal document
     // unless the caller asserts that nobody else writes this content.
@@ -168,11 +178,13 @@ async fn resume_single<T: Model>(label: &str) {
             assert_eq!(other.id(), new_id);
             Some(new_id)
         }
-        Err(Error::DuplicateKey { id, .. }) if !optimistic::<T>() => {
-            assert_eq!((id, other.id()), (other_id, other_id), "the id stays");
-            None
-        }
-        Err(error) => panic!("unexpected {error:?}"),
+        Err(error) => match error.kind() {
+            ErrorKind::DuplicateKey { id, .. } if !optimistic::<T>() => {
+                assert_eq!((*id, other.id()), (other_id, other_id), "the id stays");
+                None
+            }
+            _ => panic!("unexpected {error:?}"),
+        },
     };
 
     // An unset id: a plain insert.
@@ -221,12 +233,12 @@ async fn resume_batch<T: Model>(label: &str) {
     // this batch's earlier copy or another writer's: unknown, ids kept. The lost one and
     // the unset one are stored.
     let first = T::resume_insert_many(&mut batch, &db).await;
-    let Err(Error::Bulk(bulk)) = first else {
+    let Err(ErrorKind::Bulk(bulk)) = first.as_ref().map_err(Error::kind) else {
         panic!("expected Bulk, got {first:?}")
     };
-    assert_eq!(bulk.inserted, vec![3, 5], "{bulk}");
-    assert_eq!(bulk.unknown, vec![0, 1, 2, 4], "{bulk}");
-    assert!(bulk.failed.is_empty(), "{bulk}");
+    assert_eq!(bulk.inserted, vec![3, 5], "{bulk:?}");
+    assert_eq!(bulk.unknown, vec![0, 1, 2, 4], "{bulk:?}");
+    assert!(bulk.failed.is_empty(), "{bulk:?}");
     assert_eq!(batch[3].id(), ids[3]);
     let unset_id = batch[5].id();
     assert!(!ids.contains(&unset_id));
@@ -244,14 +256,16 @@ async fn resume_batch<T: Model>(label: &str) {
             resumed
         }
         // Counters and block: the document at a counter's id may be this one, changed.
-        Err(Error::Bulk(bulk)) if !optimistic::<T>() => {
-            assert_eq!(bulk.inserted, vec![0, 1, 2, 3, 5]);
-            assert_eq!(bulk.unknown, vec![4], "{bulk}");
-            assert!(bulk.failed.is_empty());
-            assert_eq!(batch[4].id(), ids[4], "its id stays");
-            batch.iter().map(|d| d.id()).collect()
-        }
-        other => panic!("unexpected {other:?}"),
+        Err(error) => match error.kind() {
+            ErrorKind::Bulk(bulk) if !optimistic::<T>() => {
+                assert_eq!(bulk.inserted, vec![0, 1, 2, 3, 5]);
+                assert_eq!(bulk.unknown, vec![4], "{error}");
+                assert!(bulk.failed.is_empty());
+                assert_eq!(batch[4].id(), ids[4], "its id stays");
+                batch.iter().map(|d| d.id()).collect()
+            }
+            _ => panic!("unexpected {error:?}"),
+        },
     };
     assert_eq!(
         &resumed[..4],
@@ -360,8 +374,8 @@ async fn a_first_send_meeting_its_own_copy<T: Model>(label: &str) {
     let mut exposed = T::new("exposed".into());
     first_copy_at(&db, &exposed, first + 2).await;
     expected.push((first + 2, "exposed".into()));
-    match exposed.insert(&db).await {
-        Err(Error::DuplicateKey { id, .. }) => {
+    match exposed.insert(&db).await.map_err(Error::into_kind) {
+        Err(ErrorKind::DuplicateKey { id, .. }) => {
             assert_eq!((id, exposed.id()), (first + 2, 0), "refused, the id unset");
         }
         other => panic!("expected DuplicateKey, got {other:?}"),

@@ -16,6 +16,7 @@ use std::time::Duration;
 use app::{App, Config, Invoice, Mode, Ticket};
 use load::{Load, Route, Sent};
 use mongodb::bson::Bson;
+use seqid::error::ErrorKind;
 use seqid::{Document, Model};
 use seqid_harness::ServerFlavor;
 use serde_json::{Value, json};
@@ -121,7 +122,7 @@ async fn bad_input(base: &str, db: &mongodb::Database) {
     };
     let refused = direct.insert(db).await.unwrap_err();
     assert!(
-        matches!(refused, seqid::Error::InvalidScope { .. }),
+        matches!(refused.kind(), ErrorKind::InvalidScope { .. }),
         "{refused}"
     );
     assert_eq!(

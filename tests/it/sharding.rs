@@ -2,14 +2,16 @@
 //! tested where they are made. The harness's proxy presents the test server as a mongos
 //! (its `hello` answers `msg: "isdbgrid"`) and answers `config.collections` with the
 //! entries each test sets; seqid reads those and refuses, before any id is taken, a
-//! sequence whose promise would not hold ([`Error::Sharded`]), lets the others through, and
+//! sequence whose promise would not hold ([`ErrorKind::Sharded`]), lets the others through, and
 //! reports both in `seqid::deployment::check`. Each refusal and each kind of pass of the guide's
 //! matrix (*sharded clusters*) is a test, through a handle and through a bare database,
 //! on both servers. What holds at a cost is reported, not refused.
 
 use mongodb::bson::{Document as BsonDocument, doc};
 use mongodb::{Client, Database};
+use seqid::action::Transaction;
 use seqid::deployment::{Topology, Verdict};
+use seqid::error::ErrorKind;
 use seqid::{Document, Error, Model, Sequences};
 use seqid_harness::{FaultProxy, TestDb, test_db};
 use serde::{Deserialize, Serialize};
@@ -138,14 +140,14 @@ async fn count(at: &Mongos, collection: &str) -> u64 {
 /// names them and says what would make the promise hold (`fix`).
 fn assert_refused(result: Result<(), Error>, at: &Mongos, collection: &str, key: &str, fix: &str) {
     let error = match result {
-        Err(error @ Error::Sharded { .. }) => error,
+        Err(error) if matches!(error.kind(), ErrorKind::Sharded { .. }) => error,
         other => panic!("{collection} sharded on {key}: expected a refusal, got {other:?}"),
     };
-    let Error::Sharded {
+    let ErrorKind::Sharded {
         collection: named,
         shard_key,
         ..
-    } = &error
+    } = error.kind()
     else {
         unreachable!()
     };
@@ -639,7 +641,7 @@ async fn what_holds_at_a_cost_is_logged_once() {
     let mut session = at.client.start_session().await.unwrap();
     for n in 0..3 {
         let db = at.handle();
-        let id = Logged::transaction(&mut session)
+        let id = Transaction::new(&mut session)
             .run(&db, |session, db| {
                 Box::pin(async move {
                     let mut doc = Logged { id: 0 };

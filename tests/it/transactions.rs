@@ -16,6 +16,8 @@ use mongodb::bson::{Document as BsonDocument, doc};
 use mongodb::event::EventHandler;
 use mongodb::event::command::CommandEvent;
 use mongodb::options::{Acknowledgment, ClientOptions, DatabaseOptions, WriteConcern};
+use seqid::action::Transaction;
+use seqid::error::ErrorKind;
 use seqid::{Document, Error, Sequences, Strategy};
 use seqid_harness::{FaultProxy, TestDb, test_db, test_db_with};
 use serde::{Deserialize, Serialize};
@@ -68,7 +70,7 @@ fn aborted(per_task: u32, batch: u32) -> u32 {
 }
 
 /// `tasks` tasks insert `per_task` documents of `T` each through `via`, in transactions
-/// of their own of `batch` documents, some aborted on purpose, some run again by `T::transaction`
+/// of their own of `batch` documents, some aborted on purpose, some run again by `Transaction`
 /// after a write conflict (`in_transactions`). Only committed documents are acknowledged,
 /// and they are stored, exactly (`ledger::check`, beside what writer `first` stored
 /// before); an attempt that did not commit took an id no committed document has; and the
@@ -162,7 +164,7 @@ async fn gapless_ids_are_one_to_n_through_aborts_and_write_conflicts() {
     // Through a bare database, each transaction reading the collection before its insert:
     // its snapshot is then older than the commit it waits its turn for, and its `$inc`
     // conflicts all the same (the process's line cannot spare it). Attempts beyond the six
-    // aborted on purpose were run again by `T::transaction` after a write conflict on the counter.
+    // aborted on purpose were run again by `Transaction` after a write conflict on the counter.
     let bare = Via::Bare(test.db().clone());
     let attempts = in_transactions_checked::<Invoice>(&test, &bare, (16, 5, 1), 0, true).await;
     let conflicts = attempts - 16 * 5;
@@ -231,7 +233,7 @@ enum Work {
 }
 
 /// 16 tasks of one process number gapless receipts at once, one of 2026 then one of 2027
-/// (each year's counter), each in a transaction of its own run with `T::transaction`, half
+/// (each year's counter), each in a transaction of its own run with `Transaction`, half
 /// the tasks through `ways[0]` and half through `ways[1]`: inserted, or stored as drafts
 /// first and issued (`work`). Every receipt is stored once, with the number its task was
 /// told; the numbers of each year are `1..=16`, and its counter 16. Returns how many times
@@ -277,7 +279,7 @@ async fn receipts_at_once(test: &TestDb, ways: [Via; 2], label: &str, work: Work
                     // All at once, on each year's counter.
                     barrier.wait().await;
                     let draft = drafts.get(&(task, year)).copied();
-                    let number = DraftReceipt::transaction(&mut session)
+                    let number = Transaction::new(&mut session)
                         .run((&via, &runs), |session, (via, runs)| {
                             runs.fetch_add(1, Ordering::Relaxed);
                             Box::pin(async move {
@@ -510,7 +512,13 @@ async fn a_gapless_insert_outside_a_transaction_is_refused_before_anything_is_wr
     let mut invoice = Invoice::make("seqid-0", 0);
     let error = invoice.insert(&db).await.unwrap_err();
     assert!(
-        matches!(&error, Error::TransactionRequired { sequence, has_session: false, .. } if sequence.name == "invoice"),
+        matches!(
+            error.kind(),
+            ErrorKind::TransactionRequired {
+                has_session: false,
+                ..
+            }
+        ) && error.sequence().map(|s| s.name) == Some("invoice"),
         "{error:?}"
     );
     assert!(
@@ -521,8 +529,8 @@ async fn a_gapless_insert_outside_a_transaction_is_refused_before_anything_is_wr
     let error = invoice.insert(&db).session(&mut session).await.unwrap_err();
     assert!(
         matches!(
-            &error,
-            Error::TransactionRequired {
+            error.kind(),
+            ErrorKind::TransactionRequired {
                 has_session: true,
                 ..
             }
@@ -538,14 +546,20 @@ async fn a_gapless_insert_outside_a_transaction_is_refused_before_anything_is_wr
     let mut many = vec![Invoice::make("seqid-0", 1), Invoice::make("seqid-0", 2)];
     let error = Invoice::insert_many(&mut many, &db).await.unwrap_err();
     assert!(
-        matches!(error, Error::TransactionRequired { .. }),
+        matches!(error.kind(), ErrorKind::TransactionRequired { .. }),
         "{error:?}"
     );
     // An empty batch is refused the same: whether a call needs a transaction does not
     // depend on how many documents it carries.
     let error = Invoice::insert_many(&mut [], &db).await.unwrap_err();
     assert!(
-        matches!(&error, Error::TransactionRequired { sequence, has_session: false, .. } if sequence.name == "invoice"),
+        matches!(
+            error.kind(),
+            ErrorKind::TransactionRequired {
+                has_session: false,
+                ..
+            }
+        ) && error.sequence().map(|s| s.name) == Some("invoice"),
         "{error:?}"
     );
     assert_eq!(invoice.id, 0);
@@ -734,7 +748,7 @@ async fn counter_writes_carry_their_write_concern_and_inserts_the_collections() 
     }
 }
 
-/// A call of `T::transaction` cut while its commit waits for a connection (the pool's only
+/// A call of `Transaction` cut while its commit waits for a connection (the pool's only
 /// one taken by a read held at a paused proxy) holds the gapless counter against no one.
 /// The driver marks the transaction committed before it sends the commit, so the commit
 /// that never left is never heard of, and dropping the session aborts nothing: without
@@ -761,7 +775,7 @@ async fn a_transaction_cut_before_its_commit_left_holds_the_counter_against_no_o
     let client = Client::with_options(options).unwrap();
     let db = Sequences::new(&client).database(test.name());
     let mut session = client.start_session().await.unwrap();
-    let call = Invoice::transaction(&mut session).run((&db, &proxy), |session, (db, proxy)| {
+    let call = Transaction::new(&mut session).run((&db, &proxy), |session, (db, proxy)| {
         Box::pin(async move {
             let mut invoice = Invoice::make("cut", 0);
             let id = invoice.insert(*db).session(session).await?;
@@ -783,7 +797,7 @@ async fn a_transaction_cut_before_its_commit_left_holds_the_counter_against_no_o
     let direct = support::shared(&test);
     let mut session = test.client().start_session().await.unwrap();
     let started = Instant::now();
-    let next = Invoice::transaction(&mut session)
+    let next = Transaction::new(&mut session)
         .time_limit(Duration::from_secs(20))
         .run(&direct, |session, db| {
             Box::pin(async move {

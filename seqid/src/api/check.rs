@@ -148,7 +148,7 @@ pub enum Verdict {
     /// Every promise holds, some at a cost (the notes say which).
     HoldsAtACost,
     /// A promise would not hold: seqid refuses the sequence's inserts
-    /// ([`Error::Sharded`]).
+    /// ([`ErrorKind::Sharded`](crate::error::ErrorKind::Sharded)).
     Refused,
 }
 
@@ -315,8 +315,7 @@ async fn check_deployment(
     db: &Database,
     sequences: Vec<&'static Sequence>,
 ) -> Result<DeploymentReport, Error> {
-    let first = sequences.first().copied().unwrap_or(&DEPLOYMENT);
-    let topology = read_topology(db, first).await?;
+    let topology = read_topology(db, None).await?;
     // Nothing kept is used: a fresh record, dropped after the check.
     let fresh = Known::default();
     let mut report = DeploymentReport {
@@ -366,14 +365,6 @@ async fn check_deployment(
     }
     Ok(report)
 }
-
-/// What errors of a check of no sequence are reported under.
-static DEPLOYMENT: Sequence = {
-    let mut deployment = crate::base::sequence::construct::BLANK;
-    deployment.name = "(the deployment)";
-    deployment.collection = "(none)";
-    deployment
-};
 
 /// Adds `collection` (once) to the report, with the unique indexes `seq` relies on there.
 async fn collection(

@@ -10,7 +10,7 @@ use mongodb::bson::Document as BsonDocument;
 use crate::api::action::find::Deserializable;
 use crate::api::action::{
     FindOrInsert, FindOrInsertMany, Insert, InsertMany, NumberDraft, NumberDrafts, ReserveId,
-    ReserveIds, Transaction,
+    ReserveIds,
 };
 use crate::api::sequence_of::SequenceOf;
 use crate::api::sequences::AsDatabase;
@@ -31,7 +31,7 @@ use crate::round_trip::indexes;
 /// # Ids already set
 ///
 /// Only an *unset* id (`0`, or `None` for an `Option`) is filled. A document whose id is
-/// already set is refused with [`Error::IdAlreadySet`] before anything is reserved or
+/// already set is refused with [`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet) before anything is reserved or
 /// written: inserting a copy of a stored document must not quietly give it a second life.
 /// An id reserved for the document beforehand ([`reserve_ids`](Document::reserve_ids)) is
 /// given with its token, [`insert(..).reserved(token)`](Insert::reserved), never typed.
@@ -43,13 +43,13 @@ use crate::round_trip::indexes;
 /// id field says what is known:
 ///
 /// - **unset** (`0` or `None`): the document is not stored, and never will be under the
-///   id it had. The server refused it ([`Error::DuplicateKey`], [`Error::Refused`]), it
-///   was never sent ([`Error::Driver`] before any request), or no id could be taken. Fix
+///   id it had. The server refused it ([`ErrorKind::DuplicateKey`](crate::error::ErrorKind::DuplicateKey), [`ErrorKind::Refused`](crate::error::ErrorKind::Refused)), it
+///   was never sent ([`ErrorKind::Driver`](crate::error::ErrorKind::Driver) before any request), or no id could be taken. Fix
 ///   it if needed and insert it again.
 /// - **still set**: it may be stored. The connection or the server went away after the
-///   request was sent ([`Error::OutcomeUnknown`]), or the insert's future was dropped
+///   request was sent ([`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown)), or the insert's future was dropped
 ///   (cancelled, timed out) after the id was filled in. [`insert`](Document::insert)
-///   refuses it ([`Error::IdAlreadySet`]); [`resume_insert`](Document::resume_insert)
+///   refuses it ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet)); [`resume_insert`](Document::resume_insert)
 ///   finishes the job without storing it twice.
 ///
 /// `Ok(id)`, or a document listed in [`BulkError::inserted`](crate::error::BulkError::inserted),
@@ -58,7 +58,7 @@ use crate::round_trip::indexes;
 /// caller's: a duplicate key answering a first send is another writer's document (the
 /// driver's only earlier attempt, its retry on a replica set, is answered from the
 /// server's record of the first one, never with a duplicate key), and an answer that
-/// never came is [`Error::OutcomeUnknown`]. A caller whose documents each carry
+/// never came is [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown). A caller whose documents each carry
 /// something only it writes may say so with
 /// [`content_is_unique`](crate::action::Insert::content_is_unique), and have such outcomes
 /// settled by content.
@@ -120,11 +120,11 @@ use crate::round_trip::indexes;
 ///   that read in the transaction on its own before its insert and had to wait (its
 ///   snapshot is older than the commit it waited for; `number_draft` and `find_or_insert`
 ///   take their turn before their own reads). Outside a transaction the insert is refused
-///   before anything is written ([`Error::TransactionRequired`]).
+///   before anything is written ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired)).
 ///
 /// Inside a transaction nothing is retried or looked up after a failure: a failed write
 /// aborts the transaction, whose fate decides the document's. Run it with
-/// [`T::transaction(&mut session).run(...)`](Document::transaction), which runs it again
+/// [`Transaction::new(&mut session).run(...)`](crate::action::Transaction), which runs it again
 /// after a transient error, sends a commit whose result is unknown again alone, and gives
 /// the body's own error back as it is (the guide's
 /// [transactions](crate::guide::transactions)). Make the documents inside the body, so that
@@ -136,9 +136,11 @@ use crate::round_trip::indexes;
 /// # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
 /// # struct Invoice { #[serde(rename = "_id")] id: i64, total: i64 }
 /// # async fn run(client: mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
+/// use seqid::action::Transaction;
+///
 /// let db = client.database("billing");
 /// let mut session = client.start_session().await?;
-/// let number = Invoice::transaction(&mut session)
+/// let number = Transaction::new(&mut session)
 ///     .run(&db, |session, db| {
 ///         Box::pin(async move {
 ///             let mut invoice = Invoice { id: 0, total: 4200 };
@@ -191,7 +193,7 @@ pub trait Document: Model {
     /// Inserts many documents with one reservation of ids and one `insert_many`, and
     /// returns their ids in order.
     ///
-    /// If not every document is stored, the others stay inserted and [`Error::Bulk`]
+    /// If not every document is stored, the others stay inserted and [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk)
     /// says which is which: refused ones get their id field back unset; ones whose answer
     /// was lost keep their ids ([`BulkError::unknown`](crate::error::BulkError::unknown)), and
     /// [`resume_insert_many`](Document::resume_insert_many) finishes the job.
@@ -214,7 +216,7 @@ pub trait Document: Model {
         InsertMany::new(docs, db.route())
     }
 
-    /// Finishes an insert whose outcome is unknown ([`Error::OutcomeUnknown`], or a
+    /// Finishes an insert whose outcome is unknown ([`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), or a
     /// cancelled [`insert`](Document::insert)), and returns the id: makes sure the
     /// document is stored at most once, and says so only when it knows.
     ///
@@ -228,15 +230,15 @@ pub trait Document: Model {
     ///   may have taken the id after this insert's answer was lost; with counters, a
     ///   document written under the id by other means). Equal content does not tell them
     ///   apart: two callers inserting equal documents is ordinary. So the outcome stays
-    ///   [`Error::OutcomeUnknown`], the id kept, unless the caller asserted
+    ///   [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), the id kept, unless the caller asserted
     ///   [`content_is_unique`](crate::action::Insert::content_is_unique) (the document carries
     ///   something only its writer puts there, such as a request id): then a document
     ///   equal to this one, field by field (numbers by value), is its own, `Ok(id)`, and
     ///   a different one is another writer's: the optimistic strategy inserts the
     ///   document under a new id, while a counter's id (handed out once, so the document
-    ///   there may be this one changed since it landed) gives [`Error::DuplicateKey`]
+    ///   there may be this one changed since it landed) gives [`ErrorKind::DuplicateKey`](crate::error::ErrorKind::DuplicateKey)
     ///   with the id left in place.
-    /// - **no answer, or this copy refused or never sent**: [`Error::OutcomeUnknown`]
+    /// - **no answer, or this copy refused or never sent**: [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown)
     ///   again, the id kept (an earlier copy may still be on its way): call it again
     ///   later.
     ///
@@ -278,8 +280,10 @@ pub trait Document: Model {
     /// # #[seq_id("userid", collection = "users")]
     /// # struct User { #[serde(rename = "_id")] id: i64, name: String }
     /// # async fn run(db: mongodb::Database, mut users: Vec<User>) -> Result<(), seqid::Error> {
+    /// use seqid::error::ErrorKind;
+    ///
     /// let ids = match User::insert_many(&mut users, &db).await {
-    ///     Err(seqid::Error::Bulk(bulk)) if bulk.failed.is_empty() => {
+    ///     Err(error) if matches!(error.kind(), ErrorKind::Bulk(bulk) if bulk.failed.is_empty()) => {
     ///         // Only documents of unknown fate: the connection was lost.
     ///         User::resume_insert_many(&mut users, &db).await?
     ///     }
@@ -304,7 +308,7 @@ pub trait Document: Model {
     /// [`NaturalKeyed`](crate::kind::NaturalKeyed)).
     ///
     /// It relies on the key's unique index, made by
-    /// [`create_indexes`](Document::create_indexes) ([`Error::MissingIndex`] before any id
+    /// [`create_indexes`](Document::create_indexes) ([`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex) before any id
     /// is taken without one). When several callers of one new key race, the index stores
     /// one document and every caller gets it; what a lost race costs is the strategy's:
     /// no id with `optimistic` and `block` (its id goes back to the handle's live block),
@@ -313,10 +317,10 @@ pub trait Document: Model {
     /// [`Stats::races_lost`](crate::Stats::races_lost)). The guide's
     /// [find-or-insert](crate::guide::find_or_insert) chapter spells the races out.
     ///
-    /// A lost answer is settled by the key where it can; [`Error::OutcomeUnknown`] leaves
+    /// A lost answer is settled by the key where it can; [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown) leaves
     /// the document with its ids, and calling `find_or_insert` again with it finishes the
     /// job without storing it twice. A key field missing, null or an array is
-    /// [`Error::InvalidNaturalKey`].
+    /// [`ErrorKind::InvalidNaturalKey`](crate::error::ErrorKind::InvalidNaturalKey).
     ///
     /// ```no_run
     /// use seqid::{Document, Entry};
@@ -355,7 +359,7 @@ pub trait Document: Model {
     /// an [`Entry`](crate::Entry) per document, in order. Every document becomes the
     /// stored one; a later document of a key already in the slice gets the first's
     /// (`Found`). A race lost or an answer lost is settled as for one document, with one
-    /// more lookup for all of them. What cannot be settled is [`Error::Bulk`], whose
+    /// more lookup for all of them. What cannot be settled is [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk), whose
     /// `inserted` lists every document that holds its stored document (found ones too),
     /// `failed` those refused (their ids unset) and `unknown` those whose answer was lost
     /// (their ids kept): calling it again with the same slice finishes the job.
@@ -398,15 +402,16 @@ pub trait Document: Model {
     /// taken in the caller's transaction, together with the caller's own change:
     /// [`.set(...)`](crate::action::NumberDraft::set) and
     /// [`.session(...)`](crate::action::NumberDraft::session)). The filter must find one
-    /// document: none is [`Error::DraftNotFound`], more than one [`Error::DraftAmbiguous`]
+    /// document: none is [`ErrorKind::DraftNotFound`](crate::error::ErrorKind::DraftNotFound), more than one [`ErrorKind::DraftAmbiguous`](crate::error::ErrorKind::DraftAmbiguous)
     /// (name the draft by its `_id`); a draft without a number whose code field is not
-    /// empty is refused ([`Error::InvalidCode`]: the code is written with the number, and
+    /// empty is refused ([`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode): the code is written with the number, and
     /// never replaces what was stored). Each refusal comes before any id is taken. The
     /// guide's [numbering later](crate::guide::numbering_later) chapter spells the races
     /// out.
     ///
     /// ```no_run
     /// use mongodb::bson::{doc, oid::ObjectId};
+    /// use seqid::action::Transaction;
     /// use seqid::Document;
     /// # use serde::{Deserialize, Serialize};
     ///
@@ -429,7 +434,7 @@ pub trait Document: Model {
     /// let id = Invoice::collection(&db).insert_one(&draft).await?.inserted_id;
     /// // ... later, when it is issued, in a transaction (gapless):
     /// let mut session = client.start_session().await?;
-    /// let issued = Invoice::transaction(&mut session)
+    /// let issued = Transaction::new(&mut session)
     ///     .run((&db, &id), |session, (db, id)| {
     ///         Box::pin(async move {
     ///             Invoice::number_draft(*db, doc! { "_id": id.clone() })
@@ -455,7 +460,7 @@ pub trait Document: Model {
     /// in that order: adopting seqid on a collection of unnumbered documents, or issuing a
     /// day's drafts at once. A draft another caller numbers meanwhile keeps that number and
     /// is left out. A draft found without a number but with a code is refused, before any
-    /// id is taken ([`Error::InvalidCode`]), as by
+    /// id is taken ([`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode)), as by
     /// [`number_draft`](Document::number_draft).
     ///
     /// ```no_run
@@ -506,15 +511,15 @@ pub trait Document: Model {
     /// For a type with items ([`Model::ITEMS`]), the stored marks and hidden lists of
     /// recent appends are read, and a document whose mark is below the stored one (an
     /// append landed after it was read, which a plain `replace_one` would undo, handing its
-    /// numbers out again) is refused with [`Error::ItemsStale`], nothing written: read it
+    /// numbers out again) is refused with [`ErrorKind::ItemsStale`](crate::error::ErrorKind::ItemsStale), nothing written: read it
     /// again, apply the change, replace again. A mark equal or above is written, by a
     /// `replace_one` conditioned on the marks and lists as read, with the hidden lists kept
     /// as stored (so an append sent again with its token is still recognised). A type
     /// without items is one `replace_one` by `_id`. Refused before anything is sent: a
     /// document with no `_id`, or an unset id where the sequence numbers `_id`
-    /// ([`Error::ReplaceWithoutId`]); then no stored document at the `_id` is
-    /// [`Error::ReplaceNotFound`], and a replace sent and not answered
-    /// [`Error::ReplaceOutcomeUnknown`] (replace it again). The items are written as the
+    /// ([`ErrorKind::ReplaceWithoutId`](crate::error::ErrorKind::ReplaceWithoutId)); then no stored document at the `_id` is
+    /// [`ErrorKind::ReplaceNotFound`](crate::error::ErrorKind::ReplaceNotFound), and a replace sent and not answered
+    /// [`ErrorKind::ReplaceOutcomeUnknown`](crate::error::ErrorKind::ReplaceOutcomeUnknown) (replace it again). The items are written as the
     /// document holds them: append new ones with `append_<field>`.
     ///
     /// ```no_run
@@ -536,11 +541,13 @@ pub trait Document: Model {
     /// }
     ///
     /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+    /// use seqid::error::ErrorKind;
+    ///
     /// loop {
     ///     let mut order = Order::sequence().find(&db, 7).await?.expect("stored");
     ///     order.lines.retain(|line| line.sku != "B-2");
     ///     match order.replace(&db).await {
-    ///         Err(seqid::Error::ItemsStale { .. }) => continue, // read it again
+    ///         Err(error) if matches!(error.kind(), ErrorKind::ItemsStale { .. }) => continue, // read it again
     ///         done => break done?,
     ///     }
     /// }
@@ -557,7 +564,7 @@ pub trait Document: Model {
     /// field, in that order, named as MongoDB names it by default
     /// (`project_1_number_1`): the optimistic strategy needs it to refuse a number
     /// another writer took, and [`resume_insert`](Document::resume_insert) to refuse a
-    /// second copy of a document; both return [`Error::MissingIndex`] without it. Run it
+    /// second copy of a document; both return [`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex) without it. Run it
     /// at start-up, as the driver's `create_index` is: it is cheap when the index exists.
     /// An index made by other means on the same fields counts too; keep MongoDB's default
     /// name for it, by which seqid tells a duplicate number from a duplicate elsewhere.
@@ -653,39 +660,6 @@ pub trait Document: Model {
         Self::Kind: WithCounter,
     {
         ReserveId::new(db.route())
-    }
-
-    /// Runs a closure in a transaction of `session`, as MongoDB's callback API does: again
-    /// after a transient error (a write conflict on a gapless counter or a natural key),
-    /// the commit alone again while its result is unknown, the body's own error back as
-    /// it is. The way to run gapless numbers, and anything else seqid does in a transaction:
-    /// see [`Transaction`](crate::action::Transaction) and the guide's
-    /// [transactions](crate::guide::transactions). The transaction's own failures are
-    /// reported under this type's sequence.
-    ///
-    /// ```no_run
-    /// use seqid::{Document, Entry};
-    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
-    /// # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
-    /// # struct Invoice { #[serde(rename = "_id")] id: i64, #[seq_key] order: String }
-    ///
-    /// # async fn run(db: seqid::Database) -> Result<(), Box<dyn std::error::Error>> {
-    /// let mut session = db.client().start_session().await?;
-    /// let (entry, invoice) = Invoice::transaction(&mut session)
-    ///     .run(&db, |session, db| {
-    ///         Box::pin(async move {
-    ///             let mut invoice = Invoice { id: 0, order: "order-1042".into() };
-    ///             let entry = invoice.find_or_insert(*db).session(session).await?;
-    ///             Ok::<_, seqid::Error>((entry, invoice))
-    ///         })
-    ///     })
-    ///     .await?;
-    /// // `Inserted` stays `Inserted`: a commit whose answer was lost is sent again alone.
-    /// println!("{entry:?}: invoice {}", invoice.id);
-    /// # Ok(()) }
-    /// ```
-    fn transaction(session: &mut mongodb::ClientSession) -> Transaction<'_, Self> {
-        Transaction::new(session)
     }
 }
 

@@ -1,12 +1,13 @@
 //! The bookkeeping of `insert_many`: one state per document, from waiting for an id to
-//! stored, failed or of unknown fate, turned into [`Error::Bulk`] when not all were
+//! stored, failed or of unknown fate, turned into [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk) when not all were
 //! stored. Pure: it records what the writes answered and never sends anything.
 
 use crate::base::bulk_error::{BulkError, FailedInsert};
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::fate::{Fate, Rejection};
 use crate::base::scope::Key;
 use crate::base::sequence::Sequence;
+use crate::base::server::noted;
 
 /// Where one document of the batch stands.
 enum State<V> {
@@ -159,7 +160,7 @@ impl<V: Copy> Batch<V> {
     }
 
     /// Stops on `error` (no id could be had for the waiting documents): the plain error
-    /// if nothing was settled yet, else [`Error::Bulk`] with the waiting documents failed.
+    /// if nothing was settled yet, else [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk) with the waiting documents failed.
     pub(crate) fn abandon(mut self, seq: &'static Sequence, error: Error) -> Result<Vec<V>, Error> {
         if self.untouched() {
             return Err(error);
@@ -173,7 +174,7 @@ impl<V: Copy> Batch<V> {
         if let Some(error) = self.aborted {
             let into = seq.collection;
             let doing = format!("inserting into `{into}` in the caller's transaction");
-            return Err(Error::driver(seq, doing, error));
+            return Err(Error::driver(seq, doing, noted(error)));
         }
         if self.states.iter().all(|s| matches!(s, State::Stored(_))) {
             return Ok(self
@@ -186,7 +187,6 @@ impl<V: Copy> Batch<V> {
                 .collect());
         }
         let mut bulk = BulkError {
-            sequence: seq,
             inserted: Vec::new(),
             failed: Vec::new(),
             unknown: Vec::new(),
@@ -199,7 +199,7 @@ impl<V: Copy> Batch<V> {
                 State::Waiting => unreachable!("every document is settled before concluding"),
             }
         }
-        Err(Error::Bulk(Box::new(bulk)))
+        Err(Error::new(seq, ErrorKind::Bulk(Box::new(bulk))))
     }
 }
 
@@ -277,7 +277,7 @@ mod tests {
         );
         // The strategy gives it up (a counter's id is handed out once).
         batch.fail(3, taken.into_iter().next().unwrap().rejection);
-        let Err(Error::Bulk(bulk)) = batch.conclude(&SEQ) else {
+        let Err(ErrorKind::Bulk(bulk)) = batch.conclude(&SEQ).map_err(Error::into_kind) else {
             panic!("not every document was stored");
         };
         assert_eq!(bulk.inserted, [0]);
@@ -293,11 +293,10 @@ mod tests {
     #[test]
     fn abandoning_an_untouched_batch_is_the_error_itself() {
         let batch: Batch<i64> = Batch::new(2);
-        let error = Error::TransactionRequired {
-            sequence: &SEQ,
-            has_session: false,
-        };
-        let Err(Error::TransactionRequired { .. }) = batch.abandon(&SEQ, error) else {
+        let error = Error::new(&SEQ, ErrorKind::TransactionRequired { has_session: false });
+        let Err(ErrorKind::TransactionRequired { .. }) =
+            batch.abandon(&SEQ, error).map_err(Error::into_kind)
+        else {
             panic!("nothing was settled: the plain error");
         };
     }
@@ -306,12 +305,10 @@ mod tests {
     fn abandoning_a_started_batch_fails_the_waiting_documents_with_the_reason() {
         let mut batch = Batch::new(3);
         batch.record(&outgoing(&[0], &[5]), vec![Fate::Stored], false);
-        let error = Error::TransactionRequired {
-            sequence: &SEQ,
-            has_session: false,
-        };
+        let error = Error::new(&SEQ, ErrorKind::TransactionRequired { has_session: false });
         let message = error.to_string();
-        let Err(Error::Bulk(bulk)) = batch.abandon(&SEQ, error) else {
+        let Err(ErrorKind::Bulk(bulk)) = batch.abandon(&SEQ, error).map_err(Error::into_kind)
+        else {
             panic!("one document was stored: a bulk error");
         };
         assert_eq!(bulk.inserted, [0]);
@@ -334,7 +331,8 @@ mod tests {
             vec![Fate::Stored, aborted],
             true,
         );
-        let Err(Error::Driver { action, .. }) = batch.conclude(&SEQ) else {
+        let Err(ErrorKind::Driver { action, .. }) = batch.conclude(&SEQ).map_err(Error::into_kind)
+        else {
             panic!("the transaction's fate decides the batch's");
         };
         assert_eq!(

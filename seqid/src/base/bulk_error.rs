@@ -1,5 +1,5 @@
 //! What `insert_many` reports when it did not store every document: [`BulkError`], carried
-//! by [`Error::Bulk`](crate::Error::Bulk), and its [`FailedInsert`]s.
+//! by [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk), and its [`FailedInsert`]s.
 
 use std::fmt;
 
@@ -12,7 +12,7 @@ use crate::base::sequence::Sequence;
 /// sent) and get their id field back unset, so they can be fixed and inserted again;
 /// documents in `unknown` may be stored (the answer was lost and seqid found no proof
 /// either way) and keep their ids, so that inserting them again is refused with
-/// [`Error::IdAlreadySet`](crate::Error::IdAlreadySet) instead of storing them twice.
+/// [`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet) instead of storing them twice.
 /// [`resume_insert_many`](crate::Document::resume_insert_many) on the same slice finishes
 /// the job: it sends the unknown ones again under their own ids (a copy already stored is
 /// refused by the `_id` index and recognised) and inserts the failed ones anew.
@@ -23,24 +23,25 @@ use crate::base::sequence::Sequence;
 /// # #[seq_id("userid", collection = "users")]
 /// # struct User { #[serde(rename = "_id")] id: i64, email: String }
 /// # async fn run(db: mongodb::Database, mut users: Vec<User>) -> Result<(), seqid::Error> {
+/// use seqid::error::ErrorKind;
+///
 /// match User::insert_many(&mut users, &db).await {
 ///     Ok(ids) => println!("stored {ids:?}"),
-///     Err(seqid::Error::Bulk(bulk)) => {
-///         for failed in &bulk.failed {
-///             // users[failed.index].id is unset again: fix the document, insert it again.
-///             eprintln!("{} not stored: {}", users[failed.index].email, failed.message);
+///     Err(error) => match error.kind() {
+///         ErrorKind::Bulk(bulk) => {
+///             for failed in &bulk.failed {
+///                 // users[failed.index].id is unset again: fix the document, insert it again.
+///                 eprintln!("{} not stored: {}", users[failed.index].email, failed.message);
+///             }
 ///         }
-///     }
-///     Err(other) => return Err(other),
+///         _ => return Err(error),
+///     },
 /// }
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct BulkError {
-    /// The sequence (its collection and field: [`Sequence::collection`],
-    /// [`Sequence::field`]).
-    pub sequence: &'static Sequence,
     /// Indices (into the input slice) of the documents that are stored.
     pub inserted: Vec<usize>,
     /// Documents the server refused.
@@ -66,12 +67,11 @@ pub struct FailedInsert {
     pub message: String,
 }
 
-impl std::error::Error for BulkError {}
-
-impl fmt::Display for BulkError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl BulkError {
+    /// The message, for the sequence `seq` the call was serving ([`Error`](crate::Error)'s).
+    pub(crate) fn describe(&self, seq: &Sequence, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         const SHOWN: usize = 3;
-        let (seq, stored) = (self.sequence, self.inserted.len());
+        let stored = self.inserted.len();
         let total = stored + self.failed.len() + self.unknown.len();
         let (name, collection) = (seq.name, seq.collection);
         write!(

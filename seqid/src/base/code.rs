@@ -12,12 +12,12 @@
 //! them when the document is known not to be stored ([`crate::base::companions`]). A string that
 //! would make a code ambiguous is refused before any id is taken.
 
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::model::Model;
 
 /// `Ok` if every display field of `doc` is empty: `insert` writes the code with the id,
 /// and refuses a document that carries one, as it refuses one with an id
-/// ([`Error::IdAlreadySet`]).
+/// ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet)).
 pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
     ensure_empty(
         doc,
@@ -37,17 +37,19 @@ pub(crate) fn ensure_unset_or_written<T: Model>(doc: &T) -> Result<(), Error> {
         let mut now = String::new();
         written(doc, index, &mut now)?;
         if *code != now {
-            return Err(Error::InvalidCode {
-                sequence: display.sequence,
-                display,
-                value: format!("`{}` = {code:?}", display.field).into(),
-                reason: format!(
-                    "is set already, and is not the code the reserved id writes ({now:?}): \
+            return Err(Error::new(
+                display.sequence,
+                ErrorKind::InvalidCode {
+                    display,
+                    value: format!("`{}` = {code:?}", display.field).into(),
+                    reason: format!(
+                        "is set already, and is not the code the reserved id writes ({now:?}): \
                      insert writes the code with the id, into an empty field; nothing was \
                      written"
-                )
-                .into(),
-            });
+                    )
+                    .into(),
+                },
+            ));
         }
     }
     Ok(())
@@ -71,12 +73,14 @@ fn ensure_empty<T: Model>(doc: &T, reason: &'static str) -> Result<(), Error> {
             continue;
         };
         if !code.is_empty() {
-            return Err(Error::InvalidCode {
-                sequence: display.sequence,
-                display,
-                value: format!("`{}` = {code:?}", display.field).into(),
-                reason: reason.into(),
-            });
+            return Err(Error::new(
+                display.sequence,
+                ErrorKind::InvalidCode {
+                    display,
+                    value: format!("`{}` = {code:?}", display.field).into(),
+                    reason: reason.into(),
+                },
+            ));
         }
     }
     Ok(())
@@ -127,21 +131,23 @@ pub(crate) fn shown<T: Model>(docs: &[T]) -> Option<String> {
     }
 }
 
-/// The code `index` of `doc`, written into `out`; [`Error::InvalidCode`] if a value would
+/// The code `index` of `doc`, written into `out`; [`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode) if a value would
 /// make it ambiguous.
 fn written<T: Model>(doc: &T, index: usize, out: &mut String) -> Result<(), Error> {
     doc.write_code(index, out).map_err(|refused| {
         let display = &T::DISPLAYS[index];
-        Error::InvalidCode {
-            sequence: display.sequence,
-            display,
-            value: format!("`{}` = {:?}", refused.placeholder, refused.value).into(),
-            reason: format!(
-                "contains `{}`, the character that ends `{{{}}}` in the code, so that two \
+        Error::new(
+            display.sequence,
+            ErrorKind::InvalidCode {
+                display,
+                value: format!("`{}` = {:?}", refused.placeholder, refused.value).into(),
+                reason: format!(
+                    "contains `{}`, the character that ends `{{{}}}` in the code, so that two \
                  documents' codes could read alike; nothing was reserved or written",
-                refused.separator, refused.placeholder
-            )
-            .into(),
-        }
+                    refused.separator, refused.placeholder
+                )
+                .into(),
+            },
+        )
     })
 }

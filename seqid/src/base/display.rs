@@ -48,7 +48,7 @@ pub struct DisplayCode {
 }
 
 /// A display code by its field and format; its sequence is the error's own
-/// ([`Error::InvalidCode`](crate::Error::InvalidCode)) or
+/// ([`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode)) or
 /// [`sequence`](DisplayCode::sequence)'s, not repeated.
 impl std::fmt::Debug for DisplayCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -62,7 +62,7 @@ impl std::fmt::Debug for DisplayCode {
 /// A value a code cannot show: a string holding the character that ends it in the code,
 /// which would let two documents' codes read alike. Returned by
 /// [`Model::write_code`](crate::Model::write_code), and reported as
-/// [`Error::InvalidCode`](crate::Error::InvalidCode).
+/// [`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode).
 ///
 /// ```
 /// use seqid::{Document, Model};

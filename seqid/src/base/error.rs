@@ -1,5 +1,6 @@
 //! `seqid::Error`: every way taking an id or inserting can fail.
 
+use std::fmt;
 use std::time::Duration;
 
 use mongodb::bson::Bson;
@@ -7,16 +8,18 @@ use mongodb::bson::oid::ObjectId;
 
 use crate::base::bulk_error::BulkError;
 use crate::base::item::ItemsField;
-use crate::base::retried::{RetriedCall, gave_up};
-use crate::base::sequence::{Sequence, Strategy};
+use crate::base::retried::RetriedCall;
+use crate::base::sequence::Sequence;
+use crate::base::server::noted;
 
 /// Everything that can go wrong while taking an id or inserting a document.
 ///
 /// Each message names the sequence and the offending value, so a log line alone tells
-/// what to fix. Every variant holds the [`Sequence`] it was serving (its name, its
-/// collection, its field), and is at most 64 bytes: an `Error` is cheap to return. The
-/// enum and each variant are `#[non_exhaustive]`: match with `..`, and ask the questions
-/// a caller asks with the predicates ([`is_outcome_unknown`](Error::is_outcome_unknown),
+/// what to fix. An `Error` holds the [`Sequence`] it was serving (its name, its
+/// collection, its field; none for a failure that serves no one sequence, a transaction's
+/// own commands or the deployment's check) once, and what went wrong, its [`ErrorKind`], boxed: 16 bytes, cheap to return.
+/// The kinds and each kind's fields are `#[non_exhaustive]`: match [`kind`](Error::kind)
+/// with `..`, and ask the questions a caller asks with the predicates ([`is_outcome_unknown`](Error::is_outcome_unknown),
 /// [`is_invalid_input`](Error::is_invalid_input), [`driver_error`](Error::driver_error)).
 ///
 /// ```no_run
@@ -25,30 +28,42 @@ use crate::base::sequence::{Sequence, Strategy};
 /// # #[seq_id("userid", collection = "users")]
 /// # struct User { #[serde(rename = "_id")] id: i32 }
 /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+/// use seqid::error::ErrorKind;
+///
 /// let mut user = User { id: 0 };
 /// match user.insert(&db).await {
 ///     Ok(id) => println!("stored as {id}"),
 ///     Err(error) if error.is_outcome_unknown() => {
 ///         user.resume_insert(&db).await?; // the document kept its id
 ///     }
-///     Err(seqid::Error::Overflow { value, .. }) => eprintln!("{value} does not fit an i32"),
-///     Err(error) => return Err(error),
+///     Err(error) => match error.kind() {
+///         ErrorKind::Overflow { value, .. } => eprintln!("{value} does not fit an i32"),
+///         _ => return Err(error),
+///     },
 /// }
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Clone)]
+pub struct Error {
+    /// The sequence the failed call was serving; `None` for a transaction's own commands
+    /// and the deployment's check.
+    sequence: Option<&'static Sequence>,
+    kind: Box<ErrorKind>,
+}
+
+/// What went wrong, as an [`Error`] holds it, beside the sequence it was serving: the
+/// kinds, grouped in the guide's [errors](crate::guide::errors) chapter by what the caller
+/// does next (and asked of an `Error` by its predicates). Every message names the
+/// sequence, the value and the cause.
+#[derive(Debug, Clone)]
 #[non_exhaustive]
-pub enum Error {
+pub enum ErrorKind {
     /// The driver or the server failed (network, authentication, write concern, ...).
-    #[error("sequence `{}`: {action} failed: {source}", .sequence.name)]
     #[non_exhaustive]
     Driver {
-        /// The sequence being served.
-        sequence: &'static Sequence,
         /// What seqid was doing, e.g. "reserving ids in `counters`".
         action: Box<str>,
         /// The driver's error.
-        #[source]
         source: Box<mongodb::error::Error>,
     },
 
@@ -57,19 +72,8 @@ pub enum Error {
     /// integer) or one the ids asked for would take there, or a Decimal128 they would take
     /// beyond the range of an `i64`. The counter is left as it was, and `value` is what it
     /// holds: the update applies only to a counter it leaves countable.
-    #[error(
-        "sequence `{}`: the counter {{ {counter} }} in `{}` holds {}: {}, {}; \
-         it was left as it is",
-        .sequence.name,
-        .sequence.counters,
-        .sequence.layout.value_key,
-        crate::base::numeric::shown(value),
-        crate::base::numeric::not_countable(value)
-    )]
     #[non_exhaustive]
     CounterNotNumeric {
-        /// The sequence (its counters collection: [`Sequence::counters`]).
-        sequence: &'static Sequence,
         /// The fields that find the counter document, as shown: `_id: "userid"`, for a
         /// scope `_id: "[\"ticket\",\"apollo\"]"`, or in another tool's layout
         /// `model: "Book", field: "_id"`.
@@ -82,19 +86,10 @@ pub enum Error {
     /// writers took ids from it every time. Only a counter the guarded update leaves to
     /// seqid's own check is updated so: an Int64 beyond ±2^53, or a counter document
     /// without `seq`. No id was taken.
-    #[error(
-        "sequence `{}`: the counter {{ {counter} }} in `{}` changed between \
-         reading it and updating it as read, {attempts} times in a row (other writers kept \
-         taking ids from it); no id was taken",
-        .sequence.name,
-        .sequence.counters
-    )]
     #[non_exhaustive]
     CounterContended {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The fields that find the counter document, as shown (see
-        /// [`Error::CounterNotNumeric`]).
+        /// [`ErrorKind::CounterNotNumeric`]).
         counter: Box<str>,
         /// How many updates conditional on the value read were sent.
         attempts: u32,
@@ -103,20 +98,8 @@ pub enum Error {
     /// `set_counter` (or `reset_counter`) was asked to move the counter below the largest
     /// numeric `_id` already stored: the ids between are taken. Nothing was changed; call
     /// [`below_stored`](crate::action::SetCounter::below_stored) to do it all the same.
-    #[error(
-        "sequence `{}`: the counter would be set to {value}, below the largest {} \
-         stored in `{}`{}, {largest}: the ids between are taken, and inserts would \
-         fail until the counter passed them; nothing was changed (`.below_stored()` sets it \
-         all the same)",
-        .sequence.name,
-        .sequence.field,
-        .sequence.collection,
-        if scope.is_empty() { String::new() } else { format!(" in scope {scope}") }
-    )]
     #[non_exhaustive]
     CounterBelowStored {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The scope, as shown (`{ "project": "apollo" }`); empty when unscoped.
         scope: Box<str>,
         /// The value asked for: the last id handed out.
@@ -134,27 +117,10 @@ pub enum Error {
     /// [`Sequences`](crate::Sequences) handle finds no counter); no counter was made, no
     /// id taken, nothing written. To start a counter above the numbers stored on purpose,
     /// call [`sync_counter`](crate::SequenceOf::sync_counter).
-    #[error(
-        "sequence `{}`: there is no counter {{ {counter} }} in `{}`, but `{}` already holds \
-         {} up to {}{}, at or above the sequence's first id {}: a counter made now would hand \
-         those numbers out again, so none was made and no id was taken. Check the sequence's \
-         name, `counters` and `layout` against the counter that numbered them ({}); \
-         to start above the numbers stored on purpose, call `sync_counter` first",
-        .sequence.name,
-        .sequence.counters,
-        .sequence.collection,
-        .sequence.field,
-        crate::base::numeric::shown(largest),
-        if scope.is_empty() { String::new() } else { format!(" in scope {scope}") },
-        .sequence.start,
-        crate::base::layout::naming_hint(&.sequence.layout)
-    )]
     #[non_exhaustive]
     CounterMissing {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The fields that find the counter document, as shown (see
-        /// [`Error::CounterNotNumeric`]).
+        /// [`ErrorKind::CounterNotNumeric`]).
         counter: Box<str>,
         /// The scope, as shown (`{ "project": "apollo" }`); empty when unscoped.
         scope: Box<str>,
@@ -166,17 +132,8 @@ pub enum Error {
     /// for a number on its own, [`NamedSequence`](crate::action::NamedSequence)): its ids come from a
     /// counter updated inside the caller's transaction, so that an aborted transaction
     /// takes its id back. Nothing was written.
-    #[error(
-        "sequence `{}` is gapless: its inserts (and numbers on their own) must run in a \
-         transaction, and {}; run them in one (`T::transaction(&mut session).run(...)`, or \
-         the driver's) and pass the session with `.session(session)`. Nothing was written",
-        .sequence.name,
-        if *has_session { "the session given has none running" } else { "no session was given" }
-    )]
     #[non_exhaustive]
     TransactionRequired {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// Whether a session (with no transaction running) was given.
         has_session: bool,
     },
@@ -186,19 +143,10 @@ pub enum Error {
     /// there or just made. MongoDB never answers so; some compatible servers do, now and
     /// then, during the concurrent first use of a counter. No id was taken from this
     /// answer.
-    #[error(
-        "sequence `{}`: the server answered the update of the counter {{ {counter} }} \
-         in `{}` with no document (null), {attempts} times in a row, though the counter \
-         exists or was just made; a MongoDB server returns the counter or an error",
-        .sequence.name,
-        .sequence.counters
-    )]
     #[non_exhaustive]
     NoCounter {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The fields that find the counter document, as shown (see
-        /// [`Error::CounterNotNumeric`]).
+        /// [`ErrorKind::CounterNotNumeric`]).
         counter: Box<str>,
         /// How many times the update was sent.
         attempts: u32,
@@ -213,37 +161,19 @@ pub enum Error {
     /// stored, or may still be. It keeps its id, so inserting it again with
     /// [`insert`](crate::Document::insert) is refused rather than storing it twice;
     /// [`resume_insert`](crate::Document::resume_insert) finishes the job safely.
-    #[error(
-        "sequence `{}`: the outcome of inserting {field} {id} into `{}` is unknown: \
-         {reason} ({source}); the document keeps {field} {id}: call resume_insert to finish without \
-         storing it twice",
-        .sequence.name,
-        .sequence.collection,
-        field = .sequence.field
-    )]
     #[non_exhaustive]
     OutcomeUnknown {
-        /// The sequence (its collection and field: [`Sequence::collection`],
-        /// [`Sequence::field`]).
-        sequence: &'static Sequence,
         /// The id the document was given, and keeps.
         id: i64,
         /// Why the outcome cannot be known.
         reason: &'static str,
         /// The driver's error.
-        #[source]
         source: Box<mongodb::error::Error>,
     },
 
     /// An id does not fit the Rust type of the id field (or the `i64` range of a sequence).
-    #[error(
-        "sequence `{}`: id {value} does not fit {target} ({origin}); nothing was inserted",
-        .sequence.name
-    )]
     #[non_exhaustive]
     Overflow {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The id that did not fit.
         value: i128,
         /// What it must fit: the id field's Rust type, or `i64`.
@@ -254,16 +184,8 @@ pub enum Error {
 
     /// The sequence handed out 0, which a plain integer id field reads as unset (an
     /// `Option` field holds it as `Some(0)`). Nothing was inserted.
-    #[error(
-        "sequence `{}`: the sequence handed out id 0 ({origin}), but a plain {target} id \
-         field reads 0 as unset; nothing was inserted (move the sequence above 0, or make the \
-         field an Option<{target}>)",
-        .sequence.name
-    )]
     #[non_exhaustive]
     ZeroId {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The Rust type of the id field.
         target: &'static str,
         /// Where the 0 came from.
@@ -272,18 +194,8 @@ pub enum Error {
 
     /// The insert broke a unique index. Never retried for the counters and block strategies;
     /// the optimistic strategy retries a duplicate `_id` and returns this for any other index.
-    #[error(
-        "sequence `{}`: inserting {} {id} into `{}` violates unique index {}: {message}{}",
-        .sequence.name,
-        .sequence.field,
-        .sequence.collection,
-        index.as_deref().unwrap_or("(unnamed)"),
-        behind_stored(sequence, index.as_deref())
-    )]
     #[non_exhaustive]
     DuplicateKey {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The id the document was given.
         id: i64,
         /// The index named by the server, when it says.
@@ -294,17 +206,8 @@ pub enum Error {
 
     /// The server refused the document for a reason other than a duplicate key (document
     /// validation, for example). Nothing was stored; the id field is unset again.
-    #[error(
-        "sequence `{}`: the server refused {} {id} in `{}`{}: {message}",
-        .sequence.name,
-        .sequence.field,
-        .sequence.collection,
-        code.map(|c| format!(" (code {c})")).unwrap_or_default()
-    )]
     #[non_exhaustive]
     Refused {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The id the document was given.
         id: i64,
         /// The server's error code.
@@ -318,21 +221,8 @@ pub enum Error {
     /// reserved with [`reserve_id`](crate::Document::reserve_id) and given with its token,
     /// [`.reserved(token)`](crate::action::Insert::reserved); one from elsewhere goes in with
     /// the driver, then [`sync_counter`](crate::SequenceOf::sync_counter).
-    #[error(
-        "sequence `{}`: the document already has {} {value}; insert fills only an unset \
-         id ({unset}). For an id this program gives the document, reserve it with \
-         reserve_id and insert with .reserved(token) (the insert fills in the rest: codes, \
-         items); for an id from elsewhere (an import), insert with the driver, then call \
-         sync_counter so that the sequence goes on above it; resume_insert is only for a \
-         document whose insert ended in OutcomeUnknown or was cancelled (it stores the \
-         document under the id it carries)",
-        .sequence.name,
-        .sequence.field
-    )]
     #[non_exhaustive]
     IdAlreadySet {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The id found in the document.
         value: i128,
         /// What an unset id looks like in this field: `0` or `None`.
@@ -344,16 +234,8 @@ pub enum Error {
     /// was given to the insert of a document of another scope than the one it was
     /// reserved for: only its own scope's counter handed it out, and another scope's may
     /// hand it out too. Nothing was written; the id is still the caller's.
-    #[error(
-        "sequence `{}`: id {id} was reserved for the scope {reserved}, and the document \
-         is of the scope {document}: a reserved id is inserted in the scope its counter \
-         handed it out for. Nothing was written",
-        .sequence.name
-    )]
     #[non_exhaustive]
     ReservedScope {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The id reserved.
         id: i64,
         /// The scope it was reserved for.
@@ -369,18 +251,8 @@ pub enum Error {
     /// same id out too. Through bare `mongodb::Database`s only the names can be compared
     /// (the driver gives a `Client` no identity). Nothing was written; the id is a gap in
     /// the database it was reserved in, unless a document is stored under it there.
-    #[error(
-        "sequence `{}`: id {id} was reserved in {reserved}, and this insert goes to \
-         {insert}: a reserved id is inserted where its counter handed it out, since the \
-         counter there hands {id} out too. Nothing was written; {id} is a gap in \
-         {reserved} unless a document is stored under it there: reserve this document's \
-         id where it is inserted",
-        .sequence.name
-    )]
     #[non_exhaustive]
     ReservedElsewhere {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The id reserved.
         id: i64,
         /// Where it was reserved: the database (`` database `shop` ``).
@@ -396,16 +268,8 @@ pub enum Error {
     /// counter, read in the insert's transaction, has not handed the id out: the abort took
     /// it back, and the next transaction takes it again). The id lives and dies with the
     /// transaction that reserved it. Nothing was written.
-    #[error(
-        "sequence `{}` is gapless: id {id} was reserved in a transaction and lives and dies \
-         with it, and {reason}: insert it with the session that reserved it, in the \
-         transaction that reserved it. Nothing was written",
-        .sequence.name
-    )]
     #[non_exhaustive]
     ReservedTransaction {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The id reserved.
         id: i64,
         /// Why this insert may not store it.
@@ -416,16 +280,8 @@ pub enum Error {
     /// writes it with the id), or a string it shows holds the character that ends that
     /// string in the code, which would let two documents' codes read alike. Nothing was
     /// reserved or written.
-    #[error(
-        "sequence `{}`: the code {:?} cannot be written into `{}`: {value} {reason}",
-        .sequence.name,
-        .display.format,
-        .display.field
-    )]
     #[non_exhaustive]
     InvalidCode {
-        /// The sequence whose number the code shows.
-        sequence: &'static Sequence,
         /// The display field and its format.
         display: &'static crate::base::display::DisplayCode,
         /// The value at fault, with its field: `` `shop` = "north-east" ``.
@@ -446,11 +302,8 @@ pub enum Error {
     ///   array's mark between its read and its update, for its whole budget of 60 s;
     ///   `last_id` is the last mark it read. Nothing was appended, the items stay
     ///   unnumbered: append again.
-    #[error("{}", gave_up(sequence, *call, *attempts, *elapsed, *time_budget, *last_id))]
     #[non_exhaustive]
     RetriesExhausted {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The call that gave up: an insert's optimistic loop, or an append of items.
         call: RetriedCall,
         /// How many attempts were made (inserts tried, or conditional updates sent).
@@ -465,11 +318,8 @@ pub enum Error {
     },
 
     /// An option given at run time is out of range.
-    #[error("sequence `{}`: {option} = {value} is invalid: {reason}", .sequence.name)]
     #[non_exhaustive]
     InvalidOption {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The option's name.
         option: &'static str,
         /// The value given.
@@ -482,14 +332,8 @@ pub enum Error {
     /// no single scope (a Double, an array, a subdocument, ...), or a call named the scope
     /// wrongly (missing for a scoped sequence, given for an unscoped one, or with the
     /// wrong number of values). Nothing was reserved or written.
-    #[error(
-        "sequence `{}`: invalid scope {scope}: {reason}; nothing was written",
-        .sequence.name
-    )]
     #[non_exhaustive]
     InvalidScope {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The scope value(s) at fault, as shown.
         scope: Box<str>,
         /// Why it is not a scope, and what is.
@@ -500,16 +344,8 @@ pub enum Error {
     /// its scope fields) that the collection lacks: the optimistic strategy needs it to
     /// refuse a number taken by another writer, and `resume_insert` to refuse a second
     /// copy of a document. Nothing was written; `T::create_indexes(&db)` creates it.
-    #[error(
-        "sequence `{}`: `{}` has no unique index on {keys}, which {why}; \
-         nothing was written: create it with `create_indexes` (or by hand)",
-        .sequence.name,
-        .sequence.collection
-    )]
     #[non_exhaustive]
     MissingIndex {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The index's keys, as shown: `{ "project": 1, "number": 1 }`.
         keys: Box<str>,
         /// What relies on it.
@@ -523,15 +359,8 @@ pub enum Error {
     /// before any id is taken; the message says what would make it hold. See the guide's
     /// [sharded clusters](crate::guide::sharded_clusters) chapter, and
     /// [`deployment::check`](crate::deployment::check) for the whole picture.
-    #[error(
-        "sequence `{}`: `{collection}` is sharded on {shard_key}: {why}; nothing was \
-         written (see seqid's guide, sharded clusters)",
-        .sequence.name
-    )]
     #[non_exhaustive]
     Sharded {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The collection, `db.coll`.
         collection: Box<str>,
         /// Its shard key, as shown: `{ "email": 1 }`.
@@ -544,16 +373,8 @@ pub enum Error {
     /// document by: a key field the document does not hold, or holds as null or an array
     /// (which a unique index does not keep to one document), or a key named per call that
     /// is empty or names a field the insert fills. Nothing was reserved or written.
-    #[error(
-        "sequence `{}`: cannot find or insert in `{}` by the natural key {key}: {reason}; \
-         nothing was written",
-        .sequence.name,
-        .sequence.collection
-    )]
     #[non_exhaustive]
     InvalidNaturalKey {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The key, as shown: `(email)`, or with the value at fault: `email = null`.
         key: Box<str>,
         /// Why it cannot find a document, and what to do.
@@ -563,33 +384,16 @@ pub enum Error {
     /// An insert of a type whose sequence is numbered later (`numbered = "later"`): its
     /// documents are stored as drafts, without a number, and numbered by
     /// [`number_draft`](crate::Document::number_draft). Nothing was written.
-    #[error(
-        "sequence `{}`: `{}` is numbered later (numbered = \"later\"), so {operation} does not \
-         number it: store the draft as it is with the driver (T::collection(&db).insert_one), \
-         and give it its number with number_draft when it is issued; nothing was written",
-        .sequence.name,
-        .sequence.field
-    )]
     #[non_exhaustive]
     NumberedLater {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The call refused: `insert`, `insert_many`, ...
         operation: &'static str,
     },
 
     /// [`number_draft`](crate::Document::number_draft) found no document matching its
     /// filter. Nothing was reserved or written.
-    #[error(
-        "sequence `{}`: no document of `{}` matches {filter} to number; nothing was reserved \
-         or written",
-        .sequence.name,
-        .sequence.collection
-    )]
     #[non_exhaustive]
     DraftNotFound {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The filter, as shown.
         filter: Box<str>,
     },
@@ -600,21 +404,8 @@ pub enum Error {
     /// what only it holds, its `_id`; [`number_drafts`](crate::Document::number_drafts)
     /// numbers every draft a filter finds. Refused before any id was taken; nothing was
     /// written.
-    #[error(
-        "sequence `{}`: {filter} matches {} of `{}`, and number_draft numbers one: name the \
-         draft by a filter only it matches (its `_id`), or number them all with \
-         number_drafts; nothing was reserved or written",
-        .sequence.name,
-        match matched {
-            Some(count) => format!("{count} documents"),
-            None => "more than one document (counting them failed)".to_owned(),
-        },
-        .sequence.collection
-    )]
     #[non_exhaustive]
     DraftAmbiguous {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The filter, as shown.
         filter: Box<str>,
         /// How many documents it matches, as counted when it was found to match more than
@@ -622,47 +413,27 @@ pub enum Error {
         matched: Option<u64>,
     },
 
-    /// A transaction run by [`Document::transaction`](crate::Document::transaction) sent
+    /// A transaction run by [`Transaction`](crate::action::Transaction) sent
     /// its commit, and sent it again for as long as its time limit allowed, and no answer
     /// said whether it committed (the connection or the server went away; a failover under
     /// it). It committed whole or not at all: what it wrote is all stored or none of it.
     /// Read one document it wrote to learn which; running it again would run its body a
     /// second time. See the guide's [transactions](crate::guide::transactions).
-    #[error(
-        "sequence `{}`: the transaction's commit was sent {commits} times in {} ms and no \
-         answer said whether it committed ({source}); it committed whole or not at all: read \
-         what it wrote to learn which, before running it again",
-        .sequence.name,
-        .elapsed.as_millis()
-    )]
     #[non_exhaustive]
     TransactionOutcomeUnknown {
-        /// The sequence of the type whose `transaction` ran it.
-        sequence: &'static Sequence,
         /// How many times the commit was sent.
         commits: u32,
         /// How long the transaction ran, from its first start.
         elapsed: Duration,
         /// The driver's error of the last commit.
-        #[source]
         source: Box<mongodb::error::Error>,
     },
 
     /// An item given to an insert or an append carries a number already: items are
     /// numbered by seqid, inside their document, and one that carries a number would be
     /// stored beside another item with the same one. Nothing was written.
-    #[error(
-        "sequence `{}`: `{}`: item {}[{position}].{} is {value}, set already: items are \
-         numbered by seqid, leave the number unset (0 or None); nothing was written",
-        .sequence.name,
-        .sequence.collection,
-        .items.field,
-        .items.number.key
-    )]
     #[non_exhaustive]
     ItemNumberSet {
-        /// The sequence of the document type.
-        sequence: &'static Sequence,
         /// The array.
         items: &'static ItemsField,
         /// The item's position among those given.
@@ -675,19 +446,8 @@ pub enum Error {
     /// insert, and before an append is sent, nothing was written; an append's numbers are
     /// known once the server gave them, so one that does not fit the item's field is found
     /// after the append landed: the items stored hold it, the caller's items stay unnumbered.
-    #[error(
-        "sequence `{}`: `{}`: item number {value} for {}[{position}].{} (or the mark `{}`) \
-         does not fit its field's type",
-        .sequence.name,
-        .sequence.collection,
-        .items.field,
-        .items.number.key,
-        .items.last
-    )]
     #[non_exhaustive]
     ItemNumberOverflow {
-        /// The sequence of the document type.
-        sequence: &'static Sequence,
         /// The array.
         items: &'static ItemsField,
         /// The item's position among those given.
@@ -698,17 +458,8 @@ pub enum Error {
 
     /// An append's filter matches no document: items are appended to a stored document
     /// only. Nothing was written.
-    #[error(
-        "sequence `{}`: no document of `{}` matches {filter} to append items to `{}`; nothing \
-         was written",
-        .sequence.name,
-        .sequence.collection,
-        .items.field
-    )]
     #[non_exhaustive]
     ItemsNotFound {
-        /// The sequence of the document type.
-        sequence: &'static Sequence,
         /// The array.
         items: &'static ItemsField,
         /// The filter, as shown.
@@ -717,17 +468,8 @@ pub enum Error {
 
     /// The document an append's filter matches holds something other than an array (or
     /// null) in the items' field. Nothing was written.
-    #[error(
-        "sequence `{}`: the document of `{}` matching {filter} holds {found} in `{}`, not an \
-         array: items are appended to an array only; nothing was written",
-        .sequence.name,
-        .sequence.collection,
-        .items.field
-    )]
     #[non_exhaustive]
     ItemsNotArray {
-        /// The sequence of the document type.
-        sequence: &'static Sequence,
         /// The array.
         items: &'static ItemsField,
         /// The filter and what the field holds, as shown.
@@ -739,21 +481,8 @@ pub enum Error {
     /// An append's filter matches more than one document: an append goes to one document,
     /// and would have had to pick one the caller may not mean. Name the document by a
     /// filter only it matches, its `_id`. Refused before anything was written.
-    #[error(
-        "sequence `{}`: {filter} matches {} of `{}`, and an append of items to `{}` goes to \
-         one: name the document by a filter only it matches (its `_id`); nothing was written",
-        .sequence.name,
-        match matched {
-            Some(count) => format!("{count} documents"),
-            None => "more than one document (counting them failed)".to_owned(),
-        },
-        .sequence.collection,
-        .items.field
-    )]
     #[non_exhaustive]
     ItemsAmbiguous {
-        /// The sequence of the document type.
-        sequence: &'static Sequence,
         /// The array.
         items: &'static ItemsField,
         /// The filter, as shown.
@@ -768,23 +497,13 @@ pub enum Error {
     /// failed too. The append carries `token`: call the same append again with
     /// [`.token(token)`](crate::action::AppendItems::token), which appends nothing if that
     /// token's append landed (it answers its numbers) and appends once otherwise.
-    #[error(
-        "sequence `{}`: the append to `{}` in `{}` (token {token}) was sent and no answer came \
-         ({source}); append again with .token({token}): it appends at most once",
-        .sequence.name,
-        .items.field,
-        .sequence.collection
-    )]
     #[non_exhaustive]
     ItemsOutcomeUnknown {
-        /// The sequence of the document type.
-        sequence: &'static Sequence,
         /// The array.
         items: &'static ItemsField,
         /// The append's token.
         token: ObjectId,
         /// The driver's error.
-        #[source]
         source: Box<mongodb::error::Error>,
     },
 
@@ -794,11 +513,8 @@ pub enum Error {
     /// moved between the replace's read and its write. Written, it would move the mark back
     /// (the next append would hand out a number again) and drop the items appended since.
     /// Nothing was written: read the document again, apply the change, replace again.
-    #[error("{}", crate::base::replaced::stale(.sequence, .items, *.stored, *.written, .id))]
     #[non_exhaustive]
     ItemsStale {
-        /// The sequence of the document type.
-        sequence: &'static Sequence,
         /// The array whose mark is stale.
         items: &'static ItemsField,
         /// The stored mark, as read (a mark missing or below "none yet" counts as none yet).
@@ -812,11 +528,8 @@ pub enum Error {
     /// A [`replace`](crate::Document::replace) found no stored document at the document's
     /// `_id`: a replace writes back a document that is stored (it was deleted since it was
     /// read, or never inserted). Nothing was written.
-    #[error("{}", crate::base::replaced::not_found(.sequence, .id))]
     #[non_exhaustive]
     ReplaceNotFound {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The document's `_id`, as shown.
         id: Box<str>,
     },
@@ -824,11 +537,8 @@ pub enum Error {
     /// A [`replace`](crate::Document::replace) of a document that cannot name a stored one:
     /// it serializes no `_id` (or a null one), or its sequence numbers `_id` and the id is
     /// unset (it was never inserted, or its insert failed and unset it). Nothing was sent.
-    #[error("{}", crate::base::replaced::without_id(.sequence, .found))]
     #[non_exhaustive]
     ReplaceWithoutId {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// What the document holds instead of an `_id`: `0`, `None`, `missing`, `null`.
         found: Box<str>,
     },
@@ -837,26 +547,83 @@ pub enum Error {
     /// (the connection or the server went away, also after the driver's retry). It landed
     /// once or not at all. Replace again: a replace is checked against the stored marks each
     /// time, so sent again it writes the same document once more, or, if an append landed
-    /// since, is refused as stale ([`Error::ItemsStale`]).
-    #[error("{}", crate::base::replaced::unknown(.sequence, .id, .source))]
+    /// since, is refused as stale ([`ErrorKind::ItemsStale`]).
     #[non_exhaustive]
     ReplaceOutcomeUnknown {
-        /// The sequence.
-        sequence: &'static Sequence,
         /// The document's `_id`, as shown.
         id: Box<str>,
         /// The driver's error.
-        #[source]
         source: Box<mongodb::error::Error>,
     },
 
     /// `insert_many` stored some documents and not others.
-    #[error(transparent)]
     Bulk(Box<BulkError>),
 }
 
 impl Error {
-    /// The name of the sequence the failed operation was serving.
+    /// An error of `kind`, met serving `sequence`.
+    pub(crate) fn new(sequence: &'static Sequence, kind: ErrorKind) -> Self {
+        Error {
+            sequence: Some(sequence),
+            kind: Box::new(kind),
+        }
+    }
+
+    /// An error of `kind` that served no one sequence: a transaction's own commands.
+    pub(crate) fn unsequenced(kind: ErrorKind) -> Self {
+        Error {
+            sequence: None,
+            kind: Box::new(kind),
+        }
+    }
+
+    /// What went wrong.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("userid", collection = "users")]
+    /// # struct User { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: seqid::Database) {
+    /// use seqid::error::ErrorKind;
+    ///
+    /// let error = (User { id: 7 }).insert(&db).await.unwrap_err();
+    /// assert!(matches!(error.kind(), ErrorKind::IdAlreadySet { value: 7, .. }));
+    /// # }
+    /// ```
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// What went wrong, taken out of the error.
+    ///
+    /// ```no_run
+    /// # fn run(error: seqid::Error) {
+    /// if let seqid::error::ErrorKind::Bulk(bulk) = error.into_kind() {
+    ///     println!("{} stored", bulk.inserted.len());
+    /// }
+    /// # }
+    /// ```
+    pub fn into_kind(self) -> ErrorKind {
+        *self.kind
+    }
+
+    /// The driver's error of a [`ErrorKind::Driver`], or the error as it is.
+    pub(crate) fn into_driver(self) -> Result<Box<mongodb::error::Error>, Error> {
+        match *self.kind {
+            ErrorKind::Driver { source, .. } => Ok(source),
+            _ => Err(self),
+        }
+    }
+
+    /// What went wrong, to change (a batch's positions, as the caller's slice has them).
+    pub(crate) fn kind_mut(&mut self) -> &mut ErrorKind {
+        &mut self.kind
+    }
+
+    /// The sequence the failed call was serving (its name, collection and field), or
+    /// `None` for a failure that serves no one sequence: a transaction's own commands
+    /// (starting it, committing it), the deployment's check.
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -865,77 +632,72 @@ impl Error {
     /// # struct User { #[serde(rename = "_id")] id: i64 }
     /// # async fn run(db: seqid::Database) {
     /// if let Err(error) = (User { id: 7 }).insert(&db).await {
-    ///     assert_eq!(error.sequence(), "userid");
+    ///     assert_eq!(error.sequence().map(|sequence| sequence.name), Some("userid"));
     /// }
     /// # }
     /// ```
-    pub fn sequence(&self) -> &'static str {
-        match self {
-            Error::Driver { sequence, .. }
-            | Error::CounterNotNumeric { sequence, .. }
-            | Error::CounterContended { sequence, .. }
-            | Error::TransactionRequired { sequence, .. }
-            | Error::CounterBelowStored { sequence, .. }
-            | Error::CounterMissing { sequence, .. }
-            | Error::NoCounter { sequence, .. }
-            | Error::Overflow { sequence, .. }
-            | Error::DuplicateKey { sequence, .. }
-            | Error::IdAlreadySet { sequence, .. }
-            | Error::ReservedScope { sequence, .. }
-            | Error::ReservedElsewhere { sequence, .. }
-            | Error::ReservedTransaction { sequence, .. }
-            | Error::RetriesExhausted { sequence, .. }
-            | Error::OutcomeUnknown { sequence, .. }
-            | Error::Refused { sequence, .. }
-            | Error::ZeroId { sequence, .. }
-            | Error::InvalidOption { sequence, .. }
-            | Error::InvalidScope { sequence, .. }
-            | Error::InvalidCode { sequence, .. }
-            | Error::MissingIndex { sequence, .. }
-            | Error::Sharded { sequence, .. }
-            | Error::InvalidNaturalKey { sequence, .. }
-            | Error::NumberedLater { sequence, .. }
-            | Error::DraftNotFound { sequence, .. }
-            | Error::DraftAmbiguous { sequence, .. }
-            | Error::TransactionOutcomeUnknown { sequence, .. }
-            | Error::ItemNumberSet { sequence, .. }
-            | Error::ItemNumberOverflow { sequence, .. }
-            | Error::ItemsNotFound { sequence, .. }
-            | Error::ItemsNotArray { sequence, .. }
-            | Error::ItemsAmbiguous { sequence, .. }
-            | Error::ItemsOutcomeUnknown { sequence, .. }
-            | Error::ItemsStale { sequence, .. }
-            | Error::ReplaceNotFound { sequence, .. }
-            | Error::ReplaceWithoutId { sequence, .. }
-            | Error::ReplaceOutcomeUnknown { sequence, .. } => sequence.name,
-            Error::Bulk(bulk) => bulk.sequence.name,
-        }
+    pub fn sequence(&self) -> Option<&'static Sequence> {
+        self.sequence
     }
 
-    /// A failure of the driver (or the server) while seqid was doing `action`.
+    /// A failure of the driver (or the server) while seqid was doing `action`, serving
+    /// `sequence` (`None` for the deployment's check). Only makes the error: a driver error
+    /// met is noted by the deployment's record first (`server::noted`).
     pub(crate) fn driver(
-        sequence: &'static Sequence,
+        sequence: impl Into<Option<&'static Sequence>>,
         action: impl Into<String>,
         source: mongodb::error::Error,
     ) -> Self {
-        // Every driver error seqid reports passes here: one that says the cluster's
-        // routing changed makes what was read of the deployments stale.
-        crate::base::server::routing_changed(crate::base::server::server_code(&source));
-        Error::Driver {
-            sequence,
-            action: action.into().into_boxed_str(),
-            source: Box::new(source),
+        Error {
+            sequence: sequence.into(),
+            kind: Box::new(ErrorKind::Driver {
+                action: action.into().into_boxed_str(),
+                source: Box::new(source),
+            }),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.sequence {
+            Some(seq) => self.kind.describe(seq, f),
+            None => self.kind.unsequenced(f),
+        }
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The sequence as itself, not as `Some(..)`: a log line names it once, plainly.
+        let mut error = f.debug_struct("Error");
+        if let Some(sequence) = self.sequence {
+            error.field("sequence", sequence);
+        }
+        error.field("kind", &self.kind).finish()
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &*self.kind {
+            ErrorKind::Driver { source, .. }
+            | ErrorKind::OutcomeUnknown { source, .. }
+            | ErrorKind::TransactionOutcomeUnknown { source, .. }
+            | ErrorKind::ItemsOutcomeUnknown { source, .. }
+            | ErrorKind::ReplaceOutcomeUnknown { source, .. } => Some(&**source),
+            _ => None,
         }
     }
 }
 
 /// A driver's answer, its error made seqid's.
 pub(crate) trait Doing<T> {
-    /// The error as [`Error::Driver`] of `sequence`, met while doing what `action` says
-    /// (written only on an error).
+    /// The error as [`ErrorKind::Driver`] of `sequence`, met while doing what `action`
+    /// says (written only on an error), noted first (`server::noted`).
     fn doing<A: Into<String>>(
         self,
-        sequence: &'static Sequence,
+        sequence: impl Into<Option<&'static Sequence>>,
         action: impl FnOnce() -> A,
     ) -> Result<T, Error>;
 }
@@ -943,30 +705,10 @@ pub(crate) trait Doing<T> {
 impl<T> Doing<T> for mongodb::error::Result<T> {
     fn doing<A: Into<String>>(
         self,
-        sequence: &'static Sequence,
+        sequence: impl Into<Option<&'static Sequence>>,
         action: impl FnOnce() -> A,
     ) -> Result<T, Error> {
-        self.map_err(|error| Error::driver(sequence, action(), error))
-    }
-}
-
-/// For a duplicate of the sequence's own field, from a counter: the likely cause, ids
-/// stored by other means (an import, another tool) at or above the counter, and the fix.
-/// A server that does not name the index (nx-27017) leaves which field it was open.
-fn behind_stored(sequence: &Sequence, index: Option<&str>) -> &'static str {
-    match index {
-        _ if matches!(sequence.strategy, Strategy::Optimistic { .. }) => "",
-        Some(index) if index.contains(sequence.field) => {
-            " (the counter handed out an id a document already has: ids stored by other \
-             means, an import or another tool, are at or above the counter; sync_counter \
-             raises it above the ids stored)"
-        }
-        Some(_) => "",
-        None => {
-            " (if the duplicate is the sequence's id: ids stored by other means, an import or \
-             another tool, are at or above the counter; sync_counter raises it above the ids \
-             stored)"
-        }
+        self.map_err(|error| Error::driver(sequence, action(), noted(error)))
     }
 }
 
@@ -974,7 +716,7 @@ fn behind_stored(sequence: &Sequence, index: Option<&str>) -> &'static str {
 /// driver's error: a seqid error the driver caused becomes that very error, with its
 /// labels, so that a `TransientTransactionError` makes the driver run the transaction
 /// again; any other is carried whole, as a custom error.
-/// [`Document::transaction`](crate::Document::transaction) applies the same rules and gives
+/// [`Transaction`](crate::action::Transaction) applies the same rules and gives
 /// the `seqid::Error` back as it is.
 ///
 /// ```no_run
@@ -990,9 +732,9 @@ fn behind_stored(sequence: &Sequence, index: Option<&str>) -> &'static str {
 /// ```
 impl From<Error> for mongodb::error::Error {
     fn from(error: Error) -> Self {
-        match error {
-            Error::Driver { source, .. } | Error::OutcomeUnknown { source, .. } => *source,
-            other => mongodb::error::Error::custom(other),
+        match *error.kind {
+            ErrorKind::Driver { source, .. } | ErrorKind::OutcomeUnknown { source, .. } => *source,
+            _ => mongodb::error::Error::custom(error),
         }
     }
 }
@@ -1008,11 +750,13 @@ mod tests {
     #[test]
     fn a_counter_value_seqid_cannot_count_from_is_named_for_what_it_is() {
         let message = |value: Bson| {
-            Error::CounterNotNumeric {
-                sequence: &SEQ,
-                counter: "_id: \"s\"".into(),
-                value: Box::new(value),
-            }
+            Error::new(
+                &SEQ,
+                ErrorKind::CounterNotNumeric {
+                    counter: "_id: \"s\"".into(),
+                    value: Box::new(value),
+                },
+            )
             .to_string()
         };
         let decimal = |text: &str| Bson::Decimal128(text.parse().unwrap());
@@ -1047,88 +791,137 @@ mod tests {
         const USERS: Sequence = counted("userid", "users");
         const CUSTOMERS: Sequence = counted("customers.id", "customers");
         const ORDERS: Sequence = counted("order", "orders");
-        let overflow = Error::Overflow {
-            sequence: &USERS,
-            value: 2_147_483_648,
-            target: "the id field's type i32",
-            origin: "taken from the counter { _id: \"userid\" } in `counters`".into(),
-        };
+        let overflow = Error::new(
+            &USERS,
+            ErrorKind::Overflow {
+                value: 2_147_483_648,
+                target: "the id field's type i32",
+                origin: "taken from the counter { _id: \"userid\" } in `counters`".into(),
+            },
+        );
         assert_eq!(
             overflow.to_string(),
             "sequence `userid`: id 2147483648 does not fit the id field's type i32 \
              (taken from the counter { _id: \"userid\" } in `counters`); nothing was inserted",
         );
-        assert_eq!(overflow.sequence(), "userid");
-        let missing = Error::CounterMissing {
-            sequence: &CUSTOMERS,
-            counter: "_id: \"customers.id\"".into(),
-            scope: "".into(),
-            largest: Box::new(Bson::Int64(42)),
-        }
+        assert_eq!(overflow.sequence().map(|seq| seq.name), Some("userid"));
+        let missing = Error::new(
+            &CUSTOMERS,
+            ErrorKind::CounterMissing {
+                counter: "_id: \"customers.id\"".into(),
+                scope: "".into(),
+                largest: Box::new(Bson::Int64(42)),
+            },
+        )
         .to_string();
         assert!(missing.contains("already holds _id up to 42"), "{missing}");
         assert!(missing.contains("sync_counter"), "{missing}");
-        let gave_up = Error::RetriesExhausted {
-            sequence: &ORDERS,
-            call: RetriedCall::Append { items: &LINES },
-            attempts: 900,
-            elapsed: Duration::from_secs(60),
-            time_budget: Some(Duration::from_secs(60)),
-            last_id: 4512,
-        }
+        let gave_up = Error::new(
+            &ORDERS,
+            ErrorKind::RetriesExhausted {
+                call: RetriedCall::Append { items: &LINES },
+                attempts: 900,
+                elapsed: Duration::from_secs(60),
+                time_budget: Some(Duration::from_secs(60)),
+                last_id: 4512,
+            },
+        )
         .to_string();
         assert!(
             gave_up.contains("to append items to `lines` of the document in `orders`"),
             "{gave_up}"
         );
-        let ambiguous = Error::DraftAmbiguous {
-            sequence: &ORDERS,
-            filter: "{ \"customer\": 8 }".into(),
-            matched: Some(2),
-        }
+        let ambiguous = Error::new(
+            &ORDERS,
+            ErrorKind::DraftAmbiguous {
+                filter: "{ \"customer\": 8 }".into(),
+                matched: Some(2),
+            },
+        )
         .to_string();
         assert!(ambiguous.contains("matches 2 documents"), "{ambiguous}");
-        let set = Error::ItemNumberSet {
-            sequence: &ORDERS,
-            items: &LINES,
-            position: 2,
-            value: 7,
-        }
+        let set = Error::new(
+            &ORDERS,
+            ErrorKind::ItemNumberSet {
+                items: &LINES,
+                position: 2,
+                value: 7,
+            },
+        )
         .to_string();
         assert!(set.contains("lines[2].no is 7"), "{set}");
-        let items = Error::ItemsAmbiguous {
-            sequence: &ORDERS,
-            items: &LINES,
-            filter: "{ \"customer\": 1 }".into(),
-            matched: Some(2),
-        }
+        let items = Error::new(
+            &ORDERS,
+            ErrorKind::ItemsAmbiguous {
+                items: &LINES,
+                filter: "{ \"customer\": 1 }".into(),
+                matched: Some(2),
+            },
+        )
         .to_string();
         assert!(items.contains("matches 2 documents of `orders`"), "{items}");
-        let stale = Error::ItemsStale {
-            sequence: &ORDERS,
-            items: &LINES,
-            stored: 3,
-            written: 2,
-            id: "7".into(),
-        }
+        let stale = Error::new(
+            &ORDERS,
+            ErrorKind::ItemsStale {
+                items: &LINES,
+                stored: 3,
+                written: 2,
+                id: "7".into(),
+            },
+        )
         .to_string();
         assert!(
             stale.contains("`lines_last` is 2, the stored one 3"),
             "{stale}"
         );
-        let driver: mongodb::error::Error = Error::IdAlreadySet {
-            sequence: &USERS,
-            value: 7,
-            unset: "0",
-        }
+        let driver: mongodb::error::Error = Error::new(
+            &USERS,
+            ErrorKind::IdAlreadySet {
+                value: 7,
+                unset: "0",
+            },
+        )
         .into();
         assert!(driver.get_custom::<Error>().is_some());
+    }
+
+    /// A driver error met (`doing`) is noted by the deployment's record: one that says the
+    /// routing changed makes what was read of the deployments stale. Making an error
+    /// (`Error::driver`) notes nothing: no constructor has a side effect.
+    #[test]
+    fn a_routing_change_met_is_noted_where_it_is_met() {
+        use crate::base::server::routing_epoch;
+        let stale = || {
+            let answer = mongodb::bson::doc! {
+                "code": 13388, "codeName": "StaleConfig", "errmsg": "routing changed",
+            };
+            let command: mongodb::error::CommandError =
+                mongodb::bson::from_document(answer).expect("a command error");
+            mongodb::error::Error::from(mongodb::error::ErrorKind::Command(command))
+        };
+        let before = routing_epoch();
+        let met: Result<(), Error> = Err(stale()).doing(&SEQ, || "reserving ids");
+        assert!(routing_epoch() > before, "noted");
+        let error = met.unwrap_err();
+        assert_eq!(error.sequence().map(|seq| seq.name), Some("s"));
+        assert!(
+            error
+                .to_string()
+                .starts_with("sequence `s`: reserving ids failed:")
+        );
+        let unsequenced = Error::driver(None, "asking the deployment what it is", stale());
+        assert_eq!(unsequenced.sequence(), None);
+        assert!(
+            unsequenced
+                .to_string()
+                .starts_with("asking the deployment what it is failed:"),
+            "{unsequenced}"
+        );
     }
 
     #[test]
     fn bulk_error_lists_what_failed() {
         let bulk = BulkError {
-            sequence: &SEQ,
             inserted: vec![0, 2],
             failed: vec![FailedInsert {
                 index: 1,
@@ -1139,7 +932,7 @@ mod tests {
             unknown: vec![],
         };
         assert_eq!(
-            Error::Bulk(Box::new(bulk)).to_string(),
+            Error::new(&SEQ, ErrorKind::Bulk(Box::new(bulk))).to_string(),
             "sequence `s`: insert_many into `users` stored 2 of 3 documents; 1 failed: [#1 _id 12: dup]"
         );
     }
@@ -1150,13 +943,17 @@ mod tests {
     fn retries_exhausted_says_what_the_call_was_doing() {
         use crate::base::item::testing::LINES;
         const ORDERS: Sequence = counted("order", "orders");
-        let exhausted = |call, time_budget| Error::RetriesExhausted {
-            sequence: &ORDERS,
-            call,
-            attempts: 812,
-            elapsed: Duration::from_millis(60_004),
-            time_budget,
-            last_id: 4512,
+        let exhausted = |call, time_budget| {
+            Error::new(
+                &ORDERS,
+                ErrorKind::RetriesExhausted {
+                    call,
+                    attempts: 812,
+                    elapsed: Duration::from_millis(60_004),
+                    time_budget,
+                    last_id: 4512,
+                },
+            )
         };
         let append = RetriedCall::Append { items: &LINES };
         let sixty = Some(Duration::from_secs(60));

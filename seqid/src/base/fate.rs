@@ -2,9 +2,9 @@
 //! document was not stored ([`Rejection`]), and how a write was sent ([`Sending`]), which
 //! decides what a refusal means.
 
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::sequence::Sequence;
-use crate::base::server::{DUPLICATE_KEY, duplicate_index};
+use crate::base::server::{DUPLICATE_KEY, duplicate_index, noted};
 
 /// What became of one document sent to the server with a given id.
 ///
@@ -51,12 +51,14 @@ impl Fate {
     pub(crate) fn conclude<V>(self, seq: &'static Sequence, id: i64, value: V) -> Result<V, Error> {
         match self {
             Fate::Stored => Ok(value),
-            Fate::Unknown(unknown) => Err(Error::OutcomeUnknown {
-                sequence: seq,
-                id,
-                reason: unknown.why,
-                source: Box::new(unknown.error),
-            }),
+            Fate::Unknown(unknown) => Err(Error::new(
+                seq,
+                ErrorKind::OutcomeUnknown {
+                    id,
+                    reason: unknown.why,
+                    source: Box::new(unknown.error),
+                },
+            )),
             Fate::Taken(rejection) | Fate::Refused(rejection) => Err(rejection.into_error(seq, id)),
         }
     }
@@ -141,23 +143,27 @@ impl Rejection {
     /// The error for a single document sent with `id`.
     pub(crate) fn into_error(self, seq: &'static Sequence, id: i64) -> Error {
         match self.source {
-            _ if self.is_duplicate_key() => Error::DuplicateKey {
-                sequence: seq,
-                id,
-                index: self.index.map(String::into_boxed_str),
-                message: self.message.into_boxed_str(),
-            },
+            _ if self.is_duplicate_key() => Error::new(
+                seq,
+                ErrorKind::DuplicateKey {
+                    id,
+                    index: self.index.map(String::into_boxed_str),
+                    message: self.message.into_boxed_str(),
+                },
+            ),
             Some(source) => Error::driver(
                 seq,
                 format!("inserting {} {id} into `{}`", seq.field, seq.collection),
-                source,
+                noted(source),
             ),
-            None => Error::Refused {
-                sequence: seq,
-                id,
-                code: self.code,
-                message: self.message.into_boxed_str(),
-            },
+            None => Error::new(
+                seq,
+                ErrorKind::Refused {
+                    id,
+                    code: self.code,
+                    message: self.message.into_boxed_str(),
+                },
+            ),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! of the ids documents carry.
 
 use crate::base::code;
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::id::IdField;
 use crate::base::item_fields;
 use crate::base::model::{IdValue, Model};
@@ -11,16 +11,18 @@ use crate::base::sequence::{Sequence, Strategy};
 
 /// `Ok` if every field the insert fills is unset in `doc`: the primary sequence's id, every
 /// other sequence's ([`Model::OTHERS`]) and every display code (which `insert` writes
-/// with them), and every item's number ([`Model::ITEMS`]). Else [`Error::IdAlreadySet`],
-/// [`Error::InvalidCode`] or [`Error::ItemNumberSet`] naming the first one set: a document
+/// with them), and every item's number ([`Model::ITEMS`]). Else [`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet),
+/// [`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode) or [`ErrorKind::ItemNumberSet`](crate::error::ErrorKind::ItemNumberSet) naming the first one set: a document
 /// carrying any of them is never stored under new ids.
 pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
     if let Some(value) = doc.sequence_id().get() {
-        return Err(Error::IdAlreadySet {
-            sequence: &T::SEQUENCE,
-            value: value.into(),
-            unset: T::Id::UNSET,
-        });
+        return Err(Error::new(
+            &T::SEQUENCE,
+            ErrorKind::IdAlreadySet {
+                value: value.into(),
+                unset: T::Id::UNSET,
+            },
+        ));
     }
     ensure_companions_unset(doc)?;
     item_fields::ensure_unset(doc)
@@ -34,7 +36,7 @@ pub(crate) fn ensure_companions_unset<T: Model>(doc: &T) -> Result<(), Error> {
 }
 
 /// `Ok` if `doc` may take the id `reserved`, taken for it before: its id unset or that
-/// id already ([`Error::IdAlreadySet`] for any other: an id the caller typed is refused
+/// id already ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet) for any other: an id the caller typed is refused
 /// as [`ensure_unset`] refuses it), every other sequence's id unset, and every display
 /// code empty or the one its ids write.
 pub(crate) fn ensure_unset_or_reserved<T: Model>(doc: &T, reserved: i64) -> Result<(), Error> {
@@ -48,32 +50,34 @@ pub(crate) fn ensure_unset_or_reserved<T: Model>(doc: &T, reserved: i64) -> Resu
 }
 
 /// `Ok` if every other sequence's id of `doc` ([`Model::OTHERS`]) is unset
-/// ([`Error::IdAlreadySet`] naming the first that is not).
+/// ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet) naming the first that is not).
 pub(crate) fn ensure_others_unset<T: Model>(doc: &T) -> Result<(), Error> {
     for (index, seq) in T::OTHERS.iter().enumerate() {
         let Some(field) = doc.other_id(index) else {
             continue;
         };
         if let Some(value) = field.value() {
-            return Err(Error::IdAlreadySet {
-                sequence: seq,
-                value,
-                unset: field.unset_value(),
-            });
+            return Err(Error::new(
+                seq,
+                ErrorKind::IdAlreadySet {
+                    value,
+                    unset: field.unset_value(),
+                },
+            ));
         }
     }
     Ok(())
 }
 
 /// `Ok` unless `T`'s sequence is numbered later, whose documents `operation` (an insert)
-/// does not number: [`Error::NumberedLater`].
+/// does not number: [`ErrorKind::NumberedLater`](crate::error::ErrorKind::NumberedLater).
 pub(crate) fn numbered_on_insert<T: Model>(operation: &'static str) -> Result<(), Error> {
     match T::NUMBERED_LATER {
         false => Ok(()),
-        true => Err(Error::NumberedLater {
-            sequence: &T::SEQUENCE,
-            operation,
-        }),
+        true => Err(Error::new(
+            &T::SEQUENCE,
+            ErrorKind::NumberedLater { operation },
+        )),
     }
 }
 
@@ -82,20 +86,24 @@ pub(crate) fn numbered_on_insert<T: Model>(operation: &'static str) -> Result<()
 fn field<T: Model>(id: i64) -> Result<(T::Id, IdValue<T>), Error> {
     let seq = &T::SEQUENCE;
     let Some(field) = T::Id::from_seq(id) else {
-        return Err(Error::Overflow {
-            sequence: seq,
-            value: id.into(),
-            target: T::Id::FIELD_TYPE,
-            origin: origin(seq).into(),
-        });
+        return Err(Error::new(
+            seq,
+            ErrorKind::Overflow {
+                value: id.into(),
+                target: T::Id::FIELD_TYPE,
+                origin: origin(seq).into(),
+            },
+        ));
     };
     match field.get() {
         Some(value) => Ok((field, value)),
-        None => Err(Error::ZeroId {
-            sequence: seq,
-            target: T::Id::TYPE_NAME,
-            origin: origin(seq).into(),
-        }),
+        None => Err(Error::new(
+            seq,
+            ErrorKind::ZeroId {
+                target: T::Id::TYPE_NAME,
+                origin: origin(seq).into(),
+            },
+        )),
     }
 }
 
@@ -164,7 +172,7 @@ pub(crate) fn unset<T: Model>(doc: &mut T) {
 }
 
 /// The keys of `docs[positions]`, which all carry an id, and their id values. An id
-/// beyond `i64` cannot have come from a sequence: [`Error::Overflow`].
+/// beyond `i64` cannot have come from a sequence: [`ErrorKind::Overflow`](crate::error::ErrorKind::Overflow).
 pub(crate) fn carried<T: Model>(
     docs: &[T],
     positions: &[usize],
@@ -175,11 +183,15 @@ pub(crate) fn carried<T: Model>(
         .filter_map(|&p| Some((&docs[p], docs[p].sequence_id().get()?)))
         .map(|(doc, value)| {
             let wide: i128 = value.into();
-            let id = i64::try_from(wide).map_err(|_| Error::Overflow {
-                sequence: seq,
-                value: wide,
-                target: "i64, the range of a sequence",
-                origin: "the id the document carries".into(),
+            let id = i64::try_from(wide).map_err(|_| {
+                Error::new(
+                    seq,
+                    ErrorKind::Overflow {
+                        value: wide,
+                        target: "i64, the range of a sequence",
+                        origin: "the id the document carries".into(),
+                    },
+                )
             })?;
             let scope = Scope::of(seq, doc)?;
             Ok((Key { scope, id }, value))

@@ -5,7 +5,7 @@
 ///
 /// A value is *unset* when it is `None` or zero; [`Document::insert`](crate::Document::insert)
 /// fills only unset ids. Conversions are checked: a counter value the type cannot hold
-/// becomes [`Error::Overflow`](crate::Error::Overflow), never a wrapped number.
+/// becomes [`ErrorKind::Overflow`](crate::error::ErrorKind::Overflow), never a wrapped number.
 ///
 /// ```
 /// use seqid::IdField;

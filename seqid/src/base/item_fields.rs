@@ -4,7 +4,7 @@
 //! not to be stored ([`crate::base::companions`]), so that a retried insert numbers them
 //! again.
 
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::id::AnyIdField;
 use crate::base::item::{self, ItemsField, Unnumberable};
 use crate::base::model::Model;
@@ -18,18 +18,22 @@ pub(crate) fn unnumberable(
     why: Unnumberable,
 ) -> Error {
     match why {
-        Unnumberable::Set { position, value } => Error::ItemNumberSet {
+        Unnumberable::Set { position, value } => Error::new(
             sequence,
-            items,
-            position,
-            value,
-        },
-        Unnumberable::Overflow { position, value } => Error::ItemNumberOverflow {
+            ErrorKind::ItemNumberSet {
+                items,
+                position,
+                value,
+            },
+        ),
+        Unnumberable::Overflow { position, value } => Error::new(
             sequence,
-            items,
-            position,
-            value,
-        },
+            ErrorKind::ItemNumberOverflow {
+                items,
+                position,
+                value,
+            },
+        ),
     }
 }
 

@@ -1,6 +1,5 @@
-//! What a [`Document`](crate::Document) type's declaration makes it, as types and traits
-//! checked at compile time: its strategy ([`Counters`], [`Block`], [`Optimistic`],
-//! [`Gapless`]) and what the strategy offers ([`WithCounter`], [`Retrying`]), and whether it
+//! What a [`Document`](crate::Document) type's declaration makes it, as traits checked at
+//! compile time: what its strategy offers ([`WithCounter`], [`Retrying`]), and whether it
 //! declares a natural key ([`NaturalKeyed`]) or is numbered later ([`NumberedLater`]). A call
 //! or a setter that cannot apply is a compile error that says why (`max_attempts` is the
 //! optimistic loop's alone: [`Retrying`]).
@@ -13,27 +12,33 @@
 //! #[seq_id("ticket", strategy = "optimistic")]
 //! struct Ticket { _id: i64 }
 //!
-//! fn optimistic<T: Document<Kind = kind::Optimistic>>() {}
-//! optimistic::<Ticket>();
+//! fn retrying<T: Document<Kind: kind::Retrying>>() {}
+//! retrying::<Ticket>();
 //! ```
 
-/// One of the markers below; implemented by them only.
+/// A strategy, as the derive names it in `Model::Kind`: one of the markers below, which
+/// say which strategy, and implemented by them only.
+#[doc(hidden)]
 pub trait Kind: sealed::Sealed + Send + Sync + 'static {}
 
 /// `strategy = "counters"` (the default).
 #[derive(Debug)]
+#[doc(hidden)]
 pub enum Counters {}
 
 /// `strategy = "block"`.
 #[derive(Debug)]
+#[doc(hidden)]
 pub enum Block {}
 
 /// `strategy = "optimistic"`.
 #[derive(Debug)]
+#[doc(hidden)]
 pub enum Optimistic {}
 
 /// `strategy = "gapless"`.
 #[derive(Debug)]
+#[doc(hidden)]
 pub enum Gapless {}
 
 impl Kind for Counters {}
@@ -41,19 +46,27 @@ impl Kind for Block {}
 impl Kind for Optimistic {}
 impl Kind for Gapless {}
 
-/// The strategies that keep a counter: all but [`Optimistic`]. A
+/// The strategies that keep a counter: all but `optimistic`. A
 /// [`SequenceOf`](crate::SequenceOf) offers the counter's operations for these only, and
 /// [`reserve_ids`](crate::Document::reserve_ids) reserves from them alone: on an optimistic
 /// type the call is a compile error with this trait's message. Name it as a bound in
 /// generic code over such types: `T: Document<Kind: WithCounter>`.
 ///
 /// ```
-/// use seqid::kind::{self, WithCounter};
+/// use seqid::{Document, kind::WithCounter};
+/// # use serde::Serialize;
 ///
-/// fn has_a_counter<K: WithCounter>() {}
-/// has_a_counter::<kind::Block>();
-/// has_a_counter::<kind::Gapless>();
-/// // has_a_counter::<kind::Optimistic>(); // does not compile: no counter
+/// #[derive(Serialize, Document)]
+/// #[seq_id("ticket", strategy = "block")]
+/// struct Ticket { _id: i64 }
+///
+/// #[derive(Serialize, Document)]
+/// #[seq_id("draft", strategy = "optimistic")]
+/// struct Draft { _id: i64 }
+///
+/// fn has_a_counter<T: Document<Kind: WithCounter>>() {}
+/// has_a_counter::<Ticket>();
+/// // has_a_counter::<Draft>(); // does not compile: no counter
 /// ```
 #[diagnostic::on_unimplemented(
     message = "this sequence has no counter: its strategy is `{Self}`",
@@ -67,15 +80,24 @@ impl WithCounter for Block {}
 impl WithCounter for Gapless {}
 
 /// The strategy whose insert retries with another id when its id was taken: only
-/// [`Optimistic`]. Its loop is bounded per call with `max_attempts` and `time_budget`,
+/// `optimistic`. Its loop is bounded per call with `max_attempts` and `time_budget`,
 /// offered for it alone.
 ///
 /// ```
-/// use seqid::kind::{self, Retrying};
+/// use seqid::{Document, kind::Retrying};
+/// # use serde::Serialize;
 ///
-/// fn retries<K: Retrying>() {}
-/// retries::<kind::Optimistic>();
-/// // retries::<kind::Counters>(); // does not compile: a counter's id is taken once
+/// #[derive(Serialize, Document)]
+/// #[seq_id("draft", strategy = "optimistic")]
+/// struct Draft { _id: i64 }
+///
+/// #[derive(Serialize, Document)]
+/// #[seq_id("ticket")]
+/// struct Ticket { _id: i64 }
+///
+/// fn retries<T: Document<Kind: Retrying>>() {}
+/// retries::<Draft>();
+/// // retries::<Ticket>(); // does not compile: a counter's id is taken once
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`max_attempts` and `time_budget` bound the optimistic loop's retries, and this type's strategy, `{Self}`, has no loop",

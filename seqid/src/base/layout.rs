@@ -245,7 +245,7 @@ pub enum CounterWriteConcern {
 }
 
 /// How the tool of `layout` names a counter by default, for the message of a counter that
-/// is missing while numbers are stored ([`Error::CounterMissing`](crate::Error)): the
+/// is missing while numbers are stored ([`ErrorKind::CounterMissing`](crate::Error)): the
 /// defaults people guess wrong.
 pub(crate) fn naming_hint(layout: &Layout) -> &'static str {
     match layout.tool {

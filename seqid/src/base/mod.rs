@@ -22,6 +22,7 @@ pub(crate) mod item;
 pub(crate) mod item_fields;
 pub mod kind;
 pub mod layout;
+pub(crate) mod message;
 pub(crate) mod model;
 pub(crate) mod named;
 pub(crate) mod natural;

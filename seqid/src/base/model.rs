@@ -55,8 +55,8 @@ pub trait Model: Serialize + Send + Sync + Sized {
 
     /// The scope of [`SEQUENCE`](Model::SEQUENCE), as a type ([`scoped`](crate::scoped)):
     /// what `.scope(...)` takes on its finds and its counter's operations, checked at
-    /// compile time. [`Fields`](crate::scoped::Fields) of the scope fields' types,
-    /// [`Unscoped`](crate::scoped::Unscoped) without a scope.
+    /// compile time. `Fields` of the scope fields' types,
+    /// `Unscoped` without a scope.
     ///
     /// ```
     /// use seqid::{Document, Model, scoped};

@@ -15,7 +15,7 @@
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use crate::base::declared::{self, Declaration};
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::layout::construct::stepped;
 use crate::base::layout::{CounterWriteConcern, Layout, ScopeEncoding};
 use crate::base::sequence::construct::BLANK;
@@ -65,7 +65,7 @@ impl Spec {
 }
 
 /// The sequence `spec` names, made once for the process (see the module's notes), and
-/// checked: an option out of range is [`Error::InvalidOption`], naming the sequence (kept
+/// checked: an option out of range is [`ErrorKind::InvalidOption`](crate::error::ErrorKind::InvalidOption), naming the sequence (kept
 /// all the same: the error holds it); an option that differs from the declaring type's is
 /// refused too ([`with_declarations`]).
 ///
@@ -107,12 +107,14 @@ fn made(spec: &Spec) -> Sequence {
 /// Why `seq`'s options cannot make a sequence, as the derive refuses them at compile time.
 fn check(seq: &'static Sequence) -> Result<(), Error> {
     let refused = |option, value: String, reason: &str| {
-        Err(Error::InvalidOption {
-            sequence: seq,
-            option,
-            value: value.into(),
-            reason: reason.into(),
-        })
+        Err(Error::new(
+            seq,
+            ErrorKind::InvalidOption {
+                option,
+                value: value.into(),
+                reason: reason.into(),
+            },
+        ))
     };
     if seq.name.is_empty() {
         return refused(
@@ -192,17 +194,21 @@ fn check(seq: &'static Sequence) -> Result<(), Error> {
 /// `given` (the sequence `spec` makes) as the program declares it: when types declare a
 /// sequence of this name and counters collection (`base::declared`), the options the call
 /// does not give are theirs, and one it gives that differs from theirs is refused
-/// ([`Error::InvalidOption`], naming the type; [`Error::InvalidScope`] for the scope
+/// ([`ErrorKind::InvalidOption`](crate::error::ErrorKind::InvalidOption), naming the type; [`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) for the scope
 /// fields). Where the declarations differ among themselves in an option the call does
 /// not give, the call must give it. A call naming a collection whose field a declared
 /// sequence of another name numbers is refused too: the name is then a slip. Without a
 /// declaration, `given` as it is.
 fn with_declarations(spec: &Spec, given: &'static Sequence) -> Result<&'static Sequence, Error> {
-    let refused = |option: &'static str, value: String, reason: String| Error::InvalidOption {
-        sequence: given,
-        option,
-        value: value.into(),
-        reason: reason.into(),
+    let refused = |option: &'static str, value: String, reason: String| {
+        Error::new(
+            given,
+            ErrorKind::InvalidOption {
+                option,
+                value: value.into(),
+                reason: reason.into(),
+            },
+        )
     };
     if let Some(collection) = &spec.collection {
         let mut numbering = declared::numbering(collection, given.field);
@@ -361,14 +367,16 @@ fn scope_as_declared(
                 fields(declared.seq)
             ),
         };
-        return Err(Error::InvalidScope {
-            sequence: given,
-            scope: match spec.scope.is_empty() {
-                true => "(none)".into(),
-                false => spec.scope.join(", ").into(),
+        return Err(Error::new(
+            given,
+            ErrorKind::InvalidScope {
+                scope: match spec.scope.is_empty() {
+                    true => "(none)".into(),
+                    false => spec.scope.join(", ").into(),
+                },
+                reason: reason.into(),
             },
-            reason: reason.into(),
-        });
+        ));
     }
     Ok(())
 }
@@ -452,13 +460,12 @@ mod tests {
 
     fn refused(spec: &Spec) -> (&'static str, String, String) {
         match sequence(spec) {
-            Err(error @ Error::InvalidOption { option, .. }) => {
-                assert_eq!(error.sequence(), spec.name);
-                let value = match &error {
-                    Error::InvalidOption { value, .. } => value.to_string(),
-                    _ => unreachable!(),
+            Err(error) => {
+                let ErrorKind::InvalidOption { option, value, .. } = error.kind() else {
+                    panic!("expected InvalidOption, got {error:?}");
                 };
-                (option, value, error.to_string())
+                assert_eq!(error.sequence().map(|seq| seq.name), Some(&*spec.name));
+                (*option, value.to_string(), error.to_string())
             }
             other => panic!("{spec:?}: {other:?}"),
         }

@@ -13,7 +13,7 @@
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::model::Model;
 use crate::base::sequence::Sequence;
 
@@ -72,10 +72,14 @@ impl NaturalKey {
     /// `_id` a field sequence's insert makes), which no document holds before it is stored.
     pub(crate) fn named<T: Model>(fields: &'static [&'static str]) -> Result<Self, Error> {
         let seq = &T::SEQUENCE;
-        let invalid = |reason: String| Error::InvalidNaturalKey {
-            sequence: seq,
-            key: shown(fields).into(),
-            reason: reason.into(),
+        let invalid = |reason: String| {
+            Error::new(
+                seq,
+                ErrorKind::InvalidNaturalKey {
+                    key: shown(fields).into(),
+                    reason: reason.into(),
+                },
+            )
         };
         if fields.is_empty() {
             return Err(invalid(
@@ -156,11 +160,13 @@ impl NaturalKey {
                     continue;
                 }
             };
-            return Err(Error::InvalidNaturalKey {
-                sequence: seq,
-                key: format!("{} ({field} = {value})", self.shown()).into(),
-                reason: reason.into(),
-            });
+            return Err(Error::new(
+                seq,
+                ErrorKind::InvalidNaturalKey {
+                    key: format!("{} ({field} = {value})", self.shown()).into(),
+                    reason: reason.into(),
+                },
+            ));
         }
         Ok(filter)
     }

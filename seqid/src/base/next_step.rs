@@ -2,18 +2,18 @@
 //! read by the predicates callers ask (`is_outcome_unknown`, `is_invalid_input`), and the
 //! driver's error behind one.
 
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 
 impl Error {
     /// Whether what the call wrote is unknown: the answer was lost after the request was
     /// sent, so it may be stored, and the document (or the batch) keeps its ids. The one
     /// question after a failed write, "should I resume?": `true` for
-    /// [`OutcomeUnknown`](Error::OutcomeUnknown) (finish it with
-    /// [`resume_insert`](crate::Document::resume_insert)), a [`Bulk`](Error::Bulk) with
+    /// [`OutcomeUnknown`](ErrorKind::OutcomeUnknown) (finish it with
+    /// [`resume_insert`](crate::Document::resume_insert)), a [`Bulk`](ErrorKind::Bulk) with
     /// documents of unknown fate ([`resume_insert_many`](crate::Document::resume_insert_many)),
-    /// [`ItemsOutcomeUnknown`](Error::ItemsOutcomeUnknown) (append again with the same
-    /// token), [`ReplaceOutcomeUnknown`](Error::ReplaceOutcomeUnknown) (replace again) and
-    /// [`TransactionOutcomeUnknown`](Error::TransactionOutcomeUnknown) (a commit without an
+    /// [`ItemsOutcomeUnknown`](ErrorKind::ItemsOutcomeUnknown) (append again with the same
+    /// token), [`ReplaceOutcomeUnknown`](ErrorKind::ReplaceOutcomeUnknown) (replace again) and
+    /// [`TransactionOutcomeUnknown`](ErrorKind::TransactionOutcomeUnknown) (a commit without an
     /// answer: read to learn whether it committed). Every other error leaves nothing to
     /// settle: what it names was not written.
     ///
@@ -31,9 +31,9 @@ impl Error {
     /// # Ok(()) }
     /// ```
     pub fn is_outcome_unknown(&self) -> bool {
-        match self {
-            Error::Bulk(bulk) => !bulk.unknown.is_empty(),
-            other => other.next() == Next::Settle,
+        match self.kind() {
+            ErrorKind::Bulk(bulk) => !bulk.unknown.is_empty(),
+            _ => self.next() == Next::Settle,
         }
     }
 
@@ -62,8 +62,8 @@ impl Error {
 
     /// The driver's error behind this one (a network failure, a write concern, a server's
     /// answer), with its labels, if the driver was where it failed: for
-    /// [`Driver`](Error::Driver), [`OutcomeUnknown`](Error::OutcomeUnknown) and
-    /// [`TransactionOutcomeUnknown`](Error::TransactionOutcomeUnknown).
+    /// [`Driver`](ErrorKind::Driver), [`OutcomeUnknown`](ErrorKind::OutcomeUnknown) and
+    /// [`TransactionOutcomeUnknown`](ErrorKind::TransactionOutcomeUnknown).
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -79,10 +79,10 @@ impl Error {
     /// # }
     /// ```
     pub fn driver_error(&self) -> Option<&mongodb::error::Error> {
-        match self {
-            Error::Driver { source, .. }
-            | Error::OutcomeUnknown { source, .. }
-            | Error::TransactionOutcomeUnknown { source, .. } => Some(source),
+        match self.kind() {
+            ErrorKind::Driver { source, .. }
+            | ErrorKind::OutcomeUnknown { source, .. }
+            | ErrorKind::TransactionOutcomeUnknown { source, .. } => Some(source),
             _ => None,
         }
     }
@@ -107,44 +107,44 @@ impl Error {
     /// What the caller does next, for each variant: one place that says it, read by the
     /// predicates above (and the guide's errors chapter groups the variants the same way).
     fn next(&self) -> Next {
-        match self {
-            Error::IdAlreadySet { .. }
-            | Error::InvalidOption { .. }
-            | Error::InvalidScope { .. }
-            | Error::InvalidCode { .. }
-            | Error::InvalidNaturalKey { .. }
-            | Error::ReservedScope { .. }
-            | Error::ReservedElsewhere { .. }
-            | Error::ReservedTransaction { .. }
-            | Error::TransactionRequired { .. }
-            | Error::NumberedLater { .. }
-            | Error::ItemNumberSet { .. }
-            | Error::ReplaceWithoutId { .. } => Next::Fix,
-            Error::OutcomeUnknown { .. }
-            | Error::TransactionOutcomeUnknown { .. }
-            | Error::ItemsOutcomeUnknown { .. }
-            | Error::ReplaceOutcomeUnknown { .. } => Next::Settle,
-            Error::Driver { .. } => Next::Driver,
-            Error::CounterNotNumeric { .. }
-            | Error::CounterContended { .. }
-            | Error::CounterBelowStored { .. }
-            | Error::CounterMissing { .. }
-            | Error::NoCounter { .. }
-            | Error::Overflow { .. }
-            | Error::ZeroId { .. } => Next::Counter,
-            Error::MissingIndex { .. } | Error::Sharded { .. } => Next::Deployment,
-            Error::DuplicateKey { .. }
-            | Error::Refused { .. }
-            | Error::RetriesExhausted { .. }
-            | Error::ItemsStale { .. } => Next::Refused,
-            Error::DraftNotFound { .. }
-            | Error::DraftAmbiguous { .. }
-            | Error::ItemsNotFound { .. }
-            | Error::ItemsNotArray { .. }
-            | Error::ItemsAmbiguous { .. }
-            | Error::ItemNumberOverflow { .. }
-            | Error::ReplaceNotFound { .. } => Next::Stored,
-            Error::Bulk(_) => Next::Bulk,
+        match self.kind() {
+            ErrorKind::IdAlreadySet { .. }
+            | ErrorKind::InvalidOption { .. }
+            | ErrorKind::InvalidScope { .. }
+            | ErrorKind::InvalidCode { .. }
+            | ErrorKind::InvalidNaturalKey { .. }
+            | ErrorKind::ReservedScope { .. }
+            | ErrorKind::ReservedElsewhere { .. }
+            | ErrorKind::ReservedTransaction { .. }
+            | ErrorKind::TransactionRequired { .. }
+            | ErrorKind::NumberedLater { .. }
+            | ErrorKind::ItemNumberSet { .. }
+            | ErrorKind::ReplaceWithoutId { .. } => Next::Fix,
+            ErrorKind::OutcomeUnknown { .. }
+            | ErrorKind::TransactionOutcomeUnknown { .. }
+            | ErrorKind::ItemsOutcomeUnknown { .. }
+            | ErrorKind::ReplaceOutcomeUnknown { .. } => Next::Settle,
+            ErrorKind::Driver { .. } => Next::Driver,
+            ErrorKind::CounterNotNumeric { .. }
+            | ErrorKind::CounterContended { .. }
+            | ErrorKind::CounterBelowStored { .. }
+            | ErrorKind::CounterMissing { .. }
+            | ErrorKind::NoCounter { .. }
+            | ErrorKind::Overflow { .. }
+            | ErrorKind::ZeroId { .. } => Next::Counter,
+            ErrorKind::MissingIndex { .. } | ErrorKind::Sharded { .. } => Next::Deployment,
+            ErrorKind::DuplicateKey { .. }
+            | ErrorKind::Refused { .. }
+            | ErrorKind::RetriesExhausted { .. }
+            | ErrorKind::ItemsStale { .. } => Next::Refused,
+            ErrorKind::DraftNotFound { .. }
+            | ErrorKind::DraftAmbiguous { .. }
+            | ErrorKind::ItemsNotFound { .. }
+            | ErrorKind::ItemsNotArray { .. }
+            | ErrorKind::ItemsAmbiguous { .. }
+            | ErrorKind::ItemNumberOverflow { .. }
+            | ErrorKind::ReplaceNotFound { .. } => Next::Stored,
+            ErrorKind::Bulk(_) => Next::Bulk,
         }
     }
 }
@@ -175,7 +175,7 @@ mod tests {
     use mongodb::bson::oid::ObjectId;
 
     use crate::base::bulk_error::BulkError;
-    use crate::base::error::Error;
+    use crate::base::error::{Error, ErrorKind};
     use crate::base::sequence::Sequence;
     use crate::base::sequence::testing::counted;
 
@@ -188,36 +188,46 @@ mod tests {
     fn the_predicates_answer_what_the_caller_asks() {
         use crate::base::item::testing::LINES;
         let driver = || Box::new(mongodb::error::Error::custom("the connection went away"));
-        let unknown = Error::OutcomeUnknown {
-            sequence: &SEQ,
-            id: 7,
-            reason: "the answer was lost",
-            source: driver(),
-        };
-        let appended = Error::ItemsOutcomeUnknown {
-            sequence: &SEQ,
-            items: &LINES,
-            token: ObjectId::new(),
-            source: driver(),
-        };
-        let duplicate = Error::DuplicateKey {
-            sequence: &SEQ,
-            id: 7,
-            index: None,
-            message: "E11000".into(),
-        };
-        let set = Error::IdAlreadySet {
-            sequence: &SEQ,
-            value: 7,
-            unset: "0",
-        };
+        let unknown = Error::new(
+            &SEQ,
+            ErrorKind::OutcomeUnknown {
+                id: 7,
+                reason: "the answer was lost",
+                source: driver(),
+            },
+        );
+        let appended = Error::new(
+            &SEQ,
+            ErrorKind::ItemsOutcomeUnknown {
+                items: &LINES,
+                token: ObjectId::new(),
+                source: driver(),
+            },
+        );
+        let duplicate = Error::new(
+            &SEQ,
+            ErrorKind::DuplicateKey {
+                id: 7,
+                index: None,
+                message: "E11000".into(),
+            },
+        );
+        let set = Error::new(
+            &SEQ,
+            ErrorKind::IdAlreadySet {
+                value: 7,
+                unset: "0",
+            },
+        );
         let bulk = |unknown: Vec<usize>| {
-            Error::Bulk(Box::new(BulkError {
-                sequence: &SEQ,
-                inserted: vec![0],
-                failed: vec![],
-                unknown,
-            }))
+            Error::new(
+                &SEQ,
+                ErrorKind::Bulk(Box::new(BulkError {
+                    inserted: vec![0],
+                    failed: vec![],
+                    unknown,
+                })),
+            )
         };
         let failed = Error::driver(&SEQ, "reserving ids", *driver());
         assert!(unknown.is_outcome_unknown() && appended.is_outcome_unknown());

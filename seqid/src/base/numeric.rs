@@ -139,7 +139,7 @@ pub(crate) fn shown(value: &Bson) -> String {
     }
 }
 
-/// Why seqid cannot count from a counter's value, for `Error::CounterNotNumeric`. A
+/// Why seqid cannot count from a counter's value, for `ErrorKind::CounterNotNumeric`. A
 /// whole number is reported only when the ids asked for would take it out of range, so
 /// the value alone tells which cause it is.
 pub(crate) fn not_countable(value: &Bson) -> &'static str {

@@ -4,7 +4,7 @@
 use crate::base::item::ItemsField;
 use crate::base::sequence::Sequence;
 
-/// [`Error::ItemsStale`](crate::base::error::Error::ItemsStale).
+/// [`ErrorKind::ItemsStale`](crate::base::error::Error::ItemsStale).
 pub(crate) fn stale(
     seq: &Sequence,
     items: &ItemsField,
@@ -26,7 +26,7 @@ pub(crate) fn stale(
     )
 }
 
-/// [`Error::ReplaceNotFound`](crate::base::error::Error::ReplaceNotFound).
+/// [`ErrorKind::ReplaceNotFound`](crate::base::error::Error::ReplaceNotFound).
 pub(crate) fn not_found(seq: &Sequence, id: &str) -> String {
     format!(
         "sequence `{}`: no document of `{}` has _id {id} to replace: replace writes back a \
@@ -36,7 +36,7 @@ pub(crate) fn not_found(seq: &Sequence, id: &str) -> String {
     )
 }
 
-/// [`Error::ReplaceWithoutId`](crate::base::error::Error::ReplaceWithoutId).
+/// [`ErrorKind::ReplaceWithoutId`](crate::base::error::Error::ReplaceWithoutId).
 pub(crate) fn without_id(seq: &Sequence, found: &str) -> String {
     format!(
         "sequence `{}`: the document cannot be replaced in `{}`: its _id is {found}, and replace \
@@ -46,7 +46,7 @@ pub(crate) fn without_id(seq: &Sequence, found: &str) -> String {
     )
 }
 
-/// [`Error::ReplaceOutcomeUnknown`](crate::base::error::Error::ReplaceOutcomeUnknown).
+/// [`ErrorKind::ReplaceOutcomeUnknown`](crate::base::error::Error::ReplaceOutcomeUnknown).
 pub(crate) fn unknown(seq: &Sequence, id: &str, source: &mongodb::error::Error) -> String {
     format!(
         "sequence `{}`: the replace of _id {id} in `{}` was sent and no answer came ({source}); \

@@ -6,7 +6,7 @@
 
 use mongodb::bson::Document as BsonDocument;
 
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::scope::Scope;
 use crate::base::sequence::Sequence;
 use crate::base::session::Session;
@@ -33,7 +33,7 @@ pub(crate) struct Origin {
 
 impl Origin {
     /// Why an id reserved at `self` may not be inserted at `insert`, in the words of
-    /// [`Error::ReservedElsewhere`]: `(reserved, insert)`.
+    /// [`ErrorKind::ReservedElsewhere`](crate::error::ErrorKind::ReservedElsewhere): `(reserved, insert)`.
     fn differs(&self, insert: &Origin) -> Option<(String, String)> {
         let named = |origin: &Origin| format!("database `{}`", origin.db);
         if self.db != insert.db {
@@ -63,9 +63,9 @@ pub(crate) struct Gapless {
 impl Held {
     /// `Ok` if a document of `scope`, inserted at `origin` in `session`, may take this id,
     /// as far as can be told without a round trip: the database and handle it was reserved
-    /// through ([`Error::ReservedElsewhere`]), the scope it was reserved for
-    /// ([`Error::ReservedScope`]), and for a gapless id a transaction of the session that
-    /// reserved it ([`Error::ReservedTransaction`]).
+    /// through ([`ErrorKind::ReservedElsewhere`](crate::error::ErrorKind::ReservedElsewhere)), the scope it was reserved for
+    /// ([`ErrorKind::ReservedScope`](crate::error::ErrorKind::ReservedScope)), and for a gapless id a transaction of the session that
+    /// reserved it ([`ErrorKind::ReservedTransaction`](crate::error::ErrorKind::ReservedTransaction)).
     pub(crate) fn admits(
         &self,
         seq: &'static Sequence,
@@ -74,30 +74,36 @@ impl Held {
         session: &Session<'_>,
     ) -> Result<(), Error> {
         if let Some((reserved, insert)) = self.origin.differs(origin) {
-            return Err(Error::ReservedElsewhere {
-                sequence: seq,
-                id: self.id,
-                reserved: reserved.into(),
-                insert: insert.into(),
-            });
+            return Err(Error::new(
+                seq,
+                ErrorKind::ReservedElsewhere {
+                    id: self.id,
+                    reserved: reserved.into(),
+                    insert: insert.into(),
+                },
+            ));
         }
         if self.scope != *scope {
-            return Err(Error::ReservedScope {
-                sequence: seq,
-                id: self.id,
-                reserved: self.scope.to_string().into(),
-                document: scope.to_string().into(),
-            });
+            return Err(Error::new(
+                seq,
+                ErrorKind::ReservedScope {
+                    id: self.id,
+                    reserved: self.scope.to_string().into(),
+                    document: scope.to_string().into(),
+                },
+            ));
         }
         let Some(gapless) = &self.gapless else {
             return Ok(());
         };
         let refused = |reason: &str| {
-            Err(Error::ReservedTransaction {
-                sequence: seq,
-                id: self.id,
-                reason: reason.into(),
-            })
+            Err(Error::new(
+                seq,
+                ErrorKind::ReservedTransaction {
+                    id: self.id,
+                    reason: reason.into(),
+                },
+            ))
         };
         match session.transaction_session() {
             None => refused("this insert runs in no transaction"),

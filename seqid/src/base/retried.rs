@@ -1,18 +1,20 @@
-//! Which call gave up in [`Error::RetriesExhausted`](crate::Error::RetriesExhausted), and what its message says of it.
+//! Which call gave up in [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted), and what its message says of it.
 
 use std::time::Duration;
 
 use crate::base::item::ItemsField;
 use crate::base::sequence::Sequence;
 
-/// Which call gave up in [`Error::RetriesExhausted`](crate::Error::RetriesExhausted).
+/// Which call gave up in [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted).
 ///
 /// ```
 /// # #[derive(serde::Serialize, seqid::Document)]
 /// # #[seq_id("userid", collection = "users")]
 /// # struct User { #[serde(rename = "_id")] id: i64 }
 /// # fn run(error: seqid::Error) {
-/// if let seqid::Error::RetriesExhausted { call: seqid::error::RetriedCall::Insert, last_id, .. } = error {
+/// use seqid::error::{ErrorKind, RetriedCall};
+///
+/// if let ErrorKind::RetriesExhausted { call: RetriedCall::Insert, last_id, .. } = error.kind() {
 ///     eprintln!("every id up to {last_id} was taken by another writer");
 /// }
 /// # }
@@ -29,7 +31,7 @@ pub enum RetriedCall {
     },
 }
 
-/// The message of [`Error::RetriesExhausted`](crate::Error::RetriesExhausted): what the call was doing, what beat it, the
+/// The message of [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted): what the call was doing, what beat it, the
 /// bound that ended it, what to do.
 pub(crate) fn gave_up(
     seq: &Sequence,

@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::retried::RetriedCall;
 use crate::base::sequence::Sequence;
 
@@ -173,14 +173,16 @@ impl Tries {
 
     /// The error of a call that gave up, its last candidate `last_id`.
     pub(crate) fn exhausted(&self, seq: &'static Sequence, last_id: i64) -> Error {
-        Error::RetriesExhausted {
-            sequence: seq,
-            call: RetriedCall::Insert,
-            attempts: self.made,
-            elapsed: self.elapsed(),
-            time_budget: (!self.count_reached()).then_some(self.budget.time),
-            last_id,
-        }
+        Error::new(
+            seq,
+            ErrorKind::RetriesExhausted {
+                call: RetriedCall::Insert,
+                attempts: self.made,
+                elapsed: self.elapsed(),
+                time_budget: (!self.count_reached()).then_some(self.budget.time),
+                last_id,
+            },
+        )
     }
 }
 
@@ -287,8 +289,8 @@ mod tests {
             "{attempts} attempts"
         );
         assert_eq!(tries.made(), attempts);
-        match tries.exhausted(&SEQ, 41) {
-            Error::RetriesExhausted {
+        match tries.exhausted(&SEQ, 41).into_kind() {
+            ErrorKind::RetriesExhausted {
                 attempts: made,
                 elapsed: told,
                 time_budget,
@@ -320,8 +322,8 @@ mod tests {
         let error = tries.exhausted(&SEQ, 7);
         assert!(
             matches!(
-                error,
-                Error::RetriesExhausted {
+                error.kind(),
+                ErrorKind::RetriesExhausted {
                     attempts: 3,
                     time_budget: None,
                     ..

@@ -6,7 +6,7 @@
 //! one spelling: integers of any width are Int64, and a missing field is `null` (as
 //! MongoDB's equality and its indexes treat them). Strings, integers, ObjectIds,
 //! booleans and `null` are scope values; any other type is refused
-//! ([`Error::InvalidScope`]): a Double may hold a fraction, an array is indexed element by
+//! ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope)): a Double may hold a fraction, an array is indexed element by
 //! element, and a subdocument compares by field order, none of which names one scope.
 //!
 //! The counter of a scope is, in the counters collection,
@@ -30,7 +30,7 @@ use std::sync::Arc;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use serde::Serialize;
 
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::picked;
 use crate::base::sequence::Sequence;
 
@@ -60,11 +60,17 @@ impl Scope {
         if let Some(values) = picked::top_level(doc, seq.scope) {
             return Self::from_fields(seq, |at, _| values[at].clone());
         }
-        let serialized = mongodb::bson::to_document(doc).map_err(|error| Error::InvalidScope {
-            sequence: seq,
-            scope: "(the document)".into(),
-            reason: format!("the document could not be serialized to read its scope: {error}")
-                .into(),
+        let serialized = mongodb::bson::to_document(doc).map_err(|error| {
+            Error::new(
+                seq,
+                ErrorKind::InvalidScope {
+                    scope: "(the document)".into(),
+                    reason: format!(
+                        "the document could not be serialized to read its scope: {error}"
+                    )
+                    .into(),
+                },
+            )
         })?;
         Self::from_fields(seq, |_, field| serialized.get(field).cloned())
     }
@@ -72,10 +78,14 @@ impl Scope {
     /// The scope a caller names (`.scope(...)` on an admin call or a find): the value of
     /// the one scope field, or a tuple (array) of values in the declared order.
     pub(crate) fn given(seq: &'static Sequence, value: Option<&Bson>) -> Result<Scope, Error> {
-        let invalid = |reason: String| Error::InvalidScope {
-            sequence: seq,
-            scope: value.map_or_else(|| "(none)".into(), |v| v.to_string().into()),
-            reason: reason.into(),
+        let invalid = |reason: String| {
+            Error::new(
+                seq,
+                ErrorKind::InvalidScope {
+                    scope: value.map_or_else(|| "(none)".into(), |v| v.to_string().into()),
+                    reason: reason.into(),
+                },
+            )
         };
         match (seq.scope, value) {
             ([], None) => Ok(Scope::NONE),
@@ -108,10 +118,15 @@ impl Scope {
         }
         let mut fields = BsonDocument::new();
         for (at, &field) in seq.scope.iter().enumerate() {
-            let normalized = normalize(value(at, field)).map_err(|why| Error::InvalidScope {
-                sequence: seq,
-                scope: format!("{field}: {}", value(at, field).unwrap_or(Bson::Null)).into(),
-                reason: why.into(),
+            let normalized = normalize(value(at, field)).map_err(|why| {
+                Error::new(
+                    seq,
+                    ErrorKind::InvalidScope {
+                        scope: format!("{field}: {}", value(at, field).unwrap_or(Bson::Null))
+                            .into(),
+                        reason: why.into(),
+                    },
+                )
             })?;
             fields.insert(field, normalized);
         }
@@ -352,11 +367,13 @@ impl Named {
                 check_types(seq, value)?;
                 Scope::given(seq, Some(value))
             }
-            Some(Err(error)) => Err(Error::InvalidScope {
-                sequence: seq,
-                scope: "(given)".into(),
-                reason: error.clone().into(),
-            }),
+            Some(Err(error)) => Err(Error::new(
+                seq,
+                ErrorKind::InvalidScope {
+                    scope: "(given)".into(),
+                    reason: error.clone().into(),
+                },
+            )),
         }
     }
 }
@@ -374,11 +391,13 @@ pub(crate) fn check_types(seq: &'static Sequence, value: &Bson) -> Result<(), Er
     };
     for ((field, ty), value) in seq.scope.iter().zip(seq.scope_types).zip(values) {
         if let Some(why) = type_refuses(ty, value) {
-            return Err(Error::InvalidScope {
-                sequence: seq,
-                scope: format!("{field}: {value}").into(),
-                reason: format!("the scope field `{field}` is {ty}: {why}").into(),
-            });
+            return Err(Error::new(
+                seq,
+                ErrorKind::InvalidScope {
+                    scope: format!("{field}: {value}").into(),
+                    reason: format!("the scope field `{field}` is {ty}: {why}").into(),
+                },
+            ));
         }
     }
     Ok(())
@@ -534,7 +553,8 @@ mod tests {
         let refused = |value: Bson, says: &str| {
             let error = named(value.clone()).unwrap_err();
             assert!(
-                matches!(error, Error::InvalidScope { .. }) && error.to_string().contains(says),
+                matches!(error.kind(), ErrorKind::InvalidScope { .. })
+                    && error.to_string().contains(says),
                 "{value}: {error}"
             );
         };
@@ -572,7 +592,8 @@ mod tests {
         ] {
             let error = scope(value.clone(), None).unwrap_err();
             assert!(
-                matches!(&error, Error::InvalidScope { sequence, .. } if sequence.name == "ticket"),
+                matches!(error.kind(), ErrorKind::InvalidScope { .. })
+                    && error.sequence().map(|seq| seq.name) == Some("ticket"),
                 "{error:?}"
             );
             assert!(error.to_string().contains("project"), "{error}");

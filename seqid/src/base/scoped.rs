@@ -4,9 +4,9 @@
 //! (`"8"` for an integer `customer`) is a compile error at the call, not a find that finds
 //! nothing.
 //!
-//! `#[derive(Document)]` writes each sequence's scope as a type: [`Fields`] of the scope
-//! fields' types, [`Unscoped`] for a sequence without a scope (which takes no `.scope(...)`
-//! at all), or [`Unchecked`] where the field's Rust type does not say what is stored (a
+//! `#[derive(Document)]` writes each sequence's scope as a type: `Fields` of the scope
+//! fields' types, `Unscoped` for a sequence without a scope (which takes no `.scope(...)`
+//! at all), or `Unchecked` where the field's Rust type does not say what is stored (a
 //! field serialized by `serialize_with` or `with`). A value names a scope through
 //! [`Names`], each of its parts through [`Value`]:
 //!
@@ -15,7 +15,7 @@
 //! - for an `Option<F>` field, an `Option<F>` (`None` names the documents without a value)
 //!   or a value for `F`;
 //! - any integer type for an integer field, checked when the call runs to fit the field's
-//!   type ([`Error::InvalidScope`](crate::Error::InvalidScope) names the type otherwise), so
+//!   type ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) names the type otherwise), so
 //!   that `.scope(2026)` is written without a suffix whatever the field's width;
 //! - [`Null`] for any field: the documents whose field is null or missing.
 //!
@@ -65,6 +65,7 @@ use serde::Serialize;
 /// names::<Fields<(String,)>>("apollo");
 /// names::<Fields<(String, i32)>>(("acme", 2026));
 /// ```
+#[doc(hidden)]
 pub struct Fields<T>(PhantomData<fn() -> T>, Never);
 
 /// The scope of a sequence declared without `scope`: no value names it, so that a call
@@ -76,6 +77,7 @@ pub struct Fields<T>(PhantomData<fn() -> T>, Never);
 /// fn names<S>(_: impl Names<S>) {}
 /// names::<Unscoped>("apollo");
 /// ```
+#[doc(hidden)]
 pub enum Unscoped {}
 
 /// The scope of a sequence whose scope fields do not say by their Rust type what is
@@ -89,6 +91,7 @@ pub enum Unscoped {}
 /// fn names<S>(_: impl Names<S>) {}
 /// names::<Unchecked>("2026-01");
 /// ```
+#[doc(hidden)]
 pub enum Unchecked {}
 
 /// The scope of the documents whose scope field is null or missing (stored by other

@@ -170,11 +170,11 @@ pub enum Strategy {
     #[non_exhaustive]
     Optimistic {
         /// How many inserts are tried at most before
-        /// [`Error::RetriesExhausted`](crate::Error), if bounded by a count
+        /// [`ErrorKind::RetriesExhausted`](crate::Error), if bounded by a count
         /// (`max_attempts`); by default only the time bounds the loop.
         max_attempts: Option<u32>,
         /// How long the loop keeps retrying before
-        /// [`Error::RetriesExhausted`](crate::Error) (`time_budget_ms`,
+        /// [`ErrorKind::RetriesExhausted`](crate::Error) (`time_budget_ms`,
         /// [`Sequence::DEFAULT_TIME_BUDGET`] by default).
         time_budget: Duration,
     },

@@ -33,6 +33,14 @@ pub(crate) fn routing_changed(code: Option<i32>) {
     }
 }
 
+/// The driver's error `error`, noted first: one that says the routing changed makes what
+/// was read of every deployment stale. Every driver error seqid reports is noted so, where
+/// it is met (`Doing::doing`, or by name where an error is made by hand).
+pub(crate) fn noted(error: mongodb::error::Error) -> mongodb::error::Error {
+    routing_changed(server_code(&error));
+    error
+}
+
 /// How many times a command has answered that the routing changed.
 pub(crate) fn routing_epoch() -> u64 {
     ROUTING_EPOCH.load(Ordering::Relaxed)

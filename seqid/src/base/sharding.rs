@@ -18,7 +18,7 @@
 
 use mongodb::bson::{Bson, Document as BsonDocument};
 
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::layout::ScopeEncoding;
 use crate::base::sequence::{Sequence, Strategy};
 
@@ -240,7 +240,7 @@ fn index_shown(fields: &[&str]) -> String {
     format!("{{ {} }}", keys.join(", "))
 }
 
-/// Why a sequence is refused on a sharded cluster: what [`Error::Sharded`] says.
+/// Why a sequence is refused on a sharded cluster: what [`ErrorKind::Sharded`](crate::error::ErrorKind::Sharded) says.
 #[derive(Clone, Debug)]
 pub(crate) struct Refusal {
     /// `db.coll`.
@@ -252,12 +252,14 @@ pub(crate) struct Refusal {
 impl Refusal {
     /// The error that refuses `seq` for this.
     pub(crate) fn error(self, seq: &'static Sequence) -> Error {
-        Error::Sharded {
-            sequence: seq,
-            collection: self.collection.into(),
-            shard_key: self.shard_key.into(),
-            why: self.why.into(),
-        }
+        Error::new(
+            seq,
+            ErrorKind::Sharded {
+                collection: self.collection.into(),
+                shard_key: self.shard_key.into(),
+                why: self.why.into(),
+            },
+        )
     }
 }
 

@@ -31,8 +31,8 @@
 //! | `collection` | the collection documents are inserted into; on the struct only | the struct name in snake_case (`BlogPost` → `blog_post`), never pluralised | all |
 //! | `counters` | the counters collection | `"counters"` ([`DEFAULT_COUNTERS`](crate::Sequence::DEFAULT_COUNTERS)), or the `layout`'s tool's | counters, block, gapless |
 //! | `strategy` | `"counters"`, `"optimistic"`, `"block"` or `"gapless"` (see [strategies](super::strategies)) | `"counters"` | |
-//! | `time_budget_ms` | how long the loop keeps retrying while other writers take its ids, before [`Error::RetriesExhausted`](crate::Error::RetriesExhausted) (≥ 1); per call [`.time_budget(d)`](crate::action::Insert::time_budget) | 10000 ([`DEFAULT_TIME_BUDGET`](crate::Sequence::DEFAULT_TIME_BUDGET)) | optimistic |
-//! | `max_attempts` | at most this many inserts before `Error::RetriesExhausted` (≥ 1), the time budget holding too; per call [`.max_attempts(n)`](crate::action::Insert::max_attempts) | none: time alone bounds the loop | optimistic |
+//! | `time_budget_ms` | how long the loop keeps retrying while other writers take its ids, before [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted) (≥ 1); per call [`.time_budget(d)`](crate::action::Insert::time_budget) | 10000 ([`DEFAULT_TIME_BUDGET`](crate::Sequence::DEFAULT_TIME_BUDGET)) | optimistic |
+//! | `max_attempts` | at most this many inserts before `ErrorKind::RetriesExhausted` (≥ 1), the time budget holding too; per call [`.max_attempts(n)`](crate::action::Insert::max_attempts) | none: time alone bounds the loop | optimistic |
 //! | `block_size` | ids reserved per round trip (≥ 1) | 100 ([`DEFAULT_BLOCK_SIZE`](crate::Sequence::DEFAULT_BLOCK_SIZE)) | block |
 //! | `counter_write_concern` | `"majority"` or `"database"` (the database's own) for the counter's `$inc` (see [`CounterWriteConcern`](crate::layout::CounterWriteConcern)) | `"majority"` | counters, block |
 //! | `scope` | on a field sequence: a field, `scope = "project"`, or several, `scope = ["tenant", "year"]`, whose values each have a counter of their own (see [scopes](super::scopes)) | none | all |
@@ -89,7 +89,7 @@
 //! # An id already set
 //!
 //! `insert` fills only an unset id (`0`, or `None`). A document that already carries an id is
-//! refused with [`Error::IdAlreadySet`](crate::Error::IdAlreadySet) before any id is taken:
+//! refused with [`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet) before any id is taken:
 //! inserting a copy of a stored document must not give it a second life. An id the program
 //! means to give a document (shown before the document is stored) is reserved for it,
 //! [`reserve_id`](crate::Document::reserve_id), and given with its token,
@@ -98,7 +98,7 @@
 //! driver, then [`sync_counter`](crate::SequenceOf::sync_counter) so that the sequence goes on
 //! above it;
 //! [`resume_insert`](crate::Document::resume_insert) is only for a document whose insert ended
-//! in [`OutcomeUnknown`](crate::Error::OutcomeUnknown) or was cancelled.
+//! in [`OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown) or was cancelled.
 //!
 //! # Display codes
 //!

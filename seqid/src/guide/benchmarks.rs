@@ -39,7 +39,7 @@
 //!   of the same item, 1 and 16 appenders on one document, each trial's document read back
 //!   (every item there, the appended ones numbered exactly 1 to n);
 //! - `--only first-use` what the check before a missing counter is made costs
-//!   ([`Error::CounterMissing`](crate::Error::CounterMissing)): round trips and latency of a new
+//!   ([`ErrorKind::CounterMissing`](crate::error::ErrorKind::CounterMissing)): round trips and latency of a new
 //!   scope's first insert, the next, and a fresh handle's, next to the tutorial's upsert by hand;
 //! - `--only service` the [example service](super::service) under HTTP load with hang-ups, next
 //!   to the same service written with the tutorial's two calls and to the same tickets stored

@@ -37,7 +37,7 @@
 //!   The driver has a second blind spot at the other end: it marks a transaction committed
 //!   (or aborted) before it sends the command, so a commit cut before it left (waiting for a
 //!   connection, as under load or after a failover) never reaches the server, and the
-//!   session's drop aborts nothing. [`T::transaction`](crate::Document::transaction) guards
+//!   session's drop aborts nothing. [`Transaction`](crate::action::Transaction) guards
 //!   its commits and aborts: cut before their answer, it ends the transaction on the server
 //!   with `killSessions` of its session (a transaction already committed stays committed).
 //!   The kill ends whatever runs in that server session when it arrives: a transaction

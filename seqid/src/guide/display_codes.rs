@@ -37,14 +37,14 @@
 //! - **Checked at run time where only the value can tell.** A string shown before more text is
 //!   ended by that text's first character: a shop named `north-east` in `"{shop}-{number}"`
 //!   would read as `north` + `east-1`. Such a value is refused with
-//!   [`Error::InvalidCode`](crate::Error::InvalidCode), naming the sequence, the value and the
+//!   [`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode), naming the sequence, the value and the
 //!   format, before any id is taken.
 //! - **Held by the database too.** [`create_indexes`](crate::Document::create_indexes) makes a
 //!   unique index on the field (`code_1`, partial on strings, so that documents stored before the
 //!   field existed do not collide), and the derive writes `find_by_<field>` (`find_by_code` for a
 //!   field named `code`, returning a [`FindByCode`](crate::action::FindByCode)).
 //! - **With everything else.** A code follows the ids: `insert` refuses a document whose code is
-//!   set (`Error::InvalidCode`, as [`IdAlreadySet`](crate::Error::IdAlreadySet) for an id); a
+//!   set (`Error::InvalidCode`, as [`IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet) for an id); a
 //!   document known not to be stored gets its code emptied with its ids; one of unknown fate
 //!   keeps it, and [`resume_insert`](crate::Document::resume_insert) writes the code of the ids
 //!   it carries. The optimistic loop writes a new code with each candidate.

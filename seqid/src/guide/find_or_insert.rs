@@ -44,12 +44,12 @@
 //!
 //! 1. Reads the key's values from the document as it would be stored, and refuses, before
 //!    anything is read or taken, a key field that is missing, null or an array
-//!    ([`Error::InvalidNaturalKey`](crate::Error::InvalidNaturalKey): a unique index takes
+//!    ([`ErrorKind::InvalidNaturalKey`](crate::error::ErrorKind::InvalidNaturalKey): a unique index takes
 //!    every missing field or null for one value, and holds an array's elements apart), and a
 //!    collection without a unique index on the key, or on some of its fields
-//!    ([`Error::MissingIndex`](crate::Error::MissingIndex); checked once per handle, on every
+//!    ([`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex); checked once per handle, on every
 //!    call through a bare database). A gapless type outside a transaction is refused here too
-//!    ([`Error::TransactionRequired`](crate::Error::TransactionRequired)), so that the call
+//!    ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired)), so that the call
 //!    never answers one way with a transaction and another without.
 //! 2. Waits for its turn: the calls of one process for one key (one value of it, in one
 //!    collection of one database) take turns, each its lookup and its insert, so that a key
@@ -124,7 +124,7 @@
 //! a duplicate key inside a transaction aborts it as well. So a lost race costs a retry,
 //! never an id.
 //!
-//! Run the transaction with [`T::transaction`](crate::Document::transaction), which runs it
+//! Run the transaction with [`Transaction`](crate::action::Transaction), which runs it
 //! again after a write conflict and sends a commit whose result is unknown again alone: a
 //! loop that started the whole transaction again there would run `find_or_insert` a second
 //! time after the first may have committed, and answer `Found` for the document it inserted.
@@ -135,8 +135,10 @@
 //! # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
 //! # struct Invoice { #[serde(rename = "_id")] id: i64, #[seq_key] order: String }
 //! # async fn run(client: mongodb::Client, db: seqid::Database) -> Result<(), Box<dyn std::error::Error>> {
+//! use seqid::action::Transaction;
+//!
 //! let mut session = client.start_session().await?;
-//! let (entry, invoice) = Invoice::transaction(&mut session)
+//! let (entry, invoice) = Transaction::new(&mut session)
 //!     .run(&db, |session, db| {
 //!         Box::pin(async move {
 //!             // Made in the body: a run again starts from an unset id.
@@ -157,7 +159,7 @@
 //! first's stored document (`Found`). Its turns are taken key by key in one order (the keys'
 //! bytes), so that two calls sharing keys never wait on each other in a circle. A race lost
 //! and a lost answer are settled as for one document, with one more lookup for all of them;
-//! what cannot be settled is [`Error::Bulk`](crate::Error::Bulk), whose `inserted` lists every
+//! what cannot be settled is [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk), whose `inserted` lists every
 //! document that holds its stored one (found ones too): call it again with the same slice.
 //! Adopting seqid on a collection whose documents have a natural key is one such call per
 //! batch.
@@ -178,11 +180,11 @@
 //!   says nothing of who wrote it (a writer that is not seqid may have stored the same key
 //!   under that id), and the outcome stays unknown, as for every insert;
 //! - the race lost (a duplicate key on the key's index) and the read of the winner failed
-//!   (its answer lost too): that read's error, [`Error::Driver`](crate::Error::Driver). This
+//!   (its answer lost too): that read's error, [`ErrorKind::Driver`](crate::error::ErrorKind::Driver). This
 //!   call stored nothing; call it again with the same document, which looks the key up
 //!   first;
 //! - nothing found, or a document that cannot be told apart:
-//!   [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown), the document keeping its ids.
+//!   [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), the document keeping its ids.
 //!   Call `find_or_insert` again with the same document: it looks the key up first (found, it
 //!   answers `Found`: whoever stored it, this call found it, and the earlier call's answer is
 //!   the one that stays unknown), else sends the document again under the ids it carries, as
@@ -198,4 +200,4 @@
 //! stored (the caller's own values are dropped, not merged). To change it, update it by its
 //! id afterwards. A key that another writer changes or deletes between the duplicate key and
 //! the lookup (step 5) leaves the duplicate key error as it was
-//! ([`Error::DuplicateKey`](crate::Error::DuplicateKey), nothing stored).
+//! ([`ErrorKind::DuplicateKey`](crate::error::ErrorKind::DuplicateKey), nothing stored).

@@ -9,17 +9,17 @@
 //! the id field says what is known:
 //!
 //! - **unset** (`0` / `None`): not stored, and it never will be under the id it had. The server
-//!   refused it ([`DuplicateKey`](crate::Error::DuplicateKey), [`Refused`](crate::Error::Refused)),
-//!   the driver never sent it ([`Driver`](crate::Error::Driver): no server could be selected, the
+//!   refused it ([`DuplicateKey`](crate::error::ErrorKind::DuplicateKey), [`Refused`](crate::error::ErrorKind::Refused)),
+//!   the driver never sent it ([`Driver`](crate::error::ErrorKind::Driver): no server could be selected, the
 //!   document is too large, ...), or no id could be taken. Fix it if needed, insert it again.
 //! - **still set**: it may be stored. The connection or the server went away after the request
 //!   was sent, the server refused a duplicate id that no document held when seqid looked (a copy
 //!   of this insert may still have been being applied), or a write concern was not satisfied:
-//!   [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown), whose message says which (for
+//!   [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), whose message says which (for
 //!   `insert_many`, [`BulkError::unknown`](crate::error::BulkError::unknown)). A cancelled `insert` (its
 //!   future dropped, e.g. by a timeout) after the id was filled in leaves the same state.
 //!   [`insert`](crate::Document::insert) then refuses the document
-//!   ([`IdAlreadySet`](crate::Error::IdAlreadySet)), and
+//!   ([`IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet)), and
 //!   [`resume_insert`](crate::Document::resume_insert) /
 //!   [`resume_insert_many`](crate::Document::resume_insert_many) finish the job: the document is
 //!   sent again under the same id. Stored: it is yours, `Ok`. No answer, or this copy refused:
@@ -99,7 +99,7 @@
 //!
 //! | caller | when a retry meets its own first copy |
 //! |---|---|
-//! | counters, block, several sequences, without `content_is_unique` | [`DuplicateKey`](crate::Error::DuplicateKey), id unset, for a document that *is* stored: inserting it again stores it twice |
+//! | counters, block, several sequences, without `content_is_unique` | [`DuplicateKey`](crate::error::ErrorKind::DuplicateKey), id unset, for a document that *is* stored: inserting it again stores it twice |
 //! | optimistic, without `content_is_unique` | `Ok` under a new id: the document is stored twice |
 //! | any strategy with [`content_is_unique()`](crate::action::Insert::content_is_unique) | not exposed: the equal document at its id is its own, `Ok` once |
 //! | gapless (inside your transaction) | not exposed: writes in a transaction are not retried one by one; a restart aborts the transaction |
@@ -170,7 +170,7 @@
 //!
 //! MongoDB never does this; SecantusDB does, now and then, during the concurrent first use of a
 //! counter. It is retried like the upsert race of the tutorial, a bounded number of times; if it
-//! persists, [`Error::NoCounter`](crate::Error::NoCounter) says what the server answered. If the
+//! persists, [`ErrorKind::NoCounter`](crate::error::ErrorKind::NoCounter) says what the server answered. If the
 //! counter holds something seqid cannot count from, the error says so and shows it, and the
 //! counter is left as it is.
 //!

@@ -80,7 +80,7 @@
 //! document that never had an item holds `start - step` there (0 for the default start 1,
 //! step 1), so that its first item gets `start`. Where that is below 0 (`start = 0`), the mark is a signed integer or an `Option`,
 //! which then holds `None` (an unsigned plain mark is refused at insert,
-//! [`Error::ItemNumberOverflow`](crate::Error::ItemNumberOverflow)). A mark missing, null or
+//! [`ErrorKind::ItemNumberOverflow`](crate::error::ErrorKind::ItemNumberOverflow)). A mark missing, null or
 //! below `start - step` (a document stored by another writer with 0 there) counts as none yet.
 //!
 //! # At insert
@@ -90,7 +90,7 @@
 //! `start`, `start + step`, ..., writes the numbers back into the caller's struct and sets
 //! the mark, and stores them with the document in its one write: no round trip more. An item
 //! that carries a number already is refused before anything is written
-//! ([`Error::ItemNumberSet`](crate::Error::ItemNumberSet), naming the array, the position and
+//! ([`ErrorKind::ItemNumberSet`](crate::error::ErrorKind::ItemNumberSet), naming the array, the position and
 //! the value), as a document carrying an id is. Like the ids, the numbers are set back to
 //! unset (and the mark to `start - step`) when the document is known not to be stored, so that
 //! the same struct can be inserted again; they are kept when the outcome is unknown, and
@@ -107,11 +107,11 @@
 //! a bare `mongodb::Database`: the items are appended to the one stored document `filter`
 //! finds, numbered after its mark, the numbers written into the items and returned. Refused
 //! before anything is written: an item with its number set
-//! ([`Error::ItemNumberSet`](crate::Error::ItemNumberSet)), a filter that finds no document
-//! ([`Error::ItemsNotFound`](crate::Error::ItemsNotFound)), one that finds more than one
-//! ([`Error::ItemsAmbiguous`](crate::Error::ItemsAmbiguous), with how many: the append would
+//! ([`ErrorKind::ItemNumberSet`](crate::error::ErrorKind::ItemNumberSet)), a filter that finds no document
+//! ([`ErrorKind::ItemsNotFound`](crate::error::ErrorKind::ItemsNotFound)), one that finds more than one
+//! ([`ErrorKind::ItemsAmbiguous`](crate::error::ErrorKind::ItemsAmbiguous), with how many: the append would
 //! have had to pick one the caller may not mean), a document whose field holds something
-//! other than an array or null ([`Error::ItemsNotArray`](crate::Error::ItemsNotArray)).
+//! other than an array or null ([`ErrorKind::ItemsNotArray`](crate::error::ErrorKind::ItemsNotArray)).
 //!
 //! Name the document by its `_id`: a filter that names `_id` by equality at its top level
 //! (`{ _id: v }`, `v` neither an operator document nor a regular expression, or
@@ -139,7 +139,7 @@
 //! [`doc.replace(&db)`](crate::Document::replace) ([`Replace`](crate::action::Replace),
 //! `.session(..)`), found by its `_id`. It reads the stored marks and hidden lists of recent
 //! appends first; a document whose mark is below the stored one, because an append landed
-//! after it was read, is refused with [`Error::ItemsStale`](crate::Error::ItemsStale), and
+//! after it was read, is refused with [`ErrorKind::ItemsStale`](crate::error::ErrorKind::ItemsStale), and
 //! nothing is written: read it again, apply the change, replace again. A mark equal or above
 //! is written by a `replace_one` conditioned on the marks as read, the hidden lists kept as
 //! read; one that meets an append landing in between matches nothing, and is refused as
@@ -156,11 +156,13 @@
 //! # #[seq_id("order", collection = "orders")]
 //! # struct Order { #[serde(rename = "_id")] id: i64, #[seq_items(last = "lines_last")] lines: Vec<Line>, lines_last: i64 }
 //! # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+//! use seqid::error::ErrorKind;
+//!
 //! loop {
 //!     let mut order = Order::sequence().find(&db, 7).await?.expect("stored");
 //!     order.lines[0].quantity = 3;
 //!     match order.replace(&db).await {
-//!         Err(seqid::Error::ItemsStale { .. }) => continue, // an append landed: again
+//!         Err(error) if matches!(error.kind(), ErrorKind::ItemsStale { .. }) => continue, // an append landed: again
 //!         done => break done?,
 //!     }
 //! }
@@ -185,7 +187,7 @@
 //! its update (waiting at most 2 s for the one ahead), so they lose no race to each other;
 //! between processes, the condition lets one appender of a round through (the mark it read
 //! is still there), and the others read again and retry, with backoff, for up to 60 s
-//! ([`Error::RetriesExhausted`](crate::Error::RetriesExhausted) then, with
+//! ([`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted) then, with
 //! [`RetriedCall::Append`](crate::error::RetriedCall::Append): nothing appended); there, an item another
 //! writer pushes with a number between the read and the update, without moving the mark, is
 //! not seen.
@@ -209,13 +211,13 @@
 //! the token. The driver sends a `findAndModify` or an `update` whose answer was lost once more
 //! (a retryable write, deduplicated by MongoDB); if that fails too, the document is read: its
 //! token there means the append landed, and the call answers its numbers. If the read fails
-//! as well, the call returns [`Error::ItemsOutcomeUnknown`](crate::Error::ItemsOutcomeUnknown)
+//! as well, the call returns [`ErrorKind::ItemsOutcomeUnknown`](crate::error::ErrorKind::ItemsOutcomeUnknown)
 //! with the token: send the same append again with
 //! [`.token(token)`](crate::action::AppendItems::token), which answers the first one's numbers
 //! if it landed and appends once otherwise. An error the server answered with (a mark that
 //! is not a number, say), or a command the driver never sent, is
-//! [`Error::Driver`](crate::Error::Driver): nothing was written. In the caller's transaction
-//! every error is `Error::Driver`, the transaction's to retry or abort (nothing is read: the
+//! [`ErrorKind::Driver`](crate::error::ErrorKind::Driver): nothing was written. In the caller's transaction
+//! every error is `ErrorKind::Driver`, the transaction's to retry or abort (nothing is read: the
 //! error aborted it). The conditional way needs no token in its filter:
 //! its update moves the mark past the value it is conditioned on, so a copy sent again matches
 //! nothing.

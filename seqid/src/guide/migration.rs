@@ -12,20 +12,19 @@
 //!   `sequence_id_mut`); [`seqid::Document`](crate::Document), with every operation, is
 //!   implemented for every `Model`. Naming `User::SEQUENCE` on a type takes `use seqid::Model;`
 //!   (a bound `T: Document` still reaches `T::SEQUENCE`, and
-//!   `T: Document<Kind = seqid::kind::Optimistic>` still works).
+//!   `T: Document<Kind: seqid::kind::Retrying>` bounds code to optimistic types).
 //!   [`IdValue<T>`](crate::IdValue) reads `T`'s `Model`.
 //! - **One path per builder**: [`seqid::action`](crate::action)`::{Insert, InsertMany,
-//!   InsertFuture, FindById, LastReserved, SetCounter, SyncCounter}` (no longer at the crate's
-//!   root).
-//! - **`seqid::Error` is at most 64 bytes.** Every variant holds
-//!   `sequence: &'static Sequence` instead of copies of its names:
-//!   [`error.sequence()`](crate::Error::sequence) still gives the name, and
-//!   `sequence.collection`, `sequence.field`, `sequence.counters` (see
-//!   [`Sequence`](crate::Sequence)) replace the `collection`, `field` and `counters` fields.
-//!   Text made at run time is a `Box<str>` (`&*message` for a `&str`).
-//!   [`BulkError`](crate::error::BulkError) holds the sequence likewise. The layered runtime left
-//!   every message word for word as it was; later changes made some say more (a counter is
-//!   shown by the fields that find it; `IdAlreadySet` and `DuplicateKey` say what to do).
+//!   FindById, LastReserved, SetCounter, SyncCounter, ...}` (no longer at the crate's root).
+//! - **`seqid::Error` is 16 bytes**: the sequence, said once
+//!   ([`error.sequence()`](crate::Error::sequence), an `Option`; `sequence.name`,
+//!   `sequence.collection`, `sequence.field`, `sequence.counters` replace the fields of those
+//!   names), and the kind, boxed ([`error.kind()`](crate::Error::kind), an
+//!   [`ErrorKind`](crate::error::ErrorKind) whose variants are the old ones without
+//!   `sequence`). Text made at run time is a `Box<str>` (`&*message` for a `&str`). The
+//!   reshapes left every message word for word as it was; later changes made some say more
+//!   (a counter is shown by the fields that find it; `IdAlreadySet` and `DuplicateKey` say
+//!   what to do). The CHANGELOG lists every old name beside its new one.
 //!
 //! ```
 //! use seqid::{Document, Model};
@@ -53,7 +52,7 @@
 //! [`Strategy::Optimistic`](crate::Strategy::Optimistic) holds `max_attempts: Option<u32>`
 //! (`None` unless set) and `time_budget: Duration`; `seqid::DEFAULT_MAX_ATTEMPTS` is gone,
 //! [`seqid::Sequence::DEFAULT_TIME_BUDGET`](crate::Sequence::DEFAULT_TIME_BUDGET) is new.
-//! [`Error::RetriesExhausted`](crate::Error::RetriesExhausted) also holds `elapsed` and
+//! [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted) also holds `elapsed` and
 //! `time_budget` (`Some` when the time ended the loop, `None` when `max_attempts` did), and
 //! `call` ([`RetriedCall`](crate::error::RetriedCall): `Insert`, or `Append` for an append of items
 //! that gave up); its message says them.

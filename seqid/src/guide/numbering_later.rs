@@ -7,6 +7,7 @@
 //!
 //! ```no_run
 //! use mongodb::bson::{doc, oid::ObjectId};
+//! use seqid::action::Transaction;
 //! use seqid::Document;
 //! use serde::{Deserialize, Serialize};
 //!
@@ -32,7 +33,7 @@
 //!
 //! // Issued: numbered in a transaction, with the change that issues it.
 //! let mut session = client.start_session().await?;
-//! let issued = Invoice::transaction(&mut session)
+//! let issued = Transaction::new(&mut session)
 //!     .run((&db, &id), |session, (db, id)| {
 //!         Box::pin(async move {
 //!             Invoice::number_draft(*db, doc! { "_id": id.clone() })
@@ -47,7 +48,7 @@
 //! ```
 //!
 //! `insert` does not number such a type: it refuses it
-//! ([`Error::NumberedLater`](crate::Error::NumberedLater)), since a draft is a document like any
+//! ([`ErrorKind::NumberedLater`](crate::error::ErrorKind::NumberedLater)), since a draft is a document like any
 //! other and the driver stores it as it is. The unique indexes
 //! [`create_indexes`](crate::Document::create_indexes) makes are partial: on the number where
 //! it is a number, on the code where it is not empty, so that drafts are not duplicates of
@@ -60,7 +61,7 @@
 //! a gapless one's in the caller's transaction), and the one conditional update sets every
 //! number and every code, where the first sequence's number is still unset; a draft whose
 //! other number is typed already is refused
-//! ([`Error::IdAlreadySet`](crate::Error::IdAlreadySet), naming it) before anything is
+//! ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet), naming it) before anything is
 //! taken. An issuer that loses the race loses its numbers as for one sequence (a gap with
 //! `counters`, back to the handle's live block with `block` for the first sequence, a gap
 //! for the others).
@@ -92,8 +93,8 @@
 //!
 //! 1. Reads the one document the filter finds (on the primary, in the caller's session, at
 //!    most two: a second is counted for the message):
-//!    [`Error::DraftNotFound`](crate::Error::DraftNotFound) if none,
-//!    [`Error::DraftAmbiguous`](crate::Error::DraftAmbiguous) if more than one. A filter
+//!    [`ErrorKind::DraftNotFound`](crate::error::ErrorKind::DraftNotFound) if none,
+//!    [`ErrorKind::DraftAmbiguous`](crate::error::ErrorKind::DraftAmbiguous) if more than one. A filter
 //!    such as `{ customer: 8 }` may find the customer's draft and an invoice issued before;
 //!    answering with either would answer for a document the caller may not mean, so name the
 //!    draft by its `_id` (or number every draft a filter finds with `number_drafts`, below).
@@ -101,14 +102,14 @@
 //!    [`by_this_call`](crate::Numbered::by_this_call) `false`: no id is taken, and calling
 //!    again after any answer is safe.
 //! 2. Checks the code fields are empty (a code stored in a draft without a number is refused,
-//!    [`Error::InvalidCode`](crate::Error::InvalidCode): the code is written with the
+//!    [`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode): the code is written with the
 //!    number, never over what the caller stored) and that the code can be written, then takes
 //!    the next id of the draft's scope, as `insert` would (gapless: in the caller's
-//!    transaction; [`Error::TransactionRequired`] without one).
+//!    transaction; [`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired) without one).
 //! 3. One conditional update, `{ _id, number: null }` → `$set` the number, its codes and the
 //!    caller's own fields ([`.set(...)`](crate::action::NumberDraft::set): the change that
 //!    makes it issued, written with the number or not at all; not the number, its codes,
-//!    `_id` or a scope field, [`Error::InvalidOption`](crate::Error::InvalidOption)).
+//!    `_id` or a scope field, [`ErrorKind::InvalidOption`](crate::error::ErrorKind::InvalidOption)).
 //!
 //! **The scope is the draft's.** The number comes from the counter of the scope the draft
 //! has when it is issued, so `.set` refuses a scope field, and any key that writes into one
@@ -117,7 +118,7 @@
 //! 2027, whose own counter never handed it out, and 2027's first invoice would meet it. To issue it in another scope, change the scope
 //! with the driver first (a draft has no number to keep), then number it.
 //!
-//! [`Error::TransactionRequired`]: crate::Error::TransactionRequired
+//! [`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired): crate::Error::TransactionRequired
 //!
 //! # The race, spelled out
 //!
@@ -131,7 +132,7 @@
 //! |---|---|
 //! | `counters` | a gap: the counter's `$inc` cannot be undone |
 //! | `block` | back to the handle's live block, which the next draft takes first (a gap through a bare database) |
-//! | `gapless` | none: both transactions `$inc` the counter, the second meets a write conflict and aborts, its id with it; `T::transaction` runs it again, and it reads the draft numbered |
+//! | `gapless` | none: both transactions `$inc` the counter, the second meets a write conflict and aborts, its id with it; `Transaction` runs it again, and it reads the draft numbered |
 //!
 //! `optimistic` cannot number later: it takes the largest stored number plus one at insert,
 //! and keeps no counter to number a draft from (refused at compile time).
@@ -154,7 +155,7 @@
 //! answer is lost, the call reads the draft: its own number there means it landed (the counter
 //! handed that number to this call alone); another number means another caller's landed first,
 //! and this one can no longer match; none yet leaves the outcome unknown
-//! ([`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown), with the number taken). Call
+//! ([`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), with the number taken). Call
 //! `number_draft` again: it reads the draft first, and an update still on its way then matches
 //! nothing (its number is a gap). A cancelled call leaves the same: nothing if cancelled before
 //! its update, else an update that numbers the draft at most once.

@@ -74,8 +74,8 @@
 //! start, step, strategy and block size, layout, write concern, scope fields and their
 //! Rust types, and the collection it numbers, so that a missing counter is checked against
 //! it), and an option it gives that differs is refused before anything is read or written,
-//! naming the type: [`Error::InvalidOption`](crate::Error) (the option, the value, the
-//! declaration), [`Error::InvalidScope`](crate::Error) for the scope fields or a scope value
+//! naming the type: [`ErrorKind::InvalidOption`](crate::Error) (the option, the value, the
+//! declaration), [`ErrorKind::InvalidScope`](crate::Error) for the scope fields or a scope value
 //! the declared field's type cannot hold. So `db.sequence("order").next()` on a new
 //! database starts the counter at the type's `start = 1001`, `.block(100)` beside a counters
 //! type is refused, and `.scope("year", "2026")` for an `i32` year too. Where two types
@@ -127,7 +127,7 @@
 //! its numbers, they are the caller's.
 //!
 //! A gapless number lives and dies with the caller's transaction: taken in it (a session
-//! with no transaction running is [`Error::TransactionRequired`](crate::Error)), it is
+//! with no transaction running is [`ErrorKind::TransactionRequired`](crate::Error)), it is
 //! the caller's once the transaction commits, and an aborted transaction takes it back, so
 //! the next transaction takes it again. Committed numbers have no gap, in commit order. The
 //! transactions of one process take turns at the counter, whatever handle or bare database
@@ -155,7 +155,7 @@
 //!
 //! A counter that does not exist yet is made at `start` by the first call, as for an
 //! insert. A declared type first checks that its collection holds no number of the
-//! sequence without a counter ([`Error::CounterMissing`](crate::Error)), and so does a
+//! sequence without a counter ([`ErrorKind::CounterMissing`](crate::Error)), and so does a
 //! number on its own of a type's sequence, or named as a type declares it. A name no type
 //! declares has no collection to look in unless it is given one with
 //! [`collection`](crate::action::NamedSequence::collection) (and
@@ -165,7 +165,7 @@
 //! # What is refused
 //!
 //! Every option and value is checked when the call runs, before anything is read or
-//! written. [`Error::InvalidOption`](crate::Error), naming the option, the value and why:
+//! written. [`ErrorKind::InvalidOption`](crate::Error), naming the option, the value and why:
 //!
 //! - the name: empty, or starting with `[` (seqid keeps that for scoped counters' `_id`);
 //! - `counters`: an empty collection name, or one holding `$` or a null character;
@@ -180,11 +180,11 @@
 //!   name differ in; a collection another declared sequence numbers ([a name the program
 //!   declares](#a-name-the-program-declares)).
 //!
-//! [`Error::InvalidScope`](crate::Error): a scope value that names no scope (a Double, an
+//! [`ErrorKind::InvalidScope`](crate::Error): a scope value that names no scope (a Double, an
 //! array, a document), as for a declared type's `scope_unchecked`; a value the declared
 //! field's Rust type cannot hold; no scope for a sequence declared with one, a scope for one
 //! declared without, or other scope fields than the declared. A gapless call without a
-//! transaction is [`Error::TransactionRequired`](crate::Error). Through
+//! transaction is [`ErrorKind::TransactionRequired`](crate::Error). Through
 //! [`T::sequence()`](crate::Document::sequence) the options are the type's, and a scope of
 //! the wrong type does not compile.
 //!
@@ -237,19 +237,19 @@
 //! is not `Deserialize`, so no id typed by a user or read from a request passes for a
 //! reserved one; and it is not `Clone`: the insert takes it by value, so a token stores one
 //! document, once. A document with an id set and no token is refused as always
-//! ([`Error::IdAlreadySet`](crate::Error::IdAlreadySet)); with a token, its id field is
+//! ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet)); with a token, its id field is
 //! unset or the token's id already (what [`fill`](crate::Reserved::fill) wrote), and it is
-//! of the token's scope ([`Error::ReservedScope`](crate::Error::ReservedScope) otherwise,
+//! of the token's scope ([`ErrorKind::ReservedScope`](crate::error::ErrorKind::ReservedScope) otherwise,
 //! before anything is written). It is inserted in the database it was reserved in, whose
 //! counter alone handed the id out, and if both went through a handle, through the same
-//! handle or a clone of it ([`Error::ReservedElsewhere`](crate::Error::ReservedElsewhere)
+//! handle or a clone of it ([`ErrorKind::ReservedElsewhere`](crate::error::ErrorKind::ReservedElsewhere)
 //! otherwise, before anything is written; the id is then a gap where it was reserved). The
 //! driver gives a `Client` no identity, so through a bare `mongodb::Database` only the
 //! database names are compared: with one database per tenant on several deployments, a
 //! handle per deployment keeps two databases of one name apart. A document's other
 //! sequences take their ids in the insert, as usual. A token's insert fails or loses its
 //! answer as any insert does: a lost answer is
-//! [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown), the document keeping the id, and
+//! [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), the document keeping the id, and
 //! [`resume_insert`](crate::Document::resume_insert) settles it (with no token: the
 //! document carries its id).
 //!
@@ -260,12 +260,12 @@
 //!
 //! **Gapless and transactions.** A gapless reservation runs in the caller's transaction,
 //! given with [`.session(..)`](crate::action::ReserveIds::session)
-//! ([`Error::TransactionRequired`](crate::Error::TransactionRequired) without one), and its
+//! ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired) without one), and its
 //! tokens live and die with that transaction: inserted in it, they commit with it, dense;
 //! an aborted transaction takes their ids back, the next transaction takes them again, and
 //! the tokens are void. The driver keeps a transaction's number to itself, so seqid tells
 //! a token's transaction by what it owns, before anything is written
-//! ([`Error::ReservedTransaction`](crate::Error::ReservedTransaction), saying which):
+//! ([`ErrorKind::ReservedTransaction`](crate::error::ErrorKind::ReservedTransaction), saying which):
 //!
 //! - the insert runs in a transaction of the session that reserved the token (none, or
 //!   another session's, is refused);

@@ -14,7 +14,7 @@
 //!   elsewhere they do not compile).
 //! - [`T::insert_many(&mut docs, &db)`](crate::Document::insert_many) → the ids in order: one
 //!   reservation, one unordered `insert_many`. If not every document is stored,
-//!   [`Error::Bulk`](crate::Error::Bulk) lists which were stored (they keep their ids), which the
+//!   [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk) lists which were stored (they keep their ids), which the
 //!   server refused and why (their ids are unset again), and which are of unknown fate (the
 //!   answer was lost; they keep their ids): see [`BulkError`](crate::error::BulkError).
 //! - [`doc.resume_insert(&db)`](crate::Document::resume_insert) /
@@ -47,15 +47,15 @@
 //!   has documents and returns how many. For adopting seqid on a collection that holds ids written
 //!   by other means (an import, explicit ids). Safe to run at every start. Without it, the
 //!   counters and block strategies refuse to overwrite such ids: the insert fails with
-//!   [`Error::DuplicateKey`](crate::Error::DuplicateKey) (the id is then a gap). Where the
+//!   [`ErrorKind::DuplicateKey`](crate::error::ErrorKind::DuplicateKey) (the id is then a gap). Where the
 //!   counter does not exist yet and the collection already holds numbers of the sequence (in
 //!   the scope) at or above its start, no counter is made and no id taken:
-//!   [`Error::CounterMissing`](crate::Error::CounterMissing) names the largest number stored
+//!   [`ErrorKind::CounterMissing`](crate::error::ErrorKind::CounterMissing) names the largest number stored
 //!   and what to check (the sequence's name, `counters`, `layout`: most often the counter
 //!   exists under another name), and `sync_counter` starts the counter above them on purpose.
 //!   That check costs two reads on a counter's first use, and nothing where it exists. A counter seqid
 //!   cannot count from (1.5, a string) is reported with
-//!   [`Error::CounterNotNumeric`](crate::Error::CounterNotNumeric), never overwritten.
+//!   [`ErrorKind::CounterNotNumeric`](crate::error::ErrorKind::CounterNotNumeric), never overwritten.
 //! - [`T::sequence().list_counters(&db)`](crate::SequenceOf::list_counters) → every counter of the sequence
 //!   (one per scope), each a [`CounterState`](crate::CounterState): its scope, the last id
 //!   reserved, the ids this process's handle holds of it (the rest of a block), and the largest
@@ -69,11 +69,11 @@
 //!   is `last + step`, `last + 1` by default);
 //!   [`T::sequence().reset_counter(&db)`](crate::SequenceOf::reset_counter) sets it back to `start - step`.
 //!   Both refuse to go below the largest `_id` stored
-//!   ([`Error::CounterBelowStored`](crate::Error::CounterBelowStored): those ids are taken) unless
+//!   ([`ErrorKind::CounterBelowStored`](crate::error::ErrorKind::CounterBelowStored): those ids are taken) unless
 //!   called with [`.below_stored()`](crate::action::SetCounter::below_stored). The handle's live
 //!   block is dropped (it was reserved under the old value); other processes' blocks are not, and
 //!   below the new value their ids are handed out again, which the `_id` index turns into
-//!   `Error::DuplicateKey`, never a second document: set a counter while no other process writes
+//!   `ErrorKind::DuplicateKey`, never a second document: set a counter while no other process writes
 //!   the sequence.
 //! - **The counter's operations** (`sync_counter`, `sync_every_scope`, `list_counters`,
 //!   `last_reserved`, `set_counter`, `reset_counter`) are methods of
@@ -82,7 +82,7 @@
 //!   nothing more to import than `Document`. On an optimistic type, which keeps no counter,
 //!   they do not compile, and the error says so. For a scoped sequence
 //!   each of them names the scope: `.scope("apollo")`, or a tuple `.scope(("acme", 2026))` for
-//!   several scope fields ([`Error::InvalidScope`](crate::Error::InvalidScope) if it is missing,
+//!   several scope fields ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) if it is missing,
 //!   given for an unscoped sequence, or of the wrong length).
 //! - [`T::collection(&db)`](crate::Document::collection) → the typed `mongodb::Collection<T>`;
 //!   [`T::sequence().find(&db, id)`](crate::SequenceOf::find) → the document the sequence

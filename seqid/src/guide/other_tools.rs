@@ -62,7 +62,7 @@
 //!
 //! - **Ids.** `$inc: step` per id (a block of `n`: `$inc: n × step`), with the guard that leaves a
 //!   counter that is not a whole number as it is
-//!   ([`Error::CounterNotNumeric`](crate::Error::CounterNotNumeric)); Int32, Int64 and Double
+//!   ([`ErrorKind::CounterNotNumeric`](crate::error::ErrorKind::CounterNotNumeric)); Int32, Int64 and Double
 //!   counters are all read, and keep their type (Int64 for typegoose).
 //! - **A counter that does not exist yet.** Found by `_id`, it is made by the upsert (or at
 //!   `start - step` first, as always). Found by fields (its `_id` an ObjectId), it is made by an

@@ -52,19 +52,19 @@
 //!   Int64 of one value are one scope), an ObjectId, a boolean, or null; a missing field is the
 //!   `null` scope, as MongoDB's equality and indexes have it. Other types (a Double, which may
 //!   hold a fraction; an array, indexed element by element; a subdocument, compared in field
-//!   order) are refused with [`Error::InvalidScope`](crate::Error::InvalidScope) before anything
+//!   order) are refused with [`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) before anything
 //!   is reserved or written.
 //! - **Uniqueness.** The counters, block and gapless strategies hand each number out once per
 //!   scope, so they need no index to stay unique. The optimistic strategy needs a unique index on
 //!   the scope fields and the field (without it, two writers taking the same largest + 1 would
 //!   both be stored), and so does [`resume_insert`](crate::Document::resume_insert) (which
 //!   relies on it to refuse a second copy of a document): both return
-//!   [`Error::MissingIndex`](crate::Error::MissingIndex) without it.
+//!   [`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex) without it.
 //!   [`T::create_indexes(&db)`](crate::Document::create_indexes) creates it (named as MongoDB
 //!   names it by default, `project_1_number_1`, by which seqid tells a duplicate number from a
 //!   duplicate on another unique index) and is cheap to run at every start. The optimistic loop
 //!   retries a duplicate on that index and returns any other unique index's duplicate as
-//!   [`Error::DuplicateKey`](crate::Error::DuplicateKey), as it does for `_id`. A handle checks
+//!   [`ErrorKind::DuplicateKey`](crate::error::ErrorKind::DuplicateKey), as it does for `_id`. A handle checks
 //!   for the index once; a bare `mongodb::Database`, on every optimistic insert (one
 //!   `listIndexes` more).
 //! - **Blocks per scope.** With the block strategy each scope in use has its own live block, and
@@ -87,7 +87,7 @@
 //!   so that `.scope("8")` on an `i32` field, which could only ever find nothing, does not
 //!   compile. A scope known only at run time (a request's, generic code's) goes through
 //!   [`.scope_unchecked(value)`](crate::action::FindById::scope_unchecked), checked when the
-//!   call runs against the fields' types ([`Error::InvalidScope`](crate::Error::InvalidScope),
+//!   call runs against the fields' types ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope),
 //!   naming the type). A field serialized by other code (`serialize_with`, `with`) stores what
 //!   its type does not say: its sequence takes any value. The rules: [`scoped`](crate::scoped).
 //!

@@ -20,16 +20,16 @@
 //!   `POST /tickets` takes the project in the body, where a value seqid refuses as a scope
 //!   (`1.5`) gets 422 with seqid's message; `GET /projects/{project}/tickets/{number}`.
 //! - `POST /invoices` `{"customer", "amount_cents", "request"}`: a gapless invoice number, inside
-//!   [`Invoice::transaction(&mut session).run(...)`](crate::Document::transaction);
+//!   [`Transaction::new(&mut session).run(...)`](crate::action::Transaction);
 //!   `GET /invoices/{number}`.
 //! - `GET /sequences`: what the handle holds ([`Stats`](crate::Stats) per sequence), and
 //!   every counter of each ([`list_counters`](crate::SequenceOf::list_counters): per project, the
 //!   last id reserved, what this process holds of its block, the largest number stored).
 //!
 //! Errors are `{"error": "..."}`: 400, 413, 415 or 422 for what the client sent (seqid's own
-//! message when seqid refused it: [`InvalidScope`](crate::Error::InvalidScope) 422,
-//! [`DuplicateKey`](crate::Error::DuplicateKey) 409), 503 for
-//! [`OutcomeUnknown`](crate::Error::OutcomeUnknown) and driver errors, 500 for the rest; no input
+//! message when seqid refused it: [`InvalidScope`](crate::error::ErrorKind::InvalidScope) 422,
+//! [`DuplicateKey`](crate::error::ErrorKind::DuplicateKey) 409), 503 for
+//! [`OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown) and driver errors, 500 for the rest; no input
 //! makes it panic.
 //!
 //! The shape of it, with the handle in the state (axum and its extractors are not among seqid's

@@ -55,9 +55,9 @@
 //!   when it is known not to be stored, every id it was given is unset together (and an `_id`
 //!   `ObjectId` seqid filled); when its fate is unknown, every id is kept, and
 //!   [`resume_insert`](crate::Document::resume_insert) finishes it under them. An id the caller
-//!   set, of any sequence, is refused with [`Error::IdAlreadySet`](crate::Error::IdAlreadySet)
+//!   set, of any sequence, is refused with [`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet)
 //!   naming that sequence, before anything is reserved. A duplicate on another sequence's unique
-//!   index is [`Error::DuplicateKey`](crate::Error::DuplicateKey) naming that sequence, its number
+//!   index is [`ErrorKind::DuplicateKey`](crate::error::ErrorKind::DuplicateKey) naming that sequence, its number
 //!   and the index (where the server names the index: MongoDB does). A caller cancelled while the
 //!   reservations are out gives every id back to the handle's allocators; one cancelled once the
 //!   write is sent keeps them all, with the write running, as for one sequence.

@@ -8,7 +8,7 @@
 //! `mongodb::Database`, once per process, database and collection), again every five
 //! minutes and as soon as a command answers that the routing changed (a stale shard or
 //! database version). Before any id is taken, it refuses a sequence whose promise would not
-//! hold, with [`Error::Sharded`](crate::Error::Sharded) naming the collection, its shard key,
+//! hold, with [`ErrorKind::Sharded`](crate::error::ErrorKind::Sharded) naming the collection, its shard key,
 //! why, and what would make it hold; where the promise holds at a cost, it says so once in
 //! the log (a `tracing` warning, once per process, sequence, collection and cost). On a replica set
 //! or a standalone server it reads one `hello` per handle and database, and nothing else.
@@ -95,7 +95,7 @@
 //! way; MongoDB itself refuses to make a unique index that the shard key does not start on a
 //! sharded collection (and to shard a collection on a key that does not start an existing
 //! one), so a key index seqid finds is enforced across shards, and one MongoDB refused is
-//! [`Error::MissingIndex`](crate::Error::MissingIndex). The same holds for the index of a field
+//! [`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex). The same holds for the index of a field
 //! sequence (not `_id`): the refusal above comes first, with its reason.
 //!
 //! # What was tested, and how

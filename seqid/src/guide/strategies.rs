@@ -40,7 +40,7 @@
 //! Double (what the mongo shell writes) or a whole Decimal128. The `$inc`'s filter, operators on
 //! `seq` alone (`$bitsAllClear: 0` and a range), lets it apply only to a whole number that stays
 //! within ±2^53, so a counter holding 1.5, a string, or a Double the ids would take to 2^53 is
-//! never moved: [`Error::CounterNotNumeric`](crate::Error::CounterNotNumeric) shows the value it
+//! never moved: [`ErrorKind::CounterNotNumeric`](crate::error::ErrorKind::CounterNotNumeric) shows the value it
 //! holds. A counter document without `seq`, or an Int64 beyond 2^53, is read and then updated on
 //! condition that it still holds what was read (two round trips more). Tasks sharing a
 //! [`Sequences`](crate::Sequences) handle (see [sharing](super::sharing)) that need ids at the
@@ -61,7 +61,7 @@
 //! default 10 s, [`DEFAULT_TIME_BUDGET`](crate::Sequence::DEFAULT_TIME_BUDGET);
 //! [`.time_budget(d)`](crate::action::Insert::time_budget) per call), and, if you set one, a
 //! count (`max_attempts`, or [`.max_attempts(n)`](crate::action::Insert::max_attempts) per call);
-//! it fails with [`Error::RetriesExhausted`](crate::Error::RetriesExhausted) (how long, how many
+//! it fails with [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted) (how long, how many
 //! attempts, which bound) only then.
 //!
 //! A loser waits before its next attempt a random time in a window learned from the race: twice
@@ -156,7 +156,7 @@
 //! older than the commit it waited for, and its `$inc` conflicts all the same; call seqid
 //! first in such a transaction. Between processes, concurrent transactions conflict on the
 //! counter document (`WriteConflict`, labelled `TransientTransactionError`), and
-//! [`T::transaction`](crate::Document::transaction) runs the loser again. Throughput is one
+//! [`Transaction`](crate::action::Transaction) runs the loser again. Throughput is one
 //! transaction's length per id, and with `n` writers each waits about `n` such lengths (16
 //! tasks of one process: no re-run, p99 about 60 ms against 1.2 s without the turns, through
 //! one handle, two handles of two clients or bare databases alike, inserts and drafts alike;
@@ -164,6 +164,6 @@
 //! insert, or busy long after it) is waited for at most eight times the usual hold, between
 //! 20 ms and 2 s; then the next goes on, and at worst conflicts. An insert
 //! outside a transaction is refused before anything is written
-//! ([`Error::TransactionRequired`](crate::Error::TransactionRequired)). Choose it only when gaps
+//! ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired)). Choose it only when gaps
 //! are not allowed; `counters` is the same layout without the wait. [Transactions and write
 //! concern](super::transactions) shows the transaction.

@@ -105,7 +105,7 @@
 //! - its `commitTransaction` ignores `j: true`: a commit it acknowledged can be lost if the
 //!   server process is killed, and after a restart it has forgotten committed transactions, so
 //!   that a commit retried across it is answered `NoSuchTransaction`, labelled transient, and
-//!   `T::transaction` (as the driver's `and_run`) runs the body again although the first run
+//!   `Transaction` (as the driver's `and_run`) runs the body again although the first run
 //!   committed (the storm test, `tests/it/gapless_storm.rs`, syncs the server to disk before its kill, and counts such
 //!   runs as of unknown outcome);
 //! - it deadlocks (neither command ever answers) when a `create` of a new collection and an
@@ -140,7 +140,7 @@
 //!   (1.2 × and 2.6 × on SecantusDB);
 //! - it answers a counter upsert that breaks a unique index with no document (and stores the
 //!   counter without `seq`) instead of raising E11000; seqid retries that as it retries E11000,
-//!   and then reports [`Error::NoCounter`](crate::Error::NoCounter), which the bounded-retry test
+//!   and then reports [`ErrorKind::NoCounter`](crate::error::ErrorKind::NoCounter), which the bounded-retry test
 //!   accepts on nx-27017 only;
 //! - it begins no transaction on a `find` of a collection that does not exist, and then refuses
 //!   the commit ("No session specified", without a code); a gapless insert begins its

@@ -34,13 +34,13 @@
 //! [strategies](super::strategies#gapless); `number_draft` and `find_or_insert` take their turn
 //! before their own first read, so that theirs do not); outside a transaction the insert is
 //! refused before anything is written
-//! ([`Error::TransactionRequired`](crate::Error::TransactionRequired)).
+//! ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired)).
 //!
 //! # Running a transaction
 //!
 //! Inside a transaction nothing is retried or looked up after a failure: a failed write aborts
 //! the transaction, whose fate decides the document's. Run the transaction with
-//! [`T::transaction(&mut session).run(context, body)`](crate::Document::transaction), which
+//! [`Transaction::new(&mut session).run(context, body)`](crate::action::Transaction), which
 //! applies MongoDB's rules for the callback API, as the driver's `and_run` does:
 //!
 //! - an error labelled `TransientTransactionError` (a write conflict: another transaction took
@@ -56,7 +56,7 @@
 //!   converts into, such as `Box<dyn std::error::Error + Send + Sync>`);
 //! - all of it for at most its time limit (120 s, the driver's, or
 //!   [`time_limit`](crate::action::Transaction::time_limit)); a commit whose result is still
-//!   unknown then is [`Error::TransactionOutcomeUnknown`](crate::Error::TransactionOutcomeUnknown):
+//!   unknown then is [`ErrorKind::TransactionOutcomeUnknown`](crate::error::ErrorKind::TransactionOutcomeUnknown):
 //!   it committed whole or not at all, and a read of what it wrote tells which.
 //!
 //! The transaction's own failures (starting it, committing it) are reported under `T`'s
@@ -66,6 +66,8 @@
 //! ```no_run
 //! # use seqid::Document;
 //! # use serde::{Deserialize, Serialize};
+//! use seqid::action::Transaction;
+//!
 //! #[derive(Serialize, Deserialize, Document)]
 //! #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
 //! struct Invoice {
@@ -78,7 +80,7 @@
 //! let db = seqid::Sequences::new(&client).database("billing");
 //! # let mut session = client.start_session().await.unwrap();
 //! // let mut session = client.start_session().await?;
-//! let number = Invoice::transaction(&mut session)
+//! let number = Transaction::new(&mut session)
 //!     .run(&db, |session, db| {
 //!         Box::pin(async move {
 //!             let mut invoice = Invoice { id: 0, total: 4200 };
@@ -116,9 +118,11 @@
 //! # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
 //! # struct Invoice { #[serde(rename = "_id")] id: i64, total: i64 }
 //! # async fn run(db: seqid::Database) -> Result<(), Box<dyn std::error::Error>> {
+//! use seqid::action::Transaction;
+//!
 //! let mut session = db.client().start_session().await?;
 //! let task = tokio::spawn(async move {
-//!     Invoice::transaction(&mut session)
+//!     Transaction::new(&mut session)
 //!         .run(&db, |session, db| {
 //!             Box::pin(async move {
 //!                 let mut invoice = Invoice { id: 0, total: 4200 };
@@ -139,9 +143,11 @@
 //! # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
 //! # struct Invoice { #[serde(rename = "_id")] id: i64, total: i64 }
 //! # async fn run(db: seqid::Database) -> Result<(), Box<dyn std::error::Error>> {
+//! use seqid::action::Transaction;
+//!
 //! let mut session = db.client().start_session().await?;
 //! let task = tokio::spawn(async move {
-//!     Invoice::transaction(&mut session)
+//!     Transaction::new(&mut session)
 //!         .run(&db, async |session, db| {
 //!             let mut invoice = Invoice { id: 0, total: 4200 };
 //!             invoice.insert(*db).session(session).await

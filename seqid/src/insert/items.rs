@@ -1,6 +1,6 @@
 //! Appending items to a stored document's array (`append_<field>`): the items checked
 //! unset and serialized, the filter read down to its one document unless it names `_id` by
-//! equality (a filter matching several is refused: [`Error::ItemsAmbiguous`]), one append
+//! equality (a filter matching several is refused: [`ErrorKind::ItemsAmbiguous`](crate::error::ErrorKind::ItemsAmbiguous)), one append
 //! with a token of its own sent the way the server allows
 //! ([`crate::round_trip::items`]: one pipeline update, or a read and a conditional update,
 //! again on a lost race, the appends of this process to one array taking turns), and the
@@ -10,7 +10,7 @@
 //! end in a task of its own, so that it lands once or not at all, never half. Its answer
 //! lost (also after the driver's retry), the document is read: the append's token among its
 //! recent appends says it landed, and with which numbers; else the outcome is unknown
-//! ([`Error::ItemsOutcomeUnknown`], with the token: the same append sent again with it lands
+//! ([`ErrorKind::ItemsOutcomeUnknown`](crate::error::ErrorKind::ItemsOutcomeUnknown), with the token: the same append sent again with it lands
 //! at most once). In the caller's transaction, an error is the transaction's.
 
 use std::time::{Duration, Instant};
@@ -20,12 +20,13 @@ use mongodb::{ClientSession, Collection, Database};
 
 use crate::base::backoff::backoff;
 use crate::base::detach::Finishing;
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::id::IdField;
 use crate::base::item::{Item, ItemsField, Unnumberable, numbers_after};
 use crate::base::item_fields::unnumberable;
 use crate::base::retried::RetriedCall;
 use crate::base::sequence::Sequence;
+use crate::base::server::noted;
 use crate::base::session;
 use crate::round_trip::items::{self, Append, Only, Seen};
 use crate::state::known::Known;
@@ -81,11 +82,15 @@ pub(crate) async fn append<I: Item>(
         .iter()
         .map(mongodb::bson::to_document)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|error| Error::InvalidOption {
-            sequence: seq,
-            option: "items",
-            value: error.to_string().into(),
-            reason: "each item must serialize as a document".into(),
+        .map_err(|error| {
+            Error::new(
+                seq,
+                ErrorKind::InvalidOption {
+                    option: "items",
+                    value: error.to_string().into(),
+                    reason: "each item must serialize as a document".into(),
+                },
+            )
         })?;
     let coll = route.db.collection::<BsonDocument>(seq.collection);
     let known = route.known().clone();
@@ -96,16 +101,24 @@ pub(crate) async fn append<I: Item>(
         None => false,
     };
     let shown = filter.to_string();
-    let not_found = || Error::ItemsNotFound {
-        sequence: seq,
-        items: spec,
-        filter: shown.clone().into(),
+    let not_found = || {
+        Error::new(
+            seq,
+            ErrorKind::ItemsNotFound {
+                items: spec,
+                filter: shown.clone().into(),
+            },
+        )
     };
-    let several = |matched| Error::ItemsAmbiguous {
-        sequence: seq,
-        items: spec,
-        filter: shown.clone().into(),
-        matched,
+    let several = |matched| {
+        Error::new(
+            seq,
+            ErrorKind::ItemsAmbiguous {
+                items: spec,
+                filter: shown.clone().into(),
+                matched,
+            },
+        )
     };
     // A filter that may match several documents is read down to one first (nothing is
     // written yet), except on the conditional way, whose own read tells.
@@ -158,32 +171,38 @@ pub(crate) async fn append<I: Item>(
         Ended::Missing => return Err(not_found()),
         Ended::Several(matched) => return Err(several(matched)),
         Ended::NotArray(found) => {
-            return Err(Error::ItemsNotArray {
-                sequence: seq,
-                items: spec,
-                found: found.to_string().into(),
-                filter: shown.into(),
-            });
+            return Err(Error::new(
+                seq,
+                ErrorKind::ItemsNotArray {
+                    items: spec,
+                    found: found.to_string().into(),
+                    filter: shown.into(),
+                },
+            ));
         }
         Ended::Unnumberable(why) => return Err(unnumberable(why)),
         Ended::NotWritten(error) => return Err(driver(seq, spec, error)),
         Ended::Driver(error) => {
-            return Err(Error::ItemsOutcomeUnknown {
-                sequence: seq,
-                items: spec,
-                token: append.token,
-                source: Box::new(error),
-            });
+            return Err(Error::new(
+                seq,
+                ErrorKind::ItemsOutcomeUnknown {
+                    items: spec,
+                    token: append.token,
+                    source: Box::new(error),
+                },
+            ));
         }
         Ended::Exhausted(attempts, elapsed, last_id) => {
-            return Err(Error::RetriesExhausted {
-                sequence: seq,
-                call: RetriedCall::Append { items: spec },
-                attempts,
-                elapsed,
-                time_budget: Some(BUDGET),
-                last_id,
-            });
+            return Err(Error::new(
+                seq,
+                ErrorKind::RetriesExhausted {
+                    call: RetriedCall::Append { items: spec },
+                    attempts,
+                    elapsed,
+                    time_budget: Some(BUDGET),
+                    last_id,
+                },
+            ));
         }
     };
     let step = spec.number.step;
@@ -333,6 +352,6 @@ fn driver(
             "appending items to `{}` in `{}`",
             spec.field, seq.collection
         ),
-        error,
+        noted(error),
     )
 }

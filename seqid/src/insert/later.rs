@@ -18,7 +18,7 @@
 //! An update whose answer was lost is settled by reading the draft: the number this call
 //! took is there (the counter hands a number out once, and the condition kept any other
 //! update from landing after it), another is (this call's update can no longer match:
-//! the draft is numbered), or none is yet: [`Error::OutcomeUnknown`], and calling again
+//! the draft is numbered), or none is yet: [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), and calling again
 //! reads the draft first; an update still on its way then matches nothing.
 //!
 //! Many documents: every draft matching a filter and still unnumbered, in the caller's
@@ -32,7 +32,7 @@ use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use serde::de::DeserializeOwned;
 
 use crate::base::code;
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::fields::{ensure_others_unset, fill};
 use crate::base::id::IdField;
 use crate::base::model::Model;
@@ -84,10 +84,7 @@ impl<T> Numbered<T> {
 /// No draft matches `filter`.
 fn not_found(seq: &'static Sequence, filter: &BsonDocument) -> Error {
     let filter = filter.to_string().into();
-    Error::DraftNotFound {
-        sequence: seq,
-        filter,
-    }
+    Error::new(seq, ErrorKind::DraftNotFound { filter })
 }
 
 /// How long a call waits for the call of this process ahead of it on the same draft
@@ -190,15 +187,17 @@ async fn settle<T: Model + DeserializeOwned>(
     if cx.session.in_transaction() {
         return Err(error.unwrap_or_else(|| not_found(seq, at)));
     }
-    let unknown = |error: Option<Error>| match error {
-        Some(Error::Driver { source, .. }) => Error::OutcomeUnknown {
-            sequence: seq,
-            id,
-            reason: "the update that numbers the draft was sent and no answer came; it sets \
+    let unknown = |error: Option<Error>| match error.map(Error::into_driver) {
+        Some(Ok(source)) => Error::new(
+            seq,
+            ErrorKind::OutcomeUnknown {
+                id,
+                reason: "the update that numbers the draft was sent and no answer came; it sets \
                      the number only where none is, so calling again cannot number it twice",
-            source,
-        },
-        Some(error) => error,
+                source,
+            },
+        ),
+        Some(Err(error)) => error,
         None => not_found(seq, at),
     };
     let by_id = doc! { "_id": at.get("_id").cloned() };
@@ -303,7 +302,8 @@ async fn many<T: Model + DeserializeOwned>(
         match settle(doc, written, at, id, scope, cx).await {
             Ok(given) if given.by_this_call => numbered.push(given.doc),
             // Numbered by another caller meanwhile, or gone: not this call's.
-            Ok(_) | Err(Error::DraftNotFound { .. }) => {}
+            Ok(_) => {}
+            Err(error) if matches!(error.kind(), ErrorKind::DraftNotFound { .. }) => {}
             Err(error) => {
                 first_error.get_or_insert(error);
             }
@@ -318,41 +318,47 @@ fn check_set<T: Model>(set: &BsonDocument) -> Result<(), Error> {
     let seq = &T::SEQUENCE;
     // First: a dotted key below a scope field is refused for that, its true cause.
     if let Some(value) = writes_a_scope::<T>(set) {
-        return Err(Error::InvalidOption {
-            sequence: seq,
-            option: "set",
-            value: value.into(),
-            reason: "the number comes from the counter of the scope the draft has when it \
+        return Err(Error::new(
+            seq,
+            ErrorKind::InvalidOption {
+                option: "set",
+                value: value.into(),
+                reason: "the number comes from the counter of the scope the draft has when it \
                      is issued, and would be stored under another scope, whose counter \
                      never handed it out and whose numbering would meet it: change the \
                      scope with the driver before issuing (a draft has no number to keep), \
                      or issue the draft in its own scope. Nothing was reserved or written"
-                .into(),
-        });
+                    .into(),
+            },
+        ));
     }
     let nested = |key: &&String| key.contains('.') || key.starts_with('$');
     if let Some(key) = set.keys().find(nested) {
-        return Err(Error::InvalidOption {
-            sequence: seq,
-            option: "set",
-            value: format!("{key:?}").into(),
-            reason: "fields are set whole, by their top-level names (the value may be a \
+        return Err(Error::new(
+            seq,
+            ErrorKind::InvalidOption {
+                option: "set",
+                value: format!("{key:?}").into(),
+                reason: "fields are set whole, by their top-level names (the value may be a \
                      document)"
-                .into(),
-        });
+                    .into(),
+            },
+        ));
     }
     if numbered_fields::<T>()
         .chain(["_id"])
         .any(|field| set.contains_key(field))
     {
-        return Err(Error::InvalidOption {
-            sequence: seq,
-            option: "set",
-            value: set.to_string().into(),
-            reason: "the numbering sets the number, its codes and nothing of `_id`: set the \
+        return Err(Error::new(
+            seq,
+            ErrorKind::InvalidOption {
+                option: "set",
+                value: set.to_string().into(),
+                reason: "the numbering sets the number, its codes and nothing of `_id`: set the \
                      document's other fields"
-                .into(),
-        });
+                    .into(),
+            },
+        ));
     }
     Ok(())
 }
@@ -402,11 +408,16 @@ fn numbered<T: Model + DeserializeOwned>(
     let seq = &T::SEQUENCE;
     fill(doc, id)?;
     code::fill(doc)?;
-    let invalid = |error: String| Error::InvalidOption {
-        sequence: seq,
-        option: "set",
-        value: error.into(),
-        reason: "the numbered document, with the fields set, must read back as the type".into(),
+    let invalid = |error: String| {
+        Error::new(
+            seq,
+            ErrorKind::InvalidOption {
+                option: "set",
+                value: error.into(),
+                reason: "the numbered document, with the fields set, must read back as the type"
+                    .into(),
+            },
+        )
     };
     let mut serialized = mongodb::bson::to_document(&*doc).map_err(|e| invalid(e.to_string()))?;
     let mut fields: BsonDocument = numbered_fields::<T>()
@@ -425,8 +436,8 @@ fn draft_at(seq: &Sequence, stored: &BsonDocument) -> BsonDocument {
     doc! { "_id": stored.get("_id").cloned().unwrap_or(Bson::Null), seq.field: Bson::Null }
 }
 
-/// The one document `filter` finds, as stored and as `T`: [`Error::DraftNotFound`] if
-/// none, [`Error::DraftAmbiguous`] if more than one (a filter that also finds an invoice
+/// The one document `filter` finds, as stored and as `T`: [`ErrorKind::DraftNotFound`](crate::error::ErrorKind::DraftNotFound) if
+/// none, [`ErrorKind::DraftAmbiguous`](crate::error::ErrorKind::DraftAmbiguous) if more than one (a filter that also finds an invoice
 /// issued before would answer for a document the caller did not mean).
 async fn read_only<T: Model + DeserializeOwned>(
     filter: &BsonDocument,
@@ -438,10 +449,12 @@ async fn read_only<T: Model + DeserializeOwned>(
     match found.len() {
         0 => Err(not_found(seq, filter)),
         1 => Ok(found.remove(0)),
-        _ => Err(Error::DraftAmbiguous {
-            sequence: seq,
-            filter: filter.to_string().into(),
-            matched: stored::count(filter, "counting the drafts", cx).await.ok(),
-        }),
+        _ => Err(Error::new(
+            seq,
+            ErrorKind::DraftAmbiguous {
+                filter: filter.to_string().into(),
+                matched: stored::count(filter, "counting the drafts", cx).await.ok(),
+            },
+        )),
     }
 }

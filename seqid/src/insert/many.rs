@@ -23,7 +23,7 @@
 //! The counter strategies make one round; the optimistic one makes rounds until no
 //! document waits or its budget is spent (waiting between rounds as
 //! [`Tries`](crate::base::retry::Tries) learns). The batch then concludes: every id, or
-//! [`Error::Bulk`] saying what became of each document. `resume_insert_many` first sends
+//! [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk) saying what became of each document. `resume_insert_many` first sends
 //! the documents that carry an id again (or learns their fate from the handle), then
 //! fills the rest as above.
 

@@ -30,7 +30,7 @@ use serde::de::DeserializeOwned;
 
 use super::one::{fresh, resume_one};
 use crate::base::companions::Companions;
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::fields::{ensure_unset, numbered_on_insert};
 use crate::base::id::{AnyIdField, IdField};
 use crate::base::model::Model;
@@ -124,10 +124,13 @@ pub(super) async fn settle<T: Model + DeserializeOwned>(
     scope: &Scope,
     cx: &mut Context<'_>,
 ) -> Result<Entry, Error> {
-    let (seq, id, known) = match &error {
+    let Some(seq) = error.sequence() else {
+        return Err(error);
+    };
+    let (id, known) = match error.kind() {
         _ if cx.session.in_transaction() => return Err(error),
-        Error::DuplicateKey { sequence, id, .. } => (*sequence, *id, true),
-        Error::OutcomeUnknown { sequence, id, .. } => (*sequence, *id, false),
+        ErrorKind::DuplicateKey { id, .. } => (*id, true),
+        ErrorKind::OutcomeUnknown { id, .. } => (*id, false),
         _ => return Err(error),
     };
     let found = match stored::one::<T>(filter, "finding the document", cx, Within::Session).await {
@@ -177,9 +180,14 @@ pub(super) fn serialized<T: Model>(
     key: NaturalKey,
     doc: &T,
 ) -> Result<BsonDocument, Error> {
-    mongodb::bson::to_document(doc).map_err(|error| Error::InvalidNaturalKey {
-        sequence: seq,
-        key: key.shown().into(),
-        reason: format!("the document could not be serialized to read its key: {error}").into(),
+    mongodb::bson::to_document(doc).map_err(|error| {
+        Error::new(
+            seq,
+            ErrorKind::InvalidNaturalKey {
+                key: key.shown().into(),
+                reason: format!("the document could not be serialized to read its key: {error}")
+                    .into(),
+            },
+        )
     })
 }

@@ -9,7 +9,7 @@
 //! as `find_or_insert` settles one document, with one more lookup for all of them: a
 //! duplicate key is a race lost to another caller, a lost answer is this call's document
 //! where the caller asserted that equal content is its own. What remains (refused for
-//! another reason, or unknown) is [`Error::Bulk`], whose `inserted` lists every document
+//! another reason, or unknown) is [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk), whose `inserted` lists every document
 //! that holds its stored document (found ones too), so that calling again with the same
 //! slice finishes the job.
 
@@ -22,7 +22,7 @@ use super::many::many_again;
 use super::natural::{KEY_PATIENCE, holds, is_ours, serialized};
 use crate::base::bulk_error::{BulkError, FailedInsert};
 use crate::base::companions::CompanionsOfMany;
-use crate::base::error::{Doing, Error};
+use crate::base::error::{Doing, Error, ErrorKind};
 use crate::base::fields::{ensure_unset, numbered_on_insert};
 use crate::base::id::{AnyIdField, IdField};
 use crate::base::model::Model;
@@ -119,11 +119,13 @@ async fn run<T: Model + DeserializeOwned>(
                     standing[position] = Standing::Done(Entry::Inserted);
                 }
             }
-            Err(Error::Bulk(bulk)) => {
-                record(&bulk, &mut standing);
-                settle_all(docs, &filters, &normal, &scopes, key, &mut standing, cx).await;
-            }
-            Err(error) => return Err(error),
+            Err(error) => match error.kind() {
+                ErrorKind::Bulk(bulk) => {
+                    record(bulk, &mut standing);
+                    settle_all(docs, &filters, &normal, &scopes, key, &mut standing, cx).await;
+                }
+                _ => return Err(error),
+            },
         }
     }
     drop(turns);
@@ -167,7 +169,7 @@ async fn insert_at<T: Model>(
     for (slot, &position) in positions.iter().enumerate().rev() {
         docs.swap(slot, position);
     }
-    if let Err(Error::Bulk(bulk)) = &mut result {
+    if let Err(ErrorKind::Bulk(bulk)) = result.as_mut().map_err(Error::kind_mut) {
         let at = |slot: usize| positions[slot];
         bulk.inserted.iter_mut().for_each(|i| *i = at(*i));
         bulk.failed.iter_mut().for_each(|f| f.index = at(f.index));
@@ -266,7 +268,7 @@ fn failed_with(index: usize, message: &str) -> FailedInsert {
     }
 }
 
-/// Every entry, or [`Error::Bulk`] with what is not settled.
+/// Every entry, or [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk) with what is not settled.
 fn conclude(seq: &'static Sequence, standing: Vec<Standing>) -> Result<Vec<Entry>, Error> {
     if standing.iter().all(|s| matches!(s, Standing::Done(_))) {
         let entries = standing.into_iter().map(|s| match s {
@@ -276,7 +278,6 @@ fn conclude(seq: &'static Sequence, standing: Vec<Standing>) -> Result<Vec<Entry
         return Ok(entries.collect());
     }
     let mut bulk = BulkError {
-        sequence: seq,
         inserted: Vec::new(),
         failed: Vec::new(),
         unknown: Vec::new(),
@@ -290,7 +291,7 @@ fn conclude(seq: &'static Sequence, standing: Vec<Standing>) -> Result<Vec<Entry
             Standing::Unknown => bulk.unknown.push(position),
         }
     }
-    Err(Error::Bulk(Box::new(bulk)))
+    Err(Error::new(seq, ErrorKind::Bulk(Box::new(bulk))))
 }
 
 /// A found document, as a new value.

@@ -7,7 +7,7 @@
 //! of recent appends are dropped (an append sent again with its token after a lost answer
 //! would append twice). So for a type with items the stored marks and hidden lists are read
 //! first ([`crate::round_trip::replace`]); a document whose mark is below the stored one is
-//! refused ([`Error::ItemsStale`]); otherwise the replacement, the document with the
+//! refused ([`ErrorKind::ItemsStale`](crate::error::ErrorKind::ItemsStale)); otherwise the replacement, the document with the
 //! hidden lists as read, goes in a `replace_one` conditioned on every mark as read. One
 //! that matches nothing met an append that landed in between: the document is read again,
 //! and refused as stale (or missing), not retried, since only its caller can apply the
@@ -17,19 +17,20 @@
 //!
 //! Outside a transaction the replace is [`Finishing`]: a caller that goes away leaves it
 //! to end in a task of its own. A replace sent and not answered is
-//! [`Error::ReplaceOutcomeUnknown`]: it landed once or not at all, and sent again it is
+//! [`ErrorKind::ReplaceOutcomeUnknown`](crate::error::ErrorKind::ReplaceOutcomeUnknown): it landed once or not at all, and sent again it is
 //! checked again. In the caller's transaction, an error is the transaction's.
 
 use mongodb::bson::{Bson, Document as BsonDocument};
 use mongodb::{ClientSession, Collection};
 
 use crate::base::detach::Finishing;
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::id::IdField;
 use crate::base::item::ItemsField;
 use crate::base::model::Model;
 use crate::base::numeric::integral;
 use crate::base::sequence::Sequence;
+use crate::base::server::noted;
 use crate::base::session;
 use crate::round_trip::items::not_written;
 use crate::round_trip::replace::{self, Guards};
@@ -83,43 +84,52 @@ pub(crate) async fn replace<T: Model>(
     let doing = || format!("replacing _id {} in `{}`", outgoing.id, seq.collection);
     match ended {
         Ended::Replaced => Ok(()),
-        Ended::Missing => Err(Error::ReplaceNotFound {
-            sequence: seq,
-            id: id(),
-        }),
-        Ended::Stale(at, stored) => Err(Error::ItemsStale {
-            sequence: seq,
-            items: &outgoing.specs[at],
-            stored,
-            written: outgoing.marks[at],
-            id: id(),
-        }),
+        Ended::Missing => Err(Error::new(seq, ErrorKind::ReplaceNotFound { id: id() })),
+        Ended::Stale(at, stored) => Err(Error::new(
+            seq,
+            ErrorKind::ItemsStale {
+                items: &outgoing.specs[at],
+                stored,
+                written: outgoing.marks[at],
+                id: id(),
+            },
+        )),
         // In the caller's transaction, every error is the transaction's: it aborted it.
-        Ended::NotWritten(error) => Err(Error::driver(seq, doing(), error)),
-        Ended::Unknown(error) if in_transaction => Err(Error::driver(seq, doing(), error)),
-        Ended::Unknown(error) => Err(Error::ReplaceOutcomeUnknown {
-            sequence: seq,
-            id: id(),
-            source: Box::new(error),
-        }),
+        Ended::NotWritten(error) => Err(Error::driver(seq, doing(), noted(error))),
+        Ended::Unknown(error) if in_transaction => Err(Error::driver(seq, doing(), noted(error))),
+        Ended::Unknown(error) => Err(Error::new(
+            seq,
+            ErrorKind::ReplaceOutcomeUnknown {
+                id: id(),
+                source: Box::new(error),
+            },
+        )),
     }
 }
 
 /// `doc` serialized, checked to name a stored document, with its marks.
 fn outgoing<T: Model>(doc: &T) -> Result<Outgoing, Error> {
     let seq = &T::SEQUENCE;
-    let without = |found: &str| Error::ReplaceWithoutId {
-        sequence: seq,
-        found: found.into(),
+    let without = |found: &str| {
+        Error::new(
+            seq,
+            ErrorKind::ReplaceWithoutId {
+                found: found.into(),
+            },
+        )
     };
     if seq.field == "_id" && doc.sequence_id().is_unset() {
         return Err(without(<T::Id as IdField>::UNSET));
     }
-    let document = mongodb::bson::to_document(doc).map_err(|error| Error::InvalidOption {
-        sequence: seq,
-        option: "document",
-        value: error.to_string().into(),
-        reason: "a document replaced must serialize as a BSON document".into(),
+    let document = mongodb::bson::to_document(doc).map_err(|error| {
+        Error::new(
+            seq,
+            ErrorKind::InvalidOption {
+                option: "document",
+                value: error.to_string().into(),
+                reason: "a document replaced must serialize as a BSON document".into(),
+            },
+        )
     })?;
     let id = match document.get("_id") {
         None => return Err(without("missing")),

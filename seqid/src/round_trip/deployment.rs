@@ -76,7 +76,7 @@ pub(crate) async fn shard_keys(
 /// What `db`'s deployment answers to `hello`.
 pub(crate) async fn read_topology(
     db: &Database,
-    seq: &'static Sequence,
+    seq: impl Into<Option<&'static Sequence>>,
 ) -> Result<Topology, Error> {
     let hello = db.run_command(doc! { "hello": 1 }).await;
     let hello = hello.doing(seq, || "asking the deployment what it is (`hello`)")?;

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 
 use crate::base::error::Error;
 use crate::base::sequence::Sequence;
-use crate::base::server::PRIMARY;
+use crate::base::server::{PRIMARY, noted};
 use crate::state::context::Context;
 
 /// A document read back: as the model, and as stored (what its fields compare by).
@@ -139,5 +139,5 @@ fn failed<'a>(
     filter: &'a (impl std::fmt::Display + ?Sized),
 ) -> impl Fn(mongodb::error::Error) -> Error + Copy + 'a {
     let into = seq.collection;
-    move |error| Error::driver(seq, format!("{what} {filter} in `{into}`"), error)
+    move |error| Error::driver(seq, format!("{what} {filter} in `{into}`"), noted(error))
 }

@@ -16,7 +16,7 @@ use mongodb::Database;
 use mongodb::bson::Document as BsonDocument;
 
 use crate::base::detach::Finishing;
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::reserved::Held;
 use crate::base::scope::Scope;
 use crate::base::sequence::{Sequence, Strategy};
@@ -99,10 +99,14 @@ pub(crate) async fn still_held(held: &Held, cx: &mut Context<'_>) -> Result<(), 
         seq,
         scope: &held.scope,
     };
-    let refused = |reason: String| Error::ReservedTransaction {
-        sequence: seq,
-        id,
-        reason: reason.into(),
+    let refused = |reason: String| {
+        Error::new(
+            seq,
+            ErrorKind::ReservedTransaction {
+                id,
+                reason: reason.into(),
+            },
+        )
     };
     if !reservations::take(&line(cx.route, counter), id, gapless.ticket) {
         return Err(refused(format!(
@@ -194,7 +198,7 @@ pub(crate) async fn turn_before_reading(scope: &Scope, cx: &mut Context<'_>) {
 }
 
 /// `count` ids of the gapless `counter`, in the transaction running in `session`
-/// ([`Error::TransactionRequired`] without one), under `early` if it is the turn of this
+/// ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired) without one), under `early` if it is the turn of this
 /// counter (see [`turn_before_reading`]).
 pub(crate) async fn take_in_transaction(
     route: Route<'_>,
@@ -205,10 +209,12 @@ pub(crate) async fn take_in_transaction(
 ) -> Result<Vec<i64>, Error> {
     let Counter { seq, scope } = counter;
     if !session.in_transaction() {
-        return Err(Error::TransactionRequired {
-            sequence: seq,
-            has_session: session.join().is_some(),
-        });
+        return Err(Error::new(
+            seq,
+            ErrorKind::TransactionRequired {
+                has_session: session.join().is_some(),
+            },
+        ));
     }
     let allocator = route.counter(seq, scope);
     // The process's other transactions on this counter go first, each until it has

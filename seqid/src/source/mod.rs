@@ -14,7 +14,7 @@ pub(crate) mod many;
 pub(crate) mod optimistic;
 pub(crate) mod others;
 
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::model::Model;
 use crate::base::scope::Scope;
 use crate::base::sequence::{Sequence, Strategy};
@@ -51,10 +51,12 @@ pub(crate) fn require_transaction<T: Model>(cx: &mut Context<'_>) -> Result<(), 
     }
     let mut sequences = std::iter::once(&T::SEQUENCE).chain(T::OTHERS);
     match sequences.find(|seq| seq.strategy == Strategy::Gapless) {
-        Some(seq) => Err(Error::TransactionRequired {
-            sequence: seq,
-            has_session: cx.session.join().is_some(),
-        }),
+        Some(seq) => Err(Error::new(
+            seq,
+            ErrorKind::TransactionRequired {
+                has_session: cx.session.join().is_some(),
+            },
+        )),
         None => Ok(()),
     }
 }

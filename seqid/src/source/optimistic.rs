@@ -122,7 +122,7 @@ pub(crate) trait Attempt: Send {
 
 /// The loop for one document in `scope`, with candidates above the maximum `max` reads:
 /// the id of the last write and its fate (never [`Fate::Taken`]), or
-/// [`Error::RetriesExhausted`] once the call's budget is spent.
+/// [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted) once the call's budget is spent.
 pub(crate) async fn run<M: Maximum, A: Attempt>(
     scope: &Scope,
     max: &M,
@@ -183,6 +183,7 @@ mod tests {
     //! The loop against a maximum that lags or errs, without a server: a client connects
     //! lazily, and nothing here reaches it.
 
+    use crate::base::error::ErrorKind;
     use std::collections::VecDeque;
     use std::sync::Mutex;
 
@@ -350,8 +351,8 @@ mod tests {
     async fn the_loop_gives_up_after_its_attempts_with_every_id_tried_once() {
         const SEQ: Sequence = seq("exhausted");
         let (outcome, tried) = run_loop(&SEQ, false, &Answers::new(&[72]), 1_000).await;
-        match outcome {
-            Err(Error::RetriesExhausted {
+        match outcome.map_err(Error::into_kind) {
+            Err(ErrorKind::RetriesExhausted {
                 attempts,
                 last_id,
                 time_budget,

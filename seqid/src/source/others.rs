@@ -11,7 +11,7 @@
 //! ([`crate::base::companions`]). A gapless one is reserved in the caller's transaction, after
 //! the others: the session serves one command at a time.
 
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::fields::origin;
 use crate::base::model::Model;
 use crate::base::scope::{Scope, grouped};
@@ -124,7 +124,7 @@ async fn reserve_inside(
 }
 
 /// Fills the reserved ids into `docs`, all or none: a field whose type cannot hold its id
-/// is [`Error::Overflow`] naming its sequence, and the fields filled before it are unset
+/// is [`ErrorKind::Overflow`](crate::error::ErrorKind::Overflow) naming its sequence, and the fields filled before it are unset
 /// again. The ids are the documents' from here on, used or lost: none goes back.
 fn fill<T: Model>(docs: &mut [T], wanted: &Wanted, reserved: Reserved) -> Result<(), Error> {
     let mut filled: Vec<(usize, usize)> = Vec::new();
@@ -153,20 +153,24 @@ fn fill_each<T: Model>(
                 continue;
             };
             if !field.fill(id) {
-                return Err(Error::Overflow {
-                    sequence: seq,
-                    value: id.into(),
-                    target: field.field_type(),
-                    origin: origin(seq).into(),
-                });
+                return Err(Error::new(
+                    seq,
+                    ErrorKind::Overflow {
+                        value: id.into(),
+                        target: field.field_type(),
+                        origin: origin(seq).into(),
+                    },
+                ));
             }
             filled.push((position, index));
             if field.value().is_none() {
-                return Err(Error::ZeroId {
-                    sequence: seq,
-                    target: field.type_name(),
-                    origin: origin(seq).into(),
-                });
+                return Err(Error::new(
+                    seq,
+                    ErrorKind::ZeroId {
+                        target: field.type_name(),
+                        origin: origin(seq).into(),
+                    },
+                ));
             }
         }
     }

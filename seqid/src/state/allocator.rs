@@ -503,6 +503,7 @@ impl Drop for Held<'_> {
 
 #[cfg(test)]
 mod tests {
+    use crate::base::error::ErrorKind;
     use std::sync::atomic::AtomicI64;
     use std::time::Duration;
 
@@ -518,12 +519,14 @@ mod tests {
     const SEQ: Sequence = crate::base::sequence::testing::counted("s", "s");
 
     fn interrupted() -> Error {
-        Error::InvalidOption {
-            sequence: &SEQ,
-            option: "test",
-            value: "x".into(),
-            reason: "the flusher was interrupted".into(),
-        }
+        Error::new(
+            &SEQ,
+            ErrorKind::InvalidOption {
+                option: "test",
+                value: "x".into(),
+                reason: "the flusher was interrupted".into(),
+            },
+        )
     }
 
     /// The fakes, shared with the test (an `Arc` is `'static`, as a source must be).
@@ -774,12 +777,14 @@ mod tests {
 
     impl Source for Failing {
         async fn reserve(&self, _: u64, _: &Tally) -> Result<i64, Error> {
-            Err(Error::InvalidOption {
-                sequence: &SEQ,
-                option: "test",
-                value: "x".into(),
-                reason: "always fails".into(),
-            })
+            Err(Error::new(
+                &SEQ,
+                ErrorKind::InvalidOption {
+                    option: "test",
+                    value: "x".into(),
+                    reason: "always fails".into(),
+                },
+            ))
         }
 
         fn interrupted(&self) -> Error {
@@ -792,7 +797,7 @@ mod tests {
         let allocator = Arc::new(Allocator::new(10));
         allocator.live.refill(5, 2);
         let error = allocator.allocate(3, || Failing).await.unwrap_err();
-        assert!(matches!(error, Error::InvalidOption { .. }));
+        assert!(matches!(error.kind(), ErrorKind::InvalidOption { .. }));
         assert_eq!(
             allocator.live.remaining(),
             2,

@@ -6,7 +6,7 @@
 //! Why: a gapless id is taken inside the caller's transaction, which holds the counter
 //! from its `$inc` until it commits. MongoDB does not make a second transaction wait for
 //! it: the second `$inc` fails at once with a write conflict, which aborts the second
-//! transaction, and the caller's retry (`T::transaction`, the driver's `and_run`) runs it
+//! transaction, and the caller's retry (`Transaction`, the driver's `and_run`) runs it
 //! again after a random backoff, to conflict again while the first has not committed.
 //! Sixteen tasks of one process so fought for one counter at a p99 of 1.2 s against
 //! 1.6 ms for one task (BENCHMARKS.md, *Inserts in transactions*), and some lost for

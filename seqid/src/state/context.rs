@@ -6,7 +6,7 @@ use std::time::Duration;
 use mongodb::bson::RawDocumentBuf;
 use mongodb::{ClientSession, Collection};
 
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::fate::Sending;
 use crate::base::future::BoxFuture;
 use crate::base::once::{Warning, first_time};
@@ -166,12 +166,14 @@ fn budget(seq: &'static Sequence, call: &Call<'_>) -> Result<Budget, Error> {
         time: call.time_budget.unwrap_or(time_budget),
     };
     let refused = |option, value: &str, reason| {
-        Err(Error::InvalidOption {
-            sequence: seq,
-            option,
-            value: value.into(),
-            reason,
-        })
+        Err(Error::new(
+            seq,
+            ErrorKind::InvalidOption {
+                option,
+                value: value.into(),
+                reason,
+            },
+        ))
     };
     if budget.max_attempts == Some(0) {
         return refused("max_attempts", "0", "at least one attempt is needed".into());

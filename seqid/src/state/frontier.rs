@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use mongodb::ClientSession;
 use mongodb::bson::Bson;
 
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::numeric;
 use crate::base::once::{Warning, first_time};
 use crate::base::scope::Scope;
@@ -189,21 +189,25 @@ impl Frontier {
             .max()
             .unwrap_or(0)
             .max(seq.start - 1);
-        let overflow = || Error::Overflow {
-            sequence: seq,
-            value: i128::from(base) + i128::from(amount),
-            target: "i64",
-            origin: match &stored {
-                Some(id) if largest == Some(base) => format!(
-                    "one above the largest numeric {} in `{}`{}, which is {}",
-                    seq.field,
-                    seq.collection,
-                    scope.in_scope(),
-                    numeric::shown(id)
-                )
-                .into(),
-                _ => "one above the ids stored or held in flight by this process".into(),
-            },
+        let overflow = || {
+            Error::new(
+                seq,
+                ErrorKind::Overflow {
+                    value: i128::from(base) + i128::from(amount),
+                    target: "i64",
+                    origin: match &stored {
+                        Some(id) if largest == Some(base) => format!(
+                            "one above the largest numeric {} in `{}`{}, which is {}",
+                            seq.field,
+                            seq.collection,
+                            scope.in_scope(),
+                            numeric::shown(id)
+                        )
+                        .into(),
+                        _ => "one above the ids stored or held in flight by this process".into(),
+                    },
+                },
+            )
         };
         let last = i64::try_from(amount)
             .ok()

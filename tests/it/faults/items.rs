@@ -2,7 +2,7 @@
 //! `findAndModify` and on the read that settles it (the driver's retry answered from the
 //! server's record, or both lost), and the server killed and restarted, while tasks append
 //! to two orders. An append whose outcome is left unknown
-//! ([`Error::ItemsOutcomeUnknown`]) is sent again with its token until it is settled; then
+//! ([`ErrorKind::ItemsOutcomeUnknown`]) is sent again with its token until it is settled; then
 //! every append is stored exactly once, with the number it was answered, and each order's
 //! numbers are `1..=n`.
 
@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::options::{DatabaseOptions, WriteConcern};
-use seqid::{Document, Error};
+use seqid::Document;
+use seqid::error::ErrorKind;
 
 use crate::support::faults::{Rig, crash_once, pause, twice_in_a_row_three_times};
 use crate::support::integer;
@@ -44,14 +45,16 @@ async fn append_settling(db: &seqid::Database) -> (BTreeMap<i64, Vec<i64>>, usiz
                         };
                         match append.await {
                             Ok(numbers) => break numbers,
-                            Err(Error::ItemsOutcomeUnknown { token: unknown, .. }) => {
-                                token = Some(unknown);
-                            }
-                            // Not written (the server refused it, or it was never sent:
-                            // its connection pool cleared, the server killed): sent again,
-                            // with the token if an earlier send left its outcome unknown.
-                            Err(Error::Driver { .. }) => {}
-                            Err(error) => panic!("task {task} #{n}: {error}"),
+                            Err(error) => match error.kind() {
+                                ErrorKind::ItemsOutcomeUnknown { token: unknown, .. } => {
+                                    token = Some(*unknown);
+                                }
+                                // Not written (the server refused it, or it was never sent:
+                                // its connection pool cleared, the server killed): sent again,
+                                // with the token if an earlier send left its outcome unknown.
+                                ErrorKind::Driver { .. } => {}
+                                _ => panic!("task {task} #{n}: {error}"),
+                            },
                         }
                         again += 1;
                         attempt += 1;

@@ -2,7 +2,7 @@
 //! append on SecantusDB is a `findAndModify`) lost two in a row, three times, so that some
 //! replace and the driver's retry of it are both lost, while tasks read, edit and replace
 //! two orders and another appends lines to them. A replace whose outcome is unknown
-//! ([`Error::ReplaceOutcomeUnknown`]) is sent again as it is; one refused as stale is read
+//! ([`ErrorKind::ReplaceOutcomeUnknown`]) is sent again as it is; one refused as stale is read
 //! again. Then every number the appender was told is stored exactly once: no replace, sent
 //! again or not, undid an append.
 
@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mongodb::bson::doc;
 use mongodb::options::{DatabaseOptions, WriteConcern};
-use seqid::{Document, Error};
+use seqid::Document;
+use seqid::error::ErrorKind;
 
 use crate::replace::{numbers, read_order};
 use crate::support::faults::{Rig, pause, twice_in_a_row_three_times};
@@ -53,15 +54,17 @@ async fn lost_replies_to_replaces_are_settled_and_undo_no_append() {
                         }
                         match edited.replace(&db).await {
                             Ok(()) => break,
-                            // Landed once or not at all: sent again as it is.
-                            Err(Error::ReplaceOutcomeUnknown { .. }) => {
-                                unknown.fetch_add(1, Ordering::Relaxed);
-                                form = Some(edited);
-                            }
-                            Err(Error::ItemsStale { .. }) => {}
-                            // Not written (its pool cleared after a lost reply): again.
-                            Err(Error::Driver { .. }) => form = Some(edited),
-                            Err(error) => panic!("replacer {task} #{n}: {error}"),
+                            Err(error) => match error.kind() {
+                                // Landed once or not at all: sent again as it is.
+                                ErrorKind::ReplaceOutcomeUnknown { .. } => {
+                                    unknown.fetch_add(1, Ordering::Relaxed);
+                                    form = Some(edited);
+                                }
+                                ErrorKind::ItemsStale { .. } => {}
+                                // Not written (its pool cleared after a lost reply): again.
+                                ErrorKind::Driver { .. } => form = Some(edited),
+                                _ => panic!("replacer {task} #{n}: {error}"),
+                            },
                         }
                         attempt += 1;
                         assert!(attempt < 200, "replacer {task} #{n}: never settled");

@@ -1,4 +1,4 @@
-//! `T::transaction(&mut session).run(...)` under faults on the commit (issue 47): a commit
+//! `Transaction::new(&mut session).run(...)` under faults on the commit (issue 47): a commit
 //! whose result is unknown is sent again alone, never the transaction, so that a gapless
 //! `find_or_insert` that inserted stays `Inserted` (its body ran once); a commit whose
 //! answers are all lost until the time limit is `TransactionOutcomeUnknown`, and reading
@@ -11,13 +11,15 @@ use std::time::Duration;
 
 use mongodb::ClientSession;
 use mongodb::bson::{Document as BsonDocument, doc};
+use seqid::action::Transaction;
+use seqid::error::ErrorKind;
 use seqid::{Document, Entry, Error, Model};
 
 use crate::support::counter_value;
 use crate::support::faults::{FailCommand, Rig, Selection, configure};
 use crate::support::keyed::{Keyed, KeyedGapless};
 
-/// One gapless `find_or_insert` of `email` in `T::transaction`, counting the body's runs.
+/// One gapless `find_or_insert` of `email` in `Transaction`, counting the body's runs.
 async fn issue(
     session: &mut ClientSession,
     db: &seqid::Database,
@@ -25,7 +27,7 @@ async fn issue(
     runs: &AtomicU32,
     limit: Duration,
 ) -> Result<(Entry, KeyedGapless), Error> {
-    KeyedGapless::transaction(session)
+    Transaction::new(session)
         .time_limit(limit)
         .run((db, email, runs), |session, (db, email, runs)| {
             Box::pin(async move {
@@ -159,7 +161,7 @@ async fn a_lost_commit_answer_keeps_inserted_and_an_unknown_commit_is_said_unkno
         .unwrap_err();
     proxy.disarm_all();
     assert!(
-        matches!(&error, Error::TransactionOutcomeUnknown { commits, .. } if *commits >= 2)
+        matches!(error.kind(), ErrorKind::TransactionOutcomeUnknown { commits, .. } if *commits >= 2)
             && error.to_string().contains("read what it wrote"),
         "{error}"
     );

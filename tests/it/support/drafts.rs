@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use mongodb::bson::oid::ObjectId;
 use mongodb::bson::{Bson, doc};
+use seqid::error::ErrorKind;
 use seqid::kind::NumberedLater;
 use seqid::{Document, Error, Numbered};
 use serde::de::DeserializeOwned;
@@ -155,7 +156,12 @@ pub async fn issue<T: Drafted>(via: &Via, id: ObjectId) -> Result<(Numbered<T>, 
             Via::Bare(db) => T::number_draft(db, doc! { "_id": id }).await,
         };
         match call {
-            Err(Error::OutcomeUnknown { .. } | Error::Driver { .. }) if again < 200 => {
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    ErrorKind::OutcomeUnknown { .. } | ErrorKind::Driver { .. }
+                ) && again < 200 =>
+            {
                 again += 1;
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }

@@ -11,6 +11,7 @@ use mongodb::event::command::CommandEvent;
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Collection};
 use seqid::Error;
+use seqid::error::ErrorKind;
 use seqid_harness::{FaultProxy, RestartableServer};
 
 /// The application name the fault points match, so that the checking client is spared.
@@ -20,9 +21,9 @@ pub const APP: &str = "seqid-faults";
 /// should cause, and on one whose predicates say otherwise than its variant: every error
 /// the fault suite meets checks `is_outcome_unknown`, `is_invalid_input` and `driver_error`.
 pub fn variant(error: &Error) -> &'static str {
-    let unknown = match error {
-        Error::OutcomeUnknown { .. } => true,
-        Error::Bulk(bulk) => !bulk.unknown.is_empty(),
+    let unknown = match error.kind() {
+        ErrorKind::OutcomeUnknown { .. } => true,
+        ErrorKind::Bulk(bulk) => !bulk.unknown.is_empty(),
         _ => false,
     };
     assert_eq!(error.is_outcome_unknown(), unknown, "{error}");
@@ -30,17 +31,20 @@ pub fn variant(error: &Error) -> &'static str {
         !error.is_invalid_input(),
         "a fault is no caller's mistake: {error}"
     );
-    let driver = matches!(error, Error::Driver { .. } | Error::OutcomeUnknown { .. });
+    let driver = matches!(
+        error.kind(),
+        ErrorKind::Driver { .. } | ErrorKind::OutcomeUnknown { .. }
+    );
     assert_eq!(error.driver_error().is_some(), driver, "{error}");
-    match error {
-        Error::Driver { .. } => "Driver",
-        Error::OutcomeUnknown { .. } => "OutcomeUnknown",
-        Error::Bulk(_) => "Bulk",
-        Error::DuplicateKey { .. } => "DuplicateKey",
-        Error::Refused { .. } => "Refused",
-        Error::NoCounter { .. } => "NoCounter",
-        Error::RetriesExhausted { .. } => "RetriesExhausted",
-        other => panic!("an error no fault should cause: {other}"),
+    match error.kind() {
+        ErrorKind::Driver { .. } => "Driver",
+        ErrorKind::OutcomeUnknown { .. } => "OutcomeUnknown",
+        ErrorKind::Bulk(_) => "Bulk",
+        ErrorKind::DuplicateKey { .. } => "DuplicateKey",
+        ErrorKind::Refused { .. } => "Refused",
+        ErrorKind::NoCounter { .. } => "NoCounter",
+        ErrorKind::RetriesExhausted { .. } => "RetriesExhausted",
+        _ => panic!("an error no fault should cause: {error}"),
     }
 }
 

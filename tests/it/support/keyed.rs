@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mongodb::bson::oid::ObjectId;
+use seqid::error::ErrorKind;
 use seqid::kind::NaturalKeyed;
 use seqid::{Document, Entry, Error};
 use serde::de::DeserializeOwned;
@@ -253,7 +254,9 @@ pub async fn settled<T: Keyed>(
     let mut again = 0;
     loop {
         match find_or_insert(via, doc, content_is_unique).await {
-            Err(Error::OutcomeUnknown { .. }) if again < 200 => {
+            Err(error)
+                if matches!(error.kind(), ErrorKind::OutcomeUnknown { .. }) && again < 200 =>
+            {
                 cut = cut.or(doc.number());
                 again += 1;
                 tokio::time::sleep(Duration::from_millis(50)).await;
@@ -261,7 +264,7 @@ pub async fn settled<T: Keyed>(
             // Nothing stored by this call: server selection during an outage (nothing was
             // sent), or the race lost and the winner's read failed (the guide, "Lost
             // answers"), the document keeping the id it was refused under.
-            Err(Error::Driver { .. }) if again < 200 => {
+            Err(error) if matches!(error.kind(), ErrorKind::Driver { .. }) && again < 200 => {
                 again += 1;
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
@@ -380,7 +383,7 @@ pub async fn find_or_insert_many<T: Keyed>(
 }
 
 /// `find_or_insert_many` of `docs` until every document is settled: a call that leaves
-/// some unknown or failed ([`Error::Bulk`]) is made again with the same slice. Returns
+/// some unknown or failed ([`ErrorKind::Bulk`]) is made again with the same slice. Returns
 /// the entries, how many calls were made again, and for each document the number it held
 /// when a call first left it unknown.
 pub async fn settled_many<T: Keyed>(
@@ -391,19 +394,20 @@ pub async fn settled_many<T: Keyed>(
     let mut cut = vec![None; docs.len()];
     let mut again = 0;
     loop {
-        match find_or_insert_many(via, docs, content_is_unique).await {
-            Err(Error::Bulk(bulk)) if again < 200 => {
+        let result = find_or_insert_many(via, docs, content_is_unique).await;
+        match result.as_ref().map_err(Error::kind) {
+            Err(ErrorKind::Bulk(bulk)) if again < 200 => {
                 for &position in &bulk.unknown {
                     cut[position] = cut[position].or(docs[position].number());
                 }
                 again += 1;
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
-            Err(Error::Driver { .. } | Error::OutcomeUnknown { .. }) if again < 200 => {
+            Err(ErrorKind::Driver { .. } | ErrorKind::OutcomeUnknown { .. }) if again < 200 => {
                 again += 1;
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
-            other => return other.map(|entries| (entries, again, cut)),
+            _ => return result.map(|entries| (entries, again, cut)),
         }
     }
 }

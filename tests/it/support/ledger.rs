@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use mongodb::bson::Bson;
+use seqid::error::ErrorKind;
 use seqid::{Document, Error, Strategy};
 
 use super::faults::{pause, variant};
@@ -373,28 +374,31 @@ pub fn fates<T: Document>(docs: &[T], result: Option<&Result<(), Error>>) -> Vec
     let id = |i: usize| number_of(&docs[i]);
     let inserted: &[usize] = match result {
         Some(Ok(())) => return vec![Fate::Acked; docs.len()],
-        Some(Err(Error::Bulk(bulk))) => {
-            assert!(
-                bulk.failed.iter().all(|f| id(f.index) == 0),
-                "a failed document is unset: {bulk}"
-            );
-            assert!(
-                bulk.unknown.iter().all(|&i| id(i) != 0),
-                "an unknown document keeps its id: {bulk}"
-            );
-            &bulk.inserted
-        }
-        Some(Err(error @ Error::OutcomeUnknown { id: unknown, .. })) => {
-            assert!(
-                (0..docs.len()).all(|i| id(i) != 0),
-                "{error}: the id is kept"
-            );
-            if let [_] = docs {
-                assert_eq!(id(0), *unknown, "{error}: an unknown outcome keeps the id");
+        Some(Err(error)) => match error.kind() {
+            ErrorKind::Bulk(bulk) => {
+                assert!(
+                    bulk.failed.iter().all(|f| id(f.index) == 0),
+                    "a failed document is unset: {error}"
+                );
+                assert!(
+                    bulk.unknown.iter().all(|&i| id(i) != 0),
+                    "an unknown document keeps its id: {error}"
+                );
+                &bulk.inserted
             }
-            &[]
-        }
-        _ => &[],
+            ErrorKind::OutcomeUnknown { id: unknown, .. } => {
+                assert!(
+                    (0..docs.len()).all(|i| id(i) != 0),
+                    "{error}: the id is kept"
+                );
+                if let [_] = docs {
+                    assert_eq!(id(0), *unknown, "{error}: an unknown outcome keeps the id");
+                }
+                &[]
+            }
+            _ => &[],
+        },
+        None => &[],
     };
     (0..docs.len())
         .map(|i| match (inserted.contains(&i), id(i)) {
@@ -533,7 +537,10 @@ pub async fn drive_task<T: Model>(
                         }
                         // The sequence whose step failed: the primary, or another
                         // sequence of the document (its counter's `$inc`, say).
-                        let named = error.sequence();
+                        let named = error
+                            .sequence()
+                            .map(|s| s.name)
+                            .unwrap_or_else(|| panic!("the error names no sequence: {error}"));
                         let ours = std::iter::once(&T::SEQUENCE).chain(T::OTHERS);
                         let shown = error.to_string();
                         assert!(ours.map(|s| s.name).any(|n| n == named), "{shown}");

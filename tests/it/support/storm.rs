@@ -1,16 +1,16 @@
 //! The gapless storm's writers (`gapless_storm.rs`): tasks that insert documents one per
-//! transaction of their own, run with `T::transaction`, until each has committed
+//! transaction of their own, run with `Transaction`, until each has committed
 //! its quota, through whatever befalls them (cancelled calls, a server killed and
 //! restarted); and the fate of every document they made. Shared by the test and the
 //! worker processes (`tests/bin/worker.rs`, mode `storm/<by>`).
 //!
 //! Every run of a transaction's callback makes a document of its own (writer `by-task`,
-//! `n` counting the task's runs), `T::transaction`'s own runs again included: no two attempts
+//! `n` counting the task's runs), `Transaction`'s own runs again included: no two attempts
 //! share a content, so a document stored twice shows, and each stored document names the
 //! one attempt that stored it. What became of each is judged from where its call ended:
 //!
-//! - acknowledged: `T::transaction` returned its id (the commit succeeded);
-//! - aborted: its insert failed (`T::transaction` aborts the transaction, and runs the callback
+//! - acknowledged: `Transaction` returned its id (the commit succeeded);
+//! - aborted: its insert failed (`Transaction` aborts the transaction, and runs the callback
 //!   again or returns the error), or its call was cancelled before the commit was sent:
 //!   no `commitTransaction` for it, so it never commits;
 //! - unknown: its commit was sent and the call ended without the answer: cancelled, an
@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use mongodb::ClientSession;
 use mongodb::options::{TransactionOptions, WriteConcern};
+use seqid::action::Transaction;
 use tokio::sync::Notify;
 
 use super::models::Model;
@@ -34,7 +35,7 @@ use super::writers::{Via, number_of, task_writer};
 pub const DEADLINE: Duration = Duration::from_secs(90);
 
 /// An unknown outcome whose commit was answered with a `TransientTransactionError`, so
-/// that `T::transaction` ran the callback again. On MongoDB that answer means the transaction did
+/// that `Transaction` ran the callback again. On MongoDB that answer means the transaction did
 /// not commit. Work-around for SecantusDB 0.7.0b3 only: it forgets a committed transaction
 /// when restarted (as it forgets its retryable writes' records, see
 /// `faults::a_retried_insert_meets_its_own_first_attempt_after_a_restart_on_secantusdb`),
@@ -92,7 +93,7 @@ pub struct Run {
 #[derive(Default, Debug)]
 pub struct Stormed {
     pub runs: Vec<Run>,
-    /// Calls (`T::transaction`s), those cancelled by their caller's timeout, and those that
+    /// Calls (`Transaction`s), those cancelled by their caller's timeout, and those that
     /// returned an error (each followed by a short pause and a fresh call).
     pub calls: usize,
     pub cancelled: usize,
@@ -171,16 +172,13 @@ impl Log {
         *stage = id.map_or(Stage::InsertFailed, Stage::Inserted);
     }
 
-    /// The current call ended: `None` if cancelled, else what `T::transaction` returned.
+    /// The current call ended: `None` if cancelled, else what `Transaction` returned.
     fn end_call(&mut self, outcome: Option<&Result<i64, seqid::Error>>) {
         let runs = &mut self.runs[self.call..];
         if let Some((n, last)) = runs.last_mut() {
             let fate = match (outcome, *last) {
                 (Some(Ok(id)), Stage::Inserted(inserted)) => {
-                    assert_eq!(
-                        *id, inserted,
-                        "run {n}: T::transaction returned its body's id"
-                    );
+                    assert_eq!(*id, inserted, "run {n}: Transaction returned its body's id");
                     Fate::Acked(*id)
                 }
                 (None, Stage::Inserted(_)) => Fate::Unknown(CANCELLED_IN_COMMIT),
@@ -194,7 +192,7 @@ impl Log {
         }
         for (n, stage) in runs {
             *stage = match *stage {
-                // Its transaction aborted, and `T::transaction` ran the callback again.
+                // Its transaction aborted, and `Transaction` ran the callback again.
                 Stage::InsertFailed => Stage::Settled(Fate::Aborted(INSERT_FAILED)),
                 Stage::Settled(fate) => Stage::Settled(fate),
                 _ => panic!("run {n}: left unsettled by its call"),
@@ -216,7 +214,7 @@ impl Log {
     }
 }
 
-/// One call: a transaction of its own in `session`, run with `T::transaction`, whose callback
+/// One call: a transaction of its own in `session`, run with `Transaction`, whose callback
 /// inserts one new document of `writer` through `via`; returns its id. `committing` is
 /// told when a callback run returns its id, before its commit.
 async fn transaction<T: Model>(
@@ -231,7 +229,7 @@ async fn transaction<T: Model>(
     let options = TransactionOptions::builder()
         .write_concern(journaled)
         .build();
-    T::transaction(session)
+    Transaction::new(session)
         .options(options)
         .run((via, writer, log, committing), |session, context| {
             let (via, writer, log, committing) = context;

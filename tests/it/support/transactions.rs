@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use mongodb::bson::{Document as BsonDocument, doc};
+use seqid::action::Transaction;
 use seqid::{Document, IdField};
 use seqid_harness::{ServerFlavor, TestDb};
 
@@ -53,7 +54,7 @@ pub struct Seen {
 
 /// `tasks` tasks, each inserting `per_task` documents through `db` (writer `seqid`, see
 /// `writers::task_writer`), `batch` per transaction (one `insert`, or one `insert_many`
-/// of `batch`), run with `T::transaction` (which runs it again after a transient error); every
+/// of `batch`), run with `Transaction` (which runs it again after a transient error); every
 /// third transaction of task 0, 1 and 2 aborts on purpose after its insert. With
 /// `reads_first`, each transaction reads the collection before its insert, as an
 /// application may: its snapshot is taken then, before any wait of its insert.
@@ -74,7 +75,7 @@ pub async fn in_transactions<T: Model + Document<Id = i64>>(
                     let abort = task < 3 && first / batch % 3 == 1;
                     let range = first..per_task.min(first + batch);
                     let context = (db.clone(), seen.clone());
-                    let result = T::transaction(&mut session)
+                    let result = Transaction::new(&mut session)
                         .run(context, |session, (db, seen)| {
                             let range = range.clone();
                             Box::pin(async move {

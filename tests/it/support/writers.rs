@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use mongodb::options::DatabaseOptions;
 use mongodb::{Client, ClientSession};
+use seqid::action::Transaction;
 use seqid::{AsDatabase, Document, IdField, Strategy};
 
 use super::models::{Model, project_of};
@@ -208,7 +209,7 @@ async fn resume_in<T: Document>(
 }
 
 /// Writer `writer`'s documents `range`, inserted with one call (in a transaction of its
-/// own, run with `T::transaction`, for the gapless strategy); returns them with their ids.
+/// own, run with `Transaction`, for the gapless strategy); returns them with their ids.
 pub async fn insert_range<T: Model>(
     via: &Via,
     writer: &str,
@@ -221,7 +222,7 @@ pub async fn insert_range<T: Model>(
     }
     let mut session = via.db().client().start_session().await?;
     let context = (via.clone(), writer.to_owned(), range);
-    let docs = T::transaction(&mut session)
+    let docs = Transaction::new(&mut session)
         .run(context, |session, (via, writer, range)| {
             Box::pin(async move {
                 // Made inside the body, so that a run again starts from unset ids.
@@ -332,7 +333,7 @@ pub async fn joined<T: Send + 'static>(
 /// `tasks` tasks of writer `by` store `per_task` documents of `T` each, one per call:
 /// even calls under an id reserved before the document is built (`T::reserve_id`, then
 /// `insert(..).reserved(token)`; gapless: both in one transaction of the call's own, run
-/// with `T::transaction`), odd calls by a plain insert; returns what each call was told.
+/// with `Transaction`), odd calls by a plain insert; returns what each call was told.
 pub async fn write_reserved<T: Model<Kind: seqid::kind::WithCounter>>(
     via: &Via,
     by: &str,
@@ -381,7 +382,7 @@ async fn reserved_one<T: Model<Kind: seqid::kind::WithCounter>>(
     }
     let mut session = via.db().client().start_session().await?;
     let context = (via.clone(), writer.to_owned(), n);
-    let id = T::transaction(&mut session)
+    let id = Transaction::new(&mut session)
         .run(context, |session, (via, writer, n)| {
             Box::pin(async move {
                 // Reserved inside the body: a run again reserves again, in its own

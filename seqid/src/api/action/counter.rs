@@ -6,7 +6,7 @@
 use std::future::IntoFuture;
 use std::marker::PhantomData;
 
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::future::BoxFuture;
 use crate::base::model::Model;
 use crate::base::scope::{Named, Scope};
@@ -56,7 +56,7 @@ macro_rules! counter_call {
             #[doc = concat!("The scope whose counter ", $what, ", for a scoped sequence: a value")]
             /// of its scope field's type, or a tuple of values in the declared order; a value
             /// of another type does not compile ([`scoped`](crate::scoped)). Required for a
-            /// scoped sequence ([`Error::InvalidScope`] without it); an unscoped one takes
+            /// scoped sequence ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) without it); an unscoped one takes
             /// none.
             ///
             /// ```no_run
@@ -76,7 +76,7 @@ macro_rules! counter_call {
             /// [`scope`](Self::scope) for a scope known only at run time (from a request, in
             /// code generic over the type): any serializable value, checked when the call
             /// runs against the scope fields' Rust types ([`Sequence::scope_types`]): a value
-            /// none of the type's documents can hold is [`Error::InvalidScope`], naming the
+            /// none of the type's documents can hold is [`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope), naming the
             /// field's type.
             ///
             /// ```no_run
@@ -114,7 +114,7 @@ counter_call!(
     /// [`Document::reset_counter`](crate::SequenceOf::reset_counter): await it for the value set.
     ///
     /// It refuses to move the counter below the largest numeric id already stored (in its
-    /// scope) ([`Error::CounterBelowStored`]): the next ids would be taken already, and every
+    /// scope) ([`ErrorKind::CounterBelowStored`](crate::error::ErrorKind::CounterBelowStored)): the next ids would be taken already, and every
     /// insert would fail on the unique index until the counter passed them again. Call
     /// [`below_stored`](SetCounter::below_stored) to do it all the same.
     ///
@@ -123,7 +123,7 @@ counter_call!(
     /// processes' blocks are not: they go on handing out the ids they reserved, which, below
     /// the new value, the counter will hand out again; the unique index (`_id`'s, or the one
     /// [`create_indexes`](crate::Document::create_indexes) makes) refuses the second
-    /// document ([`Error::DuplicateKey`]), never stores it. Set a counter while nothing else
+    /// document ([`ErrorKind::DuplicateKey`](crate::error::ErrorKind::DuplicateKey)), never stores it. Set a counter while nothing else
     /// writes the sequence: no other process, and no insert of this one (a reservation in
     /// flight when the counter is set lands under the old value).
     SetCounter { value: Value, below_stored: bool } -> i64 = set,
@@ -177,7 +177,7 @@ impl<'a, T: Model, S> SetCounter<'a, T, S> {
     }
 
     /// Sets the counter even below the largest id stored: the ids between are taken, and
-    /// inserts fail with [`Error::DuplicateKey`] until the counter passes them.
+    /// inserts fail with [`ErrorKind::DuplicateKey`](crate::error::ErrorKind::DuplicateKey) until the counter passes them.
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -215,26 +215,30 @@ async fn set(
     let step = i128::from(seq.layout.step);
     let before_first = (start - step).min(0);
     if wide < before_first || (wide - start).rem_euclid(step) != 0 {
-        return Err(Error::InvalidOption {
-            sequence: seq,
-            option: "set_counter",
-            value: last.to_string().into(),
-            reason: "the counter holds the last id handed out: an id of the \
+        return Err(Error::new(
+            seq,
+            ErrorKind::InvalidOption {
+                option: "set_counter",
+                value: last.to_string().into(),
+                reason: "the counter holds the last id handed out: an id of the \
                      sequence, `start + k × step`, not below 0 (or below \
                      `start - step` when that is negative, nothing handed out yet)"
-                .into(),
-        });
+                    .into(),
+            },
+        ));
     }
     if !below_stored {
         let collection = db.db.collection(seq.collection);
         let largest = largest::stored_floor(&collection, seq, counter.scope).await?;
         if let Some(largest) = largest.filter(|&largest| largest > last) {
-            return Err(Error::CounterBelowStored {
-                sequence: seq,
-                scope: counter.scope.to_string().into(),
-                value: last,
-                largest,
-            });
+            return Err(Error::new(
+                seq,
+                ErrorKind::CounterBelowStored {
+                    scope: counter.scope.to_string().into(),
+                    value: last,
+                    largest,
+                },
+            ));
         }
     }
     counted::set(db, seq, counter.scope, last).await?;
@@ -260,19 +264,21 @@ pub(crate) fn no_counter_for_optimistic(
     doing: &'static str,
 ) -> Result<(), Error> {
     match seq.strategy {
-        Strategy::Optimistic { .. } => Err(Error::InvalidOption {
-            sequence: seq,
-            option: "strategy",
-            value: "optimistic".into(),
-            reason: format!("the optimistic strategy keeps no counter to {doing}").into(),
-        }),
+        Strategy::Optimistic { .. } => Err(Error::new(
+            seq,
+            ErrorKind::InvalidOption {
+                option: "strategy",
+                value: "optimistic".into(),
+                reason: format!("the optimistic strategy keeps no counter to {doing}").into(),
+            },
+        )),
         _ => Ok(()),
     }
 }
 
 /// Raises the counter of every scope that has documents to the largest id stored in it,
 /// and returns how many counters it brought up to date. Documents whose scope fields hold
-/// no scope value (see [`Error::InvalidScope`]) belong to no scope and are passed over.
+/// no scope value (see [`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope)) belong to no scope and are passed over.
 pub(crate) async fn sync_every_scope(
     route: Route<'_>,
     seq: &'static Sequence,

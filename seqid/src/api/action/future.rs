@@ -14,21 +14,11 @@ use crate::base::span::{self, Traced};
 /// The future of an [`Insert`](super::Insert) or an [`InsertMany`](super::InsertMany) (and
 /// of the other actions that write: [`FindOrInsert`](super::FindOrInsert),
 /// [`NumberDraft`](super::NumberDraft), ...): the call, polled inside its `tracing` span
-/// (`seqid.insert`, at debug level), which records what the call did when it ends. Dropping it cancels the insert, as the crate's
-/// [notes on cancellation](crate::Document#cancellation) describe.
-///
-/// ```no_run
-/// # use seqid::Document;
-/// # #[derive(serde::Serialize, Document)]
-/// # #[seq_id("ticket")]
-/// # struct Ticket { _id: i64 }
-/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-/// use std::future::IntoFuture;
-/// let mut ticket = Ticket { _id: 0 };
-/// let insert: seqid::action::InsertFuture<'_, i64> = ticket.insert(&db).into_future();
-/// let id = insert.await?;
-/// # Ok(()) }
-/// ```
+/// (`seqid.insert`, at debug level), which records what the call did when it ends.
+/// Dropping it cancels the insert, as the crate's [notes on
+/// cancellation](crate::Document#cancellation) describe. Named only as the actions'
+/// `IntoFuture` (`seqid::__private`): a caller awaits the action.
+#[doc(hidden)]
 #[must_use = "an insert does nothing until it is awaited"]
 pub struct InsertFuture<'a, V> {
     // The span lives here, not in the insert's boxed state, whose size every insert pays.

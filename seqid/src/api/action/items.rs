@@ -15,8 +15,8 @@ use crate::state::registry::Route;
 /// Appends items to an array of the one stored document a filter finds, from the derive's
 /// `append_<field>`: await it for their numbers, which are also written into the items.
 ///
-/// The filter must find one document: none is [`Error::ItemsNotFound`], more than one
-/// [`Error::ItemsAmbiguous`], both before anything is written. Name the document by its
+/// The filter must find one document: none is [`ErrorKind::ItemsNotFound`](crate::error::ErrorKind::ItemsNotFound), more than one
+/// [`ErrorKind::ItemsAmbiguous`](crate::error::ErrorKind::ItemsAmbiguous), both before anything is written. Name the document by its
 /// `_id`: a filter that names `_id` by equality at its top level (`{ _id: v }` or
 /// `{ _id: { $eq: v } }`, beside other conditions or not) goes in one round trip where the
 /// server takes update pipelines (MongoDB 4.2+); any other filter costs one round trip more,
@@ -100,7 +100,7 @@ impl<'a, T: Model, I: Item> AppendItems<'a, T, I> {
     );
 
     /// Sends the append with this token, the one an
-    /// [`Error::ItemsOutcomeUnknown`] carries: if that append landed (its token is among
+    /// [`ErrorKind::ItemsOutcomeUnknown`](crate::error::ErrorKind::ItemsOutcomeUnknown) carries: if that append landed (its token is among
     /// the array's last 64 appends), nothing is appended and its numbers are answered;
     /// otherwise the items are appended, once.
     ///
@@ -114,11 +114,11 @@ impl<'a, T: Model, I: Item> AppendItems<'a, T, I> {
     /// # struct Order { #[serde(rename = "_id")] id: i64, #[seq_items(last = "lines_last")] lines: Vec<Line>, lines_last: i64 }
     /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
     /// let mut more = vec![Line { no: 0 }];
-    /// match Order::append_lines(&db, doc! { "_id": 7 }, &mut more).await {
-    ///     Err(seqid::Error::ItemsOutcomeUnknown { token, .. }) => {
-    ///         Order::append_lines(&db, doc! { "_id": 7 }, &mut more).token(token).await?;
-    ///     }
-    ///     other => { other?; }
+    /// if let Err(error) = Order::append_lines(&db, doc! { "_id": 7 }, &mut more).await {
+    ///     let seqid::error::ErrorKind::ItemsOutcomeUnknown { token, .. } = error.kind() else {
+    ///         return Err(error);
+    ///     };
+    ///     Order::append_lines(&db, doc! { "_id": 7 }, &mut more).token(*token).await?;
     /// }
     /// # Ok(()) }
     /// ```

@@ -1,12 +1,12 @@
 //! The actions [`Document`](crate::Document)'s methods return, as the driver's: each is awaited directly
 //! (`IntoFuture`), after options set by method. This module is their one public path:
-//! [`Insert`] and [`InsertMany`] (and the [`InsertFuture`] they become), [`FindOrInsert`]
+//! [`Insert`] and [`InsertMany`], [`FindOrInsert`]
 //! and [`FindOrInsertMany`], [`NumberDraft`] and [`NumberDrafts`], [`FindById`], [`Replace`],
 //! and the counter's administration, [`ListCounters`], [`LastReserved`], [`SetCounter`] and
 //! [`SyncCounter`]; and [`Transaction`], which runs them in a transaction. A number on its
 //! own, with no document: [`NamedSequence`] (from
-//! [`AsDatabase::sequence`](crate::AsDatabase::sequence)), awaited through [`Next`] and
-//! [`NextN`]. A model's next id before its document: [`ReserveIds`] and [`ReserveId`], for
+//! [`AsDatabase::sequence`](crate::AsDatabase::sequence)), its
+//! [`next`](NamedSequence::next) and [`next_n`](NamedSequence::next_n) awaited. A model's next id before its document: [`ReserveIds`] and [`ReserveId`], for
 //! [`Reserved`] tokens that [`Insert::reserved`] stores documents under.
 //!
 //! ```no_run
@@ -52,7 +52,7 @@ macro_rules! awaits_run {
 mod counter;
 pub(crate) mod find;
 pub(crate) mod find_or_insert;
-mod future;
+pub(crate) mod future;
 pub(crate) mod items;
 pub(crate) mod list;
 pub(crate) mod next;
@@ -63,18 +63,19 @@ pub(crate) mod transaction;
 
 use std::future::IntoFuture;
 
+use future::InsertFuture;
+
 pub(crate) use counter::sync_every_scope;
 pub use counter::{LastReserved, SetCounter, SyncCounter};
 pub use find::{FindByCode, FindById};
 pub use find_or_insert::{FindOrInsert, FindOrInsertMany};
-pub use future::InsertFuture;
 pub use items::AppendItems;
 pub use list::ListCounters;
-pub use next::{NamedSequence, Next, NextN, NextNOf, NextOf};
+pub use next::{NamedSequence, NextNOf, NextOf};
 pub use number::{NumberDraft, NumberDrafts};
 pub use replace::Replace;
 pub use reserve::{ReserveId, ReserveIds, Reserved};
-pub use transaction::{DEFAULT_TRANSACTION_TIME_LIMIT, Labelled, Transaction};
+pub use transaction::{Labelled, Transaction};
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
@@ -117,7 +118,7 @@ macro_rules! setters {
             ///
             /// Without it, nothing is ever taken to be stored because of what it holds:
             /// equal content says nothing of who wrote it, and those outcomes are
-            /// [`Error::OutcomeUnknown`]. Asserting it falsely lets another writer's equal
+            /// [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown). Asserting it falsely lets another writer's equal
             /// document pass for this one, which is then never stored.
             ///
             /// ```no_run
@@ -139,7 +140,7 @@ macro_rules! setters {
 
         impl<'a, T: Model, $($generics)*> $action<'a, T, $($args)*> {
             /// Attempts the optimistic loop makes at most for this call before
-            /// [`Error::RetriesExhausted`] (for many documents: rounds of retries of those
+            /// [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted) (for many documents: rounds of retries of those
             /// whose ids were taken), instead of `max_attempts` in the attribute; at least
             /// 1. The [time budget](Self::time_budget) still holds: the loop stops at
             /// whichever comes first. By default only the time bounds the loop. Offered
@@ -166,7 +167,7 @@ macro_rules! setters {
 
             /// How long the optimistic loop keeps retrying for this call while other
             /// writers take the ids it tries, from its first attempt, before
-            /// [`Error::RetriesExhausted`]; instead of `time_budget_ms` in the attribute
+            /// [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted); instead of `time_budget_ms` in the attribute
             /// ([`DEFAULT_TIME_BUDGET`](crate::Sequence::DEFAULT_TIME_BUDGET), 10 s, by default).
             /// A write under way is not cut short: the budget decides whether to try
             /// again. More than zero. Offered for the optimistic strategy only.
@@ -242,16 +243,16 @@ impl<'a, T: Model> Insert<'a, T> {
     /// the token's id is written into the id field, and the display codes from it. The
     /// document's id field is unset, or the token's id already
     /// ([`Reserved::fill`](crate::Reserved::fill)); any other id is refused as `insert`
-    /// refuses it ([`Error::IdAlreadySet`]). The insert goes to the database the id was
+    /// refuses it ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet)). The insert goes to the database the id was
     /// reserved in, and through the same [`Sequences`](crate::Sequences) handle (or a
-    /// clone) if both went through one ([`Error::ReservedElsewhere`]): the driver gives a
+    /// clone) if both went through one ([`ErrorKind::ReservedElsewhere`](crate::error::ErrorKind::ReservedElsewhere)): the driver gives a
     /// `Client` no identity, so through a bare `mongodb::Database` only the database names
     /// are compared, and a handle per deployment is what tells two deployments' databases
     /// of one name apart. The document is of the scope the id was reserved for
-    /// ([`Error::ReservedScope`]), and a gapless id is inserted in the transaction it was
-    /// reserved in ([`Error::ReservedTransaction`]): all checked before anything is
+    /// ([`ErrorKind::ReservedScope`](crate::error::ErrorKind::ReservedScope)), and a gapless id is inserted in the transaction it was
+    /// reserved in ([`ErrorKind::ReservedTransaction`](crate::error::ErrorKind::ReservedTransaction)): all checked before anything is
     /// written. A document's other sequences take their ids as usual.
-    /// The rest is any insert's: a lost answer is [`Error::OutcomeUnknown`], the
+    /// The rest is any insert's: a lost answer is [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), the
     /// document keeping the id, and [`resume_insert`](crate::Document::resume_insert)
     /// settles it; a document refused gets its id unset, and the reserved id is then a
     /// gap. For `insert` only: [`resume_insert`](crate::Document::resume_insert) finishes an

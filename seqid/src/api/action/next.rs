@@ -1,5 +1,6 @@
 //! A number on its own: [`NamedSequence`], a sequence named at run time, hands out its
-//! next id ([`Next`]) or its next `n` ids ([`NextN`]) with no document, from the counter
+//! next id ([`next`](NamedSequence::next)) or its next `n` ids
+//! ([`next_n`](NamedSequence::next_n)) with no document, from the counter
 //! that seqid's inserts of a type declaring the same sequence, and the MongoDB tutorial's
 //! `getNextSequence`, take theirs from. The ids are taken as an insert takes them: through
 //! the call's context and the gate, from the strategy's source, sharing the handle's
@@ -12,7 +13,7 @@ use mongodb::bson::Bson;
 use serde::Serialize;
 use tracing::Instrument;
 
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::future::BoxFuture;
 use crate::base::layout::{CounterWriteConcern, Layout};
 use crate::base::model::Model;
@@ -167,7 +168,7 @@ impl<'a> NamedSequence<'a> {
 
     /// The collection whose documents hold the numbers, if any (none unless set). With
     /// it, a counter that does not exist yet is made only if that collection holds no
-    /// number of the sequence in its [`field`](Self::field) ([`Error::CounterMissing`]
+    /// number of the sequence in its [`field`](Self::field) ([`ErrorKind::CounterMissing`](crate::error::ErrorKind::CounterMissing)
     /// otherwise, as for an insert), and on a sharded cluster its shard key is checked
     /// as a declared type's. Without it, a missing counter starts at `start`, and only
     /// the counters collection is checked.
@@ -206,8 +207,8 @@ impl<'a> NamedSequence<'a> {
     /// same counter a type declaring the sequence with `scope = ...` (the same fields, in
     /// the same order) uses for documents holding these values. Called once per field,
     /// in the declared order. The value is a string, an integer, an ObjectId, a boolean
-    /// or null ([`Error::InvalidScope`] otherwise); a field named twice is
-    /// [`Error::InvalidOption`].
+    /// or null ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) otherwise); a field named twice is
+    /// [`ErrorKind::InvalidOption`](crate::error::ErrorKind::InvalidOption).
     ///
     /// ```no_run
     /// # use seqid::AsDatabase;
@@ -247,7 +248,7 @@ impl<'a> NamedSequence<'a> {
     }
 
     /// Takes ids with the gapless strategy: in the caller's transaction, given with
-    /// [`session`](Self::session) ([`Error::TransactionRequired`] without one), so that
+    /// [`session`](Self::session) ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired) without one), so that
     /// an aborted transaction takes them back.
     ///
     /// ```no_run
@@ -287,14 +288,14 @@ impl<'a> NamedSequence<'a> {
     /// let id: i64 = db.sequence("userid").next().await?;
     /// # Ok(()) }
     /// ```
-    pub fn next(self) -> Next<'a> {
-        Next(self)
+    pub async fn next(self) -> Result<i64, Error> {
+        Ok(self.take("next", 1).await?[0])
     }
 
     /// The next `n` ids, increasing, `step` apart but for ids a cancelled caller gave
     /// back to a handle's live block (one reservation for all of them): await it. `n` 0
     /// gives none, with no round trip; `n` ids whose span overflows an `i64`, or more than
-    /// the process can hold, are [`Error::InvalidOption`] (the guide's [what is
+    /// the process can hold, are [`ErrorKind::InvalidOption`](crate::error::ErrorKind::InvalidOption) (the guide's [what is
     /// refused](crate::guide::numbers#what-is-refused)).
     ///
     /// ```no_run
@@ -303,40 +304,8 @@ impl<'a> NamedSequence<'a> {
     /// let ids: Vec<i64> = db.sequence("userid").next_n(10).await?;
     /// # Ok(()) }
     /// ```
-    pub fn next_n(self, n: u64) -> NextN<'a> {
-        NextN { sequence: self, n }
-    }
-}
-
-/// The next id of a [`NamedSequence`], from [`NamedSequence::next`]: await it.
-#[must_use = "a sequence hands out nothing until it is awaited"]
-pub struct Next<'a>(NamedSequence<'a>);
-
-/// The next `n` ids of a [`NamedSequence`], from [`NamedSequence::next_n`]: await them.
-#[must_use = "a sequence hands out nothing until it is awaited"]
-pub struct NextN<'a> {
-    sequence: NamedSequence<'a>,
-    n: u64,
-}
-
-impl<'a> IntoFuture for Next<'a> {
-    type Output = Result<i64, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            let ids = self.0.take("next", 1).await?;
-            Ok(ids[0])
-        })
-    }
-}
-
-impl<'a> IntoFuture for NextN<'a> {
-    type Output = Result<Vec<i64>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.sequence.take("next_n", self.n))
+    pub async fn next_n(self, n: u64) -> Result<Vec<i64>, Error> {
+        self.take("next_n", n).await
     }
 }
 
@@ -416,7 +385,7 @@ impl<'a, T: Model, S> NextNOf<'a, T, S> {
     /// The scope whose counter hands the numbers out, for a scoped sequence: a value of
     /// its scope field's type, or a tuple of values in the declared order; a value of
     /// another type does not compile ([`scoped`](crate::scoped)). Required for a scoped
-    /// sequence ([`Error::InvalidScope`] without it); an unscoped one takes none.
+    /// sequence ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) without it); an unscoped one takes none.
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -434,7 +403,7 @@ impl<'a, T: Model, S> NextNOf<'a, T, S> {
 
     /// [`scope`](Self::scope) for a scope known only at run time: any serializable value,
     /// checked when the call runs against the scope fields' Rust types
-    /// ([`Error::InvalidScope`] for a value none of the type's documents can hold).
+    /// ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) for a value none of the type's documents can hold).
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -452,7 +421,7 @@ impl<'a, T: Model, S> NextNOf<'a, T, S> {
 
     session!(
         /// The caller's session. A gapless sequence takes its numbers in the transaction
-        /// running in it (required: [`Error::TransactionRequired`] without one); counters
+        /// running in it (required: [`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired) without one); counters
         /// and block take theirs outside any transaction, as inserts do.
         ///
         /// ```no_run
@@ -595,11 +564,13 @@ fn scope_of(seq: &'static Sequence, values: Vec<Result<Bson, String>>) -> Result
         match value {
             Ok(value) => given.push(value),
             Err(error) => {
-                return Err(Error::InvalidScope {
-                    sequence: seq,
-                    scope: format!("{field}: (given)").into(),
-                    reason: format!("the value could not be serialized: {error}").into(),
-                });
+                return Err(Error::new(
+                    seq,
+                    ErrorKind::InvalidScope {
+                        scope: format!("{field}: (given)").into(),
+                        reason: format!("the value could not be serialized: {error}").into(),
+                    },
+                ));
             }
         }
     }
@@ -616,12 +587,14 @@ fn scope_of(seq: &'static Sequence, values: Vec<Result<Bson, String>>) -> Result
 /// or more than this process can hold (`option`: the call that asked for them).
 pub(crate) fn fits(seq: &'static Sequence, option: &'static str, n: u64) -> Result<(), Error> {
     let refused = |reason| {
-        Err(Error::InvalidOption {
-            sequence: seq,
-            option,
-            value: n.to_string().into(),
-            reason,
-        })
+        Err(Error::new(
+            seq,
+            ErrorKind::InvalidOption {
+                option,
+                value: n.to_string().into(),
+                reason,
+            },
+        ))
     };
     if i128::from(n) * i128::from(seq.layout.step) > i128::from(i64::MAX) {
         return refused("that many ids, `step` apart, span more than an i64 holds".into());

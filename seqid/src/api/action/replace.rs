@@ -15,7 +15,7 @@ use crate::state::registry::Route;
 ///
 /// For a type with items, the stored marks and hidden lists of recent appends are read
 /// first: a document whose mark is below the stored one (an append landed after it was
-/// read) is refused, [`Error::ItemsStale`], and nothing is written; otherwise one
+/// read) is refused, [`ErrorKind::ItemsStale`](crate::error::ErrorKind::ItemsStale), and nothing is written; otherwise one
 /// `replace_one` conditioned on the marks and lists as read writes the document with the
 /// lists kept. Two round trips; one, a `replace_one` by `_id`, for a type without items.
 /// See the guide's [items](crate::guide::items#writing-a-document-back-replace).
@@ -43,9 +43,11 @@ use crate::state::registry::Route;
 /// order.lines[0].quantity += 1;
 /// match order.replace(&db).await {
 ///     Ok(()) => {}
-///     // An append landed since the read: read it again, apply the change, replace again.
-///     Err(seqid::Error::ItemsStale { .. }) => {}
-///     Err(other) => return Err(other),
+///     Err(error) => match error.kind() {
+///         // An append landed since the read: read it again, apply the change, replace again.
+///         seqid::error::ErrorKind::ItemsStale { .. } => {}
+///         _ => return Err(error),
+///     },
 /// }
 /// # Ok(()) }
 /// ```
@@ -70,7 +72,7 @@ impl<'a, T: Model> Replace<'a, T> {
     session!(
         /// Runs the replace in `session`, and in its transaction if one is running: the
         /// read and the write are then the transaction's, and an error is the
-        /// transaction's to retry or abort ([`Error::Driver`]).
+        /// transaction's to retry or abort ([`ErrorKind::Driver`](crate::error::ErrorKind::Driver)).
         ///
         /// ```no_run
         /// # use seqid::{Document, Item};

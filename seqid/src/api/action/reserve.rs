@@ -13,7 +13,7 @@ use std::marker::PhantomData;
 use tracing::Instrument;
 
 use crate::api::action::next::fits;
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::fields::{ensure_unset_or_reserved, fill, numbered_on_insert};
 use crate::base::future::BoxFuture;
 use crate::base::model::Model;
@@ -91,9 +91,9 @@ impl<T: Model> Reserved<T> {
     /// will write them (`#[seq_display]`, from the document's fields and this id): to show
     /// a code before the document is stored. The insert then takes `doc` as it is (an id
     /// equal to the token's, codes equal to those it writes). Refused, with `doc` left as
-    /// it was, if `doc` is of another scope than the token's ([`Error::ReservedScope`]),
-    /// carries another id ([`Error::IdAlreadySet`]) or a code that is not this id's
-    /// ([`Error::InvalidCode`]), or if a value it shows would make the code ambiguous.
+    /// it was, if `doc` is of another scope than the token's ([`ErrorKind::ReservedScope`](crate::error::ErrorKind::ReservedScope)),
+    /// carries another id ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet)) or a code that is not this id's
+    /// ([`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode)), or if a value it shows would make the code ambiguous.
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -113,12 +113,14 @@ impl<T: Model> Reserved<T> {
         ensure_unset_or_reserved(doc, self.held.id)?;
         let scope = Scope::of(seq, doc)?;
         if scope != self.held.scope {
-            return Err(Error::ReservedScope {
-                sequence: seq,
-                id: self.held.id,
-                reserved: self.held.scope.to_string().into(),
-                document: scope.to_string().into(),
-            });
+            return Err(Error::new(
+                seq,
+                ErrorKind::ReservedScope {
+                    id: self.held.id,
+                    reserved: self.held.scope.to_string().into(),
+                    document: scope.to_string().into(),
+                },
+            ));
         }
         crate::base::code::check(doc)?;
         fill(doc, self.held.id).map(drop)
@@ -187,8 +189,8 @@ impl<'a, T: Model, S> ReserveIds<'a, T, S> {
     /// The scope the ids are reserved for, for a scoped sequence: a value of its scope
     /// field's type, or a tuple of values in the declared order; a value of another type
     /// does not compile ([`scoped`](crate::scoped)). Required for a scoped sequence
-    /// ([`Error::InvalidScope`] without it); an unscoped one takes none. Each token is
-    /// inserted with a document of that scope ([`Error::ReservedScope`] otherwise).
+    /// ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) without it); an unscoped one takes none. Each token is
+    /// inserted with a document of that scope ([`ErrorKind::ReservedScope`](crate::error::ErrorKind::ReservedScope) otherwise).
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -206,7 +208,7 @@ impl<'a, T: Model, S> ReserveIds<'a, T, S> {
 
     /// [`scope`](Self::scope) for a scope known only at run time: any serializable value,
     /// checked when the call runs against the scope fields' Rust types
-    /// ([`Error::InvalidScope`] for a value none of the type's documents can hold).
+    /// ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) for a value none of the type's documents can hold).
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -224,9 +226,9 @@ impl<'a, T: Model, S> ReserveIds<'a, T, S> {
 
     session!(
         /// The caller's session. A gapless sequence reserves its ids in the transaction
-        /// running in it (required: [`Error::TransactionRequired`] without one), and
+        /// running in it (required: [`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired) without one), and
         /// each token is then inserted in that same transaction
-        /// ([`Error::ReservedTransaction`] otherwise); an aborted transaction takes the
+        /// ([`ErrorKind::ReservedTransaction`](crate::error::ErrorKind::ReservedTransaction) otherwise); an aborted transaction takes the
         /// ids back, and its tokens are void. Counters and block reserve theirs outside
         /// any transaction, as inserts take theirs.
         ///

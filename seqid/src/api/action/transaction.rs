@@ -1,8 +1,6 @@
 //! [`Transaction`]: a closure run in a transaction of the caller's session, with the
-//! driver's retry rules and seqid's typed errors, from
-//! [`Document::transaction`](crate::Document::transaction).
+//! driver's retry rules and seqid's typed errors.
 
-use std::marker::PhantomData;
 use std::time::Duration;
 
 use mongodb::ClientSession;
@@ -11,14 +9,9 @@ use mongodb::options::TransactionOptions;
 use tokio::time::Instant;
 
 use crate::base::ending::Ending;
-use crate::base::error::Error;
+use crate::base::error::{Error, ErrorKind};
 use crate::base::future::BoxFuture;
-use crate::base::model::Model;
-use crate::base::sequence::Sequence;
-
-/// How long a transaction is run again, or its commit sent again, by default: the
-/// driver's limit for its callback API.
-pub const DEFAULT_TRANSACTION_TIME_LIMIT: Duration = Duration::from_secs(120);
+use crate::base::server::noted;
 
 /// An error a transaction's body returns, as [`Transaction::run`] reads it: the driver's
 /// error behind it, whose labels say whether the transaction runs again. Implemented for
@@ -83,9 +76,10 @@ impl Labelled for Box<dyn std::error::Error + Send + Sync> {
     }
 }
 
-/// Runs a closure in a transaction of the caller's session, from
-/// [`Document::transaction`](crate::Document::transaction). `T` names the sequence the
-/// transaction's own failures (starting it, committing it) are reported under.
+/// Runs a closure in a transaction of the caller's session: the way to run gapless
+/// numbers, and anything else seqid does in a transaction (the guide's
+/// [transactions](crate::guide::transactions)). Its own failures (starting it, committing
+/// it) serve no one sequence: their [`Error::sequence`] is `None`.
 ///
 /// The rules are MongoDB's for the callback API (and the driver's `and_run`): an error
 /// labelled `TransientTransactionError` (a write conflict: another transaction took the
@@ -98,7 +92,7 @@ impl Labelled for Box<dyn std::error::Error + Send + Sync> {
 /// committed: a `find_or_insert` that inserted answers `Found` the second time, and the
 /// caller loses the fact that it won. Each rule applies for at most the time limit (120 s,
 /// the driver's), after which the last error comes back; a commit still unknown then is
-/// [`Error::TransactionOutcomeUnknown`].
+/// [`ErrorKind::TransactionOutcomeUnknown`](crate::error::ErrorKind::TransactionOutcomeUnknown).
 ///
 /// The driver's `and_run` applies the same rules but returns the driver's error, in which a
 /// seqid error travels as a custom payload; this returns the body's own error type, a
@@ -107,6 +101,7 @@ impl Labelled for Box<dyn std::error::Error + Send + Sync> {
 ///
 /// ```no_run
 /// use mongodb::bson::doc;
+/// use seqid::action::Transaction;
 /// use seqid::{Document, Numbered};
 /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
 /// # #[seq_id(collection = "invoices")]
@@ -115,7 +110,7 @@ impl Labelled for Box<dyn std::error::Error + Send + Sync> {
 ///
 /// # async fn run(db: seqid::Database, id: mongodb::bson::oid::ObjectId) -> Result<(), Box<dyn std::error::Error>> {
 /// let mut session = db.client().start_session().await?;
-/// let issued: Numbered<Invoice> = Invoice::transaction(&mut session)
+/// let issued: Numbered<Invoice> = Transaction::new(&mut session)
 ///     .run(&db, |session, db| {
 ///         Box::pin(async move {
 ///             Invoice::number_draft(*db, doc! { "_id": id })
@@ -128,20 +123,45 @@ impl Labelled for Box<dyn std::error::Error + Send + Sync> {
 /// # Ok(()) }
 /// ```
 #[must_use = "a transaction does nothing until it is run"]
-pub struct Transaction<'a, T: Model> {
+pub struct Transaction<'a> {
     session: &'a mut ClientSession,
     options: Option<TransactionOptions>,
     time_limit: Duration,
-    _type: PhantomData<fn() -> T>,
 }
 
-impl<'a, T: Model> Transaction<'a, T> {
-    pub(crate) fn new(session: &'a mut ClientSession) -> Self {
+impl<'a> Transaction<'a> {
+    /// How long a transaction is run again, or its commit sent again, by default: the
+    /// driver's limit for its callback API.
+    ///
+    /// ```
+    /// assert_eq!(seqid::action::Transaction::DEFAULT_TIME_LIMIT.as_secs(), 120);
+    /// ```
+    pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(120);
+
+    /// A transaction of `session`, to [`run`](Transaction::run); the session's options and
+    /// a time limit of [`DEFAULT_TIME_LIMIT`](Transaction::DEFAULT_TIME_LIMIT) unless set.
+    ///
+    /// ```no_run
+    /// # use seqid::Document;
+    /// # #[derive(serde::Serialize, Document)]
+    /// # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
+    /// # struct Invoice { #[serde(rename = "_id")] id: i64 }
+    /// # async fn run(db: seqid::Database) -> Result<(), Box<dyn std::error::Error>> {
+    /// use seqid::action::Transaction;
+    ///
+    /// let mut session = db.client().start_session().await?;
+    /// let id = Transaction::new(&mut session)
+    ///     .run(&db, |session, db| {
+    ///         Box::pin(async move { Invoice { id: 0 }.insert(*db).session(session).await })
+    ///     })
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn new(session: &'a mut ClientSession) -> Self {
         Transaction {
             session,
             options: None,
-            time_limit: DEFAULT_TRANSACTION_TIME_LIMIT,
-            _type: PhantomData,
+            time_limit: Self::DEFAULT_TIME_LIMIT,
         }
     }
 
@@ -156,9 +176,10 @@ impl<'a, T: Model> Transaction<'a, T> {
     /// # struct Invoice { #[serde(rename = "_id")] id: i64 }
     /// # async fn run(db: seqid::Database, mut session: mongodb::ClientSession) -> Result<(), seqid::Error> {
     /// use mongodb::options::{TransactionOptions, WriteConcern};
+    /// use seqid::action::Transaction;
     ///
     /// let options = TransactionOptions::builder().write_concern(WriteConcern::majority()).build();
-    /// let id = Invoice::transaction(&mut session)
+    /// let id = Transaction::new(&mut session)
     ///     .options(options)
     ///     .run(&db, |session, db| {
     ///         Box::pin(async move {
@@ -175,7 +196,7 @@ impl<'a, T: Model> Transaction<'a, T> {
     }
 
     /// How long the transaction is run again after transient errors, and its commit sent
-    /// again while its result is unknown; [`DEFAULT_TRANSACTION_TIME_LIMIT`] (120 s, the
+    /// again while its result is unknown; [`DEFAULT_TIME_LIMIT`](Transaction::DEFAULT_TIME_LIMIT) (120 s, the
     /// driver's) unless set. A request handler with a deadline of its own sets a shorter
     /// one.
     ///
@@ -185,7 +206,9 @@ impl<'a, T: Model> Transaction<'a, T> {
     /// # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
     /// # struct Invoice { #[serde(rename = "_id")] id: i64 }
     /// # async fn run(db: seqid::Database, mut session: mongodb::ClientSession) -> Result<(), seqid::Error> {
-    /// let id = Invoice::transaction(&mut session)
+    /// use seqid::action::Transaction;
+    ///
+    /// let id = Transaction::new(&mut session)
     ///     .time_limit(std::time::Duration::from_secs(5))
     ///     .run(&db, |session, db| {
     ///         Box::pin(async move {
@@ -221,7 +244,6 @@ impl<'a, T: Model> Transaction<'a, T> {
         F: for<'b> FnMut(&'b mut ClientSession, &'b mut C) -> BoxFuture<'b, Result<R, E>>,
         E: From<Error> + Labelled,
     {
-        let seq: &'static Sequence = &T::SEQUENCE;
         let (session, options, time_limit) = (self.session, self.options, self.time_limit);
         let started = Instant::now();
         // Whether there is time left for another run after a pause of `pause`.
@@ -233,7 +255,9 @@ impl<'a, T: Model> Transaction<'a, T> {
                 .start_transaction()
                 .with_options(options.clone())
                 .await
-                .map_err(|error| E::from(Error::driver(seq, "starting a transaction", error)))?;
+                .map_err(|error| {
+                    E::from(Error::driver(None, "starting a transaction", noted(error)))
+                })?;
             let value = match body(&mut *session, &mut context).await {
                 Ok(value) => value,
                 Err(error) => {
@@ -251,7 +275,6 @@ impl<'a, T: Model> Transaction<'a, T> {
                         return Err(error);
                     }
                     tracing::debug!(
-                        sequence = seq.name,
                         runs,
                         "seqid: a transient error in the transaction; running it again"
                     );
@@ -276,16 +299,14 @@ impl<'a, T: Model> Transaction<'a, T> {
                     && !max_time_expired(&error);
                 if unknown {
                     if !time_for(Duration::ZERO) {
-                        return Err(Error::TransactionOutcomeUnknown {
-                            sequence: seq,
+                        return Err(Error::unsequenced(ErrorKind::TransactionOutcomeUnknown {
                             commits,
                             elapsed: started.elapsed(),
                             source: Box::new(error),
-                        }
+                        })
                         .into());
                     }
                     tracing::debug!(
-                        sequence = seq.name,
                         commits,
                         "seqid: the commit's result is unknown; sending the commit alone again"
                     );
@@ -296,7 +317,7 @@ impl<'a, T: Model> Transaction<'a, T> {
                     tokio::time::sleep(pause).await;
                     continue 'transaction;
                 }
-                return Err(Error::driver(seq, "committing the transaction", error).into());
+                return Err(Error::driver(None, "committing the transaction", noted(error)).into());
             }
         }
     }

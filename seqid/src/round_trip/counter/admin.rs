@@ -16,7 +16,7 @@ use crate::base::layout::ScopeEncoding;
 use crate::base::numeric;
 use crate::base::scope::Scope;
 use crate::base::sequence::Sequence;
-use crate::base::server::{DUPLICATE_KEY, PRIMARY, server_code};
+use crate::base::server::{DUPLICATE_KEY, PRIMARY, noted, server_code};
 use crate::round_trip::largest;
 use crate::state::allocator::Tally;
 
@@ -117,7 +117,7 @@ pub(crate) async fn every(
 }
 
 /// The largest number stored in every scope of `seq` that has documents, floored to an
-/// integer. Documents whose scope fields hold no scope value (see [`Error::InvalidScope`])
+/// integer. Documents whose scope fields hold no scope value (see [`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope))
 /// belong to no scope and are passed over.
 pub(crate) async fn largest_of_every_scope(
     db: &Database,
@@ -151,7 +151,7 @@ pub(crate) async fn largest_of_every_scope(
 }
 
 /// Every document of the cursor `query` opens, read to the end; a failure to open it or
-/// to read it is [`Error::Driver`], the action named `action`.
+/// to read it is [`ErrorKind::Driver`](crate::error::ErrorKind::Driver), the action named `action`.
 async fn every_document(
     seq: &'static Sequence,
     action: String,
@@ -181,7 +181,7 @@ pub(crate) async fn set(db: &Database, counter: Counter<'_>, last: i64) -> Resul
     let counters = db.collection::<BsonDocument>(seq.counters);
     let value = counter.value_of(last)?;
     let what = || format!("setting the counter in `{}` to {last}", seq.counters);
-    let failed = |error| Error::driver(seq, what(), error);
+    let failed = |error| Error::driver(seq, what(), noted(error));
     let by_id = counter.layout().by_id();
     // A counter found by fields is created by an insert (see the module's notes), and
     // updated if another writer creates it meanwhile.

@@ -8,7 +8,7 @@ use mongodb::bson::Document as BsonDocument;
 
 use super::Change;
 use super::{Counter, counter_write_concern, stored};
-use crate::base::error::{Doing, Error};
+use crate::base::error::{Doing, Error, ErrorKind};
 use crate::base::server::{DUPLICATE_KEY, server_code, unique_index};
 use crate::round_trip::largest;
 use crate::state::allocator::Tally;
@@ -45,7 +45,7 @@ pub(super) async fn make_if_missing(
     }
 }
 
-/// The safety net of a counter about to be made: refuses ([`Error::CounterMissing`]) when
+/// The safety net of a counter about to be made: refuses ([`ErrorKind::CounterMissing`](crate::error::ErrorKind::CounterMissing)) when
 /// the sequence's collection already holds a number of the sequence in the counter's
 /// scope: at or above `start`, and with a step one of `start + k × step` (two sequences
 /// with a step may share a field, odd and even). A new counter would hand those numbers
@@ -73,12 +73,14 @@ pub(super) async fn refuse_if_numbered(db: &Database, counter: Counter<'_>) -> R
     if stored(&counters, counter).await?.is_some() {
         return Ok(());
     }
-    Err(Error::CounterMissing {
-        sequence: seq,
-        counter: counter.shown(),
-        scope: counter.scope.to_string().into(),
-        largest: Box::new(largest),
-    })
+    Err(Error::new(
+        seq,
+        ErrorKind::CounterMissing {
+            counter: counter.shown(),
+            scope: counter.scope.to_string().into(),
+            largest: Box::new(largest),
+        },
+    ))
 }
 
 /// Creates the counter found by fields at `value`: the tool's unique index on those

@@ -22,7 +22,7 @@ pub(crate) mod update;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::options::{Acknowledgment, WriteConcern};
 
-use crate::base::error::{Doing, Error};
+use crate::base::error::{Doing, Error, ErrorKind};
 use crate::base::layout::CounterWriteConcern;
 use crate::base::layout::{Layout, ScopeEncoding, Width};
 use crate::base::scope::Scope;
@@ -97,21 +97,25 @@ impl Counter<'_> {
 
     fn overflow(&self, value: i128) -> Error {
         let (shown, counters) = (self.shown(), self.seq.counters);
-        Error::Overflow {
-            sequence: self.seq,
-            value,
-            target: "i64",
-            origin: format!("the counter {{ {shown} }} in `{counters}`").into(),
-        }
+        Error::new(
+            self.seq,
+            ErrorKind::Overflow {
+                value,
+                target: "i64",
+                origin: format!("the counter {{ {shown} }} in `{counters}`").into(),
+            },
+        )
     }
 
-    /// [`Error::CounterContended`], after `attempts` updates conditional on the value read.
+    /// [`ErrorKind::CounterContended`](crate::error::ErrorKind::CounterContended), after `attempts` updates conditional on the value read.
     fn contended(&self, attempts: u32) -> Error {
-        Error::CounterContended {
-            sequence: self.seq,
-            counter: self.shown(),
-            attempts,
-        }
+        Error::new(
+            self.seq,
+            ErrorKind::CounterContended {
+                counter: self.shown(),
+                attempts,
+            },
+        )
     }
 
     /// `value` typed as the layout writes it.
@@ -215,11 +219,13 @@ pub(super) async fn stored(
 }
 
 pub(super) fn not_numeric(counter: Counter<'_>, value: Bson) -> Error {
-    Error::CounterNotNumeric {
-        sequence: counter.seq,
-        counter: counter.shown(),
-        value: Box::new(value),
-    }
+    Error::new(
+        counter.seq,
+        ErrorKind::CounterNotNumeric {
+            counter: counter.shown(),
+            value: Box::new(value),
+        },
+    )
 }
 
 /// What is done to the counter's value (its `seq`, in the tutorial's layout), in the

@@ -13,11 +13,11 @@ use super::{
     Change, Counter, TYPE_MISMATCH, UPSERT_ATTEMPTS, counter_write_concern, not_numeric, stored,
 };
 use crate::base::backoff::backoff;
-use crate::base::error::{Doing, Error};
+use crate::base::error::{Doing, Error, ErrorKind};
 use crate::base::numeric;
 use crate::base::scope::Scope;
 use crate::base::sequence::Sequence;
-use crate::base::server::{DUPLICATE_KEY, server_code};
+use crate::base::server::{DUPLICATE_KEY, noted, server_code};
 use crate::state::allocator::{Source, Tally, interrupted};
 
 /// Updates conditional on the value read lose only to other writers taking ids, which
@@ -58,11 +58,15 @@ pub(super) fn increment(counter: Counter<'_>, amount: u64) -> Result<i64, Error>
     i64::try_from(amount)
         .ok()
         .and_then(|amount| amount.checked_mul(step))
-        .ok_or_else(|| Error::Overflow {
-            sequence: counter.seq,
-            value: i128::from(amount) * i128::from(step),
-            target: "i64",
-            origin: format!("{amount} ids reserved at once, {step} apart").into(),
+        .ok_or_else(|| {
+            Error::new(
+                counter.seq,
+                ErrorKind::Overflow {
+                    value: i128::from(amount) * i128::from(step),
+                    target: "i64",
+                    origin: format!("{amount} ids reserved at once, {step} apart").into(),
+                },
+            )
         })
 }
 
@@ -71,11 +75,16 @@ pub(super) fn first_of(counter: Counter<'_>, value: i64, amount: u64) -> Result<
     let last = counter.last_of(value)?;
     let step = i128::from(counter.seq.layout.step);
     let first = i128::from(last) - (i128::from(amount) - 1) * step;
-    i64::try_from(first).map_err(|_| Error::Overflow {
-        sequence: counter.seq,
-        value: first,
-        target: "i64",
-        origin: format!("the counter answered {value} to the reservation of {amount} ids").into(),
+    i64::try_from(first).map_err(|_| {
+        Error::new(
+            counter.seq,
+            ErrorKind::Overflow {
+                value: first,
+                target: "i64",
+                origin: format!("the counter answered {value} to the reservation of {amount} ids")
+                    .into(),
+            },
+        )
     })
 }
 
@@ -230,7 +239,7 @@ async fn in_transaction(
     // Only an answer that may mean the guard did not take the counter (no document, a
     // duplicate `_id`, a type mismatch) is worth a look at what the counter holds. A
     // write conflict, the common error here (concurrent transactions take turns on the
-    // counter), goes back at once: the caller's retry (`T::transaction`) runs the
+    // counter), goes back at once: the caller's retry (`Transaction`) runs the
     // transaction again, and a read first would lengthen every turn by a round trip.
     if unmatched(error.as_ref())
         && let Some(value) = stored(counters, counter).await?.flatten()
@@ -260,15 +269,17 @@ fn failed(
 ) -> Error {
     let seq = counter.seq;
     match error {
-        None => Error::NoCounter {
-            sequence: seq,
-            counter: counter.shown(),
-            attempts,
-        },
+        None => Error::new(
+            seq,
+            ErrorKind::NoCounter {
+                counter: counter.shown(),
+                attempts,
+            },
+        ),
         Some(error) => Error::driver(
             seq,
             format!("updating the counter in `{}`{within}", seq.counters),
-            error,
+            noted(error),
         ),
     }
 }
