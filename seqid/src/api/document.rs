@@ -9,8 +9,7 @@ use mongodb::bson::Document as BsonDocument;
 
 use crate::api::action::find::Deserializable;
 use crate::api::action::{
-    FindOrInsert, FindOrInsertMany, Insert, InsertMany, NumberDraft, NumberDrafts, ReserveId,
-    ReserveIds,
+    FindOrInsert, FindOrInsertMany, Insert, InsertMany, NumberDraft, NumberDrafts, Reserve,
 };
 use crate::api::sequence_of::SequenceOf;
 use crate::api::sequences::AsDatabase;
@@ -611,8 +610,8 @@ pub trait Document: Model {
     /// [`insert(..).reserved(token)`](Insert::reserved). The ids are taken as inserts take
     /// theirs, from the same counter and, through a [`Sequences`](crate::Sequences)
     /// handle, the same allocator and live block (`n` 0: none, with no round trip). For a
-    /// scoped sequence, name the scope with [`.scope(...)`](ReserveIds::scope); a gapless
-    /// sequence reserves in the caller's transaction ([`.session(...)`](ReserveIds::session)).
+    /// scoped sequence, name the scope with [`.scope(...)`](Reserve::scope); a gapless
+    /// sequence reserves in the caller's transaction ([`.session(...)`](Reserve::session)).
     ///
     /// A token never inserted is a gap, as an insert that fails after taking its id; a
     /// gapless token lives and dies with its transaction (an aborted transaction takes its
@@ -633,11 +632,11 @@ pub trait Document: Model {
     /// }
     /// # Ok(()) }
     /// ```
-    fn reserve_ids(db: &impl AsDatabase, n: u64) -> ReserveIds<'_, Self>
+    fn reserve_ids(db: &impl AsDatabase, n: u64) -> Reserve<'_, Self, Self::Scope, true>
     where
         Self::Kind: WithCounter,
     {
-        ReserveIds::new(db.route(), n)
+        Reserve::new(db.route(), n)
     }
 
     /// Reserves the next id of the sequence for a document built later:
@@ -655,11 +654,11 @@ pub trait Document: Model {
     /// order.insert(&db).reserved(token).await?;
     /// # Ok(()) }
     /// ```
-    fn reserve_id(db: &impl AsDatabase) -> ReserveId<'_, Self>
+    fn reserve_id(db: &impl AsDatabase) -> Reserve<'_, Self>
     where
         Self::Kind: WithCounter,
     {
-        ReserveId::new(db.route())
+        Reserve::new(db.route(), 1)
     }
 }
 

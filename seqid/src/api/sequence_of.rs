@@ -5,7 +5,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 
 use crate::api::action::find::Deserializable;
-use crate::api::action::{FindById, LastReserved, NextNOf, NextOf, SetCounter, SyncCounter};
+use crate::api::action::{FindById, LastReserved, NextOf, SetCounter, SyncCounter};
 use crate::api::sequences::{AsDatabase, Database};
 use crate::base::error::Error;
 use crate::base::kind::{Kind, WithCounter};
@@ -168,7 +168,7 @@ impl<T: Model, K: WithCounter, S> SequenceOf<T, K, S> {
     /// # Ok(()) }
     /// ```
     pub fn next(self, db: &impl AsDatabase) -> NextOf<'_, T, S> {
-        NextOf::new(db.route(), self.seq)
+        NextOf::new(db.route(), self.seq, 1)
     }
 
     /// The sequence's next `n` numbers, increasing (one reservation for all of them), as
@@ -183,8 +183,8 @@ impl<T: Model, K: WithCounter, S> SequenceOf<T, K, S> {
     /// let numbers = Ticket::sequence().next_n(&db, 3).scope("apollo").await?;
     /// # Ok(()) }
     /// ```
-    pub fn next_n(self, db: &impl AsDatabase, n: u64) -> NextNOf<'_, T, S> {
-        NextNOf::new(db.route(), self.seq, n)
+    pub fn next_n(self, db: &impl AsDatabase, n: u64) -> NextOf<'_, T, S, true> {
+        NextOf::new(db.route(), self.seq, n)
     }
 
     /// Every counter of the sequence in one call (one per scope that has one), each with

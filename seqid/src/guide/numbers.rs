@@ -259,7 +259,7 @@
 //! live block. A token dropped unused does not: its id was the caller's.
 //!
 //! **Gapless and transactions.** A gapless reservation runs in the caller's transaction,
-//! given with [`.session(..)`](crate::action::ReserveIds::session)
+//! given with [`.session(..)`](crate::action::Reserve::session)
 //! ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired) without one), and its
 //! tokens live and die with that transaction: inserted in it, they commit with it, dense;
 //! an aborted transaction takes their ids back, the next transaction takes them again, and

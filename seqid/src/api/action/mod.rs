@@ -6,7 +6,8 @@
 //! [`SyncCounter`]; and [`Transaction`], which runs them in a transaction. A number on its
 //! own, with no document: [`NamedSequence`] (from
 //! [`AsDatabase::sequence`](crate::AsDatabase::sequence)), its
-//! [`next`](NamedSequence::next) and [`next_n`](NamedSequence::next_n) awaited. A model's next id before its document: [`ReserveIds`] and [`ReserveId`], for
+//! [`next`](NamedSequence::next) and [`next_n`](NamedSequence::next_n) awaited; of a type's
+//! sequence, [`NextOf`]. A model's next id before its document: [`Reserve`], for
 //! [`Reserved`] tokens that [`Insert::reserved`] stores documents under.
 //!
 //! ```no_run
@@ -71,10 +72,10 @@ pub use find::{FindByCode, FindById};
 pub use find_or_insert::{FindOrInsert, FindOrInsertMany};
 pub use items::AppendItems;
 pub use list::ListCounters;
-pub use next::{NamedSequence, NextNOf, NextOf};
+pub use next::{NamedSequence, NextOf};
 pub use number::{NumberDraft, NumberDrafts};
 pub use replace::Replace;
-pub use reserve::{ReserveId, ReserveIds, Reserved};
+pub use reserve::{Reserve, Reserved};
 pub use transaction::{Labelled, Transaction};
 
 use crate::base::error::Error;

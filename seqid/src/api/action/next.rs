@@ -350,18 +350,25 @@ impl NamedSequence<'_> {
 }
 
 /// The next id of one of a type's sequences, with the options the type declares, from
-/// [`SequenceOf::next`](crate::SequenceOf::next) (`Order::sequence().next(&db)`): await
-/// it. Its setters are [`NextNOf`]'s.
-#[must_use = "a sequence hands out nothing until it is awaited"]
-pub struct NextOf<'a, T: Model, S = <T as Model>::Scope>(NextNOf<'a, T, S>);
-
-/// The next `n` ids of one of a type's sequences, with the options the type declares,
-/// from [`SequenceOf::next_n`](crate::SequenceOf::next_n): await them, increasing.
+/// [`SequenceOf::next`](crate::SequenceOf::next) (`Order::sequence().next(&db)`): await it
+/// for the id; or its next `n` ids (`MANY`), from
+/// [`SequenceOf::next_n`](crate::SequenceOf::next_n): await them, increasing.
 ///
 /// `S` is the sequence's scope as a type ([`scoped`](crate::scoped)): `.scope(...)` takes
 /// a value of it, checked at compile time.
+///
+/// ```no_run
+/// # use seqid::Document;
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("order", collection = "orders")]
+/// # struct Order { #[serde(rename = "_id")] id: i64 }
+/// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+/// let id: i64 = Order::sequence().next(&db).await?;
+/// let ids: Vec<i64> = Order::sequence().next_n(&db, 3).await?;
+/// # Ok(()) }
+/// ```
 #[must_use = "a sequence hands out nothing until it is awaited"]
-pub struct NextNOf<'a, T: Model, S = <T as Model>::Scope> {
+pub struct NextOf<'a, T: Model, S = <T as Model>::Scope, const MANY: bool = false> {
     route: Route<'a>,
     seq: &'static Sequence,
     scope: Named,
@@ -370,9 +377,9 @@ pub struct NextNOf<'a, T: Model, S = <T as Model>::Scope> {
     _type: PhantomData<fn() -> (T, S)>,
 }
 
-impl<'a, T: Model, S> NextNOf<'a, T, S> {
+impl<'a, T: Model, S, const MANY: bool> NextOf<'a, T, S, MANY> {
     pub(crate) fn new(route: Route<'a>, seq: &'static Sequence, n: u64) -> Self {
-        NextNOf {
+        NextOf {
             route,
             seq,
             scope: Named::default(),
@@ -438,63 +445,12 @@ impl<'a, T: Model, S> NextNOf<'a, T, S> {
     );
 }
 
-impl<'a, T: Model, S> NextOf<'a, T, S> {
-    pub(crate) fn new(route: Route<'a>, seq: &'static Sequence) -> Self {
-        NextOf(NextNOf::new(route, seq, 1))
-    }
-
-    /// [`NextNOf::scope`].
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id(collection = "invoices")]
-    /// # struct Invoice { year: i32, #[seq_id("invoice", scope = "year")] number: i64 }
-    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
-    /// let number = Invoice::sequence().next(&db).scope(2026).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn scope(self, scope: impl Names<S>) -> Self {
-        NextOf(self.0.scope(scope))
-    }
-
-    /// [`NextNOf::scope_unchecked`].
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id(collection = "invoices")]
-    /// # struct Invoice { year: i32, #[seq_id("invoice", scope = "year")] number: i64 }
-    /// # async fn run(db: seqid::Database, year: mongodb::bson::Bson) -> Result<(), seqid::Error> {
-    /// let number = Invoice::sequence().next(&db).scope_unchecked(year).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn scope_unchecked(self, scope: impl Serialize) -> Self {
-        NextOf(self.0.scope_unchecked(scope))
-    }
-
-    /// [`NextNOf::session`].
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
-    /// # struct Invoice { #[serde(rename = "_id")] id: i64 }
-    /// # async fn run(db: seqid::Database, mut session: mongodb::ClientSession) -> Result<(), seqid::Error> {
-    /// let number = Invoice::sequence().next(&db).session(&mut session).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn session(self, session: impl Into<&'a mut mongodb::ClientSession>) -> Self {
-        NextOf(self.0.session(session))
-    }
-}
-
-impl<'a, T: Model, S> IntoFuture for NextNOf<'a, T, S> {
+impl<'a, T: Model, S> IntoFuture for NextOf<'a, T, S, true> {
     type Output = Result<Vec<i64>, Error>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
 
     fn into_future(self) -> Self::IntoFuture {
-        let NextNOf {
+        let NextOf {
             route,
             seq,
             scope,
@@ -506,18 +462,18 @@ impl<'a, T: Model, S> IntoFuture for NextNOf<'a, T, S> {
     }
 }
 
-impl<'a, T: Model, S> IntoFuture for NextOf<'a, T, S> {
+impl<'a, T: Model, S> IntoFuture for NextOf<'a, T, S, false> {
     type Output = Result<i64, Error>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
 
     fn into_future(self) -> Self::IntoFuture {
-        let NextNOf {
+        let NextOf {
             route,
             seq,
             scope,
             call,
             ..
-        } = self.0;
+        } = self;
         Box::pin(async move {
             let ids = numbers(seq, route, scope.resolve(seq), call, "next", 1).await?;
             Ok(ids[0])

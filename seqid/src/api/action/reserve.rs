@@ -1,7 +1,6 @@
-//! A model's next id before its document: [`ReserveIds`] (and [`ReserveId`] for one)
-//! takes ids of a type's sequence for documents built later, each handed out as a
-//! [`Reserved`] token that [`Insert::reserved`](crate::action::Insert::reserved) stores a
-//! document under. The ids are taken as an insert takes them: through the call's context
+//! A model's next id before its document: [`Reserve`] takes ids of a type's sequence for
+//! documents built later, each handed out as a [`Reserved`] token that
+//! [`Insert::reserved`](crate::action::Insert::reserved) stores a document under. The ids are taken as an insert takes them: through the call's context
 //! and the gate, from the strategy's source, sharing the handle's allocator (and live
 //! block) with the type's inserts, and a caller cancelled before it has them gives them
 //! back to the handle.
@@ -154,14 +153,26 @@ impl<T: Model> fmt::Debug for Reserved<T> {
     }
 }
 
-/// Ids of a type's sequence reserved for documents built later, from
-/// [`Document::reserve_ids`](crate::Document::reserve_ids): await it for `n`
-/// [`Reserved`] tokens, their ids increasing.
+/// An id of a type's sequence reserved for a document built later, from
+/// [`Document::reserve_id`](crate::Document::reserve_id): await it for one [`Reserved`]
+/// token; or `n` ids (`MANY`), from [`Document::reserve_ids`](crate::Document::reserve_ids):
+/// await them for `n` tokens, their ids increasing.
 ///
 /// `S` is the sequence's scope as a type ([`scoped`](crate::scoped)): `.scope(...)` takes
 /// a value of it, checked at compile time.
+///
+/// ```no_run
+/// # use seqid::Document;
+/// # #[derive(serde::Serialize, Document)]
+/// # #[seq_id("ticket", collection = "tickets")]
+/// # struct Ticket { #[serde(rename = "_id")] id: i64 }
+/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+/// let token: seqid::Reserved<Ticket> = Ticket::reserve_id(&db).await?;
+/// let tokens: Vec<seqid::Reserved<Ticket>> = Ticket::reserve_ids(&db, 3).await?;
+/// # Ok(()) }
+/// ```
 #[must_use = "ids are reserved only when the action is awaited"]
-pub struct ReserveIds<'a, T: Model, S = <T as Model>::Scope> {
+pub struct Reserve<'a, T: Model, S = <T as Model>::Scope, const MANY: bool = false> {
     db: Route<'a>,
     scope: Named,
     call: Call<'a>,
@@ -169,15 +180,9 @@ pub struct ReserveIds<'a, T: Model, S = <T as Model>::Scope> {
     _type: PhantomData<fn() -> (T, S)>,
 }
 
-/// One id of a type's sequence reserved for a document built later, from
-/// [`Document::reserve_id`](crate::Document::reserve_id): await it for one [`Reserved`]
-/// token. Its setters are [`ReserveIds`]'s.
-#[must_use = "an id is reserved only when the action is awaited"]
-pub struct ReserveId<'a, T: Model, S = <T as Model>::Scope>(ReserveIds<'a, T, S>);
-
-impl<'a, T: Model, S> ReserveIds<'a, T, S> {
+impl<'a, T: Model, S, const MANY: bool> Reserve<'a, T, S, MANY> {
     pub(crate) fn new(db: Route<'a>, n: u64) -> Self {
-        ReserveIds {
+        Reserve {
             db,
             scope: Named::default(),
             call: Call::default(),
@@ -248,58 +253,7 @@ impl<'a, T: Model, S> ReserveIds<'a, T, S> {
     );
 }
 
-impl<'a, T: Model, S> ReserveId<'a, T, S> {
-    pub(crate) fn new(db: Route<'a>) -> Self {
-        ReserveId(ReserveIds::new(db, 1))
-    }
-
-    /// [`ReserveIds::scope`].
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id(collection = "tickets")]
-    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// let token = Ticket::reserve_id(&db).scope("apollo").await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn scope(self, scope: impl Names<S>) -> Self {
-        ReserveId(self.0.scope(scope))
-    }
-
-    /// [`ReserveIds::scope_unchecked`].
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id(collection = "tickets")]
-    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
-    /// # async fn run(db: mongodb::Database, project: mongodb::bson::Bson) -> Result<(), seqid::Error> {
-    /// let token = Ticket::reserve_id(&db).scope_unchecked(project).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn scope_unchecked(self, scope: impl serde::Serialize) -> Self {
-        ReserveId(self.0.scope_unchecked(scope))
-    }
-
-    /// [`ReserveIds::session`].
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id("invoice", collection = "invoices", strategy = "gapless")]
-    /// # struct Invoice { #[serde(rename = "_id")] id: i64 }
-    /// # async fn run(db: mongodb::Database, mut session: mongodb::ClientSession) -> Result<(), seqid::Error> {
-    /// let token = Invoice::reserve_id(&db).session(&mut session).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn session(self, session: impl Into<&'a mut mongodb::ClientSession>) -> Self {
-        ReserveId(self.0.session(session))
-    }
-}
-
-impl<'a, T: Model + 'a, S> IntoFuture for ReserveIds<'a, T, S> {
+impl<'a, T: Model + 'a, S> IntoFuture for Reserve<'a, T, S, true> {
     type Output = Result<Vec<Reserved<T>>, Error>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
 
@@ -308,14 +262,14 @@ impl<'a, T: Model + 'a, S> IntoFuture for ReserveIds<'a, T, S> {
     }
 }
 
-impl<'a, T: Model + 'a, S> IntoFuture for ReserveId<'a, T, S> {
+impl<'a, T: Model + 'a, S> IntoFuture for Reserve<'a, T, S, false> {
     type Output = Result<Reserved<T>, Error>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
 
     fn into_future(self) -> Self::IntoFuture {
-        let ReserveIds {
+        let Reserve {
             db, scope, call, ..
-        } = self.0;
+        } = self;
         Box::pin(async move {
             let mut tokens = take::<T>(db, scope, call, 1).await?;
             Ok(tokens.pop().expect("one id reserved"))
