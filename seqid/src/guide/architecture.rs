@@ -18,7 +18,7 @@
 //! | `source/` | the id sources, one per strategy: hand ids out per scope and say what an id costs when its document is not stored (a race lost, a refusal, a lost answer), through one interface (`source::race_lost`, ...) | `counted` (counters, block, gapless), `optimistic` (and its loop), `many` (`insert_many`'s rounds, per strategy), `others` (a document's other sequences) |
 //! | `round_trip/` | one kind of command each, and what its answer means; the gate every call passes first | `write`, `counter/` (`update`, `missing`, `transaction`, `admin`), `largest`, `indexes`, `stored`, `deployment`, `gate`, `items` (an append's pipeline, read and conditional update), `replace` (a replace's read and conditional `replace_one`) |
 //! | `state/` | what calls share and keep: a call's context, the handle's registry and what it holds (allocators, frontiers, writes left running), the deployment's facts, the process's turns and gapless lines, the gapless ids reserved and not yet inserted | `context`, `registry`, `allocator`, `frontier`, `pending`, `orphan`, `known`, `turns`, `commit_queue`, `reservations` |
-//! | `base/` | the leaves: what a model and its sequence are (and a sequence named at run time), the error type, numbers, scopes, a batch's and a write's pure bookkeeping, small tools | `model`, `sequence`, `declared` (the sequences the program's types declare, registered before `main`), `named`, `reserved`, `id`, `item` (an item type and its numbering), `item_fields` (a document's arrays at insert), `kind`, `layout`, `display`, `code`, `scope`, `scoped`, `natural`, `fields`, `companions`, `picked`, `batch`, `fate`, `error`, `next_step` (what a caller does next after an error: its predicates), `bulk_error` (what `insert_many` reports), `retried` (what a call that gave up was doing), `replaced` (the replace's messages), `server`, `numeric`, `sharding`, `session`, `ending` (a cut commit or abort ends its transaction), `span`, `detach`, `once`, `backoff`, `retry`, `future` |
+//! | `base/` | the leaves: what a model and its sequence are (and a sequence named at run time), the error type, numbers, scopes, a batch's and a write's pure bookkeeping, small tools | `model`, `sequence`, `declared` (the sequences the program's types declare, registered before `main`), `named`, `reserved`, `id`, `item` (an item type and its numbering), `item_fields` (a document's arrays at insert), `kind`, `layout`, `display`, `code`, `scope`, `scoped`, `natural`, `fields`, `companions`, `picked`, `batch`, `fate`, `error`, `message` (each kind's message), `next_step` (what a caller does next after an error: its predicates), `bulk_error` (what `insert_many` reports), `retried` (what a call that gave up was doing), `replaced` (the replace's messages), `server`, `numeric`, `sharding`, `session`, `ending` (a cut commit or abort ends its transaction), `span`, `detach`, `once`, `backoff`, `retry`, `future` |
 //!
 //! An insert goes down the floors once and comes back up with its answer: an action
 //! (`api::action`) boxes its call in a span; `insert::one` opens the call's context
@@ -57,8 +57,8 @@
 //!   (`round_trip::counter::Counter`).
 //! - **declaration**: a sequence as a type of the program declares it, with the type's path,
 //!   registered by the derive before `main` (`base::declared`).
-//! - **doing**: a driver's error said as seqid's, with what the round trip was doing
-//!   (`base::error::Doing`).
+//! - **doing**: a driver's error said as seqid's, with what the round trip was doing, and
+//!   noted where it is met (`base::error::Doing`, `base::server::noted`).
 //! - **fate**: what became of a document written: stored, taken by another writer, refused,
 //!   unknown (`base::fate::Fate`).
 //! - **finishing**: a round trip that runs to its end in a task of its own if its caller
