@@ -8,6 +8,7 @@
 /// Where a scoped sequence's scope goes in its counter document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
+#[doc(hidden)]
 pub enum ScopeEncoding {
     /// The layout has no scope: a scoped sequence does not compile with it.
     Unscoped,
@@ -23,6 +24,7 @@ pub enum ScopeEncoding {
 /// What the value of a counter is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
+#[doc(hidden)]
 pub enum Holds {
     /// The last id handed out (the tutorial and every tool seqid has a preset for).
     Last,
@@ -34,6 +36,7 @@ pub enum Holds {
 /// keeps the width the counter has (MongoDB widens an Int32 on overflow by itself).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
+#[doc(hidden)]
 pub enum Width {
     /// Int32 when the value fits, else Int64: what the tutorial's shell, pymongo and
     /// Node.js write.
@@ -58,7 +61,7 @@ pub enum Width {
 /// | `"go"` | `counters` | `_id: "<name>"` | `sequence`, the last id (always + 1) | 1 |
 ///
 /// ```
-/// use seqid::layout::{Holds, Layout};
+/// use seqid::layout::Layout;
 /// use seqid::{Document, Model};
 /// # use serde::Serialize;
 ///
@@ -72,7 +75,7 @@ pub enum Width {
 /// let layout = Book::SEQUENCE.layout;
 /// assert_eq!(layout, Layout::MONGOOSE_AUTO_INCREMENT);
 /// assert_eq!((layout.name_key, layout.field_key), ("model", Some("field")));
-/// assert_eq!((layout.value_key, layout.holds, layout.step), ("count", Holds::Last, 1));
+/// assert_eq!((layout.value_key, layout.step), ("count", 1));
 /// assert_eq!((layout.counters, layout.first_id), ("identitycounters", 0));
 /// assert_eq!(Book::SEQUENCE.counters, "identitycounters");
 /// assert_eq!(Book::SEQUENCE.start, 0);
@@ -89,15 +92,18 @@ pub struct Layout {
     /// mongoose plugins' `field`), if the layout has one.
     pub field_key: Option<&'static str>,
     /// Where a scope goes.
+    #[doc(hidden)]
     pub scope: ScopeEncoding,
     /// The counter's field that holds its value.
     pub value_key: &'static str,
-    /// What the value is.
+    /// What the value is: the last id handed out, or the next.
+    #[doc(hidden)]
     pub holds: Holds,
     /// How far apart two ids are (`step = N`, a tool's `inc_amount` or `incrementBy`):
     /// the ids are `start`, `start + step`, `start + 2 × step`, ...
     pub step: i64,
     /// How a value seqid writes is typed.
+    #[doc(hidden)]
     pub width: Width,
     /// Fields a counter is created with besides those that find it and its value, and
     /// their values (mongoose-auto-increment's `__v: 0`).
