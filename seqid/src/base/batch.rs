@@ -1,5 +1,5 @@
 //! The bookkeeping of `insert_many`: one state per document, from waiting for an id to
-//! stored, failed or of unknown fate, turned into [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk) when not all were
+//! stored, failed or of unknown fate, turned into [`ErrorKind::Bulk`] when not all were
 //! stored. Pure: it records what the writes answered and never sends anything.
 
 use crate::base::bulk_error::{BulkError, FailedInsert};
@@ -160,7 +160,7 @@ impl<V: Copy> Batch<V> {
     }
 
     /// Stops on `error` (no id could be had for the waiting documents): the plain error
-    /// if nothing was settled yet, else [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk) with the waiting documents failed.
+    /// if nothing was settled yet, else [`ErrorKind::Bulk`] with the waiting documents failed.
     pub(crate) fn abandon(mut self, seq: &'static Sequence, error: Error) -> Result<Vec<V>, Error> {
         if self.untouched() {
             return Err(error);

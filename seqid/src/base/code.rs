@@ -17,7 +17,7 @@ use crate::base::model::Model;
 
 /// `Ok` if every display field of `doc` is empty: `insert` writes the code with the id,
 /// and refuses a document that carries one, as it refuses one with an id
-/// ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet)).
+/// ([`ErrorKind::IdAlreadySet`]).
 pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
     ensure_empty(
         doc,
@@ -131,7 +131,7 @@ pub(crate) fn shown<T: Model>(docs: &[T]) -> Option<String> {
     }
 }
 
-/// The code `index` of `doc`, written into `out`; [`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode) if a value would
+/// The code `index` of `doc`, written into `out`; [`ErrorKind::InvalidCode`] if a value would
 /// make it ambiguous.
 fn written<T: Model>(doc: &T, index: usize, out: &mut String) -> Result<(), Error> {
     doc.write_code(index, out).map_err(|refused| {

@@ -11,8 +11,8 @@ use crate::base::sequence::{Sequence, Strategy};
 
 /// `Ok` if every field the insert fills is unset in `doc`: the primary sequence's id, every
 /// other sequence's ([`Model::OTHERS`]) and every display code (which `insert` writes
-/// with them), and every item's number ([`Model::ITEMS`]). Else [`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet),
-/// [`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode) or [`ErrorKind::ItemNumberSet`](crate::error::ErrorKind::ItemNumberSet) naming the first one set: a document
+/// with them), and every item's number ([`Model::ITEMS`]). Else [`ErrorKind::IdAlreadySet`],
+/// [`ErrorKind::InvalidCode`] or [`ErrorKind::ItemNumberSet`] naming the first one set: a document
 /// carrying any of them is never stored under new ids.
 pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
     if let Some(value) = doc.sequence_id().get() {
@@ -36,7 +36,7 @@ pub(crate) fn ensure_companions_unset<T: Model>(doc: &T) -> Result<(), Error> {
 }
 
 /// `Ok` if `doc` may take the id `reserved`, taken for it before: its id unset or that
-/// id already ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet) for any other: an id the caller typed is refused
+/// id already ([`ErrorKind::IdAlreadySet`] for any other: an id the caller typed is refused
 /// as [`ensure_unset`] refuses it), every other sequence's id unset, and every display
 /// code empty or the one its ids write.
 pub(crate) fn ensure_unset_or_reserved<T: Model>(doc: &T, reserved: i64) -> Result<(), Error> {
@@ -50,7 +50,7 @@ pub(crate) fn ensure_unset_or_reserved<T: Model>(doc: &T, reserved: i64) -> Resu
 }
 
 /// `Ok` if every other sequence's id of `doc` ([`Model::OTHERS`]) is unset
-/// ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet) naming the first that is not).
+/// ([`ErrorKind::IdAlreadySet`] naming the first that is not).
 pub(crate) fn ensure_others_unset<T: Model>(doc: &T) -> Result<(), Error> {
     for (index, seq) in T::OTHERS.iter().enumerate() {
         let Some(field) = doc.other_id(index) else {
@@ -70,7 +70,7 @@ pub(crate) fn ensure_others_unset<T: Model>(doc: &T) -> Result<(), Error> {
 }
 
 /// `Ok` unless `T`'s sequence is numbered later, whose documents `operation` (an insert)
-/// does not number: [`ErrorKind::NumberedLater`](crate::error::ErrorKind::NumberedLater).
+/// does not number: [`ErrorKind::NumberedLater`].
 pub(crate) fn numbered_on_insert<T: Model>(operation: &'static str) -> Result<(), Error> {
     match T::NUMBERED_LATER {
         false => Ok(()),
@@ -172,7 +172,7 @@ pub(crate) fn unset<T: Model>(doc: &mut T) {
 }
 
 /// The keys of `docs[positions]`, which all carry an id, and their id values. An id
-/// beyond `i64` cannot have come from a sequence: [`ErrorKind::Overflow`](crate::error::ErrorKind::Overflow).
+/// beyond `i64` cannot have come from a sequence: [`ErrorKind::Overflow`].
 pub(crate) fn carried<T: Model>(
     docs: &[T],
     positions: &[usize],

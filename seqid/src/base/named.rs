@@ -65,7 +65,7 @@ impl Spec {
 }
 
 /// The sequence `spec` names, made once for the process (see the module's notes), and
-/// checked: an option out of range is [`ErrorKind::InvalidOption`](crate::error::ErrorKind::InvalidOption), naming the sequence (kept
+/// checked: an option out of range is [`ErrorKind::InvalidOption`], naming the sequence (kept
 /// all the same: the error holds it); an option that differs from the declaring type's is
 /// refused too ([`with_declarations`]).
 ///
@@ -194,7 +194,7 @@ fn check(seq: &'static Sequence) -> Result<(), Error> {
 /// `given` (the sequence `spec` makes) as the program declares it: when types declare a
 /// sequence of this name and counters collection (`base::declared`), the options the call
 /// does not give are theirs, and one it gives that differs from theirs is refused
-/// ([`ErrorKind::InvalidOption`](crate::error::ErrorKind::InvalidOption), naming the type; [`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) for the scope
+/// ([`ErrorKind::InvalidOption`], naming the type; [`ErrorKind::InvalidScope`] for the scope
 /// fields). Where the declarations differ among themselves in an option the call does
 /// not give, the call must give it. A call naming a collection whose field a declared
 /// sequence of another name numbers is refused too: the name is then a slip. Without a

@@ -33,7 +33,7 @@ pub(crate) struct Origin {
 
 impl Origin {
     /// Why an id reserved at `self` may not be inserted at `insert`, in the words of
-    /// [`ErrorKind::ReservedElsewhere`](crate::error::ErrorKind::ReservedElsewhere): `(reserved, insert)`.
+    /// [`ErrorKind::ReservedElsewhere`]: `(reserved, insert)`.
     fn differs(&self, insert: &Origin) -> Option<(String, String)> {
         let named = |origin: &Origin| format!("database `{}`", origin.db);
         if self.db != insert.db {
@@ -63,9 +63,9 @@ pub(crate) struct Gapless {
 impl Held {
     /// `Ok` if a document of `scope`, inserted at `origin` in `session`, may take this id,
     /// as far as can be told without a round trip: the database and handle it was reserved
-    /// through ([`ErrorKind::ReservedElsewhere`](crate::error::ErrorKind::ReservedElsewhere)), the scope it was reserved for
-    /// ([`ErrorKind::ReservedScope`](crate::error::ErrorKind::ReservedScope)), and for a gapless id a transaction of the session that
-    /// reserved it ([`ErrorKind::ReservedTransaction`](crate::error::ErrorKind::ReservedTransaction)).
+    /// through ([`ErrorKind::ReservedElsewhere`]), the scope it was reserved for
+    /// ([`ErrorKind::ReservedScope`]), and for a gapless id a transaction of the session that
+    /// reserved it ([`ErrorKind::ReservedTransaction`]).
     pub(crate) fn admits(
         &self,
         seq: &'static Sequence,

@@ -6,7 +6,7 @@
 //! one spelling: integers of any width are Int64, and a missing field is `null` (as
 //! MongoDB's equality and its indexes treat them). Strings, integers, ObjectIds,
 //! booleans and `null` are scope values; any other type is refused
-//! ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope)): a Double may hold a fraction, an array is indexed element by
+//! ([`ErrorKind::InvalidScope`]): a Double may hold a fraction, an array is indexed element by
 //! element, and a subdocument compares by field order, none of which names one scope.
 //!
 //! The counter of a scope is, in the counters collection,

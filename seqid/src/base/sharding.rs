@@ -240,7 +240,7 @@ fn index_shown(fields: &[&str]) -> String {
     format!("{{ {} }}", keys.join(", "))
 }
 
-/// Why a sequence is refused on a sharded cluster: what [`ErrorKind::Sharded`](crate::error::ErrorKind::Sharded) says.
+/// Why a sequence is refused on a sharded cluster: what [`ErrorKind::Sharded`] says.
 #[derive(Clone, Debug)]
 pub(crate) struct Refusal {
     /// `db.coll`.

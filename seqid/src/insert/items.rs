@@ -1,6 +1,6 @@
 //! Appending items to a stored document's array (`append_<field>`): the items checked
 //! unset and serialized, the filter read down to its one document unless it names `_id` by
-//! equality (a filter matching several is refused: [`ErrorKind::ItemsAmbiguous`](crate::error::ErrorKind::ItemsAmbiguous)), one append
+//! equality (a filter matching several is refused: [`ErrorKind::ItemsAmbiguous`]), one append
 //! with a token of its own sent the way the server allows
 //! ([`crate::round_trip::items`]: one pipeline update, or a read and a conditional update,
 //! again on a lost race, the appends of this process to one array taking turns), and the
@@ -10,7 +10,7 @@
 //! end in a task of its own, so that it lands once or not at all, never half. Its answer
 //! lost (also after the driver's retry), the document is read: the append's token among its
 //! recent appends says it landed, and with which numbers; else the outcome is unknown
-//! ([`ErrorKind::ItemsOutcomeUnknown`](crate::error::ErrorKind::ItemsOutcomeUnknown), with the token: the same append sent again with it lands
+//! ([`ErrorKind::ItemsOutcomeUnknown`], with the token: the same append sent again with it lands
 //! at most once). In the caller's transaction, an error is the transaction's.
 
 use std::time::{Duration, Instant};

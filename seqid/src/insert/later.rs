@@ -1,24 +1,24 @@
 //! `number_draft` and `number_drafts`: a stored document of a sequence numbered later
 //! (`numbered = "later"`) gets its number when it is issued.
 //!
-//! One document: the draft is read (by the caller's filter, on the primary, in the
-//! caller's session; a filter that finds more than one document is refused, since it
-//! would answer for a document the caller may not mean), an id is taken only if it has no
-//! number yet and no code stored (one per sequence, when the type has several: every one
-//! of them is numbered later, and they are set together) (a code is written with the number, never over the
-//! caller's), and one conditional update ([`write::number_draft`]) sets the number and the
-//! codes that show it (with the caller's own fields, the state that makes the document
-//! "issued") where the number is still unset: `{ _id, field: null }`. Two callers numbering one draft at once both take an id, and the condition lets
-//! exactly one update through; the other matches nothing, reads the draft again, and
-//! answers with the number it got. Its own id is a race lost: given back to the handle's
-//! live block with `block`, a gap with `counters` (counted in
+//! One document: the draft is read (by the caller's filter, on the primary, in the caller's
+//! session; a filter that finds more than one document is refused, since it would answer for a
+//! document the caller may not mean), an id is taken only if it has no number yet and no code
+//! stored (one per sequence, when the type has several: every one of them is numbered later, and
+//! they are set together) (a code is written with the number, never over the caller's), and one
+//! conditional update ([`write::number_draft`]) sets the number and the codes that show it (with
+//! the caller's own fields, the state that makes the document "issued") where the number is still
+//! unset: `{ _id, field: null }`. Two callers numbering one draft at once both take an id, and the
+//! condition lets exactly one update through; the other matches nothing, reads the draft again, and
+//! answers with the number it got. Its own id is a race lost: given back to the handle's live block
+//! with `block`, a gap with `counters` (counted in
 //! [`Stats::races_lost`](crate::Stats::races_lost)); with `gapless`, everything runs in the
 //! caller's transaction, and the race is a write conflict that aborts it, its id with it.
 //!
 //! An update whose answer was lost is settled by reading the draft: the number this call
 //! took is there (the counter hands a number out once, and the condition kept any other
 //! update from landing after it), another is (this call's update can no longer match:
-//! the draft is numbered), or none is yet: [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), and calling again
+//! the draft is numbered), or none is yet: [`ErrorKind::OutcomeUnknown`], and calling again
 //! reads the draft first; an update still on its way then matches nothing.
 //!
 //! Many documents: every draft matching a filter and still unnumbered, in the caller's
@@ -436,8 +436,8 @@ fn draft_at(seq: &Sequence, stored: &BsonDocument) -> BsonDocument {
     doc! { "_id": stored.get("_id").cloned().unwrap_or(Bson::Null), seq.field: Bson::Null }
 }
 
-/// The one document `filter` finds, as stored and as `T`: [`ErrorKind::DraftNotFound`](crate::error::ErrorKind::DraftNotFound) if
-/// none, [`ErrorKind::DraftAmbiguous`](crate::error::ErrorKind::DraftAmbiguous) if more than one (a filter that also finds an invoice
+/// The one document `filter` finds, as stored and as `T`: [`ErrorKind::DraftNotFound`] if
+/// none, [`ErrorKind::DraftAmbiguous`] if more than one (a filter that also finds an invoice
 /// issued before would answer for a document the caller did not mean).
 async fn read_only<T: Model + DeserializeOwned>(
     filter: &BsonDocument,

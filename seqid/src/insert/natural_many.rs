@@ -9,7 +9,7 @@
 //! as `find_or_insert` settles one document, with one more lookup for all of them: a
 //! duplicate key is a race lost to another caller, a lost answer is this call's document
 //! where the caller asserted that equal content is its own. What remains (refused for
-//! another reason, or unknown) is [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk), whose `inserted` lists every document
+//! another reason, or unknown) is [`ErrorKind::Bulk`], whose `inserted` lists every document
 //! that holds its stored document (found ones too), so that calling again with the same
 //! slice finishes the job.
 
@@ -268,7 +268,7 @@ fn failed_with(index: usize, message: &str) -> FailedInsert {
     }
 }
 
-/// Every entry, or [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk) with what is not settled.
+/// Every entry, or [`ErrorKind::Bulk`] with what is not settled.
 fn conclude(seq: &'static Sequence, standing: Vec<Standing>) -> Result<Vec<Entry>, Error> {
     if standing.iter().all(|s| matches!(s, Standing::Done(_))) {
         let entries = standing.into_iter().map(|s| match s {

@@ -7,7 +7,7 @@
 //! of recent appends are dropped (an append sent again with its token after a lost answer
 //! would append twice). So for a type with items the stored marks and hidden lists are read
 //! first ([`crate::round_trip::replace`]); a document whose mark is below the stored one is
-//! refused ([`ErrorKind::ItemsStale`](crate::error::ErrorKind::ItemsStale)); otherwise the replacement, the document with the
+//! refused ([`ErrorKind::ItemsStale`]); otherwise the replacement, the document with the
 //! hidden lists as read, goes in a `replace_one` conditioned on every mark as read. One
 //! that matches nothing met an append that landed in between: the document is read again,
 //! and refused as stale (or missing), not retried, since only its caller can apply the
@@ -17,7 +17,7 @@
 //!
 //! Outside a transaction the replace is [`Finishing`]: a caller that goes away leaves it
 //! to end in a task of its own. A replace sent and not answered is
-//! [`ErrorKind::ReplaceOutcomeUnknown`](crate::error::ErrorKind::ReplaceOutcomeUnknown): it landed once or not at all, and sent again it is
+//! [`ErrorKind::ReplaceOutcomeUnknown`]: it landed once or not at all, and sent again it is
 //! checked again. In the caller's transaction, an error is the transaction's.
 
 use mongodb::bson::{Bson, Document as BsonDocument};

@@ -20,12 +20,12 @@ use crate::base::sequence::Sequence;
 use crate::base::server::{identity_index, identity_keys as keys, server_code, unique_index};
 use crate::state::registry::Route;
 
-/// What relies on the index, for [`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex).
+/// What relies on the index, for [`ErrorKind::MissingIndex`].
 pub(crate) const OPTIMISTIC: &str =
     "the optimistic strategy relies on to refuse a number another writer took";
 pub(crate) const RESUME: &str =
     "resume_insert relies on to refuse a second copy of a document sent again";
-/// What relies on a natural key's index, for [`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex).
+/// What relies on a natural key's index, for [`ErrorKind::MissingIndex`].
 pub(crate) const NATURAL: &str = "find_or_insert relies on to store one document per natural \
      key (without it, two callers of one new key would both insert, each with its own id)";
 
@@ -180,7 +180,7 @@ pub(crate) async fn require(
 }
 
 /// Makes sure a unique index, not partial, whose fields `wanted` accepts exists in the
-/// sequence's collection: else [`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex) on `keys`, for what `why` says.
+/// sequence's collection: else [`ErrorKind::MissingIndex`] on `keys`, for what `why` says.
 async fn check(
     route: Route<'_>,
     seq: &'static Sequence,

@@ -198,7 +198,7 @@ pub(crate) async fn turn_before_reading(scope: &Scope, cx: &mut Context<'_>) {
 }
 
 /// `count` ids of the gapless `counter`, in the transaction running in `session`
-/// ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired) without one), under `early` if it is the turn of this
+/// ([`ErrorKind::TransactionRequired`] without one), under `early` if it is the turn of this
 /// counter (see [`turn_before_reading`]).
 pub(crate) async fn take_in_transaction(
     route: Route<'_>,

@@ -124,7 +124,7 @@ async fn reserve_inside(
 }
 
 /// Fills the reserved ids into `docs`, all or none: a field whose type cannot hold its id
-/// is [`ErrorKind::Overflow`](crate::error::ErrorKind::Overflow) naming its sequence, and the fields filled before it are unset
+/// is [`ErrorKind::Overflow`] naming its sequence, and the fields filled before it are unset
 /// again. The ids are the documents' from here on, used or lost: none goes back.
 fn fill<T: Model>(docs: &mut [T], wanted: &Wanted, reserved: Reserved) -> Result<(), Error> {
     let mut filled: Vec<(usize, usize)> = Vec::new();

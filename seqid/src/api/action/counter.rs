@@ -56,7 +56,7 @@ macro_rules! counter_call {
             #[doc = concat!("The scope whose counter ", $what, ", for a scoped sequence: a value")]
             /// of its scope field's type, or a tuple of values in the declared order; a value
             /// of another type does not compile ([`scoped`](crate::scoped)). Required for a
-            /// scoped sequence ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) without it); an unscoped one takes
+            /// scoped sequence ([`ErrorKind::InvalidScope`] without it); an unscoped one takes
             /// none.
             ///
             /// ```no_run
@@ -76,7 +76,7 @@ macro_rules! counter_call {
             /// [`scope`](Self::scope) for a scope known only at run time (from a request, in
             /// code generic over the type): any serializable value, checked when the call
             /// runs against the scope fields' Rust types ([`Sequence::scope_types`]): a value
-            /// none of the type's documents can hold is [`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope), naming the
+            /// none of the type's documents can hold is [`ErrorKind::InvalidScope`], naming the
             /// field's type.
             ///
             /// ```no_run
@@ -114,7 +114,7 @@ counter_call!(
     /// [`Document::reset_counter`](crate::SequenceOf::reset_counter): await it for the value set.
     ///
     /// It refuses to move the counter below the largest numeric id already stored (in its
-    /// scope) ([`ErrorKind::CounterBelowStored`](crate::error::ErrorKind::CounterBelowStored)): the next ids would be taken already, and every
+    /// scope) ([`ErrorKind::CounterBelowStored`]): the next ids would be taken already, and every
     /// insert would fail on the unique index until the counter passed them again. Call
     /// [`below_stored`](SetCounter::below_stored) to do it all the same.
     ///
@@ -123,7 +123,7 @@ counter_call!(
     /// processes' blocks are not: they go on handing out the ids they reserved, which, below
     /// the new value, the counter will hand out again; the unique index (`_id`'s, or the one
     /// [`create_indexes`](crate::Document::create_indexes) makes) refuses the second
-    /// document ([`ErrorKind::DuplicateKey`](crate::error::ErrorKind::DuplicateKey)), never stores it. Set a counter while nothing else
+    /// document ([`ErrorKind::DuplicateKey`]), never stores it. Set a counter while nothing else
     /// writes the sequence: no other process, and no insert of this one (a reservation in
     /// flight when the counter is set lands under the old value).
     SetCounter { value: Value, below_stored: bool } -> i64 = set,
@@ -147,9 +147,9 @@ counter_call!(
 );
 
 counter_call!(
-    /// Raises a counter to the largest id stored, from [`Document::sync_counter`](crate::SequenceOf::sync_counter):
-    /// await it for the counter's value.
-    /// [`sync_every_scope`](crate::SequenceOf::sync_every_scope) does it for every scope at
+    /// Raises a counter to the largest id stored, from
+    /// [`Document::sync_counter`](crate::SequenceOf::sync_counter): await it for the counter's
+    /// value. [`sync_every_scope`](crate::SequenceOf::sync_every_scope) does it for every scope at
     /// once.
     SyncCounter {} -> i64 = sync,
     "syncing a counter does nothing until it is awaited",
@@ -177,7 +177,7 @@ impl<'a, T: Model, S> SetCounter<'a, T, S> {
     }
 
     /// Sets the counter even below the largest id stored: the ids between are taken, and
-    /// inserts fail with [`ErrorKind::DuplicateKey`](crate::error::ErrorKind::DuplicateKey) until the counter passes them.
+    /// inserts fail with [`ErrorKind::DuplicateKey`] until the counter passes them.
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -278,7 +278,7 @@ pub(crate) fn no_counter_for_optimistic(
 
 /// Raises the counter of every scope that has documents to the largest id stored in it,
 /// and returns how many counters it brought up to date. Documents whose scope fields hold
-/// no scope value (see [`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope)) belong to no scope and are passed over.
+/// no scope value (see [`ErrorKind::InvalidScope`]) belong to no scope and are passed over.
 pub(crate) async fn sync_every_scope(
     route: Route<'_>,
     seq: &'static Sequence,

@@ -168,7 +168,7 @@ impl<'a> NamedSequence<'a> {
 
     /// The collection whose documents hold the numbers, if any (none unless set). With
     /// it, a counter that does not exist yet is made only if that collection holds no
-    /// number of the sequence in its [`field`](Self::field) ([`ErrorKind::CounterMissing`](crate::error::ErrorKind::CounterMissing)
+    /// number of the sequence in its [`field`](Self::field) ([`ErrorKind::CounterMissing`]
     /// otherwise, as for an insert), and on a sharded cluster its shard key is checked
     /// as a declared type's. Without it, a missing counter starts at `start`, and only
     /// the counters collection is checked.
@@ -207,8 +207,8 @@ impl<'a> NamedSequence<'a> {
     /// same counter a type declaring the sequence with `scope = ...` (the same fields, in
     /// the same order) uses for documents holding these values. Called once per field,
     /// in the declared order. The value is a string, an integer, an ObjectId, a boolean
-    /// or null ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) otherwise); a field named twice is
-    /// [`ErrorKind::InvalidOption`](crate::error::ErrorKind::InvalidOption).
+    /// or null ([`ErrorKind::InvalidScope`] otherwise); a field named twice is
+    /// [`ErrorKind::InvalidOption`].
     ///
     /// ```no_run
     /// # use seqid::AsDatabase;
@@ -248,7 +248,7 @@ impl<'a> NamedSequence<'a> {
     }
 
     /// Takes ids with the gapless strategy: in the caller's transaction, given with
-    /// [`session`](Self::session) ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired) without one), so that
+    /// [`session`](Self::session) ([`ErrorKind::TransactionRequired`] without one), so that
     /// an aborted transaction takes them back.
     ///
     /// ```no_run
@@ -295,7 +295,7 @@ impl<'a> NamedSequence<'a> {
     /// The next `n` ids, increasing, `step` apart but for ids a cancelled caller gave
     /// back to a handle's live block (one reservation for all of them): await it. `n` 0
     /// gives none, with no round trip; `n` ids whose span overflows an `i64`, or more than
-    /// the process can hold, are [`ErrorKind::InvalidOption`](crate::error::ErrorKind::InvalidOption) (the guide's [what is
+    /// the process can hold, are [`ErrorKind::InvalidOption`] (the guide's [what is
     /// refused](crate::guide::numbers#what-is-refused)).
     ///
     /// ```no_run
@@ -392,7 +392,7 @@ impl<'a, T: Model, S, const MANY: bool> NextOf<'a, T, S, MANY> {
     /// The scope whose counter hands the numbers out, for a scoped sequence: a value of
     /// its scope field's type, or a tuple of values in the declared order; a value of
     /// another type does not compile ([`scoped`](crate::scoped)). Required for a scoped
-    /// sequence ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) without it); an unscoped one takes none.
+    /// sequence ([`ErrorKind::InvalidScope`] without it); an unscoped one takes none.
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -410,7 +410,7 @@ impl<'a, T: Model, S, const MANY: bool> NextOf<'a, T, S, MANY> {
 
     /// [`scope`](Self::scope) for a scope known only at run time: any serializable value,
     /// checked when the call runs against the scope fields' Rust types
-    /// ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) for a value none of the type's documents can hold).
+    /// ([`ErrorKind::InvalidScope`] for a value none of the type's documents can hold).
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -428,7 +428,7 @@ impl<'a, T: Model, S, const MANY: bool> NextOf<'a, T, S, MANY> {
 
     session!(
         /// The caller's session. A gapless sequence takes its numbers in the transaction
-        /// running in it (required: [`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired) without one); counters
+        /// running in it (required: [`ErrorKind::TransactionRequired`] without one); counters
         /// and block take theirs outside any transaction, as inserts do.
         ///
         /// ```no_run

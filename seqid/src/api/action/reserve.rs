@@ -1,9 +1,9 @@
-//! A model's next id before its document: [`Reserve`] takes ids of a type's sequence for
-//! documents built later, each handed out as a [`Reserved`] token that
-//! [`Insert::reserved`](crate::action::Insert::reserved) stores a document under. The ids are taken as an insert takes them: through the call's context
-//! and the gate, from the strategy's source, sharing the handle's allocator (and live
-//! block) with the type's inserts, and a caller cancelled before it has them gives them
-//! back to the handle.
+//! A model's next id before its document: [`Reserve`] takes ids of a type's sequence for documents
+//! built later, each handed out as a [`Reserved`] token that
+//! [`Insert::reserved`](crate::action::Insert::reserved) stores a document under. The ids are taken
+//! as an insert takes them: through the call's context and the gate, from the strategy's source,
+//! sharing the handle's allocator (and live block) with the type's inserts, and a caller cancelled
+//! before it has them gives them back to the handle.
 
 use std::fmt;
 use std::future::IntoFuture;
@@ -90,9 +90,9 @@ impl<T: Model> Reserved<T> {
     /// will write them (`#[seq_display]`, from the document's fields and this id): to show
     /// a code before the document is stored. The insert then takes `doc` as it is (an id
     /// equal to the token's, codes equal to those it writes). Refused, with `doc` left as
-    /// it was, if `doc` is of another scope than the token's ([`ErrorKind::ReservedScope`](crate::error::ErrorKind::ReservedScope)),
-    /// carries another id ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet)) or a code that is not this id's
-    /// ([`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode)), or if a value it shows would make the code ambiguous.
+    /// it was, if `doc` is of another scope than the token's ([`ErrorKind::ReservedScope`]),
+    /// carries another id ([`ErrorKind::IdAlreadySet`]) or a code that is not this id's
+    /// ([`ErrorKind::InvalidCode`]), or if a value it shows would make the code ambiguous.
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -194,8 +194,8 @@ impl<'a, T: Model, S, const MANY: bool> Reserve<'a, T, S, MANY> {
     /// The scope the ids are reserved for, for a scoped sequence: a value of its scope
     /// field's type, or a tuple of values in the declared order; a value of another type
     /// does not compile ([`scoped`](crate::scoped)). Required for a scoped sequence
-    /// ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) without it); an unscoped one takes none. Each token is
-    /// inserted with a document of that scope ([`ErrorKind::ReservedScope`](crate::error::ErrorKind::ReservedScope) otherwise).
+    /// ([`ErrorKind::InvalidScope`] without it); an unscoped one takes none. Each token is
+    /// inserted with a document of that scope ([`ErrorKind::ReservedScope`] otherwise).
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -213,7 +213,7 @@ impl<'a, T: Model, S, const MANY: bool> Reserve<'a, T, S, MANY> {
 
     /// [`scope`](Self::scope) for a scope known only at run time: any serializable value,
     /// checked when the call runs against the scope fields' Rust types
-    /// ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) for a value none of the type's documents can hold).
+    /// ([`ErrorKind::InvalidScope`] for a value none of the type's documents can hold).
     ///
     /// ```no_run
     /// # use seqid::Document;
@@ -231,9 +231,9 @@ impl<'a, T: Model, S, const MANY: bool> Reserve<'a, T, S, MANY> {
 
     session!(
         /// The caller's session. A gapless sequence reserves its ids in the transaction
-        /// running in it (required: [`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired) without one), and
+        /// running in it (required: [`ErrorKind::TransactionRequired`] without one), and
         /// each token is then inserted in that same transaction
-        /// ([`ErrorKind::ReservedTransaction`](crate::error::ErrorKind::ReservedTransaction) otherwise); an aborted transaction takes the
+        /// ([`ErrorKind::ReservedTransaction`] otherwise); an aborted transaction takes the
         /// ids back, and its tokens are void. Counters and block reserve theirs outside
         /// any transaction, as inserts take theirs.
         ///

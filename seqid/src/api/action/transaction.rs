@@ -92,7 +92,7 @@ impl Labelled for Box<dyn std::error::Error + Send + Sync> {
 /// committed: a `find_or_insert` that inserted answers `Found` the second time, and the
 /// caller loses the fact that it won. Each rule applies for at most the time limit (120 s,
 /// the driver's), after which the last error comes back; a commit still unknown then is
-/// [`ErrorKind::TransactionOutcomeUnknown`](crate::error::ErrorKind::TransactionOutcomeUnknown).
+/// [`ErrorKind::TransactionOutcomeUnknown`].
 ///
 /// The driver's `and_run` applies the same rules but returns the driver's error, in which a
 /// seqid error travels as a custom payload; this returns the body's own error type, a
@@ -195,10 +195,9 @@ impl<'a> Transaction<'a> {
         self
     }
 
-    /// How long the transaction is run again after transient errors, and its commit sent
-    /// again while its result is unknown; [`DEFAULT_TIME_LIMIT`](Transaction::DEFAULT_TIME_LIMIT) (120 s, the
-    /// driver's) unless set. A request handler with a deadline of its own sets a shorter
-    /// one.
+    /// How long the transaction is run again after transient errors, and its commit sent again
+    /// while its result is unknown; [`DEFAULT_TIME_LIMIT`](Transaction::DEFAULT_TIME_LIMIT) (120 s,
+    /// the driver's) unless set. A request handler with a deadline of its own sets a shorter one.
     ///
     /// ```no_run
     /// # use seqid::Document;

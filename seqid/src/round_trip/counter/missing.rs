@@ -45,7 +45,7 @@ pub(super) async fn make_if_missing(
     }
 }
 
-/// The safety net of a counter about to be made: refuses ([`ErrorKind::CounterMissing`](crate::error::ErrorKind::CounterMissing)) when
+/// The safety net of a counter about to be made: refuses ([`ErrorKind::CounterMissing`]) when
 /// the sequence's collection already holds a number of the sequence in the counter's
 /// scope: at or above `start`, and with a step one of `start + k × step` (two sequences
 /// with a step may share a field, odd and even). A new counter would hand those numbers

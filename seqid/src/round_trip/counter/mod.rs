@@ -107,7 +107,7 @@ impl Counter<'_> {
         )
     }
 
-    /// [`ErrorKind::CounterContended`](crate::error::ErrorKind::CounterContended), after `attempts` updates conditional on the value read.
+    /// [`ErrorKind::CounterContended`], after `attempts` updates conditional on the value read.
     fn contended(&self, attempts: u32) -> Error {
         Error::new(
             self.seq,
