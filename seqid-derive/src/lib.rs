@@ -54,11 +54,11 @@ use crate::declaration::Declaration;
 /// Implements `seqid::Model` (and with it `seqid::Document`): a field of the type is
 /// filled from a sequence.
 ///
-/// The struct needs named fields and declares at least one sequence, on `_id` or on a field (or
-/// several: see below). A field a sequence fills has type `i32`, `i64`, `u32`, `u64` or an `Option`
-/// of one (or a `seqid::newtype_id!` over one). An `ObjectId` is refused, at its type, with what to
-/// write instead: an ObjectId `_id` stays the driver's, and the sequence goes on an integer field
-/// beside it (see the next sections).
+/// The struct needs named fields and declares at least one sequence, on `_id` or on a
+/// field (or several: see below). A field a sequence fills has type `i32`, `i64`, `u32`, `u64` or an `Option` of one (or
+/// a `seqid::newtype_id!` over one). An `ObjectId` is refused, at its type, with what to
+/// write instead: an ObjectId `_id` stays the driver's, and the sequence goes on an integer
+/// field beside it (see the next sections).
 ///
 /// # The sequence on `_id`
 ///
@@ -167,10 +167,10 @@ use crate::declaration::Declaration;
 /// On the struct without a name, only `collection` is accepted: the other keys set up the
 /// sequence, and go in the field's attribute.
 ///
-/// `max_attempts` and `time_budget_ms` are refused unless `strategy = "optimistic"`, `block_size`
-/// unless `strategy = "block"`, and `counter_write_concern` with `"optimistic"` (no counter) or
-/// `"gapless"` (its counter follows the transaction's write concern). Collection names must be
-/// non-empty, without `$` or NUL, and not start with `system.`.
+/// `max_attempts` and `time_budget_ms` are refused unless `strategy = "optimistic"`, `block_size` unless
+/// `strategy = "block"`, and `counter_write_concern` with `"optimistic"` (no counter) or
+/// `"gapless"` (its counter follows the transaction's write concern). Collection names
+/// must be non-empty, without `$` or NUL, and not start with `system.`.
 ///
 /// What a counter is, `counters`, `layout`, `step` and the `counter_*` keys, is refused
 /// with `"optimistic"`, which keeps none. A `layout` is a tool's whole: the `counter_*`

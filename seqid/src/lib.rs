@@ -174,23 +174,21 @@
 //!
 //! Each scope value (a string, an integer, an ObjectId, a boolean, or null, which a missing field
 //! also is) has a counter of its own, and with the block strategy a live block of its own; other
-//! values are refused ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope)). The
-//! optimistic strategy, and `resume_insert`, rely on the unique index
-//! [`create_indexes`](Document::create_indexes) makes
-//! ([`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex) without it). The guide's
-//! [scopes](guide::scopes) chapter has the details, and [data layout](guide::data_layout) how a
-//! scope's counter is keyed.
+//! values are refused ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope)). The optimistic strategy, and `resume_insert`,
+//! rely on the unique index [`create_indexes`](Document::create_indexes) makes
+//! ([`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex) without it). The guide's [scopes](guide::scopes) chapter has the
+//! details, and [data layout](guide::data_layout) how a scope's counter is keyed.
 //!
 //! # Faults and lost answers
 //!
-//! No retry, by the driver, by seqid or by the caller, stores a document twice: a document is only
-//! ever written under the id it was given, and the `_id` index refuses a second copy. When the
-//! outcome of an insert cannot be known (the connection or the server went away after the request
-//! was sent), the error [is_outcome_unknown](Error::is_outcome_unknown) and the document keeps its
-//! id; [`resume_insert`](Document::resume_insert) (or
+//! No retry, by the driver, by seqid or by the caller, stores a document twice: a document is
+//! only ever written under the id it was given, and the `_id` index refuses a second copy. When
+//! the outcome of an insert cannot be known (the connection or the server went away after the
+//! request was sent), the error [is_outcome_unknown](Error::is_outcome_unknown) and the document keeps its id;
+//! [`resume_insert`](Document::resume_insert) (or
 //! [`resume_insert_many`](Document::resume_insert_many)) finishes the job. `Ok` always means the
-//! server acknowledged this call's own write. Every failure is an [`Error`] naming the sequence and
-//! the offending value. See the guide's [guarantees](guide::guarantees) and [cancelled
+//! server acknowledged this call's own write. Every failure is an [`Error`] naming the sequence
+//! and the offending value. See the guide's [guarantees](guide::guarantees) and [cancelled
 //! calls](guide::cancellation), and [`Document`'s notes on
 //! failures](Document#failures-lost-answers-and-cancellation).
 //!

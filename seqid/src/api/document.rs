@@ -29,12 +29,11 @@ use crate::round_trip::indexes;
 ///
 /// # Ids already set
 ///
-/// Only an *unset* id (`0`, or `None` for an `Option`) is filled. A document whose id is already
-/// set is refused with [`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet) before
-/// anything is reserved or written: inserting a copy of a stored document must not quietly give it
-/// a second life. An id reserved for the document beforehand
-/// ([`reserve_ids`](Document::reserve_ids)) is given with its token,
-/// [`insert(..).reserved(token)`](Insert::reserved), never typed.
+/// Only an *unset* id (`0`, or `None` for an `Option`) is filled. A document whose id is
+/// already set is refused with [`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet) before anything is reserved or
+/// written: inserting a copy of a stored document must not quietly give it a second life.
+/// An id reserved for the document beforehand ([`reserve_ids`](Document::reserve_ids)) is
+/// given with its token, [`insert(..).reserved(token)`](Insert::reserved), never typed.
 ///
 /// # Failures, lost answers and cancellation
 ///
@@ -42,28 +41,26 @@ use crate::round_trip::indexes;
 /// any second copy of it: no retry can store it twice. What a failed insert leaves in the
 /// id field says what is known:
 ///
-/// - **unset** (`0` or `None`): the document is not stored, and never will be under the id it had.
-///   The server refused it ([`ErrorKind::DuplicateKey`](crate::error::ErrorKind::DuplicateKey),
-///   [`ErrorKind::Refused`](crate::error::ErrorKind::Refused)), it was never sent
-///   ([`ErrorKind::Driver`](crate::error::ErrorKind::Driver) before any request), or no id could be
-///   taken. Fix it if needed and insert it again.
-/// - **still set**: it may be stored. The connection or the server went away after the request was
-///   sent ([`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown)), or the insert's
-///   future was dropped (cancelled, timed out) after the id was filled in.
-///   [`insert`](Document::insert) refuses it
-///   ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet));
-///   [`resume_insert`](Document::resume_insert) finishes the job without storing it twice.
+/// - **unset** (`0` or `None`): the document is not stored, and never will be under the
+///   id it had. The server refused it ([`ErrorKind::DuplicateKey`](crate::error::ErrorKind::DuplicateKey), [`ErrorKind::Refused`](crate::error::ErrorKind::Refused)), it
+///   was never sent ([`ErrorKind::Driver`](crate::error::ErrorKind::Driver) before any request), or no id could be taken. Fix
+///   it if needed and insert it again.
+/// - **still set**: it may be stored. The connection or the server went away after the
+///   request was sent ([`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown)), or the insert's future was dropped
+///   (cancelled, timed out) after the id was filled in. [`insert`](Document::insert)
+///   refuses it ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet)); [`resume_insert`](Document::resume_insert)
+///   finishes the job without storing it twice.
 ///
 /// `Ok(id)`, or a document listed in [`BulkError::inserted`](crate::error::BulkError::inserted),
-/// means the server acknowledged *this call's* write of the document. seqid never concludes it from
-/// finding an equal document at the id, which may be another caller's: a duplicate key answering a
-/// first send is another writer's document (the driver's only earlier attempt, its retry on a
-/// replica set, is answered from the server's record of the first one, never with a duplicate key),
-/// and an answer that never came is
-/// [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown). A caller whose documents
-/// each carry something only it writes may say so with
-/// [`content_is_unique`](crate::action::Insert::content_is_unique), and have such outcomes settled
-/// by content.
+/// means the server acknowledged *this call's* write of the document. seqid never
+/// concludes it from finding an equal document at the id, which may be another
+/// caller's: a duplicate key answering a first send is another writer's document (the
+/// driver's only earlier attempt, its retry on a replica set, is answered from the
+/// server's record of the first one, never with a duplicate key), and an answer that
+/// never came is [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown). A caller whose documents each carry
+/// something only it writes may say so with
+/// [`content_is_unique`](crate::action::Insert::content_is_unique), and have such outcomes
+/// settled by content.
 ///
 /// On a replica set the driver itself retries a write once after a network error, with
 /// the same transaction number, so a single dropped connection usually costs nothing.
@@ -104,25 +101,25 @@ use crate::round_trip::indexes;
 /// [`.session(&mut session)`](crate::action::Insert::session) runs an insert in the caller's
 /// session, and in its transaction if one is running:
 ///
-/// - **`counters` and `block`**: the document joins the transaction; the counter's `$inc` runs
-///   outside it (with the counter's write concern, see
+/// - **`counters` and `block`**: the document joins the transaction; the counter's
+///   `$inc` runs outside it (with the counter's write concern, see
 ///   [`CounterWriteConcern`](crate::layout::CounterWriteConcern)). Concurrent transactions never
 ///   conflict on the counter, and a rollback leaves a gap but never hands an id out twice.
-/// - **`optimistic`**: the maximum query and the insert both run in the transaction, so the
-///   candidate is the largest id of the transaction's snapshot plus one. A taken id cannot be
-///   retried inside a transaction (the failed write aborts it): the error keeps the driver's
-///   `TransientTransactionError` label, and the caller's retry of the whole transaction gets a
-///   fresh id.
-/// - **`gapless`**: the counter's `$inc` joins the transaction too, so an aborted transaction takes
-///   its id back: committed ids are `1, 2, 3, ...` with no gap, ever. The transactions of one
-///   process take the counter in turn, whatever [`Sequences`](crate::Sequences) handle or bare
-///   `mongodb::Database` they come through, each once the one before has committed. Those of other
-///   processes conflict on it (`WriteConflict`, labelled `TransientTransactionError`) and run
-///   again, as does one that read in the transaction on its own before its insert and had to wait
-///   (its snapshot is older than the commit it waited for; `number_draft` and `find_or_insert` take
-///   their turn before their own reads). Outside a transaction the insert is refused before
-///   anything is written
-///   ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired)).
+/// - **`optimistic`**: the maximum query and the insert both run in the transaction, so
+///   the candidate is the largest id of the transaction's snapshot plus one. A taken id
+///   cannot be retried inside a transaction (the failed write aborts it): the error keeps
+///   the driver's `TransientTransactionError` label, and the caller's retry of the whole
+///   transaction gets a fresh id.
+/// - **`gapless`**: the counter's `$inc` joins the transaction too, so an aborted
+///   transaction takes its id back: committed ids are `1, 2, 3, ...` with no gap, ever.
+///   The transactions of one process take the counter in turn, whatever
+///   [`Sequences`](crate::Sequences) handle or bare `mongodb::Database` they come through,
+///   each once the one before has committed. Those of other processes conflict on it
+///   (`WriteConflict`, labelled `TransientTransactionError`) and run again, as does one
+///   that read in the transaction on its own before its insert and had to wait (its
+///   snapshot is older than the commit it waited for; `number_draft` and `find_or_insert`
+///   take their turn before their own reads). Outside a transaction the insert is refused
+///   before anything is written ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired)).
 ///
 /// Inside a transaction nothing is retried or looked up after a failure: a failed write
 /// aborts the transaction, whose fate decides the document's. Run it with
@@ -173,9 +170,9 @@ use crate::round_trip::indexes;
 /// ```
 pub trait Document: Model {
     /// Takes the next id, stores it in the id field, inserts the document into
-    /// [`Sequence::collection`](crate::Sequence::collection), and returns the id. Await the
-    /// [`Insert`] it returns, after setting options by method: [`session`](Insert::session), and
-    /// for the optimistic strategy [`time_budget`](Insert::time_budget) and
+    /// [`Sequence::collection`](crate::Sequence::collection), and returns the id. Await the [`Insert`] it returns,
+    /// after setting options by method: [`session`](Insert::session), and for the
+    /// optimistic strategy [`time_budget`](Insert::time_budget) and
     /// [`max_attempts`](Insert::max_attempts).
     ///
     /// ```no_run
@@ -195,10 +192,9 @@ pub trait Document: Model {
     /// Inserts many documents with one reservation of ids and one `insert_many`, and
     /// returns their ids in order.
     ///
-    /// If not every document is stored, the others stay inserted and
-    /// [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk) says which is which: refused ones get
-    /// their id field back unset; ones whose answer was lost keep their ids
-    /// ([`BulkError::unknown`](crate::error::BulkError::unknown)), and
+    /// If not every document is stored, the others stay inserted and [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk)
+    /// says which is which: refused ones get their id field back unset; ones whose answer
+    /// was lost keep their ids ([`BulkError::unknown`](crate::error::BulkError::unknown)), and
     /// [`resume_insert_many`](Document::resume_insert_many) finishes the job.
     ///
     /// ```no_run
@@ -219,33 +215,31 @@ pub trait Document: Model {
         InsertMany::new(docs, db.route())
     }
 
-    /// Finishes an insert whose outcome is unknown
-    /// ([`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), or a cancelled
-    /// [`insert`](Document::insert)), and returns the id: makes sure the document is stored at most
-    /// once, and says so only when it knows.
+    /// Finishes an insert whose outcome is unknown ([`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), or a
+    /// cancelled [`insert`](Document::insert)), and returns the id: makes sure the
+    /// document is stored at most once, and says so only when it knows.
     ///
     /// A document with an unset id is simply inserted. A document that carries an id is
     /// sent again under that same id, and what the server answers is all seqid goes by:
     ///
-    /// - **stored**: this copy was stored, so the earlier one never was (the `_id` index will
-    ///   refuse it if it still arrives): `Ok(id)`.
-    /// - **a document already holds the id**: it is this insert's earlier copy, landed after all,
-    ///   *or another writer's* (with the optimistic strategy, another writer may have taken the id
-    ///   after this insert's answer was lost; with counters, a document written under the id by
-    ///   other means). Equal content does not tell them apart: two callers inserting equal
-    ///   documents is ordinary. So the outcome stays
-    ///   [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), the id kept,
-    ///   unless the caller asserted [`content_is_unique`](crate::action::Insert::content_is_unique)
-    ///   (the document carries something only its writer puts there, such as a request id): then a
-    ///   document equal to this one, field by field (numbers by value), is its own, `Ok(id)`, and a
-    ///   different one is another writer's: the optimistic strategy inserts the document under a
-    ///   new id, while a counter's id (handed out once, so the document there may be this one
-    ///   changed since it landed) gives
-    ///   [`ErrorKind::DuplicateKey`](crate::error::ErrorKind::DuplicateKey) with the id left in
-    ///   place.
-    /// - **no answer, or this copy refused or never sent**:
-    ///   [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown) again, the id kept
-    ///   (an earlier copy may still be on its way): call it again later.
+    /// - **stored**: this copy was stored, so the earlier one never was (the `_id` index
+    ///   will refuse it if it still arrives): `Ok(id)`.
+    /// - **a document already holds the id**: it is this insert's earlier copy, landed
+    ///   after all, *or another writer's* (with the optimistic strategy, another writer
+    ///   may have taken the id after this insert's answer was lost; with counters, a
+    ///   document written under the id by other means). Equal content does not tell them
+    ///   apart: two callers inserting equal documents is ordinary. So the outcome stays
+    ///   [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), the id kept, unless the caller asserted
+    ///   [`content_is_unique`](crate::action::Insert::content_is_unique) (the document carries
+    ///   something only its writer puts there, such as a request id): then a document
+    ///   equal to this one, field by field (numbers by value), is its own, `Ok(id)`, and
+    ///   a different one is another writer's: the optimistic strategy inserts the
+    ///   document under a new id, while a counter's id (handed out once, so the document
+    ///   there may be this one changed since it landed) gives [`ErrorKind::DuplicateKey`](crate::error::ErrorKind::DuplicateKey)
+    ///   with the id left in place.
+    /// - **no answer, or this copy refused or never sent**: [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown)
+    ///   again, the id kept (an earlier copy may still be on its way): call it again
+    ///   later.
     ///
     /// So after a lost answer a caller learns for certain that its document is stored
     /// (`Ok`), or that it is not and will not be under that id (an error with the id
@@ -312,19 +306,19 @@ pub trait Document: Model {
     /// that declares none (awaiting without it is then a compile error that says so,
     /// [`NaturalKeyed`](crate::kind::NaturalKeyed)).
     ///
-    /// It relies on the key's unique index, made by [`create_indexes`](Document::create_indexes)
-    /// ([`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex) before any id is taken
-    /// without one). When several callers of one new key race, the index stores one document and
-    /// every caller gets it; what a lost race costs is the strategy's: no id with `optimistic` and
-    /// `block` (its id goes back to the handle's live block), none with `gapless` (the conflict
-    /// aborts the caller's transaction, whose retry finds the winner), a gap with `counters`
-    /// (counted in [`Stats::races_lost`](crate::Stats::races_lost)). The guide's
+    /// It relies on the key's unique index, made by
+    /// [`create_indexes`](Document::create_indexes) ([`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex) before any id
+    /// is taken without one). When several callers of one new key race, the index stores
+    /// one document and every caller gets it; what a lost race costs is the strategy's:
+    /// no id with `optimistic` and `block` (its id goes back to the handle's live block),
+    /// none with `gapless` (the conflict aborts the caller's transaction, whose retry finds
+    /// the winner), a gap with `counters` (counted in
+    /// [`Stats::races_lost`](crate::Stats::races_lost)). The guide's
     /// [find-or-insert](crate::guide::find_or_insert) chapter spells the races out.
     ///
-    /// A lost answer is settled by the key where it can;
-    /// [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown) leaves the document
-    /// with its ids, and calling `find_or_insert` again with it finishes the job without storing it
-    /// twice. A key field missing, null or an array is
+    /// A lost answer is settled by the key where it can; [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown) leaves
+    /// the document with its ids, and calling `find_or_insert` again with it finishes the
+    /// job without storing it twice. A key field missing, null or an array is
     /// [`ErrorKind::InvalidNaturalKey`](crate::error::ErrorKind::InvalidNaturalKey).
     ///
     /// ```no_run
@@ -359,15 +353,15 @@ pub trait Document: Model {
         FindOrInsert::new(self, db.route())
     }
 
-    /// [`find_or_insert`](Document::find_or_insert) for many documents: one lookup for all their
-    /// keys, one `insert_many` (one reservation per scope) for those not found, and an
-    /// [`Entry`](crate::Entry) per document, in order. Every document becomes the stored one; a
-    /// later document of a key already in the slice gets the first's (`Found`). A race lost or an
-    /// answer lost is settled as for one document, with one more lookup for all of them. What
-    /// cannot be settled is [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk), whose `inserted`
-    /// lists every document that holds its stored document (found ones too), `failed` those refused
-    /// (their ids unset) and `unknown` those whose answer was lost (their ids kept): calling it
-    /// again with the same slice finishes the job.
+    /// [`find_or_insert`](Document::find_or_insert) for many documents: one lookup for all
+    /// their keys, one `insert_many` (one reservation per scope) for those not found, and
+    /// an [`Entry`](crate::Entry) per document, in order. Every document becomes the
+    /// stored one; a later document of a key already in the slice gets the first's
+    /// (`Found`). A race lost or an answer lost is settled as for one document, with one
+    /// more lookup for all of them. What cannot be settled is [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk), whose
+    /// `inserted` lists every document that holds its stored document (found ones too),
+    /// `failed` those refused (their ids unset) and `unknown` those whose answer was lost
+    /// (their ids kept): calling it again with the same slice finishes the job.
     ///
     /// Adopting seqid on an existing collection of customers, say, is one call per batch
     /// of them: the ones stored are found, the others numbered.
@@ -396,22 +390,23 @@ pub trait Document: Model {
         FindOrInsertMany::new(docs, db.route())
     }
 
-    /// Gives the stored draft that `filter` finds its number, if it has none yet, with its display
-    /// codes, for a sequence numbered later (`numbered = "later"`): a draft invoice, saved without
-    /// a number, numbered when it is issued. One conditional update sets the number where none is,
-    /// so two callers numbering one draft at once give it one number; the other learns it
-    /// ([`Numbered::by_this_call`](crate::Numbered) is `false`, as for a draft numbered before),
-    /// and its own id costs what the strategy promises (given back with `block`, a gap with
-    /// `counters`, counted in [`Stats::races_lost`](crate::Stats::races_lost); none with `gapless`,
-    /// whose number is taken in the caller's transaction, together with the caller's own change:
+    /// Gives the stored draft that `filter` finds its number, if it has none yet, with its
+    /// display codes, for a sequence numbered later (`numbered = "later"`): a draft
+    /// invoice, saved without a number, numbered when it is issued. One conditional update
+    /// sets the number where none is, so two callers numbering one draft at once give it
+    /// one number; the other learns it ([`Numbered::by_this_call`](crate::Numbered) is
+    /// `false`, as for a draft numbered before), and its own id costs what the strategy
+    /// promises (given back with `block`, a gap with `counters`, counted in
+    /// [`Stats::races_lost`](crate::Stats::races_lost); none with `gapless`, whose number is
+    /// taken in the caller's transaction, together with the caller's own change:
     /// [`.set(...)`](crate::action::NumberDraft::set) and
-    /// [`.session(...)`](crate::action::NumberDraft::session)). The filter must find one document:
-    /// none is [`ErrorKind::DraftNotFound`](crate::error::ErrorKind::DraftNotFound), more than one
-    /// [`ErrorKind::DraftAmbiguous`](crate::error::ErrorKind::DraftAmbiguous) (name the draft by
-    /// its `_id`); a draft without a number whose code field is not empty is refused
-    /// ([`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode): the code is written with
-    /// the number, and never replaces what was stored). Each refusal comes before any id is taken.
-    /// The guide's [numbering later](crate::guide::numbering_later) chapter spells the races out.
+    /// [`.session(...)`](crate::action::NumberDraft::session)). The filter must find one
+    /// document: none is [`ErrorKind::DraftNotFound`](crate::error::ErrorKind::DraftNotFound), more than one [`ErrorKind::DraftAmbiguous`](crate::error::ErrorKind::DraftAmbiguous)
+    /// (name the draft by its `_id`); a draft without a number whose code field is not
+    /// empty is refused ([`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode): the code is written with the number, and
+    /// never replaces what was stored). Each refusal comes before any id is taken. The
+    /// guide's [numbering later](crate::guide::numbering_later) chapter spells the races
+    /// out.
     ///
     /// ```no_run
     /// use mongodb::bson::{doc, oid::ObjectId};
@@ -512,22 +507,19 @@ pub trait Document: Model {
     /// [`Replace`](crate::action::Replace) it returns for `()`; set
     /// [`session`](crate::action::Replace::session) by method.
     ///
-    /// For a type with items ([`Model::ITEMS`]), the stored marks and hidden lists of recent
-    /// appends are read, and a document whose mark is below the stored one (an append landed after
-    /// it was read, which a plain `replace_one` would undo, handing its numbers out again) is
-    /// refused with [`ErrorKind::ItemsStale`](crate::error::ErrorKind::ItemsStale), nothing
-    /// written: read it again, apply the change, replace again. A mark equal or above is written,
-    /// by a `replace_one` conditioned on the marks and lists as read, with the hidden lists kept as
-    /// stored (so an append sent again with its token is still recognised). A type without items is
-    /// one `replace_one` by `_id`. Refused before anything is sent: a document with no `_id`, or an
-    /// unset id where the sequence numbers `_id`
-    /// ([`ErrorKind::ReplaceWithoutId`](crate::error::ErrorKind::ReplaceWithoutId)); then no stored
-    /// document at the `_id` is
-    /// [`ErrorKind::ReplaceNotFound`](crate::error::ErrorKind::ReplaceNotFound), and a replace sent
-    /// and not answered
-    /// [`ErrorKind::ReplaceOutcomeUnknown`](crate::error::ErrorKind::ReplaceOutcomeUnknown)
-    /// (replace it again). The items are written as the document holds them: append new ones with
-    /// `append_<field>`.
+    /// For a type with items ([`Model::ITEMS`]), the stored marks and hidden lists of
+    /// recent appends are read, and a document whose mark is below the stored one (an
+    /// append landed after it was read, which a plain `replace_one` would undo, handing its
+    /// numbers out again) is refused with [`ErrorKind::ItemsStale`](crate::error::ErrorKind::ItemsStale), nothing written: read it
+    /// again, apply the change, replace again. A mark equal or above is written, by a
+    /// `replace_one` conditioned on the marks and lists as read, with the hidden lists kept
+    /// as stored (so an append sent again with its token is still recognised). A type
+    /// without items is one `replace_one` by `_id`. Refused before anything is sent: a
+    /// document with no `_id`, or an unset id where the sequence numbers `_id`
+    /// ([`ErrorKind::ReplaceWithoutId`](crate::error::ErrorKind::ReplaceWithoutId)); then no stored document at the `_id` is
+    /// [`ErrorKind::ReplaceNotFound`](crate::error::ErrorKind::ReplaceNotFound), and a replace sent and not answered
+    /// [`ErrorKind::ReplaceOutcomeUnknown`](crate::error::ErrorKind::ReplaceOutcomeUnknown) (replace it again). The items are written as the
+    /// document holds them: append new ones with `append_<field>`.
     ///
     /// ```no_run
     /// use mongodb::bson::doc;
@@ -564,16 +556,17 @@ pub trait Document: Model {
         crate::api::action::Replace::new(self, db.route())
     }
 
-    /// Creates the indexes the sequence relies on (every sequence's, for a type that declares
-    /// several), if missing, and returns their names. A sequence on `_id` relies on `_id`'s own
-    /// index, which always exists (`["_id_"]`). A sequence on another field relies on a unique
-    /// index on its scope fields and the field, in that order, named as MongoDB names it by default
-    /// (`project_1_number_1`): the optimistic strategy needs it to refuse a number another writer
-    /// took, and [`resume_insert`](Document::resume_insert) to refuse a second copy of a document;
-    /// both return [`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex) without it.
-    /// Run it at start-up, as the driver's `create_index` is: it is cheap when the index exists. An
-    /// index made by other means on the same fields counts too; keep MongoDB's default name for it,
-    /// by which seqid tells a duplicate number from a duplicate elsewhere.
+    /// Creates the indexes the sequence relies on (every sequence's, for a type that
+    /// declares several), if missing, and returns their names.
+    /// A sequence on `_id` relies on `_id`'s own index, which always exists (`["_id_"]`).
+    /// A sequence on another field relies on a unique index on its scope fields and the
+    /// field, in that order, named as MongoDB names it by default
+    /// (`project_1_number_1`): the optimistic strategy needs it to refuse a number
+    /// another writer took, and [`resume_insert`](Document::resume_insert) to refuse a
+    /// second copy of a document; both return [`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex) without it. Run it
+    /// at start-up, as the driver's `create_index` is: it is cheap when the index exists.
+    /// An index made by other means on the same fields counts too; keep MongoDB's default
+    /// name for it, by which seqid tells a duplicate number from a duplicate elsewhere.
     ///
     /// ```no_run
     /// # use seqid::Document;

@@ -99,8 +99,8 @@ impl<T: Model, K: Kind, S> SequenceOf<T, K, S> {
         self.seq
     }
 
-    /// The document this sequence numbered `id` (its `_id`, or the field the sequence numbers),
-    /// read from the primary, or `None`. Ids compare by value, so a document stored as Int32 by
+    /// The document this sequence numbered `id` (its `_id`, or the field the sequence
+    /// numbers), read from the primary, or `None`. Ids compare by value, so a document stored as Int32 by
     /// another tool is found by its `i64` id. For a scoped sequence, name the scope with
     /// [`.scope(...)`](FindById::scope): numbers repeat across scopes. The type must be
     /// `serde::Deserialize` (`DeserializeOwned`) to be read back.
@@ -149,13 +149,14 @@ impl<T: Model, K: Kind, S> SequenceOf<T, K, S> {
 }
 
 impl<T: Model, K: WithCounter, S> SequenceOf<T, K, S> {
-    /// The sequence's next number, with no document: from the counter the type's inserts take their
-    /// ids from, with every option the type declares (its counters collection, layout, start, step,
-    /// strategy and scope fields, the scope's type checked at compile time). For a number no
-    /// document of this type carries (an order number shown before its order is stored is its
-    /// document's: [`Document::reserve_id`](crate::Document::reserve_id)). Gapless numbers are
-    /// taken in the caller's transaction ([`session`](NextOf::session), required). The refusals:
-    /// the guide's [numbers on their own](crate::guide::numbers#what-is-refused).
+    /// The sequence's next number, with no document: from the counter the type's inserts
+    /// take their ids from, with every option the type declares (its counters collection,
+    /// layout, start, step, strategy and scope fields, the scope's type checked at compile
+    /// time). For a number no document of this type carries (an order number shown before
+    /// its order is stored is its document's: [`Document::reserve_id`](crate::Document::reserve_id)).
+    /// Gapless numbers are taken in the caller's transaction
+    /// ([`session`](NextOf::session), required). The refusals: the guide's [numbers on
+    /// their own](crate::guide::numbers#what-is-refused).
     ///
     /// ```no_run
     /// use seqid::Document;

@@ -8,14 +8,14 @@ use crate::base::sequence::Sequence;
 /// What `insert_many` did with each document when it did not store them all.
 ///
 /// Every index of the input slice appears in exactly one of the three lists. Documents in
-/// `inserted` keep their ids; documents in `failed` were refused by the server (or never sent) and
-/// get their id field back unset, so they can be fixed and inserted again; documents in `unknown`
-/// may be stored (the answer was lost and seqid found no proof either way) and keep their ids, so
-/// that inserting them again is refused with
-/// [`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet) instead of storing them
-/// twice. [`resume_insert_many`](crate::Document::resume_insert_many) on the same slice finishes
-/// the job: it sends the unknown ones again under their own ids (a copy already stored is refused
-/// by the `_id` index and recognised) and inserts the failed ones anew.
+/// `inserted` keep their ids; documents in `failed` were refused by the server (or never
+/// sent) and get their id field back unset, so they can be fixed and inserted again;
+/// documents in `unknown` may be stored (the answer was lost and seqid found no proof
+/// either way) and keep their ids, so that inserting them again is refused with
+/// [`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet) instead of storing them twice.
+/// [`resume_insert_many`](crate::Document::resume_insert_many) on the same slice finishes
+/// the job: it sends the unknown ones again under their own ids (a copy already stored is
+/// refused by the `_id` index and recognised) and inserts the failed ones anew.
 ///
 /// ```no_run
 /// # use seqid::Document;

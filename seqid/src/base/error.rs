@@ -14,12 +14,12 @@ use crate::base::server::noted;
 
 /// Everything that can go wrong while taking an id or inserting a document.
 ///
-/// Each message names the sequence and the offending value, so a log line alone tells what to fix.
-/// An `Error` holds the [`Sequence`] it was serving (its name, its collection, its field; none for
-/// a failure that serves no one sequence, a transaction's own commands or the deployment's check)
-/// once, and what went wrong, its [`ErrorKind`], boxed: 16 bytes, cheap to return. The kinds and
-/// each kind's fields are `#[non_exhaustive]`: match [`kind`](Error::kind) with `..`, and ask the
-/// questions a caller asks with the predicates ([`is_outcome_unknown`](Error::is_outcome_unknown),
+/// Each message names the sequence and the offending value, so a log line alone tells
+/// what to fix. An `Error` holds the [`Sequence`] it was serving (its name, its
+/// collection, its field; none for a failure that serves no one sequence, a transaction's
+/// own commands or the deployment's check) once, and what went wrong, its [`ErrorKind`], boxed: 16 bytes, cheap to return.
+/// The kinds and each kind's fields are `#[non_exhaustive]`: match [`kind`](Error::kind)
+/// with `..`, and ask the questions a caller asks with the predicates ([`is_outcome_unknown`](Error::is_outcome_unknown),
 /// [`is_invalid_input`](Error::is_invalid_input), [`driver_error`](Error::driver_error)).
 ///
 /// ```no_run
@@ -128,10 +128,10 @@ pub enum ErrorKind {
         largest: Box<Bson>,
     },
 
-    /// A `gapless` sequence was asked for an id outside a transaction (by an insert, or for a
-    /// number on its own, [`NamedSequence`](crate::action::NamedSequence)): its ids come from a
-    /// counter updated inside the caller's transaction, so that an aborted transaction takes its id
-    /// back. Nothing was written.
+    /// A `gapless` sequence was asked for an id outside a transaction (by an insert, or
+    /// for a number on its own, [`NamedSequence`](crate::action::NamedSequence)): its ids come from a
+    /// counter updated inside the caller's transaction, so that an aborted transaction
+    /// takes its id back. Nothing was written.
     #[non_exhaustive]
     TransactionRequired {
         /// Whether a session (with no transaction running) was given.

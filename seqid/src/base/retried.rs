@@ -1,14 +1,11 @@
-//! Which call gave up in
-//! [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted), and what its message
-//! says of it.
+//! Which call gave up in [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted), and what its message says of it.
 
 use std::time::Duration;
 
 use crate::base::item::ItemsField;
 use crate::base::sequence::Sequence;
 
-/// Which call gave up in
-/// [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted).
+/// Which call gave up in [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted).
 ///
 /// ```
 /// # #[derive(serde::Serialize, seqid::Document)]
@@ -34,8 +31,8 @@ pub enum RetriedCall {
     },
 }
 
-/// The message of [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted): what
-/// the call was doing, what beat it, the bound that ended it, what to do.
+/// The message of [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted): what the call was doing, what beat it, the
+/// bound that ended it, what to do.
 pub(crate) fn gave_up(
     seq: &Sequence,
     call: RetriedCall,

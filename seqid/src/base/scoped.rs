@@ -12,11 +12,11 @@
 //!
 //! - a value of the field's own type, or a reference to one;
 //! - a `&str` for a `String` field;
-//! - for an `Option<F>` field, an `Option<F>` (`None` names the documents without a value) or a
-//!   value for `F`;
-//! - any integer type for an integer field, checked when the call runs to fit the field's type
-//!   ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) names the type otherwise),
-//!   so that `.scope(2026)` is written without a suffix whatever the field's width;
+//! - for an `Option<F>` field, an `Option<F>` (`None` names the documents without a value)
+//!   or a value for `F`;
+//! - any integer type for an integer field, checked when the call runs to fit the field's
+//!   type ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) names the type otherwise), so
+//!   that `.scope(2026)` is written without a suffix whatever the field's width;
 //! - [`Null`] for any field: the documents whose field is null or missing.
 //!
 //! ```

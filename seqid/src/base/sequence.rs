@@ -241,8 +241,8 @@ pub(crate) mod construct {
         Strategy::Counters
     }
 
-    /// [`Strategy::Optimistic`] with `max_attempts`, and a time budget of `time_budget_ms`
-    /// milliseconds ([`Sequence::DEFAULT_TIME_BUDGET`](Sequence::DEFAULT_TIME_BUDGET) if `None`).
+    /// [`Strategy::Optimistic`] with `max_attempts`, and a time budget of
+    /// `time_budget_ms` milliseconds ([`Sequence::DEFAULT_TIME_BUDGET`](Sequence::DEFAULT_TIME_BUDGET) if `None`).
     pub const fn optimistic(max_attempts: Option<u32>, time_budget_ms: Option<u32>) -> Strategy {
         let time_budget = match time_budget_ms {
             Some(ms) => super::Duration::from_millis(ms as u64),

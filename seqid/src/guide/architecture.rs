@@ -31,71 +31,71 @@
 //!
 //! The words the code coins, one line each; a plain word is used wherever one says the same.
 //!
-//! - **allocator**: hands out a counter's ids to the tasks of a handle, one round trip for every
-//!   task waiting at once; the block strategy keeps the rest of a block (`state::allocator`).
+//! - **allocator**: hands out a counter's ids to the tasks of a handle, one round trip for
+//!   every task waiting at once; the block strategy keeps the rest of a block (`state::allocator`).
 //! - **append**: items added to a stored document's array, numbered after its mark
 //!   (`insert::items`); its **token** recognises it in the document's recent appends.
-//! - **answered**: a command of the call has had an answer in the caller's transaction, so the
-//!   driver knows the transaction began (`base::session`).
-//! - **block, live block**: the ids a handle reserved with one `$inc` and hands out in memory
-//!   (`state::allocator::LiveBlock`).
-//! - **blank**: the sequence of every attribute's defaults that the derive's expansion copies and
-//!   assigns the fields of (`base::sequence::construct::BLANK`).
+//! - **answered**: a command of the call has had an answer in the caller's transaction, so
+//!   the driver knows the transaction began (`base::session`).
+//! - **block, live block**: the ids a handle reserved with one `$inc` and hands out in
+//!   memory (`state::allocator::LiveBlock`).
+//! - **blank**: the sequence of every attribute's defaults that the derive's expansion copies
+//!   and assigns the fields of (`base::sequence::construct::BLANK`).
 //! - **budget**: how long and how many times the optimistic loop may try (`base::retry`).
 //! - **call**: the options an action's setters gave, before its context is made
 //!   (`state::context::Call`).
 //! - **carried**: the ids a document brings to a resume (`base::fields::carried`).
-//! - **commit queue**: the process's gapless transactions on one counter, in the order they came,
-//!   each waiting for the one before to commit (`state::commit_queue`).
+//! - **commit queue**: the process's gapless transactions on one counter, in the
+//!   order they came, each waiting for the one before to commit (`state::commit_queue`).
 //! - **companions**: the ids a document gets beside its number: its other sequences' and an
 //!   `ObjectId` the insert makes, set and unset together (`base::companions`).
-//! - **context**: what one call is apart from its documents: sequence, route, session, budget
-//!   (`state::context::Context`).
-//! - **counted**: the strategies that keep a counter: counters, block, gapless (`source::counted`).
+//! - **context**: what one call is apart from its documents: sequence, route, session,
+//!   budget (`state::context::Context`).
+//! - **counted**: the strategies that keep a counter: counters, block, gapless
+//!   (`source::counted`).
 //! - **counter**: the document an id is taken from, in a tool's layout
 //!   (`round_trip::counter::Counter`).
 //! - **declaration**: a sequence as a type of the program declares it, with the type's path,
 //!   registered by the derive before `main` (`base::declared`).
-//! - **doing**: a driver's error said as seqid's, with what the round trip was doing, and noted
-//!   where it is met (`base::error::Doing`, `base::server::noted`).
-//! - **fate**: what became of a document written: stored, taken by another writer, refused, unknown
-//!   (`base::fate::Fate`).
-//! - **finishing**: a round trip that runs to its end in a task of its own if its caller goes away
-//!   (`base::detach::Finishing`).
-//! - **flusher**: the one task at a time that makes an allocator's round trips for the callers in
-//!   its queue (`state::allocator`).
-//! - **frontier**: the optimistic strategy's state for one scope of a collection: the candidates
-//!   out and the largest seen (`state::frontier`).
+//! - **doing**: a driver's error said as seqid's, with what the round trip was doing, and
+//!   noted where it is met (`base::error::Doing`, `base::server::noted`).
+//! - **fate**: what became of a document written: stored, taken by another writer, refused,
+//!   unknown (`base::fate::Fate`).
+//! - **finishing**: a round trip that runs to its end in a task of its own if its caller
+//!   goes away (`base::detach::Finishing`).
+//! - **flusher**: the one task at a time that makes an allocator's round trips for the
+//!   callers in its queue (`state::allocator`).
+//! - **frontier**: the optimistic strategy's state for one scope of a collection: the
+//!   candidates out and the largest seen (`state::frontier`).
 //! - **gate**: the check every call passes first, on a sharded cluster (`round_trip::gate`).
 //! - **group commit**: one `$inc` serving every task that waits at once (the allocator's).
 //! - **handed**: ids given to a caller, back to the live block if it drops them unused
 //!   (`state::allocator::Handed`).
-//! - **held**: an id reserved for a document built later, with the scope it was taken for and, for
-//!   a gapless id, its session and reservation ticket (`state::reservations`), as the insert that
-//!   stores it reads it; the public token ([`Reserved`](crate::Reserved)) wraps one
-//!   (`base::reserved::Held`).
+//! - **held**: an id reserved for a document built later, with the scope it was taken for
+//!   and, for a gapless id, its session and reservation ticket (`state::reservations`), as
+//!   the insert that stores it reads it; the public token
+//!   ([`Reserved`](crate::Reserved)) wraps one (`base::reserved::Held`).
 //! - **holds**: what a tool's counter value is, the last id or the next (`base::layout::Holds`).
-//! - **in context**: an insert's body run in its call's context, once the gate lets it through
-//!   (`insert::in_context!`).
+//! - **in context**: an insert's body run in its call's context, once the gate lets it
+//!   through (`insert::in_context!`).
 //! - **in flight**: the optimistic candidates of one round, out until their write ends
 //!   (`state::frontier::InFlight`).
-//! - **key**: where a document's id is, its scope and number (`base::scope::Key`); a natural key is
-//!   the fields `find_or_insert` finds a document by (`base::natural`).
+//! - **key**: where a document's id is, its scope and number (`base::scope::Key`); a
+//!   natural key is the fields `find_or_insert` finds a document by (`base::natural`).
 //! - **known**: what was read of a deployment and kept (`state::known`).
 //! - **left behind**: the write of a caller that went away, waited for by a resume
 //!   (`state::pending::left_behind`).
-//! - **lines**: the process's turns and commit queues, by what they guard, kept while in use
-//!   (`state::turns::Lines`).
-//! - **mark**: the last number handed out in a document's array of items, a declared field of the
-//!   document (`#[seq_items(last = "...")]`; `base::item`).
-//! - **maximum read**: what the optimistic loop asks of the maximum query: the scope, an id to read
-//!   above, the session (`state::frontier::MaximumRead`).
-//! - **named**: a scope as `.scope(...)` gave it, checked when the call runs
-//!   (`base::scope::Named`).
-//! - **named sequence**: a sequence named at run time (`db.sequence(name)`, a number on its own),
-//!   made from its options once and kept for the process (`base::named`; its options as given:
-//!   `base::named::Spec`); with a name a type declares, the declaration's options where the call
-//!   gives none (`base::named::with_declarations`).
+//! - **lines**: the process's turns and commit queues, by what they guard, kept while in
+//!   use (`state::turns::Lines`).
+//! - **mark**: the last number handed out in a document's array of items, a declared field
+//!   of the document (`#[seq_items(last = "...")]`; `base::item`).
+//! - **maximum read**: what the optimistic loop asks of the maximum query: the scope, an
+//!   id to read above, the session (`state::frontier::MaximumRead`).
+//! - **named**: a scope as `.scope(...)` gave it, checked when the call runs (`base::scope::Named`).
+//! - **named sequence**: a sequence named at run time (`db.sequence(name)`, a number on its
+//!   own), made from its options once and kept for the process (`base::named`; its
+//!   options as given: `base::named::Spec`); with a name a type declares, the
+//!   declaration's options where the call gives none (`base::named::with_declarations`).
 //! - **orphan**: a write whose caller went away, kept by the handle by its document's key
 //!   (`state::orphan`).
 //! - **others**: a document's sequences but its primary (`source::others`).
@@ -112,17 +112,18 @@
 //! - **scope**: the values of a sequence's scope fields, each with its own counter
 //!   (`base::scope::Scope`); as a type, what `.scope(...)` takes ([`scoped`](crate::scoped)).
 //! - **sending**: whether a write is a first send or a copy sent again (`base::fate::Sending`).
-//! - **source**: an id source, one per strategy (`source/`); also the allocator's trait for a round
-//!   trip that reserves ids (`state::allocator::Source`).
-//! - **standing**: where each document of a `find_or_insert_many` stands: found, to insert,
-//!   inserted (`insert::natural_many`).
+//! - **source**: an id source, one per strategy (`source/`); also the allocator's trait for a
+//!   round trip that reserves ids (`state::allocator::Source`).
+//! - **standing**: where each document of a `find_or_insert_many` stands: found, to
+//!   insert, inserted (`insert::natural_many`).
 //! - **stored**: a document read back, as the model and as stored (`round_trip::stored`).
 //! - **tally**: what an allocator or frontier has done, for [`Stats`](crate::Stats)
 //!   (`state::allocator::Tally`).
 //! - **traced**: a call's answer with what it did, for its span (`base::span::Traced`).
 //! - **to**: where and how a write goes: the collection, the sequence, the sending
 //!   (`round_trip::write`).
-//! - **turns**: the process's callers of one scope or one key, one at a time (`state::turns`).
+//! - **turns**: the process's callers of one scope or one key, one at a time
+//!   (`state::turns`).
 //! - **waiting**: a write under way, handed to the handle if its caller drops it
 //!   (`state::pending::Waiting`).
 //! - **wanted**: the other sequences' ids a batch needs, by sequence and scope

@@ -89,15 +89,16 @@
 //! # An id already set
 //!
 //! `insert` fills only an unset id (`0`, or `None`). A document that already carries an id is
-//! refused with [`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet) before any id is
-//! taken: inserting a copy of a stored document must not give it a second life. An id the program
+//! refused with [`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet) before any id is taken:
+//! inserting a copy of a stored document must not give it a second life. An id the program
 //! means to give a document (shown before the document is stored) is reserved for it,
 //! [`reserve_id`](crate::Document::reserve_id), and given with its token,
-//! [`insert(..).reserved(token)`](crate::action::Insert::reserved), which writes the rest as any
-//! insert does (codes, items). An id from elsewhere (an import) goes in with the driver, then
-//! [`sync_counter`](crate::SequenceOf::sync_counter) so that the sequence goes on above it;
-//! [`resume_insert`](crate::Document::resume_insert) is only for a document whose insert ended in
-//! [`OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown) or was cancelled.
+//! [`insert(..).reserved(token)`](crate::action::Insert::reserved), which writes the rest
+//! as any insert does (codes, items). An id from elsewhere (an import) goes in with the
+//! driver, then [`sync_counter`](crate::SequenceOf::sync_counter) so that the sequence goes on
+//! above it;
+//! [`resume_insert`](crate::Document::resume_insert) is only for a document whose insert ended
+//! in [`OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown) or was cancelled.
 //!
 //! # Display codes
 //!

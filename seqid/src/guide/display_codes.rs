@@ -29,26 +29,27 @@
 //! # Ok(()) }
 //! ```
 //!
-//! - **Checked at compile time never to repeat.** The derive refuses a format that could give two
-//!   documents one code: it must show the sequence's number and every scope field of that sequence,
-//!   and keep its parts apart so that a code reads back into them. The rules and their reasons are
-//!   in the [attribute reference](super::attributes#display-codes); each broken rule is a compile
-//!   error at the format naming the placeholder.
+//! - **Checked at compile time never to repeat.** The derive refuses a format that could give
+//!   two documents one code: it must show the sequence's number and every scope field of that
+//!   sequence, and keep its parts apart so that a code reads back into them. The rules and their
+//!   reasons are in the [attribute reference](super::attributes#display-codes); each
+//!   broken rule is a compile error at the format naming the placeholder.
 //! - **Checked at run time where only the value can tell.** A string shown before more text is
-//!   ended by that text's first character: a shop named `north-east` in `"{shop}-{number}"` would
-//!   read as `north` + `east-1`. Such a value is refused with
-//!   [`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode), naming the sequence, the
-//!   value and the format, before any id is taken.
+//!   ended by that text's first character: a shop named `north-east` in `"{shop}-{number}"`
+//!   would read as `north` + `east-1`. Such a value is refused with
+//!   [`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode), naming the sequence, the value and the
+//!   format, before any id is taken.
 //! - **Held by the database too.** [`create_indexes`](crate::Document::create_indexes) makes a
 //!   unique index on the field (`code_1`, partial on strings, so that documents stored before the
 //!   field existed do not collide), and the derive writes `find_by_<field>` (`find_by_code` for a
 //!   field named `code`, returning a [`FindByCode`](crate::action::FindByCode)).
 //! - **With everything else.** A code follows the ids: `insert` refuses a document whose code is
-//!   set (`Error::InvalidCode`, as [`IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet) for an
-//!   id); a document known not to be stored gets its code emptied with its ids; one of unknown fate
-//!   keeps it, and [`resume_insert`](crate::Document::resume_insert) writes the code of the ids it
-//!   carries. The optimistic loop writes a new code with each candidate.
+//!   set (`Error::InvalidCode`, as [`IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet) for an id); a
+//!   document known not to be stored gets its code emptied with its ids; one of unknown fate
+//!   keeps it, and [`resume_insert`](crate::Document::resume_insert) writes the code of the ids
+//!   it carries. The optimistic loop writes a new code with each candidate.
 //!   [`insert_many`](crate::Document::insert_many) writes every document's. Each sequence of a
 //!   document may have a code of its own (one per sequence); the insert's span shows the code
 //!   (`code`, the first and the last for many). Writing the code costs the client under 1 % of an
-//!   insert's instructions and one allocation (the repository's `BENCHMARKS.md`, *Display codes*).
+//!   insert's instructions and one allocation (the repository's `BENCHMARKS.md`, *Display
+//!   codes*).

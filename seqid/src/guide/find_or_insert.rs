@@ -42,27 +42,27 @@
 //!
 //! # What one call does
 //!
-//! 1. Reads the key's values from the document as it would be stored, and refuses, before anything
-//!    is read or taken, a key field that is missing, null or an array
-//!    ([`ErrorKind::InvalidNaturalKey`](crate::error::ErrorKind::InvalidNaturalKey): a unique index
-//!    takes every missing field or null for one value, and holds an array's elements apart), and a
+//! 1. Reads the key's values from the document as it would be stored, and refuses, before
+//!    anything is read or taken, a key field that is missing, null or an array
+//!    ([`ErrorKind::InvalidNaturalKey`](crate::error::ErrorKind::InvalidNaturalKey): a unique index takes
+//!    every missing field or null for one value, and holds an array's elements apart), and a
 //!    collection without a unique index on the key, or on some of its fields
-//!    ([`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex); checked once per handle,
-//!    on every call through a bare database). A gapless type outside a transaction is refused here
-//!    too ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired)), so
-//!    that the call never answers one way with a transaction and another without.
-//! 2. Waits for its turn: the calls of one process for one key (one value of it, in one collection
-//!    of one database) take turns, each its lookup and its insert, so that a key new to the
-//!    database is inserted by the first of them and found by the others, which take no id. A call
-//!    waits at most 2 s for the one ahead of it (a write that hangs holds the others back no
-//!    longer; the key's index still keeps one document).
-//! 3. Looks the key up on the primary: one `find_one` by the key's index. Found: done, and no id
-//!    was taken.
-//! 4. Not found: inserts exactly as [`insert`](crate::Document::insert) does (every strategy,
-//!    scopes, several sequences, display codes, another tool's counter layout, the caller's
-//!    session), with the next id.
-//! 5. A duplicate key on the write: a caller in another process (or a writer that is not seqid)
-//!    stored the key between steps 3 and 4. Reads it by the key, and returns it as
+//!    ([`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex); checked once per handle, on every
+//!    call through a bare database). A gapless type outside a transaction is refused here too
+//!    ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired)), so that the call
+//!    never answers one way with a transaction and another without.
+//! 2. Waits for its turn: the calls of one process for one key (one value of it, in one
+//!    collection of one database) take turns, each its lookup and its insert, so that a key
+//!    new to the database is inserted by the first of them and found by the others, which
+//!    take no id. A call waits at most 2 s for the one ahead of it (a write that hangs holds
+//!    the others back no longer; the key's index still keeps one document).
+//! 3. Looks the key up on the primary: one `find_one` by the key's index. Found: done, and
+//!    no id was taken.
+//! 4. Not found: inserts exactly as [`insert`](crate::Document::insert) does (every
+//!    strategy, scopes, several sequences, display codes, another tool's counter layout,
+//!    the caller's session), with the next id.
+//! 5. A duplicate key on the write: a caller in another process (or a writer that is not
+//!    seqid) stored the key between steps 3 and 4. Reads it by the key, and returns it as
 //!    [`Entry::Found`](crate::Entry::Found).
 //!
 //! A found key costs one round trip and no id; a new key costs one more than an insert (the
@@ -153,15 +153,16 @@
 //!
 //! # Many documents
 //!
-//! [`T::find_or_insert_many(&mut docs, &db)`](crate::Document::find_or_insert_many) looks every key
-//! up in one query, inserts the first document of each key not found in one `insert_many` (one
-//! reservation per scope), and gives a later document of a key already in the slice the first's
-//! stored document (`Found`). Its turns are taken key by key in one order (the keys' bytes), so
-//! that two calls sharing keys never wait on each other in a circle. A race lost and a lost answer
-//! are settled as for one document, with one more lookup for all of them; what cannot be settled is
-//! [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk), whose `inserted` lists every document that
-//! holds its stored one (found ones too): call it again with the same slice. Adopting seqid on a
-//! collection whose documents have a natural key is one such call per batch.
+//! [`T::find_or_insert_many(&mut docs, &db)`](crate::Document::find_or_insert_many) looks every
+//! key up in one query, inserts the first document of each key not found in one `insert_many`
+//! (one reservation per scope), and gives a later document of a key already in the slice the
+//! first's stored document (`Found`). Its turns are taken key by key in one order (the keys'
+//! bytes), so that two calls sharing keys never wait on each other in a circle. A race lost
+//! and a lost answer are settled as for one document, with one more lookup for all of them;
+//! what cannot be settled is [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk), whose `inserted` lists every
+//! document that holds its stored one (found ones too): call it again with the same slice.
+//! Adopting seqid on a collection whose documents have a natural key is one such call per
+//! batch.
 //!
 //! # Lost answers, faults and cancellation
 //!
@@ -169,22 +170,23 @@
 //! whatever is retried, on top of the `_id` index that keeps one document per id. When the
 //! write's answer is lost, the call settles what it can by the key:
 //!
-//! - a document found with the key at another id is the winner: this call's write, should it ever
-//!   land, is refused by the key's index. `Entry::Found`; the id is a gap (it is not given back:
-//!   the write that holds it may still be on its way);
+//! - a document found with the key at another id is the winner: this call's write, should it
+//!   ever land, is refused by the key's index. `Entry::Found`; the id is a gap (it is not
+//!   given back: the write that holds it may still be on its way);
 //! - a document found with the key at this call's own id is this call's own where the caller
 //!   asserted that equal content is
 //!   ([`content_is_unique`](crate::action::FindOrInsert::content_is_unique), or an
-//!   `Option<ObjectId>` `_id` the call made): `Entry::Inserted`. Without that, equal content says
-//!   nothing of who wrote it (a writer that is not seqid may have stored the same key under that
-//!   id), and the outcome stays unknown, as for every insert;
-//! - the race lost (a duplicate key on the key's index) and the read of the winner failed (its
-//!   answer lost too): that read's error, [`ErrorKind::Driver`](crate::error::ErrorKind::Driver).
-//!   This call stored nothing; call it again with the same document, which looks the key up first;
+//!   `Option<ObjectId>` `_id` the call made): `Entry::Inserted`. Without that, equal content
+//!   says nothing of who wrote it (a writer that is not seqid may have stored the same key
+//!   under that id), and the outcome stays unknown, as for every insert;
+//! - the race lost (a duplicate key on the key's index) and the read of the winner failed
+//!   (its answer lost too): that read's error, [`ErrorKind::Driver`](crate::error::ErrorKind::Driver). This
+//!   call stored nothing; call it again with the same document, which looks the key up
+//!   first;
 //! - nothing found, or a document that cannot be told apart:
-//!   [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), the document keeping
-//!   its ids. Call `find_or_insert` again with the same document: it looks the key up first (found,
-//!   it answers `Found`: whoever stored it, this call found it, and the earlier call's answer is
+//!   [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), the document keeping its ids.
+//!   Call `find_or_insert` again with the same document: it looks the key up first (found, it
+//!   answers `Found`: whoever stored it, this call found it, and the earlier call's answer is
 //!   the one that stays unknown), else sends the document again under the ids it carries, as
 //!   [`resume_insert`](crate::Document::resume_insert) does.
 //!

@@ -9,17 +9,16 @@
 //! the id field says what is known:
 //!
 //! - **unset** (`0` / `None`): not stored, and it never will be under the id it had. The server
-//!   refused it ([`DuplicateKey`](crate::error::ErrorKind::DuplicateKey),
-//!   [`Refused`](crate::error::ErrorKind::Refused)), the driver never sent it
-//!   ([`Driver`](crate::error::ErrorKind::Driver): no server could be selected, the document is too
-//!   large, ...), or no id could be taken. Fix it if needed, insert it again.
-//! - **still set**: it may be stored. The connection or the server went away after the request was
-//!   sent, the server refused a duplicate id that no document held when seqid looked (a copy of
-//!   this insert may still have been being applied), or a write concern was not satisfied:
-//!   [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), whose message says
-//!   which (for `insert_many`, [`BulkError::unknown`](crate::error::BulkError::unknown)). A
-//!   cancelled `insert` (its future dropped, e.g. by a timeout) after the id was filled in leaves
-//!   the same state. [`insert`](crate::Document::insert) then refuses the document
+//!   refused it ([`DuplicateKey`](crate::error::ErrorKind::DuplicateKey), [`Refused`](crate::error::ErrorKind::Refused)),
+//!   the driver never sent it ([`Driver`](crate::error::ErrorKind::Driver): no server could be selected, the
+//!   document is too large, ...), or no id could be taken. Fix it if needed, insert it again.
+//! - **still set**: it may be stored. The connection or the server went away after the request
+//!   was sent, the server refused a duplicate id that no document held when seqid looked (a copy
+//!   of this insert may still have been being applied), or a write concern was not satisfied:
+//!   [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), whose message says which (for
+//!   `insert_many`, [`BulkError::unknown`](crate::error::BulkError::unknown)). A cancelled `insert` (its
+//!   future dropped, e.g. by a timeout) after the id was filled in leaves the same state.
+//!   [`insert`](crate::Document::insert) then refuses the document
 //!   ([`IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet)), and
 //!   [`resume_insert`](crate::Document::resume_insert) /
 //!   [`resume_insert_many`](crate::Document::resume_insert_many) finish the job: the document is
@@ -171,9 +170,9 @@
 //!
 //! MongoDB never does this; SecantusDB does, now and then, during the concurrent first use of a
 //! counter. It is retried like the upsert race of the tutorial, a bounded number of times; if it
-//! persists, [`ErrorKind::NoCounter`](crate::error::ErrorKind::NoCounter) says what the server
-//! answered. If the counter holds something seqid cannot count from, the error says so and shows
-//! it, and the counter is left as it is.
+//! persists, [`ErrorKind::NoCounter`](crate::error::ErrorKind::NoCounter) says what the server answered. If the
+//! counter holds something seqid cannot count from, the error says so and shows it, and the
+//! counter is left as it is.
 //!
 //! See also [cancelled calls](super::cancellation), and [`Document`'s notes on
 //! failures](crate::Document#failures-lost-answers-and-cancellation).

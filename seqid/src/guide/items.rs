@@ -74,46 +74,44 @@
 //! assert_eq!((read.id, read.lines[0].no, read.lines_last), (7, 1, 0));
 //! ```
 //!
-//! The numbers live in the document, and so does the mark: no counters collection, no counter per
-//! document. The mark is a declared field, read and written with the struct (write a document back
-//! with [`replace`](#writing-a-document-back-replace), below); a document that never had an item
-//! holds `start - step` there (0 for the default start 1, step 1), so that its first item gets
-//! `start`. Where that is below 0 (`start = 0`), the mark is a signed integer or an `Option`, which
-//! then holds `None` (an unsigned plain mark is refused at insert,
-//! [`ErrorKind::ItemNumberOverflow`](crate::error::ErrorKind::ItemNumberOverflow)). A mark missing,
-//! null or below `start - step` (a document stored by another writer with 0 there) counts as none
-//! yet.
+//! The numbers live in the document, and so does the mark: no counters collection, no
+//! counter per document. The mark is a declared field, read and written with the struct
+//! (write a document back with [`replace`](#writing-a-document-back-replace), below); a
+//! document that never had an item holds `start - step` there (0 for the default start 1,
+//! step 1), so that its first item gets `start`. Where that is below 0 (`start = 0`), the mark is a signed integer or an `Option`,
+//! which then holds `None` (an unsigned plain mark is refused at insert,
+//! [`ErrorKind::ItemNumberOverflow`](crate::error::ErrorKind::ItemNumberOverflow)). A mark missing, null or
+//! below `start - step` (a document stored by another writer with 0 there) counts as none yet.
 //!
 //! # At insert
 //!
 //! Every insert path (`insert`, with a [reserved id](crate::Reserved) too, `insert_many`,
-//! `find_or_insert`, `find_or_insert_many`, in a transaction or not) numbers each array's items in
-//! memory before the write, `start`, `start + step`, ..., writes the numbers back into the caller's
-//! struct and sets the mark, and stores them with the document in its one write: no round trip
-//! more. An item that carries a number already is refused before anything is written
-//! ([`ErrorKind::ItemNumberSet`](crate::error::ErrorKind::ItemNumberSet), naming the array, the
-//! position and the value), as a document carrying an id is. Like the ids, the numbers are set back
-//! to unset (and the mark to `start - step`) when the document is known not to be stored, so that
+//! `find_or_insert`, `find_or_insert_many`, in a transaction or not) numbers each array's items in memory before the write,
+//! `start`, `start + step`, ..., writes the numbers back into the caller's struct and sets
+//! the mark, and stores them with the document in its one write: no round trip more. An item
+//! that carries a number already is refused before anything is written
+//! ([`ErrorKind::ItemNumberSet`](crate::error::ErrorKind::ItemNumberSet), naming the array, the position and
+//! the value), as a document carrying an id is. Like the ids, the numbers are set back to
+//! unset (and the mark to `start - step`) when the document is known not to be stored, so that
 //! the same struct can be inserted again; they are kept when the outcome is unknown, and
-//! `resume_insert` stores them as they are. A document stored with the driver is stored as it is,
-//! its items unnumbered (`no: 0`) and an append after them numbered from `start`: a document whose
-//! id is known before it is stored is inserted with
-//! [`.reserved(token)`](crate::action::Insert::reserved) ([which call a number comes
-//! from](super::numbers)).
+//! `resume_insert` stores them as they are. A document stored with the driver is stored as
+//! it is, its items unnumbered (`no: 0`) and an append after them numbered from `start`: a
+//! document whose id is known before it is stored is inserted with
+//! [`.reserved(token)`](crate::action::Insert::reserved)
+//! ([which call a number comes from](super::numbers)).
 //!
 //! # Appending: `append_<field>`
 //!
 //! The derive writes `append_<field>(&db, filter, &mut items)` for each array
-//! ([`AppendItems`](crate::action::AppendItems)), on a [`seqid::Database`](crate::Database) or a
-//! bare `mongodb::Database`: the items are appended to the one stored document `filter` finds,
-//! numbered after its mark, the numbers written into the items and returned. Refused before
-//! anything is written: an item with its number set
-//! ([`ErrorKind::ItemNumberSet`](crate::error::ErrorKind::ItemNumberSet)), a filter that finds no
-//! document ([`ErrorKind::ItemsNotFound`](crate::error::ErrorKind::ItemsNotFound)), one that finds
-//! more than one ([`ErrorKind::ItemsAmbiguous`](crate::error::ErrorKind::ItemsAmbiguous), with how
-//! many: the append would have had to pick one the caller may not mean), a document whose field
-//! holds something other than an array or null
-//! ([`ErrorKind::ItemsNotArray`](crate::error::ErrorKind::ItemsNotArray)).
+//! ([`AppendItems`](crate::action::AppendItems)), on a [`seqid::Database`](crate::Database) or
+//! a bare `mongodb::Database`: the items are appended to the one stored document `filter`
+//! finds, numbered after its mark, the numbers written into the items and returned. Refused
+//! before anything is written: an item with its number set
+//! ([`ErrorKind::ItemNumberSet`](crate::error::ErrorKind::ItemNumberSet)), a filter that finds no document
+//! ([`ErrorKind::ItemsNotFound`](crate::error::ErrorKind::ItemsNotFound)), one that finds more than one
+//! ([`ErrorKind::ItemsAmbiguous`](crate::error::ErrorKind::ItemsAmbiguous), with how many: the append would
+//! have had to pick one the caller may not mean), a document whose field holds something
+//! other than an array or null ([`ErrorKind::ItemsNotArray`](crate::error::ErrorKind::ItemsNotArray)).
 //!
 //! Name the document by its `_id`: a filter that names `_id` by equality at its top level
 //! (`{ _id: v }`, `v` neither an operator document nor a regular expression, or
@@ -140,13 +138,14 @@
 //! A document read, changed in memory and saved (an edit form) is written back with
 //! [`doc.replace(&db)`](crate::Document::replace) ([`Replace`](crate::action::Replace),
 //! `.session(..)`), found by its `_id`. It reads the stored marks and hidden lists of recent
-//! appends first; a document whose mark is below the stored one, because an append landed after it
-//! was read, is refused with [`ErrorKind::ItemsStale`](crate::error::ErrorKind::ItemsStale), and
-//! nothing is written: read it again, apply the change, replace again. A mark equal or above is
-//! written by a `replace_one` conditioned on the marks as read, the hidden lists kept as read; one
-//! that meets an append landing in between matches nothing, and is refused as stale too. Two round
-//! trips (`find`, `update`); a type without items is one `replace_one` by `_id`. The items are
-//! written as the document holds them: new ones go through `append_<field>`.
+//! appends first; a document whose mark is below the stored one, because an append landed
+//! after it was read, is refused with [`ErrorKind::ItemsStale`](crate::error::ErrorKind::ItemsStale), and
+//! nothing is written: read it again, apply the change, replace again. A mark equal or above
+//! is written by a `replace_one` conditioned on the marks as read, the hidden lists kept as
+//! read; one that meets an append landing in between matches nothing, and is refused as
+//! stale too. Two round trips (`find`, `update`); a type without items is one `replace_one`
+//! by `_id`. The items are written as the document holds them: new ones go through
+//! `append_<field>`.
 //!
 //! ```no_run
 //! # use mongodb::bson::doc;
@@ -181,16 +180,16 @@
 //! # The races
 //!
 //! One update of one document is atomic on MongoDB: appenders of one order, in tasks or in
-//! processes, each get numbers of their own; the first to land takes `base + 1 ..`, the next sees
-//! its mark. The largest stored number counts beside the mark, so an item pushed by another writer
-//! with a number and no move of the mark is not numbered again. On the conditional way the appends
-//! of one process to one array take turns, each its read and its update (waiting at most 2 s for
-//! the one ahead), so they lose no race to each other; between processes, the condition lets one
-//! appender of a round through (the mark it read is still there), and the others read again and
-//! retry, with backoff, for up to 60 s
+//! processes, each get numbers of their own; the first to land takes `base + 1 ..`, the next
+//! sees its mark. The largest stored number counts beside the mark, so an item pushed by
+//! another writer with a number and no move of the mark is not numbered again. On the
+//! conditional way the appends of one process to one array take turns, each its read and
+//! its update (waiting at most 2 s for the one ahead), so they lose no race to each other;
+//! between processes, the condition lets one appender of a round through (the mark it read
+//! is still there), and the others read again and retry, with backoff, for up to 60 s
 //! ([`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted) then, with
-//! [`RetriedCall::Append`](crate::error::RetriedCall::Append): nothing appended); there, an item
-//! another writer pushes with a number between the read and the update, without moving the mark, is
+//! [`RetriedCall::Append`](crate::error::RetriedCall::Append): nothing appended); there, an item another
+//! writer pushes with a number between the read and the update, without moving the mark, is
 //! not seen.
 //!
 //! # Gaps, removals, transactions
@@ -206,21 +205,22 @@
 //!
 //! # Lost answers, faults, cancellation
 //!
-//! Each append carries a token (an `ObjectId`), written with it into a hidden list in the document,
-//! `_seqid_<field>_appends`, which keeps the last [`APPENDS_KEPT`](crate::__private::APPENDS_KEPT)
-//! (64) appends' `{ token, last }`; the pipeline's filter skips a document whose list holds the
-//! token. The driver sends a `findAndModify` or an `update` whose answer was lost once more (a
-//! retryable write, deduplicated by MongoDB); if that fails too, the document is read: its token
-//! there means the append landed, and the call answers its numbers. If the read fails as well, the
-//! call returns [`ErrorKind::ItemsOutcomeUnknown`](crate::error::ErrorKind::ItemsOutcomeUnknown)
+//! Each append carries a token (an `ObjectId`), written with it into a hidden list in the
+//! document, `_seqid_<field>_appends`, which keeps the last [`APPENDS_KEPT`](crate::__private::APPENDS_KEPT)
+//! (64) appends' `{ token, last }`; the pipeline's filter skips a document whose list holds
+//! the token. The driver sends a `findAndModify` or an `update` whose answer was lost once more
+//! (a retryable write, deduplicated by MongoDB); if that fails too, the document is read: its
+//! token there means the append landed, and the call answers its numbers. If the read fails
+//! as well, the call returns [`ErrorKind::ItemsOutcomeUnknown`](crate::error::ErrorKind::ItemsOutcomeUnknown)
 //! with the token: send the same append again with
-//! [`.token(token)`](crate::action::AppendItems::token), which answers the first one's numbers if
-//! it landed and appends once otherwise. An error the server answered with (a mark that is not a
-//! number, say), or a command the driver never sent, is
-//! [`ErrorKind::Driver`](crate::error::ErrorKind::Driver): nothing was written. In the caller's
-//! transaction every error is `ErrorKind::Driver`, the transaction's to retry or abort (nothing is
-//! read: the error aborted it). The conditional way needs no token in its filter: its update moves
-//! the mark past the value it is conditioned on, so a copy sent again matches nothing.
+//! [`.token(token)`](crate::action::AppendItems::token), which answers the first one's numbers
+//! if it landed and appends once otherwise. An error the server answered with (a mark that
+//! is not a number, say), or a command the driver never sent, is
+//! [`ErrorKind::Driver`](crate::error::ErrorKind::Driver): nothing was written. In the caller's transaction
+//! every error is `ErrorKind::Driver`, the transaction's to retry or abort (nothing is read: the
+//! error aborted it). The conditional way needs no token in its filter:
+//! its update moves the mark past the value it is conditioned on, so a copy sent again matches
+//! nothing.
 //!
 //! The window: an append is recognised by its token while fewer than 64 appends to the same
 //! array came after it, and while the hidden list is there: `replace` keeps it, the

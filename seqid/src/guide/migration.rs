@@ -49,10 +49,10 @@
 //!
 //! By default the loop is bounded by time (10 s, `time_budget_ms` /
 //! [`.time_budget(d)`](crate::action::Insert::time_budget)), not by 16 attempts.
-//! [`Strategy::Optimistic`](crate::Strategy::Optimistic) holds `max_attempts: Option<u32>` (`None`
-//! unless set) and `time_budget: Duration`; `seqid::DEFAULT_MAX_ATTEMPTS` is gone,
+//! [`Strategy::Optimistic`](crate::Strategy::Optimistic) holds `max_attempts: Option<u32>`
+//! (`None` unless set) and `time_budget: Duration`; `seqid::DEFAULT_MAX_ATTEMPTS` is gone,
 //! [`seqid::Sequence::DEFAULT_TIME_BUDGET`](crate::Sequence::DEFAULT_TIME_BUDGET) is new.
-//! [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted) also holds `elapsed`
-//! and `time_budget` (`Some` when the time ended the loop, `None` when `max_attempts` did), and
+//! [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted) also holds `elapsed` and
+//! `time_budget` (`Some` when the time ended the loop, `None` when `max_attempts` did), and
 //! `call` ([`RetriedCall`](crate::error::RetriedCall): `Insert`, or `Append` for an append of items
 //! that gave up); its message says them.

@@ -48,21 +48,23 @@
 //! ```
 //!
 //! `insert` does not number such a type: it refuses it
-//! ([`ErrorKind::NumberedLater`](crate::error::ErrorKind::NumberedLater)), since a draft is a
-//! document like any other and the driver stores it as it is. The unique indexes
-//! [`create_indexes`](crate::Document::create_indexes) makes are partial: on the number where it is
-//! a number, on the code where it is not empty, so that drafts are not duplicates of one another.
+//! ([`ErrorKind::NumberedLater`](crate::error::ErrorKind::NumberedLater)), since a draft is a document like any
+//! other and the driver stores it as it is. The unique indexes
+//! [`create_indexes`](crate::Document::create_indexes) makes are partial: on the number where
+//! it is a number, on the code where it is not empty, so that drafts are not duplicates of
+//! one another.
 //!
-//! A draft type may hold several sequences if every one of them is numbered later (a sequence
-//! numbered at insert beside them would never be taken, since seqid does not insert such a type: a
-//! compile error says so). Issuing a draft then numbers them all: each takes its number from its
-//! own counter and scope (their reservations out at once, a gapless one's in the caller's
-//! transaction), and the one conditional update sets every number and every code, where the first
-//! sequence's number is still unset; a draft whose other number is typed already is refused
-//! ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet), naming it) before anything
-//! is taken. An issuer that loses the race loses its numbers as for one sequence (a gap with
-//! `counters`, back to the handle's live block with `block` for the first sequence, a gap for the
-//! others).
+//! A draft type may hold several sequences if every one of them is numbered later (a
+//! sequence numbered at insert beside them would never be taken, since seqid does not
+//! insert such a type: a compile error says so). Issuing a draft then numbers them all:
+//! each takes its number from its own counter and scope (their reservations out at once,
+//! a gapless one's in the caller's transaction), and the one conditional update sets every
+//! number and every code, where the first sequence's number is still unset; a draft whose
+//! other number is typed already is refused
+//! ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet), naming it) before anything is
+//! taken. An issuer that loses the race loses its numbers as for one sequence (a gap with
+//! `counters`, back to the handle's live block with `block` for the first sequence, a gap
+//! for the others).
 //!
 //! ```no_run
 //! # use mongodb::bson::{doc, oid::ObjectId};
@@ -89,35 +91,34 @@
 //!
 //! [`T::number_draft(&db, filter)`](crate::Document::number_draft):
 //!
-//! 1. Reads the one document the filter finds (on the primary, in the caller's session, at most
-//!    two: a second is counted for the message):
+//! 1. Reads the one document the filter finds (on the primary, in the caller's session, at
+//!    most two: a second is counted for the message):
 //!    [`ErrorKind::DraftNotFound`](crate::error::ErrorKind::DraftNotFound) if none,
-//!    [`ErrorKind::DraftAmbiguous`](crate::error::ErrorKind::DraftAmbiguous) if more than one. A
-//!    filter such as `{ customer: 8 }` may find the customer's draft and an invoice issued before;
-//!    answering with either would answer for a document the caller may not mean, so name the draft
-//!    by its `_id` (or number every draft a filter finds with `number_drafts`, below). A draft
-//!    numbered already is returned as it is, [`by_this_call`](crate::Numbered::by_this_call)
-//!    `false`: no id is taken, and calling again after any answer is safe.
+//!    [`ErrorKind::DraftAmbiguous`](crate::error::ErrorKind::DraftAmbiguous) if more than one. A filter
+//!    such as `{ customer: 8 }` may find the customer's draft and an invoice issued before;
+//!    answering with either would answer for a document the caller may not mean, so name the
+//!    draft by its `_id` (or number every draft a filter finds with `number_drafts`, below).
+//!    A draft numbered already is returned as it is,
+//!    [`by_this_call`](crate::Numbered::by_this_call) `false`: no id is taken, and calling
+//!    again after any answer is safe.
 //! 2. Checks the code fields are empty (a code stored in a draft without a number is refused,
-//!    [`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode): the code is written with
-//!    the number, never over what the caller stored) and that the code can be written, then takes
-//!    the next id of the draft's scope, as `insert` would (gapless: in the caller's transaction;
-//!    [`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired) without
-//!    one).
+//!    [`ErrorKind::InvalidCode`](crate::error::ErrorKind::InvalidCode): the code is written with the
+//!    number, never over what the caller stored) and that the code can be written, then takes
+//!    the next id of the draft's scope, as `insert` would (gapless: in the caller's
+//!    transaction; [`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired) without one).
 //! 3. One conditional update, `{ _id, number: null }` → `$set` the number, its codes and the
-//!    caller's own fields ([`.set(...)`](crate::action::NumberDraft::set): the change that makes it
-//!    issued, written with the number or not at all; not the number, its codes, `_id` or a scope
-//!    field, [`ErrorKind::InvalidOption`](crate::error::ErrorKind::InvalidOption)).
+//!    caller's own fields ([`.set(...)`](crate::action::NumberDraft::set): the change that
+//!    makes it issued, written with the number or not at all; not the number, its codes,
+//!    `_id` or a scope field, [`ErrorKind::InvalidOption`](crate::error::ErrorKind::InvalidOption)).
 //!
-//! **The scope is the draft's.** The number comes from the counter of the scope the draft has when
-//! it is issued, so `.set` refuses a scope field, and any key that writes into one (`"year"`,
-//! `"year.x"`, and `"a"` for a scope field `a.b`), before any id is taken: a December draft issued
-//! with `"year": 2027` would store number 1 of 2026's counter under 2027, whose own counter never
-//! handed it out, and 2027's first invoice would meet it. To issue it in another scope, change the
-//! scope with the driver first (a draft has no number to keep), then number it.
+//! **The scope is the draft's.** The number comes from the counter of the scope the draft
+//! has when it is issued, so `.set` refuses a scope field, and any key that writes into one
+//! (`"year"`, `"year.x"`, and `"a"` for a scope field `a.b`), before any id is taken: a
+//! December draft issued with `"year": 2027` would store number 1 of 2026's counter under
+//! 2027, whose own counter never handed it out, and 2027's first invoice would meet it. To issue it in another scope, change the scope
+//! with the driver first (a draft has no number to keep), then number it.
 //!
-//! [`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired):
-//! crate::Error::TransactionRequired
+//! [`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired): crate::Error::TransactionRequired
 //!
 //! # The race, spelled out
 //!
@@ -150,11 +151,11 @@
 //!
 //! # Lost answers, faults and cancellation
 //!
-//! No draft is ever numbered twice: the update sets a number only where none is. When its answer is
-//! lost, the call reads the draft: its own number there means it landed (the counter handed that
-//! number to this call alone); another number means another caller's landed first, and this one can
-//! no longer match; none yet leaves the outcome unknown
-//! ([`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), with the number taken).
-//! Call `number_draft` again: it reads the draft first, and an update still on its way then matches
-//! nothing (its number is a gap). A cancelled call leaves the same: nothing if cancelled before its
-//! update, else an update that numbers the draft at most once.
+//! No draft is ever numbered twice: the update sets a number only where none is. When its
+//! answer is lost, the call reads the draft: its own number there means it landed (the counter
+//! handed that number to this call alone); another number means another caller's landed first,
+//! and this one can no longer match; none yet leaves the outcome unknown
+//! ([`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), with the number taken). Call
+//! `number_draft` again: it reads the draft first, and an update still on its way then matches
+//! nothing (its number is a gap). A cancelled call leaves the same: nothing if cancelled before
+//! its update, else an update that numbers the draft at most once.

@@ -37,13 +37,12 @@
 //!
 //! # One counter, three kinds of writers
 //!
-//! A type's sequence, [`T::sequence()`](crate::Document::sequence) (and `<field>_sequence()` for
-//! each of a type's several sequences), is the type's counter with the type's options, its scope
-//! typed as the counter's operations take it (`.scope(2026)` for an `i32` year; a string does not
-//! compile). [`db.sequence(name)`](crate::AsDatabase::sequence) names one at run time, its options
-//! by method, as the attribute takes its keys:
-//! [`counters`](crate::action::NamedSequence::counters),
-//! [`layout`](crate::action::NamedSequence::layout),
+//! A type's sequence, [`T::sequence()`](crate::Document::sequence) (and `<field>_sequence()`
+//! for each of a type's several sequences), is the type's counter with the type's options,
+//! its scope typed as the counter's operations take it (`.scope(2026)` for an `i32` year;
+//! a string does not compile). [`db.sequence(name)`](crate::AsDatabase::sequence) names
+//! one at run time, its options by method, as the attribute takes its keys:
+//! [`counters`](crate::action::NamedSequence::counters), [`layout`](crate::action::NamedSequence::layout),
 //! [`start`](crate::action::NamedSequence::start), [`step`](crate::action::NamedSequence::step),
 //! [`field`](crate::action::NamedSequence::field) and
 //! [`collection`](crate::action::NamedSequence::collection),
@@ -51,9 +50,9 @@
 //! [`scope`](crate::action::NamedSequence::scope) (once per field, in the declared order), and the
 //! strategy, [`block`](crate::action::NamedSequence::block) or
 //! [`gapless`](crate::action::NamedSequence::gapless) (counters unless said; the optimistic
-//! strategy keeps no counter, so it has no number to hand out on its own). With the same name,
-//! counters collection, layout and scope fields as a type's `#[seq_id(...)]`, it finds the same
-//! counter document, and:
+//! strategy keeps no counter, so it has no number to hand out on its own). With the same
+//! name, counters collection, layout and scope fields as a type's `#[seq_id(...)]`, it
+//! finds the same counter document, and:
 //!
 //! - the type's inserts and the named calls take ids from it at once, none twice, in the
 //!   same process or in others;
@@ -233,24 +232,25 @@
 //! type, whose ids are the largest stored plus one, `reserve_ids` does not compile.
 //!
 //! **What a token is.** It holds the id, the database and scope it was taken for, the
-//! [`Sequences`](crate::Sequences) handle it was taken through if any (and for gapless, the session
-//! whose transaction took it). Only seqid makes one: it has no public constructor and is not
-//! `Deserialize`, so no id typed by a user or read from a request passes for a reserved one; and it
-//! is not `Clone`: the insert takes it by value, so a token stores one document, once. A document
-//! with an id set and no token is refused as always
-//! ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet)); with a token, its id field
-//! is unset or the token's id already (what [`fill`](crate::Reserved::fill) wrote), and it is of
-//! the token's scope ([`ErrorKind::ReservedScope`](crate::error::ErrorKind::ReservedScope)
-//! otherwise, before anything is written). It is inserted in the database it was reserved in, whose
-//! counter alone handed the id out, and if both went through a handle, through the same handle or a
-//! clone of it ([`ErrorKind::ReservedElsewhere`](crate::error::ErrorKind::ReservedElsewhere)
-//! otherwise, before anything is written; the id is then a gap where it was reserved). The driver
-//! gives a `Client` no identity, so through a bare `mongodb::Database` only the database names are
-//! compared: with one database per tenant on several deployments, a handle per deployment keeps two
-//! databases of one name apart. A document's other sequences take their ids in the insert, as
-//! usual. A token's insert fails or loses its answer as any insert does: a lost answer is
-//! [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), the document keeping the
-//! id, and [`resume_insert`](crate::Document::resume_insert) settles it (with no token: the
+//! [`Sequences`](crate::Sequences) handle it was taken through if any (and for gapless, the
+//! session whose transaction took it). Only seqid makes one: it has no public constructor and
+//! is not `Deserialize`, so no id typed by a user or read from a request passes for a
+//! reserved one; and it is not `Clone`: the insert takes it by value, so a token stores one
+//! document, once. A document with an id set and no token is refused as always
+//! ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet)); with a token, its id field is
+//! unset or the token's id already (what [`fill`](crate::Reserved::fill) wrote), and it is
+//! of the token's scope ([`ErrorKind::ReservedScope`](crate::error::ErrorKind::ReservedScope) otherwise,
+//! before anything is written). It is inserted in the database it was reserved in, whose
+//! counter alone handed the id out, and if both went through a handle, through the same
+//! handle or a clone of it ([`ErrorKind::ReservedElsewhere`](crate::error::ErrorKind::ReservedElsewhere)
+//! otherwise, before anything is written; the id is then a gap where it was reserved). The
+//! driver gives a `Client` no identity, so through a bare `mongodb::Database` only the
+//! database names are compared: with one database per tenant on several deployments, a
+//! handle per deployment keeps two databases of one name apart. A document's other
+//! sequences take their ids in the insert, as usual. A token's insert fails or loses its
+//! answer as any insert does: a lost answer is
+//! [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), the document keeping the id, and
+//! [`resume_insert`](crate::Document::resume_insert) settles it (with no token: the
 //! document carries its id).
 //!
 //! **The gaps.** An id reserved and never inserted is a gap, as for an insert that fails
@@ -258,15 +258,14 @@
 //! its reservation waits loses nothing through a handle: the ids go back to the handle's
 //! live block. A token dropped unused does not: its id was the caller's.
 //!
-//! **Gapless and transactions.** A gapless reservation runs in the caller's transaction, given with
-//! [`.session(..)`](crate::action::Reserve::session)
-//! ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired) without one),
-//! and its tokens live and die with that transaction: inserted in it, they commit with it, dense;
-//! an aborted transaction takes their ids back, the next transaction takes them again, and the
-//! tokens are void. The driver keeps a transaction's number to itself, so seqid tells a token's
-//! transaction by what it owns, before anything is written
-//! ([`ErrorKind::ReservedTransaction`](crate::error::ErrorKind::ReservedTransaction), saying
-//! which):
+//! **Gapless and transactions.** A gapless reservation runs in the caller's transaction,
+//! given with [`.session(..)`](crate::action::Reserve::session)
+//! ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired) without one), and its
+//! tokens live and die with that transaction: inserted in it, they commit with it, dense;
+//! an aborted transaction takes their ids back, the next transaction takes them again, and
+//! the tokens are void. The driver keeps a transaction's number to itself, so seqid tells
+//! a token's transaction by what it owns, before anything is written
+//! ([`ErrorKind::ReservedTransaction`](crate::error::ErrorKind::ReservedTransaction), saying which):
 //!
 //! - the insert runs in a transaction of the session that reserved the token (none, or
 //!   another session's, is refused);

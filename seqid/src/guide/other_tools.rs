@@ -53,28 +53,28 @@
 //! `<field>` is the key of the field the sequence numbers, `_id` or the field's. The tool's own
 //! options map to seqid's keys: `collection_name` and `trackerCollection` to `counters`,
 //! `start_seq` and `startAt` to `start`, `inc_amount` and `incrementBy` to `step`. What the tool
-//! cannot hold does not compile, with the reason: a `scope` but with mongoose-sequence (and seqid's
-//! own layout), a `step` with MongoEngine and the Go post (they add 1), `counters` with
-//! mongoose-auto-increment, a first id of 0 in a plain integer field.
-//! [`Layout`](crate::layout::Layout) holds each layout as a value.
+//! cannot hold does not compile, with the reason: a `scope` but with mongoose-sequence (and
+//! seqid's own layout), a `step` with MongoEngine and the Go post (they add 1), `counters` with
+//! mongoose-auto-increment, a first id of 0 in a plain integer field. [`Layout`](crate::layout::Layout)
+//! holds each layout as a value.
 //!
 //! What seqid does on every layout, for the counters, block and gapless strategies alike:
 //!
 //! - **Ids.** `$inc: step` per id (a block of `n`: `$inc: n × step`), with the guard that leaves a
 //!   counter that is not a whole number as it is
-//!   ([`ErrorKind::CounterNotNumeric`](crate::error::ErrorKind::CounterNotNumeric)); Int32, Int64
-//!   and Double counters are all read, and keep their type (Int64 for typegoose).
-//! - **A counter that does not exist yet.** Found by `_id`, it is made by the upsert (or at `start
-//!   - step` first, as always). Found by fields (its `_id` an ObjectId), it is made by an insert
-//!   after the tool's unique index on those fields (same keys, same name, so the tool's own index
-//!   build finds it made), never by an upsert: without that index, two first uses could make two
-//!   counters. Whoever writes first, tool or seqid, the other goes on. A gapless sequence's first
-//!   use inside a transaction that has already read (`number_draft` reads the draft first,
-//!   `find_or_insert` the key; a caller may read too) cannot see a counter made outside it: seqid
-//!   makes the counter in the transaction instead (gone if it aborts), and where one was made since
-//!   the transaction's snapshot, the insert meets it as a write conflict, a
-//!   `TransientTransactionError`: the transaction runs again, as any does, and numbers from
-//!   `start`.
+//!   ([`ErrorKind::CounterNotNumeric`](crate::error::ErrorKind::CounterNotNumeric)); Int32, Int64 and Double
+//!   counters are all read, and keep their type (Int64 for typegoose).
+//! - **A counter that does not exist yet.** Found by `_id`, it is made by the upsert (or at
+//!   `start - step` first, as always). Found by fields (its `_id` an ObjectId), it is made by an
+//!   insert after the tool's unique index on those fields (same keys, same name, so the tool's
+//!   own index build finds it made), never by an upsert: without that index, two first uses could
+//!   make two counters. Whoever writes first, tool or seqid, the other goes on. A gapless
+//!   sequence's first use inside a transaction that has already read (`number_draft` reads the
+//!   draft first, `find_or_insert` the key; a caller may read too) cannot see a counter made
+//!   outside it: seqid makes the counter in the transaction instead (gone if it aborts), and
+//!   where one was made since the transaction's snapshot, the insert meets it as a write
+//!   conflict, a `TransientTransactionError`: the transaction runs again, as any does, and
+//!   numbers from `start`.
 //! - **Admin calls** speak ids: [`last_reserved`](crate::SequenceOf::last_reserved) is the last id
 //!   handed out, [`set_counter(last)`](crate::SequenceOf::set_counter) takes an id of the sequence
 //!   (`start + k × step`), and [`sync_counter`](crate::SequenceOf::sync_counter) raises the

@@ -28,9 +28,9 @@
 //! # Ok(()) }
 //! ```
 //!
-//! [`last_reserved`](crate::SequenceOf::last_reserved) and the counter's other operations are
-//! methods of the type's [`SequenceOf`](crate::SequenceOf), offered where its strategy keeps a
-//! counter ([`kind::WithCounter`](crate::kind::WithCounter): counters, block and gapless): nothing
+//! [`last_reserved`](crate::SequenceOf::last_reserved) and the counter's other operations are methods
+//! of the type's [`SequenceOf`](crate::SequenceOf), offered where its strategy keeps a counter
+//! ([`kind::WithCounter`](crate::kind::WithCounter): counters, block and gapless): nothing
 //! more to import than `seqid::Document`.
 //!
 //! An `_id` written `Option<ObjectId>` beside a field sequence is one of the document's ids:
@@ -50,22 +50,22 @@
 //!   fields are named by their Rust names; the document stores them under their serde names.
 //! - **Scope values** are read from the document as serialized: a string, an integer (Int32 and
 //!   Int64 of one value are one scope), an ObjectId, a boolean, or null; a missing field is the
-//!   `null` scope, as MongoDB's equality and indexes have it. Other types (a Double, which may hold
-//!   a fraction; an array, indexed element by element; a subdocument, compared in field order) are
-//!   refused with [`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) before
-//!   anything is reserved or written.
+//!   `null` scope, as MongoDB's equality and indexes have it. Other types (a Double, which may
+//!   hold a fraction; an array, indexed element by element; a subdocument, compared in field
+//!   order) are refused with [`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) before anything
+//!   is reserved or written.
 //! - **Uniqueness.** The counters, block and gapless strategies hand each number out once per
 //!   scope, so they need no index to stay unique. The optimistic strategy needs a unique index on
-//!   the scope fields and the field (without it, two writers taking the same largest + 1 would both
-//!   be stored), and so does [`resume_insert`](crate::Document::resume_insert) (which relies on it
-//!   to refuse a second copy of a document): both return
+//!   the scope fields and the field (without it, two writers taking the same largest + 1 would
+//!   both be stored), and so does [`resume_insert`](crate::Document::resume_insert) (which
+//!   relies on it to refuse a second copy of a document): both return
 //!   [`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex) without it.
-//!   [`T::create_indexes(&db)`](crate::Document::create_indexes) creates it (named as MongoDB names
-//!   it by default, `project_1_number_1`, by which seqid tells a duplicate number from a duplicate
-//!   on another unique index) and is cheap to run at every start. The optimistic loop retries a
-//!   duplicate on that index and returns any other unique index's duplicate as
-//!   [`ErrorKind::DuplicateKey`](crate::error::ErrorKind::DuplicateKey), as it does for `_id`. A
-//!   handle checks for the index once; a bare `mongodb::Database`, on every optimistic insert (one
+//!   [`T::create_indexes(&db)`](crate::Document::create_indexes) creates it (named as MongoDB
+//!   names it by default, `project_1_number_1`, by which seqid tells a duplicate number from a
+//!   duplicate on another unique index) and is cheap to run at every start. The optimistic loop
+//!   retries a duplicate on that index and returns any other unique index's duplicate as
+//!   [`ErrorKind::DuplicateKey`](crate::error::ErrorKind::DuplicateKey), as it does for `_id`. A handle checks
+//!   for the index once; a bare `mongodb::Database`, on every optimistic insert (one
 //!   `listIndexes` more).
 //! - **Blocks per scope.** With the block strategy each scope in use has its own live block, and
 //!   `insert_many` takes one reservation per scope of its documents (the counters strategy too).
@@ -75,22 +75,21 @@
 //!   released block costs the ids left in it, a gap of at most `block_size - 1` in that scope.
 //! - **Administration per scope** names the scope with
 //!   [`.scope(value)`](crate::action::FindById::scope) (or a tuple, in the declared order) on
-//!   `last_reserved`, `set_counter`, `reset_counter`, `sync_counter` and `find`;
-//!   [`T::sequence().list_counters(&db)`](crate::SequenceOf::list_counters) lists every scope's
-//!   counter at once (it takes no scope);
-//!   [`T::sequence().sync_every_scope(&db)`](crate::SequenceOf::sync_every_scope) raises the
-//!   counter of every scope that has documents at once.
-//! - **A scope is named with a value of its field's type**, checked at compile time: `.scope` takes
-//!   what the scope field holds (a `&str` or `String` for a `String`; any integer for an integer
-//!   field, which must fit its type when the call runs; `None` or a value for an `Option`;
-//!   [`seqid::scoped::Null`](crate::scoped::Null) for documents without the field), so that
-//!   `.scope("8")` on an `i32` field, which could only ever find nothing, does not compile. A scope
-//!   known only at run time (a request's, generic code's) goes through
-//!   [`.scope_unchecked(value)`](crate::action::FindById::scope_unchecked), checked when the call
-//!   runs against the fields' types
-//!   ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope), naming the type). A field
-//!   serialized by other code (`serialize_with`, `with`) stores what its type does not say: its
-//!   sequence takes any value. The rules: [`scoped`](crate::scoped).
+//!   `last_reserved`, `set_counter`, `reset_counter`, `sync_counter` and
+//!   `find`; [`T::sequence().list_counters(&db)`](crate::SequenceOf::list_counters)
+//!   lists every scope's counter at once (it takes no scope);
+//!   [`T::sequence().sync_every_scope(&db)`](crate::SequenceOf::sync_every_scope) raises the counter of every
+//!   scope that has documents at once.
+//! - **A scope is named with a value of its field's type**, checked at compile time: `.scope`
+//!   takes what the scope field holds (a `&str` or `String` for a `String`; any integer for an
+//!   integer field, which must fit its type when the call runs; `None` or a value for an
+//!   `Option`; [`seqid::scoped::Null`](crate::scoped::Null) for documents without the field),
+//!   so that `.scope("8")` on an `i32` field, which could only ever find nothing, does not
+//!   compile. A scope known only at run time (a request's, generic code's) goes through
+//!   [`.scope_unchecked(value)`](crate::action::FindById::scope_unchecked), checked when the
+//!   call runs against the fields' types ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope),
+//!   naming the type). A field serialized by other code (`serialize_with`, `with`) stores what
+//!   its type does not say: its sequence takes any value. The rules: [`scoped`](crate::scoped).
 //!
 //! ```no_run
 //! # use seqid::Document;

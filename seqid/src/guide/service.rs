@@ -29,8 +29,8 @@
 //! Errors are `{"error": "..."}`: 400, 413, 415 or 422 for what the client sent (seqid's own
 //! message when seqid refused it: [`InvalidScope`](crate::error::ErrorKind::InvalidScope) 422,
 //! [`DuplicateKey`](crate::error::ErrorKind::DuplicateKey) 409), 503 for
-//! [`OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown) and driver errors, 500 for the rest;
-//! no input makes it panic.
+//! [`OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown) and driver errors, 500 for the rest; no input
+//! makes it panic.
 //!
 //! The shape of it, with the handle in the state (axum and its extractors are not among seqid's
 //! dependencies, so here the handler is a plain function):

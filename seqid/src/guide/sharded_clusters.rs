@@ -1,22 +1,22 @@
 //! # Sharded clusters: what holds, what is refused, what it costs
 //!
-//! Every strategy's promise rests on something sharding changes: a unique index, a counter's update
-//! reaching one document, a transaction on one server. Through mongos (its `hello` answers `msg:
-//! "isdbgrid"`), seqid reads how the collection a sequence numbers and its counters collection are
-//! sharded (their `config.collections` entries), once per [`Sequences`](crate::Sequences) handle
-//! and collection (for calls through a bare `mongodb::Database`, once per process, database and
-//! collection), again every five minutes and as soon as a command answers that the routing changed
-//! (a stale shard or database version). Before any id is taken, it refuses a sequence whose promise
-//! would not hold, with [`ErrorKind::Sharded`](crate::error::ErrorKind::Sharded) naming the
-//! collection, its shard key, why, and what would make it hold; where the promise holds at a cost,
-//! it says so once in the log (a `tracing` warning, once per process, sequence, collection and
-//! cost). On a replica set or a standalone server it reads one `hello` per handle and database, and
-//! nothing else.
+//! Every strategy's promise rests on something sharding changes: a unique index, a
+//! counter's update reaching one document, a transaction on one server. Through mongos
+//! (its `hello` answers `msg: "isdbgrid"`), seqid reads how the collection a sequence
+//! numbers and its counters collection are sharded (their `config.collections` entries),
+//! once per [`Sequences`](crate::Sequences) handle and collection (for calls through a bare
+//! `mongodb::Database`, once per process, database and collection), again every five
+//! minutes and as soon as a command answers that the routing changed (a stale shard or
+//! database version). Before any id is taken, it refuses a sequence whose promise would not
+//! hold, with [`ErrorKind::Sharded`](crate::error::ErrorKind::Sharded) naming the collection, its shard key,
+//! why, and what would make it hold; where the promise holds at a cost, it says so once in
+//! the log (a `tracing` warning, once per process, sequence, collection and cost). On a replica set
+//! or a standalone server it reads one `hello` per handle and database, and nothing else.
 //!
-//! [`seqid::deployment::check(&db).of::<T>()`](crate::deployment::check) (every sequence of a type;
-//! `.of::<U>()` again for more types) reports the same for a deploy script or a health endpoint:
-//! the deployment, each collection's shard key, the unique indexes seqid relies on and whether they
-//! exist, and each sequence's [`Verdict`](crate::deployment::Verdict).
+//! [`seqid::deployment::check(&db).of::<T>()`](crate::deployment::check) (every sequence of a
+//! type; `.of::<U>()` again for more types) reports the same for a deploy script or a health endpoint: the
+//! deployment, each collection's shard key, the unique indexes seqid relies on and whether
+//! they exist, and each sequence's [`Verdict`](crate::deployment::Verdict).
 //!
 //! ```no_run
 //! # use seqid::Document;
@@ -93,10 +93,10 @@
 //!
 //! A natural key ([`find_or_insert`](super::find_or_insert)) rests on its unique index the same
 //! way; MongoDB itself refuses to make a unique index that the shard key does not start on a
-//! sharded collection (and to shard a collection on a key that does not start an existing one), so
-//! a key index seqid finds is enforced across shards, and one MongoDB refused is
-//! [`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex). The same holds for the index
-//! of a field sequence (not `_id`): the refusal above comes first, with its reason.
+//! sharded collection (and to shard a collection on a key that does not start an existing
+//! one), so a key index seqid finds is enforced across shards, and one MongoDB refused is
+//! [`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex). The same holds for the index of a field
+//! sequence (not `_id`): the refusal above comes first, with its reason.
 //!
 //! # What was tested, and how
 //!

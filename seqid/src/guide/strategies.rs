@@ -33,20 +33,20 @@
 //!
 //! # counters
 //!
-//! What the tutorial's `getNextSequence` does, data-compatible with it: the counter document is `{
-//! _id: "<name>", seq: <last id handed out> }`. A sequence that does not exist yet starts at 1.
-//! Concurrent first use may make the upsert fail with E11000; it is retried, as the manual says.
-//! Counters written by other tools work: `seq` may be an Int32, an Int64, a whole Double (what the
-//! mongo shell writes) or a whole Decimal128. The `$inc`'s filter, operators on `seq` alone
-//! (`$bitsAllClear: 0` and a range), lets it apply only to a whole number that stays within ±2^53,
-//! so a counter holding 1.5, a string, or a Double the ids would take to 2^53 is never moved:
-//! [`ErrorKind::CounterNotNumeric`](crate::error::ErrorKind::CounterNotNumeric) shows the value it
+//! What the tutorial's `getNextSequence` does, data-compatible with it: the counter
+//! document is `{ _id: "<name>", seq: <last id handed out> }`. A sequence that does not exist yet
+//! starts at 1. Concurrent first use may make the upsert fail with E11000; it is retried, as the
+//! manual says. Counters written by other tools work: `seq` may be an Int32, an Int64, a whole
+//! Double (what the mongo shell writes) or a whole Decimal128. The `$inc`'s filter, operators on
+//! `seq` alone (`$bitsAllClear: 0` and a range), lets it apply only to a whole number that stays
+//! within ±2^53, so a counter holding 1.5, a string, or a Double the ids would take to 2^53 is
+//! never moved: [`ErrorKind::CounterNotNumeric`](crate::error::ErrorKind::CounterNotNumeric) shows the value it
 //! holds. A counter document without `seq`, or an Int64 beyond 2^53, is read and then updated on
 //! condition that it still holds what was read (two round trips more). Tasks sharing a
-//! [`Sequences`](crate::Sequences) handle (see [sharing](super::sharing)) that need ids at the same
-//! moment are served by one `$inc: k` and share the `k` ids out (group commit), so a busy process
-//! makes fewer round trips to the hot counter document without ever reserving an id nobody asked
-//! for.
+//! [`Sequences`](crate::Sequences) handle (see [sharing](super::sharing)) that need ids at the
+//! same moment are served by one `$inc: k` and share the `k` ids out (group commit), so a busy
+//! process makes fewer round trips to the hot counter document without ever reserving an id
+//! nobody asked for.
 //!
 //! # optimistic
 //!
@@ -57,12 +57,12 @@
 //! flight, so retries happen only against other processes or writers, each one costing a maximum
 //! query and an insert.
 //!
-//! The loop keeps trying while the server answers, within a time budget (`time_budget_ms`, default
-//! 10 s, [`DEFAULT_TIME_BUDGET`](crate::Sequence::DEFAULT_TIME_BUDGET);
-//! [`.time_budget(d)`](crate::action::Insert::time_budget) per call), and, if you set one, a count
-//! (`max_attempts`, or [`.max_attempts(n)`](crate::action::Insert::max_attempts) per call); it
-//! fails with [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted) (how long,
-//! how many attempts, which bound) only then.
+//! The loop keeps trying while the server answers, within a time budget (`time_budget_ms`,
+//! default 10 s, [`DEFAULT_TIME_BUDGET`](crate::Sequence::DEFAULT_TIME_BUDGET);
+//! [`.time_budget(d)`](crate::action::Insert::time_budget) per call), and, if you set one, a
+//! count (`max_attempts`, or [`.max_attempts(n)`](crate::action::Insert::max_attempts) per call);
+//! it fails with [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted) (how long, how many
+//! attempts, which bound) only then.
 //!
 //! A loser waits before its next attempt a random time in a window learned from the race: twice
 //! its last attempt's duration times the ids other writers stored between its two last reads (or
@@ -140,28 +140,30 @@
 //! the counter back with the document: committed ids are 1, 2, 3, … with no gap, ever (the test
 //! runs 16 tasks and two other processes, each insert in its own transaction, some aborting on
 //! purpose, and finds exactly `1..=N`). The cost is one writer at a time per sequence: the counter
-//! is held from its `$inc` until the transaction commits. Within one process, transactions take it
-//! in turn, whatever [`Sequences`](crate::Sequences) handle or bare `mongodb::Database` they come
-//! through (one line per counter for the whole process), first come first served, each waiting
-//! until the one before it shows committed (its counter read outside any transaction), so they do
-//! not conflict. Two deployments whose database, counters collection and counter are named alike
-//! share that line (the driver cannot tell them apart), which costs them order only: the one in
-//! line reads the holder's counter in the holder's deployment, so it neither goes before that
-//! commit nor waits past it. A transaction's first read fixes its snapshot, so a turn must come
-//! before it: `number_draft` (which reads the draft) and `find_or_insert` (which looks the key up)
-//! take the counter's turn before their first read in the transaction (a scoped draft is read once
-//! outside the transaction to learn its scope's counter), and `number_drafts` of an unscoped
-//! sequence too. The turns cannot spare a transaction that read on its own before its gapless call
-//! and then waited: its snapshot is older than the commit it waited for, and its `$inc` conflicts
-//! all the same; call seqid first in such a transaction. Between processes, concurrent transactions
-//! conflict on the counter document (`WriteConflict`, labelled `TransientTransactionError`), and
+//! is held from its `$inc` until the transaction commits. Within one process, transactions take
+//! it in turn, whatever [`Sequences`](crate::Sequences) handle or bare `mongodb::Database` they
+//! come through (one line per counter for the whole process), first come first served, each
+//! waiting until the one before it shows committed (its counter read outside any transaction),
+//! so they do not conflict. Two deployments whose database, counters collection and counter are
+//! named alike share that line (the driver cannot tell them apart), which costs them order only:
+//! the one in line reads the holder's counter in the holder's deployment, so it neither goes
+//! before that commit nor waits past it. A transaction's first read fixes its snapshot, so a
+//! turn must come before it: `number_draft` (which reads the draft) and `find_or_insert`
+//! (which looks the key up) take the counter's turn before their first read in the
+//! transaction (a scoped draft is read once outside the transaction to learn its scope's
+//! counter), and `number_drafts` of an unscoped sequence too. The turns cannot spare a
+//! transaction that read on its own before its gapless call and then waited: its snapshot is
+//! older than the commit it waited for, and its `$inc` conflicts all the same; call seqid
+//! first in such a transaction. Between processes, concurrent transactions conflict on the
+//! counter document (`WriteConflict`, labelled `TransientTransactionError`), and
 //! [`Transaction`](crate::action::Transaction) runs the loser again. Throughput is one
-//! transaction's length per id, and with `n` writers each waits about `n` such lengths (16 tasks of
-//! one process: no re-run, p99 about 60 ms against 1.2 s without the turns, through one handle, two
-//! handles of two clients or bare databases alike, inserts and drafts alike; `BENCHMARKS.md`). A
-//! holder that never shows its id (its transaction aborted after the insert, or busy long after it)
-//! is waited for at most eight times the usual hold, between 20 ms and 2 s; then the next goes on,
-//! and at worst conflicts. An insert outside a transaction is refused before anything is written
-//! ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired)). Choose it
-//! only when gaps are not allowed; `counters` is the same layout without the wait. [Transactions
-//! and write concern](super::transactions) shows the transaction.
+//! transaction's length per id, and with `n` writers each waits about `n` such lengths (16
+//! tasks of one process: no re-run, p99 about 60 ms against 1.2 s without the turns, through
+//! one handle, two handles of two clients or bare databases alike, inserts and drafts alike;
+//! `BENCHMARKS.md`). A holder that never shows its id (its transaction aborted after the
+//! insert, or busy long after it) is waited for at most eight times the usual hold, between
+//! 20 ms and 2 s; then the next goes on, and at worst conflicts. An insert
+//! outside a transaction is refused before anything is written
+//! ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired)). Choose it only when gaps
+//! are not allowed; `counters` is the same layout without the wait. [Transactions and write
+//! concern](super::transactions) shows the transaction.

@@ -89,110 +89,113 @@
 //!
 //! SecantusDB:
 //!
-//! - under concurrent use, a `findAndModify` upsert with `new: true` may answer `value: null` even
-//!   though it applied the update (MongoDB always returns the document). seqid asks again (a
-//!   bounded retry, counted in [`Stats::retries`](crate::Stats::retries)), so the value that upsert
-//!   took is a gap; the tests that check a counter hands out exactly `1..=n` allow, on SecantusDB
-//!   only, as many gaps as there were counter retries (`tests/it/support/mod.rs`, `assert_dense`),
-//!   and the test's hand-written tutorial writer asks again too;
+//! - under concurrent use, a `findAndModify` upsert with `new: true` may answer `value: null`
+//!   even though it applied the update (MongoDB always returns the document). seqid asks again (a
+//!   bounded retry, counted in [`Stats::retries`](crate::Stats::retries)), so the value that
+//!   upsert took is a gap; the tests that check a counter hands out exactly `1..=n` allow, on
+//!   SecantusDB only, as many gaps as there were counter retries (`tests/it/support/mod.rs`,
+//!   `assert_dense`), and the test's hand-written tutorial writer asks again too;
 //! - `sort({_id: -1}).limit(1)` is a collection scan and an in-memory sort (its `explain` shows
 //!   `COLLSCAN` under `SORT`), not one index entry, so the optimistic strategy's maximum query
-//!   costs more as the collection grows, most for a bare database's inserts, which read the maximum
-//!   at every insert (a handle reads it for every insert too, but its callers waiting at once share
-//!   one read); on MongoDB the query reads one entry of the `_id` index whatever the collection's
-//!   size (`BENCHMARKS.md`, *A bare optimistic insert, step by step*);
+//!   costs more as the collection grows, most for a bare database's inserts, which read the
+//!   maximum at every insert (a handle reads it for every insert too, but its callers waiting
+//!   at once share one read); on MongoDB the query reads one entry of the `_id` index whatever
+//!   the collection's size (`BENCHMARKS.md`, *A bare optimistic insert, step by step*);
 //! - it slows down as data accumulates;
-//! - its `commitTransaction` ignores `j: true`: a commit it acknowledged can be lost if the server
-//!   process is killed, and after a restart it has forgotten committed transactions, so that a
-//!   commit retried across it is answered `NoSuchTransaction`, labelled transient, and
-//!   `Transaction` (as the driver's `and_run`) runs the body again although the first run committed
-//!   (the storm test, `tests/it/gapless_storm.rs`, syncs the server to disk before its kill, and
-//!   counts such runs as of unknown outcome);
+//! - its `commitTransaction` ignores `j: true`: a commit it acknowledged can be lost if the
+//!   server process is killed, and after a restart it has forgotten committed transactions, so
+//!   that a commit retried across it is answered `NoSuchTransaction`, labelled transient, and
+//!   `Transaction` (as the driver's `and_run`) runs the body again although the first run
+//!   committed (the storm test, `tests/it/gapless_storm.rs`, syncs the server to disk before its kill, and counts such
+//!   runs as of unknown outcome);
 //! - it deadlocks (neither command ever answers) when a `create` of a new collection and an
-//!   `insert` that creates the same collection run at the same time, as mongoose's `autoCreate` and
-//!   the first counter insert of mongoose-auto-increment or @typegoose/auto-increment do; their
-//!   tests create `identitycounters` first, on SecantusDB only;
-//! - a write acknowledged with the default write concern (`w: 1`), or even with `w: "majority"`, is
-//!   not yet in its journal file and is lost if the server process is killed (`SIGKILL`); only
-//!   `journal: true` writes survive a crash (on a single-node MongoDB replica set, `w: "majority"`
-//!   implies the journal);
+//!   `insert` that creates the same collection run at the same time, as mongoose's `autoCreate`
+//!   and the first counter insert of mongoose-auto-increment or @typegoose/auto-increment do;
+//!   their tests create `identitycounters` first, on SecantusDB only;
+//! - a write acknowledged with the default write concern (`w: 1`), or even with
+//!   `w: "majority"`, is not yet in its journal file and is lost if the server process is killed
+//!   (`SIGKILL`); only `journal: true` writes survive a crash (on a single-node MongoDB replica
+//!   set, `w: "majority"` implies the journal);
 //! - it answers a retried `insert_many` batch that met a duplicate key with that duplicate key,
-//!   against the first attempt's own copy, and after a restart it has forgotten the records of the
-//!   writes before it, so that it runs any retried write again, which then meets its own first copy
-//!   (see [the risk that remains](super::guarantees#the-risk-that-remains));
-//! - it resolves an array path in an expression (`"$lines.no"`) to null, where MongoDB gives the
-//!   array of the values; an append of items reads the largest stored number with `$map` over the
-//!   array instead, which both servers read alike;
+//!   against the first attempt's own copy, and after a restart it has forgotten the records of
+//!   the writes before it, so that it runs any retried write again, which then meets its own
+//!   first copy (see [the risk that remains](super::guarantees#the-risk-that-remains));
+//! - it resolves an array path in an expression (`"$lines.no"`) to null, where MongoDB gives
+//!   the array of the values; an append of items reads the largest stored number with `$map`
+//!   over the array instead, which both servers read alike;
 //! - it presents itself as a single-node replica set (`setName: "secantus"`), so sessions,
 //!   transactions and `configureFailPoint`/`failCommand` (enabled with `--enable-test-commands`)
 //!   work; the harness connects with `directConnection=true`.
 //!
 //! nx-27017:
 //!
-//! - it orders an unfiltered sort on `_id` as text (`99` above `100`), so the maximum it reports is
-//!   wrong once ids pass 99; the multi-process optimistic test seeds a string `_id`, which makes
-//!   seqid use its numeric-bounded query, which nx orders correctly (with the `_id` index, MongoDB
-//!   orders both right); that bounded query, which a bare database's optimistic insert sends from
-//!   the first (it keeps nothing that would survive a wrong answer), is a scan there, costing about
-//!   2 ms at 500 documents and 8 ms at 1,000 against 0.4 ms for the unbounded one (`BENCHMARKS.md`,
-//!   *The optimistic loop's maximum query* and *A bare optimistic insert, step by step*): a bare
-//!   optimistic insert costs 3 × a handle's there at one task, 8 × at 16 (1.2 × and 2.6 × on
-//!   SecantusDB);
+//! - it orders an unfiltered sort on `_id` as text (`99` above `100`), so the maximum it reports
+//!   is wrong once ids pass 99; the multi-process optimistic test seeds a string `_id`, which
+//!   makes seqid use its numeric-bounded query, which nx orders correctly (with the `_id` index,
+//!   MongoDB orders both right); that bounded query, which a bare database's optimistic insert
+//!   sends from the first (it keeps nothing that would survive a wrong answer), is a scan there,
+//!   costing about 2 ms at 500 documents and 8 ms at 1,000 against 0.4 ms for the unbounded one
+//!   (`BENCHMARKS.md`, *The optimistic loop's maximum query* and *A bare optimistic insert, step
+//!   by step*): a bare optimistic insert costs 3 × a handle's there at one task, 8 × at 16
+//!   (1.2 × and 2.6 × on SecantusDB);
 //! - it answers a counter upsert that breaks a unique index with no document (and stores the
-//!   counter without `seq`) instead of raising E11000; seqid retries that as it retries E11000, and
-//!   then reports [`ErrorKind::NoCounter`](crate::error::ErrorKind::NoCounter), which the
-//!   bounded-retry test accepts on nx-27017 only;
-//! - it begins no transaction on a `find` of a collection that does not exist, and then refuses the
-//!   commit ("No session specified", without a code); a gapless insert begins its transaction with
-//!   a read of its counter, so the service test makes the counters' collection first on nx-27017;
+//!   counter without `seq`) instead of raising E11000; seqid retries that as it retries E11000,
+//!   and then reports [`ErrorKind::NoCounter`](crate::error::ErrorKind::NoCounter), which the bounded-retry test
+//!   accepts on nx-27017 only;
+//! - it begins no transaction on a `find` of a collection that does not exist, and then refuses
+//!   the commit ("No session specified", without a code); a gapless insert begins its
+//!   transaction with a read of its counter, so the service test makes the counters' collection
+//!   first on nx-27017;
 //! - it returns small Int64 values as Int32, so tests read integers of either type;
 //! - it refuses collection names with a dot (MongoEngine's `mongoengine.counters`), so the
 //!   MongoEngine test names its counters collection `mongoengine_counters` there;
-//! - it cannot match a field against an embedded document (`{reference_value: {project:
-//!   "apollo"}}`: `find` fails, an upsert stores a document without those fields), so
-//!   mongoose-sequence's scoped counters cannot work there and its test runs only the unscoped
-//!   sequence;
+//! - it cannot match a field against an embedded document
+//!   (`{reference_value: {project: "apollo"}}`: `find` fails, an upsert stores a document without
+//!   those fields), so mongoose-sequence's scoped counters cannot work there and its test runs
+//!   only the unscoped sequence;
 //! - it names a new index itself (`idx_<collection>_<field>_...`), ignoring the name in
 //!   `createIndexes`;
 //! - it ignores `$setOnInsert`, so a scoped counter seqid makes there by upsert has no `sequence`
 //!   and `scope` fields (its `_id` still names the scope; `start` and the other layouts create
 //!   counters by insert, with every field);
-//! - it refuses an update pipeline (`'list' object has no attribute 'keys'`, with no code), so that
-//!   an append of items takes the conditional way there (see [items](super::items)); it stores
-//!   every element of an array that `$push` writes to as a JSON string (its items, and the append's
-//!   recent tokens): the items tests parse them back, and the token that settles an append cannot
-//!   be found there; `$ne` on a missing field matches nothing, and an update whose filter holds
-//!   `$nin` on a missing field, or an `$or` of a null and a `$type`, is answered matched and
-//!   modified and writes nothing;
-//! - it applies an update whose filter holds `$type` not to the document matched but to the row
-//!   whose place in the collection (SQLite's row id) is that document's integer `_id`, the same
-//!   document only where the `_id`s are 1, 2, 3, ... in the order inserted, and answers it matched
-//!   and modified: an append to order 1 in a collection whose first document had a string `_id` was
-//!   written into that document, and with `_id`s from 1000 into none (probed with pymongo alone); a
-//!   `$push` onto a field that holds a string is answered matched and modified, sets the update's
-//!   other fields and pushes nothing, and one onto a null field makes it an array (MongoDB refuses
-//!   both, `BadValue`). The conditional way's update filter holds none of the operators above, only
-//!   the `_id` and the mark as read, and a null where the array was read missing or null (which
-//!   nx-27017 matches right), and leaves a field that is no longer an array to the `$push`, which
-//!   MongoDB refuses; so on nx-27017 an array another writer makes a string between an append's
-//!   read and its update loses that append's items, acknowledged (the test of that race runs its
-//!   string case on the other servers only);
-//! - its unique indexes take `null` more than once (SQLite's NULLs are all distinct), so two first
-//!   uses of a mongoose-sequence counter (`reference_value: null`) can make two counters there; the
-//!   test of concurrent first use makes that counter first on nx-27017 (checked).
+//! - it refuses an update pipeline (`'list' object has no attribute 'keys'`, with no code),
+//!   so that an append of items takes the conditional way there (see [items](super::items));
+//!   it stores every element of an array that `$push` writes to as a JSON string (its items,
+//!   and the append's recent tokens): the items tests parse them back, and the token that
+//!   settles an append cannot be found there; `$ne` on a missing field matches nothing, and
+//!   an update whose filter holds `$nin` on a missing field, or an `$or` of a null and a
+//!   `$type`, is answered matched and modified and writes nothing;
+//! - it applies an update whose filter holds `$type` not to the document matched but to the
+//!   row whose place in the collection (SQLite's row id) is that document's integer `_id`,
+//!   the same document only where the `_id`s are 1, 2, 3, ... in the order inserted, and
+//!   answers it matched and modified: an append to order 1 in a collection whose first
+//!   document had a string `_id` was written into that document, and with `_id`s from 1000
+//!   into none (probed with pymongo alone); a `$push` onto a field that holds a string is
+//!   answered matched and modified, sets the update's other fields and pushes nothing, and one
+//!   onto a null field makes it an array (MongoDB refuses both, `BadValue`). The conditional
+//!   way's update filter holds none of the operators above, only the `_id` and the mark as
+//!   read, and a null where the array was read missing or null (which nx-27017 matches
+//!   right), and leaves a field that is no longer an array to the `$push`, which MongoDB
+//!   refuses; so on nx-27017 an array another writer makes a string between an append's
+//!   read and its update loses that append's items, acknowledged (the test of that race runs
+//!   its string case on the other servers only);
+//! - its unique indexes take `null` more than once (SQLite's NULLs are all distinct), so two
+//!   first uses of a mongoose-sequence counter (`reference_value: null`) can make two counters
+//!   there; the test of concurrent first use makes that counter first on nx-27017 (checked).
 //!
 //! # The repository's layout
 //!
 //! `seqid/` (runtime: its layers are the folders of `src/`, see
-//! [architecture](super::architecture)), `seqid-derive/` (the proc macro, a pipeline of parse,
-//! check and expand; `tests/ui.rs`, the trybuild suite of what it refuses), `seqid-harness/` (the
-//! test server, `seqid-server` and the other tools the tests run), `tests/` (`it/`, the integration
-//! tests, one crate with a module per concept and `support/`, `derive/` what the derive accepts;
-//! `lints.rs`, the derive's code under strict lints; `layers.rs`, the runtime's layers and the
-//! derive's pipeline read from the source; `state.rs`, the insert state's size; `bin/worker.rs`,
-//! the worker the multi-process tests start; `tools/`, the scripts that other tools run in
-//! `it/other_tools.rs`), `examples/` (`quickstart.rs`; `service/`, the [example
-//! service](super::service): `main.rs` runs it, `app.rs` is the service, `load.rs` its load
-//! generator and the check of what it stored, shared with `tests/it/service.rs` and the benchmark;
-//! `bench/`, the [benchmark](super::benchmarks)), `.ci/run` (the full suite, on SecantusDB and on
-//! nx-27017, as above).
+//! [architecture](super::architecture)), `seqid-derive/` (the proc macro, a pipeline of
+//! parse, check and expand; `tests/ui.rs`, the trybuild suite of what it refuses),
+//! `seqid-harness/` (the test server,
+//! `seqid-server` and the other tools the tests run), `tests/` (`it/`, the integration tests, one crate with a
+//! module per concept and `support/`, `derive/` what the derive accepts; `lints.rs`, the
+//! derive's code under strict lints; `layers.rs`, the runtime's layers and the derive's
+//! pipeline read from the source; `state.rs`, the insert
+//! state's size; `bin/worker.rs`, the worker the multi-process tests start; `tools/`, the scripts
+//! that other tools run in `it/other_tools.rs`), `examples/` (`quickstart.rs`; `service/`, the
+//! [example service](super::service): `main.rs` runs it, `app.rs` is the service, `load.rs` its
+//! load generator and the check of what it stored, shared with `tests/it/service.rs` and the
+//! benchmark; `bench/`, the [benchmark](super::benchmarks)), `.ci/run` (the full suite, on
+//! SecantusDB and on nx-27017, as above).

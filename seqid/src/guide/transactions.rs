@@ -43,21 +43,20 @@
 //! [`Transaction::new(&mut session).run(context, body)`](crate::action::Transaction), which
 //! applies MongoDB's rules for the callback API, as the driver's `and_run` does:
 //!
-//! - an error labelled `TransientTransactionError` (a write conflict: another transaction took the
-//!   gapless counter, the natural key or the draft first) aborts the transaction and runs the body
-//!   again, after a short random pause;
-//! - a commit answered `UnknownTransactionCommitResult` (its answer lost, a failover) is sent again
-//!   alone, never the body: the first commit may have been applied, and a body run again would find
-//!   its own work done by "someone else" (`find_or_insert` answering `Found` for the document it
-//!   inserted, `number_draft` answering `by_this_call: false`);
-//! - any other error aborts the transaction and comes back as it is, of the body's own error type:
-//!   a [`seqid::Error`](crate::Error) stays typed (`DraftNotFound`, `InvalidNaturalKey`, ...), a
-//!   caller's own error too (any [`Labelled`](crate::action::Labelled) error a `seqid::Error`
+//! - an error labelled `TransientTransactionError` (a write conflict: another transaction took
+//!   the gapless counter, the natural key or the draft first) aborts the transaction and runs
+//!   the body again, after a short random pause;
+//! - a commit answered `UnknownTransactionCommitResult` (its answer lost, a failover) is sent
+//!   again alone, never the body: the first commit may have been applied, and a body run again
+//!   would find its own work done by "someone else" (`find_or_insert` answering `Found` for the
+//!   document it inserted, `number_draft` answering `by_this_call: false`);
+//! - any other error aborts the transaction and comes back as it is, of the body's own error
+//!   type: a [`seqid::Error`](crate::Error) stays typed (`DraftNotFound`, `InvalidNaturalKey`,
+//!   ...), a caller's own error too (any [`Labelled`](crate::action::Labelled) error a `seqid::Error`
 //!   converts into, such as `Box<dyn std::error::Error + Send + Sync>`);
 //! - all of it for at most its time limit (120 s, the driver's, or
 //!   [`time_limit`](crate::action::Transaction::time_limit)); a commit whose result is still
-//!   unknown then is
-//!   [`ErrorKind::TransactionOutcomeUnknown`](crate::error::ErrorKind::TransactionOutcomeUnknown):
+//!   unknown then is [`ErrorKind::TransactionOutcomeUnknown`](crate::error::ErrorKind::TransactionOutcomeUnknown):
 //!   it committed whole or not at all, and a read of what it wrote tells which.
 //!
 //! The transaction's own failures (starting it, committing it) are reported under `T`'s
@@ -166,8 +165,8 @@
 //! as a process keeps handing out a range that was reissued). So seqid sends every counter update
 //! with `w: "majority"` (keeping the database's `journal` and `wtimeout`), unless the type says
 //! `counter_write_concern = "database"` (for speed, accepting that risk; see
-//! [`CounterWriteConcern`](crate::layout::CounterWriteConcern)). The document's own insert always
-//! goes with the collection's write concern, and `gapless` counters follow the transaction's. The
+//! [`CounterWriteConcern`](crate::layout::CounterWriteConcern)). The document's own insert always goes
+//! with the collection's write concern, and `gapless` counters follow the transaction's. The
 //! tests check both with the driver's command monitoring.
 //!
 //! On a single server, `majority` means the primary alone, so use `journal: true` on the database

@@ -1,17 +1,17 @@
 //! `number_draft` and `number_drafts`: a stored document of a sequence numbered later
 //! (`numbered = "later"`) gets its number when it is issued.
 //!
-//! One document: the draft is read (by the caller's filter, on the primary, in the caller's
-//! session; a filter that finds more than one document is refused, since it would answer for a
-//! document the caller may not mean), an id is taken only if it has no number yet and no code
-//! stored (one per sequence, when the type has several: every one of them is numbered later, and
-//! they are set together) (a code is written with the number, never over the caller's), and one
-//! conditional update ([`write::number_draft`]) sets the number and the codes that show it (with
-//! the caller's own fields, the state that makes the document "issued") where the number is still
-//! unset: `{ _id, field: null }`. Two callers numbering one draft at once both take an id, and the
-//! condition lets exactly one update through; the other matches nothing, reads the draft again, and
-//! answers with the number it got. Its own id is a race lost: given back to the handle's live block
-//! with `block`, a gap with `counters` (counted in
+//! One document: the draft is read (by the caller's filter, on the primary, in the
+//! caller's session; a filter that finds more than one document is refused, since it
+//! would answer for a document the caller may not mean), an id is taken only if it has no
+//! number yet and no code stored (one per sequence, when the type has several: every one
+//! of them is numbered later, and they are set together) (a code is written with the number, never over the
+//! caller's), and one conditional update ([`write::number_draft`]) sets the number and the
+//! codes that show it (with the caller's own fields, the state that makes the document
+//! "issued") where the number is still unset: `{ _id, field: null }`. Two callers numbering one draft at once both take an id, and the condition lets
+//! exactly one update through; the other matches nothing, reads the draft again, and
+//! answers with the number it got. Its own id is a race lost: given back to the handle's
+//! live block with `block`, a gap with `counters` (counted in
 //! [`Stats::races_lost`](crate::Stats::races_lost)); with `gapless`, everything runs in the
 //! caller's transaction, and the race is a write conflict that aborts it, its id with it.
 //!

@@ -5,26 +5,27 @@
 //! while one is wrong), and starts a [`Batch`], the pure bookkeeping of where each
 //! document stands. Then, in rounds, down once and back up once:
 //!
-//! 1. **reserve**: the documents still waiting, grouped by scope, get their ids from the strategy's
-//!    [`Source`]: one reservation per scope, all scopes at once
+//! 1. **reserve**: the documents still waiting, grouped by scope, get their ids from the
+//!    strategy's [`Source`]: one reservation per scope, all scopes at once
 //!    ([`counted::take_groups`](crate::source::counted::take_groups), or a
 //!    [`Progress`](crate::source::optimistic::Progress) per scope);
 //! 2. **fill**: the ids go into the documents' id fields, all or none
 //!    ([`fill_positions`](crate::base::fields::fill_positions));
 //! 3. **write**: the round's documents go in one `insert_many`
-//!    ([`write::insert_many`](crate::round_trip::write::insert_many), which sends commands of a
-//!    size the driver sends whole), and a fate comes back for each;
-//! 4. **record**: the batch records the fates ([`Batch::record`]); a document known not to be
-//!    stored gets its id field unset;
-//! 5. **settle**: the source learns what became of its ids: a counter's id held by another document
-//!    is a failure; an optimistic candidate another writer took is never tried again, and its
-//!    document waits for the next round.
+//!    ([`write::insert_many`](crate::round_trip::write::insert_many), which sends commands of a size the
+//!    driver sends whole), and a fate comes back for each;
+//! 4. **record**: the batch records the fates ([`Batch::record`]); a document known not to
+//!    be stored gets its id field unset;
+//! 5. **settle**: the source learns what became of its ids: a counter's id held by another
+//!    document is a failure; an optimistic candidate another writer took is never tried
+//!    again, and its document waits for the next round.
 //!
-//! The counter strategies make one round; the optimistic one makes rounds until no document waits
-//! or its budget is spent (waiting between rounds as [`Tries`](crate::base::retry::Tries) learns).
-//! The batch then concludes: every id, or [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk) saying
-//! what became of each document. `resume_insert_many` first sends the documents that carry an id
-//! again (or learns their fate from the handle), then fills the rest as above.
+//! The counter strategies make one round; the optimistic one makes rounds until no
+//! document waits or its budget is spent (waiting between rounds as
+//! [`Tries`](crate::base::retry::Tries) learns). The batch then concludes: every id, or
+//! [`ErrorKind::Bulk`](crate::error::ErrorKind::Bulk) saying what became of each document. `resume_insert_many` first sends
+//! the documents that carry an id again (or learns their fate from the handle), then
+//! fills the rest as above.
 
 use std::sync::Arc;
 

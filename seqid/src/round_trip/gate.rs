@@ -14,11 +14,11 @@ use crate::round_trip::deployment::{shard_keys, topology};
 use crate::state::known::{Known, Topology};
 use crate::state::registry::Route;
 
-/// The gate every insert passes before its context is made (`state::context::Context::of` asks it,
-/// with this): a sequence whose promises would not hold on the deployment `route` goes to is
-/// refused ([`ErrorKind::Sharded`](crate::error::ErrorKind::Sharded)), and what holds at a cost is
-/// logged once. Called only while the deployment is not known yet: once it is, the context decides
-/// without a round trip (`state::known`), and on a sharded cluster keeps the decision per sequence.
+/// The gate every insert passes before its context is made (`state::context::Context::of`
+/// asks it, with this): a sequence whose promises would not hold on the deployment `route`
+/// goes to is refused ([`ErrorKind::Sharded`](crate::error::ErrorKind::Sharded)), and what holds at a cost is logged once. Called
+/// only while the deployment is not known yet: once it is, the context decides without a
+/// round trip (`state::known`), and on a sharded cluster keeps the decision per sequence.
 pub(crate) fn read_and_pass<'r>(
     route: Route<'r>,
     seq: &'static Sequence,

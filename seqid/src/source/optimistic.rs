@@ -120,10 +120,9 @@ pub(crate) trait Attempt: Send {
     ) -> impl Future<Output = Result<Fate, Error>> + Send;
 }
 
-/// The loop for one document in `scope`, with candidates above the maximum `max` reads: the id of
-/// the last write and its fate (never [`Fate::Taken`]), or
-/// [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted) once the call's
-/// budget is spent.
+/// The loop for one document in `scope`, with candidates above the maximum `max` reads:
+/// the id of the last write and its fate (never [`Fate::Taken`]), or
+/// [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted) once the call's budget is spent.
 pub(crate) async fn run<M: Maximum, A: Attempt>(
     scope: &Scope,
     max: &M,

@@ -147,9 +147,9 @@ counter_call!(
 );
 
 counter_call!(
-    /// Raises a counter to the largest id stored, from
-    /// [`Document::sync_counter`](crate::SequenceOf::sync_counter): await it for the counter's
-    /// value. [`sync_every_scope`](crate::SequenceOf::sync_every_scope) does it for every scope at
+    /// Raises a counter to the largest id stored, from [`Document::sync_counter`](crate::SequenceOf::sync_counter):
+    /// await it for the counter's value.
+    /// [`sync_every_scope`](crate::SequenceOf::sync_every_scope) does it for every scope at
     /// once.
     SyncCounter {} -> i64 = sync,
     "syncing a counter does nothing until it is awaited",

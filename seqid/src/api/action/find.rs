@@ -85,10 +85,10 @@ impl<'a, T: Model, S> FindById<'a, T, S> {
         }
     }
 
-    /// The scope the number belongs to, for a scoped sequence: a value of its scope field's type,
-    /// or a tuple of values in the declared order (numbers repeat across scopes); a value of
-    /// another type does not compile ([`scoped`](crate::scoped)). Required for a scoped sequence
-    /// ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) without it); an unscoped
+    /// The scope the number belongs to, for a scoped sequence: a value of its scope
+    /// field's type, or a tuple of values in the declared order (numbers repeat across
+    /// scopes); a value of another type does not compile ([`scoped`](crate::scoped)).
+    /// Required for a scoped sequence ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) without it); an unscoped
     /// one takes none.
     ///
     /// ```no_run
@@ -105,10 +105,10 @@ impl<'a, T: Model, S> FindById<'a, T, S> {
         self
     }
 
-    /// [`scope`](Self::scope) for a scope known only at run time (from a request, in code generic
-    /// over the type): any serializable value, checked when the find runs against the scope fields'
-    /// Rust types ([`Sequence::scope_types`]): a value none of the type's documents can hold is
-    /// [`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope), naming the field's type.
+    /// [`scope`](Self::scope) for a scope known only at run time (from a request, in code
+    /// generic over the type): any serializable value, checked when the find runs against
+    /// the scope fields' Rust types ([`Sequence::scope_types`]): a value none of the
+    /// type's documents can hold is [`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope), naming the field's type.
     ///
     /// ```no_run
     /// # use seqid::Document;

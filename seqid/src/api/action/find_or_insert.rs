@@ -143,13 +143,11 @@ impl<'a, T: Model> FindOrInsert<'a, T> {
         }
     }
 
-    /// Finds by the natural key `key`, named for this call (the fields as serialized), instead of
-    /// the type's own: for a type that declares none, or to find by another. A unique index on the
-    /// key's fields (or on some of them) must exist
-    /// ([`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex)); a key that is empty or
-    /// names a field the insert fills is
-    /// [`ErrorKind::InvalidNaturalKey`](crate::error::ErrorKind::InvalidNaturalKey), both before
-    /// any id is taken.
+    /// Finds by the natural key `key`, named for this call (the fields as serialized),
+    /// instead of the type's own: for a type that declares none, or to find by another.
+    /// A unique index on the key's fields (or on some of them) must exist
+    /// ([`ErrorKind::MissingIndex`](crate::error::ErrorKind::MissingIndex)); a key that is empty or names a field the insert fills is
+    /// [`ErrorKind::InvalidNaturalKey`](crate::error::ErrorKind::InvalidNaturalKey), both before any id is taken.
     ///
     /// ```no_run
     /// # use seqid::Document;

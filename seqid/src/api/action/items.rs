@@ -15,15 +15,15 @@ use crate::state::registry::Route;
 /// Appends items to an array of the one stored document a filter finds, from the derive's
 /// `append_<field>`: await it for their numbers, which are also written into the items.
 ///
-/// The filter must find one document: none is
-/// [`ErrorKind::ItemsNotFound`](crate::error::ErrorKind::ItemsNotFound), more than one
-/// [`ErrorKind::ItemsAmbiguous`](crate::error::ErrorKind::ItemsAmbiguous), both before anything is
-/// written. Name the document by its `_id`: a filter that names `_id` by equality at its top level
-/// (`{ _id: v }` or `{ _id: { $eq: v } }`, beside other conditions or not) goes in one round trip
-/// where the server takes update pipelines (MongoDB 4.2+); any other filter costs one round trip
-/// more, a `find` of at most two documents that tells which one it is (the append then goes to that
-/// `_id`, where the filter still matches). Where the server takes no pipelines: a read (which tells
-/// the same) and a conditional update. See the guide's [items](crate::guide::items).
+/// The filter must find one document: none is [`ErrorKind::ItemsNotFound`](crate::error::ErrorKind::ItemsNotFound), more than one
+/// [`ErrorKind::ItemsAmbiguous`](crate::error::ErrorKind::ItemsAmbiguous), both before anything is written. Name the document by its
+/// `_id`: a filter that names `_id` by equality at its top level (`{ _id: v }` or
+/// `{ _id: { $eq: v } }`, beside other conditions or not) goes in one round trip where the
+/// server takes update pipelines (MongoDB 4.2+); any other filter costs one round trip more,
+/// a `find` of at most two documents that tells which one it is (the append then goes to
+/// that `_id`, where the filter still matches). Where the server takes no pipelines: a read
+/// (which tells the same) and a conditional update. See the guide's
+/// [items](crate::guide::items).
 ///
 /// ```no_run
 /// use mongodb::bson::doc;
@@ -100,9 +100,9 @@ impl<'a, T: Model, I: Item> AppendItems<'a, T, I> {
     );
 
     /// Sends the append with this token, the one an
-    /// [`ErrorKind::ItemsOutcomeUnknown`](crate::error::ErrorKind::ItemsOutcomeUnknown) carries: if
-    /// that append landed (its token is among the array's last 64 appends), nothing is appended and
-    /// its numbers are answered; otherwise the items are appended, once.
+    /// [`ErrorKind::ItemsOutcomeUnknown`](crate::error::ErrorKind::ItemsOutcomeUnknown) carries: if that append landed (its token is among
+    /// the array's last 64 appends), nothing is appended and its numbers are answered;
+    /// otherwise the items are appended, once.
     ///
     /// ```no_run
     /// # use mongodb::bson::doc;

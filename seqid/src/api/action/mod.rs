@@ -1,13 +1,14 @@
-//! The actions [`Document`](crate::Document)'s methods return, as the driver's: each is awaited
-//! directly (`IntoFuture`), after options set by method. This module is their one public path:
-//! [`Insert`] and [`InsertMany`], [`FindOrInsert`] and [`FindOrInsertMany`], [`NumberDraft`] and
-//! [`NumberDrafts`], [`FindById`], [`Replace`], and the counter's administration, [`ListCounters`],
-//! [`LastReserved`], [`SetCounter`] and [`SyncCounter`]; and [`Transaction`], which runs them in a
-//! transaction. A number on its own, with no document: [`NamedSequence`] (from
-//! [`AsDatabase::sequence`](crate::AsDatabase::sequence)), its [`next`](NamedSequence::next) and
-//! [`next_n`](NamedSequence::next_n) awaited; of a type's sequence, [`NextOf`]. A model's next id
-//! before its document: [`Reserve`], for [`Reserved`] tokens that [`Insert::reserved`] stores
-//! documents under.
+//! The actions [`Document`](crate::Document)'s methods return, as the driver's: each is awaited directly
+//! (`IntoFuture`), after options set by method. This module is their one public path:
+//! [`Insert`] and [`InsertMany`], [`FindOrInsert`]
+//! and [`FindOrInsertMany`], [`NumberDraft`] and [`NumberDrafts`], [`FindById`], [`Replace`],
+//! and the counter's administration, [`ListCounters`], [`LastReserved`], [`SetCounter`] and
+//! [`SyncCounter`]; and [`Transaction`], which runs them in a transaction. A number on its
+//! own, with no document: [`NamedSequence`] (from
+//! [`AsDatabase::sequence`](crate::AsDatabase::sequence)), its
+//! [`next`](NamedSequence::next) and [`next_n`](NamedSequence::next_n) awaited; of a type's
+//! sequence, [`NextOf`]. A model's next id before its document: [`Reserve`], for
+//! [`Reserved`] tokens that [`Insert::reserved`] stores documents under.
 //!
 //! ```no_run
 //! # use seqid::Document;
@@ -116,11 +117,10 @@ macro_rules! setters {
             /// and, in [`resume_insert`](crate::Document::resume_insert), an id that a document
             /// already holds (this insert's earlier copy, or another writer's).
             ///
-            /// Without it, nothing is ever taken to be stored because of what it holds: equal
-            /// content says nothing of who wrote it, and those outcomes are
-            /// [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown). Asserting it
-            /// falsely lets another writer's equal document pass for this one, which is then never
-            /// stored.
+            /// Without it, nothing is ever taken to be stored because of what it holds:
+            /// equal content says nothing of who wrote it, and those outcomes are
+            /// [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown). Asserting it falsely lets another writer's equal
+            /// document pass for this one, which is then never stored.
             ///
             /// ```no_run
             /// # use seqid::Document;
@@ -141,12 +141,11 @@ macro_rules! setters {
 
         impl<'a, T: Model, $($generics)*> $action<'a, T, $($args)*> {
             /// Attempts the optimistic loop makes at most for this call before
-            /// [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted) (for many
-            /// documents: rounds of retries of those whose ids were taken), instead of
-            /// `max_attempts` in the attribute; at least
-            /// 1. The [time budget](Self::time_budget) still holds: the loop stops at whichever
-            ///    comes first. By default only the time bounds the loop. Offered for the optimistic
-            ///    strategy only.
+            /// [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted) (for many documents: rounds of retries of those
+            /// whose ids were taken), instead of `max_attempts` in the attribute; at least
+            /// 1. The [time budget](Self::time_budget) still holds: the loop stops at
+            /// whichever comes first. By default only the time bounds the loop. Offered
+            /// for the optimistic strategy only.
             ///
             /// ```no_run
             /// # use seqid::Document;
@@ -167,13 +166,12 @@ macro_rules! setters {
                 self
             }
 
-            /// How long the optimistic loop keeps retrying for this call while other writers take
-            /// the ids it tries, from its first attempt, before
-            /// [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted); instead
-            /// of `time_budget_ms` in the attribute
-            /// ([`DEFAULT_TIME_BUDGET`](crate::Sequence::DEFAULT_TIME_BUDGET), 10 s, by default). A
-            /// write under way is not cut short: the budget decides whether to try again. More than
-            /// zero. Offered for the optimistic strategy only.
+            /// How long the optimistic loop keeps retrying for this call while other
+            /// writers take the ids it tries, from its first attempt, before
+            /// [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted); instead of `time_budget_ms` in the attribute
+            /// ([`DEFAULT_TIME_BUDGET`](crate::Sequence::DEFAULT_TIME_BUDGET), 10 s, by default).
+            /// A write under way is not cut short: the budget decides whether to try
+            /// again. More than zero. Offered for the optimistic strategy only.
             ///
             /// ```no_run
             /// # use seqid::Document;
@@ -242,27 +240,24 @@ impl<'a, T: Model, const RESUME: bool> Insert<'a, T, RESUME> {
 
 impl<'a, T: Model> Insert<'a, T> {
     /// Stores the document under an id reserved for it before
-    /// ([`Document::reserve_ids`](crate::Document::reserve_ids)), instead of taking one: the
-    /// token's id is written into the id field, and the display codes from it. The document's id
-    /// field is unset, or the token's id already ([`Reserved::fill`](crate::Reserved::fill)); any
-    /// other id is refused as `insert` refuses it
-    /// ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet)). The insert goes to the
-    /// database the id was reserved in, and through the same [`Sequences`](crate::Sequences) handle
-    /// (or a clone) if both went through one
-    /// ([`ErrorKind::ReservedElsewhere`](crate::error::ErrorKind::ReservedElsewhere)): the driver
-    /// gives a `Client` no identity, so through a bare `mongodb::Database` only the database names
-    /// are compared, and a handle per deployment is what tells two deployments' databases of one
-    /// name apart. The document is of the scope the id was reserved for
-    /// ([`ErrorKind::ReservedScope`](crate::error::ErrorKind::ReservedScope)), and a gapless id is
-    /// inserted in the transaction it was reserved in
-    /// ([`ErrorKind::ReservedTransaction`](crate::error::ErrorKind::ReservedTransaction)): all
-    /// checked before anything is written. A document's other sequences take their ids as usual.
-    /// The rest is any insert's: a lost answer is
-    /// [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), the document keeping
-    /// the id, and [`resume_insert`](crate::Document::resume_insert) settles it; a document refused
-    /// gets its id unset, and the reserved id is then a gap. For `insert` only:
-    /// [`resume_insert`](crate::Document::resume_insert) finishes an insert under the id the
-    /// document carries, and takes no token (a compile error).
+    /// ([`Document::reserve_ids`](crate::Document::reserve_ids)), instead of taking one:
+    /// the token's id is written into the id field, and the display codes from it. The
+    /// document's id field is unset, or the token's id already
+    /// ([`Reserved::fill`](crate::Reserved::fill)); any other id is refused as `insert`
+    /// refuses it ([`ErrorKind::IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet)). The insert goes to the database the id was
+    /// reserved in, and through the same [`Sequences`](crate::Sequences) handle (or a
+    /// clone) if both went through one ([`ErrorKind::ReservedElsewhere`](crate::error::ErrorKind::ReservedElsewhere)): the driver gives a
+    /// `Client` no identity, so through a bare `mongodb::Database` only the database names
+    /// are compared, and a handle per deployment is what tells two deployments' databases
+    /// of one name apart. The document is of the scope the id was reserved for
+    /// ([`ErrorKind::ReservedScope`](crate::error::ErrorKind::ReservedScope)), and a gapless id is inserted in the transaction it was
+    /// reserved in ([`ErrorKind::ReservedTransaction`](crate::error::ErrorKind::ReservedTransaction)): all checked before anything is
+    /// written. A document's other sequences take their ids as usual.
+    /// The rest is any insert's: a lost answer is [`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), the
+    /// document keeping the id, and [`resume_insert`](crate::Document::resume_insert)
+    /// settles it; a document refused gets its id unset, and the reserved id is then a
+    /// gap. For `insert` only: [`resume_insert`](crate::Document::resume_insert) finishes an
+    /// insert under the id the document carries, and takes no token (a compile error).
     ///
     /// ```no_run
     /// # use seqid::Document;

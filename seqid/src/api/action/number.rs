@@ -62,13 +62,13 @@ macro_rules! numbering {
                 /// ```
             );
 
-            /// Sets these fields in the same update as the number, the caller's own change that
-            /// makes the document issued (`{ "status": "issued" }`): the number and the change are
-            /// written together, or neither. Not the number's field, its codes or `_id`
-            /// ([`ErrorKind::InvalidOption`](crate::error::ErrorKind::InvalidOption)), nor a scope
-            /// field or a key that writes into one (`"year"`, `"year.x"`): the number comes from
-            /// the counter of the scope the draft has when it is issued, so change the scope with
-            /// the driver before numbering it.
+            /// Sets these fields in the same update as the number, the caller's own change
+            /// that makes the document issued (`{ "status": "issued" }`): the number and
+            /// the change are written together, or neither. Not the number's field, its
+            /// codes or `_id` ([`ErrorKind::InvalidOption`](crate::error::ErrorKind::InvalidOption)), nor
+            /// a scope field or a key that writes into one (`"year"`, `"year.x"`): the
+            /// number comes from the counter of the scope the draft has when it is issued,
+            /// so change the scope with the driver before numbering it.
             ///
             /// ```no_run
             /// # use seqid::Document;

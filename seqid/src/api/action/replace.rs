@@ -13,12 +13,12 @@ use crate::state::registry::Route;
 /// [`Document::replace`](crate::Document::replace): await it for `()`, once the server
 /// acknowledged the write.
 ///
-/// For a type with items, the stored marks and hidden lists of recent appends are read first: a
-/// document whose mark is below the stored one (an append landed after it was read) is refused,
-/// [`ErrorKind::ItemsStale`](crate::error::ErrorKind::ItemsStale), and nothing is written;
-/// otherwise one `replace_one` conditioned on the marks and lists as read writes the document with
-/// the lists kept. Two round trips; one, a `replace_one` by `_id`, for a type without items. See
-/// the guide's [items](crate::guide::items#writing-a-document-back-replace).
+/// For a type with items, the stored marks and hidden lists of recent appends are read
+/// first: a document whose mark is below the stored one (an append landed after it was
+/// read) is refused, [`ErrorKind::ItemsStale`](crate::error::ErrorKind::ItemsStale), and nothing is written; otherwise one
+/// `replace_one` conditioned on the marks and lists as read writes the document with the
+/// lists kept. Two round trips; one, a `replace_one` by `_id`, for a type without items.
+/// See the guide's [items](crate::guide::items#writing-a-document-back-replace).
 ///
 /// ```no_run
 /// use mongodb::bson::doc;
@@ -70,9 +70,9 @@ impl<'a, T: Model> Replace<'a, T> {
     }
 
     session!(
-        /// Runs the replace in `session`, and in its transaction if one is running: the read and
-        /// the write are then the transaction's, and an error is the transaction's to retry or
-        /// abort ([`ErrorKind::Driver`](crate::error::ErrorKind::Driver)).
+        /// Runs the replace in `session`, and in its transaction if one is running: the
+        /// read and the write are then the transaction's, and an error is the
+        /// transaction's to retry or abort ([`ErrorKind::Driver`](crate::error::ErrorKind::Driver)).
         ///
         /// ```no_run
         /// # use seqid::{Document, Item};

@@ -1,9 +1,9 @@
-//! A model's next id before its document: [`Reserve`] takes ids of a type's sequence for documents
-//! built later, each handed out as a [`Reserved`] token that
-//! [`Insert::reserved`](crate::action::Insert::reserved) stores a document under. The ids are taken
-//! as an insert takes them: through the call's context and the gate, from the strategy's source,
-//! sharing the handle's allocator (and live block) with the type's inserts, and a caller cancelled
-//! before it has them gives them back to the handle.
+//! A model's next id before its document: [`Reserve`] takes ids of a type's sequence for
+//! documents built later, each handed out as a [`Reserved`] token that
+//! [`Insert::reserved`](crate::action::Insert::reserved) stores a document under. The ids are taken as an insert takes them: through the call's context
+//! and the gate, from the strategy's source, sharing the handle's allocator (and live
+//! block) with the type's inserts, and a caller cancelled before it has them gives them
+//! back to the handle.
 
 use std::fmt;
 use std::future::IntoFuture;

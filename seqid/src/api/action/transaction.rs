@@ -195,9 +195,10 @@ impl<'a> Transaction<'a> {
         self
     }
 
-    /// How long the transaction is run again after transient errors, and its commit sent again
-    /// while its result is unknown; [`DEFAULT_TIME_LIMIT`](Transaction::DEFAULT_TIME_LIMIT) (120 s,
-    /// the driver's) unless set. A request handler with a deadline of its own sets a shorter one.
+    /// How long the transaction is run again after transient errors, and its commit sent
+    /// again while its result is unknown; [`DEFAULT_TIME_LIMIT`](Transaction::DEFAULT_TIME_LIMIT) (120 s, the
+    /// driver's) unless set. A request handler with a deadline of its own sets a shorter
+    /// one.
     ///
     /// ```no_run
     /// # use seqid::Document;

@@ -116,10 +116,9 @@ pub(crate) async fn every(
     Ok(counters)
 }
 
-/// The largest number stored in every scope of `seq` that has documents, floored to an integer.
-/// Documents whose scope fields hold no scope value (see
-/// [`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope)) belong to no scope and are
-/// passed over.
+/// The largest number stored in every scope of `seq` that has documents, floored to an
+/// integer. Documents whose scope fields hold no scope value (see [`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope))
+/// belong to no scope and are passed over.
 pub(crate) async fn largest_of_every_scope(
     db: &Database,
     seq: &'static Sequence,
