@@ -238,7 +238,7 @@ fn codes(decl: &Declaration, displays: &[Display]) -> (TokenStream, Vec<TokenStr
             pub fn #function<'__seqid>(
                 db: &'__seqid impl ::seqid::AsDatabase,
                 code: &'__seqid str,
-            ) -> ::seqid::action::FindByCode<'__seqid, Self>
+            ) -> ::seqid::action::FindOne<'__seqid, Self, (), true>
             where
                 for<'__seqid_de> Self: ::seqid::__private::Deserializable,
             {

@@ -56,7 +56,7 @@ pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> Token
                 pub fn #function<'__seqid>(
                     db: &'__seqid impl ::seqid::AsDatabase,
                     code: &'__seqid str,
-                ) -> ::seqid::action::FindByCode<'__seqid, Self> {
+                ) -> ::seqid::action::FindOne<'__seqid, Self, (), true> {
                     let _ = (db, code);
                     #unreachable
                 }

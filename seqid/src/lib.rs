@@ -226,7 +226,7 @@ pub use base::item::Item;
 pub use base::kind;
 #[doc(inline)]
 pub use base::layout;
-pub use base::model::{IdValue, Model};
+pub use base::model::Model;
 pub use base::natural::Entry;
 #[doc(inline)]
 pub use base::scoped;
@@ -235,14 +235,12 @@ pub use insert::later::Numbered;
 pub use seqid_derive::{Document, Item};
 pub use state::registry::Stats;
 
-/// The errors' parts: what went wrong ([`ErrorKind`](crate::error::ErrorKind)), what a
-/// failed batch leaves ([`BulkError`](crate::error::BulkError)) and which call gave up
-/// retrying ([`RetriedCall`](crate::error::RetriedCall)); [`Error`] itself is at the
+/// The errors' parts: what went wrong ([`ErrorKind`](crate::error::ErrorKind)) and what a
+/// failed batch leaves ([`BulkError`](crate::error::BulkError)); [`Error`] itself is at the
 /// crate's root too.
 pub mod error {
     pub use crate::base::bulk_error::{BulkError, FailedInsert};
     pub use crate::base::error::{Error, ErrorKind};
-    pub use crate::base::retried::RetriedCall;
 }
 
 /// Not public API: what `#[derive(Document)]` expands to refers to these paths.

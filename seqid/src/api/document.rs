@@ -8,9 +8,7 @@ use std::future::Future;
 use mongodb::bson::Document as BsonDocument;
 
 use crate::api::action::find::Deserializable;
-use crate::api::action::{
-    FindOrInsert, FindOrInsertMany, Insert, InsertMany, NumberDraft, NumberDrafts, Reserve,
-};
+use crate::api::action::{FindOrInsert, Insert, NumberDraft, Reserve};
 use crate::api::sequence_of::SequenceOf;
 use crate::api::sequences::AsDatabase;
 use crate::base::error::Error;
@@ -211,8 +209,11 @@ pub trait Document: Model {
     /// assert_eq!(ids.len(), 2);
     /// # Ok(()) }
     /// ```
-    fn insert_many<'a>(docs: &'a mut [Self], db: &'a impl AsDatabase) -> InsertMany<'a, Self> {
-        InsertMany::new(docs, db.route())
+    fn insert_many<'a>(
+        docs: &'a mut [Self],
+        db: &'a impl AsDatabase,
+    ) -> Insert<'a, Self, false, true> {
+        Insert::new_many(docs, db.route())
     }
 
     /// Finishes an insert whose outcome is unknown ([`ErrorKind::OutcomeUnknown`](crate::error::ErrorKind::OutcomeUnknown), or a
@@ -270,7 +271,7 @@ pub trait Document: Model {
     /// failed ones, perhaps fixed since) are inserted with new ids. Nothing is stored
     /// twice. A document whose id a document already holds is reported in
     /// [`BulkError::unknown`](crate::error::BulkError::unknown), its id left in place, unless
-    /// the caller asserted [`content_is_unique`](crate::action::InsertMany::content_is_unique)
+    /// the caller asserted [`content_is_unique`](crate::action::Insert::content_is_unique)
     /// (see [`resume_insert`](Document::resume_insert) for what that settles).
     ///
     /// ```no_run
@@ -294,8 +295,8 @@ pub trait Document: Model {
     fn resume_insert_many<'a>(
         docs: &'a mut [Self],
         db: &'a impl AsDatabase,
-    ) -> InsertMany<'a, Self, true> {
-        InsertMany::new(docs, db.route())
+    ) -> Insert<'a, Self, true, true> {
+        Insert::new_many(docs, db.route())
     }
 
     /// The stored document with this one's natural key (its fields marked `#[seq_key]`),
@@ -383,11 +384,11 @@ pub trait Document: Model {
     fn find_or_insert_many<'a>(
         docs: &'a mut [Self],
         db: &'a impl AsDatabase,
-    ) -> FindOrInsertMany<'a, Self>
+    ) -> FindOrInsert<'a, Self, (), true>
     where
         Self: Deserializable,
     {
-        FindOrInsertMany::new(docs, db.route())
+        FindOrInsert::new_many(docs, db.route())
     }
 
     /// Gives the stored draft that `filter` finds its number, if it has none yet, with its
@@ -454,7 +455,7 @@ pub trait Document: Model {
     }
 
     /// Numbers every stored draft `filter` finds that has no number yet, in the order given
-    /// with [`.order(...)`](crate::action::NumberDrafts::order) (`_id` ascending by default),
+    /// with [`.order(...)`](crate::action::NumberDraft::order) (`_id` ascending by default),
     /// with one reservation of ids per scope, and returns the documents this call numbered,
     /// in that order: adopting seqid on a collection of unnumbered documents, or issuing a
     /// day's drafts at once. A draft another caller numbers meanwhile keeps that number and
@@ -476,11 +477,11 @@ pub trait Document: Model {
     ///     .await?;
     /// # Ok(()) }
     /// ```
-    fn number_drafts(db: &impl AsDatabase, filter: BsonDocument) -> NumberDrafts<'_, Self>
+    fn number_drafts(db: &impl AsDatabase, filter: BsonDocument) -> NumberDraft<'_, Self, true>
     where
         Self: NumberedLater + Deserializable,
     {
-        NumberDrafts::new(db.route(), filter)
+        NumberDraft::new(db.route(), filter)
     }
 
     /// The typed collection the documents go to

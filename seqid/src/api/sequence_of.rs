@@ -5,7 +5,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 
 use crate::api::action::find::Deserializable;
-use crate::api::action::{FindById, LastReserved, NextOf, SetCounter, SyncCounter};
+use crate::api::action::{FindOne, LastReserved, NextOf, SetCounter, SyncCounter};
 use crate::api::sequences::{AsDatabase, Database};
 use crate::base::error::Error;
 use crate::base::kind::{Kind, WithCounter};
@@ -102,7 +102,7 @@ impl<T: Model, K: Kind, S> SequenceOf<T, K, S> {
     /// The document this sequence numbered `id` (its `_id`, or the field the sequence
     /// numbers), read from the primary, or `None`. Ids compare by value, so a document stored as Int32 by
     /// another tool is found by its `i64` id. For a scoped sequence, name the scope with
-    /// [`.scope(...)`](FindById::scope): numbers repeat across scopes. The type must be
+    /// [`.scope(...)`](FindOne::scope): numbers repeat across scopes. The type must be
     /// `serde::Deserialize` (`DeserializeOwned`) to be read back.
     ///
     /// A type with several sequences finds by each of them through its own handle,
@@ -120,11 +120,11 @@ impl<T: Model, K: Kind, S> SequenceOf<T, K, S> {
     /// assert_eq!(found.map(|u| u.name).as_deref(), Some("Ada"));
     /// # Ok(()) }
     /// ```
-    pub fn find(self, db: &impl AsDatabase, id: impl Into<i128>) -> FindById<'_, T, S>
+    pub fn find(self, db: &impl AsDatabase, id: impl Into<i128>) -> FindOne<'_, T, S>
     where
         T: Deserializable,
     {
-        FindById::new(db.route(), self.seq, id)
+        FindOne::new(db.route(), self.seq, id)
     }
 
     /// What the [`Sequences`](crate::Sequences) handle of `db` has done for the sequence

@@ -8,7 +8,6 @@ use mongodb::bson::oid::ObjectId;
 
 use crate::base::bulk_error::BulkError;
 use crate::base::item::ItemsField;
-use crate::base::retried::RetriedCall;
 use crate::base::sequence::Sequence;
 use crate::base::server::noted;
 
@@ -291,21 +290,22 @@ pub enum ErrorKind {
     },
 
     /// A call that retries while other writers win their races gave up: its time budget
-    /// was spent (or its `max_attempts` made). `call` says which:
+    /// was spent (or its `max_attempts` made). `items` says which:
     ///
-    /// - [`RetriedCall::Insert`]: the optimistic loop of an insert (`insert`,
+    /// - `None`: the optimistic loop of an insert (`insert`,
     ///   `insert_many`, `find_or_insert`, ...) found every id it tried already taken, until
     ///   its time budget (`.time_budget(..)`, `time_budget_ms`) was spent or its
     ///   `max_attempts` made; `last_id` is the last id it tried. Nothing was inserted.
-    /// - [`RetriedCall::Append`]: an append of items on the conditional way (a server
+    /// - `Some(items)`: an append of items on the conditional way (a server
     ///   without update pipelines) found, every time, that another writer had moved the
     ///   array's mark between its read and its update, for its whole budget of 60 s;
     ///   `last_id` is the last mark it read. Nothing was appended, the items stay
     ///   unnumbered: append again.
     #[non_exhaustive]
     RetriesExhausted {
-        /// The call that gave up: an insert's optimistic loop, or an append of items.
-        call: RetriedCall,
+        /// The array of the append that gave up (`append_<field>`); `None` for an insert's
+        /// optimistic loop.
+        items: Option<&'static ItemsField>,
         /// How many attempts were made (inserts tried, or conditional updates sent).
         attempts: u32,
         /// How long the call tried, from its first attempt.
@@ -819,7 +819,7 @@ mod tests {
         let gave_up = Error::new(
             &ORDERS,
             ErrorKind::RetriesExhausted {
-                call: RetriedCall::Append { items: &LINES },
+                items: Some(&LINES),
                 attempts: 900,
                 elapsed: Duration::from_secs(60),
                 time_budget: Some(Duration::from_secs(60)),
@@ -943,11 +943,11 @@ mod tests {
     fn retries_exhausted_says_what_the_call_was_doing() {
         use crate::base::item::testing::LINES;
         const ORDERS: Sequence = counted("order", "orders");
-        let exhausted = |call, time_budget| {
+        let exhausted = |items, time_budget| {
             Error::new(
                 &ORDERS,
                 ErrorKind::RetriesExhausted {
-                    call,
+                    items,
                     attempts: 812,
                     elapsed: Duration::from_millis(60_004),
                     time_budget,
@@ -955,7 +955,7 @@ mod tests {
                 },
             )
         };
-        let append = RetriedCall::Append { items: &LINES };
+        let append = Some(&LINES);
         let sixty = Some(Duration::from_secs(60));
         assert_eq!(
             exhausted(append, sixty).to_string(),
@@ -974,13 +974,13 @@ mod tests {
         );
         let budget = Some(Duration::from_millis(10_000));
         assert_eq!(
-            exhausted(RetriedCall::Insert, budget).to_string(),
+            exhausted(None, budget).to_string(),
             "sequence `order`: gave up after 812 attempts in 60004 ms to insert into `orders`: \
              every _id tried was taken by another writer (last: 4512); its time budget of \
              10000 ms is spent (`.time_budget(..)`, `time_budget_ms`)"
         );
         assert_eq!(
-            exhausted(RetriedCall::Insert, None).to_string(),
+            exhausted(None, None).to_string(),
             "sequence `order`: gave up after 812 attempts in 60004 ms to insert into `orders`: \
              every _id tried was taken by another writer (last: 4512); its max_attempts = 812 \
              are made"

@@ -229,7 +229,7 @@ impl ErrorKind {
                 seq.name, display.format, display.field
             ),
             ErrorKind::RetriesExhausted {
-                call,
+                items,
                 attempts,
                 elapsed,
                 time_budget,
@@ -238,7 +238,7 @@ impl ErrorKind {
             } => write!(
                 f,
                 "{}",
-                gave_up(seq, *call, *attempts, *elapsed, *time_budget, *last_id)
+                gave_up(seq, *items, *attempts, *elapsed, *time_budget, *last_id)
             ),
             ErrorKind::InvalidOption {
                 option,

@@ -11,8 +11,9 @@ use crate::base::item::{AnyItems, ItemsField};
 use crate::base::kind;
 use crate::base::sequence::Sequence;
 
-/// The integer id of a [`Model`] type: `i64` for an `i64` or `Option<i64>` field.
-pub type IdValue<T> = <<T as Model>::Id as IdField>::Value;
+/// The integer id of a [`Model`] type: `i64` for an `i64` or `Option<i64>` field. Public
+/// signatures spell it out (`<T::Id as IdField>::Value`), so that docs show it.
+pub(crate) type IdValue<T> = <<T as Model>::Id as IdField>::Value;
 
 /// A struct whose `_id`, or another integer field, is taken from a sequence: what
 /// `#[derive(Document)]` implements (constants and accessors, nothing else). Every such

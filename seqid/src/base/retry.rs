@@ -31,7 +31,6 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::base::error::{Error, ErrorKind};
-use crate::base::retried::RetriedCall;
 use crate::base::sequence::Sequence;
 
 /// The longest window a retry waits in, however long the race: a writer that lost many
@@ -176,7 +175,7 @@ impl Tries {
         Error::new(
             seq,
             ErrorKind::RetriesExhausted {
-                call: RetriedCall::Insert,
+                items: None,
                 attempts: self.made,
                 elapsed: self.elapsed(),
                 time_budget: (!self.count_reached()).then_some(self.budget.time),

@@ -42,7 +42,7 @@
 //! - **Held by the database too.** [`create_indexes`](crate::Document::create_indexes) makes a
 //!   unique index on the field (`code_1`, partial on strings, so that documents stored before the
 //!   field existed do not collide), and the derive writes `find_by_<field>` (`find_by_code` for a
-//!   field named `code`, returning a [`FindByCode`](crate::action::FindByCode)).
+//!   field named `code`, returning a [`FindOne`](crate::action::FindOne) by code).
 //! - **With everything else.** A code follows the ids: `insert` refuses a document whose code is
 //!   set (`Error::InvalidCode`, as [`IdAlreadySet`](crate::error::ErrorKind::IdAlreadySet) for an id); a
 //!   document known not to be stored gets its code emptied with its ids; one of unknown fate

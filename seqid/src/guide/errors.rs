@@ -96,9 +96,9 @@
 //!   [`sync_counter`](crate::SequenceOf::sync_counter).
 //! - [`Refused`](crate::error::ErrorKind::Refused): the server's code and message.
 //! - [`RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted): a call that retries while other
-//!   writers win gave up; `call` ([`RetriedCall`](crate::error::RetriedCall)) says which: an insert's
+//!   writers win gave up; `items` says which: `None`, an insert's
 //!   optimistic loop (attempts, time spent, the bound that ended it, the last id tried) or an
-//!   append of items on the conditional way (attempts, time spent, the array, the mark other
+//!   `Some` array, an append of items on the conditional way (attempts, time spent, the array, the mark other
 //!   writers kept moving first and the last value read, its 60 s budget; nothing appended).
 //!
 //! The deployment lacks what a sequence relies on:

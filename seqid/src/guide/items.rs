@@ -188,7 +188,7 @@
 //! between processes, the condition lets one appender of a round through (the mark it read
 //! is still there), and the others read again and retry, with backoff, for up to 60 s
 //! ([`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted) then, with
-//! [`RetriedCall::Append`](crate::error::RetriedCall::Append): nothing appended); there, an item another
+//! `items: Some(..)`: nothing appended); there, an item another
 //! writer pushes with a number between the read and the update, without moving the mark, is
 //! not seen.
 //!

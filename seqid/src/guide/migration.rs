@@ -13,9 +13,9 @@
 //!   implemented for every `Model`. Naming `User::SEQUENCE` on a type takes `use seqid::Model;`
 //!   (a bound `T: Document` still reaches `T::SEQUENCE`, and
 //!   `T: Document<Kind: seqid::kind::Retrying>` bounds code to optimistic types).
-//!   [`IdValue<T>`](crate::IdValue) reads `T`'s `Model`.
-//! - **One path per builder**: [`seqid::action`](crate::action)`::{Insert, InsertMany,
-//!   FindById, LastReserved, SetCounter, SyncCounter, ...}` (no longer at the crate's root).
+//!   An insert's id is `<T::Id as IdField>::Value` (`i64` for an `i64` field).
+//! - **One path per builder**: [`seqid::action`](crate::action)`::{Insert, FindOrInsert,
+//!   FindOne, LastReserved, SetCounter, SyncCounter, ...}` (no longer at the crate's root).
 //! - **`seqid::Error` is 16 bytes**: the sequence, said once
 //!   ([`error.sequence()`](crate::Error::sequence), an `Option`; `sequence.name`,
 //!   `sequence.collection`, `sequence.field`, `sequence.counters` replace the fields of those
@@ -54,5 +54,5 @@
 //! [`seqid::Sequence::DEFAULT_TIME_BUDGET`](crate::Sequence::DEFAULT_TIME_BUDGET) is new.
 //! [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted) also holds `elapsed` and
 //! `time_budget` (`Some` when the time ended the loop, `None` when `max_attempts` did), and
-//! `call` ([`RetriedCall`](crate::error::RetriedCall): `Insert`, or `Append` for an append of items
+//! `items` (`None` for an insert, the array for an append of items
 //! that gave up); its message says them.

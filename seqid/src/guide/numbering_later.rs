@@ -141,7 +141,7 @@
 //!
 //! [`T::number_drafts(&db, filter)`](crate::Document::number_drafts) numbers every draft the
 //! filter finds that has no number yet, in the order stated with
-//! [`.order(...)`](crate::action::NumberDrafts::order) (`_id` ascending by default): the drafts
+//! [`.order(...)`](crate::action::NumberDraft::order) (`_id` ascending by default): the drafts
 //! of a scope get increasing numbers in that order, from one reservation per scope. Each draft
 //! is then set with its own conditional update (all at once; one after the other in a
 //! transaction). A draft another caller numbered meanwhile keeps that number and is left out

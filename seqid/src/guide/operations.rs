@@ -34,7 +34,7 @@
 //!   where it has none, with the caller's own fields
 //!   ([`.set(...)`](crate::action::NumberDraft::set)), in its session;
 //!   [`T::number_drafts(&db, filter)`](crate::Document::number_drafts) numbers every draft a
-//!   filter finds, in [`.order(...)`](crate::action::NumberDrafts::order). See
+//!   filter finds, in [`.order(...)`](crate::action::NumberDraft::order). See
 //!   [numbering later](super::numbering_later).
 //! - [`.content_is_unique()`](crate::action::Insert::content_is_unique) on any of these: the
 //!   caller asserts that no other writer stores a document equal to one of these (each carries a
@@ -89,7 +89,7 @@
 //!   numbered `id` (in `_id`, or in the field the sequence numbers:
 //!   `Ticket::sequence().find(&db, 1041)`), or `None` (numbers compare by value, whatever
 //!   integer type stored them). For a scoped sequence, name the scope:
-//!   [`.scope(...)`](crate::action::FindById::scope).
+//!   [`.scope(...)`](crate::action::FindOne::scope).
 //! - [`T::create_indexes(&db)`](crate::Document::create_indexes) → creates the indexes the
 //!   sequence relies on and returns their names: none to create for `_id` (`["_id_"]`); the
 //!   unique index on the scope fields and the field for a field sequence (see

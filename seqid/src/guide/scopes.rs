@@ -74,7 +74,7 @@
 //!   use, not every scope ever seen (a test holds 100,000 scopes used once within 129 blocks); a
 //!   released block costs the ids left in it, a gap of at most `block_size - 1` in that scope.
 //! - **Administration per scope** names the scope with
-//!   [`.scope(value)`](crate::action::FindById::scope) (or a tuple, in the declared order) on
+//!   [`.scope(value)`](crate::action::FindOne::scope) (or a tuple, in the declared order) on
 //!   `last_reserved`, `set_counter`, `reset_counter`, `sync_counter` and
 //!   `find`; [`T::sequence().list_counters(&db)`](crate::SequenceOf::list_counters)
 //!   lists every scope's counter at once (it takes no scope);
@@ -86,7 +86,7 @@
 //!   `Option`; [`seqid::scoped::Null`](crate::scoped::Null) for documents without the field),
 //!   so that `.scope("8")` on an `i32` field, which could only ever find nothing, does not
 //!   compile. A scope known only at run time (a request's, generic code's) goes through
-//!   [`.scope_unchecked(value)`](crate::action::FindById::scope_unchecked), checked when the
+//!   [`.scope_unchecked(value)`](crate::action::FindOne::scope_unchecked), checked when the
 //!   call runs against the fields' types ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope),
 //!   naming the type). A field serialized by other code (`serialize_with`, `with`) stores what
 //!   its type does not say: its sequence takes any value. The rules: [`scoped`](crate::scoped).

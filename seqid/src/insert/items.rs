@@ -24,7 +24,6 @@ use crate::base::error::{Error, ErrorKind};
 use crate::base::id::IdField;
 use crate::base::item::{Item, ItemsField, Unnumberable, numbers_after};
 use crate::base::item_fields::unnumberable;
-use crate::base::retried::RetriedCall;
 use crate::base::sequence::Sequence;
 use crate::base::server::noted;
 use crate::base::session;
@@ -196,7 +195,7 @@ pub(crate) async fn append<I: Item>(
             return Err(Error::new(
                 seq,
                 ErrorKind::RetriesExhausted {
-                    call: RetriedCall::Append { items: spec },
+                    items: Some(spec),
                     attempts,
                     elapsed,
                     time_budget: Some(BUDGET),

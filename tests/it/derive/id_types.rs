@@ -1,5 +1,5 @@
 //! Every supported id type, with Self::Id equal to the field type.
-use seqid::{Document, IdField, IdValue, Model};
+use seqid::{Document, IdField, Model};
 use serde::Serialize;
 
 macro_rules! doc {
@@ -40,7 +40,7 @@ fn id_types_is_accepted() {
     check(&OptU32 { id: None }, None::<u32>);
     check(&OptU64 { id: None }, None::<u64>);
 
-    let value: IdValue<OptU32> = 5_u32;
+    let value: <<OptU32 as Model>::Id as IdField>::Value = 5_u32;
     assert_eq!(value, 5);
     assert_eq!(U64::SEQUENCE.collection, "u64");
     assert_eq!(OptI64::SEQUENCE.collection, "opt_i64");

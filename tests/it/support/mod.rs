@@ -23,7 +23,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use futures_util::TryStreamExt;
 use mongodb::Database;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
-use seqid::IdValue;
+use seqid::IdField;
 
 use models::Model;
 
@@ -31,7 +31,7 @@ use models::Model;
 pub type Writes = BTreeMap<i64, (String, u32)>;
 
 /// Converts an id returned by `insert` to `i64`.
-pub fn id_of<T: seqid::Document>(value: IdValue<T>) -> i64 {
+pub fn id_of<T: seqid::Document>(value: <T::Id as IdField>::Value) -> i64 {
     i64::try_from(value.into()).expect("ids fit i64")
 }
 

@@ -150,7 +150,7 @@ fn assert_returned<T: Document>(docs: &[T], returned: &[i64]) {
     assert_eq!(given, returned, "the ids returned are the documents' own");
 }
 
-fn ids<T: Document>(ids: Vec<seqid::IdValue<T>>) -> Vec<i64> {
+fn ids<T: Document>(ids: Vec<<T::Id as seqid::IdField>::Value>) -> Vec<i64> {
     ids.into_iter()
         .map(|id| i64::try_from(id.into()).expect("ids fit i64"))
         .collect()

@@ -1,5 +1,5 @@
-//! [`FindById`]: a document by its number, in its scope for a scoped sequence; and
-//! [`FindByCode`], by its display code.
+//! [`FindOne`]: a document by its number, in its scope for a scoped sequence, or by its
+//! display code.
 
 use std::marker::PhantomData;
 
@@ -37,52 +37,90 @@ impl<T: DeserializeOwned> Deserializable for T {}
 /// What a find gives: the document, or `None`.
 type Found<T> = Result<Option<T>, Error>;
 
-/// Finds a document by the number its sequence gave it, from
-/// [`SequenceOf::find`](crate::SequenceOf::find) (`Ticket::sequence().find(&db, 1041)`):
-/// await it for the document, or `None`. Read from the primary; numbers compare by value,
-/// so a document stored as Int32 by another tool is found by its `i64` number.
+/// Finds one document: by the number its sequence gave it, from
+/// [`SequenceOf::find`](crate::SequenceOf::find) (`Ticket::sequence().find(&db, 1041)`), or
+/// with `BY_CODE`, by its display code, from the `find_by_<field>` function the derive
+/// writes for each `#[seq_display]` field (`Invoice::find_by_code(&db, "INV-2026-0042")` for
+/// a field named `code`). Await it for the document, or `None`. Read from the primary;
+/// numbers compare by value, so a document stored as Int32 by another tool is found by its
+/// `i64` number; a code is found by its field's unique index (made by
+/// [`create_indexes`](crate::Document::create_indexes)).
 ///
 /// `S` is the sequence's scope as a type ([`scoped`](crate::scoped)): `.scope(...)` takes a
-/// value of it, checked at compile time.
+/// value of it, checked at compile time. A code is unique across scopes: a find by code
+/// takes none.
+///
+/// ```no_run
+/// # use seqid::Document;
+/// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+/// # #[seq_id(collection = "invoices")]
+/// # struct Invoice {
+/// #     year: i32,
+/// #     #[seq_id("invoice", scope = "year")]
+/// #     number: i64,
+/// #     #[seq_display("INV-{year}-{number:04}")]
+/// #     code: String,
+/// # }
+/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+/// let by_number = Invoice::sequence().find(&db, 42).scope(2026).await?;
+/// let by_code: Option<Invoice> = Invoice::find_by_code(&db, "INV-2026-0042").await?;
+/// # Ok(()) }
+/// ```
 #[must_use = "a find does nothing until it is awaited"]
-pub struct FindById<'a, T: Model, S = <T as Model>::Scope> {
+pub struct FindOne<'a, T: Model, S = <T as Model>::Scope, const BY_CODE: bool = false> {
     db: Route<'a>,
     seq: &'static Sequence,
     id: i128,
-    scope: Named,
-    // The find itself, set by `new`, which requires `T: Deserializable`, so that awaiting
-    // requires nothing (see `Deserializable`).
-    run: for<'r> fn(FindById<'r, T, S>) -> BoxFuture<'r, Found<T>>,
+    /// The scope given (`.scope(..)`): a field not named `scope`, so that rustc calls
+    /// `.scope(..)` on a find by code a missing method.
+    named_scope: Named,
+    /// With `BY_CODE`: the display field and the code.
+    code: Option<(&'static DisplayCode, &'a str)>,
+    // The find itself, set by the constructors, which require `T: Deserializable`, so that
+    // awaiting requires nothing (see `Deserializable`).
+    run: for<'r> fn(FindOne<'r, T, S, BY_CODE>) -> BoxFuture<'r, Found<T>>,
     _scope: PhantomData<fn() -> S>,
 }
 
-impl<'a, T: Model, S> FindById<'a, T, S> {
+impl<'a, T: Model, S, const BY_CODE: bool> FindOne<'a, T, S, BY_CODE> {
+    fn with(
+        db: Route<'a>,
+        seq: &'static Sequence,
+        id: i128,
+        code: Option<(&'static DisplayCode, &'a str)>,
+    ) -> Self
+    where
+        T: Deserializable,
+    {
+        FindOne {
+            db,
+            seq,
+            id,
+            named_scope: Named::default(),
+            code,
+            run: |find| {
+                let FindOne {
+                    db,
+                    seq,
+                    id,
+                    named_scope: scope,
+                    code,
+                    ..
+                } = find;
+                // In a block: boxed bare, `by`'s future is refused unless `T: 'static`.
+                Box::pin(async move { by(db, seq, id, scope, code).await })
+            },
+            _scope: PhantomData,
+        }
+    }
+}
+
+impl<'a, T: Model, S> FindOne<'a, T, S> {
     pub(crate) fn new(db: Route<'a>, seq: &'static Sequence, id: impl Into<i128>) -> Self
     where
         T: Deserializable,
     {
-        FindById {
-            db,
-            seq,
-            id: id.into(),
-            scope: Named::default(),
-            run: |find| {
-                Box::pin(async move {
-                    let seq = find.seq;
-                    let scope = find.scope.resolve(seq)?;
-                    // A number beyond i64 cannot have come from a sequence: not stored.
-                    let Ok(id) = i64::try_from(find.id) else {
-                        return Ok(None);
-                    };
-                    find_one(find.db, seq, indexes::at(seq, &scope, id), || {
-                        let (field, collection) = (seq.field, seq.collection);
-                        format!("finding {field} {id}{} in `{collection}`", scope.in_scope())
-                    })
-                    .await
-                })
-            },
-            _scope: PhantomData,
-        }
+        FindOne::with(db, seq, id.into(), None)
     }
 
     /// The scope the number belongs to, for a scoped sequence: a value of its scope
@@ -101,7 +139,7 @@ impl<'a, T: Model, S> FindById<'a, T, S> {
     /// # Ok(()) }
     /// ```
     pub fn scope(mut self, scope: impl Names<S>) -> Self {
-        self.scope = Named::new(scope);
+        self.named_scope = Named::new(scope);
         self
     }
 
@@ -120,12 +158,39 @@ impl<'a, T: Model, S> FindById<'a, T, S> {
     /// # Ok(()) }
     /// ```
     pub fn scope_unchecked(mut self, scope: impl Serialize) -> Self {
-        self.scope = Named::unchecked(scope);
+        self.named_scope = Named::unchecked(scope);
         self
     }
 }
 
-awaits_run!(['a, T: Model, S] FindById<'a, T, S> => BoxFuture<'a, Found<T>>, Option<T>);
+awaits_run!(['a, T: Model, S, const BY_CODE: bool] FindOne<'a, T, S, BY_CODE> => BoxFuture<'a, Found<T>>, Option<T>);
+
+/// The find of a [`FindOne`]: by `code` if given, else by `id` in `scope`.
+async fn by<T: Model + Deserializable>(
+    db: Route<'_>,
+    seq: &'static Sequence,
+    id: i128,
+    scope: Named,
+    code: Option<(&'static DisplayCode, &str)>,
+) -> Found<T> {
+    if let Some((display, code)) = code {
+        let filter = mongodb::bson::doc! { display.field: code };
+        return find_one(db, seq, filter, || {
+            format!("finding {} {code:?} in `{}`", display.field, seq.collection)
+        })
+        .await;
+    }
+    let scope = scope.resolve(seq)?;
+    // A number beyond i64 cannot have come from a sequence: not stored.
+    let Ok(id) = i64::try_from(id) else {
+        return Ok(None);
+    };
+    find_one(db, seq, indexes::at(seq, &scope, id), || {
+        let (field, collection) = (seq.field, seq.collection);
+        format!("finding {field} {id}{} in `{collection}`", scope.in_scope())
+    })
+    .await
+}
 
 /// The document `filter` finds in `seq`'s collection, read from the primary; `doing` says
 /// what failed.
@@ -143,59 +208,12 @@ async fn find_one<T: DeserializeOwned + Send + Sync>(
         .doing(seq, doing)
 }
 
-/// Finds a document by its display code, from the `find_by_<field>` function the derive
-/// writes for each `#[seq_display]` field (`Invoice::find_by_code(&db, "INV-2026-0042")`
-/// for a field named `code`): await it for the document, or `None`. Read from the
-/// primary, by the field's unique index (made by
-/// [`create_indexes`](crate::Document::create_indexes)).
-///
-/// ```no_run
-/// # use seqid::Document;
-/// # #[derive(serde::Serialize, serde::Deserialize, Document)]
-/// # #[seq_id(collection = "invoices")]
-/// # struct Invoice {
-/// #     year: i32,
-/// #     #[seq_id("invoice", scope = "year")]
-/// #     number: i64,
-/// #     #[seq_display("INV-{year}-{number:04}")]
-/// #     code: String,
-/// # }
-/// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-/// let invoice: Option<Invoice> = Invoice::find_by_code(&db, "INV-2026-0042").await?;
-/// # Ok(()) }
-/// ```
-#[must_use = "a find does nothing until it is awaited"]
-pub struct FindByCode<'a, T: Model> {
-    db: Route<'a>,
-    display: &'static DisplayCode,
-    code: &'a str,
-    // As `FindById`'s, set by `find_by_code`.
-    run: for<'r> fn(FindByCode<'r, T>) -> BoxFuture<'r, Found<T>>,
-}
-
 /// For the derive's `find_by_<field>`: the find of `code` in the field of `display`.
 #[doc(hidden)]
 pub fn find_by_code<'a, T: Model + Deserializable>(
     db: &'a impl AsDatabase,
     display: &'static DisplayCode,
     code: &'a str,
-) -> FindByCode<'a, T> {
-    FindByCode {
-        db: db.route(),
-        display,
-        code,
-        run: |find| {
-            Box::pin(async move {
-                let (display, code) = (find.display, find.code);
-                let seq = display.sequence;
-                let filter = mongodb::bson::doc! { display.field: code };
-                find_one(find.db, seq, filter, || {
-                    format!("finding {} {code:?} in `{}`", display.field, seq.collection)
-                })
-                .await
-            })
-        },
-    }
+) -> FindOne<'a, T, (), true> {
+    FindOne::with(db.route(), display.sequence, 0, Some((display, code)))
 }
-
-awaits_run!(['a, T: Model] FindByCode<'a, T> => BoxFuture<'a, Found<T>>, Option<T>);

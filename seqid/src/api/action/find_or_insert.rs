@@ -11,6 +11,7 @@ use crate::base::error::Error;
 use crate::base::kind::NaturalKeyed;
 use crate::base::model::Model;
 use crate::base::natural::{Entry, NaturalKey};
+use crate::base::span::Traced;
 use crate::insert::{natural, natural_many};
 use crate::state::context::Call;
 use crate::state::registry::Route;
@@ -48,98 +49,75 @@ fn resolve<T: Model>(key: impl Key<T>) -> Result<NaturalKey, Error> {
 
 /// Finds the document with the natural key of the one given, or inserts it with the next
 /// id, from [`Document::find_or_insert`](crate::Document::find_or_insert): await it for
-/// the [`Entry`], the document now holding the stored one either way. `K` is the key it
-/// finds by: the type's own (`#[seq_key]`, the default: awaiting it needs the type to
-/// declare one, [`NaturalKeyed`]), or the fields named for the call with
-/// [`by`](FindOrInsert::by). Options are set by method, as an [`Insert`](super::Insert)'s.
+/// the [`Entry`], the document now holding the stored one either way. With `MANY`, from
+/// [`Document::find_or_insert_many`](crate::Document::find_or_insert_many), for many
+/// documents: await it for an [`Entry`] per document, in order, each document now holding
+/// the stored one. `K` is the key it finds by: the type's own (`#[seq_key]`, the default:
+/// awaiting it needs the type to declare one, [`NaturalKeyed`]), or the fields named for
+/// the call with [`by`](FindOrInsert::by). Options are set by method, as an
+/// [`Insert`](super::Insert)'s.
 #[must_use = "a find_or_insert does nothing until it is awaited"]
-pub struct FindOrInsert<'a, T: Model, K = ()> {
+pub struct FindOrInsert<'a, T: Model, K = (), const MANY: bool = false> {
     pub(super) call: Call<'a>,
-    deferred: Deferred<'a, &'a mut T, K, Entry>,
-}
-
-/// [`FindOrInsert`] for many documents, from
-/// [`Document::find_or_insert_many`](crate::Document::find_or_insert_many): await it for
-/// an [`Entry`] per document, in order, each document now holding the stored one. `K` as
-/// for [`FindOrInsert`].
-#[must_use = "a find_or_insert_many does nothing until it is awaited"]
-pub struct FindOrInsertMany<'a, T: Model, K = ()> {
-    pub(super) call: Call<'a>,
-    deferred: Deferred<'a, &'a mut [T], K, Vec<Entry>>,
-}
-
-/// A find-or-insert of `D` (one document or a slice), deferred to its first poll, and then its
-/// insert's future.
-struct Deferred<'a, D, K, V> {
-    /// Taken at the first poll.
-    docs: Option<D>,
+    /// Taken at the first poll: one document (`MANY` false) or many.
+    docs: Option<&'a mut [T]>,
     db: Route<'a>,
     key: K,
     // The call itself, set by `new`, which requires `T: Deserializable`, so that polling
-    // requires nothing more than the key (see `Deserializable`).
-    run: fn(D, Route<'a>, Call<'a>, Result<NaturalKey, Error>) -> InsertFuture<'a, V>,
-    running: Option<InsertFuture<'a, V>>,
+    // requires nothing more than the key (see `Deserializable`). An entry per document.
+    run: fn(&'a mut [T], Route<'a>, Call<'a>, Result<NaturalKey, Error>) -> Running<'a>,
+    running: Option<Running<'a>>,
 }
 
-impl<'a, D, K, V> Deferred<'a, D, K, V> {
-    /// The same call, finding by `key`.
-    fn by<L>(self, key: L) -> Deferred<'a, D, L, V> {
-        let Deferred {
-            docs,
-            db,
-            run,
-            running,
-            ..
-        } = self;
-        Deferred {
-            docs,
-            db,
-            key,
-            run,
-            running,
-        }
-    }
-
-    /// Polls the insert, started at the first poll with the options `call` and the key
-    /// `resolve` gives.
-    fn poll(
-        &mut self,
-        call: &mut Call<'a>,
-        cx: &mut Context<'_>,
-        resolve: impl FnOnce(&K) -> Result<NaturalKey, Error>,
-    ) -> Poll<Result<V, Error>> {
-        if self.running.is_none() {
-            let docs = self
-                .docs
-                .take()
-                .expect("a find-or-insert polled after it completed");
-            let key = resolve(&self.key);
-            let call = std::mem::take(call);
-            self.running = Some((self.run)(docs, self.db, call, key));
-        }
-        let running = self.running.as_mut().expect("started above");
-        Pin::new(running).poll(cx)
-    }
-}
+/// A find-or-insert's future once started: an entry per document.
+type Running<'a> = InsertFuture<'a, Vec<Entry>>;
 
 impl<'a, T: Model> FindOrInsert<'a, T> {
     pub(crate) fn new(doc: &'a mut T, db: Route<'a>) -> Self
     where
         T: Deserializable,
     {
-        let run: fn(&'a mut T, Route<'a>, Call<'a>, _) -> _ = |doc, db, call, key| {
-            let insert = Box::pin(natural::find_or_insert(doc, db, call, key));
+        FindOrInsert::with(std::slice::from_mut(doc), db, |docs, db, call, key| {
+            // `new` gives one document: `from_mut` above.
+            let doc = &mut docs[0];
+            let insert = Box::pin(async move {
+                let traced = natural::find_or_insert(doc, db, call, key).await;
+                Traced {
+                    output: traced.output.map(|entry| vec![entry]),
+                    reservations: traced.reservations,
+                }
+            });
             InsertFuture::of::<T>("find_or_insert", 1, insert).scoped(&T::SEQUENCE)
-        };
+        })
+    }
+}
+
+impl<'a, T: Model> FindOrInsert<'a, T, (), true> {
+    pub(crate) fn new_many(docs: &'a mut [T], db: Route<'a>) -> Self
+    where
+        T: Deserializable,
+    {
+        FindOrInsert::with(docs, db, |docs, db, call, key| {
+            let count = docs.len();
+            let insert = Box::pin(natural_many::find_or_insert_many(docs, db, call, key));
+            InsertFuture::of::<T>("find_or_insert_many", count, insert)
+        })
+    }
+}
+
+impl<'a, T: Model, const MANY: bool> FindOrInsert<'a, T, (), MANY> {
+    fn with(
+        docs: &'a mut [T],
+        db: Route<'a>,
+        run: fn(&'a mut [T], Route<'a>, Call<'a>, Result<NaturalKey, Error>) -> Running<'a>,
+    ) -> Self {
         FindOrInsert {
             call: Call::default(),
-            deferred: Deferred {
-                docs: Some(doc),
-                db,
-                key: (),
-                run,
-                running: None,
-            },
+            docs: Some(docs),
+            db,
+            key: (),
+            run,
+            running: None,
         }
     }
 
@@ -154,7 +132,7 @@ impl<'a, T: Model> FindOrInsert<'a, T> {
     /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
     /// # #[seq_id("userid", collection = "users")]
     /// # struct User { #[serde(rename = "_id")] id: i64, login: String }
-    /// # async fn run(db: mongodb::Database) -> Result<(), Box<dyn std::error::Error>> {
+    /// # async fn run(db: mongodb::Database, mut users: Vec<User>) -> Result<(), Box<dyn std::error::Error>> {
     /// use mongodb::IndexModel;
     /// use mongodb::bson::doc;
     /// use mongodb::options::IndexOptions;
@@ -164,13 +142,45 @@ impl<'a, T: Model> FindOrInsert<'a, T> {
     /// User::collection(&db).create_index(index).await?;
     /// let mut ada = User { id: 0, login: "ada".into() };
     /// let entry = ada.find_or_insert(&db).by(&["login"]).await?;
+    /// let entries = User::find_or_insert_many(&mut users, &db).by(&["login"]).await?;
     /// # Ok(()) }
     /// ```
-    pub fn by(self, key: &'static [&'static str]) -> FindOrInsert<'a, T, &'static [&'static str]> {
+    pub fn by(
+        self,
+        key: &'static [&'static str],
+    ) -> FindOrInsert<'a, T, &'static [&'static str], MANY> {
+        let FindOrInsert {
+            call,
+            docs,
+            db,
+            run,
+            running,
+            ..
+        } = self;
         FindOrInsert {
-            call: self.call,
-            deferred: self.deferred.by(key),
+            call,
+            docs,
+            db,
+            key,
+            run,
+            running,
         }
+    }
+}
+
+impl<T: Model, K: Key<T> + Copy + Unpin, const MANY: bool> FindOrInsert<'_, T, K, MANY> {
+    /// Polls the call, started at the first poll with the options set and the key.
+    fn poll_entries(&mut self, cx: &mut Context<'_>) -> Poll<Result<Vec<Entry>, Error>> {
+        if self.running.is_none() {
+            let docs = self
+                .docs
+                .take()
+                .expect("a find-or-insert polled after it completed");
+            let call = std::mem::take(&mut self.call);
+            self.running = Some((self.run)(docs, self.db, call, resolve(self.key)));
+        }
+        let running = self.running.as_mut().expect("started above");
+        Pin::new(running).poll(cx)
     }
 }
 
@@ -178,60 +188,16 @@ impl<T: Model, K: Key<T> + Copy + Unpin> Future for FindOrInsert<'_, T, K> {
     type Output = Result<Entry, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        this.deferred.poll(&mut this.call, cx, |key| resolve(*key))
+        let entries = std::task::ready!(self.get_mut().poll_entries(cx));
+        // One document, one entry (`new`).
+        Poll::Ready(entries.map(|entries| entries[0]))
     }
 }
 
-impl<'a, T: Model> FindOrInsertMany<'a, T> {
-    pub(crate) fn new(docs: &'a mut [T], db: Route<'a>) -> Self
-    where
-        T: Deserializable,
-    {
-        let run: fn(&'a mut [T], Route<'a>, Call<'a>, _) -> _ = |docs, db, call, key| {
-            let count = docs.len();
-            let insert = Box::pin(natural_many::find_or_insert_many(docs, db, call, key));
-            InsertFuture::of::<T>("find_or_insert_many", count, insert)
-        };
-        FindOrInsertMany {
-            call: Call::default(),
-            deferred: Deferred {
-                docs: Some(docs),
-                db,
-                key: (),
-                run,
-                running: None,
-            },
-        }
-    }
-
-    /// Finds by the natural key `key`, named for this call, as [`FindOrInsert::by`].
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
-    /// # #[seq_id("userid", collection = "users")]
-    /// # struct User { #[serde(rename = "_id")] id: i64, login: String }
-    /// # async fn run(db: mongodb::Database, mut users: Vec<User>) -> Result<(), seqid::Error> {
-    /// let entries = User::find_or_insert_many(&mut users, &db).by(&["login"]).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn by(
-        self,
-        key: &'static [&'static str],
-    ) -> FindOrInsertMany<'a, T, &'static [&'static str]> {
-        FindOrInsertMany {
-            call: self.call,
-            deferred: self.deferred.by(key),
-        }
-    }
-}
-
-impl<T: Model, K: Key<T> + Copy + Unpin> Future for FindOrInsertMany<'_, T, K> {
+impl<T: Model, K: Key<T> + Copy + Unpin> Future for FindOrInsert<'_, T, K, true> {
     type Output = Result<Vec<Entry>, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        this.deferred.poll(&mut this.call, cx, |key| resolve(*key))
+        self.get_mut().poll_entries(cx)
     }
 }

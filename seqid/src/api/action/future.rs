@@ -11,7 +11,7 @@ use crate::base::model::Model;
 use crate::base::sequence::Sequence;
 use crate::base::span::{self, Traced};
 
-/// The future of an [`Insert`](super::Insert) or an [`InsertMany`](super::InsertMany) (and
+/// The future of an [`Insert`](super::Insert), of one document or many (and
 /// of the other actions that write: [`FindOrInsert`](super::FindOrInsert),
 /// [`NumberDraft`](super::NumberDraft), ...): the call, polled inside its `tracing` span
 /// (`seqid.insert`, at debug level), which records what the call did when it ends.

@@ -1,7 +1,7 @@
 //! The actions [`Document`](crate::Document)'s methods return, as the driver's: each is awaited directly
 //! (`IntoFuture`), after options set by method. This module is their one public path:
-//! [`Insert`] and [`InsertMany`], [`FindOrInsert`]
-//! and [`FindOrInsertMany`], [`NumberDraft`] and [`NumberDrafts`], [`FindById`], [`Replace`],
+//! [`Insert`], [`FindOrInsert`] and [`NumberDraft`] (each of one document, or with `MANY`
+//! of many), [`FindOne`], [`Replace`],
 //! and the counter's administration, [`ListCounters`], [`LastReserved`], [`SetCounter`] and
 //! [`SyncCounter`]; and [`Transaction`], which runs them in a transaction. A number on its
 //! own, with no document: [`NamedSequence`] (from
@@ -68,20 +68,21 @@ use future::InsertFuture;
 
 pub(crate) use counter::sync_every_scope;
 pub use counter::{LastReserved, SetCounter, SyncCounter};
-pub use find::{FindByCode, FindById};
-pub use find_or_insert::{FindOrInsert, FindOrInsertMany};
+pub use find::FindOne;
+pub use find_or_insert::FindOrInsert;
 pub use items::AppendItems;
 pub use list::ListCounters;
 pub use next::{NamedSequence, NextOf};
-pub use number::{NumberDraft, NumberDrafts};
+pub use number::NumberDraft;
 pub use replace::Replace;
 pub use reserve::{Reserve, Reserved};
 pub use transaction::{Labelled, Transaction};
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
+use crate::base::id::IdField;
 use crate::base::kind;
-use crate::base::model::{IdValue, Model};
+use crate::base::model::Model;
 use crate::base::reserved::Held;
 use crate::insert::{many, one};
 use crate::state::context::Call;
@@ -196,20 +197,19 @@ macro_rules! setters {
     };
 }
 
-setters!(Insert [const RESUME: bool] [RESUME], "ticket.insert(&db)");
-setters!(InsertMany [const RESUME: bool] [RESUME], "Ticket::insert_many(&mut tickets, &db)");
-setters!(FindOrInsert[K][K], "ticket.find_or_insert(&db)");
-setters!(
-    FindOrInsertMany[K][K],
-    "Ticket::find_or_insert_many(&mut tickets, &db)"
-);
+setters!(Insert [const RESUME: bool, const MANY: bool] [RESUME, MANY], "ticket.insert(&db)");
+setters!(FindOrInsert [K, const MANY: bool] [K, MANY], "ticket.find_or_insert(&db)");
 
 /// An insert of one document, from [`Document::insert`](crate::Document::insert), or
 /// with `RESUME`, from [`Document::resume_insert`](crate::Document::resume_insert): await
-/// it for the id.
+/// it for the id. With `MANY`, of many documents, from
+/// [`Document::insert_many`](crate::Document::insert_many), or with `RESUME` too, from
+/// [`Document::resume_insert_many`](crate::Document::resume_insert_many): await it for the
+/// ids, in order.
 #[must_use = "an insert does nothing until it is awaited"]
-pub struct Insert<'a, T: Model, const RESUME: bool = false> {
-    doc: &'a mut T,
+pub struct Insert<'a, T: Model, const RESUME: bool = false, const MANY: bool = false> {
+    /// The document (`MANY` false: a slice of one) or the documents.
+    docs: &'a mut [T],
     db: Route<'a>,
     call: Call<'a>,
     /// The id reserved for the document ([`Insert::reserved`]): the action's alone, never
@@ -217,20 +217,22 @@ pub struct Insert<'a, T: Model, const RESUME: bool = false> {
     token: Option<Held>,
 }
 
-/// An insert of many documents, from [`Document::insert_many`](crate::Document::insert_many),
-/// or with `RESUME`, from [`Document::resume_insert_many`](crate::Document::resume_insert_many):
-/// await it for the ids, in order.
-#[must_use = "an insert does nothing until it is awaited"]
-pub struct InsertMany<'a, T: Model, const RESUME: bool = false> {
-    docs: &'a mut [T],
-    db: Route<'a>,
-    call: Call<'a>,
-}
-
 impl<'a, T: Model, const RESUME: bool> Insert<'a, T, RESUME> {
     pub(crate) fn new(doc: &'a mut T, db: Route<'a>) -> Self {
+        Insert::with(std::slice::from_mut(doc), db)
+    }
+}
+
+impl<'a, T: Model, const RESUME: bool> Insert<'a, T, RESUME, true> {
+    pub(crate) fn new_many(docs: &'a mut [T], db: Route<'a>) -> Self {
+        Insert::with(docs, db)
+    }
+}
+
+impl<'a, T: Model, const RESUME: bool, const MANY: bool> Insert<'a, T, RESUME, MANY> {
+    fn with(docs: &'a mut [T], db: Route<'a>) -> Self {
         Insert {
-            doc,
+            docs,
             db,
             call: Call::default(),
             token: None,
@@ -277,11 +279,12 @@ impl<'a, T: Model> Insert<'a, T> {
 }
 
 impl<'a, T: Model, const RESUME: bool> IntoFuture for Insert<'a, T, RESUME> {
-    type Output = Result<IdValue<T>, Error>;
-    type IntoFuture = InsertFuture<'a, IdValue<T>>;
+    type Output = Result<<T::Id as IdField>::Value, Error>;
+    type IntoFuture = InsertFuture<'a, <T::Id as IdField>::Value>;
 
     fn into_future(self) -> Self::IntoFuture {
-        let (doc, db, call) = (self.doc, self.db, self.call);
+        // One document: `new`'s slice of one.
+        let (doc, db, call) = (&mut self.docs[0], self.db, self.call);
         // Boxed apart: a box as large as the larger of the two would cost every insert
         // (see `crate::insert` on the size of the insert's state).
         let (operation, insert): (_, BoxFuture<'a, _>) = match (RESUME, self.token) {
@@ -294,19 +297,9 @@ impl<'a, T: Model, const RESUME: bool> IntoFuture for Insert<'a, T, RESUME> {
     }
 }
 
-impl<'a, T: Model, const RESUME: bool> InsertMany<'a, T, RESUME> {
-    pub(crate) fn new(docs: &'a mut [T], db: Route<'a>) -> Self {
-        InsertMany {
-            docs,
-            db,
-            call: Call::default(),
-        }
-    }
-}
-
-impl<'a, T: Model, const RESUME: bool> IntoFuture for InsertMany<'a, T, RESUME> {
-    type Output = Result<Vec<IdValue<T>>, Error>;
-    type IntoFuture = InsertFuture<'a, Vec<IdValue<T>>>;
+impl<'a, T: Model, const RESUME: bool> IntoFuture for Insert<'a, T, RESUME, true> {
+    type Output = Result<Vec<<T::Id as IdField>::Value>, Error>;
+    type IntoFuture = InsertFuture<'a, Vec<<T::Id as IdField>::Value>>;
 
     fn into_future(self) -> Self::IntoFuture {
         let (docs, db, call) = (self.docs, self.db, self.call);
