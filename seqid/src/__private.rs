@@ -5,14 +5,14 @@ pub use crate::api::action::find::{Deserializable, find_by_code};
 pub use crate::api::action::future::InsertFuture;
 pub use crate::api::action::items::append_items;
 pub use crate::base::declared::Declared;
-pub use crate::base::display::{
+pub use crate::schema::display::{
     DisplayCode, Integer, Unshowable, display_code, integer, literal, number, text,
 };
-pub use crate::base::id::AnyIdField;
-pub use crate::base::item::{APPENDS_KEPT, AnyItems, ItemNumber, ItemsField};
-pub use crate::base::kind::{NaturalKeyed, NumberedLater};
-pub use crate::base::layout::construct::{custom, stepped};
-pub use crate::base::sequence::construct::{BLANK, block, counters, gapless, optimistic};
+pub use crate::schema::id::AnyIdField;
+pub use crate::schema::item::{APPENDS_KEPT, AnyItems, ItemNumber, ItemsField};
+pub use crate::schema::kind::{NaturalKeyed, NumberedLater};
+pub use crate::schema::layout::construct::{custom, stepped};
+pub use crate::schema::sequence::construct::{BLANK, block, counters, gapless, optimistic};
 pub use crate::state::allocator::LiveBlock;
 pub use ::core;
 pub use ::inventory;
@@ -20,9 +20,9 @@ pub use ::std::string::String;
 pub use mongodb::bson::Document as BsonDocument;
 pub use mongodb::bson::oid::ObjectId;
 
-use crate::base::id::IdField;
-use crate::base::item::Item;
-use crate::state::known::Known;
+use crate::deployment::known::Known;
+use crate::schema::id::IdField;
+use crate::schema::item::Item;
 
 /// A field of another sequence, as the runtime reads it: bounded on `IdField`, so that
 /// a field type that cannot hold a number gets `IdField`'s message, at the type.

@@ -204,9 +204,11 @@
 // below it.
 mod api;
 mod base;
+pub mod deployment;
 pub mod guide;
 mod insert;
 mod round_trip;
+mod schema;
 mod source;
 mod state;
 
@@ -214,24 +216,22 @@ mod state;
 pub use api::action;
 pub use api::action::list::CounterState;
 pub use api::action::reserve::Reserved;
-#[doc(inline)]
-pub use api::check as deployment;
 pub use api::document::Document;
 pub use api::sequence_of::SequenceOf;
 pub use api::sequences::{AsDatabase, Database, Sequences};
 pub use base::error::Error;
-pub use base::id::IdField;
-pub use base::item::Item;
-#[doc(inline)]
-pub use base::kind;
-#[doc(inline)]
-pub use base::layout;
-pub use base::model::Model;
 pub use base::natural::Entry;
-#[doc(inline)]
-pub use base::scoped;
-pub use base::sequence::{Sequence, Strategy};
 pub use insert::later::Numbered;
+pub use schema::id::IdField;
+pub use schema::item::Item;
+#[doc(inline)]
+pub use schema::kind;
+#[doc(inline)]
+pub use schema::layout;
+pub use schema::model::Model;
+#[doc(inline)]
+pub use schema::scoped;
+pub use schema::sequence::{Sequence, Strategy};
 pub use seqid_derive::{Document, Item};
 pub use state::registry::Stats;
 

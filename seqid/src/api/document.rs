@@ -12,9 +12,9 @@ use crate::api::action::{FindOrInsert, Insert, NumberDraft, Reserve};
 use crate::api::sequence_of::SequenceOf;
 use crate::api::sequences::AsDatabase;
 use crate::base::error::Error;
-use crate::base::kind::{NumberedLater, WithCounter};
-use crate::base::model::Model;
 use crate::round_trip::indexes;
+use crate::schema::kind::{NumberedLater, WithCounter};
+use crate::schema::model::Model;
 
 /// What you do with a model: insert it, find it, make its indexes. Every [`Model`] is a
 /// `Document`; `#[derive(Document)]` implements [`Model`], and this trait comes with it.

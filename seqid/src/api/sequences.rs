@@ -15,7 +15,7 @@ use std::time::Duration;
 use mongodb::options::DatabaseOptions;
 
 use crate::api::action::next::NamedSequence;
-use crate::base::sequence::Sequence;
+use crate::schema::sequence::Sequence;
 use crate::state::registry::{Collections, Registry, Route, Stats};
 
 /// The state this process keeps for the sequences of one deployment. Cheap to clone: the

@@ -6,8 +6,8 @@ use crate::base::bulk_error::{BulkError, FailedInsert};
 use crate::base::error::{Error, ErrorKind};
 use crate::base::fate::{Fate, Rejection};
 use crate::base::scope::Key;
-use crate::base::sequence::Sequence;
 use crate::base::server::noted;
+use crate::schema::sequence::Sequence;
 
 /// Where one document of the batch stands.
 enum State<V> {
@@ -211,8 +211,8 @@ mod tests {
     use super::*;
     use crate::base::fate::Unknown;
     use crate::base::scope::Scope;
-    use crate::base::sequence::testing::counted;
     use crate::base::server::DUPLICATE_KEY;
+    use crate::schema::sequence::testing::counted;
 
     const SEQ: Sequence = counted("batch", "things");
 

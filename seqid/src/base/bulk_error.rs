@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::base::sequence::Sequence;
+use crate::schema::sequence::Sequence;
 
 /// What `insert_many` did with each document when it did not store them all.
 ///

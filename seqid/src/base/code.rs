@@ -4,7 +4,7 @@
 //!
 //! The derive checks the format (every placeholder a field; the sequence's number and
 //! every scope field shown; the parts kept apart, so that a code reads back into the
-//! values it shows) and writes [`Model::write_code`] from the pieces of [`crate::base::display`];
+//! values it shows) and writes [`Model::write_code`] from the pieces of [`crate::schema::display`];
 //! this module is what the insert does with it. A code follows the primary's id: it is
 //! checked empty when the ids are (`insert` fills both), written once every id is filled
 //! (again at each attempt of the optimistic loop, whose number changes), kept with the ids
@@ -13,7 +13,7 @@
 //! would make a code ambiguous is refused before any id is taken.
 
 use crate::base::error::{Error, ErrorKind};
-use crate::base::model::Model;
+use crate::schema::model::Model;
 
 /// `Ok` if every display field of `doc` is empty: `insert` writes the code with the id,
 /// and refuses a document that carries one, as it refuses one with an id

@@ -15,9 +15,9 @@
 use mongodb::bson::oid::ObjectId;
 
 use crate::base::code;
-use crate::base::id::IdField;
 use crate::base::item_fields;
-use crate::base::model::Model;
+use crate::schema::id::IdField;
+use crate::schema::model::Model;
 
 /// The guard of one document's companion ids. A flag, not [`CompanionsOfMany`]'s list: a
 /// single insert allocates nothing for it.

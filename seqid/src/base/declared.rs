@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use crate::base::sequence::{Sequence, Strategy};
+use crate::schema::sequence::{Sequence, Strategy};
 
 /// One type's declarations, as the derive registers them. Not public API: made by the
 /// derive's expansion (`__private`).

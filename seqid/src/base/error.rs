@@ -7,9 +7,9 @@ use mongodb::bson::Bson;
 use mongodb::bson::oid::ObjectId;
 
 use crate::base::bulk_error::BulkError;
-use crate::base::item::ItemsField;
-use crate::base::sequence::Sequence;
 use crate::base::server::noted;
+use crate::schema::item::ItemsField;
+use crate::schema::sequence::Sequence;
 
 /// Everything that can go wrong while taking an id or inserting a document.
 ///
@@ -282,7 +282,7 @@ pub enum ErrorKind {
     #[non_exhaustive]
     InvalidCode {
         /// The display field and its format.
-        display: &'static crate::base::display::DisplayCode,
+        display: &'static crate::schema::display::DisplayCode,
         /// The value at fault, with its field: `` `shop` = "north-east" ``.
         value: Box<str>,
         /// Why it cannot be written, and what to do.
@@ -743,7 +743,7 @@ impl From<Error> for mongodb::error::Error {
 mod tests {
     use super::*;
     use crate::base::bulk_error::FailedInsert;
-    use crate::base::sequence::testing::counted;
+    use crate::schema::sequence::testing::counted;
 
     const SEQ: Sequence = counted("s", "users");
 
@@ -787,7 +787,7 @@ mod tests {
     /// and the cause (the variants are `#[non_exhaustive]`: only seqid makes them).
     #[test]
     fn each_message_names_the_sequence_the_value_and_the_cause() {
-        use crate::base::item::testing::LINES;
+        use crate::schema::item::testing::LINES;
         const USERS: Sequence = counted("userid", "users");
         const CUSTOMERS: Sequence = counted("customers.id", "customers");
         const ORDERS: Sequence = counted("order", "orders");
@@ -941,7 +941,7 @@ mod tests {
     /// what beat it and its budget; an insert's message is as it was.
     #[test]
     fn retries_exhausted_says_what_the_call_was_doing() {
-        use crate::base::item::testing::LINES;
+        use crate::schema::item::testing::LINES;
         const ORDERS: Sequence = counted("order", "orders");
         let exhausted = |items, time_budget| {
             Error::new(

@@ -3,8 +3,8 @@
 //! decides what a refusal means.
 
 use crate::base::error::{Error, ErrorKind};
-use crate::base::sequence::Sequence;
 use crate::base::server::{DUPLICATE_KEY, duplicate_index, noted};
+use crate::schema::sequence::Sequence;
 
 /// What became of one document sent to the server with a given id.
 ///

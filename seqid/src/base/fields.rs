@@ -3,11 +3,11 @@
 
 use crate::base::code;
 use crate::base::error::{Error, ErrorKind};
-use crate::base::id::IdField;
 use crate::base::item_fields;
-use crate::base::model::{IdValue, Model};
 use crate::base::scope::{Key, Scope};
-use crate::base::sequence::{Sequence, Strategy};
+use crate::schema::id::IdField;
+use crate::schema::model::{IdValue, Model};
+use crate::schema::sequence::{Sequence, Strategy};
 
 /// `Ok` if every field the insert fills is unset in `doc`: the primary sequence's id, every
 /// other sequence's ([`Model::OTHERS`]) and every display code (which `insert` writes

@@ -5,10 +5,10 @@
 //! again.
 
 use crate::base::error::{Error, ErrorKind};
-use crate::base::id::AnyIdField;
-use crate::base::item::{self, ItemsField, Unnumberable};
-use crate::base::model::Model;
-use crate::base::sequence::Sequence;
+use crate::schema::id::AnyIdField;
+use crate::schema::item::{self, ItemsField, Unnumberable};
+use crate::schema::model::Model;
+use crate::schema::sequence::Sequence;
 
 /// [`Unnumberable`] as seqid's error, for the array `items` of the type whose sequence is
 /// `sequence`.

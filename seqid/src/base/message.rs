@@ -5,7 +5,7 @@ use std::fmt;
 
 use crate::base::error::ErrorKind;
 use crate::base::retried::gave_up;
-use crate::base::sequence::{Sequence, Strategy};
+use crate::schema::sequence::{Sequence, Strategy};
 
 impl ErrorKind {
     /// The message of a failure that served no one sequence: a transaction's own commands
@@ -102,7 +102,7 @@ impl ErrorKind {
                     format!(" in scope {scope}")
                 },
                 seq.start,
-                crate::base::layout::naming_hint(&seq.layout)
+                crate::schema::layout::naming_hint(&seq.layout)
             ),
             ErrorKind::TransactionRequired { has_session, .. } => write!(
                 f,

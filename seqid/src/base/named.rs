@@ -16,10 +16,10 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use crate::base::declared::{self, Declaration};
 use crate::base::error::{Error, ErrorKind};
-use crate::base::layout::construct::stepped;
-use crate::base::layout::{CounterWriteConcern, Layout, ScopeEncoding};
-use crate::base::sequence::construct::BLANK;
-use crate::base::sequence::{Sequence, Strategy};
+use crate::schema::layout::construct::stepped;
+use crate::schema::layout::{CounterWriteConcern, Layout, ScopeEncoding};
+use crate::schema::sequence::construct::BLANK;
+use crate::schema::sequence::{Sequence, Strategy};
 
 /// The options a sequence named at run time was given, as given: what
 /// `NamedSequence`'s setters set. `None`: not given (the declaring type's, else the

@@ -14,8 +14,8 @@
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 
 use crate::base::error::{Error, ErrorKind};
-use crate::base::model::Model;
-use crate::base::sequence::Sequence;
+use crate::schema::model::Model;
+use crate::schema::sequence::Sequence;
 
 /// What [`find_or_insert`](crate::Document::find_or_insert) did: the document passed in
 /// now holds the stored one either way.
@@ -193,8 +193,8 @@ fn shown(fields: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::sequence::construct::counters;
-    use crate::base::sequence::testing::on_id;
+    use crate::schema::sequence::construct::counters;
+    use crate::schema::sequence::testing::on_id;
 
     const SEQ: Sequence = on_id("customer", "customers", counters());
 

@@ -176,8 +176,8 @@ mod tests {
 
     use crate::base::bulk_error::BulkError;
     use crate::base::error::{Error, ErrorKind};
-    use crate::base::sequence::Sequence;
-    use crate::base::sequence::testing::counted;
+    use crate::schema::sequence::Sequence;
+    use crate::schema::sequence::testing::counted;
 
     const SEQ: Sequence = counted("s", "users");
 
@@ -186,7 +186,7 @@ mod tests {
     /// labels) is reached the same way for every variant that holds one.
     #[test]
     fn the_predicates_answer_what_the_caller_asks() {
-        use crate::base::item::testing::LINES;
+        use crate::schema::item::testing::LINES;
         let driver = || Box::new(mongodb::error::Error::custom("the connection went away"));
         let unknown = Error::new(
             &SEQ,

@@ -3,12 +3,12 @@
 //!
 //! A log's deduplication belongs to the process that writes the log, not to a deployment:
 //! this is process-wide state, as is what calls through bare databases learn of their
-//! deployment (`crate::round_trip::deployment`), which keep nothing else.
+//! deployment (`crate::deployment::facts`), which keep nothing else.
 
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use crate::base::sequence::Sequence;
+use crate::schema::sequence::Sequence;
 
 /// What is warned about; each is logged once per sequence.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -17,8 +17,9 @@ pub(crate) enum Warning {
     BareDatabase,
     /// The largest id read went backwards between two reads of the optimistic loop.
     MaximumBackwards,
-    /// A collection of the sequence (named) is sharded so that a promise holds at a cost.
-    ShardedAtACost(&'static str, crate::base::sharding::Cost),
+    /// A collection of the sequence is sharded so that a promise holds at a cost: the
+    /// collection and the cost, by name (the deployment's, which is above this layer).
+    ShardedAtACost(&'static str, &'static str),
 }
 
 /// A warning, and the sequence (name and collection) it is about.
@@ -37,7 +38,7 @@ pub(crate) fn first_time(warning: Warning, seq: &Sequence) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::sequence::testing::counted;
+    use crate::schema::sequence::testing::counted;
 
     #[test]
     fn each_warning_is_due_once_per_sequence() {

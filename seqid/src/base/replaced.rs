@@ -1,8 +1,8 @@
 //! What the errors of a replace (`doc.replace(&db)`) say, apart from `base::error`, which
 //! declares them.
 
-use crate::base::item::ItemsField;
-use crate::base::sequence::Sequence;
+use crate::schema::item::ItemsField;
+use crate::schema::sequence::Sequence;
 
 /// [`ErrorKind::ItemsStale`](crate::base::error::Error::ItemsStale).
 pub(crate) fn stale(

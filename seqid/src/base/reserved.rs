@@ -8,8 +8,8 @@ use mongodb::bson::Document as BsonDocument;
 
 use crate::base::error::{Error, ErrorKind};
 use crate::base::scope::Scope;
-use crate::base::sequence::Sequence;
 use crate::base::session::Session;
+use crate::schema::sequence::Sequence;
 
 /// One id reserved, and what it was reserved for.
 pub(crate) struct Held {
@@ -51,10 +51,10 @@ impl Origin {
 }
 
 /// What tells a gapless id's transaction: the id of the session it ran in, and the ticket
-/// of the reservation (`state::reservations`). The driver keeps a transaction's number to
+/// of the reservation (`state::tickets`). The driver keeps a transaction's number to
 /// itself; whether the insert runs in the same transaction of that session, and not a
 /// later one after it aborted, the ticket and the counter read in the insert's
-/// transaction tell (`source::counted::still_held`).
+/// transaction tell (`source::counted::still_reserved`).
 pub(crate) struct Gapless {
     pub session: BsonDocument,
     pub ticket: u64,

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use crate::base::item::ItemsField;
-use crate::base::sequence::Sequence;
+use crate::schema::item::ItemsField;
+use crate::schema::sequence::Sequence;
 
 /// The message of [`ErrorKind::RetriesExhausted`](crate::error::ErrorKind::RetriesExhausted): what the call was doing, what beat it, the
 /// bound that ended it, what to do.

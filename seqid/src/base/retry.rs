@@ -31,7 +31,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::base::error::{Error, ErrorKind};
-use crate::base::sequence::Sequence;
+use crate::schema::sequence::Sequence;
 
 /// The longest window a retry waits in, however long the race: a writer that lost many
 /// times still comes back within it.
@@ -211,8 +211,8 @@ const MAX_LOSSES: u32 = 8;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::sequence::construct::optimistic;
-    use crate::base::sequence::testing::on_id;
+    use crate::schema::sequence::construct::optimistic;
+    use crate::schema::sequence::testing::on_id;
 
     /// The sequence the errors name (the bounds come from each test's `Budget`).
     const SEQ: Sequence = on_id("budget", "budget", optimistic(None, None));

@@ -32,7 +32,7 @@ use serde::Serialize;
 
 use crate::base::error::{Error, ErrorKind};
 use crate::base::picked;
-use crate::base::sequence::Sequence;
+use crate::schema::sequence::Sequence;
 
 /// The scope of one document (or of an admin call): the normalized value of each scope
 /// field, or nothing for an unscoped sequence. Cheap to clone.
@@ -346,18 +346,18 @@ impl fmt::Debug for Scope {
 /// The scope a caller names with `.scope(...)`, kept as given until the call runs: a
 /// value serde cannot write is reported then, as any other invalid scope.
 #[derive(Default)]
-pub(crate) struct Named(Option<Result<Bson, String>>);
+pub(crate) struct GivenScope(Option<Result<Bson, String>>);
 
-impl Named {
+impl GivenScope {
     /// The scope `value` names, of the kind `S` (see [`crate::scoped`]).
-    pub(crate) fn new<S>(value: impl crate::base::scoped::Names<S>) -> Self {
-        Named(Some(value.scope_values()))
+    pub(crate) fn new<S>(value: impl crate::schema::scoped::Names<S>) -> Self {
+        GivenScope(Some(value.scope_values()))
     }
 
     /// The scope `value` names, its type unchecked at compile time (`.scope_unchecked`):
     /// checked when the call runs against the scope fields' Rust types.
     pub(crate) fn unchecked(value: impl Serialize) -> Self {
-        Self::new::<crate::base::scoped::Unchecked>(value)
+        Self::new::<crate::schema::scoped::Unchecked>(value)
     }
 
     pub(crate) fn resolve(&self, seq: &'static Sequence) -> Result<Scope, Error> {
@@ -468,12 +468,12 @@ fn shown_type(value: &Bson) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::sequence::testing::on_field;
+    use crate::schema::sequence::testing::on_field;
 
     const PER_PROJECT: Sequence = on_field(
         "ticket",
         "tickets",
-        crate::base::sequence::Strategy::Counters,
+        crate::schema::sequence::Strategy::Counters,
         "number",
         &["project", "year"],
     );
@@ -539,15 +539,15 @@ mod tests {
 
     #[test]
     fn a_value_named_at_run_time_is_checked_against_the_fields_types() {
-        const TYPED: Sequence = crate::base::sequence::testing::typed(
+        const TYPED: Sequence = crate::schema::sequence::testing::typed(
             "invoice",
             "invoices",
-            crate::base::sequence::Strategy::Counters,
+            crate::schema::sequence::Strategy::Counters,
             "number",
             &["customer", "region", "year"],
             &["i32", "String", "Option<u16>"],
         );
-        let named = |value: Bson| Named::unchecked(value).resolve(&TYPED);
+        let named = |value: Bson| GivenScope::unchecked(value).resolve(&TYPED);
         assert!(named(mongodb::bson::bson!([8, "north", 2026])).is_ok());
         assert!(named(mongodb::bson::bson!([8_i64, null, null])).is_ok());
         let refused = |value: Bson, says: &str| {
@@ -575,9 +575,9 @@ mod tests {
             "the scope field `year` is Option<u16>: -1 does not fit it",
         );
         // A type seqid does not read takes any value: `on_field` says no type.
-        assert!(Named::unchecked("x").resolve(&PER_PROJECT).is_err());
+        assert!(GivenScope::unchecked("x").resolve(&PER_PROJECT).is_err());
         assert!(
-            Named::unchecked(mongodb::bson::bson!([1, 2]))
+            GivenScope::unchecked(mongodb::bson::bson!([1, 2]))
                 .resolve(&PER_PROJECT)
                 .is_ok()
         );

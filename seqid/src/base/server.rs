@@ -8,7 +8,7 @@ use mongodb::IndexModel;
 use mongodb::bson::{Bson, Document as BsonDocument};
 use mongodb::options::{IndexOptions, ReadPreference, SelectionCriteria};
 
-use crate::base::sequence::Sequence;
+use crate::schema::sequence::Sequence;
 
 /// A unique index refused a write.
 pub(crate) const DUPLICATE_KEY: i32 = 11000;
@@ -26,7 +26,7 @@ const ROUTING_CHANGED: [i32; 4] = [63, 150, 249, 13388];
 static ROUTING_EPOCH: AtomicU64 = AtomicU64::new(0);
 
 /// Notes a driver error's code: one that says the routing changed makes what was read of
-/// every deployment stale (`crate::round_trip::deployment` reads it again).
+/// every deployment stale (`crate::deployment::facts` reads it again).
 pub(crate) fn routing_changed(code: Option<i32>) {
     if code.is_some_and(|code| ROUTING_CHANGED.contains(&code)) {
         ROUTING_EPOCH.fetch_add(1, Ordering::Relaxed);
@@ -86,7 +86,7 @@ fn identity_fields(seq: &Sequence) -> impl Iterator<Item = &'static str> {
 
 /// The unique index that keeps one counter per sequence in a layout found by fields (the
 /// tool's own: same keys, same name): its keys and its name.
-pub(crate) fn counter_index(layout: &crate::base::layout::Layout) -> (BsonDocument, String) {
+pub(crate) fn counter_index(layout: &crate::schema::layout::Layout) -> (BsonDocument, String) {
     ascending(layout.unique_index)
 }
 

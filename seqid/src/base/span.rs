@@ -14,9 +14,9 @@ use tracing::field::{Empty, display};
 
 use crate::base::code;
 use crate::base::error::Error;
-use crate::base::model::Model;
 use crate::base::scope::Scope;
-use crate::base::sequence::Sequence;
+use crate::schema::model::Model;
+use crate::schema::sequence::Sequence;
 
 /// The span of an insert of `documents` for `seq`, the primary sequence of their type,
 /// and `others`, the type's other sequences (listed with it in `sequences` when there

@@ -21,14 +21,14 @@ use mongodb::{ClientSession, Collection, Database};
 use crate::base::backoff::backoff;
 use crate::base::detach::Finishing;
 use crate::base::error::{Error, ErrorKind};
-use crate::base::id::IdField;
-use crate::base::item::{Item, ItemsField, Unnumberable, numbers_after};
 use crate::base::item_fields::unnumberable;
-use crate::base::sequence::Sequence;
 use crate::base::server::noted;
 use crate::base::session;
+use crate::deployment::known::Known;
 use crate::round_trip::items::{self, Append, Only, Seen};
-use crate::state::known::Known;
+use crate::schema::id::IdField;
+use crate::schema::item::{Item, ItemsField, Unnumberable, numbers_after};
+use crate::schema::sequence::Sequence;
 use crate::state::registry::Route;
 use crate::state::turns;
 

@@ -34,13 +34,13 @@ use serde::de::DeserializeOwned;
 use crate::base::code;
 use crate::base::error::{Error, ErrorKind};
 use crate::base::fields::{ensure_others_unset, fill};
-use crate::base::id::IdField;
-use crate::base::model::Model;
 use crate::base::scope::{Scope, grouped};
-use crate::base::sequence::{Sequence, Strategy};
 use crate::base::span::Traced;
 use crate::round_trip::stored::{self, Stored, Within};
 use crate::round_trip::write;
+use crate::schema::id::IdField;
+use crate::schema::model::Model;
+use crate::schema::sequence::{Sequence, Strategy};
 use crate::source::others::{self, Wanted};
 use crate::source::{self, counted};
 use crate::state::context::{Call, Context};
@@ -114,7 +114,7 @@ async fn one<T: Model + DeserializeOwned>(
     // The calls of this process for this draft take turns (see `state::turns`): the second
     // reads it numbered, and takes no id.
     let _turn = turns::key_turn(cx.route.db.name(), seq, &filter, DRAFT_PATIENCE).await;
-    turn_before_reading::<T>(&filter, cx).await;
+    place_before_reading::<T>(&filter, cx).await;
     let Stored { stored, mut doc } = read_only::<T>(&filter, cx).await?;
     if !doc.sequence_id().is_unset() {
         return Ok(Numbered::by(doc, false));
@@ -138,11 +138,11 @@ async fn one<T: Model + DeserializeOwned>(
 }
 
 /// Gapless, in the caller's transaction: the turn at the counter of the draft's scope,
-/// before the draft is read in the transaction (see [`counted::turn_before_reading`]).
+/// before the draft is read in the transaction (see [`counted::place_before_reading`]).
 /// The scope of a scoped sequence is learned by reading the draft outside the transaction
 /// first (one round trip more); nothing is taken for a draft numbered already, or one not
 /// found outside (stored in this very transaction, say: the read inside tells).
-async fn turn_before_reading<T: Model + DeserializeOwned>(
+async fn place_before_reading<T: Model + DeserializeOwned>(
     filter: &BsonDocument,
     cx: &mut Context<'_>,
 ) {
@@ -161,7 +161,7 @@ async fn turn_before_reading<T: Model + DeserializeOwned>(
         },
     };
     if let Some(scope) = scope {
-        counted::turn_before_reading(&scope, cx).await;
+        counted::place_before_reading(&scope, cx).await;
     }
 }
 
@@ -255,7 +255,7 @@ async fn many<T: Model + DeserializeOwned>(
     // the caller's transaction (a scoped sequence's drafts may need several counters,
     // whose turns are taken when their ids are, as for `insert_many`).
     if seq.scope.is_empty() {
-        counted::turn_before_reading(&Scope::NONE, cx).await;
+        counted::place_before_reading(&Scope::NONE, cx).await;
     }
     let drafts = stored::all::<T>(unnumbered, Some(order), None, "reading the drafts", cx).await?;
     // Scopes and codes checked before any id is taken.

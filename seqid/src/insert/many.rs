@@ -37,13 +37,13 @@ use crate::base::fate::{Fate, Rejection};
 use crate::base::fields::{
     carried, ensure_companions_unset, ensure_unset, fill_positions, numbered_on_insert, unset,
 };
-use crate::base::id::IdField;
-use crate::base::model::{IdValue, Model};
 use crate::base::retry::Tries;
 use crate::base::scope::{Key, Scope, grouped};
 use crate::base::span::{self, Traced};
 use crate::round_trip::indexes;
 use crate::round_trip::write;
+use crate::schema::id::IdField;
+use crate::schema::model::{IdValue, Model};
 use crate::source;
 use crate::source::many::{Reserved, Source};
 use crate::source::others::{self, Wanted};

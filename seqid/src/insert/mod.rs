@@ -21,16 +21,15 @@
 //! state of every strategy, and BENCHMARKS.md (*The client's own cost*) prints it.
 
 /// Runs `$body` in the call's context, made once the gate lets the call through
-/// (`round_trip::gate`; else the calling function answers with the gate's error), and
+/// (`deployment::gate`; else the calling function answers with the context's error), and
 /// answers with the body's result and the context's reservations. Declared before the
 /// modules that use it.
 macro_rules! in_context {
     ($model:ty, $route:expr, $call:expr, |$cx:ident| $body:expr) => {{
         // A reference to the constant, not a copy of it in the insert's state.
-        let seq: &'static crate::base::sequence::Sequence =
-            &<$model as crate::base::model::Model>::SEQUENCE;
-        let gate = crate::round_trip::gate::read_and_pass;
-        let mut $cx = match crate::state::context::Context::of(seq, $route, $call, gate).await {
+        let seq: &'static crate::schema::sequence::Sequence =
+            &<$model as crate::schema::model::Model>::SEQUENCE;
+        let mut $cx = match crate::state::context::Context::of(seq, $route, $call).await {
             Ok(cx) => cx,
             Err(error) => return crate::base::span::Traced::from(Err(error)),
         };

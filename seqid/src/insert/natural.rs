@@ -32,15 +32,15 @@ use super::one::{fresh, resume_one};
 use crate::base::companions::Companions;
 use crate::base::error::{Error, ErrorKind};
 use crate::base::fields::{ensure_unset, numbered_on_insert};
-use crate::base::id::{AnyIdField, IdField};
-use crate::base::model::Model;
 use crate::base::natural::{Entry, NaturalKey};
 use crate::base::scope::Scope;
-use crate::base::sequence::Sequence;
 use crate::base::span::{self, Traced};
 use crate::round_trip::indexes;
 use crate::round_trip::stored::{self, Stored, Within};
 use crate::round_trip::write;
+use crate::schema::id::{AnyIdField, IdField};
+use crate::schema::model::Model;
+use crate::schema::sequence::Sequence;
 use crate::source::{self, counted};
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
@@ -85,7 +85,7 @@ async fn run<T: Model + DeserializeOwned>(
     let _turn = turns::key_turn(cx.route.db.name(), seq, &filter, KEY_PATIENCE).await;
     // Gapless: the counter's turn before the key is looked up in the caller's transaction
     // (a found key then lets the next go at once).
-    counted::turn_before_reading(&scope, cx).await;
+    counted::place_before_reading(&scope, cx).await;
     let found = stored::one::<T>(&filter, "finding the document", cx, Within::Session).await?;
     if let Some(found) = found {
         // The document of this call's own earlier, unknown insert, when the caller

@@ -15,14 +15,14 @@ use crate::base::fields::{
     numbered_on_insert, unset,
 };
 use crate::base::future::BoxFuture;
-use crate::base::id::IdField;
-use crate::base::model::{IdValue, Model};
 use crate::base::reserved::Held;
 use crate::base::scope::{Key, Scope};
-use crate::base::sequence::Strategy;
 use crate::base::span::{self, Traced};
 use crate::round_trip::indexes;
 use crate::round_trip::write;
+use crate::schema::id::IdField;
+use crate::schema::model::{IdValue, Model};
+use crate::schema::sequence::Strategy;
 use crate::source::optimistic::{self, Attempt};
 use crate::source::others::{self, Wanted};
 use crate::source::{self, counted};
@@ -78,7 +78,7 @@ pub(crate) async fn reserved<T: Model>(
             Err(error) => return cx.finish(Err(error)),
         };
         // A gapless id: still this transaction's, the counter read in it says.
-        if let Err(error) = counted::still_held(&held, &mut cx).await {
+        if let Err(error) = counted::still_reserved(&held, &mut cx).await {
             return cx.finish(Err(error));
         }
         let mut ids = Companions::fill(doc);

@@ -25,15 +25,15 @@ use mongodb::{ClientSession, Collection};
 
 use crate::base::detach::Finishing;
 use crate::base::error::{Error, ErrorKind};
-use crate::base::id::IdField;
-use crate::base::item::ItemsField;
-use crate::base::model::Model;
 use crate::base::numeric::integral;
-use crate::base::sequence::Sequence;
 use crate::base::server::noted;
 use crate::base::session;
 use crate::round_trip::items::not_written;
 use crate::round_trip::replace::{self, Guards};
+use crate::schema::id::IdField;
+use crate::schema::item::ItemsField;
+use crate::schema::model::Model;
+use crate::schema::sequence::Sequence;
 use crate::state::registry::Route;
 
 /// The document as the replace sends it: serialized, its `_id`, and each array's mark as

@@ -6,18 +6,19 @@
 //! largest + 1 would both be stored), and so does sending a document again
 //! (`resume_insert`), which relies on the index to refuse a second copy.
 
+use mongodb::IndexModel;
 use mongodb::bson::{Document as BsonDocument, doc};
 use mongodb::options::IndexOptions;
-use mongodb::{Collection, IndexModel};
 
 use crate::base::detach::Finishing;
-use crate::base::display::DisplayCode;
 use crate::base::error::{Doing, Error, ErrorKind};
-use crate::base::model::Model;
 use crate::base::natural::NaturalKey;
 use crate::base::scope::Scope;
-use crate::base::sequence::Sequence;
-use crate::base::server::{identity_index, identity_keys as keys, server_code, unique_index};
+use crate::base::server::{identity_index, identity_keys as keys, unique_index};
+use crate::deployment::facts::has_unique_where;
+use crate::schema::display::DisplayCode;
+use crate::schema::model::Model;
+use crate::schema::sequence::Sequence;
 use crate::state::registry::Route;
 
 /// What relies on the index, for [`ErrorKind::MissingIndex`].
@@ -191,7 +192,7 @@ async fn check(
     // Finishing, so that a cancelled insert never drops the listing half-way (see
     // `crate::base::detach`).
     let collection = route.db.collection::<BsonDocument>(seq.collection);
-    if Finishing::new(async move { listed(&collection, seq, wanted).await }).await? {
+    if Finishing::new(async move { has_unique_where(&collection, seq, wanted).await }).await? {
         return Ok(());
     }
     Err(Error::new(
@@ -201,43 +202,6 @@ async fn check(
             why,
         },
     ))
-}
-
-/// Whether `collection` has a unique index, not partial, on exactly `keys` in that order
-/// (whatever its name): what [`crate::deployment::check`] reports.
-pub(crate) async fn has_unique(
-    collection: &Collection<BsonDocument>,
-    seq: &'static Sequence,
-    keys: &[&str],
-) -> Result<bool, Error> {
-    listed(collection, seq, |fields| fields == keys).await
-}
-
-/// Whether a unique index, not partial, whose fields (in order) `wanted` accepts exists
-/// (whatever its name). A collection that does not exist has none.
-async fn listed(
-    collection: &Collection<BsonDocument>,
-    seq: &'static Sequence,
-    wanted: impl Fn(&[&str]) -> bool,
-) -> Result<bool, Error> {
-    use futures_util::TryStreamExt;
-    const NAMESPACE_NOT_FOUND: i32 = 26;
-    let listed = async { collection.list_indexes().await?.try_collect().await };
-    let indexes: Vec<IndexModel> = match listed.await {
-        Err(error) if server_code(&error) == Some(NAMESPACE_NOT_FOUND) => return Ok(false),
-        listed => listed.doing(seq, || {
-            format!("listing the indexes of `{}`", seq.collection)
-        })?,
-    };
-    // Any direction makes the same uniqueness; a partial index does not cover every
-    // document.
-    Ok(indexes.iter().any(|index| {
-        let options = index.options.as_ref();
-        let unique = options.and_then(|o| o.unique).unwrap_or(false);
-        let partial = options.is_some_and(|o| o.partial_filter_expression.is_some());
-        let fields: Vec<&str> = index.keys.keys().map(String::as_str).collect();
-        unique && !partial && wanted(&fields)
-    }))
 }
 
 /// A unique index named `name` on `keys`, of the documents matching `filter` alone.

@@ -26,8 +26,8 @@ use mongodb::{ClientSession, Collection};
 
 use futures_util::TryStreamExt;
 
-use crate::base::item::{APPENDS_KEPT, ItemsField};
 use crate::round_trip::write::never_sent;
+use crate::schema::item::{APPENDS_KEPT, ItemsField};
 
 /// One append, as it goes to the server: the caller's filter, the items serialized with
 /// their numbers unset, the append's token.
@@ -376,7 +376,7 @@ fn integer(value: Option<&Bson>) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::item::testing::LINES;
+    use crate::schema::item::testing::LINES;
 
     fn append() -> Append {
         Append {

@@ -9,8 +9,8 @@ use mongodb::{ClientSession, Collection};
 use crate::base::error::{Doing, Error};
 use crate::base::numeric;
 use crate::base::scope::Scope;
-use crate::base::sequence::Sequence;
 use crate::base::server::PRIMARY;
+use crate::schema::sequence::Sequence;
 use crate::state::frontier::{Ids, Maximum, MaximumRead};
 
 /// The maximum query the optimistic frontier reserves candidates above.

@@ -1,11 +1,9 @@
 //! The round trips: one kind of command each, and what its answer means (the document's
 //! write, the counter's update, the largest id, the indexes, the reads of stored
-//! documents and of the deployment). They work for a call's context and the shared state
+//! documents). They work for a call's context and the shared state
 //! below; they know nothing of the orchestration above.
 
 pub(crate) mod counter;
-pub(crate) mod deployment;
-pub(crate) mod gate;
 pub(crate) mod indexes;
 pub(crate) mod items;
 pub(crate) mod largest;

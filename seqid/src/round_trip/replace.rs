@@ -8,8 +8,8 @@
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::{ClientSession, Collection};
 
-use crate::base::item::ItemsField;
 use crate::base::server::PRIMARY;
+use crate::schema::item::ItemsField;
 
 /// What the read found of each array of the stored document, in the order of the arrays:
 /// its mark and its hidden list of recent appends, each as stored (`Null` where missing).
@@ -115,7 +115,7 @@ async fn replace(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::item::testing::LINES;
+    use crate::schema::item::testing::LINES;
 
     #[test]
     fn the_guards_condition_the_replace_and_are_kept_in_it() {

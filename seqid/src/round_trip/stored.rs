@@ -8,8 +8,8 @@ use mongodb::bson::Document as BsonDocument;
 use serde::de::DeserializeOwned;
 
 use crate::base::error::Error;
-use crate::base::sequence::Sequence;
 use crate::base::server::{PRIMARY, noted};
+use crate::schema::sequence::Sequence;
 use crate::state::context::Context;
 
 /// A document read back: as the model, and as stored (what its fields compare by).

@@ -39,9 +39,9 @@ use crate::base::error::{Doing, Error};
 use crate::base::fate::{Fate, Rejection, Sending, why};
 use crate::base::numeric;
 use crate::base::scope::{Key, Scope, grouped};
-use crate::base::sequence::Sequence;
 use crate::base::server::{PRIMARY, identity_index, server_code};
 use crate::base::session::Session;
+use crate::schema::sequence::Sequence;
 use crate::state::context::Context;
 use crate::state::pending;
 

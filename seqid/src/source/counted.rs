@@ -19,17 +19,17 @@ use crate::base::detach::Finishing;
 use crate::base::error::{Error, ErrorKind};
 use crate::base::reserved::Held;
 use crate::base::scope::Scope;
-use crate::base::sequence::{Sequence, Strategy};
 use crate::base::session::Session;
 use crate::round_trip::counter::Counter;
 use crate::round_trip::counter::admin;
 use crate::round_trip::counter::transaction;
-use crate::round_trip::counter::update::CounterSource;
+use crate::round_trip::counter::update::CounterReserver;
+use crate::schema::sequence::{Sequence, Strategy};
 use crate::state::allocator::{Allocated, Handed};
-use crate::state::commit_queue::{self, Line, Reader, Turn};
+use crate::state::commit_queue::{self, Line, Place, Reader};
 use crate::state::context::Context;
 use crate::state::registry::Route;
-use crate::state::reservations;
+use crate::state::tickets;
 
 /// One id from the counter of `scope`.
 pub(crate) async fn take_one(scope: &Scope, cx: &mut Context<'_>) -> Result<i64, Error> {
@@ -69,7 +69,7 @@ pub(crate) async fn take_n(
 
 /// Records gapless `ids`, just reserved from the counter of `scope` in the caller's
 /// transaction for documents built later, as this reservation's: the line of their
-/// counter, and a ticket for each (`state::reservations`).
+/// counter, and a ticket for each (`state::tickets`).
 pub(crate) fn hold(
     route: Route<'_>,
     seq: &'static Sequence,
@@ -77,20 +77,20 @@ pub(crate) fn hold(
     ids: &[i64],
 ) -> (Line, Vec<u64>) {
     let line = line(route, Counter { seq, scope });
-    let tickets = reservations::hold(&line, ids);
+    let tickets = tickets::issue(&line, ids);
     (line, tickets)
 }
 
 /// `Ok` if the gapless id `held`, reserved in a transaction of the caller's session, is
 /// still this transaction's. The driver keeps a transaction's number to itself, so two
 /// things tell: no later reservation of this process has taken the id again (after the
-/// reserving transaction aborted; `state::reservations`), and the counter of its scope,
+/// reserving transaction aborted; `state::tickets`), and the counter of its scope,
 /// read in this transaction, has handed it out (an aborted transaction took its `$inc`
 /// back, so a later transaction sees the counter below the id). Another process that took
 /// the id again meets the unique index on the field, which lets one document only store
 /// it. A token whose transaction committed without it left a hole, which this one fills.
 /// Not gapless: nothing to look at.
-pub(crate) async fn still_held(held: &Held, cx: &mut Context<'_>) -> Result<(), Error> {
+pub(crate) async fn still_reserved(held: &Held, cx: &mut Context<'_>) -> Result<(), Error> {
     let Some(gapless) = &held.gapless else {
         return Ok(());
     };
@@ -108,7 +108,7 @@ pub(crate) async fn still_held(held: &Held, cx: &mut Context<'_>) -> Result<(), 
             },
         )
     };
-    if !reservations::take(&line(cx.route, counter), id, gapless.ticket) {
+    if !tickets::take(&line(cx.route, counter), id, gapless.ticket) {
         return Err(refused(format!(
             "a later reservation in this process took {id} again: the transaction that \
              reserved it aborted, and took it back"
@@ -172,7 +172,7 @@ fn spent<T>(allocated: Allocated<T>, cx: &mut Context<'_>) -> T {
 /// twice.)
 async fn take(scope: &Scope, count: u64, cx: &mut Context<'_>) -> Result<Vec<i64>, Error> {
     let (route, counter) = (cx.route, Counter { seq: cx.seq, scope });
-    let early = cx.early_turn.take();
+    let early = cx.early_place.take();
     let ids = take_in_transaction(route, counter, count, &mut cx.session, early).await?;
     cx.reservations += 1;
     Ok(ids)
@@ -185,7 +185,7 @@ async fn take(scope: &Scope, count: u64, cx: &mut Context<'_>) -> Result<Vec<i64
 /// commit would still meet that commit's `$inc` as a write conflict, and run again (16
 /// drafts issued at once: 160 runs again). Nothing outside a transaction, for another
 /// strategy, or without a session.
-pub(crate) async fn turn_before_reading(scope: &Scope, cx: &mut Context<'_>) {
+pub(crate) async fn place_before_reading(scope: &Scope, cx: &mut Context<'_>) {
     let (route, seq) = (cx.route, cx.seq);
     if seq.strategy != Strategy::Gapless || !cx.session.in_transaction() {
         return;
@@ -193,19 +193,19 @@ pub(crate) async fn turn_before_reading(scope: &Scope, cx: &mut Context<'_>) {
     if let Some(session) = cx.session.join() {
         let lsid = session.id().clone();
         let turn = turn(route, Counter { seq, scope }, &lsid).await;
-        cx.early_turn = Some(Box::new((scope.clone(), turn)));
+        cx.early_place = Some(Box::new((scope.clone(), turn)));
     }
 }
 
 /// `count` ids of the gapless `counter`, in the transaction running in `session`
 /// ([`ErrorKind::TransactionRequired`] without one), under `early` if it is the turn of this
-/// counter (see [`turn_before_reading`]).
+/// counter (see [`place_before_reading`]).
 pub(crate) async fn take_in_transaction(
     route: Route<'_>,
     counter: Counter<'_>,
     count: u64,
     session: &mut Session<'_>,
-    early: Option<Box<(Scope, Turn)>>,
+    early: Option<Box<(Scope, Place)>>,
 ) -> Result<Vec<i64>, Error> {
     let Counter { seq, scope } = counter;
     if !session.in_transaction() {
@@ -243,7 +243,7 @@ pub(crate) async fn take_in_transaction(
 
 /// The turn of the transaction of the session `lsid` at `counter`, once the process's
 /// transactions before it on that counter have committed.
-async fn turn(route: Route<'_>, counter: Counter<'_>, lsid: &BsonDocument) -> Turn {
+async fn turn(route: Route<'_>, counter: Counter<'_>, lsid: &BsonDocument) -> Place {
     let queue = commit_queue::queue(line(route, counter));
     queue.turn(lsid, reader(route.db, counter)).await
 }
@@ -283,9 +283,9 @@ pub(crate) async fn take_outside(
 }
 
 /// `counter`, as the allocators reserve from it.
-fn source(route: Route<'_>, counter: Counter<'_>) -> CounterSource {
+fn source(route: Route<'_>, counter: Counter<'_>) -> CounterReserver {
     let (db, seq, scope) = (route.db.clone(), counter.seq, counter.scope.clone());
-    CounterSource { db, seq, scope }
+    CounterReserver { db, seq, scope }
 }
 
 /// Raises the counter of `scope` to the largest numeric id stored in it, and returns its

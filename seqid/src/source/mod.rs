@@ -15,9 +15,9 @@ pub(crate) mod optimistic;
 pub(crate) mod others;
 
 use crate::base::error::{Error, ErrorKind};
-use crate::base::model::Model;
 use crate::base::scope::Scope;
-use crate::base::sequence::{Sequence, Strategy};
+use crate::schema::model::Model;
+use crate::schema::sequence::{Sequence, Strategy};
 use crate::state::context::Context;
 
 /// A race lost: another caller stored the key, or numbered the draft, first, and the id

@@ -192,16 +192,16 @@ mod tests {
     use super::*;
     use crate::base::fate::Rejection;
     use crate::base::once::{Warning, first_time};
-    use crate::base::sequence::Sequence;
+    use crate::schema::sequence::Sequence;
     use crate::state::frontier::Ids;
     use crate::state::registry::Route;
     use std::time::Duration;
 
     use crate::base::retry::Budget;
-    use crate::base::sequence::construct::optimistic;
-    use crate::base::sequence::testing::on_id;
     use crate::base::server::DUPLICATE_KEY;
     use crate::base::session::Session;
+    use crate::schema::sequence::construct::optimistic;
+    use crate::schema::sequence::testing::on_id;
     use crate::state::registry::Registry;
 
     const fn seq(name: &'static str) -> Sequence {
@@ -307,7 +307,7 @@ mod tests {
             },
             content_is_unique: false,
             reservations: 0,
-            early_turn: None,
+            early_place: None,
         }
     }
 

@@ -13,11 +13,11 @@
 
 use crate::base::error::{Error, ErrorKind};
 use crate::base::fields::origin;
-use crate::base::model::Model;
 use crate::base::scope::{Scope, grouped};
-use crate::base::sequence::{Sequence, Strategy};
 use crate::base::session::Session;
 use crate::round_trip::counter::Counter;
+use crate::schema::model::Model;
+use crate::schema::sequence::{Sequence, Strategy};
 use crate::source::counted;
 use crate::state::allocator::Handed;
 use crate::state::context::Context;

@@ -23,13 +23,13 @@ use tokio::sync::oneshot;
 
 use crate::base::detach::Finishing;
 use crate::base::error::Error;
+use crate::base::lock;
 use crate::base::scope::Scope;
-use crate::base::sequence::Sequence;
-use crate::state::lock;
+use crate::schema::sequence::Sequence;
 
 /// One round trip that takes ids from the database. It owns what it needs, since it runs
 /// in the flusher's task.
-pub(crate) trait Source: Send + Sync + 'static {
+pub(crate) trait Reserver: Send + Sync + 'static {
     /// Takes `amount` ids, `first`, `first + step`, ... (`amount` of them), and returns
     /// `first`.
     fn reserve(
@@ -344,7 +344,7 @@ impl Allocator {
 
     /// One id, as [`allocate`](Allocator::allocate) of one: from the live block without
     /// a `Vec` when it has one (the block strategy's common case).
-    pub(crate) async fn allocate_one<S: Source>(
+    pub(crate) async fn allocate_one<S: Reserver>(
         self: &Arc<Self>,
         source: impl Fn() -> S,
     ) -> Result<Allocated<i64>, Error> {
@@ -362,7 +362,7 @@ impl Allocator {
     ///
     /// Cancel-safe: a caller dropped while it waits gets nothing, and the ids it would
     /// have had go back to the live block for the next callers.
-    pub(crate) async fn allocate<S: Source>(
+    pub(crate) async fn allocate<S: Reserver>(
         self: &Arc<Self>,
         count: u64,
         source: impl Fn() -> S,
@@ -372,7 +372,7 @@ impl Allocator {
 
     /// [`allocate`](Allocator::allocate), with the ids given back to this allocator if
     /// they are dropped before [`Handed::take`].
-    pub(crate) async fn allocate_held<S: Source>(
+    pub(crate) async fn allocate_held<S: Reserver>(
         self: &Arc<Self>,
         count: u64,
         source: impl Fn() -> S,
@@ -412,7 +412,7 @@ impl Allocator {
     /// ids it would have had stay in the live block for the next callers: no gap. (The
     /// optimistic loop's candidates stay registered in flight until a caller takes them
     /// from there, so no other reservation hands them out meanwhile.)
-    async fn flush_queue<S: Source>(self: &Arc<Self>, source: &S) {
+    async fn flush_queue<S: Reserver>(self: &Arc<Self>, source: &S) {
         let batch = std::mem::take(&mut *lock(&self.queue));
         if batch.is_empty() {
             return;
@@ -465,7 +465,7 @@ struct Flushing(Arc<Allocator>);
 
 impl Flushing {
     /// Serves the queue until it is empty.
-    async fn run<S: Source>(self, source: S) {
+    async fn run<S: Reserver>(self, source: S) {
         let allocator = Arc::clone(&self.0);
         let mut flushing = Some(self);
         while flushing.is_some() {
@@ -516,7 +516,7 @@ mod tests {
         calls: AtomicU64,
     }
 
-    const SEQ: Sequence = crate::base::sequence::testing::counted("s", "s");
+    const SEQ: Sequence = crate::schema::sequence::testing::counted("s", "s");
 
     fn interrupted() -> Error {
         Error::new(
@@ -530,7 +530,7 @@ mod tests {
     }
 
     /// The fakes, shared with the test (an `Arc` is `'static`, as a source must be).
-    impl<S: Source> Source for Arc<S> {
+    impl<S: Reserver> Reserver for Arc<S> {
         async fn reserve(&self, amount: u64, tally: &Tally) -> Result<i64, Error> {
             (**self).reserve(amount, tally).await
         }
@@ -540,7 +540,7 @@ mod tests {
         }
     }
 
-    impl Source for FakeCounter {
+    impl Reserver for FakeCounter {
         async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
             self.calls.fetch_add(1, Ordering::SeqCst);
             tokio::time::sleep(Duration::from_millis(2)).await;
@@ -637,7 +637,7 @@ mod tests {
         }
     }
 
-    impl Source for GatedCounter {
+    impl Reserver for GatedCounter {
         async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
             self.entered.fetch_add(1, Ordering::SeqCst);
             self.gate.acquire().await.unwrap().forget();
@@ -775,7 +775,7 @@ mod tests {
 
     struct Failing;
 
-    impl Source for Failing {
+    impl Reserver for Failing {
         async fn reserve(&self, _: u64, _: &Tally) -> Result<i64, Error> {
             Err(Error::new(
                 &SEQ,

@@ -47,7 +47,7 @@
 //! that read on its own before its gapless `$inc` and then waited its turn: its snapshot
 //! is older than the commit it waited for, and its `$inc` conflicts all the same. seqid's
 //! own calls that read first (`number_draft`, `find_or_insert`) take their turn before
-//! their first read (`counted::turn_before_reading`), so that theirs do not.
+//! their first read (`counted::place_before_reading`), so that theirs do not.
 //!
 //! A session that holds the counter goes on without waiting (a second gapless insert in
 //! the same transaction, or its retry running it again), unless its last id shows
@@ -72,7 +72,7 @@ use tokio::sync::{Notify, Semaphore};
 use tokio::time::Instant;
 
 use crate::base::future::BoxFuture;
-use crate::state::lock;
+use crate::base::lock;
 use crate::state::turns::Lines;
 
 /// The least and the most the first in line waits for a holder that does not show its id.
@@ -147,10 +147,10 @@ struct Holder {
     reader: Reader,
 }
 
-/// A session's hold on the counter, from before its `$inc` on: [`Turn::took`] records the
+/// A session's place at the counter, from before its `$inc` on: [`Place::took`] records the
 /// last id taken; dropped before that (the `$inc` failed or was cancelled), it lets the
 /// next in line go at once.
-pub(crate) struct Turn {
+pub(crate) struct Place {
     queue: Arc<CommitQueue>,
     session: BsonDocument,
     /// Another session's hold this turn was taken over, not seen committed: restored if
@@ -173,7 +173,7 @@ impl CommitQueue {
     /// The turn of the transaction running in `session`, once the counter's holder, if
     /// another session, has committed. `reader` reads the counter in `session`'s
     /// deployment: the hold taken keeps it, for whoever waits behind it.
-    pub(crate) async fn turn(self: &Arc<Self>, session: &BsonDocument, reader: Reader) -> Turn {
+    pub(crate) async fn turn(self: &Arc<Self>, session: &BsonDocument, reader: Reader) -> Place {
         if let Some(turn) = self.without_waiting(session, &reader).await {
             return turn;
         }
@@ -250,7 +250,7 @@ impl CommitQueue {
         self: &Arc<Self>,
         session: &BsonDocument,
         reader: &Reader,
-    ) -> Option<Turn> {
+    ) -> Option<Place> {
         let no_one_in_line = self.line.available_permits() > 0;
         let (last, holders) = {
             let mut state = lock(&self.state);
@@ -282,7 +282,7 @@ impl CommitQueue {
         (same && !committed).then(|| self.take(&mut state, session, Arc::clone(reader)))
     }
 
-    fn take(self: &Arc<Self>, state: &mut State, session: &BsonDocument, reader: Reader) -> Turn {
+    fn take(self: &Arc<Self>, state: &mut State, session: &BsonDocument, reader: Reader) -> Place {
         let before = state.holder.replace(Holder {
             session: session.clone(),
             last: None,
@@ -290,7 +290,7 @@ impl CommitQueue {
             reader,
         });
         self.changed.notify_waiters();
-        Turn {
+        Place {
             queue: Arc::clone(self),
             session: session.clone(),
             before: before.filter(|holder| holder.session != *session && holder.last.is_some()),
@@ -372,7 +372,7 @@ impl State {
     }
 }
 
-impl Turn {
+impl Place {
     /// Records `last`, the last id the transaction took: the next in line waits until the
     /// counter shows it.
     pub(crate) fn took(mut self, last: i64) {
@@ -386,7 +386,7 @@ impl Turn {
     }
 }
 
-impl Drop for Turn {
+impl Drop for Place {
     fn drop(&mut self) {
         if self.took {
             return;

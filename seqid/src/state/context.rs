@@ -8,14 +8,14 @@ use mongodb::{ClientSession, Collection};
 
 use crate::base::error::{Error, ErrorKind};
 use crate::base::fate::Sending;
-use crate::base::future::BoxFuture;
 use crate::base::once::{Warning, first_time};
 use crate::base::retry::Budget;
 use crate::base::scope::Scope;
-use crate::base::sequence::{Sequence, Strategy};
 use crate::base::session::Session;
 use crate::base::span::Traced;
-use crate::state::commit_queue::Turn;
+use crate::deployment::gate;
+use crate::schema::sequence::{Sequence, Strategy};
+use crate::state::commit_queue::Place;
 use crate::state::registry::Route;
 
 /// What one call asks for beyond its documents: the options set on its action.
@@ -51,9 +51,9 @@ pub(crate) struct Context<'a> {
     /// it), or made itself in its transaction: for the insert's span.
     pub reservations: u32,
     /// A gapless call's turn at the counter of a scope, taken before its first read in the
-    /// caller's transaction, for its id (`counted::turn_before_reading`). Boxed: every
+    /// caller's transaction, for its id (`counted::place_before_reading`). Boxed: every
     /// insert's state holds the context, and few calls take one (`tests/state.rs`).
-    pub early_turn: Option<Box<(Scope, Turn)>>,
+    pub early_place: Option<Box<(Scope, Place)>>,
 }
 
 impl<'a> Context<'a> {
@@ -63,22 +63,14 @@ impl<'a> Context<'a> {
         seq: &'static Sequence,
         route: Route<'a>,
         call: Call<'a>,
-        // The gate's reads, for a deployment not known yet (`round_trip::gate::read_and_pass`,
-        // handed down by the orchestration: the state below the round trips cannot name it).
-        // A function item, so that the insert's state holds nothing of it.
-        gate: impl for<'r> Fn(Route<'r>, &'static Sequence) -> BoxFuture<'r, Result<(), Error>>,
     ) -> Result<Context<'a>, Error> {
         let budget = budget(seq, &call)?;
         if route.registry.is_none() {
             warn_bare(seq);
         }
         // On a sharded cluster, a sequence whose promises would not hold is refused here,
-        // before anything is read or taken. Once the deployment is known, without a round
-        // trip; else `gate` reads it, boxed, so that every insert's state stays small.
-        match route.known().decided(route.db, seq) {
-            Some(decided) => decided.map_err(|refusal| refusal.error(seq))?,
-            None => gate(route, seq).await?,
-        }
+        // before anything is read or taken.
+        gate::pass(route.known(), route.db, seq).await?;
         Ok(Context {
             seq,
             route,
@@ -86,7 +78,7 @@ impl<'a> Context<'a> {
             budget,
             content_is_unique: call.content_is_unique,
             reservations: 0,
-            early_turn: None,
+            early_place: None,
         })
     }
 

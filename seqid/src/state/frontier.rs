@@ -19,12 +19,12 @@ use mongodb::ClientSession;
 use mongodb::bson::Bson;
 
 use crate::base::error::{Error, ErrorKind};
+use crate::base::lock;
 use crate::base::numeric;
 use crate::base::once::{Warning, first_time};
 use crate::base::scope::Scope;
-use crate::base::sequence::Sequence;
-use crate::state::allocator::{Allocated, Allocator, Source, Tally, interrupted};
-use crate::state::lock;
+use crate::schema::sequence::Sequence;
+use crate::state::allocator::{Allocated, Allocator, Reserver, Tally, interrupted};
 
 /// What is known of the values of a sequence's field.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -125,7 +125,7 @@ impl Frontier {
             let first = self.reserve(max, read, count as u64).await?;
             ((0..count as i64).map(|i| first + i).collect(), true)
         } else {
-            let source = || MaxSource {
+            let source = || MaxReserver {
                 state: Arc::clone(self),
                 max: max.clone(),
                 seq: read.seq,
@@ -220,7 +220,7 @@ impl Frontier {
 
 /// One maximum query serves every caller queued at that moment. It owns what it needs:
 /// it runs in the allocator's flusher.
-struct MaxSource<M> {
+struct MaxReserver<M> {
     state: Arc<Frontier>,
     max: M,
     seq: &'static Sequence,
@@ -230,7 +230,7 @@ struct MaxSource<M> {
     above: Option<i64>,
 }
 
-impl<M> MaxSource<M> {
+impl<M> MaxReserver<M> {
     /// The read the source's callers asked for, outside any transaction.
     fn read(&self) -> MaximumRead<'_> {
         MaximumRead {
@@ -242,7 +242,7 @@ impl<M> MaxSource<M> {
     }
 }
 
-impl<M: Maximum> Source for MaxSource<M> {
+impl<M: Maximum> Reserver for MaxReserver<M> {
     async fn reserve(&self, amount: u64, _: &Tally) -> Result<i64, Error> {
         self.state.reserve(&self.max, self.read(), amount).await
     }

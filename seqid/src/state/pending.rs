@@ -20,9 +20,9 @@ use serde::Serialize;
 
 use crate::base::detach::Finishing;
 use crate::base::fate::Fate;
-use crate::base::model::Model;
 use crate::base::scope::Key;
-use crate::base::sequence::Sequence;
+use crate::schema::model::Model;
+use crate::schema::sequence::Sequence;
 use crate::state::orphan::{Orphan, Outcome, fingerprint};
 use crate::state::registry::Route;
 

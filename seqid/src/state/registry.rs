@@ -16,13 +16,13 @@ use std::time::{Duration, Instant};
 use mongodb::Collection;
 use mongodb::bson::RawDocumentBuf;
 
+use crate::base::lock;
 use crate::base::reserved::Origin;
 use crate::base::scope::{Key, Scope};
-use crate::base::sequence::{Sequence, Strategy};
+use crate::deployment::known::Known;
+use crate::schema::sequence::{Sequence, Strategy};
 use crate::state::allocator::Allocator;
 use crate::state::frontier::Frontier;
-use crate::state::known::Known;
-use crate::state::lock;
 use crate::state::orphan::Orphan;
 
 /// How long a sequence's state is kept once no call uses it, unless the handle's
@@ -546,7 +546,7 @@ mod tests {
     #[test]
     fn live_blocks_of_100_000_scopes_are_bounded() {
         use mongodb::bson::doc;
-        const PER_PROJECT: Sequence = crate::base::sequence::testing::on_field(
+        const PER_PROJECT: Sequence = crate::schema::sequence::testing::on_field(
             "ticket",
             "tickets",
             Strategy::Block { block_size: 100 },

@@ -52,20 +52,20 @@ use std::time::Duration;
 use mongodb::bson::Document as BsonDocument;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::base::lock;
 use crate::base::scope::Scope;
-use crate::base::sequence::Sequence;
-use crate::state::lock;
+use crate::schema::sequence::Sequence;
 
 /// A sequence's scope, by what names it: its name, collection and field, and the scope.
-type Gate = (&'static str, &'static str, &'static str, Scope);
+type ScopeLine = (&'static str, &'static str, &'static str, Scope);
 
 /// A natural key's value in a collection of a database: the database's name, the
 /// collection, and the key's equality filter as BSON bytes.
-type KeyGate = (String, &'static str, Vec<u8>);
+type KeyLine = (String, &'static str, Vec<u8>);
 
 /// A document's array: the database's name, the collection, the array's field, and the
 /// filter that finds the document as BSON bytes.
-type ArrayGate = (String, String, &'static str, Vec<u8>);
+type ArrayLine = (String, String, &'static str, Vec<u8>);
 
 /// The lines of one kind in use in the process, by what they guard: the turns' (of
 /// [`Semaphore`]s), or the gapless counters' commit queues
@@ -109,13 +109,13 @@ impl<K: Eq + Hash> Lines<K, Semaphore> {
 }
 
 /// The lines of bare optimistic inserts.
-static SCOPES: Lines<Gate, Semaphore> = Lines::new();
+static SCOPES: Lines<ScopeLine, Semaphore> = Lines::new();
 
 /// The lines of `find_or_insert`'s keys and `number_draft`'s drafts.
-static KEYS: Lines<KeyGate, Semaphore> = Lines::new();
+static KEYS: Lines<KeyLine, Semaphore> = Lines::new();
 
 /// The lines of conditional appends.
-static ARRAYS: Lines<ArrayGate, Semaphore> = Lines::new();
+static ARRAYS: Lines<ArrayLine, Semaphore> = Lines::new();
 
 /// The caller's turn in the line of `seq` in `scope`, held until dropped; `None` if
 /// it did not come within `patience` (the caller then goes on without it).
@@ -178,8 +178,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::base::sequence::construct::optimistic;
-    use crate::base::sequence::testing::on_id;
+    use crate::schema::sequence::construct::optimistic;
+    use crate::schema::sequence::testing::on_id;
 
     const SEQ: Sequence = on_id("turns", "turns", optimistic(None, None));
 

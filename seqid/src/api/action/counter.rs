@@ -8,13 +8,13 @@ use std::marker::PhantomData;
 
 use crate::base::error::{Error, ErrorKind};
 use crate::base::future::BoxFuture;
-use crate::base::model::Model;
-use crate::base::scope::{Named, Scope};
-use crate::base::scoped::Names;
-use crate::base::sequence::{Sequence, Strategy};
+use crate::base::scope::{GivenScope, Scope};
 use crate::round_trip::counter::Counter;
 use crate::round_trip::counter::admin;
 use crate::round_trip::largest;
+use crate::schema::model::Model;
+use crate::schema::scoped::Names;
+use crate::schema::sequence::{Sequence, Strategy};
 use crate::source::counted;
 use crate::state::registry::Route;
 
@@ -37,7 +37,7 @@ macro_rules! counter_call {
         pub struct $action<'a, T: Model, S = <T as Model>::Scope> {
             db: Route<'a>,
             seq: &'static Sequence,
-            scope: Named,
+            scope: GivenScope,
             $($field: $type,)*
             _type: PhantomData<fn() -> (T, S)>,
         }
@@ -47,7 +47,7 @@ macro_rules! counter_call {
                 $action {
                     db,
                     seq,
-                    scope: Named::default(),
+                    scope: GivenScope::default(),
                     $($field,)*
                     _type: PhantomData,
                 }
@@ -69,7 +69,7 @@ macro_rules! counter_call {
             /// # Ok(()) }
             /// ```
             pub fn scope(mut self, scope: impl Names<S>) -> Self {
-                self.scope = Named::new(scope);
+                self.scope = GivenScope::new(scope);
                 self
             }
 
@@ -89,7 +89,7 @@ macro_rules! counter_call {
             /// # Ok(()) }
             /// ```
             pub fn scope_unchecked(mut self, scope: impl serde::Serialize) -> Self {
-                self.scope = Named::unchecked(scope);
+                self.scope = GivenScope::unchecked(scope);
                 self
             }
         }

@@ -7,15 +7,15 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::api::sequences::AsDatabase;
-use crate::base::display::DisplayCode;
 use crate::base::error::{Doing, Error};
 use crate::base::future::BoxFuture;
-use crate::base::model::Model;
-use crate::base::scope::Named;
-use crate::base::scoped::Names;
-use crate::base::sequence::Sequence;
+use crate::base::scope::GivenScope;
 use crate::base::server::PRIMARY;
 use crate::round_trip::indexes;
+use crate::schema::display::DisplayCode;
+use crate::schema::model::Model;
+use crate::schema::scoped::Names;
+use crate::schema::sequence::Sequence;
 use crate::state::registry::Route;
 
 /// `DeserializeOwned`, in seqid's words: the bound of the calls that make a find
@@ -73,7 +73,7 @@ pub struct FindOne<'a, T: Model, S = <T as Model>::Scope, const BY_CODE: bool = 
     id: i128,
     /// The scope given (`.scope(..)`): a field not named `scope`, so that rustc calls
     /// `.scope(..)` on a find by code a missing method.
-    named_scope: Named,
+    given_scope: GivenScope,
     /// With `BY_CODE`: the display field and the code.
     code: Option<(&'static DisplayCode, &'a str)>,
     // The find itself, set by the constructors, which require `T: Deserializable`, so that
@@ -96,14 +96,14 @@ impl<'a, T: Model, S, const BY_CODE: bool> FindOne<'a, T, S, BY_CODE> {
             db,
             seq,
             id,
-            named_scope: Named::default(),
+            given_scope: GivenScope::default(),
             code,
             run: |find| {
                 let FindOne {
                     db,
                     seq,
                     id,
-                    named_scope: scope,
+                    given_scope: scope,
                     code,
                     ..
                 } = find;
@@ -139,7 +139,7 @@ impl<'a, T: Model, S> FindOne<'a, T, S> {
     /// # Ok(()) }
     /// ```
     pub fn scope(mut self, scope: impl Names<S>) -> Self {
-        self.named_scope = Named::new(scope);
+        self.given_scope = GivenScope::new(scope);
         self
     }
 
@@ -158,7 +158,7 @@ impl<'a, T: Model, S> FindOne<'a, T, S> {
     /// # Ok(()) }
     /// ```
     pub fn scope_unchecked(mut self, scope: impl Serialize) -> Self {
-        self.named_scope = Named::unchecked(scope);
+        self.given_scope = GivenScope::unchecked(scope);
         self
     }
 }
@@ -170,7 +170,7 @@ async fn by<T: Model + Deserializable>(
     db: Route<'_>,
     seq: &'static Sequence,
     id: i128,
-    scope: Named,
+    scope: GivenScope,
     code: Option<(&'static DisplayCode, &str)>,
 ) -> Found<T> {
     if let Some((display, code)) = code {

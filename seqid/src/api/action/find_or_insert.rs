@@ -8,11 +8,11 @@ use std::task::{Context, Poll};
 use super::find::Deserializable;
 use super::future::InsertFuture;
 use crate::base::error::Error;
-use crate::base::kind::NaturalKeyed;
-use crate::base::model::Model;
 use crate::base::natural::{Entry, NaturalKey};
 use crate::base::span::Traced;
 use crate::insert::{natural, natural_many};
+use crate::schema::kind::NaturalKeyed;
+use crate::schema::model::Model;
 use crate::state::context::Call;
 use crate::state::registry::Route;
 

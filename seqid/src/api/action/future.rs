@@ -7,16 +7,16 @@ use tracing::Span;
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
-use crate::base::model::Model;
-use crate::base::sequence::Sequence;
 use crate::base::span::{self, Traced};
+use crate::schema::model::Model;
+use crate::schema::sequence::Sequence;
 
 /// The future of an [`Insert`](super::Insert), of one document or many (and
 /// of the other actions that write: [`FindOrInsert`](super::FindOrInsert),
 /// [`NumberDraft`](super::NumberDraft), ...): the call, polled inside its `tracing` span
 /// (`seqid.insert`, at debug level), which records what the call did when it ends.
 /// Dropping it cancels the insert, as the crate's [notes on
-/// cancellation](crate::Document#cancellation) describe. Named only as the actions'
+/// cancellation](crate::Document#cancellation) describe. GivenScope only as the actions'
 /// `IntoFuture` (`seqid::__private`): a caller awaits the action.
 #[doc(hidden)]
 #[must_use = "an insert does nothing until it is awaited"]

@@ -6,9 +6,9 @@ use mongodb::bson::{Document as BsonDocument, oid::ObjectId};
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
-use crate::base::item::{Item, ItemsField};
-use crate::base::model::Model;
 use crate::insert::items;
+use crate::schema::item::{Item, ItemsField};
+use crate::schema::model::Model;
 use crate::state::context::Call;
 use crate::state::registry::Route;
 

@@ -80,11 +80,11 @@ pub use transaction::{Labelled, Transaction};
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
-use crate::base::id::IdField;
-use crate::base::kind;
-use crate::base::model::Model;
 use crate::base::reserved::Held;
 use crate::insert::{many, one};
+use crate::schema::id::IdField;
+use crate::schema::kind;
+use crate::schema::model::Model;
 use crate::state::context::Call;
 use crate::state::registry::Route;
 

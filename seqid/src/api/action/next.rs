@@ -15,14 +15,13 @@ use tracing::Instrument;
 
 use crate::base::error::{Error, ErrorKind};
 use crate::base::future::BoxFuture;
-use crate::base::layout::{CounterWriteConcern, Layout};
-use crate::base::model::Model;
 use crate::base::named::{self, Spec};
-use crate::base::scope::{Named, Scope, check_types};
-use crate::base::scoped::Names;
-use crate::base::sequence::{Sequence, Strategy};
+use crate::base::scope::{GivenScope, Scope, check_types};
 use crate::base::span::{self, Traced};
-use crate::round_trip::gate;
+use crate::schema::layout::{CounterWriteConcern, Layout};
+use crate::schema::model::Model;
+use crate::schema::scoped::Names;
+use crate::schema::sequence::{Sequence, Strategy};
 use crate::source::counted;
 use crate::state::context::{Call, Context};
 use crate::state::registry::{Route, Stats};
@@ -371,7 +370,7 @@ impl NamedSequence<'_> {
 pub struct NextOf<'a, T: Model, S = <T as Model>::Scope, const MANY: bool = false> {
     route: Route<'a>,
     seq: &'static Sequence,
-    scope: Named,
+    scope: GivenScope,
     call: Call<'a>,
     n: u64,
     _type: PhantomData<fn() -> (T, S)>,
@@ -382,7 +381,7 @@ impl<'a, T: Model, S, const MANY: bool> NextOf<'a, T, S, MANY> {
         NextOf {
             route,
             seq,
-            scope: Named::default(),
+            scope: GivenScope::default(),
             call: Call::default(),
             n,
             _type: PhantomData,
@@ -404,7 +403,7 @@ impl<'a, T: Model, S, const MANY: bool> NextOf<'a, T, S, MANY> {
     /// # Ok(()) }
     /// ```
     pub fn scope(mut self, scope: impl Names<S>) -> Self {
-        self.scope = Named::new(scope);
+        self.scope = GivenScope::new(scope);
         self
     }
 
@@ -422,7 +421,7 @@ impl<'a, T: Model, S, const MANY: bool> NextOf<'a, T, S, MANY> {
     /// # Ok(()) }
     /// ```
     pub fn scope_unchecked(mut self, scope: impl Serialize) -> Self {
-        self.scope = Named::unchecked(scope);
+        self.scope = GivenScope::unchecked(scope);
         self
     }
 
@@ -500,7 +499,7 @@ async fn numbers(
         if n == 0 {
             return Traced::from(Ok(Vec::new()));
         }
-        let mut cx = match Context::of(seq, route, call, gate::read_and_pass).await {
+        let mut cx = match Context::of(seq, route, call).await {
             Ok(cx) => cx,
             Err(error) => return Traced::from(Err(error)),
         };

@@ -5,8 +5,8 @@ use mongodb::bson::Document as BsonDocument;
 
 use super::find::Deserializable;
 use super::future::InsertFuture;
-use crate::base::model::Model;
 use crate::insert::later::{self, Issue, Numbered};
+use crate::schema::model::Model;
 use crate::state::context::Call;
 use crate::state::registry::Route;
 

@@ -4,8 +4,8 @@ use std::marker::PhantomData;
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
-use crate::base::model::Model;
 use crate::insert::replace;
+use crate::schema::model::Model;
 use crate::state::context::Call;
 use crate::state::registry::Route;
 

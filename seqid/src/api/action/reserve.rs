@@ -15,18 +15,17 @@ use crate::api::action::next::fits;
 use crate::base::error::{Error, ErrorKind};
 use crate::base::fields::{ensure_unset_or_reserved, fill, numbered_on_insert};
 use crate::base::future::BoxFuture;
-use crate::base::model::Model;
 use crate::base::reserved::{Gapless, Held, Origin};
-use crate::base::scope::{Named, Scope};
-use crate::base::scoped::Names;
-use crate::base::sequence::Strategy;
+use crate::base::scope::{GivenScope, Scope};
 use crate::base::span::{self, Traced};
-use crate::round_trip::gate;
+use crate::schema::model::Model;
+use crate::schema::scoped::Names;
+use crate::schema::sequence::Strategy;
 use crate::source::counted;
 use crate::state::commit_queue::Line;
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
-use crate::state::reservations;
+use crate::state::tickets;
 
 /// An id of `T`'s sequence reserved for a document built later, from
 /// [`Document::reserve_ids`](crate::Document::reserve_ids): give it to
@@ -56,7 +55,7 @@ use crate::state::reservations;
 pub struct Reserved<T: Model> {
     held: Held,
     /// A gapless token's counter: its entry in the process's reservations goes when the
-    /// token is dropped unused (`state::reservations`).
+    /// token is dropped unused (`state::tickets`).
     line: Option<Line>,
     _type: PhantomData<fn() -> T>,
 }
@@ -64,7 +63,7 @@ pub struct Reserved<T: Model> {
 impl<T: Model> Drop for Reserved<T> {
     fn drop(&mut self) {
         if let (Some(line), Some(gapless)) = (&self.line, &self.held.gapless) {
-            reservations::release(line, self.held.id, gapless.ticket);
+            tickets::release(line, self.held.id, gapless.ticket);
         }
     }
 }
@@ -127,7 +126,7 @@ impl<T: Model> Reserved<T> {
 
     /// What the insert reads of it.
     pub(crate) fn into_held(mut self) -> Held {
-        // The insert takes the entry (`counted::still_held`), not the drop.
+        // The insert takes the entry (`counted::still_reserved`), not the drop.
         self.line = None;
         let void = Held {
             id: 0,
@@ -174,7 +173,7 @@ impl<T: Model> fmt::Debug for Reserved<T> {
 #[must_use = "ids are reserved only when the action is awaited"]
 pub struct Reserve<'a, T: Model, S = <T as Model>::Scope, const MANY: bool = false> {
     db: Route<'a>,
-    scope: Named,
+    scope: GivenScope,
     call: Call<'a>,
     n: u64,
     _type: PhantomData<fn() -> (T, S)>,
@@ -184,7 +183,7 @@ impl<'a, T: Model, S, const MANY: bool> Reserve<'a, T, S, MANY> {
     pub(crate) fn new(db: Route<'a>, n: u64) -> Self {
         Reserve {
             db,
-            scope: Named::default(),
+            scope: GivenScope::default(),
             call: Call::default(),
             n,
             _type: PhantomData,
@@ -207,7 +206,7 @@ impl<'a, T: Model, S, const MANY: bool> Reserve<'a, T, S, MANY> {
     /// # Ok(()) }
     /// ```
     pub fn scope(mut self, scope: impl Names<S>) -> Self {
-        self.scope = Named::new(scope);
+        self.scope = GivenScope::new(scope);
         self
     }
 
@@ -225,7 +224,7 @@ impl<'a, T: Model, S, const MANY: bool> Reserve<'a, T, S, MANY> {
     /// # Ok(()) }
     /// ```
     pub fn scope_unchecked(mut self, scope: impl serde::Serialize) -> Self {
-        self.scope = Named::unchecked(scope);
+        self.scope = GivenScope::unchecked(scope);
         self
     }
 
@@ -281,7 +280,7 @@ impl<'a, T: Model + 'a, S> IntoFuture for Reserve<'a, T, S, false> {
 /// `seqid.numbers` span.
 async fn take<T: Model>(
     db: Route<'_>,
-    scope: Named,
+    scope: GivenScope,
     call: Call<'_>,
     n: u64,
 ) -> Result<Vec<Reserved<T>>, Error> {
@@ -295,7 +294,7 @@ async fn take<T: Model>(
         if n == 0 {
             return Traced::from(Ok(Vec::new()));
         }
-        let mut cx = match Context::of(seq, db, call, gate::read_and_pass).await {
+        let mut cx = match Context::of(seq, db, call).await {
             Ok(cx) => cx,
             Err(error) => return Traced::from(Err(error)),
         };
@@ -309,7 +308,7 @@ async fn take<T: Model>(
 }
 
 /// The scope `scope` names, if `T`'s sequence may reserve `n` ids in it.
-fn checked<T: Model>(scope: Named, n: u64) -> Result<Scope, Error> {
+fn checked<T: Model>(scope: GivenScope, n: u64) -> Result<Scope, Error> {
     let seq = &T::SEQUENCE;
     // A sequence numbered later is numbered by `number_draft`, never by `insert`.
     numbered_on_insert::<T>("reserve_ids")?;

@@ -12,12 +12,12 @@ use super::missing::ensure_unique_index;
 use super::update::update;
 use super::{Counter, UPSERT_ATTEMPTS, counter_write_concern, not_numeric, stored};
 use crate::base::error::{Doing, Error};
-use crate::base::layout::ScopeEncoding;
 use crate::base::numeric;
 use crate::base::scope::Scope;
-use crate::base::sequence::Sequence;
 use crate::base::server::{DUPLICATE_KEY, PRIMARY, noted, server_code};
 use crate::round_trip::largest;
+use crate::schema::layout::ScopeEncoding;
+use crate::schema::sequence::Sequence;
 use crate::state::allocator::Tally;
 
 /// Raises the counter to the largest numeric id of its scope in the sequence's collection

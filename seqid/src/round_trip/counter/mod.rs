@@ -23,11 +23,11 @@ use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::options::{Acknowledgment, WriteConcern};
 
 use crate::base::error::{Doing, Error, ErrorKind};
-use crate::base::layout::CounterWriteConcern;
-use crate::base::layout::{Layout, ScopeEncoding, Width};
 use crate::base::scope::Scope;
-use crate::base::sequence::Sequence;
 use crate::base::server::PRIMARY;
+use crate::schema::layout::CounterWriteConcern;
+use crate::schema::layout::{Layout, ScopeEncoding, Width};
+use crate::schema::sequence::Sequence;
 
 /// Upserts that race on a new counter fail with E11000; the manual says a retry cannot
 /// fail again absent a delete, so a few attempts are plenty. The same bound holds for a

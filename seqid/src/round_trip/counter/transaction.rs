@@ -77,7 +77,7 @@ pub(crate) async fn reserve_in_transaction(
 /// it (`None`: its snapshot holds no counter, or one with no value): its own `$inc`s
 /// included, those of transactions that committed before its snapshot too, an aborted
 /// one's not. What tells whether a gapless id reserved before is still this
-/// transaction's (`source::counted::still_held`).
+/// transaction's (`source::counted::still_reserved`).
 pub(crate) async fn last_in_transaction(
     db: &Database,
     counter: Counter<'_>,

@@ -16,9 +16,9 @@ use crate::base::backoff::backoff;
 use crate::base::error::{Doing, Error, ErrorKind};
 use crate::base::numeric;
 use crate::base::scope::Scope;
-use crate::base::sequence::Sequence;
 use crate::base::server::{DUPLICATE_KEY, noted, server_code};
-use crate::state::allocator::{Source, Tally, interrupted};
+use crate::schema::sequence::Sequence;
+use crate::state::allocator::{Reserver, Tally, interrupted};
 
 /// Updates conditional on the value read lose only to other writers taking ids, which
 /// the backoff spreads out; a bound all the same, so no caller waits forever.
@@ -28,13 +28,13 @@ const CONTENDED_ATTEMPTS: u32 = 16;
 /// id is `hi` owns the `amount` ids `hi - (amount - 1) × step ..= hi` (pooled semantics,
 /// so writers adding one step at a time never collide). It owns what it needs: it runs
 /// in the allocator's flusher.
-pub(crate) struct CounterSource {
+pub(crate) struct CounterReserver {
     pub db: Database,
     pub seq: &'static Sequence,
     pub scope: Scope,
 }
 
-impl Source for CounterSource {
+impl Reserver for CounterReserver {
     async fn reserve(&self, amount: u64, tally: &Tally) -> Result<i64, Error> {
         let (seq, scope) = (self.seq, &self.scope);
         let counter = Counter { seq, scope };

@@ -3,17 +3,18 @@
 //! "isdbgrid"`), and on a sharded cluster how each collection a sequence writes is sharded
 //! (its `config.collections` entry). What is read is kept ([`Known`]): one `hello` per
 //! database the first time; on a replica set or a standalone server, nothing more, ever.
-//! [`crate::round_trip::gate`] holds every call to what [`crate::base::sharding`] decides of
+//! [`crate::deployment::gate`] holds every call to what [`crate::deployment::sharding`] decides of
 //! its sequence there.
 
-use mongodb::Database;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
+use mongodb::{Collection, Database, IndexModel};
 
 use crate::base::detach::Finishing;
 use crate::base::error::{Doing, Error};
-use crate::base::sequence::{Sequence, Strategy};
-use crate::base::sharding::ShardKey;
-use crate::state::known::{Known, Topology};
+use crate::base::server::server_code;
+use crate::deployment::known::{Known, Topology};
+use crate::deployment::sharding::ShardKey;
+use crate::schema::sequence::{Sequence, Strategy};
 
 /// The kind of `db`'s deployment, read with `hello` unless `known` keeps it.
 pub(crate) async fn topology(
@@ -120,6 +121,43 @@ fn shard_key_of(entry: &BsonDocument) -> Option<ShardKey> {
         key,
         unique: flag("unique"),
     })
+}
+
+/// Whether `collection` has a unique index, not partial, on exactly `keys` in that order
+/// (whatever its name): what the [report](crate::deployment::DeploymentReport) says of it.
+pub(crate) async fn has_unique(
+    collection: &Collection<BsonDocument>,
+    seq: &'static Sequence,
+    keys: &[&str],
+) -> Result<bool, Error> {
+    has_unique_where(collection, seq, |fields| fields == keys).await
+}
+
+/// Whether a unique index, not partial, whose fields (in order) `wanted` accepts exists
+/// (whatever its name). A collection that does not exist has none.
+pub(crate) async fn has_unique_where(
+    collection: &Collection<BsonDocument>,
+    seq: &'static Sequence,
+    wanted: impl Fn(&[&str]) -> bool,
+) -> Result<bool, Error> {
+    use futures_util::TryStreamExt;
+    const NAMESPACE_NOT_FOUND: i32 = 26;
+    let listed = async { collection.list_indexes().await?.try_collect().await };
+    let indexes: Vec<IndexModel> = match listed.await {
+        Err(error) if server_code(&error) == Some(NAMESPACE_NOT_FOUND) => return Ok(false),
+        listed => listed.doing(seq, || {
+            format!("listing the indexes of `{}`", seq.collection)
+        })?,
+    };
+    // Any direction makes the same uniqueness; a partial index does not cover every
+    // document.
+    Ok(indexes.iter().any(|index| {
+        let options = index.options.as_ref();
+        let unique = options.and_then(|o| o.unique).unwrap_or(false);
+        let partial = options.is_some_and(|o| o.partial_filter_expression.is_some());
+        let fields: Vec<&str> = index.keys.keys().map(String::as_str).collect();
+        unique && !partial && wanted(&fields)
+    }))
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ pub enum ScopeEncoding {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 #[doc(hidden)]
-pub enum Holds {
+pub enum CounterValue {
     /// The last id handed out (the tutorial and every tool seqid has a preset for).
     Last,
     /// The next id to hand out.
@@ -98,7 +98,7 @@ pub struct Layout {
     pub value_key: &'static str,
     /// What the value is: the last id handed out, or the next.
     #[doc(hidden)]
-    pub holds: Holds,
+    pub holds: CounterValue,
     /// How far apart two ids are (`step = N`, a tool's `inc_amount` or `incrementBy`):
     /// the ids are `start`, `start + step`, `start + 2 × step`, ...
     pub step: i64,
@@ -131,7 +131,7 @@ impl Layout {
         field_key: None,
         scope: ScopeEncoding::InId,
         value_key: "seq",
-        holds: Holds::Last,
+        holds: CounterValue::Last,
         step: 1,
         width: Width::Narrowest,
         created_with: &[],
@@ -211,8 +211,8 @@ impl Layout {
     /// How much more than the last id handed out the value is: 0 or `step`.
     pub const fn offset(&self) -> i64 {
         match self.holds {
-            Holds::Last => 0,
-            Holds::Next => self.step,
+            CounterValue::Last => 0,
+            CounterValue::Next => self.step,
         }
     }
 }
@@ -283,7 +283,7 @@ pub(crate) fn naming_hint(layout: &Layout) -> &'static str {
 
 /// Constructors for the derive (through `__private`): [`Layout`] is `#[non_exhaustive]`.
 pub(crate) mod construct {
-    use super::{Holds, Layout, ScopeEncoding};
+    use super::{CounterValue, Layout, ScopeEncoding};
 
     /// `layout` with ids `step` apart.
     pub const fn stepped(layout: Layout, step: u32) -> Layout {
@@ -311,7 +311,11 @@ pub(crate) mod construct {
                 _ => ScopeEncoding::Unscoped,
             },
             value_key,
-            holds: if holds_next { Holds::Next } else { Holds::Last },
+            holds: if holds_next {
+                CounterValue::Next
+            } else {
+                CounterValue::Last
+            },
             unique_index,
             ..Layout::TUTORIAL
         }

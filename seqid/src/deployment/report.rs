@@ -1,22 +1,6 @@
-//! The deployment, checked: what seqid finds of the deployment a database lives on and of
-//! each collection its sequences write, and whether each sequence's promises hold there
-//! ([`check`], for a deploy script or a health endpoint; the guide's [sharded
-//! clusters](crate::guide::sharded_clusters)). Every insert checks the same on its own
-//! first call, refusing a sequence whose promise would not hold before any id is taken.
-//!
-//! ```no_run
-//! # use seqid::Document;
-//! # #[derive(serde::Serialize, Document)]
-//! # #[seq_id("user")]
-//! # struct User { #[serde(rename = "_id")] id: i64 }
-//! # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
-//! let report = seqid::deployment::check(&db).of::<User>().await?;
-//! assert!(report.holds(), "{report}");
-//! # Ok(()) }
-//! ```
-
-// Beside the user's check, every call's (`require`: refused before any id is taken, what
-// holds at a cost logged once); both decide with `crate::base::sharding`.
+//! The report of [`check`]: what seqid finds of the deployment and of each collection the
+//! sequences write, and each sequence's verdict, from what [`crate::deployment::sharding`]
+//! decides (as the gate does for every call).
 
 use std::fmt;
 use std::future::{Future, IntoFuture};
@@ -26,16 +10,14 @@ use mongodb::Database;
 use mongodb::bson::Document as BsonDocument;
 use serde::Serialize;
 
-use crate::api::sequences::AsDatabase;
 use crate::base::error::Error;
-use crate::base::model::Model;
-use crate::base::sequence::{Sequence, Strategy};
 use crate::base::server::{counter_index, identity_index, identity_keys};
-use crate::base::sharding::{Finding, ShardKey, assess};
-use crate::round_trip::deployment::{read_topology, shard_keys};
-use crate::round_trip::indexes;
-use crate::state::known::Known;
-pub use crate::state::known::Topology;
+use crate::deployment::facts::{has_unique, read_topology, shard_keys};
+use crate::deployment::known::Known;
+use crate::deployment::known::Topology;
+use crate::deployment::sharding::{Finding, ShardKey, assess};
+use crate::schema::model::Model;
+use crate::schema::sequence::{Sequence, Strategy};
 
 /// What [`check`] found: the deployment, each collection the sequences write,
 /// and each sequence's verdict. `Display` prints it for a person; `Serialize` for a
@@ -249,9 +231,9 @@ impl fmt::Display for DeploymentReport {
 /// }
 /// # Ok(()) }
 /// ```
-pub fn check(db: &impl AsDatabase) -> Check<'_> {
+pub fn check(db: &Database) -> Check<'_> {
     Check {
-        db: db.route().db,
+        db,
         sequences: Vec::new(),
     }
 }
@@ -390,7 +372,7 @@ async fn collection(
     for (name, keys, relied_on_for) in relied_on(seq, collection) {
         // `_id`'s is made with the collection, always.
         let fields: Vec<&str> = keys.keys().map(String::as_str).collect();
-        let exists = name == "_id_" || indexes::has_unique(&handle, seq, &fields).await?;
+        let exists = name == "_id_" || has_unique(&handle, seq, &fields).await?;
         let indexes = &mut collections[at].indexes;
         if !indexes.iter().any(|known| known.name == name) {
             indexes.push(IndexReport {

@@ -1,32 +1,39 @@
 //! The gate every call passes first: a sequence whose promises would not hold on the
 //! sharded cluster it writes to is refused before anything is read or taken, and what
 //! holds at a cost is logged once. Once the deployment is known, decided without a round
-//! trip ([`crate::state::known`]); the decision is [`crate::base::sharding`]'s.
+//! trip ([`crate::deployment::known`]); the decision is [`crate::deployment::sharding`]'s.
 
 use mongodb::Database;
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
 use crate::base::once::{Warning, first_time};
-use crate::base::sequence::Sequence;
-use crate::base::sharding::{Finding, Refusal, assess};
-use crate::round_trip::deployment::{shard_keys, topology};
-use crate::state::known::{Known, Topology};
-use crate::state::registry::Route;
+use crate::deployment::facts::{shard_keys, topology};
+use crate::deployment::known::{Known, Topology};
+use crate::deployment::sharding::{Finding, Refusal, assess};
+use crate::schema::sequence::Sequence;
 
-/// The gate every insert passes before its context is made (`state::context::Context::of`
-/// asks it, with this): a sequence whose promises would not hold on the deployment `route`
-/// goes to is refused ([`ErrorKind::Sharded`](crate::error::ErrorKind::Sharded)), and what holds at a cost is logged once. Called
-/// only while the deployment is not known yet: once it is, the context decides without a
-/// round trip (`state::known`), and on a sharded cluster keeps the decision per sequence.
-pub(crate) fn read_and_pass<'r>(
-    route: Route<'r>,
+/// The gate every call passes before its context is made (`state::context::Context::of`
+/// asks it): a sequence whose promises would not hold on the deployment `db` lives on is
+/// refused ([`ErrorKind::Sharded`](crate::error::ErrorKind::Sharded)), and what holds at a
+/// cost is logged once. Once the deployment is known (`known`), decided without a round
+/// trip, and on a sharded cluster kept per sequence; until then read, boxed, so that every
+/// insert's state stays small.
+pub(crate) async fn pass(
+    known: &Known,
+    db: &Database,
     seq: &'static Sequence,
-) -> BoxFuture<'r, Result<(), Error>> {
-    Box::pin(decide(route.known(), route.db, seq))
+) -> Result<(), Error> {
+    match known.decided(db, seq) {
+        Some(decided) => decided.map_err(|refusal| refusal.error(seq)),
+        None => {
+            let read: BoxFuture<'_, _> = Box::pin(decide(known, db, seq));
+            read.await
+        }
+    }
 }
 
-/// [`read_and_pass`]: what is not known read, and the decision kept.
+/// [`pass`], the deployment not known yet: what is not known read, and the decision kept.
 async fn decide(known: &Known, db: &Database, seq: &'static Sequence) -> Result<(), Error> {
     if topology(known, db, seq).await? != Topology::Sharded {
         return Ok(());
@@ -52,7 +59,7 @@ async fn decide(known: &Known, db: &Database, seq: &'static Sequence) -> Result<
                 shard_key,
                 what,
             } => {
-                if first_time(Warning::ShardedAtACost(collection, cost), seq) {
+                if first_time(Warning::ShardedAtACost(collection, cost.name()), seq) {
                     tracing::warn!(
                         sequence = seq.name,
                         collection,

@@ -2,7 +2,7 @@
 //! deployments its calls go to: the kind of each database's deployment, how each collection
 //! is sharded, and what was decided of each sequence on a sharded cluster; kept for
 //! [`REREAD_AFTER`], and stale sooner once a command has answered that the routing
-//! changed (`server::routing_changed`). The facts only: `round_trip::deployment` reads them
+//! changed (`server::routing_changed`). The facts only: `deployment::facts` reads them
 //! and keeps them here.
 //!
 //! A handle keeps them for its databases and collections; calls through a bare
@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 
 use mongodb::Database;
 
-use crate::base::sequence::Sequence;
+use crate::base::lock;
 use crate::base::server::routing_epoch;
-use crate::base::sharding::{Refusal, ShardKey};
-use crate::state::lock;
+use crate::deployment::sharding::{Refusal, ShardKey};
+use crate::schema::sequence::Sequence;
 
 /// How long what was read of a deployment is kept.
 pub(crate) const REREAD_AFTER: Duration = Duration::from_secs(300);

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::base::layout::{CounterWriteConcern, Layout};
+use crate::schema::layout::{CounterWriteConcern, Layout};
 
 /// The sequence a [`Document`](crate::Document) type draws its ids from, as declared by
 /// `#[seq_id(...)]`.

@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use crate::base::id::{AnyIdField, IdField};
+use crate::schema::id::{AnyIdField, IdField};
 
 /// How an item type's number is given: the key it is serialized under, its first number
 /// and how far apart the numbers are. Written by `#[derive(Item)]` from `#[seq_no]`.

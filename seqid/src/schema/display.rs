@@ -6,8 +6,8 @@
 
 use std::fmt::Write;
 
-use crate::base::id::IdField;
-use crate::base::sequence::Sequence;
+use crate::schema::id::IdField;
+use crate::schema::sequence::Sequence;
 
 /// A field that holds a display code: where it is written, its format, and the sequence
 /// whose numbers it shows. The derive makes one per `#[seq_display]`

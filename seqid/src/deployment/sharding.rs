@@ -1,5 +1,5 @@
 //! What a sharded cluster does to each promise of a sequence, decided from how its two
-//! collections are sharded: pure, no I/O ([`crate::round_trip::deployment`] reads the facts).
+//! collections are sharded: pure, no I/O ([`crate::deployment::facts`] reads the facts).
 //!
 //! From MongoDB's manual and tracker (the guide's *sharded clusters* chapter has the
 //! references):
@@ -19,8 +19,8 @@
 use mongodb::bson::{Bson, Document as BsonDocument};
 
 use crate::base::error::{Error, ErrorKind};
-use crate::base::layout::ScopeEncoding;
-use crate::base::sequence::{Sequence, Strategy};
+use crate::schema::layout::ScopeEncoding;
+use crate::schema::sequence::{Sequence, Strategy};
 
 /// How a collection is sharded: its shard key (`{ _id: "hashed" }`, `{ tenant: 1, n: 1
 /// }`), and whether the key was declared unique.
@@ -72,6 +72,18 @@ pub(crate) enum Cost {
     CounterOnOneShard,
     /// Counter and document apart: a two-phase commit.
     TwoPhaseCommit,
+}
+
+impl Cost {
+    /// The cost's name, for the warning logged once per sequence, collection and cost.
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            Cost::SafetyNetPerShard => "safety net per shard",
+            Cost::LastChunk => "last chunk",
+            Cost::CounterOnOneShard => "counter on one shard",
+            Cost::TwoPhaseCommit => "two-phase commit",
+        }
+    }
 }
 
 /// What was found of one promise.
@@ -268,9 +280,9 @@ mod tests {
     use mongodb::bson::doc;
 
     use super::*;
-    use crate::base::layout::Layout;
-    use crate::base::sequence::construct::{gapless, optimistic};
-    use crate::base::sequence::testing::{counted, on_field, on_id};
+    use crate::schema::layout::Layout;
+    use crate::schema::sequence::construct::{gapless, optimistic};
+    use crate::schema::sequence::testing::{counted, on_field, on_id};
 
     fn key(key: BsonDocument) -> ShardKey {
         ShardKey { key, unique: false }

@@ -5,11 +5,11 @@
 use mongodb::bson::oid::ObjectId;
 use serde::Serialize;
 
-use crate::base::display::{DisplayCode, Unshowable};
-use crate::base::id::{AnyIdField, IdField};
-use crate::base::item::{AnyItems, ItemsField};
-use crate::base::kind;
-use crate::base::sequence::Sequence;
+use crate::schema::display::{DisplayCode, Unshowable};
+use crate::schema::id::{AnyIdField, IdField};
+use crate::schema::item::{AnyItems, ItemsField};
+use crate::schema::kind;
+use crate::schema::sequence::Sequence;
 
 /// The integer id of a [`Model`] type: `i64` for an `i64` or `Option<i64>` field. Public
 /// signatures spell it out (`<T::Id as IdField>::Value`), so that docs show it.
