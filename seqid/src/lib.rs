@@ -204,7 +204,9 @@
 // below it.
 mod api;
 mod base;
+
 pub mod deployment;
+mod fields;
 pub mod guide;
 mod insert;
 mod round_trip;
@@ -220,7 +222,7 @@ pub use api::document::Document;
 pub use api::sequence_of::SequenceOf;
 pub use api::sequences::{AsDatabase, Database, Sequences};
 pub use base::error::Error;
-pub use base::natural::Entry;
+pub use fields::natural::Entry;
 pub use insert::later::Numbered;
 pub use schema::id::IdField;
 pub use schema::item::Item;

@@ -15,18 +15,19 @@
 //! |---|---|---|
 //! | `api/` | what a user calls: [`Document`](crate::Document)'s methods and the actions they return, the [`Sequences`](crate::Sequences) handle and its databases, a type's sequence on its own ([`SequenceOf`](crate::SequenceOf)) | `document`, `action/` (a file per action, `next` for a number on its own, `reserve` for a model's next id before its document, `items` for an append of items, `replace` for a document written back, and `transaction`), `sequences`, `sequence_of` |
 //! | `insert/` | the orchestration, the only place where documents meet writes: check, take ids, fill, write, settle what the server answered; the loop over rounds | `one`, `many`, `natural`, `natural_many`, `later`, `items` (appends of items), `replace` (a document written back) |
-//! | `source/` | the id sources, one per strategy: hand ids out per scope and say what an id costs when its document is not stored (a race lost, a refusal, a lost answer), through one interface (`source::race_lost`, ...) | `counted` (counters, block, gapless), `optimistic` (and its loop), `many` (`insert_many`'s rounds, per strategy), `others` (a document's other sequences) |
+//! | `source/` | the id sources, one per strategy: hand ids out per scope and say what an id costs when its document is not stored (a race lost, a refusal, a lost answer), through one interface (`source::race_lost`, ...) | `counted` (counters, block, gapless), `optimistic` (and its loop), `many` (`insert_many`'s rounds, per strategy), `batch` (a batch's documents sent together), `others` (a document's other sequences) |
 //! | `round_trip/` | one kind of command each, and what its answer means | `write`, `counter/` (`update`, `missing`, `transaction`, `admin`), `largest`, `indexes`, `stored`, `items` (an append's pipeline, read and conditional update), `replace` (a replace's read and conditional `replace_one`) |
-//! | `state/` | what calls share and keep: a call's context, the handle's registry and what it holds (allocators, frontiers, writes left running), the process's turns and gapless lines, the gapless ids reserved and not yet inserted | `context`, `registry`, `allocator`, `frontier`, `pending`, `orphan`, `turns`, `commit_queue`, `reservations` |
+//! | `state/` | what calls share and keep: a call's context, the handle's registry and what it holds (allocators, frontiers, writes left running), the process's turns and gapless lines, the gapless ids reserved and not yet inserted | `context`, `span` (a call's span, and what it did), `registry`, `reserved` (an id reserved for a document built later), `allocator`, `frontier`, `pending`, `orphan`, `turns`, `commit_queue`, `reservations` |
 //! | `deployment/` | the deployment a database lives on, one subsystem: facts read once, kept, decisions with no I/O, the gate every call passes first, and the report (public as [`deployment`](crate::deployment)) | `facts` (topology, shard keys, unique indexes), `known` (what was read, kept per handle or for the process), `sharding` (what holds where: decisions tested as a table), `gate`, `report` ([`check`](crate::deployment::check)) |
-//! | `base/` | what every layer above the schema builds on: a sequence named at run time, the error type, numbers, scopes as values, a batch's and a write's pure bookkeeping, small tools | `declared` (the sequences the program's types declare, registered before `main`), `named`, `reserved`, `item_fields` (a document's arrays at insert), `code`, `scope`, `natural`, `fields`, `companions`, `picked`, `batch`, `fate`, `error`, `message` (each kind's message), `next_step` (what a caller does next after an error: its predicates), `bulk_error` (what `insert_many` reports), `retried` (the message of a call that gave up), `replaced` (the replace's messages), `server`, `numeric`, `session`, `ending` (a cut commit or abort ends its transaction), `span`, `detach`, `once`, `backoff`, `retry`, `future` |
+//! | `fields/` | a document's own fields, as one insert reads and fills them | `ids` (unset, filled, carried to a resume), `code` (display codes), `companions` (the other sequences' ids and an `ObjectId`, set and unset together), `items` (a document's arrays at insert), `scope`, `natural` (a natural key), `picked` (fields read without serializing the rest) |
+//! | `base/` | what every layer above the schema builds on: a sequence named at run time, the error type, numbers, small tools | `declared` (the sequences the program's types declare, registered before `main`), `named`, `fate`, `error`, `message` (each kind's message), `next_step` (what a caller does next after an error: its predicates), `bulk_error` (what `insert_many` reports), `retried` (the message of a call that gave up), `replaced` (the replace's messages), `server`, `numeric`, `session`, `ending` (a cut commit or abort ends its transaction), `detach`, `once`, `backoff`, `retry`, `future` |
 //! | `schema/` | the schema the derive targets, at the bottom: what a model and its sequence are, as constants and accessors; its modules import only one another | `model`, `sequence`, `id`, `item` (an item type and its numbering), `kind`, `layout`, `display`, `scoped` (a scope as a type) |
 //!
 //! An insert goes down the floors once and comes back up with its answer: an action
 //! (`api::action`) boxes its call in a span; `insert::one` opens the call's context
-//! through the gate (`deployment::gate::pass`), checks the document (`base::fields`), asks
+//! through the gate (`deployment::gate::pass`), checks the document (`fields::ids`), asks
 //! its source for an id (`source::counted::take_one`, or the optimistic loop), fills it in
-//! with its codes and companions (`base`), writes it (`round_trip::write`), and settles
+//! with its codes and companions (`fields`), writes it (`round_trip::write`), and settles
 //! what the server answered (`base::fate`), telling the source what became of the id.
 //!
 //! # Glossary
@@ -46,13 +47,13 @@
 //! - **budget**: how long and how many times the optimistic loop may try (`base::retry`).
 //! - **call**: the options an action's setters gave, before its context is made
 //!   (`state::context::Call`).
-//! - **carried**: the ids a document brings to a resume (`base::fields::carried`).
+//! - **carried**: the ids a document brings to a resume (`fields::ids::carried`).
 //! - **commit queue**: the process's gapless transactions on one counter, in the
 //!   order they came, each waiting for the one before to commit (`state::commit_queue`);
 //!   a transaction's **place** in it is held from before its `$inc` until it ends
 //!   (`state::commit_queue::Place`).
 //! - **companions**: the ids a document gets beside its number: its other sequences' and an
-//!   `ObjectId` the insert makes, set and unset together (`base::companions`).
+//!   `ObjectId` the insert makes, set and unset together (`fields::companions`).
 //! - **context**: what one call is apart from its documents: sequence, route, session,
 //!   budget (`state::context::Context`).
 //! - **counted**: the strategies that keep a counter: counters, block, gapless
@@ -79,13 +80,13 @@
 //!   (`schema::layout::CounterValue`; the attribute's `counter_holds`).
 //! - **held**: an id reserved for a document built later, with the scope it was taken for
 //!   and, for a gapless id, its session and ticket, as the insert that stores it reads it;
-//!   the public token ([`Reserved`](crate::Reserved)) wraps one (`base::reserved::Held`).
+//!   the public token ([`Reserved`](crate::Reserved)) wraps one (`state::reserved::Held`).
 //! - **in context**: an insert's body run in its call's context, once the gate lets it
 //!   through (`insert::in_context!`).
 //! - **in flight**: the optimistic candidates of one round, out until their write ends
 //!   (`state::frontier::InFlight`).
-//! - **key**: where a document's id is, its scope and number (`base::scope::Key`); a
-//!   natural key is the fields `find_or_insert` finds a document by (`base::natural`).
+//! - **key**: where a document's id is, its scope and number (`fields::scope::Key`); a
+//!   natural key is the fields `find_or_insert` finds a document by (`fields::natural`).
 //! - **known**: what was read of a deployment and kept (`deployment::known`).
 //! - **left behind**: the write of a caller that went away, waited for by a resume
 //!   (`state::pending::left_behind`).
@@ -96,7 +97,7 @@
 //! - **maximum read**: what the optimistic loop asks of the maximum query: the scope, an
 //!   id to read above, the session (`state::frontier::MaximumRead`).
 //! - **given scope**: a scope as `.scope(...)` gave it, checked when the call runs
-//!   (`base::scope::GivenScope`).
+//!   (`fields::scope::GivenScope`).
 //! - **named sequence**: a sequence named at run time (`db.sequence(name)`, a number on its
 //!   own), made from its options once and kept for the process (`base::named`; its
 //!   options as given: `base::named::Spec`); with a name a type declares, the
@@ -105,9 +106,9 @@
 //!   (`state::orphan`).
 //! - **others**: a document's sequences but its primary (`source::others`).
 //! - **outgoing**: the documents of a batch sent together, their positions and keys
-//!   (`base::batch::Outgoing`).
+//!   (`source::batch::Outgoing`).
 //! - **picked**: top-level fields read from a document without serializing the rest
-//!   (`base::picked`).
+//!   (`fields::picked`).
 //! - **progress**: one optimistic call's memory of the ids it saw taken (`source::optimistic`).
 //! - **race lost**: another caller stored the key, or numbered the draft, first
 //!   (`source::race_lost`).
@@ -115,7 +116,7 @@
 //! - **route**: where a call goes: its database, and its handle's registry if any
 //!   (`state::registry::Route`).
 //! - **scope**: the values of a sequence's scope fields, each with its own counter
-//!   (`base::scope::Scope`); as a type, what `.scope(...)` takes ([`scoped`](crate::scoped)).
+//!   (`fields::scope::Scope`); as a type, what `.scope(...)` takes ([`scoped`](crate::scoped)).
 //! - **sending**: whether a write is a first send or a copy sent again (`base::fate::Sending`).
 //! - **reserver**: what makes an allocator's round trip that reserves ids: the counter's
 //!   update, or the optimistic maximum query (`state::allocator::Reserver`).
@@ -125,7 +126,7 @@
 //! - **stored**: a document read back, as the model and as stored (`round_trip::stored`).
 //! - **tally**: what an allocator or frontier has done, for [`Stats`](crate::Stats)
 //!   (`state::allocator::Tally`).
-//! - **traced**: a call's answer with what it did, for its span (`base::span::Traced`).
+//! - **traced**: a call's answer with what it did, for its span (`state::span::Traced`).
 //! - **to**: where and how a write goes: the collection, the sequence, the sending
 //!   (`round_trip::write`).
 //! - **ticket**: what tells a gapless token's reservation from a later one of the same id

@@ -31,11 +31,10 @@ use std::time::Duration;
 use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use serde::de::DeserializeOwned;
 
-use crate::base::code;
 use crate::base::error::{Error, ErrorKind};
-use crate::base::fields::{ensure_others_unset, fill};
-use crate::base::scope::{Scope, grouped};
-use crate::base::span::Traced;
+use crate::fields::code;
+use crate::fields::ids::{ensure_others_unset, fill};
+use crate::fields::scope::{Scope, grouped};
 use crate::round_trip::stored::{self, Stored, Within};
 use crate::round_trip::write;
 use crate::schema::id::IdField;
@@ -45,6 +44,7 @@ use crate::source::others::{self, Wanted};
 use crate::source::{self, counted};
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
+use crate::state::span::Traced;
 use crate::state::turns;
 
 /// What the caller asks for beyond the filter: its own fields set in the same update, and

@@ -10,7 +10,7 @@
 //!    ([`counted::take_groups`](crate::source::counted::take_groups), or a
 //!    [`Progress`](crate::source::optimistic::Progress) per scope);
 //! 2. **fill**: the ids go into the documents' id fields, all or none
-//!    ([`fill_positions`](crate::base::fields::fill_positions));
+//!    ([`fill_positions`](crate::fields::ids::fill_positions));
 //! 3. **write**: the round's documents go in one `insert_many`
 //!    ([`write::insert_many`](crate::round_trip::write::insert_many), which sends commands of a size the
 //!    driver sends whole), and a fate comes back for each;
@@ -29,22 +29,21 @@
 
 use std::sync::Arc;
 
-use crate::base::batch::{Batch, Outgoing, Taken};
-use crate::base::code;
-use crate::base::companions::CompanionsOfMany;
 use crate::base::error::Error;
 use crate::base::fate::{Fate, Rejection};
-use crate::base::fields::{
+use crate::base::retry::Tries;
+use crate::fields::code;
+use crate::fields::companions::CompanionsOfMany;
+use crate::fields::ids::{
     carried, ensure_companions_unset, ensure_unset, fill_positions, numbered_on_insert, unset,
 };
-use crate::base::retry::Tries;
-use crate::base::scope::{Key, Scope, grouped};
-use crate::base::span::{self, Traced};
+use crate::fields::scope::{Key, Scope, grouped};
 use crate::round_trip::indexes;
 use crate::round_trip::write;
 use crate::schema::id::IdField;
 use crate::schema::model::{IdValue, Model};
 use crate::source;
+use crate::source::batch::{Batch, Outgoing, Taken};
 use crate::source::many::{Reserved, Source};
 use crate::source::others::{self, Wanted};
 use crate::state::allocator::Handed;
@@ -52,6 +51,7 @@ use crate::state::context::{Call, Context};
 use crate::state::frontier::InFlight;
 use crate::state::pending::left_behind;
 use crate::state::registry::Route;
+use crate::state::span::{self, Traced};
 
 /// `insert_many`: new ids for `docs`, whose id fields are all unset.
 pub(crate) async fn many<T: Model>(

@@ -31,7 +31,7 @@ macro_rules! in_context {
             &<$model as crate::schema::model::Model>::SEQUENCE;
         let mut $cx = match crate::state::context::Context::of(seq, $route, $call).await {
             Ok(cx) => cx,
-            Err(error) => return crate::base::span::Traced::from(Err(error)),
+            Err(error) => return crate::state::span::Traced::from(Err(error)),
         };
         let result = $body;
         $cx.finish(result)

@@ -29,12 +29,11 @@ use mongodb::bson::Document as BsonDocument;
 use serde::de::DeserializeOwned;
 
 use super::one::{fresh, resume_one};
-use crate::base::companions::Companions;
 use crate::base::error::{Error, ErrorKind};
-use crate::base::fields::{ensure_unset, numbered_on_insert};
-use crate::base::natural::{Entry, NaturalKey};
-use crate::base::scope::Scope;
-use crate::base::span::{self, Traced};
+use crate::fields::companions::Companions;
+use crate::fields::ids::{ensure_unset, numbered_on_insert};
+use crate::fields::natural::{Entry, NaturalKey};
+use crate::fields::scope::Scope;
 use crate::round_trip::indexes;
 use crate::round_trip::stored::{self, Stored, Within};
 use crate::round_trip::write;
@@ -44,6 +43,7 @@ use crate::schema::sequence::Sequence;
 use crate::source::{self, counted};
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
+use crate::state::span::{self, Traced};
 use crate::state::turns;
 
 /// How long a call waits for the call of this process ahead of it on the same key before

@@ -21,13 +21,12 @@ use serde::de::DeserializeOwned;
 use super::many::many_again;
 use super::natural::{KEY_PATIENCE, holds, is_ours, serialized};
 use crate::base::bulk_error::{BulkError, FailedInsert};
-use crate::base::companions::CompanionsOfMany;
 use crate::base::error::{Doing, Error, ErrorKind};
-use crate::base::fields::{ensure_unset, numbered_on_insert};
-use crate::base::natural::{Entry, NaturalKey, normalized};
-use crate::base::scope::Scope;
 use crate::base::server::DUPLICATE_KEY;
-use crate::base::span::{self, Traced};
+use crate::fields::companions::CompanionsOfMany;
+use crate::fields::ids::{ensure_unset, numbered_on_insert};
+use crate::fields::natural::{Entry, NaturalKey, normalized};
+use crate::fields::scope::Scope;
 use crate::round_trip::indexes;
 use crate::round_trip::stored::{self, Stored};
 use crate::schema::id::{AnyIdField, IdField};
@@ -36,6 +35,7 @@ use crate::schema::sequence::Sequence;
 use crate::source;
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
+use crate::state::span::{self, Traced};
 use crate::state::turns;
 
 /// `find_or_insert_many`: each of `docs` becomes the stored document with its key.

@@ -6,18 +6,16 @@ use std::sync::Arc;
 
 use mongodb::bson::Document as BsonDocument;
 
-use crate::base::code;
-use crate::base::companions::Companions;
 use crate::base::error::Error;
 use crate::base::fate::Fate;
-use crate::base::fields::{
+use crate::base::future::BoxFuture;
+use crate::fields::code;
+use crate::fields::companions::Companions;
+use crate::fields::ids::{
     carried, ensure_companions_unset, ensure_unset, ensure_unset_or_reserved, fill,
     numbered_on_insert, unset,
 };
-use crate::base::future::BoxFuture;
-use crate::base::reserved::Held;
-use crate::base::scope::{Key, Scope};
-use crate::base::span::{self, Traced};
+use crate::fields::scope::{Key, Scope};
 use crate::round_trip::indexes;
 use crate::round_trip::write;
 use crate::schema::id::IdField;
@@ -30,6 +28,8 @@ use crate::state::context::{Call, Context};
 use crate::state::frontier::InFlight;
 use crate::state::pending::left_behind;
 use crate::state::registry::Route;
+use crate::state::reserved::Held;
+use crate::state::span::{self, Traced};
 
 /// `insert`: a new id for `doc`, whose id field is unset, and one write.
 pub(crate) async fn one<T: Model>(

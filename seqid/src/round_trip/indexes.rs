@@ -12,10 +12,10 @@ use mongodb::options::IndexOptions;
 
 use crate::base::detach::Finishing;
 use crate::base::error::{Doing, Error, ErrorKind};
-use crate::base::natural::NaturalKey;
-use crate::base::scope::Scope;
 use crate::base::server::{identity_index, identity_keys as keys, unique_index};
 use crate::deployment::facts::has_unique_where;
+use crate::fields::natural::NaturalKey;
+use crate::fields::scope::Scope;
 use crate::schema::display::DisplayCode;
 use crate::schema::model::Model;
 use crate::schema::sequence::Sequence;

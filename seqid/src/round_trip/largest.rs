@@ -8,8 +8,8 @@ use mongodb::{ClientSession, Collection};
 
 use crate::base::error::{Doing, Error};
 use crate::base::numeric;
-use crate::base::scope::Scope;
 use crate::base::server::PRIMARY;
+use crate::fields::scope::Scope;
 use crate::schema::sequence::Sequence;
 use crate::state::frontier::{Ids, Maximum, MaximumRead};
 

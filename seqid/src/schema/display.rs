@@ -2,7 +2,7 @@
 //! holds it and its format ([`DisplayCode`]), a value it cannot show ([`Unshowable`]), and
 //! the pieces the derive's [`Model::write_code`](crate::Model::write_code) writes it with:
 //! literal text, numbers zero-padded and never cut, strings checked against the character
-//! that ends them. What the insert does with codes is [`crate::base::code`].
+//! that ends them. What the insert does with codes is [`crate::fields::code`].
 
 use std::fmt::Write;
 

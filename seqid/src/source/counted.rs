@@ -17,9 +17,8 @@ use mongodb::bson::Document as BsonDocument;
 
 use crate::base::detach::Finishing;
 use crate::base::error::{Error, ErrorKind};
-use crate::base::reserved::Held;
-use crate::base::scope::Scope;
 use crate::base::session::Session;
+use crate::fields::scope::Scope;
 use crate::round_trip::counter::Counter;
 use crate::round_trip::counter::admin;
 use crate::round_trip::counter::transaction;
@@ -29,6 +28,7 @@ use crate::state::allocator::{Allocated, Handed};
 use crate::state::commit_queue::{self, Line, Place, Reader};
 use crate::state::context::Context;
 use crate::state::registry::Route;
+use crate::state::reserved::Held;
 use crate::state::tickets;
 
 /// One id from the counter of `scope`.

@@ -9,13 +9,14 @@
 //! and its refusals are [`optimistic`]'s; a counter's, [`counted`]'s; what ids another
 //! writer holds cost `insert_many`'s rounds, [`many`]'s.
 
+pub(crate) mod batch;
 pub(crate) mod counted;
 pub(crate) mod many;
 pub(crate) mod optimistic;
 pub(crate) mod others;
 
 use crate::base::error::{Error, ErrorKind};
-use crate::base::scope::Scope;
+use crate::fields::scope::Scope;
 use crate::schema::model::Model;
 use crate::schema::sequence::{Sequence, Strategy};
 use crate::state::context::Context;

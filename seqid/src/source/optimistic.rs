@@ -16,7 +16,7 @@ use std::sync::Arc;
 use crate::base::error::Error;
 use crate::base::fate::Fate;
 use crate::base::retry::Tries;
-use crate::base::scope::{Key, Scope};
+use crate::fields::scope::{Key, Scope};
 use crate::state::allocator::Tally;
 use crate::state::context::Context;
 use crate::state::frontier::{Frontier, InFlight, Maximum, MaximumRead};

@@ -8,13 +8,13 @@
 //! They are then filled in, all or none, and the document is written once. Kept across the
 //! optimistic loop's retries (the primary's candidate was taken, not these), and unset with
 //! the primary's id when the document is known not to be stored
-//! ([`crate::base::companions`]). A gapless one is reserved in the caller's transaction, after
+//! ([`crate::fields::companions`]). A gapless one is reserved in the caller's transaction, after
 //! the others: the session serves one command at a time.
 
 use crate::base::error::{Error, ErrorKind};
-use crate::base::fields::origin;
-use crate::base::scope::{Scope, grouped};
 use crate::base::session::Session;
+use crate::fields::ids::origin;
+use crate::fields::scope::{Scope, grouped};
 use crate::round_trip::counter::Counter;
 use crate::schema::model::Model;
 use crate::schema::sequence::{Sequence, Strategy};

@@ -24,7 +24,7 @@ use tokio::sync::oneshot;
 use crate::base::detach::Finishing;
 use crate::base::error::Error;
 use crate::base::lock;
-use crate::base::scope::Scope;
+use crate::fields::scope::Scope;
 use crate::schema::sequence::Sequence;
 
 /// One round trip that takes ids from the database. It owns what it needs, since it runs

@@ -10,13 +10,13 @@ use crate::base::error::{Error, ErrorKind};
 use crate::base::fate::Sending;
 use crate::base::once::{Warning, first_time};
 use crate::base::retry::Budget;
-use crate::base::scope::Scope;
 use crate::base::session::Session;
-use crate::base::span::Traced;
 use crate::deployment::gate;
+use crate::fields::scope::Scope;
 use crate::schema::sequence::{Sequence, Strategy};
 use crate::state::commit_queue::Place;
 use crate::state::registry::Route;
+use crate::state::span::Traced;
 
 /// What one call asks for beyond its documents: the options set on its action.
 #[derive(Default)]

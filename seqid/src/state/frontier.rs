@@ -22,7 +22,7 @@ use crate::base::error::{Error, ErrorKind};
 use crate::base::lock;
 use crate::base::numeric;
 use crate::base::once::{Warning, first_time};
-use crate::base::scope::Scope;
+use crate::fields::scope::Scope;
 use crate::schema::sequence::Sequence;
 use crate::state::allocator::{Allocated, Allocator, Reserver, Tally, interrupted};
 

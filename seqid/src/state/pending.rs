@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use crate::base::detach::Finishing;
 use crate::base::fate::Fate;
-use crate::base::scope::Key;
+use crate::fields::scope::Key;
 use crate::schema::model::Model;
 use crate::schema::sequence::Sequence;
 use crate::state::orphan::{Orphan, Outcome, fingerprint};

@@ -17,13 +17,13 @@ use mongodb::Collection;
 use mongodb::bson::RawDocumentBuf;
 
 use crate::base::lock;
-use crate::base::reserved::Origin;
-use crate::base::scope::{Key, Scope};
 use crate::deployment::known::Known;
+use crate::fields::scope::{Key, Scope};
 use crate::schema::sequence::{Sequence, Strategy};
 use crate::state::allocator::Allocator;
 use crate::state::frontier::Frontier;
 use crate::state::orphan::Orphan;
+use crate::state::reserved::Origin;
 
 /// How long a sequence's state is kept once no call uses it, unless the handle's
 /// `release_idle_after` says otherwise (`Sequences::DEFAULT_RELEASE_AFTER`).

@@ -53,7 +53,7 @@ use mongodb::bson::Document as BsonDocument;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::base::lock;
-use crate::base::scope::Scope;
+use crate::fields::scope::Scope;
 use crate::schema::sequence::Sequence;
 
 /// A sequence's scope, by what names it: its name, collection and field, and the scope.

@@ -8,7 +8,7 @@ use std::marker::PhantomData;
 
 use crate::base::error::{Error, ErrorKind};
 use crate::base::future::BoxFuture;
-use crate::base::scope::{GivenScope, Scope};
+use crate::fields::scope::{GivenScope, Scope};
 use crate::round_trip::counter::Counter;
 use crate::round_trip::counter::admin;
 use crate::round_trip::largest;

@@ -80,13 +80,13 @@ pub use transaction::{Labelled, Transaction};
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
-use crate::base::reserved::Held;
 use crate::insert::{many, one};
 use crate::schema::id::IdField;
 use crate::schema::kind;
 use crate::schema::model::Model;
 use crate::state::context::Call;
 use crate::state::registry::Route;
+use crate::state::reserved::Held;
 
 /// The setters the inserts and the finds-or-inserts offer; `$example` shows the action
 /// awaited.

@@ -13,11 +13,9 @@ use tracing::Instrument;
 
 use crate::api::action::next::fits;
 use crate::base::error::{Error, ErrorKind};
-use crate::base::fields::{ensure_unset_or_reserved, fill, numbered_on_insert};
 use crate::base::future::BoxFuture;
-use crate::base::reserved::{Gapless, Held, Origin};
-use crate::base::scope::{GivenScope, Scope};
-use crate::base::span::{self, Traced};
+use crate::fields::ids::{ensure_unset_or_reserved, fill, numbered_on_insert};
+use crate::fields::scope::{GivenScope, Scope};
 use crate::schema::model::Model;
 use crate::schema::scoped::Names;
 use crate::schema::sequence::Strategy;
@@ -25,6 +23,8 @@ use crate::source::counted;
 use crate::state::commit_queue::Line;
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
+use crate::state::reserved::{Gapless, Held, Origin};
+use crate::state::span::{self, Traced};
 use crate::state::tickets;
 
 /// An id of `T`'s sequence reserved for a document built later, from
@@ -120,7 +120,7 @@ impl<T: Model> Reserved<T> {
                 },
             ));
         }
-        crate::base::code::check(doc)?;
+        crate::fields::code::check(doc)?;
         fill(doc, self.held.id).map(drop)
     }
 

@@ -1,6 +1,6 @@
 //! The counter document, laid out as the sequence's [`Layout`] says: the tutorial's
 //! `{ _id: <sequence>, seq: <last id handed out> }` (for a scope, `_id` names the sequence
-//! and the scope's values: see [`scope`](crate::base::scope)), or another tool's, found by
+//! and the scope's values: see [`scope`](crate::fields::scope)), or another tool's, found by
 //! fields. This module addresses a counter ([`Counter`]: its filter, its value and the ids
 //! it stands for) and reads it as stored; one job a submodule: [`update`] advances it (one
 //! `findAndModify` + `$inc`, as in the MongoDB tutorial, guarded so that a counter holding
@@ -23,8 +23,8 @@ use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use mongodb::options::{Acknowledgment, WriteConcern};
 
 use crate::base::error::{Doing, Error, ErrorKind};
-use crate::base::scope::Scope;
 use crate::base::server::PRIMARY;
+use crate::fields::scope::Scope;
 use crate::schema::layout::CounterWriteConcern;
 use crate::schema::layout::{Layout, ScopeEncoding, Width};
 use crate::schema::sequence::Sequence;

@@ -15,8 +15,8 @@ use super::{
 use crate::base::backoff::backoff;
 use crate::base::error::{Doing, Error, ErrorKind};
 use crate::base::numeric;
-use crate::base::scope::Scope;
 use crate::base::server::{DUPLICATE_KEY, noted, server_code};
+use crate::fields::scope::Scope;
 use crate::schema::sequence::Sequence;
 use crate::state::allocator::{Reserver, Tally, interrupted};
 

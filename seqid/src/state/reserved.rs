@@ -7,8 +7,8 @@
 use mongodb::bson::Document as BsonDocument;
 
 use crate::base::error::{Error, ErrorKind};
-use crate::base::scope::Scope;
 use crate::base::session::Session;
+use crate::fields::scope::Scope;
 use crate::schema::sequence::Sequence;
 
 /// One id reserved, and what it was reserved for.

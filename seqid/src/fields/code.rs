@@ -9,7 +9,7 @@
 //! checked empty when the ids are (`insert` fills both), written once every id is filled
 //! (again at each attempt of the optimistic loop, whose number changes), kept with the ids
 //! when the outcome is unknown (`resume_insert` writes the same code), and emptied with
-//! them when the document is known not to be stored ([`crate::base::companions`]). A string that
+//! them when the document is known not to be stored ([`crate::fields::companions`]). A string that
 //! would make a code ambiguous is refused before any id is taken.
 
 use crate::base::error::{Error, ErrorKind};

@@ -1,10 +1,10 @@
 //! Reading and writing a model's id field: unset checks, checked conversions, and the keys
 //! of the ids documents carry.
 
-use crate::base::code;
 use crate::base::error::{Error, ErrorKind};
-use crate::base::item_fields;
-use crate::base::scope::{Key, Scope};
+use crate::fields::code;
+use crate::fields::items;
+use crate::fields::scope::{Key, Scope};
 use crate::schema::id::IdField;
 use crate::schema::model::{IdValue, Model};
 use crate::schema::sequence::{Sequence, Strategy};
@@ -25,7 +25,7 @@ pub(crate) fn ensure_unset<T: Model>(doc: &T) -> Result<(), Error> {
         ));
     }
     ensure_companions_unset(doc)?;
-    item_fields::ensure_unset(doc)
+    items::ensure_unset(doc)
 }
 
 /// [`ensure_unset`] without the primary's id: the other sequences' ids and the codes of a

@@ -14,8 +14,8 @@
 
 use mongodb::bson::oid::ObjectId;
 
-use crate::base::code;
-use crate::base::item_fields;
+use crate::fields::code;
+use crate::fields::items;
 use crate::schema::id::IdField;
 use crate::schema::model::Model;
 
@@ -32,7 +32,7 @@ impl<'d, T: Model> Companions<'d, T> {
     /// without one).
     pub(crate) fn fill(doc: &'d mut T) -> Self {
         let object_id = fill_object_id(doc);
-        item_fields::number_at_insert(doc);
+        items::number_at_insert(doc);
         Companions { doc, object_id }
     }
 
@@ -71,7 +71,7 @@ impl<'d, T: Model> CompanionsOfMany<'d, T> {
             .filter(|&position| fill_object_id(&mut docs[position]))
             .collect();
         if !T::ITEMS.is_empty() {
-            docs.iter_mut().for_each(item_fields::number_at_insert);
+            docs.iter_mut().for_each(items::number_at_insert);
         }
         CompanionsOfMany { docs, object_ids }
     }
@@ -129,5 +129,5 @@ fn follow<T: Model>(doc: &mut T, object_id: bool) {
         }
     }
     code::clear(doc);
-    item_fields::unset(doc);
+    items::unset(doc);
 }

@@ -31,7 +31,7 @@ use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use serde::Serialize;
 
 use crate::base::error::{Error, ErrorKind};
-use crate::base::picked;
+use crate::fields::picked;
 use crate::schema::sequence::Sequence;
 
 /// The scope of one document (or of an admin call): the normalized value of each scope

@@ -12,9 +12,9 @@ use std::collections::HashSet;
 use tracing::Span;
 use tracing::field::{Empty, display};
 
-use crate::base::code;
 use crate::base::error::Error;
-use crate::base::scope::Scope;
+use crate::fields::code;
+use crate::fields::scope::Scope;
 use crate::schema::model::Model;
 use crate::schema::sequence::Sequence;
 

@@ -1,7 +1,7 @@
 //! A document's arrays of numbered items at insert ([`Model::ITEMS`]): checked unset with
 //! its ids, numbered in memory before the write (no round trip: a new document's array
 //! starts at the item type's `start`), and unset with its ids when the document is known
-//! not to be stored ([`crate::base::companions`]), so that a retried insert numbers them
+//! not to be stored ([`crate::fields::companions`]), so that a retried insert numbers them
 //! again.
 
 use crate::base::error::{Error, ErrorKind};

@@ -5,8 +5,8 @@
 use crate::base::bulk_error::{BulkError, FailedInsert};
 use crate::base::error::{Error, ErrorKind};
 use crate::base::fate::{Fate, Rejection};
-use crate::base::scope::Key;
 use crate::base::server::noted;
+use crate::fields::scope::Key;
 use crate::schema::sequence::Sequence;
 
 /// Where one document of the batch stands.
@@ -210,8 +210,8 @@ mod tests {
 
     use super::*;
     use crate::base::fate::Unknown;
-    use crate::base::scope::Scope;
     use crate::base::server::DUPLICATE_KEY;
+    use crate::fields::scope::Scope;
     use crate::schema::sequence::testing::counted;
 
     const SEQ: Sequence = counted("batch", "things");
