@@ -209,6 +209,7 @@ pub mod deployment;
 mod fields;
 pub mod guide;
 mod insert;
+mod items;
 mod round_trip;
 mod schema;
 mod source;

@@ -205,6 +205,60 @@ async fn optimistic_is_refused_where_the_shard_key_does_not_start_its_index() {
     assert_eq!(count(&at, "sh_tickets").await, 0);
 }
 
+/// A step of a plan, numbered in its array.
+#[derive(Debug, Serialize, Deserialize, seqid::Item)]
+struct Step {
+    #[seq_no]
+    no: i64,
+}
+
+/// An optimistic type with items: its appends pass the same gate as its inserts.
+#[derive(Debug, Serialize, Deserialize, Document)]
+#[seq_id("sh_plan", collection = "sh_plans", strategy = "optimistic")]
+struct Plan {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[seq_items(last = "steps_last")]
+    steps: Vec<Step>,
+    steps_last: i64,
+}
+
+/// An append runs in the call's context as every action does (issue 57): where its type's
+/// sequence is refused, its append is refused too, before anything is sent, through a
+/// handle and bare.
+#[tokio::test]
+async fn an_append_is_refused_where_its_type_s_sequence_is() {
+    let at = Mongos::start("sh_append_refused").await;
+    at.shard("sh_plans", doc! { "email": 1 });
+    for bare in [false, true] {
+        let sent = || {
+            let finds = at.proxy.requests("find") - at.proxy.config_reads();
+            (
+                finds,
+                at.proxy.requests("findAndModify"),
+                at.proxy.requests("update"),
+            )
+        };
+        let before = sent();
+        let mut steps = vec![Step { no: 0 }, Step { no: 0 }];
+        let filter = doc! { "_id": 1 };
+        let refused = match bare {
+            false => Plan::append_steps(&at.handle(), filter, &mut steps).await,
+            true => Plan::append_steps(&at.bare(), filter, &mut steps).await,
+        };
+        assert_refused(
+            refused.map(drop),
+            &at,
+            "sh_plans",
+            "{ \"email\": 1 }",
+            "shard the collection on { _id: 1 }",
+        );
+        assert!(steps.iter().all(|step| step.no == 0), "no number written");
+        assert_eq!(sent(), before, "nothing of the append sent, bare {bare}");
+    }
+    assert_eq!(count(&at, "sh_plans").await, 0);
+}
+
 /// The optimistic strategy holds where the shard key starts its index: `_id` ranged or
 /// hashed; the scope, hashed or ranged, or the whole index. Numbered 1, 2, 3 as
 /// unsharded.

@@ -307,3 +307,86 @@ async fn numbers_with_no_document_are_spans_that_record_what_they_did() {
         spans[5]
     );
 }
+
+/// A line of an order, numbered in its array.
+#[derive(Debug, Serialize, seqid::Item)]
+struct Line {
+    #[seq_no]
+    no: i64,
+    sku: String,
+}
+
+/// An order whose lines are numbered in their array (issue 57: appends run in the call's
+/// context, as every action does, with a span of their own).
+#[derive(Debug, Serialize, Document)]
+#[seq_id("span_order", collection = "span_orders")]
+struct Order {
+    _id: i64,
+    #[seq_items(last = "lines_last")]
+    lines: Vec<Line>,
+    lines_last: i64,
+}
+
+/// Each append is a `seqid.append` span: the array, how many items, and the outcome
+/// (`appended`, or the error of one that finds no document).
+#[tokio::test]
+async fn each_append_is_a_span_that_records_its_outcome() {
+    use mongodb::bson::doc;
+    let test = test_db("spans_appends").await;
+    let db = Sequences::new(test.client()).database(test.name());
+    let mut order = Order {
+        _id: 0,
+        lines: Vec::new(),
+        lines_last: 0,
+    };
+    let id = order.insert(&db).await.unwrap();
+    let log = Log::default();
+    let guard = log.install();
+    let mut lines = vec![
+        Line {
+            no: 0,
+            sku: "A-1".into(),
+        },
+        Line {
+            no: 0,
+            sku: "B-2".into(),
+        },
+    ];
+    let numbers = Order::append_lines(&db, doc! { "_id": id }, &mut lines)
+        .await
+        .unwrap();
+    let mut more = vec![Line {
+        no: 0,
+        sku: "C-3".into(),
+    }];
+    let error = Order::append_lines(&db, doc! { "_id": id + 1 }, &mut more)
+        .await
+        .unwrap_err();
+    drop(guard);
+
+    assert_eq!(numbers, [1, 2]);
+    let log = log.text();
+    let spans: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains("seqid.append{") && line.contains(" close "))
+        .collect();
+    assert_eq!(spans.len(), 2, "one span per append:\n{log}");
+    for span in &spans {
+        assert!(
+            span.contains(r#"sequence="span_order""#)
+                && span.contains(r#"collection="span_orders""#)
+                && span.contains(r#"field="lines""#),
+            "{span}"
+        );
+    }
+    assert!(
+        spans[0].contains("items=2") && spans[0].contains(r#"outcome="appended""#),
+        "{}",
+        spans[0]
+    );
+    assert!(
+        spans[1].contains("items=1") && spans[1].contains(&format!("outcome={error}")),
+        "the refused append's span names its error ({error}):\n{}",
+        spans[1]
+    );
+}

@@ -1,6 +1,7 @@
-//! How long the optimistic loop retries, and how it spreads its retries: a [`Budget`]
-//! (a time, and an optional count of attempts) and the [`Tries`] of one call, which wait
-//! between attempts for a time learned from what the loop saw.
+//! How long a call retries after losing a race to another writer (the optimistic loop's
+//! ids, an append's mark), and how it spreads its retries: a [`Budget`] (a time, and an
+//! optional count of attempts) and the [`Tries`] of one call, which wait between attempts
+//! for a time learned from what the loop saw.
 //!
 //! Why a time and not a count: under contention, how many attempts an insert needs
 //! depends on how many writers race for the next id, which the caller cannot know; how
@@ -31,6 +32,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::base::error::{Error, ErrorKind};
+use crate::schema::item::ItemsField;
 use crate::schema::sequence::Sequence;
 
 /// The longest window a retry waits in, however long the race: a writer that lost many
@@ -54,6 +56,12 @@ impl Budget {
     pub(crate) const ONCE: Budget = Budget {
         max_attempts: Some(1),
         time: Duration::MAX,
+    };
+
+    /// How long an append keeps trying while other writers move its array's mark first.
+    pub(crate) const APPEND: Budget = Budget {
+        max_attempts: None,
+        time: Duration::from_secs(60),
     };
 }
 
@@ -170,12 +178,18 @@ impl Tries {
         self.made
     }
 
-    /// The error of a call that gave up, its last candidate `last_id`.
-    pub(crate) fn exhausted(&self, seq: &'static Sequence, last_id: i64) -> Error {
+    /// The error of a call that gave up, its last candidate `last_id` (of the array
+    /// `items`, for an append).
+    pub(crate) fn exhausted(
+        &self,
+        seq: &'static Sequence,
+        items: Option<&'static ItemsField>,
+        last_id: i64,
+    ) -> Error {
         Error::new(
             seq,
             ErrorKind::RetriesExhausted {
-                items: None,
+                items,
                 attempts: self.made,
                 elapsed: self.elapsed(),
                 time_budget: (!self.count_reached()).then_some(self.budget.time),
@@ -288,7 +302,7 @@ mod tests {
             "{attempts} attempts"
         );
         assert_eq!(tries.made(), attempts);
-        match tries.exhausted(&SEQ, 41).into_kind() {
+        match tries.exhausted(&SEQ, None, 41).into_kind() {
             ErrorKind::RetriesExhausted {
                 attempts: made,
                 elapsed: told,
@@ -318,7 +332,7 @@ mod tests {
             tries.lost();
         }
         assert_eq!(attempts, 3);
-        let error = tries.exhausted(&SEQ, 7);
+        let error = tries.exhausted(&SEQ, None, 7);
         assert!(
             matches!(
                 error.kind(),

@@ -16,8 +16,9 @@
 //! | `api/` | what a user calls: [`Document`](crate::Document)'s methods and the actions they return, the [`Sequences`](crate::Sequences) handle and its databases, a type's sequence on its own ([`SequenceOf`](crate::SequenceOf)) | `document`, `action/` (a file per action, `next` for a number on its own, `reserve` for a model's next id before its document, `items` for an append of items, `replace` for a document written back, and `transaction`), `sequences`, `sequence_of` |
 //! | `insert/` | the orchestration, the only place where documents meet writes: check, take ids, fill, write, settle what the server answered; the loop over rounds | `one`, `many`, `natural`, `natural_many`, `later`, `items` (appends of items), `replace` (a document written back) |
 //! | `source/` | the id sources, one per strategy: hand ids out per scope and say what an id costs when its document is not stored (a race lost, a refusal, a lost answer), through one interface (`source::race_lost`, ...) | `counted` (counters, block, gapless), `optimistic` (and its loop), `many` (`insert_many`'s rounds, per strategy), `batch` (a batch's documents sent together), `others` (a document's other sequences) |
-//! | `round_trip/` | one kind of command each, and what its answer means | `write`, `counter/` (`update`, `missing`, `transaction`, `admin`), `largest`, `indexes`, `stored`, `items` (an append's pipeline, read and conditional update), `replace` (a replace's read and conditional `replace_one`) |
-//! | `state/` | what calls share and keep: a call's context, the handle's registry and what it holds (allocators, frontiers, writes left running), the process's turns and gapless lines, the gapless ids reserved and not yet inserted | `context`, `span` (a call's span, and what it did), `registry`, `reserved` (an id reserved for a document built later), `allocator`, `frontier`, `pending`, `orphan`, `turns`, `commit_queue`, `reservations` |
+//! | `items/` | items in a stored document's array, one subsystem: an append's commands and its rounds, with the turns of this process's appends per array | `commands` (an append's pipeline, read and conditional update, and what their answers mean), `rounds` (until it lands, is refused or gives up, within the call's budget) |
+//! | `round_trip/` | one kind of command each, and what its answer means | `write`, `counter/` (`update`, `missing`, `transaction`, `admin`), `largest`, `indexes`, `stored`, `replace` (a replace's read and conditional `replace_one`) |
+//! | `state/` | what calls share and keep: a call's context, the handle's registry and what it holds (allocators, frontiers, writes left running), the process's turns and gapless lines, the gapless ids reserved and not yet inserted | `context`, `span` (a call's span, and what it did), `registry`, `reserved` (an id reserved for a document built later), `allocator`, `frontier`, `pending`, `orphan`, `turns`, `commit_queue`, `tickets` |
 //! | `deployment/` | the deployment a database lives on, one subsystem: facts read once, kept, decisions with no I/O, the gate every call passes first, and the report (public as [`deployment`](crate::deployment)) | `facts` (topology, shard keys, unique indexes), `known` (what was read, kept per handle or for the process), `sharding` (what holds where: decisions tested as a table), `gate`, `report` ([`check`](crate::deployment::check)) |
 //! | `fields/` | a document's own fields, as one insert reads and fills them | `ids` (unset, filled, carried to a resume), `code` (display codes), `companions` (the other sequences' ids and an `ObjectId`, set and unset together), `items` (a document's arrays at insert), `scope`, `natural` (a natural key), `picked` (fields read without serializing the rest) |
 //! | `base/` | what every layer above the schema builds on: a sequence named at run time, the error type, numbers, small tools | `declared` (the sequences the program's types declare, registered before `main`), `named`, `fate`, `error`, `message` (each kind's message), `next_step` (what a caller does next after an error: its predicates), `bulk_error` (what `insert_many` reports), `retried` (the message of a call that gave up), `replaced` (the replace's messages), `server`, `numeric`, `session`, `ending` (a cut commit or abort ends its transaction), `detach`, `once`, `backoff`, `retry`, `future` |
@@ -37,7 +38,8 @@
 //! - **allocator**: hands out a counter's ids to the tasks of a handle, one round trip for
 //!   every task waiting at once; the block strategy keeps the rest of a block (`state::allocator`).
 //! - **append**: items added to a stored document's array, numbered after its mark
-//!   (`insert::items`); its **token** recognises it in the document's recent appends.
+//!   (`insert::items`, its rounds in `items::rounds`); its **token** recognises it in the
+//!   document's recent appends.
 //! - **answered**: a command of the call has had an answer in the caller's transaction, so
 //!   the driver knows the transaction began (`base::session`).
 //! - **block, live block**: the ids a handle reserved with one `$inc` and hands out in
@@ -55,7 +57,8 @@
 //! - **companions**: the ids a document gets beside its number: its other sequences' and an
 //!   `ObjectId` the insert makes, set and unset together (`fields::companions`).
 //! - **context**: what one call is apart from its documents: sequence, route, session,
-//!   budget (`state::context::Context`).
+//!   budget (`state::context::Context`); every action's body runs in one, made once the
+//!   gate lets the call through (`Context::run`), appends included.
 //! - **counted**: the strategies that keep a counter: counters, block, gapless
 //!   (`source::counted`).
 //! - **counter**: the document an id is taken from, in a tool's layout
@@ -81,8 +84,6 @@
 //! - **held**: an id reserved for a document built later, with the scope it was taken for
 //!   and, for a gapless id, its session and ticket, as the insert that stores it reads it;
 //!   the public token ([`Reserved`](crate::Reserved)) wraps one (`state::reserved::Held`).
-//! - **in context**: an insert's body run in its call's context, once the gate lets it
-//!   through (`insert::in_context!`).
 //! - **in flight**: the optimistic candidates of one round, out until their write ends
 //!   (`state::frontier::InFlight`).
 //! - **key**: where a document's id is, its scope and number (`fields::scope::Key`); a

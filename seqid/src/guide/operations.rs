@@ -167,7 +167,10 @@
 //! time.idle=...`; the example service sets its subscriber up the same way. Numbers taken
 //! with no document (`db.sequence(..).next()`, `.next_n(n)`, `T::reserve_ids`) run in a
 //! `seqid.numbers` span alike: `sequence`, `counters`, `strategy`, `operation`, `numbers`,
-//! `scopes`, `reservations`, and `outcome` (`handed out`, `reserved`, or the error's message). Retries (a taken `_id` in the optimistic loop, a
-//! counter's first use) are debug events inside it. Warnings, once per process and sequence: a
+//! `scopes`, `reservations`, and `outcome` (`handed out`, `reserved`, or the error's
+//! message); an append of items (`append_<field>`) in a `seqid.append` span: `sequence`,
+//! `collection`, `field`, `items`, and `outcome` (`appended`, or the error's message).
+//! Retries (a taken `_id` in the optimistic loop, a counter's first use) are debug events
+//! inside it. Warnings, once per process and sequence: a
 //! `block` or `optimistic` insert through a bare `mongodb::Database`, and a largest id read that
-//! went backwards. `tests/it/spans.rs` reads both from a formatted log.
+//! went backwards. `tests/it/spans.rs` reads them all from a formatted log.

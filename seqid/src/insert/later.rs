@@ -98,8 +98,10 @@ pub(crate) async fn number_draft<T: Model + DeserializeOwned>(
     call: Call<'_>,
     issue: Issue,
 ) -> Traced<Result<Numbered<T>, Error>> {
-    in_context!(T, route, call, |cx| Box::pin(one(filter, &issue, &mut cx))
-        .await)
+    Context::run(&T::SEQUENCE, route, call, |cx| {
+        Box::pin(async move { one(filter, &issue, cx).await })
+    })
+    .await
 }
 
 /// [`number_draft`], in its context.
@@ -227,8 +229,10 @@ pub(crate) async fn number_drafts<T: Model + DeserializeOwned>(
     call: Call<'_>,
     issue: Issue,
 ) -> Traced<Result<Vec<T>, Error>> {
-    in_context!(T, route, call, |cx| Box::pin(many(filter, &issue, &mut cx))
-        .await)
+    Context::run(&T::SEQUENCE, route, call, |cx| {
+        Box::pin(async move { many(filter, &issue, cx).await })
+    })
+    .await
 }
 
 /// [`number_drafts`], in its context.

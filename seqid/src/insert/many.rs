@@ -59,22 +59,23 @@ pub(crate) async fn many<T: Model>(
     route: Route<'_>,
     call: Call<'_>,
 ) -> Traced<Result<Vec<IdValue<T>>, Error>> {
-    in_context!(T, route, call, |cx| {
-        // Every id checked before the guard: an id the caller set never reaches it. A
-        // gapless sequence's ids are taken in the caller's transaction only: a batch is
-        // refused without one whatever it holds, an empty one too, as one document is.
-        let checked = numbered_on_insert::<T>("insert_many")
-            .and_then(|()| docs.iter().try_for_each(|doc| ensure_unset(doc)))
-            .and_then(|()| source::require_transaction::<T>(&mut cx));
-        if let Err(error) = checked {
-            return cx.finish(Err(error));
-        }
-        let mut ids = CompanionsOfMany::fill(docs);
-        cx.content_is_unique |= ids.made_content_unique();
-        let result = many_fresh(ids.docs(), &mut cx).await;
-        span::codes(ids.docs());
-        result
+    Context::run(&T::SEQUENCE, route, call, |cx| {
+        Box::pin(async move {
+            // Every id checked before the guard: an id the caller set never reaches it. A
+            // gapless sequence's ids are taken in the caller's transaction only: a batch
+            // is refused without one whatever it holds, an empty one too, as one document
+            // is.
+            numbered_on_insert::<T>("insert_many")?;
+            docs.iter().try_for_each(|doc| ensure_unset(doc))?;
+            source::require_transaction::<T>(cx)?;
+            let mut ids = CompanionsOfMany::fill(docs);
+            cx.content_is_unique |= ids.made_content_unique();
+            let result = many_fresh(ids.docs(), cx).await;
+            span::codes(ids.docs());
+            result
+        })
     })
+    .await
 }
 
 /// [`many`], in its context.
@@ -103,22 +104,21 @@ pub(crate) async fn resume_many<T: Model>(
     route: Route<'_>,
     call: Call<'_>,
 ) -> Traced<Result<Vec<IdValue<T>>, Error>> {
-    in_context!(T, route, call, |cx| {
-        // A document without its sequence id is inserted afresh: its other ids must be
-        // unset, as for `insert_many`.
-        let checked = numbered_on_insert::<T>("resume_insert_many").and_then(|()| {
+    Context::run(&T::SEQUENCE, route, call, |cx| {
+        Box::pin(async move {
+            numbered_on_insert::<T>("resume_insert_many")?;
+            // A document without its sequence id is inserted afresh: its other ids must
+            // be unset, as for `insert_many`.
             docs.iter()
                 .filter(|doc| doc.sequence_id().is_unset())
-                .try_for_each(ensure_companions_unset)
-        });
-        if let Err(error) = checked {
-            return cx.finish(Err(error));
-        }
-        let mut ids = CompanionsOfMany::fill(docs);
-        let result = many_again(ids.docs(), &mut cx).await;
-        span::codes(ids.docs());
-        result
+                .try_for_each(ensure_companions_unset)?;
+            let mut ids = CompanionsOfMany::fill(docs);
+            let result = many_again(ids.docs(), cx).await;
+            span::codes(ids.docs());
+            result
+        })
     })
+    .await
 }
 
 /// [`resume_many`], in its context.

@@ -20,24 +20,6 @@
 //! borrowed by each step, and a `Fate`'s reasons are boxed. `tests/state.rs` bounds the
 //! state of every strategy, and BENCHMARKS.md (*The client's own cost*) prints it.
 
-/// Runs `$body` in the call's context, made once the gate lets the call through
-/// (`deployment::gate`; else the calling function answers with the context's error), and
-/// answers with the body's result and the context's reservations. Declared before the
-/// modules that use it.
-macro_rules! in_context {
-    ($model:ty, $route:expr, $call:expr, |$cx:ident| $body:expr) => {{
-        // A reference to the constant, not a copy of it in the insert's state.
-        let seq: &'static crate::schema::sequence::Sequence =
-            &<$model as crate::schema::model::Model>::SEQUENCE;
-        let mut $cx = match crate::state::context::Context::of(seq, $route, $call).await {
-            Ok(cx) => cx,
-            Err(error) => return crate::state::span::Traced::from(Err(error)),
-        };
-        let result = $body;
-        $cx.finish(result)
-    }};
-}
-
 pub(crate) mod items;
 pub(crate) mod later;
 pub(crate) mod many;

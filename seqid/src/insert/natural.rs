@@ -58,7 +58,10 @@ pub(crate) async fn find_or_insert<T: Model + DeserializeOwned>(
     call: Call<'_>,
     key: Result<NaturalKey, Error>,
 ) -> Traced<Result<Entry, Error>> {
-    in_context!(T, route, call, |cx| Box::pin(run(doc, key, &mut cx)).await)
+    Context::run(&T::SEQUENCE, route, call, |cx| {
+        Box::pin(async move { run(doc, key, cx).await })
+    })
+    .await
 }
 
 /// [`find_or_insert`], in its context.

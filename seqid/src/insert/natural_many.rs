@@ -45,7 +45,10 @@ pub(crate) async fn find_or_insert_many<T: Model + DeserializeOwned>(
     call: Call<'_>,
     key: Result<NaturalKey, Error>,
 ) -> Traced<Result<Vec<Entry>, Error>> {
-    in_context!(T, route, call, |cx| Box::pin(run(docs, key, &mut cx)).await)
+    Context::run(&T::SEQUENCE, route, call, |cx| {
+        Box::pin(async move { run(docs, key, cx).await })
+    })
+    .await
 }
 
 /// Where each document stands.

@@ -37,19 +37,19 @@ pub(crate) async fn one<T: Model>(
     route: Route<'_>,
     call: Call<'_>,
 ) -> Traced<Result<IdValue<T>, Error>> {
-    in_context!(T, route, call, |cx| {
-        // Not held across the await below: the error it may hold is larger than the rest.
-        let checked = numbered_on_insert::<T>("insert").and_then(|()| ensure_unset(doc));
-        let scope = match checked.and_then(|()| Scope::of(cx.seq, doc)) {
-            Ok(scope) => scope,
-            Err(error) => return cx.finish(Err(error)),
-        };
-        let mut ids = Companions::fill(doc);
-        cx.content_is_unique |= ids.made_content_unique();
-        let result = fresh(ids.doc(), scope, &mut cx).await;
-        span::codes(std::slice::from_ref(ids.doc()));
-        result
+    Context::run(&T::SEQUENCE, route, call, |cx| {
+        Box::pin(async move {
+            numbered_on_insert::<T>("insert")?;
+            ensure_unset(doc)?;
+            let scope = Scope::of(cx.seq, doc)?;
+            let mut ids = Companions::fill(doc);
+            cx.content_is_unique |= ids.made_content_unique();
+            let result = fresh(ids.doc(), scope, cx).await;
+            span::codes(std::slice::from_ref(ids.doc()));
+            result
+        })
     })
+    .await
 }
 
 /// `insert` with an id reserved before (`Document::reserve_ids`): `doc`, whose id field is
@@ -64,29 +64,22 @@ pub(crate) async fn reserved<T: Model>(
     call: Call<'_>,
     held: Held,
 ) -> Traced<Result<IdValue<T>, Error>> {
-    in_context!(T, route, call, |cx| {
-        let checked = numbered_on_insert::<T>("insert")
-            .and_then(|()| ensure_unset_or_reserved(doc, held.id))
-            .and_then(|()| Scope::of(cx.seq, doc))
-            .and_then(|scope| {
-                let origin = cx.route.origin();
-                held.admits(cx.seq, &origin, &scope, &cx.session)
-                    .map(|()| scope)
-            });
-        let scope = match checked {
-            Ok(scope) => scope,
-            Err(error) => return cx.finish(Err(error)),
-        };
-        // A gapless id: still this transaction's, the counter read in it says.
-        if let Err(error) = counted::still_reserved(&held, &mut cx).await {
-            return cx.finish(Err(error));
-        }
-        let mut ids = Companions::fill(doc);
-        cx.content_is_unique |= ids.made_content_unique();
-        let result = with_reserved(ids.doc(), scope, held.id, &mut cx).await;
-        span::codes(std::slice::from_ref(ids.doc()));
-        result
+    Context::run(&T::SEQUENCE, route, call, |cx| {
+        Box::pin(async move {
+            numbered_on_insert::<T>("insert")?;
+            ensure_unset_or_reserved(doc, held.id)?;
+            let scope = Scope::of(cx.seq, doc)?;
+            held.admits(cx.seq, &cx.route.origin(), &scope, &cx.session)?;
+            // A gapless id: still this transaction's, the counter read in it says.
+            counted::still_reserved(&held, cx).await?;
+            let mut ids = Companions::fill(doc);
+            cx.content_is_unique |= ids.made_content_unique();
+            let result = with_reserved(ids.doc(), scope, held.id, cx).await;
+            span::codes(std::slice::from_ref(ids.doc()));
+            result
+        })
     })
+    .await
 }
 
 /// Inserts `doc` under `id`, reserved for it before (a first send).
@@ -200,20 +193,19 @@ pub(crate) async fn resume<T: Model>(
     route: Route<'_>,
     call: Call<'_>,
 ) -> Traced<Result<IdValue<T>, Error>> {
-    in_context!(T, route, call, |cx| {
-        if let Err(error) = numbered_on_insert::<T>("resume_insert") {
-            return cx.finish(Err(error));
-        }
-        if doc.sequence_id().is_unset()
-            && let Err(error) = ensure_companions_unset(doc)
-        {
-            return cx.finish(Err(error));
-        }
-        let mut ids = Companions::fill(doc);
-        let result = resume_one(ids.doc(), &mut cx).await;
-        span::codes(std::slice::from_ref(ids.doc()));
-        result
+    Context::run(&T::SEQUENCE, route, call, |cx| {
+        Box::pin(async move {
+            numbered_on_insert::<T>("resume_insert")?;
+            if doc.sequence_id().is_unset() {
+                ensure_companions_unset(doc)?;
+            }
+            let mut ids = Companions::fill(doc);
+            let result = resume_one(ids.doc(), cx).await;
+            span::codes(std::slice::from_ref(ids.doc()));
+            result
+        })
     })
+    .await
 }
 
 /// [`resume`], in its context.

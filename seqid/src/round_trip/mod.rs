@@ -5,7 +5,6 @@
 
 pub(crate) mod counter;
 pub(crate) mod indexes;
-pub(crate) mod items;
 pub(crate) mod largest;
 pub(crate) mod replace;
 pub(crate) mod stored;

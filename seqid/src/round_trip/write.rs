@@ -384,6 +384,17 @@ fn in_transaction(error: &mongodb::error::Error) -> Fate {
     }
 }
 
+/// Whether `error` says a single write (an append, a replace) was not written: the server
+/// answered it with an error (not one of write concern: that write was applied), or the
+/// driver never sent it. Any other error leaves its outcome unknown.
+pub(crate) fn not_written(error: &mongodb::error::Error) -> bool {
+    let answered = matches!(
+        &*error.kind,
+        ErrorKind::Command(_) | ErrorKind::Write(mongodb::error::WriteFailure::WriteError(_))
+    );
+    answered || never_sent(error)
+}
+
 /// Whether the driver failed before the request could reach the server (a retry that
 /// fails so reports the first attempt's error instead).
 pub(crate) fn never_sent(error: &mongodb::error::Error) -> bool {

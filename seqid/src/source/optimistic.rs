@@ -173,7 +173,7 @@ pub(crate) async fn run<M: Maximum, A: Attempt>(
         }
         return Ok((key.id, fate));
     }
-    let error = tries.exhausted(seq, last_id);
+    let error = tries.exhausted(seq, None, last_id);
     tracing::warn!(sequence = seq.name, %error, "optimistic: gave up");
     Err(error)
 }

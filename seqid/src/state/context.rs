@@ -8,6 +8,7 @@ use mongodb::{ClientSession, Collection};
 
 use crate::base::error::{Error, ErrorKind};
 use crate::base::fate::Sending;
+use crate::base::future::BoxFuture;
 use crate::base::once::{Warning, first_time};
 use crate::base::retry::Budget;
 use crate::base::session::Session;
@@ -29,6 +30,9 @@ pub(crate) struct Call<'a> {
     pub time_budget: Option<Duration>,
     /// The caller asserts that no other writer stores a document equal to one of these.
     pub content_is_unique: bool,
+    /// The call appends items to a stored document: it takes no id of the sequence, and
+    /// retries a race of its own (the array's mark) for [`Budget::APPEND`].
+    pub appends: bool,
 }
 
 /// What one insert call is, apart from its documents: the sequence that numbers them,
@@ -41,8 +45,8 @@ pub(crate) struct Context<'a> {
     pub seq: &'static Sequence,
     pub route: Route<'a>,
     pub session: Session<'a>,
-    /// How long and how many times the optimistic loop may try (once for the other
-    /// strategies).
+    /// How long and how many times the call may try again after losing a race to another
+    /// writer: the optimistic loop's (once for the other strategies), or the action's own.
     pub budget: Budget,
     /// The caller asserts that no other writer stores a document equal to one of these
     /// (see [`Sending::content_is_unique`]).
@@ -57,21 +61,31 @@ pub(crate) struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
-    /// The context of a call of `route` for `seq`, with the options of `call`; looks
-    /// whether a transaction runs in the caller's session (without a round trip).
-    pub(crate) async fn of(
+    /// Runs `body` in the context of a call of `route` for `seq` with the options of `call`,
+    /// made once the gate lets the call through (else the call answers with the gate's
+    /// error); answers with the body's result and what the call did, for its span. Every
+    /// action that reaches the database runs so. The body is boxed: an async closure's
+    /// future is not yet known `Send` where a generic function awaits it (rustc cannot
+    /// prove it for every lifetime of the context it borrows).
+    pub(crate) async fn run<O>(
         seq: &'static Sequence,
         route: Route<'a>,
         call: Call<'a>,
-    ) -> Result<Context<'a>, Error> {
-        let budget = budget(seq, &call)?;
-        if route.registry.is_none() {
+        body: impl for<'c> FnOnce(&'c mut Context<'a>) -> BoxFuture<'c, Result<O, Error>>,
+    ) -> Traced<Result<O, Error>> {
+        let budget = match budget(seq, &call) {
+            Ok(budget) => budget,
+            Err(error) => return Traced::from(Err(error)),
+        };
+        if route.registry.is_none() && !call.appends {
             warn_bare(seq);
         }
         // On a sharded cluster, a sequence whose promises would not hold is refused here,
         // before anything is read or taken.
-        gate::pass(route.known(), route.db, seq).await?;
-        Ok(Context {
+        if let Err(error) = gate::pass(route.known(), route.db, seq).await {
+            return Traced::from(Err(error));
+        }
+        let mut cx = Context {
             seq,
             route,
             session: Session::of(call.session).await,
@@ -79,14 +93,11 @@ impl<'a> Context<'a> {
             content_is_unique: call.content_is_unique,
             reservations: 0,
             early_place: None,
-        })
-    }
-
-    /// `output`, with what the call did for the insert's span.
-    pub(crate) fn finish<O>(&self, output: O) -> Traced<O> {
+        };
+        let output = body(&mut cx).await;
         Traced {
             output,
-            reservations: self.reservations,
+            reservations: cx.reservations,
         }
     }
 
@@ -143,9 +154,13 @@ fn warn_bare(seq: &Sequence) {
     }
 }
 
-/// How long and how many times the optimistic loop may try: the call's settings, else
-/// the attribute's (the other strategies try once).
+/// How long and how many times the call may try: an append's budget, else for the
+/// optimistic loop the call's settings, else the attribute's (the other strategies try
+/// once).
 fn budget(seq: &'static Sequence, call: &Call<'_>) -> Result<Budget, Error> {
+    if call.appends {
+        return Ok(Budget::APPEND);
+    }
     let Strategy::Optimistic {
         max_attempts,
         time_budget,

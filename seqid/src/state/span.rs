@@ -15,6 +15,7 @@ use tracing::field::{Empty, display};
 use crate::base::error::Error;
 use crate::fields::code;
 use crate::fields::scope::Scope;
+use crate::schema::item::ItemsField;
 use crate::schema::model::Model;
 use crate::schema::sequence::Sequence;
 
@@ -68,6 +69,19 @@ pub(crate) fn of_numbers(
         numbers,
         scopes = u32::from(scoped),
         reservations = Empty,
+        outcome = Empty,
+    )
+}
+
+/// The span of an append of `items` items to the array `spec` of a document of `seq`'s
+/// collection: it records, as an insert's does, its outcome (`appended`, or the error).
+pub(crate) fn of_append(seq: &Sequence, spec: &ItemsField, items: usize) -> Span {
+    tracing::debug_span!(
+        "seqid.append",
+        sequence = seq.name,
+        collection = seq.collection,
+        field = spec.field,
+        items,
         outcome = Empty,
     )
 }

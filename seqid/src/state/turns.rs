@@ -1,8 +1,8 @@
-//! The turns the calls of one process take, of three kinds, each first come first served:
-//! per sequence's scope, bare optimistic inserts ([`scope_turn`]); per natural key or
-//! draft, `find_or_insert` and `number_draft` ([`key_turn`]); per array of a document,
-//! appends that go the conditional way ([`append_turn`]). A turn shares no id and no
-//! state, only who goes next.
+//! The turns the calls of one process take, first come first served: per sequence's
+//! scope, bare optimistic inserts ([`scope_turn`]); per natural key or draft,
+//! `find_or_insert` and `number_draft` ([`key_turn`]); and, with the same [`Lines`], the
+//! items' appends per array (`items::rounds`). A turn shares no id and no state, only who
+//! goes next.
 //!
 //! Per scope: the tasks of one process inserting through
 //! a bare `mongodb::Database` into one sequence's scope take turns, one attempt (the
@@ -34,14 +34,6 @@
 //! a turn shares no state, only who goes next, so two deployments with the same names
 //! share turns at the cost of order, never of an id.
 //!
-//! Per array, the appends of one process to one document's array that go the conditional
-//! way (a server without update pipelines: a read of the mark, then an update conditional
-//! on it) take turns, each its read and its update, so that none reads a mark another
-//! appender of the process is about to move: racing, 16 appenders of one document lost
-//! 3 rounds in 4 and sent 8 commands per append instead of 2 (BENCHMARKS.md, *Item
-//! appends*). Other processes still race, and the condition on the mark settles it. The
-//! one-round-trip pipeline takes no turn: the server numbers its appends one at a time.
-//!
 //! [`Tries::patience`]: crate::base::retry::Tries::patience
 
 use std::collections::HashMap;
@@ -62,10 +54,6 @@ type ScopeLine = (&'static str, &'static str, &'static str, Scope);
 /// A natural key's value in a collection of a database: the database's name, the
 /// collection, and the key's equality filter as BSON bytes.
 type KeyLine = (String, &'static str, Vec<u8>);
-
-/// A document's array: the database's name, the collection, the array's field, and the
-/// filter that finds the document as BSON bytes.
-type ArrayLine = (String, String, &'static str, Vec<u8>);
 
 /// The lines of one kind in use in the process, by what they guard: the turns' (of
 /// [`Semaphore`]s), or the gapless counters' commit queues
@@ -98,7 +86,7 @@ impl<K: Eq + Hash, V> Lines<K, V> {
 impl<K: Eq + Hash> Lines<K, Semaphore> {
     /// The caller's turn in the line of `gate`, held until dropped; `None` if it did
     /// not come within `patience` (the caller then goes on without it).
-    async fn turn(&self, gate: K, patience: Duration) -> Option<OwnedSemaphorePermit> {
+    pub(crate) async fn turn(&self, gate: K, patience: Duration) -> Option<OwnedSemaphorePermit> {
         let semaphore = self.line(gate, || Semaphore::new(1));
         // Tokio's semaphore is fair: turns come in the order they were asked for.
         tokio::time::timeout(patience, semaphore.acquire_owned())
@@ -113,9 +101,6 @@ static SCOPES: Lines<ScopeLine, Semaphore> = Lines::new();
 
 /// The lines of `find_or_insert`'s keys and `number_draft`'s drafts.
 static KEYS: Lines<KeyLine, Semaphore> = Lines::new();
-
-/// The lines of conditional appends.
-static ARRAYS: Lines<ArrayLine, Semaphore> = Lines::new();
 
 /// The caller's turn in the line of `seq` in `scope`, held until dropped; `None` if
 /// it did not come within `patience` (the caller then goes on without it).
@@ -139,21 +124,6 @@ pub(crate) async fn key_turn(
     let bytes = mongodb::bson::to_vec(filter).ok()?;
     KEYS.turn((db.to_owned(), seq.collection, bytes), patience)
         .await
-}
-
-/// The caller's turn to append the conditional way to the array `field` of the document
-/// `filter` finds in `collection` of the database `db`, held until dropped; `None` if it
-/// did not come within `patience`.
-pub(crate) async fn append_turn(
-    db: &str,
-    collection: &str,
-    field: &'static str,
-    filter: &BsonDocument,
-    patience: Duration,
-) -> Option<OwnedSemaphorePermit> {
-    let bytes = mongodb::bson::to_vec(filter).ok()?;
-    let gate = (db.to_owned(), collection.to_owned(), field, bytes);
-    ARRAYS.turn(gate, patience).await
 }
 
 #[cfg(test)]

@@ -6,11 +6,14 @@ use mongodb::bson::{Document as BsonDocument, oid::ObjectId};
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
-use crate::insert::items;
+use tracing::Instrument;
+
+use crate::insert;
 use crate::schema::item::{Item, ItemsField};
 use crate::schema::model::Model;
-use crate::state::context::Call;
+use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
+use crate::state::span;
 
 /// Appends items to an array of the one stored document a filter finds, from the derive's
 /// `append_<field>`: await it for their numbers, which are also written into the items.
@@ -135,16 +138,24 @@ impl<'a, T: Model, I: Item + 'a> std::future::IntoFuture for AppendItems<'a, T, 
     fn into_future(self) -> Self::IntoFuture {
         let AppendItems {
             db,
-            call,
+            mut call,
             spec,
             filter,
             items,
             token,
             ..
         } = self;
+        call.appends = true;
+        let seq = &T::SEQUENCE;
+        let span = span::of_append(seq, spec, items.len());
+        let traced = Context::run(seq, db, call, move |cx| {
+            Box::pin(async move { insert::items::append(spec, filter, items, token, cx).await })
+        });
         Box::pin(async move {
-            let session = call.session;
-            items::append(db, &T::SEQUENCE, spec, filter, items, session, token).await
+            traced
+                .instrument(span.clone())
+                .await
+                .record_as(&span, "appended")
         })
     }
 }

@@ -499,12 +499,10 @@ async fn numbers(
         if n == 0 {
             return Traced::from(Ok(Vec::new()));
         }
-        let mut cx = match Context::of(seq, route, call).await {
-            Ok(cx) => cx,
-            Err(error) => return Traced::from(Err(error)),
-        };
-        let taken = counted::take_n(&scope, n, &mut cx).await;
-        cx.finish(taken)
+        Context::run(seq, route, call, |cx| {
+            Box::pin(async move { counted::take_n(&scope, n, cx).await })
+        })
+        .await
     };
     let taken = taken.instrument(span.clone()).await;
     taken.record_as(&span, "handed out")

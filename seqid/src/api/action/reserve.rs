@@ -294,12 +294,10 @@ async fn take<T: Model>(
         if n == 0 {
             return Traced::from(Ok(Vec::new()));
         }
-        let mut cx = match Context::of(seq, db, call).await {
-            Ok(cx) => cx,
-            Err(error) => return Traced::from(Err(error)),
-        };
-        let tokens = tokens::<T>(&scope, n, &mut cx).await;
-        cx.finish(tokens)
+        Context::run(seq, db, call, |cx| {
+            Box::pin(async move { tokens::<T>(&scope, n, cx).await })
+        })
+        .await
     };
     traced
         .instrument(span.clone())

@@ -26,7 +26,6 @@ use mongodb::{ClientSession, Collection};
 
 use futures_util::TryStreamExt;
 
-use crate::round_trip::write::never_sent;
 use crate::schema::item::{APPENDS_KEPT, ItemsField};
 
 /// One append, as it goes to the server: the caller's filter, the items serialized with
@@ -86,17 +85,6 @@ pub(crate) fn refuses_pipelines(error: &DriverError) -> bool {
             .is_some_and(says),
         _ => false,
     }
-}
-
-/// Whether `error` says the append was not written: the server answered it with an error
-/// (not one of write concern: that write was applied), or the driver never sent it. Any
-/// other error leaves its outcome unknown.
-pub(crate) fn not_written(error: &DriverError) -> bool {
-    let answered = matches!(
-        &*error.kind,
-        ErrorKind::Command(_) | ErrorKind::Write(WriteFailure::WriteError(_))
-    );
-    answered || never_sent(error)
 }
 
 /// Whether `filter` names `_id` by equality at its top level, and so matches one document
