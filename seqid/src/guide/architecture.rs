@@ -46,7 +46,8 @@
 //!   memory (`state::allocator::LiveBlock`).
 //! - **blank**: the sequence of every attribute's defaults that the derive's expansion copies
 //!   and assigns the fields of (`schema::sequence::construct::BLANK`).
-//! - **budget**: how long and how many times the optimistic loop may try (`base::retry`).
+//! - **budget**: how long and how many times a call may try again after losing a race to
+//!   another writer: the optimistic loop's, or an append's (`base::retry`).
 //! - **call**: the options an action's setters gave, before its context is made
 //!   (`state::context::Call`).
 //! - **carried**: the ids a document brings to a resume (`fields::ids::carried`).
@@ -81,9 +82,12 @@
 //!   (`state::allocator::Handed`).
 //! - **counter value**: what a tool's counter holds, the last id handed out or the next
 //!   (`schema::layout::CounterValue`; the attribute's `counter_holds`).
-//! - **held**: an id reserved for a document built later, with the scope it was taken for
-//!   and, for a gapless id, its session and ticket, as the insert that stores it reads it;
-//!   the public token ([`Reserved`](crate::Reserved)) wraps one (`state::reserved::Held`).
+//! - **guard**: what a write keeps until it ends, for whoever waits on it (the optimistic
+//!   candidates in flight: `round_trip::write::insert_one`).
+//! - **held**: what a handle keeps in memory: its allocators and frontiers
+//!   ([`Sequences::held`](crate::Sequences::held)), a live block's ids not handed out yet;
+//!   a gapless counter's **holder** is the session whose transaction took it last
+//!   (`state::commit_queue`).
 //! - **in flight**: the optimistic candidates of one round, out until their write ends
 //!   (`state::frontier::InFlight`).
 //! - **key**: where a document's id is, its scope and number (`fields::scope::Key`); a
@@ -118,6 +122,10 @@
 //!   (`state::registry::Route`).
 //! - **scope**: the values of a sequence's scope fields, each with its own counter
 //!   (`fields::scope::Scope`); as a type, what `.scope(...)` takes ([`scoped`](crate::scoped)).
+//! - **reserved id**: an id reserved for a document built later, with the scope it was taken
+//!   for and, for a gapless id, its session and ticket, as the insert that stores it reads
+//!   it; the public token ([`Reserved`](crate::Reserved)) wraps one
+//!   (`state::reserved::ReservedId`).
 //! - **sending**: whether a write is a first send or a copy sent again (`base::fate::Sending`).
 //! - **reserver**: what makes an allocator's round trip that reserves ids: the counter's
 //!   update, or the optimistic maximum query (`state::allocator::Reserver`).

@@ -42,9 +42,7 @@ use crate::schema::model::Model;
 use crate::schema::sequence::{Sequence, Strategy};
 use crate::source::others::{self, Wanted};
 use crate::source::{self, counted};
-use crate::state::context::{Call, Context};
-use crate::state::registry::Route;
-use crate::state::span::Traced;
+use crate::state::context::Context;
 use crate::state::turns;
 
 /// What the caller asks for beyond the filter: its own fields set in the same update, and
@@ -93,19 +91,6 @@ const DRAFT_PATIENCE: Duration = Duration::from_secs(2);
 
 /// `number_draft`: the document matching `filter`, numbered if it was not.
 pub(crate) async fn number_draft<T: Model + DeserializeOwned>(
-    filter: BsonDocument,
-    route: Route<'_>,
-    call: Call<'_>,
-    issue: Issue,
-) -> Traced<Result<Numbered<T>, Error>> {
-    Context::run(&T::SEQUENCE, route, call, |cx| {
-        Box::pin(async move { one(filter, &issue, cx).await })
-    })
-    .await
-}
-
-/// [`number_draft`], in its context.
-async fn one<T: Model + DeserializeOwned>(
     filter: BsonDocument,
     issue: &Issue,
     cx: &mut Context<'_>,
@@ -224,19 +209,6 @@ async fn settle<T: Model + DeserializeOwned>(
 
 /// `number_drafts`: every draft matching `filter` and unnumbered, numbered in order.
 pub(crate) async fn number_drafts<T: Model + DeserializeOwned>(
-    filter: BsonDocument,
-    route: Route<'_>,
-    call: Call<'_>,
-    issue: Issue,
-) -> Traced<Result<Vec<T>, Error>> {
-    Context::run(&T::SEQUENCE, route, call, |cx| {
-        Box::pin(async move { many(filter, &issue, cx).await })
-    })
-    .await
-}
-
-/// [`number_drafts`], in its context.
-async fn many<T: Model + DeserializeOwned>(
     filter: BsonDocument,
     issue: &Issue,
     cx: &mut Context<'_>,

@@ -47,35 +47,27 @@ use crate::source::batch::{Batch, Outgoing, Taken};
 use crate::source::many::{Reserved, Source};
 use crate::source::others::{self, Wanted};
 use crate::state::allocator::Handed;
-use crate::state::context::{Call, Context};
+use crate::state::context::Context;
 use crate::state::frontier::InFlight;
 use crate::state::pending::left_behind;
-use crate::state::registry::Route;
-use crate::state::span::{self, Traced};
+use crate::state::span::{self};
 
 /// `insert_many`: new ids for `docs`, whose id fields are all unset.
 pub(crate) async fn many<T: Model>(
     docs: &mut [T],
-    route: Route<'_>,
-    call: Call<'_>,
-) -> Traced<Result<Vec<IdValue<T>>, Error>> {
-    Context::run(&T::SEQUENCE, route, call, |cx| {
-        Box::pin(async move {
-            // Every id checked before the guard: an id the caller set never reaches it. A
-            // gapless sequence's ids are taken in the caller's transaction only: a batch
-            // is refused without one whatever it holds, an empty one too, as one document
-            // is.
-            numbered_on_insert::<T>("insert_many")?;
-            docs.iter().try_for_each(|doc| ensure_unset(doc))?;
-            source::require_transaction::<T>(cx)?;
-            let mut ids = CompanionsOfMany::fill(docs);
-            cx.content_is_unique |= ids.made_content_unique();
-            let result = many_fresh(ids.docs(), cx).await;
-            span::codes(ids.docs());
-            result
-        })
-    })
-    .await
+    cx: &mut Context<'_>,
+) -> Result<Vec<IdValue<T>>, Error> {
+    // Every id checked before the guard: an id the caller set never reaches it. A gapless
+    // sequence's ids are taken in the caller's transaction only: a batch is refused
+    // without one whatever it holds, an empty one too, as one document is.
+    numbered_on_insert::<T>("insert_many")?;
+    docs.iter().try_for_each(|doc| ensure_unset(doc))?;
+    source::require_transaction::<T>(cx)?;
+    let mut ids = CompanionsOfMany::fill(docs);
+    cx.content_is_unique |= ids.made_content_unique();
+    let result = many_fresh(ids.docs(), cx).await;
+    span::codes(ids.docs());
+    result
 }
 
 /// [`many`], in its context.
@@ -101,24 +93,18 @@ fn scopes<T: Model>(docs: &[T], cx: &Context<'_>) -> Result<Vec<Scope>, Error> {
 /// `resume_insert_many`: finishes an `insert_many` that did not store every document.
 pub(crate) async fn resume_many<T: Model>(
     docs: &mut [T],
-    route: Route<'_>,
-    call: Call<'_>,
-) -> Traced<Result<Vec<IdValue<T>>, Error>> {
-    Context::run(&T::SEQUENCE, route, call, |cx| {
-        Box::pin(async move {
-            numbered_on_insert::<T>("resume_insert_many")?;
-            // A document without its sequence id is inserted afresh: its other ids must
-            // be unset, as for `insert_many`.
-            docs.iter()
-                .filter(|doc| doc.sequence_id().is_unset())
-                .try_for_each(ensure_companions_unset)?;
-            let mut ids = CompanionsOfMany::fill(docs);
-            let result = many_again(ids.docs(), cx).await;
-            span::codes(ids.docs());
-            result
-        })
-    })
-    .await
+    cx: &mut Context<'_>,
+) -> Result<Vec<IdValue<T>>, Error> {
+    numbered_on_insert::<T>("resume_insert_many")?;
+    // A document without its sequence id is inserted afresh: its other ids must be unset,
+    // as for `insert_many`.
+    docs.iter()
+        .filter(|doc| doc.sequence_id().is_unset())
+        .try_for_each(ensure_companions_unset)?;
+    let mut ids = CompanionsOfMany::fill(docs);
+    let result = many_again(ids.docs(), cx).await;
+    span::codes(ids.docs());
+    result
 }
 
 /// [`resume_many`], in its context.

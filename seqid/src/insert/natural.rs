@@ -41,9 +41,8 @@ use crate::schema::id::{AnyIdField, IdField};
 use crate::schema::model::Model;
 use crate::schema::sequence::Sequence;
 use crate::source::{self, counted};
-use crate::state::context::{Call, Context};
-use crate::state::registry::Route;
-use crate::state::span::{self, Traced};
+use crate::state::context::Context;
+use crate::state::span::{self};
 use crate::state::turns;
 
 /// How long a call waits for the call of this process ahead of it on the same key before
@@ -53,19 +52,6 @@ pub(super) const KEY_PATIENCE: Duration = Duration::from_secs(2);
 
 /// `find_or_insert`: `doc` becomes the stored document with its natural key.
 pub(crate) async fn find_or_insert<T: Model + DeserializeOwned>(
-    doc: &mut T,
-    route: Route<'_>,
-    call: Call<'_>,
-    key: Result<NaturalKey, Error>,
-) -> Traced<Result<Entry, Error>> {
-    Context::run(&T::SEQUENCE, route, call, |cx| {
-        Box::pin(async move { run(doc, key, cx).await })
-    })
-    .await
-}
-
-/// [`find_or_insert`], in its context.
-async fn run<T: Model + DeserializeOwned>(
     doc: &mut T,
     key: Result<NaturalKey, Error>,
     cx: &mut Context<'_>,

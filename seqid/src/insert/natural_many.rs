@@ -33,23 +33,9 @@ use crate::schema::id::{AnyIdField, IdField};
 use crate::schema::model::Model;
 use crate::schema::sequence::Sequence;
 use crate::source;
-use crate::state::context::{Call, Context};
-use crate::state::registry::Route;
-use crate::state::span::{self, Traced};
+use crate::state::context::Context;
+use crate::state::span::{self};
 use crate::state::turns;
-
-/// `find_or_insert_many`: each of `docs` becomes the stored document with its key.
-pub(crate) async fn find_or_insert_many<T: Model + DeserializeOwned>(
-    docs: &mut [T],
-    route: Route<'_>,
-    call: Call<'_>,
-    key: Result<NaturalKey, Error>,
-) -> Traced<Result<Vec<Entry>, Error>> {
-    Context::run(&T::SEQUENCE, route, call, |cx| {
-        Box::pin(async move { run(docs, key, cx).await })
-    })
-    .await
-}
 
 /// Where each document stands.
 #[derive(Clone, Debug)]
@@ -61,8 +47,8 @@ enum Standing {
     Unknown,
 }
 
-/// [`find_or_insert_many`], in its context.
-async fn run<T: Model + DeserializeOwned>(
+/// `find_or_insert_many`: each of `docs` becomes the stored document with its key.
+pub(crate) async fn find_or_insert_many<T: Model + DeserializeOwned>(
     docs: &mut [T],
     key: Result<NaturalKey, Error>,
     cx: &mut Context<'_>,

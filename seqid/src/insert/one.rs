@@ -24,32 +24,22 @@ use crate::schema::sequence::Strategy;
 use crate::source::optimistic::{self, Attempt};
 use crate::source::others::{self, Wanted};
 use crate::source::{self, counted};
-use crate::state::context::{Call, Context};
+use crate::state::context::Context;
 use crate::state::frontier::InFlight;
 use crate::state::pending::left_behind;
-use crate::state::registry::Route;
-use crate::state::reserved::Held;
-use crate::state::span::{self, Traced};
+use crate::state::reserved::ReservedId;
+use crate::state::span::{self};
 
 /// `insert`: a new id for `doc`, whose id field is unset, and one write.
-pub(crate) async fn one<T: Model>(
-    doc: &mut T,
-    route: Route<'_>,
-    call: Call<'_>,
-) -> Traced<Result<IdValue<T>, Error>> {
-    Context::run(&T::SEQUENCE, route, call, |cx| {
-        Box::pin(async move {
-            numbered_on_insert::<T>("insert")?;
-            ensure_unset(doc)?;
-            let scope = Scope::of(cx.seq, doc)?;
-            let mut ids = Companions::fill(doc);
-            cx.content_is_unique |= ids.made_content_unique();
-            let result = fresh(ids.doc(), scope, cx).await;
-            span::codes(std::slice::from_ref(ids.doc()));
-            result
-        })
-    })
-    .await
+pub(crate) async fn one<T: Model>(doc: &mut T, cx: &mut Context<'_>) -> Result<IdValue<T>, Error> {
+    numbered_on_insert::<T>("insert")?;
+    ensure_unset(doc)?;
+    let scope = Scope::of(cx.seq, doc)?;
+    let mut ids = Companions::fill(doc);
+    cx.content_is_unique |= ids.made_content_unique();
+    let result = fresh(ids.doc(), scope, cx).await;
+    span::codes(std::slice::from_ref(ids.doc()));
+    result
 }
 
 /// `insert` with an id reserved before (`Document::reserve_ids`): `doc`, whose id field is
@@ -60,26 +50,20 @@ pub(crate) async fn one<T: Model>(
 /// insert's, a lost answer left to `resume_insert`.
 pub(crate) async fn reserved<T: Model>(
     doc: &mut T,
-    route: Route<'_>,
-    call: Call<'_>,
-    held: Held,
-) -> Traced<Result<IdValue<T>, Error>> {
-    Context::run(&T::SEQUENCE, route, call, |cx| {
-        Box::pin(async move {
-            numbered_on_insert::<T>("insert")?;
-            ensure_unset_or_reserved(doc, held.id)?;
-            let scope = Scope::of(cx.seq, doc)?;
-            held.admits(cx.seq, &cx.route.origin(), &scope, &cx.session)?;
-            // A gapless id: still this transaction's, the counter read in it says.
-            counted::still_reserved(&held, cx).await?;
-            let mut ids = Companions::fill(doc);
-            cx.content_is_unique |= ids.made_content_unique();
-            let result = with_reserved(ids.doc(), scope, held.id, cx).await;
-            span::codes(std::slice::from_ref(ids.doc()));
-            result
-        })
-    })
-    .await
+    reserved: ReservedId,
+    cx: &mut Context<'_>,
+) -> Result<IdValue<T>, Error> {
+    numbered_on_insert::<T>("insert")?;
+    ensure_unset_or_reserved(doc, reserved.id)?;
+    let scope = Scope::of(cx.seq, doc)?;
+    reserved.admits(cx.seq, &cx.route.origin(), &scope, &cx.session)?;
+    // A gapless id: still this transaction's, the counter read in it says.
+    counted::still_reserved(&reserved, cx).await?;
+    let mut ids = Companions::fill(doc);
+    cx.content_is_unique |= ids.made_content_unique();
+    let result = with_reserved(ids.doc(), scope, reserved.id, cx).await;
+    span::codes(std::slice::from_ref(ids.doc()));
+    result
 }
 
 /// Inserts `doc` under `id`, reserved for it before (a first send).
@@ -190,22 +174,16 @@ fn conclude<T: Model>(
 /// `resume_insert`: finishes an insert whose outcome was unknown.
 pub(crate) async fn resume<T: Model>(
     doc: &mut T,
-    route: Route<'_>,
-    call: Call<'_>,
-) -> Traced<Result<IdValue<T>, Error>> {
-    Context::run(&T::SEQUENCE, route, call, |cx| {
-        Box::pin(async move {
-            numbered_on_insert::<T>("resume_insert")?;
-            if doc.sequence_id().is_unset() {
-                ensure_companions_unset(doc)?;
-            }
-            let mut ids = Companions::fill(doc);
-            let result = resume_one(ids.doc(), cx).await;
-            span::codes(std::slice::from_ref(ids.doc()));
-            result
-        })
-    })
-    .await
+    cx: &mut Context<'_>,
+) -> Result<IdValue<T>, Error> {
+    numbered_on_insert::<T>("resume_insert")?;
+    if doc.sequence_id().is_unset() {
+        ensure_companions_unset(doc)?;
+    }
+    let mut ids = Companions::fill(doc);
+    let result = resume_one(ids.doc(), cx).await;
+    span::codes(std::slice::from_ref(ids.doc()));
+    result
 }
 
 /// [`resume`], in its context.
@@ -256,11 +234,11 @@ impl<T: Model> Attempt for Filling<'_, T> {
     async fn write(
         &mut self,
         key: &Key,
-        hold: Arc<InFlight>,
+        guard: Arc<InFlight>,
         cx: &mut Context<'_>,
     ) -> Result<Fate, Error> {
         self.value = Some(fill(self.doc, key.id)?);
-        let fate = write::insert_one(&*self.doc, key, cx.first(), hold, cx).await;
+        let fate = write::insert_one(&*self.doc, key, cx.first(), guard, cx).await;
         if matches!(fate, Fate::Taken(_)) {
             unset(self.doc);
         }

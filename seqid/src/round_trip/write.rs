@@ -49,12 +49,12 @@ use crate::state::pending;
 ///
 /// Outside the caller's session the insert, and the lookups that may follow it, run in a
 /// task of their own on the document serialized here (see [`crate::base::detach`]): dropping
-/// this future never drops them half-way. `hold` is dropped when the write ends.
+/// this future never drops them half-way. `guard` is dropped when the write ends.
 pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
     document: &T,
     key: &Key,
     send: Sending,
-    hold: impl Send + 'static,
+    guard: impl Send + 'static,
     cx: &mut Context<'_>,
 ) -> Fate {
     let seq = cx.seq;
@@ -76,7 +76,7 @@ pub(crate) async fn insert_one<T: Serialize + Send + Sync>(
         let mut none = Session::none();
         let to = To::new(&collection, seq, send);
         let fate = write_one(&to, &bytes, &key_owned, &mut none).await;
-        drop(hold);
+        drop(guard);
         fate
     });
     let keys = std::slice::from_ref(key);
@@ -165,13 +165,13 @@ const MAX_COMMAND_DOCUMENTS: usize = 100_000;
 /// fails, reports only that failure: what the earlier ones stored would be lost. So the
 /// documents are serialized here and sent in commands of a size the driver sends whole,
 /// one after the other; each command's answer speaks for its documents. Outside the
-/// caller's session they are sent from a task of their own, as in [`insert_one`]. `hold`
+/// caller's session they are sent from a task of their own, as in [`insert_one`]. `guard`
 /// is dropped when the writes end.
 pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
     documents: &[&T],
     keys: &[Key],
     send: Sending,
-    hold: impl Send + 'static,
+    guard: impl Send + 'static,
     cx: &mut Context<'_>,
 ) -> Vec<Fate> {
     let seq = cx.seq;
@@ -205,7 +205,7 @@ pub(crate) async fn insert_many<T: Serialize + Send + Sync>(
         let write = Finishing::new(async move {
             let to = To::new(&raw, seq, send);
             let fates = send_commands(&to, &serialized, &mut Session::none()).await;
-            drop(hold);
+            drop(guard);
             fates
         });
         pending::answer(write, cx.route, seq, &sent_keys, &sent_documents).await

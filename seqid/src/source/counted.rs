@@ -28,7 +28,7 @@ use crate::state::allocator::{Allocated, Handed};
 use crate::state::commit_queue::{self, Line, Place, Reader};
 use crate::state::context::Context;
 use crate::state::registry::Route;
-use crate::state::reserved::Held;
+use crate::state::reserved::ReservedId;
 use crate::state::tickets;
 
 /// One id from the counter of `scope`.
@@ -38,8 +38,8 @@ pub(crate) async fn take_one(scope: &Scope, cx: &mut Context<'_>) -> Result<i64,
         // Boxed, as every path but the live block's (see `crate::insert`).
         Strategy::Gapless => Ok(Box::pin(take(scope, 1, cx)).await?[0]),
         _ => {
-            let source = || source(route, Counter { seq, scope });
-            let allocated = route.counter(seq, scope).allocate_one(source).await?;
+            let reserver = || reserver(route, Counter { seq, scope });
+            let allocated = route.counter(seq, scope).allocate_one(reserver).await?;
             Ok(spent(allocated, cx))
         }
     }
@@ -70,7 +70,7 @@ pub(crate) async fn take_n(
 /// Records gapless `ids`, just reserved from the counter of `scope` in the caller's
 /// transaction for documents built later, as this reservation's: the line of their
 /// counter, and a ticket for each (`state::tickets`).
-pub(crate) fn hold(
+pub(crate) fn issue_tickets(
     route: Route<'_>,
     seq: &'static Sequence,
     scope: &Scope,
@@ -81,7 +81,7 @@ pub(crate) fn hold(
     (line, tickets)
 }
 
-/// `Ok` if the gapless id `held`, reserved in a transaction of the caller's session, is
+/// `Ok` if the gapless id `reserved`, reserved in a transaction of the caller's session, is
 /// still this transaction's. The driver keeps a transaction's number to itself, so two
 /// things tell: no later reservation of this process has taken the id again (after the
 /// reserving transaction aborted; `state::tickets`), and the counter of its scope,
@@ -90,14 +90,17 @@ pub(crate) fn hold(
 /// the id again meets the unique index on the field, which lets one document only store
 /// it. A token whose transaction committed without it left a hole, which this one fills.
 /// Not gapless: nothing to look at.
-pub(crate) async fn still_reserved(held: &Held, cx: &mut Context<'_>) -> Result<(), Error> {
-    let Some(gapless) = &held.gapless else {
+pub(crate) async fn still_reserved(
+    reserved: &ReservedId,
+    cx: &mut Context<'_>,
+) -> Result<(), Error> {
+    let Some(gapless) = &reserved.gapless else {
         return Ok(());
     };
-    let (id, seq) = (held.id, cx.seq);
+    let (id, seq) = (reserved.id, cx.seq);
     let counter = Counter {
         seq,
-        scope: &held.scope,
+        scope: &reserved.scope,
     };
     let refused = |reason: String| {
         Error::new(
@@ -192,8 +195,8 @@ pub(crate) async fn place_before_reading(scope: &Scope, cx: &mut Context<'_>) {
     }
     if let Some(session) = cx.session.join() {
         let lsid = session.id().clone();
-        let turn = turn(route, Counter { seq, scope }, &lsid).await;
-        cx.early_place = Some(Box::new((scope.clone(), turn)));
+        let place = place(route, Counter { seq, scope }, &lsid).await;
+        cx.early_place = Some(Box::new((scope.clone(), place)));
     }
 }
 
@@ -220,13 +223,13 @@ pub(crate) async fn take_in_transaction(
     // The process's other transactions on this counter go first, each until it has
     // committed, whatever handle or bare database they came through (see
     // `crate::state::commit_queue`).
-    let turn = match (early, session.join()) {
+    let place = match (early, session.join()) {
         (Some(early), _) if early.0 == *scope => Some(early.1),
         // Another scope's (the document's changed since): given up before this one.
         (early, Some(session)) => {
             drop(early);
             let lsid = session.id().clone();
-            Some(self::turn(route, counter, &lsid).await)
+            Some(self::place(route, counter, &lsid).await)
         }
         (_, None) => None,
     };
@@ -235,17 +238,17 @@ pub(crate) async fn take_in_transaction(
             .await?;
     let step = seq.layout.step;
     let ids: Vec<i64> = (0..count as i64).map(|i| first + i * step).collect();
-    if let (Some(turn), Some(&last)) = (turn, ids.last()) {
-        turn.took(last);
+    if let (Some(place), Some(&last)) = (place, ids.last()) {
+        place.took(last);
     }
     Ok(ids)
 }
 
-/// The turn of the transaction of the session `lsid` at `counter`, once the process's
+/// The place of the transaction of the session `lsid` at `counter`, once the process's
 /// transactions before it on that counter have committed.
-async fn turn(route: Route<'_>, counter: Counter<'_>, lsid: &BsonDocument) -> Place {
+async fn place(route: Route<'_>, counter: Counter<'_>, lsid: &BsonDocument) -> Place {
     let queue = commit_queue::queue(line(route, counter));
-    queue.turn(lsid, reader(route.db, counter)).await
+    queue.place(lsid, reader(route.db, counter)).await
 }
 
 /// What names `counter` in `route`'s database without a client: its commit queue's and
@@ -277,13 +280,13 @@ pub(crate) async fn take_outside(
     counter: Counter<'_>,
     count: u64,
 ) -> Result<Allocated<Handed>, Error> {
-    let source = || source(route, counter);
+    let reserver = || reserver(route, counter);
     let allocator = route.counter(counter.seq, counter.scope);
-    allocator.allocate_held(count, source).await
+    allocator.allocate_handed(count, reserver).await
 }
 
 /// `counter`, as the allocators reserve from it.
-fn source(route: Route<'_>, counter: Counter<'_>) -> CounterReserver {
+fn reserver(route: Route<'_>, counter: Counter<'_>) -> CounterReserver {
     let (db, seq, scope) = (route.db.clone(), counter.seq, counter.scope.clone());
     CounterReserver { db, seq, scope }
 }

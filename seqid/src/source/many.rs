@@ -42,7 +42,7 @@ pub(crate) enum Source {
 /// The ids of one round, by group: each group's ids or why it has none, and the
 /// candidates kept in flight until the round's writes end (optimistic).
 pub(crate) struct Reserved {
-    /// Held until filled in: a caller cancelled while the other sequences' reservations
+    /// ReservedId until filled in: a caller cancelled while the other sequences' reservations
     /// are still out gives them back.
     pub ids: Vec<Result<Handed, Error>>,
     pub flights: Vec<Arc<InFlight>>,

@@ -40,7 +40,7 @@ impl Progress {
     pub(crate) fn new(scope: &Scope, cx: &Context<'_>) -> Self {
         let frontier = match cx.session.in_transaction() {
             true => Arc::new(Frontier::for_one_call()),
-            false => cx.route.collection(cx.seq, scope),
+            false => cx.route.frontier(cx.seq, scope),
         };
         Progress {
             frontier,
@@ -98,7 +98,7 @@ impl Progress {
 /// free again: through a handle the frontier hands it out again, and a bare call's next
 /// maximum reads it as free.
 pub(crate) fn race_lost(cx: &Context<'_>, scope: &Scope, id: i64) {
-    let frontier = cx.route.collection(cx.seq, scope);
+    let frontier = cx.route.frontier(cx.seq, scope);
     let races_lost = &frontier.allocator.tally.races_lost;
     races_lost.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     tracing::debug!(
@@ -110,12 +110,12 @@ pub(crate) fn race_lost(cx: &Context<'_>, scope: &Scope, id: i64) {
 
 /// One write of the loop: the document under a candidate's key.
 pub(crate) trait Attempt: Send {
-    /// Writes the document with the id of `key`; `hold` is dropped when the write ends. A
+    /// Writes the document with the id of `key`; `guard` is dropped when the write ends. A
     /// document whose id was taken is left unset.
     fn write(
         &mut self,
         key: &Key,
-        hold: Arc<InFlight>,
+        guard: Arc<InFlight>,
         cx: &mut Context<'_>,
     ) -> impl Future<Output = Result<Fate, Error>> + Send;
 }

@@ -346,7 +346,7 @@ impl Allocator {
     /// a `Vec` when it has one (the block strategy's common case).
     pub(crate) async fn allocate_one<S: Reserver>(
         self: &Arc<Self>,
-        source: impl Fn() -> S,
+        reserver: impl Fn() -> S,
     ) -> Result<Allocated<i64>, Error> {
         if let Some(id) = self.live.take_one() {
             self.tally.ids.fetch_add(1, Ordering::Relaxed);
@@ -354,7 +354,9 @@ impl Allocator {
         }
         // Boxed: its state is larger than the rest of a block insert's; a reservation
         // costs a round trip anyway (see `crate::insert`).
-        Ok(Box::pin(self.allocate(1, source)).await?.map(|ids| ids[0]))
+        Ok(Box::pin(self.allocate(1, reserver))
+            .await?
+            .map(|ids| ids[0]))
     }
 
     /// `count` distinct ids, increasing, never handed out before by this allocator.
@@ -365,17 +367,20 @@ impl Allocator {
     pub(crate) async fn allocate<S: Reserver>(
         self: &Arc<Self>,
         count: u64,
-        source: impl Fn() -> S,
+        reserver: impl Fn() -> S,
     ) -> Result<Allocated<Vec<i64>>, Error> {
-        Ok(self.allocate_held(count, source).await?.map(Handed::take))
+        Ok(self
+            .allocate_handed(count, reserver)
+            .await?
+            .map(Handed::take))
     }
 
     /// [`allocate`](Allocator::allocate), with the ids given back to this allocator if
     /// they are dropped before [`Handed::take`].
-    pub(crate) async fn allocate_held<S: Reserver>(
+    pub(crate) async fn allocate_handed<S: Reserver>(
         self: &Arc<Self>,
         count: u64,
-        source: impl Fn() -> S,
+        reserver: impl Fn() -> S,
     ) -> Result<Allocated<Handed>, Error> {
         // Always enough for none (`count` 0).
         if let Some(ids) = self.live.take(count) {
@@ -389,7 +394,7 @@ impl Allocator {
         // own answer comes; the rest, if any, runs in a task of its own, and so does all
         // of it if the caller is cancelled first (see `crate::base::detach`).
         let mut flusher = (!self.flushing.swap(true, Ordering::AcqRel))
-            .then(|| Finishing::new(Flushing(Arc::clone(self)).run(source())));
+            .then(|| Finishing::new(Flushing(Arc::clone(self)).run(reserver())));
         let answer = std::future::poll_fn(|cx| {
             if let Some(flush) = flusher.as_mut()
                 && Pin::new(flush).poll(cx).is_ready()
@@ -401,7 +406,7 @@ impl Allocator {
         .await;
         match answer {
             Ok(result) => result.map(|ids| Allocated { ids, waited: true }),
-            Err(_) => Err(source().interrupted()),
+            Err(_) => Err(reserver().interrupted()),
         }
     }
 
@@ -412,7 +417,7 @@ impl Allocator {
     /// ids it would have had stay in the live block for the next callers: no gap. (The
     /// optimistic loop's candidates stay registered in flight until a caller takes them
     /// from there, so no other reservation hands them out meanwhile.)
-    async fn flush_queue<S: Reserver>(self: &Arc<Self>, source: &S) {
+    async fn flush_queue<S: Reserver>(self: &Arc<Self>, reserver: &S) {
         let batch = std::mem::take(&mut *lock(&self.queue));
         if batch.is_empty() {
             return;
@@ -423,18 +428,18 @@ impl Allocator {
             .map(|r| r.count)
             .sum();
         // Put back on drop, so a cancelled flush loses no ids it did not hand out.
-        let mut held = Held {
+        let mut taken = TakenOut {
             live: &self.live,
             spans: self.live.take_all(),
         };
-        if held.spans.left() < demand {
-            let amount = (demand - held.spans.left()).div_ceil(self.chunk) * self.chunk;
+        if taken.spans.left() < demand {
+            let amount = (demand - taken.spans.left()).div_ceil(self.chunk) * self.chunk;
             self.tally.reservations.fetch_add(1, Ordering::Relaxed);
-            match source.reserve(amount, &self.tally).await {
-                Ok(first) => held
+            match reserver.reserve(amount, &self.tally).await {
+                Ok(first) => taken
                     .spans
                     .0
-                    .push_back(Span::new(first, amount, source.step())),
+                    .push_back(Span::new(first, amount, reserver.step())),
                 Err(error) => {
                     for request in batch {
                         let _ = request.reply.send(Err(error.clone()));
@@ -447,12 +452,12 @@ impl Allocator {
             if request.reply.is_closed() {
                 continue;
             }
-            let ids = held.spans.take(request.count);
+            let ids = taken.spans.take(request.count);
             self.tally.ids.fetch_add(request.count, Ordering::Relaxed);
             // Cancelled just now: the ids go back to the next callers.
             if let Err(Ok(handed)) = request.reply.send(Ok(self.handed(ids))) {
                 self.tally.ids.fetch_sub(request.count, Ordering::Relaxed);
-                held.spans.give_back(&handed.take());
+                taken.spans.give_back(&handed.take());
             }
         }
     }
@@ -465,11 +470,11 @@ struct Flushing(Arc<Allocator>);
 
 impl Flushing {
     /// Serves the queue until it is empty.
-    async fn run<S: Reserver>(self, source: S) {
+    async fn run<S: Reserver>(self, reserver: S) {
         let allocator = Arc::clone(&self.0);
         let mut flushing = Some(self);
         while flushing.is_some() {
-            allocator.flush_queue(&source).await;
+            allocator.flush_queue(&reserver).await;
             // Let go before looking: a request queued meanwhile saw the flag still set, so
             // it is served here, or by the flusher its caller starts after this.
             drop(flushing.take());
@@ -489,12 +494,12 @@ impl Drop for Flushing {
 }
 
 /// Ids taken out of the live block by a flush; what is left goes back when it ends.
-struct Held<'a> {
+struct TakenOut<'a> {
     live: &'a LiveBlock,
     spans: Spans,
 }
 
-impl Drop for Held<'_> {
+impl Drop for TakenOut<'_> {
     fn drop(&mut self) {
         let spans = std::mem::take(&mut self.spans);
         lock(&self.live.spans).append(spans);

@@ -153,7 +153,7 @@ struct Holder {
 pub(crate) struct Place {
     queue: Arc<CommitQueue>,
     session: BsonDocument,
-    /// Another session's hold this turn was taken over, not seen committed: restored if
+    /// Another session's hold this place was taken over, not seen committed: restored if
     /// the `$inc` fails (it may have failed on that hold).
     before: Option<Holder>,
     took: bool,
@@ -170,12 +170,12 @@ impl Default for CommitQueue {
 }
 
 impl CommitQueue {
-    /// The turn of the transaction running in `session`, once the counter's holder, if
+    /// The place of the transaction running in `session`, once the counter's holder, if
     /// another session, has committed. `reader` reads the counter in `session`'s
     /// deployment: the hold taken keeps it, for whoever waits behind it.
-    pub(crate) async fn turn(self: &Arc<Self>, session: &BsonDocument, reader: Reader) -> Place {
-        if let Some(turn) = self.without_waiting(session, &reader).await {
-            return turn;
+    pub(crate) async fn place(self: &Arc<Self>, session: &BsonDocument, reader: Reader) -> Place {
+        if let Some(place) = self.without_waiting(session, &reader).await {
+            return place;
         }
         // Closed never: the semaphore lives as long as the queue.
         let _first_in_line = self.line.acquire().await;
@@ -240,7 +240,7 @@ impl CommitQueue {
         }
     }
 
-    /// The turn, if it needs no wait: no one is in line, or `session` holds the counter
+    /// The place, if it needs no wait: no one is in line, or `session` holds the counter
     /// and its transaction is the one that took it (its last id not committed, or no one
     /// waits). With no one in line, another session's hold is not looked at: after a
     /// commit, the next transaction of a lone writer would otherwise read the counter
@@ -298,7 +298,7 @@ impl CommitQueue {
         }
     }
 
-    /// Lets go of `state`, whose holder a turn changed, and tells those in line. A hold
+    /// Lets go of `state`, whose holder a place changed, and tells those in line. A hold
     /// recorded (`held`) keeps the queue alive while it is recent: unless a keeper runs,
     /// one is decided on under the state's lock and started once it is released
     /// ([`Keeper::start`]).
@@ -320,7 +320,7 @@ struct Keeper(Option<Arc<CommitQueue>>);
 
 impl Keeper {
     fn start(mut self) {
-        // Without a runtime, dropped: the queue then lives as long as its turns.
+        // Without a runtime, dropped: the queue then lives as long as its places.
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -461,7 +461,7 @@ mod tests {
 
     /// A task that waits for its turn in `queue` as session `n`, reading the counter
     /// `shown`, then takes the counter up to `last` (`None`: its `$inc` fails, and the
-    /// turn is dropped without an id); it answers how long it waited since `started`.
+    /// place is dropped without an id); it answers how long it waited since `started`.
     fn queued(
         queue: &Arc<CommitQueue>,
         n: i32,
@@ -471,11 +471,11 @@ mod tests {
     ) -> tokio::task::JoinHandle<Duration> {
         let (queue, reader) = (queue.clone(), shown.reader());
         tokio::spawn(async move {
-            let turn = queue.turn(&session(n), reader).await;
+            let place = queue.place(&session(n), reader).await;
             let waited = started.elapsed();
             match last {
-                Some(last) => turn.took(last),
-                None => drop(turn),
+                Some(last) => place.took(last),
+                None => drop(place),
             }
             waited
         })
@@ -503,15 +503,15 @@ mod tests {
     async fn transactions_take_the_counter_in_turn_each_after_the_last_has_committed() {
         let queue = contended(Duration::from_millis(250));
         let shown = Arc::new(Shown::default());
-        queue.turn(&session(0), shown.reader()).await.took(1);
+        queue.place(&session(0), shown.reader()).await.took(1);
         let order = Arc::new(Mutex::new(Vec::new()));
         let waiters: Vec<_> = (1..=3)
             .map(|n| {
                 let (queue, shown, order) = (queue.clone(), shown.clone(), order.clone());
                 tokio::spawn(async move {
-                    let turn = queue.turn(&session(n), shown.reader()).await;
+                    let place = queue.place(&session(n), shown.reader()).await;
                     order.lock().unwrap().push(n);
-                    turn.took(i64::from(n) + 1);
+                    place.took(i64::from(n) + 1);
                 })
             })
             .collect();
@@ -536,7 +536,7 @@ mod tests {
     async fn a_holder_that_never_commits_is_waited_for_no_longer_than_the_patience() {
         let queue = contended(Duration::from_millis(250));
         let shown = Arc::new(Shown::default());
-        queue.turn(&session(0), shown.reader()).await.took(1);
+        queue.place(&session(0), shown.reader()).await.took(1);
         let started = Instant::now();
         // Its `$inc` fails: dropped without an id.
         let waiter = queued(&queue, 1, &shown, started, None);
@@ -560,7 +560,7 @@ mod tests {
         assert!(waited < Duration::from_millis(50), "{waited:?}");
         // A session whose `$inc` fails while others wait lets them go at once.
         shown.commit(2);
-        let failing = queue.turn(&session(3), shown.reader()).await;
+        let failing = queue.place(&session(3), shown.reader()).await;
         let next = queued(&queue, 4, &shown, Instant::now(), Some(9));
         settle().await;
         assert!(!next.is_finished());
@@ -579,13 +579,13 @@ mod tests {
     async fn the_holding_session_goes_on_in_its_transaction_and_queues_in_its_next() {
         let queue = contended(Duration::from_millis(250));
         let shown = Arc::new(Shown::default());
-        queue.turn(&session(0), shown.reader()).await.took(1);
+        queue.place(&session(0), shown.reader()).await.took(1);
         let other = queued(&queue, 1, &shown, Instant::now(), Some(3));
         settle().await;
         // Same transaction: its last id (1) is not committed.
         let again = tokio::time::timeout(
             Duration::from_millis(1),
-            queue.turn(&session(0), shown.reader()),
+            queue.place(&session(0), shown.reader()),
         )
         .await
         .expect("the holder goes on without waiting");
@@ -609,13 +609,13 @@ mod tests {
         let queue = Arc::new(CommitQueue::default());
         let shown = Arc::new(Shown::default());
         for n in 0..5 {
-            let turn = tokio::time::timeout(
+            let place = tokio::time::timeout(
                 Duration::from_millis(1),
-                queue.turn(&session(n), shown.reader()),
+                queue.place(&session(n), shown.reader()),
             )
             .await
             .expect("no wait");
-            turn.took(i64::from(n) + 1);
+            place.took(i64::from(n) + 1);
             shown.commit(i64::from(n) + 1);
         }
         assert_eq!(shown.reads.load(Ordering::Relaxed), 0);
@@ -633,7 +633,7 @@ mod tests {
         let (a, b) = (Arc::new(Shown::default()), Arc::new(Shown::default()));
         a.commit(6);
         b.commit(50);
-        queue.turn(&session(0), a.reader()).await.took(7);
+        queue.place(&session(0), a.reader()).await.took(7);
         let started = Instant::now();
         let of_b = queued(&queue, 1, &b, started, Some(51));
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -677,14 +677,14 @@ mod tests {
         let shown = Arc::new(Shown::default());
         // A hundred scopes (say a year's counter for each tenant), one transaction each.
         for n in 0..100 {
-            let turn = queue(line(n))
-                .turn(&session(n as i32), shown.reader())
+            let place = queue(line(n))
+                .place(&session(n as i32), shown.reader())
                 .await;
-            turn.took(1);
+            place.took(1);
         }
         assert_eq!(lines_of(DB), (100, 100));
         // One more whose `$inc` is under way, for longer than the patience.
-        let held = queue(line(100)).turn(&session(100), shown.reader()).await;
+        let held = queue(line(100)).place(&session(100), shown.reader()).await;
         tokio::time::sleep(Duration::from_secs(1)).await;
         assert_eq!(lines_of(DB), (101, 101), "recent holds keep their queues");
         assert!(
@@ -693,7 +693,7 @@ mod tests {
         );
         // A new hold on scope 1 makes its queue live 2 s from now.
         queue(line(1))
-            .turn(&session(1001), shown.reader())
+            .place(&session(1001), shown.reader())
             .await
             .took(2);
         tokio::time::sleep(Duration::from_millis(1100)).await;

@@ -36,7 +36,7 @@ const SWEEP_FLOOR: usize = 64;
 /// The state of one handle (and its clones), by database name and key.
 pub(crate) struct Registry {
     counters: Entries<CounterKey, Allocator>,
-    collections: Entries<FieldKey<Scope>, Frontier>,
+    frontiers: Entries<FieldKey<Scope>, Frontier>,
     /// The unique indexes found on a sequence's field, so that they are checked once.
     indexes: Entries<IndexKey, ()>,
     /// Writes whose caller went away before their answer came, for `resume_insert`.
@@ -55,7 +55,7 @@ impl Registry {
     pub(crate) fn new() -> Self {
         Registry {
             counters: Entries::new(),
-            collections: Entries::new(),
+            frontiers: Entries::new(),
             indexes: Entries::new(),
             orphans: Entries::new(),
             release_after: AtomicU64::new(DEFAULT_RELEASE_AFTER.as_millis() as u64),
@@ -89,7 +89,7 @@ impl Registry {
 
     /// How many counters' allocators and optimistic frontiers are held.
     pub(crate) fn held(&self) -> usize {
-        self.counters.len() + self.collections.len()
+        self.counters.len() + self.frontiers.len()
     }
 
     /// The allocator of the counter document of `scope` of the sequence in `db` (counters
@@ -110,9 +110,9 @@ impl Registry {
     }
 
     /// The optimistic loop's frontier for `scope` of the sequence's field in `db`.
-    pub(crate) fn collection(&self, db: &str, seq: &Sequence, scope: &Scope) -> Arc<Frontier> {
+    pub(crate) fn frontier(&self, db: &str, seq: &Sequence, scope: &Scope) -> Arc<Frontier> {
         let idle = self.release_after();
-        self.collections
+        self.frontiers
             .get_or_insert(db, FieldKey::of(seq, scope), idle, Frontier::new)
     }
 
@@ -185,7 +185,7 @@ impl Registry {
         let mut stats = Stats::default();
         match seq.strategy {
             Strategy::Optimistic { .. } => {
-                self.collections.each(db, |key, frontier| {
+                self.frontiers.each(db, |key, frontier| {
                     if (key.collection, key.field) == (seq.collection, seq.field) {
                         stats.add(Stats {
                             in_flight: frontier.in_flight(),
@@ -286,9 +286,9 @@ impl<'a> Route<'a> {
     }
 
     /// The optimistic frontier of `scope`: the registry's, or one made for the call.
-    pub(crate) fn collection(&self, seq: &Sequence, scope: &Scope) -> Arc<Frontier> {
+    pub(crate) fn frontier(&self, seq: &Sequence, scope: &Scope) -> Arc<Frontier> {
         match self.registry {
-            Some(registry) => registry.collection(self.db.name(), seq, scope),
+            Some(registry) => registry.frontier(self.db.name(), seq, scope),
             None => Arc::new(Frontier::for_one_call()),
         }
     }

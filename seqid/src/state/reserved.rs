@@ -12,7 +12,7 @@ use crate::fields::scope::Scope;
 use crate::schema::sequence::Sequence;
 
 /// One id reserved, and what it was reserved for.
-pub(crate) struct Held {
+pub(crate) struct ReservedId {
     pub id: i64,
     pub scope: Scope,
     /// Where its counter is: another database's (or deployment's) hands the id out too.
@@ -60,7 +60,7 @@ pub(crate) struct Gapless {
     pub ticket: u64,
 }
 
-impl Held {
+impl ReservedId {
     /// `Ok` if a document of `scope`, inserted at `origin` in `session`, may take this id,
     /// as far as can be told without a round trip: the database and handle it was reserved
     /// through ([`ErrorKind::ReservedElsewhere`]), the scope it was reserved for

@@ -84,10 +84,10 @@ impl<K: Eq + Hash, V> Lines<K, V> {
 }
 
 impl<K: Eq + Hash> Lines<K, Semaphore> {
-    /// The caller's turn in the line of `gate`, held until dropped; `None` if it did
+    /// The caller's turn in the line of `key`, kept until dropped; `None` if it did
     /// not come within `patience` (the caller then goes on without it).
-    pub(crate) async fn turn(&self, gate: K, patience: Duration) -> Option<OwnedSemaphorePermit> {
-        let semaphore = self.line(gate, || Semaphore::new(1));
+    pub(crate) async fn turn(&self, key: K, patience: Duration) -> Option<OwnedSemaphorePermit> {
+        let semaphore = self.line(key, || Semaphore::new(1));
         // Tokio's semaphore is fair: turns come in the order they were asked for.
         tokio::time::timeout(patience, semaphore.acquire_owned())
             .await
@@ -109,8 +109,8 @@ pub(crate) async fn scope_turn(
     scope: &Scope,
     patience: Duration,
 ) -> Option<OwnedSemaphorePermit> {
-    let gate = (seq.name, seq.collection, seq.field, scope.clone());
-    SCOPES.turn(gate, patience).await
+    let line = (seq.name, seq.collection, seq.field, scope.clone());
+    SCOPES.turn(line, patience).await
 }
 
 /// The caller's turn for the natural key `filter` of `seq`'s collection in the database
@@ -140,7 +140,7 @@ impl<K: Eq + Hash, V> Lines<K, V> {
 /// How many lines of the sequence `name` the process keeps (for tests).
 #[cfg(test)]
 fn kept(name: &str) -> usize {
-    SCOPES.kept(|gate| gate.0 == name).1
+    SCOPES.kept(|line| line.0 == name).1
 }
 
 #[cfg(test)]

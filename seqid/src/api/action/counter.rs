@@ -13,7 +13,6 @@ use crate::round_trip::counter::Counter;
 use crate::round_trip::counter::admin;
 use crate::round_trip::largest;
 use crate::schema::model::Model;
-use crate::schema::scoped::Names;
 use crate::schema::sequence::{Sequence, Strategy};
 use crate::source::counted;
 use crate::state::registry::Route;
@@ -53,44 +52,42 @@ macro_rules! counter_call {
                 }
             }
 
-            #[doc = concat!("The scope whose counter ", $what, ", for a scoped sequence: a value")]
-            /// of its scope field's type, or a tuple of values in the declared order; a value
-            /// of another type does not compile ([`scoped`](crate::scoped)). Required for a
-            /// scoped sequence ([`ErrorKind::InvalidScope`] without it); an unscoped one takes
-            /// none.
-            ///
-            /// ```no_run
-            /// # use seqid::Document;
-            /// # #[derive(serde::Serialize, Document)]
-            /// # #[seq_id(collection = "tickets")]
-            /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
-            /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-            #[doc = $example]
-            /// # Ok(()) }
-            /// ```
-            pub fn scope(mut self, scope: impl Names<S>) -> Self {
-                self.scope = GivenScope::new(scope);
-                self
-            }
-
-            /// [`scope`](Self::scope) for a scope known only at run time (from a request, in
-            /// code generic over the type): any serializable value, checked when the call
-            /// runs against the scope fields' Rust types ([`Sequence::scope_types`]): a value
-            /// none of the type's documents can hold is [`ErrorKind::InvalidScope`], naming the
-            /// field's type.
-            ///
-            /// ```no_run
-            /// # use seqid::Document;
-            /// # #[derive(serde::Serialize, Document)]
-            /// # #[seq_id(collection = "tickets")]
-            /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
-            /// # async fn run(db: mongodb::Database, project: mongodb::bson::Bson) -> Result<(), seqid::Error> {
-            #[doc = $unchecked]
-            /// # Ok(()) }
-            /// ```
-            pub fn scope_unchecked(mut self, scope: impl serde::Serialize) -> Self {
-                self.scope = GivenScope::unchecked(scope);
-                self
+            scope_setters! {
+                scope,
+                scope {
+                    #[doc = concat!("The scope whose counter ", $what, ", for a scoped sequence: a value")]
+                    /// of its scope field's type, or a tuple of values in the declared order; a value
+                    /// of another type does not compile ([`scoped`](crate::scoped)). Required for a
+                    /// scoped sequence ([`ErrorKind::InvalidScope`] without it); an unscoped one takes
+                    /// none.
+                    ///
+                    /// ```no_run
+                    /// # use seqid::Document;
+                    /// # #[derive(serde::Serialize, Document)]
+                    /// # #[seq_id(collection = "tickets")]
+                    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+                    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+                    #[doc = $example]
+                    /// # Ok(()) }
+                    /// ```
+                }
+                unchecked {
+                    /// [`scope`](Self::scope) for a scope known only at run time (from a request, in
+                    /// code generic over the type): any serializable value, checked when the call
+                    /// runs against the scope fields' Rust types ([`Sequence::scope_types`]): a value
+                    /// none of the type's documents can hold is [`ErrorKind::InvalidScope`], naming the
+                    /// field's type.
+                    ///
+                    /// ```no_run
+                    /// # use seqid::Document;
+                    /// # #[derive(serde::Serialize, Document)]
+                    /// # #[seq_id(collection = "tickets")]
+                    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+                    /// # async fn run(db: mongodb::Database, project: mongodb::bson::Bson) -> Result<(), seqid::Error> {
+                    #[doc = $unchecked]
+                    /// # Ok(()) }
+                    /// ```
+                }
             }
         }
 

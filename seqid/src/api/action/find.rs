@@ -3,7 +3,6 @@
 
 use std::marker::PhantomData;
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::api::sequences::AsDatabase;
@@ -14,7 +13,6 @@ use crate::fields::scope::GivenScope;
 use crate::round_trip::indexes;
 use crate::schema::display::DisplayCode;
 use crate::schema::model::Model;
-use crate::schema::scoped::Names;
 use crate::schema::sequence::Sequence;
 use crate::state::registry::Route;
 
@@ -123,43 +121,41 @@ impl<'a, T: Model, S> FindOne<'a, T, S> {
         FindOne::with(db, seq, id.into(), None)
     }
 
-    /// The scope the number belongs to, for a scoped sequence: a value of its scope
-    /// field's type, or a tuple of values in the declared order (numbers repeat across
-    /// scopes); a value of another type does not compile ([`scoped`](crate::scoped)).
-    /// Required for a scoped sequence ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) without it); an unscoped
-    /// one takes none.
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
-    /// # #[seq_id(collection = "tickets")]
-    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// let ticket = Ticket::sequence().find(&db, 1041).scope("apollo").await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn scope(mut self, scope: impl Names<S>) -> Self {
-        self.given_scope = GivenScope::new(scope);
-        self
-    }
-
-    /// [`scope`](Self::scope) for a scope known only at run time (from a request, in code
-    /// generic over the type): any serializable value, checked when the find runs against
-    /// the scope fields' Rust types ([`Sequence::scope_types`]): a value none of the
-    /// type's documents can hold is [`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope), naming the field's type.
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
-    /// # #[seq_id(collection = "tickets")]
-    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
-    /// # async fn run(db: mongodb::Database, project: mongodb::bson::Bson) -> Result<(), seqid::Error> {
-    /// let ticket = Ticket::sequence().find(&db, 1041).scope_unchecked(project).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn scope_unchecked(mut self, scope: impl Serialize) -> Self {
-        self.given_scope = GivenScope::unchecked(scope);
-        self
+    scope_setters! {
+        given_scope,
+        scope {
+            /// The scope the number belongs to, for a scoped sequence: a value of its scope
+            /// field's type, or a tuple of values in the declared order (numbers repeat across
+            /// scopes); a value of another type does not compile ([`scoped`](crate::scoped)).
+            /// Required for a scoped sequence ([`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope) without it); an unscoped
+            /// one takes none.
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+            /// # #[seq_id(collection = "tickets")]
+            /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+            /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+            /// let ticket = Ticket::sequence().find(&db, 1041).scope("apollo").await?;
+            /// # Ok(()) }
+            /// ```
+        }
+        unchecked {
+            /// [`scope`](Self::scope) for a scope known only at run time (from a request, in code
+            /// generic over the type): any serializable value, checked when the find runs against
+            /// the scope fields' Rust types ([`Sequence::scope_types`]): a value none of the
+            /// type's documents can hold is [`ErrorKind::InvalidScope`](crate::error::ErrorKind::InvalidScope), naming the field's type.
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # #[derive(serde::Serialize, serde::Deserialize, Document)]
+            /// # #[seq_id(collection = "tickets")]
+            /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+            /// # async fn run(db: mongodb::Database, project: mongodb::bson::Bson) -> Result<(), seqid::Error> {
+            /// let ticket = Ticket::sequence().find(&db, 1041).scope_unchecked(project).await?;
+            /// # Ok(()) }
+            /// ```
+        }
     }
 }
 

@@ -14,7 +14,6 @@ use crate::schema::kind::NaturalKeyed;
 use crate::schema::model::Model;
 use crate::state::context::Call;
 use crate::state::registry::Route;
-use crate::state::span::Traced;
 
 /// The natural key a find-or-insert of a `T` finds by: the one the type declares (`()`, the
 /// default, for a type that declares one), or the fields named for the call with
@@ -80,14 +79,13 @@ impl<'a, T: Model> FindOrInsert<'a, T> {
         FindOrInsert::with(std::slice::from_mut(doc), db, |docs, db, call, key| {
             // `new` gives one document: `from_mut` above.
             let doc = &mut docs[0];
-            let insert = Box::pin(async move {
-                let traced = natural::find_or_insert(doc, db, call, key).await;
-                Traced {
-                    output: traced.output.map(|entry| vec![entry]),
-                    reservations: traced.reservations,
-                }
+            let insert = InsertFuture::run::<T>("find_or_insert", 1, db, call, |cx| {
+                Box::pin(async move {
+                    let entry = natural::find_or_insert(doc, key, cx).await?;
+                    Ok(vec![entry])
+                })
             });
-            InsertFuture::of::<T>("find_or_insert", 1, insert).scoped(&T::SEQUENCE)
+            insert.scoped(&T::SEQUENCE)
         })
     }
 }
@@ -99,8 +97,9 @@ impl<'a, T: Model> FindOrInsert<'a, T, (), true> {
     {
         FindOrInsert::with(docs, db, |docs, db, call, key| {
             let count = docs.len();
-            let insert = Box::pin(natural_many::find_or_insert_many(docs, db, call, key));
-            InsertFuture::of::<T>("find_or_insert_many", count, insert)
+            InsertFuture::run::<T>("find_or_insert_many", count, db, call, |cx| {
+                Box::pin(natural_many::find_or_insert_many(docs, key, cx))
+            })
         })
     }
 }

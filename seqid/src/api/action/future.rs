@@ -9,6 +9,8 @@ use crate::base::error::Error;
 use crate::base::future::BoxFuture;
 use crate::schema::model::Model;
 use crate::schema::sequence::Sequence;
+use crate::state::context::{Call, Context};
+use crate::state::registry::Route;
 use crate::state::span::{self, Traced};
 
 /// The future of an [`Insert`](super::Insert), of one document or many (and
@@ -26,14 +28,18 @@ pub struct InsertFuture<'a, V> {
     pub(super) span: Span,
 }
 
-impl<'a, V> InsertFuture<'a, V> {
-    /// The future of `T`'s call `operation` on `count` documents, in its span.
-    pub(super) fn of<T: Model>(
+impl<'a, V: 'a> InsertFuture<'a, V> {
+    /// The future of `T`'s call `operation` on `count` documents through `route` with the
+    /// options of `call`: `body` run in the call's context, in the call's span.
+    pub(super) fn run<T: Model>(
         operation: &'static str,
         count: usize,
-        insert: BoxFuture<'a, Traced<Result<V, Error>>>,
+        route: Route<'a>,
+        call: Call<'a>,
+        body: impl for<'c> FnOnce(&'c mut Context<'a>) -> BoxFuture<'c, Result<V, Error>> + Send + 'a,
     ) -> Self {
         let span = span::of(&T::SEQUENCE, T::OTHERS, operation, count);
+        let insert = Box::pin(Context::run(&T::SEQUENCE, route, call, body));
         InsertFuture { insert, span }
     }
 

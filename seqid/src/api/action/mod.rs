@@ -34,6 +34,25 @@ macro_rules! session {
     };
 }
 
+/// `scope` and `scope_unchecked` of an action whose scope, as given, is in `$field`, each
+/// with its docs: the one scope a call of a scoped sequence names, checked at compile time
+/// by its type, or at run time.
+macro_rules! scope_setters {
+    ($field:ident, scope { $(#[$scope:meta])* } unchecked { $(#[$unchecked:meta])* }) => {
+        $(#[$scope])*
+        pub fn scope(mut self, scope: impl crate::schema::scoped::Names<S>) -> Self {
+            self.$field = crate::fields::scope::GivenScope::new(scope);
+            self
+        }
+
+        $(#[$unchecked])*
+        pub fn scope_unchecked(mut self, scope: impl serde::Serialize) -> Self {
+            self.$field = crate::fields::scope::GivenScope::unchecked(scope);
+            self
+        }
+    };
+}
+
 /// `IntoFuture` for an action that carries its call in `run`, set by its constructor where
 /// `T`'s bounds hold, so that awaiting it requires nothing (see `find::Deserializable`):
 /// the `$future` of a `Result<$value, Error>`.
@@ -79,14 +98,13 @@ pub use reserve::{Reserve, Reserved};
 pub use transaction::{Labelled, Transaction};
 
 use crate::base::error::Error;
-use crate::base::future::BoxFuture;
 use crate::insert::{many, one};
 use crate::schema::id::IdField;
 use crate::schema::kind;
 use crate::schema::model::Model;
 use crate::state::context::Call;
 use crate::state::registry::Route;
-use crate::state::reserved::Held;
+use crate::state::reserved::ReservedId;
 
 /// The setters the inserts and the finds-or-inserts offer; `$example` shows the action
 /// awaited.
@@ -214,7 +232,7 @@ pub struct Insert<'a, T: Model, const RESUME: bool = false, const MANY: bool = f
     call: Call<'a>,
     /// The id reserved for the document ([`Insert::reserved`]): the action's alone, never
     /// held in an insert's state without one.
-    token: Option<Held>,
+    token: Option<ReservedId>,
 }
 
 impl<'a, T: Model, const RESUME: bool> Insert<'a, T, RESUME> {
@@ -273,7 +291,7 @@ impl<'a, T: Model> Insert<'a, T> {
     /// # Ok(()) }
     /// ```
     pub fn reserved(mut self, token: Reserved<T>) -> Self {
-        self.token = Some(token.into_held());
+        self.token = Some(token.into_reserved_id());
         self
     }
 }
@@ -287,13 +305,19 @@ impl<'a, T: Model, const RESUME: bool> IntoFuture for Insert<'a, T, RESUME> {
         let (doc, db, call) = (&mut self.docs[0], self.db, self.call);
         // Boxed apart: a box as large as the larger of the two would cost every insert
         // (see `crate::insert` on the size of the insert's state).
-        let (operation, insert): (_, BoxFuture<'a, _>) = match (RESUME, self.token) {
-            (false, None) => ("insert", Box::pin(one::one(doc, db, call))),
-            (false, Some(held)) => ("insert", Box::pin(one::reserved(doc, db, call, held))),
+        let insert = match (RESUME, self.token) {
+            (false, None) => {
+                InsertFuture::run::<T>("insert", 1, db, call, |cx| Box::pin(one::one(doc, cx)))
+            }
+            (false, Some(reserved)) => InsertFuture::run::<T>("insert", 1, db, call, |cx| {
+                Box::pin(one::reserved(doc, reserved, cx))
+            }),
             // `reserved` is offered on an insert alone: a resume holds no token.
-            (true, _) => ("resume_insert", Box::pin(one::resume(doc, db, call))),
+            (true, _) => InsertFuture::run::<T>("resume_insert", 1, db, call, |cx| {
+                Box::pin(one::resume(doc, cx))
+            }),
         };
-        InsertFuture::of::<T>(operation, 1, insert).scoped(&T::SEQUENCE)
+        insert.scoped(&T::SEQUENCE)
     }
 }
 
@@ -304,13 +328,13 @@ impl<'a, T: Model, const RESUME: bool> IntoFuture for Insert<'a, T, RESUME, true
     fn into_future(self) -> Self::IntoFuture {
         let (docs, db, call) = (self.docs, self.db, self.call);
         let count = docs.len();
-        let (operation, insert): (_, BoxFuture<'a, _>) = match RESUME {
-            false => ("insert_many", Box::pin(many::many(docs, db, call))),
-            true => (
-                "resume_insert_many",
-                Box::pin(many::resume_many(docs, db, call)),
-            ),
-        };
-        InsertFuture::of::<T>(operation, count, insert)
+        match RESUME {
+            false => InsertFuture::run::<T>("insert_many", count, db, call, |cx| {
+                Box::pin(many::many(docs, cx))
+            }),
+            true => InsertFuture::run::<T>("resume_insert_many", count, db, call, |cx| {
+                Box::pin(many::resume_many(docs, cx))
+            }),
+        }
     }
 }

@@ -19,7 +19,6 @@ use crate::base::named::{self, Spec};
 use crate::fields::scope::{GivenScope, Scope, check_types};
 use crate::schema::layout::{CounterWriteConcern, Layout};
 use crate::schema::model::Model;
-use crate::schema::scoped::Names;
 use crate::schema::sequence::{Sequence, Strategy};
 use crate::source::counted;
 use crate::state::context::{Call, Context};
@@ -73,6 +72,18 @@ pub struct NamedSequence<'a> {
     call: Call<'a>,
 }
 
+/// The setters of a named sequence's options, each `self.spec.<name> = Some(<value>)`,
+/// with their docs.
+macro_rules! spec_setters {
+    ($($(#[$doc:meta])* $name:ident($value:ident: $ty:ty) => $set:expr;)*) => {$(
+        $(#[$doc])*
+        pub fn $name(mut self, $value: $ty) -> Self {
+            self.spec.$name = Some($set);
+            self
+        }
+    )*};
+}
+
 impl<'a> NamedSequence<'a> {
     pub(crate) fn new(route: Route<'a>, name: &str) -> Self {
         NamedSequence {
@@ -83,123 +94,104 @@ impl<'a> NamedSequence<'a> {
         }
     }
 
-    /// The collection holding the counter, instead of the layout's tool's (`counters` for
-    /// the tutorial's layout): `counters = "..."` in the attribute.
-    ///
-    /// ```no_run
-    /// # use seqid::AsDatabase;
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// let id = db.sequence("userid").counters("sequences").next().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn counters(mut self, counters: &str) -> Self {
-        self.spec.counters = Some(counters.to_owned());
-        self
-    }
+    spec_setters! {
+        /// The collection holding the counter, instead of the layout's tool's (`counters` for
+        /// the tutorial's layout): `counters = "..."` in the attribute.
+        ///
+        /// ```no_run
+        /// # use seqid::AsDatabase;
+        /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+        /// let id = db.sequence("userid").counters("sequences").next().await?;
+        /// # Ok(()) }
+        /// ```
+        counters(counters: &str) => counters.to_owned();
 
-    /// How the counter document is laid out: one of [`Layout`]'s presets (the tutorial's
-    /// by default), to share another tool's counter; its counters collection and first id
-    /// come with it unless set. The name is then the one the tool finds its counter by.
-    ///
-    /// ```no_run
-    /// # use seqid::AsDatabase;
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// use seqid::layout::Layout;
-    /// // MongoEngine's `User.id`, in `mongoengine.counters`.
-    /// let id = db.sequence("user.id").layout(Layout::MONGOENGINE).next().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn layout(mut self, layout: Layout) -> Self {
-        self.spec.layout = Some(layout);
-        self
-    }
+        /// How the counter document is laid out: one of [`Layout`]'s presets (the tutorial's
+        /// by default), to share another tool's counter; its counters collection and first id
+        /// come with it unless set. The name is then the one the tool finds its counter by.
+        ///
+        /// ```no_run
+        /// # use seqid::AsDatabase;
+        /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+        /// use seqid::layout::Layout;
+        /// // MongoEngine's `User.id`, in `mongoengine.counters`.
+        /// let id = db.sequence("user.id").layout(Layout::MONGOENGINE).next().await?;
+        /// # Ok(()) }
+        /// ```
+        layout(layout: Layout) => layout;
 
-    /// The first id, where a counter that does not exist yet starts (1, or the layout's
-    /// tool's first id, unless set): 0 or more. A counter that exists goes on from its
-    /// value.
-    ///
-    /// ```no_run
-    /// # use seqid::AsDatabase;
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// let id = db.sequence("order").start(1000).next().await?; // 1000 on a new counter
-    /// # Ok(()) }
-    /// ```
-    pub fn start(mut self, start: i64) -> Self {
-        self.spec.start = Some(start);
-        self
-    }
+        /// The first id, where a counter that does not exist yet starts (1, or the layout's
+        /// tool's first id, unless set): 0 or more. A counter that exists goes on from its
+        /// value.
+        ///
+        /// ```no_run
+        /// # use seqid::AsDatabase;
+        /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+        /// let id = db.sequence("order").start(1000).next().await?; // 1000 on a new counter
+        /// # Ok(()) }
+        /// ```
+        start(start: i64) => start;
 
-    /// How far apart ids are (1 unless set): ids `start`, `start + step`, ... At least 1;
-    /// refused with a layout whose tool always adds 1 (MongoEngine's, the Go post's).
-    ///
-    /// ```no_run
-    /// # use seqid::AsDatabase;
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// let ids = db.sequence("odd").step(2).next_n(3).await?; // [1, 3, 5] on a new counter
-    /// # Ok(()) }
-    /// ```
-    pub fn step(mut self, step: u32) -> Self {
-        self.spec.step = Some(step);
-        self
-    }
+        /// How far apart ids are (1 unless set): ids `start`, `start + step`, ... At least 1;
+        /// refused with a layout whose tool always adds 1 (MongoEngine's, the Go post's).
+        ///
+        /// ```no_run
+        /// # use seqid::AsDatabase;
+        /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+        /// let ids = db.sequence("odd").step(2).next_n(3).await?; // [1, 3, 5] on a new counter
+        /// # Ok(()) }
+        /// ```
+        step(step: u32) => step;
 
-    /// The key of the field the numbers go into (`_id` unless set): what a layout that
-    /// finds its counter by field finds it by (mongoose-auto-increment's and typegoose's
-    /// `field`), and, with [`collection`](Self::collection), where the missing-counter
-    /// check looks for numbers stored.
-    ///
-    /// ```no_run
-    /// # use seqid::AsDatabase;
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// use seqid::layout::Layout;
-    /// let id = db
-    ///     .sequence("Book")
-    ///     .layout(Layout::MONGOOSE_AUTO_INCREMENT)
-    ///     .field("bookId")
-    ///     .next()
-    ///     .await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn field(mut self, field: &str) -> Self {
-        self.spec.field = Some(field.to_owned());
-        self
-    }
+        /// The key of the field the numbers go into (`_id` unless set): what a layout that
+        /// finds its counter by field finds it by (mongoose-auto-increment's and typegoose's
+        /// `field`), and, with [`collection`](Self::collection), where the missing-counter
+        /// check looks for numbers stored.
+        ///
+        /// ```no_run
+        /// # use seqid::AsDatabase;
+        /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+        /// use seqid::layout::Layout;
+        /// let id = db
+        ///     .sequence("Book")
+        ///     .layout(Layout::MONGOOSE_AUTO_INCREMENT)
+        ///     .field("bookId")
+        ///     .next()
+        ///     .await?;
+        /// # Ok(()) }
+        /// ```
+        field(field: &str) => field.to_owned();
 
-    /// The collection whose documents hold the numbers, if any (none unless set). With
-    /// it, a counter that does not exist yet is made only if that collection holds no
-    /// number of the sequence in its [`field`](Self::field) ([`ErrorKind::CounterMissing`]
-    /// otherwise, as for an insert), and on a sharded cluster its shard key is checked
-    /// as a declared type's. Without it, a missing counter starts at `start`, and only
-    /// the counters collection is checked.
-    ///
-    /// ```no_run
-    /// # use seqid::AsDatabase;
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// let id = db.sequence("userid").collection("users").next().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn collection(mut self, collection: &str) -> Self {
-        self.spec.collection = Some(collection.to_owned());
-        self
-    }
+        /// The collection whose documents hold the numbers, if any (none unless set). With
+        /// it, a counter that does not exist yet is made only if that collection holds no
+        /// number of the sequence in its [`field`](Self::field) ([`ErrorKind::CounterMissing`]
+        /// otherwise, as for an insert), and on a sharded cluster its shard key is checked
+        /// as a declared type's. Without it, a missing counter starts at `start`, and only
+        /// the counters collection is checked.
+        ///
+        /// ```no_run
+        /// # use seqid::AsDatabase;
+        /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+        /// let id = db.sequence("userid").collection("users").next().await?;
+        /// # Ok(()) }
+        /// ```
+        collection(collection: &str) => collection.to_owned();
 
-    /// The write concern of the counter's update (`w: "majority"` unless set); gapless
-    /// ids take the caller's transaction's.
-    ///
-    /// ```no_run
-    /// # use seqid::AsDatabase;
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// use seqid::layout::CounterWriteConcern;
-    /// let id = db
-    ///     .sequence("userid")
-    ///     .counter_write_concern(CounterWriteConcern::Database)
-    ///     .next()
-    ///     .await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn counter_write_concern(mut self, concern: CounterWriteConcern) -> Self {
-        self.spec.counter_write_concern = Some(concern);
-        self
+        /// The write concern of the counter's update (`w: "majority"` unless set); gapless
+        /// ids take the caller's transaction's.
+        ///
+        /// ```no_run
+        /// # use seqid::AsDatabase;
+        /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+        /// use seqid::layout::CounterWriteConcern;
+        /// let id = db
+        ///     .sequence("userid")
+        ///     .counter_write_concern(CounterWriteConcern::Database)
+        ///     .next()
+        ///     .await?;
+        /// # Ok(()) }
+        /// ```
+        counter_write_concern(concern: CounterWriteConcern) => concern;
     }
 
     /// A scope field and its value: the ids come from the counter of that scope, the
@@ -388,41 +380,39 @@ impl<'a, T: Model, S, const MANY: bool> NextOf<'a, T, S, MANY> {
         }
     }
 
-    /// The scope whose counter hands the numbers out, for a scoped sequence: a value of
-    /// its scope field's type, or a tuple of values in the declared order; a value of
-    /// another type does not compile ([`scoped`](crate::scoped)). Required for a scoped
-    /// sequence ([`ErrorKind::InvalidScope`] without it); an unscoped one takes none.
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id(collection = "invoices")]
-    /// # struct Invoice { year: i32, #[seq_id("invoice", scope = "year")] number: i64 }
-    /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
-    /// let numbers = Invoice::sequence().next_n(&db, 3).scope(2026).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn scope(mut self, scope: impl Names<S>) -> Self {
-        self.scope = GivenScope::new(scope);
-        self
-    }
-
-    /// [`scope`](Self::scope) for a scope known only at run time: any serializable value,
-    /// checked when the call runs against the scope fields' Rust types
-    /// ([`ErrorKind::InvalidScope`] for a value none of the type's documents can hold).
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id(collection = "invoices")]
-    /// # struct Invoice { year: i32, #[seq_id("invoice", scope = "year")] number: i64 }
-    /// # async fn run(db: seqid::Database, year: mongodb::bson::Bson) -> Result<(), seqid::Error> {
-    /// let numbers = Invoice::sequence().next_n(&db, 3).scope_unchecked(year).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn scope_unchecked(mut self, scope: impl Serialize) -> Self {
-        self.scope = GivenScope::unchecked(scope);
-        self
+    scope_setters! {
+        scope,
+        scope {
+            /// The scope whose counter hands the numbers out, for a scoped sequence: a value of
+            /// its scope field's type, or a tuple of values in the declared order; a value of
+            /// another type does not compile ([`scoped`](crate::scoped)). Required for a scoped
+            /// sequence ([`ErrorKind::InvalidScope`] without it); an unscoped one takes none.
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # #[derive(serde::Serialize, Document)]
+            /// # #[seq_id(collection = "invoices")]
+            /// # struct Invoice { year: i32, #[seq_id("invoice", scope = "year")] number: i64 }
+            /// # async fn run(db: seqid::Database) -> Result<(), seqid::Error> {
+            /// let numbers = Invoice::sequence().next_n(&db, 3).scope(2026).await?;
+            /// # Ok(()) }
+            /// ```
+        }
+        unchecked {
+            /// [`scope`](Self::scope) for a scope known only at run time: any serializable value,
+            /// checked when the call runs against the scope fields' Rust types
+            /// ([`ErrorKind::InvalidScope`] for a value none of the type's documents can hold).
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # #[derive(serde::Serialize, Document)]
+            /// # #[seq_id(collection = "invoices")]
+            /// # struct Invoice { year: i32, #[seq_id("invoice", scope = "year")] number: i64 }
+            /// # async fn run(db: seqid::Database, year: mongodb::bson::Bson) -> Result<(), seqid::Error> {
+            /// let numbers = Invoice::sequence().next_n(&db, 3).scope_unchecked(year).await?;
+            /// # Ok(()) }
+            /// ```
+        }
     }
 
     session!(
@@ -449,15 +439,10 @@ impl<'a, T: Model, S> IntoFuture for NextOf<'a, T, S, true> {
     type IntoFuture = BoxFuture<'a, Self::Output>;
 
     fn into_future(self) -> Self::IntoFuture {
-        let NextOf {
-            route,
-            seq,
-            scope,
-            call,
-            n,
-            ..
-        } = self;
-        Box::pin(async move { numbers(seq, route, scope.resolve(seq), call, "next_n", n).await })
+        let scope = self.scope.resolve(self.seq);
+        Box::pin(numbers(
+            self.seq, self.route, scope, self.call, "next_n", self.n,
+        ))
     }
 }
 
@@ -466,17 +451,9 @@ impl<'a, T: Model, S> IntoFuture for NextOf<'a, T, S, false> {
     type IntoFuture = BoxFuture<'a, Self::Output>;
 
     fn into_future(self) -> Self::IntoFuture {
-        let NextOf {
-            route,
-            seq,
-            scope,
-            call,
-            ..
-        } = self;
-        Box::pin(async move {
-            let ids = numbers(seq, route, scope.resolve(seq), call, "next", 1).await?;
-            Ok(ids[0])
-        })
+        let scope = self.scope.resolve(self.seq);
+        let ids = numbers(self.seq, self.route, scope, self.call, "next", 1);
+        Box::pin(async move { Ok(ids.await?[0]) })
     }
 }
 

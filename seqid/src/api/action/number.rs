@@ -41,13 +41,15 @@ impl<'a, T: Model, const MANY: bool> NumberDraft<'a, T, MANY> {
             filter,
             issue: Issue::default(),
             one: |filter, db, call, issue| {
-                let insert = later::number_draft(filter, db, call, issue);
-                InsertFuture::of::<T>("number_draft", 1, Box::pin(insert))
+                InsertFuture::run::<T>("number_draft", 1, db, call, move |cx| {
+                    Box::pin(async move { later::number_draft(filter, &issue, cx).await })
+                })
             },
             // How many drafts the filter finds is not known yet.
             many: |filter, db, call, issue| {
-                let insert = later::number_drafts(filter, db, call, issue);
-                InsertFuture::of::<T>("number_drafts", 0, Box::pin(insert))
+                InsertFuture::run::<T>("number_drafts", 0, db, call, move |cx| {
+                    Box::pin(async move { later::number_drafts(filter, &issue, cx).await })
+                })
             },
         }
     }

@@ -17,13 +17,12 @@ use crate::base::future::BoxFuture;
 use crate::fields::ids::{ensure_unset_or_reserved, fill, numbered_on_insert};
 use crate::fields::scope::{GivenScope, Scope};
 use crate::schema::model::Model;
-use crate::schema::scoped::Names;
 use crate::schema::sequence::Strategy;
 use crate::source::counted;
 use crate::state::commit_queue::Line;
 use crate::state::context::{Call, Context};
 use crate::state::registry::Route;
-use crate::state::reserved::{Gapless, Held, Origin};
+use crate::state::reserved::{Gapless, Origin, ReservedId};
 use crate::state::span::{self, Traced};
 use crate::state::tickets;
 
@@ -53,7 +52,7 @@ use crate::state::tickets;
 /// its id is; but a gapless token, which lives and dies with the transaction it was
 /// reserved in: an aborted transaction takes its id back (and the token is then void).
 pub struct Reserved<T: Model> {
-    held: Held,
+    reserved: ReservedId,
     /// A gapless token's counter: its entry in the process's reservations goes when the
     /// token is dropped unused (`state::tickets`).
     line: Option<Line>,
@@ -62,8 +61,8 @@ pub struct Reserved<T: Model> {
 
 impl<T: Model> Drop for Reserved<T> {
     fn drop(&mut self) {
-        if let (Some(line), Some(gapless)) = (&self.line, &self.held.gapless) {
-            tickets::release(line, self.held.id, gapless.ticket);
+        if let (Some(line), Some(gapless)) = (&self.line, &self.reserved.gapless) {
+            tickets::release(line, self.reserved.id, gapless.ticket);
         }
     }
 }
@@ -82,7 +81,7 @@ impl<T: Model> Reserved<T> {
     /// # Ok(()) }
     /// ```
     pub fn id(&self) -> i64 {
-        self.held.id
+        self.reserved.id
     }
 
     /// Writes the reserved id into `doc`'s id field, and its display codes as the insert
@@ -108,33 +107,33 @@ impl<T: Model> Reserved<T> {
     /// ```
     pub fn fill(&self, doc: &mut T) -> Result<(), Error> {
         let seq = &T::SEQUENCE;
-        ensure_unset_or_reserved(doc, self.held.id)?;
+        ensure_unset_or_reserved(doc, self.reserved.id)?;
         let scope = Scope::of(seq, doc)?;
-        if scope != self.held.scope {
+        if scope != self.reserved.scope {
             return Err(Error::new(
                 seq,
                 ErrorKind::ReservedScope {
-                    id: self.held.id,
-                    reserved: self.held.scope.to_string().into(),
+                    id: self.reserved.id,
+                    reserved: self.reserved.scope.to_string().into(),
                     document: scope.to_string().into(),
                 },
             ));
         }
         crate::fields::code::check(doc)?;
-        fill(doc, self.held.id).map(drop)
+        fill(doc, self.reserved.id).map(drop)
     }
 
     /// What the insert reads of it.
-    pub(crate) fn into_held(mut self) -> Held {
+    pub(crate) fn into_reserved_id(mut self) -> ReservedId {
         // The insert takes the entry (`counted::still_reserved`), not the drop.
         self.line = None;
-        let void = Held {
+        let void = ReservedId {
             id: 0,
             scope: Scope::NONE,
             origin: Origin::default(),
             gapless: None,
         };
-        std::mem::replace(&mut self.held, void)
+        std::mem::replace(&mut self.reserved, void)
     }
 }
 
@@ -144,10 +143,10 @@ impl<T: Model> fmt::Debug for Reserved<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Reserved")
             .field("sequence", &T::SEQUENCE.name)
-            .field("id", &self.held.id)
-            .field("database", &self.held.origin.db)
-            .field("scope", &format_args!("{}", self.held.scope))
-            .field("in_transaction", &self.held.gapless.is_some())
+            .field("id", &self.reserved.id)
+            .field("database", &self.reserved.origin.db)
+            .field("scope", &format_args!("{}", self.reserved.scope))
+            .field("in_transaction", &self.reserved.gapless.is_some())
             .finish()
     }
 }
@@ -190,42 +189,40 @@ impl<'a, T: Model, S, const MANY: bool> Reserve<'a, T, S, MANY> {
         }
     }
 
-    /// The scope the ids are reserved for, for a scoped sequence: a value of its scope
-    /// field's type, or a tuple of values in the declared order; a value of another type
-    /// does not compile ([`scoped`](crate::scoped)). Required for a scoped sequence
-    /// ([`ErrorKind::InvalidScope`] without it); an unscoped one takes none. Each token is
-    /// inserted with a document of that scope ([`ErrorKind::ReservedScope`] otherwise).
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id(collection = "tickets")]
-    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
-    /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
-    /// let tokens = Ticket::reserve_ids(&db, 3).scope("apollo").await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn scope(mut self, scope: impl Names<S>) -> Self {
-        self.scope = GivenScope::new(scope);
-        self
-    }
-
-    /// [`scope`](Self::scope) for a scope known only at run time: any serializable value,
-    /// checked when the call runs against the scope fields' Rust types
-    /// ([`ErrorKind::InvalidScope`] for a value none of the type's documents can hold).
-    ///
-    /// ```no_run
-    /// # use seqid::Document;
-    /// # #[derive(serde::Serialize, Document)]
-    /// # #[seq_id(collection = "tickets")]
-    /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
-    /// # async fn run(db: mongodb::Database, project: mongodb::bson::Bson) -> Result<(), seqid::Error> {
-    /// let tokens = Ticket::reserve_ids(&db, 3).scope_unchecked(project).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn scope_unchecked(mut self, scope: impl serde::Serialize) -> Self {
-        self.scope = GivenScope::unchecked(scope);
-        self
+    scope_setters! {
+        scope,
+        scope {
+            /// The scope the ids are reserved for, for a scoped sequence: a value of its scope
+            /// field's type, or a tuple of values in the declared order; a value of another type
+            /// does not compile ([`scoped`](crate::scoped)). Required for a scoped sequence
+            /// ([`ErrorKind::InvalidScope`] without it); an unscoped one takes none. Each token is
+            /// inserted with a document of that scope ([`ErrorKind::ReservedScope`] otherwise).
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # #[derive(serde::Serialize, Document)]
+            /// # #[seq_id(collection = "tickets")]
+            /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+            /// # async fn run(db: mongodb::Database) -> Result<(), seqid::Error> {
+            /// let tokens = Ticket::reserve_ids(&db, 3).scope("apollo").await?;
+            /// # Ok(()) }
+            /// ```
+        }
+        unchecked {
+            /// [`scope`](Self::scope) for a scope known only at run time: any serializable value,
+            /// checked when the call runs against the scope fields' Rust types
+            /// ([`ErrorKind::InvalidScope`] for a value none of the type's documents can hold).
+            ///
+            /// ```no_run
+            /// # use seqid::Document;
+            /// # #[derive(serde::Serialize, Document)]
+            /// # #[seq_id(collection = "tickets")]
+            /// # struct Ticket { project: String, #[seq_id("ticket", scope = "project")] number: i64 }
+            /// # async fn run(db: mongodb::Database, project: mongodb::bson::Bson) -> Result<(), seqid::Error> {
+            /// let tokens = Ticket::reserve_ids(&db, 3).scope_unchecked(project).await?;
+            /// # Ok(()) }
+            /// ```
+        }
     }
 
     session!(
@@ -329,7 +326,7 @@ async fn tokens<T: Model>(
     // without one), and are that transaction's.
     let gapless = match (seq.strategy, cx.session.transaction_session().cloned()) {
         (Strategy::Gapless, Some(session)) => {
-            let (line, tickets) = counted::hold(cx.route, seq, scope, &ids);
+            let (line, tickets) = counted::issue_tickets(cx.route, seq, scope, &ids);
             Some((session, line, tickets))
         }
         _ => None,
@@ -347,7 +344,7 @@ async fn tokens<T: Model>(
             None => (None, None),
         };
         Reserved {
-            held: Held {
+            reserved: ReservedId {
                 id,
                 scope: scope.clone(),
                 origin: origin.clone(),
