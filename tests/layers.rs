@@ -1,7 +1,8 @@
 //! The house keeps its shape (issue 48). The runtime's layers are the folders of
 //! `seqid/src` (`guide::architecture` draws them), from the top down: `api`, `insert`,
-//! `source`, `items`, `round_trip`, `state`, `deployment`, `fields`, `base`, `schema`. A module imports only from its own folder and
-//! the folders below it, and names every item by the module that defines it: a path
+//! `source`, `items`, `round_trip`, `call`, `counter`, `optimistic`, `state`, `deployment`,
+//! `fields`, `base`, `schema`. A module imports only from its own folder and the folders below
+//! it, and names every item by the module that defines it: a path
 //! `crate::X` names a folder, never a name `lib.rs` re-exports for users. The derive is a
 //! pipeline whose modules import one another without a circle.
 //!
@@ -12,12 +13,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The runtime's layer folders, from the bottom up.
-const LAYERS: [&str; 10] = [
+const LAYERS: [&str; 13] = [
     "schema",
     "base",
     "fields",
     "deployment",
     "state",
+    "optimistic",
+    "counter",
+    "call",
     "round_trip",
     "items",
     "source",

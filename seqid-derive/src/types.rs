@@ -86,15 +86,7 @@ pub fn number_type(ty: &Type) -> Option<String> {
     if let Some(name) = plain(ty) {
         return Some(name);
     }
-    let option = last_segment(ty).filter(|segment| segment.ident == "Option")?;
-    let PathArguments::AngleBracketed(args) = &option.arguments else {
-        return None;
-    };
-    let mut args = args.args.iter();
-    match (args.next(), args.next()) {
-        (Some(GenericArgument::Type(inner)), None) => plain(inner),
-        _ => None,
-    }
+    plain(option_argument(ty)?)
 }
 
 /// A type written as a primitive integer that [`number_type`] refuses, or an `Option` of

@@ -204,12 +204,15 @@
 // below it.
 mod api;
 mod base;
+mod call;
+mod counter;
 
 pub mod deployment;
 mod fields;
 pub mod guide;
 mod insert;
 mod items;
+mod optimistic;
 mod round_trip;
 mod schema;
 mod source;
@@ -223,6 +226,7 @@ pub use api::document::Document;
 pub use api::sequence_of::SequenceOf;
 pub use api::sequences::{AsDatabase, Database, Sequences};
 pub use base::error::Error;
+pub use call::registry::Stats;
 pub use fields::natural::Entry;
 pub use insert::later::Numbered;
 pub use schema::id::IdField;
@@ -236,7 +240,6 @@ pub use schema::model::Model;
 pub use schema::scoped;
 pub use schema::sequence::{Sequence, Strategy};
 pub use seqid_derive::{Document, Item};
-pub use state::registry::Stats;
 
 /// The errors' parts: what went wrong ([`ErrorKind`](crate::error::ErrorKind)) and what a
 /// failed batch leaves ([`BulkError`](crate::error::BulkError)); [`Error`] itself is at the

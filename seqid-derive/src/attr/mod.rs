@@ -6,7 +6,8 @@
 //! a field or what is written under it. Whether an attribute or a key is in its place is
 //! decided later, by `declaration` and `valid`, which see the whole struct.
 
-use syn::Attribute;
+use syn::ext::IdentExt;
+use syn::{Attribute, Expr, Path};
 
 use crate::ctxt::Ctxt;
 
@@ -33,4 +34,27 @@ fn first<'a>(
         cx.error_spanned_by(again, repeated);
     }
     Some(first)
+}
+
+/// Reads the `key = value` pairs of `attr`'s list, handing each to `each` with its key
+/// (unraw, `None` for a path that is no identifier), its value and its path (where an
+/// unknown key is reported); `false`, and reported, when the list does not parse.
+fn each_setting(
+    cx: &Ctxt,
+    attr: &Attribute,
+    mut each: impl FnMut(Option<&str>, Expr, &Path),
+) -> bool {
+    let parsed = attr.parse_nested_meta(|meta| {
+        let key = meta.path.get_ident().map(|ident| ident.unraw().to_string());
+        let value: Expr = meta.value()?.parse()?;
+        each(key.as_deref(), value, &meta.path);
+        Ok(())
+    });
+    match parsed {
+        Ok(()) => true,
+        Err(error) => {
+            cx.syn_error(error);
+            false
+        }
+    }
 }

@@ -2,11 +2,10 @@
 //! inside the document, and `last` names the integer field that keeps the array's mark
 //! (`items` checks both against the struct).
 
-use syn::ext::IdentExt;
-use syn::{Attribute, Expr, LitStr, Meta};
+use syn::{Attribute, LitStr, Meta};
 
-use super::first;
 use super::literal::string;
+use super::{each_setting, first};
 use crate::ctxt::Ctxt;
 
 /// `#[seq_items(...)]` as read.
@@ -34,22 +33,14 @@ impl SeqItems {
                 cx.error_spanned_by(meta, LAST_MISSING);
             }
             Meta::List(_) => {
-                let parsed = attr.parse_nested_meta(|meta| {
-                    let key = meta.path.get_ident().map(|ident| ident.unraw().to_string());
-                    let value: Expr = meta.value()?.parse()?;
-                    match key.as_deref() {
-                        Some("last") => {
-                            given = true;
-                            items.last = string(cx, &value, "`last`", "last = \"lines_last\"");
-                        }
-                        _ => cx.error_spanned_by(&meta.path, UNKNOWN),
+                let parsed = each_setting(cx, attr, |key, value, path| match key {
+                    Some("last") => {
+                        given = true;
+                        items.last = string(cx, &value, "`last`", "last = \"lines_last\"");
                     }
-                    Ok(())
+                    _ => cx.error_spanned_by(path, UNKNOWN),
                 });
-                if let Err(error) = parsed {
-                    given = true;
-                    cx.syn_error(error);
-                }
+                given |= !parsed;
             }
         }
         if !given {

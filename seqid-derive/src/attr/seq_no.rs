@@ -1,11 +1,10 @@
 //! `#[seq_no]` or `#[seq_no(start = N, step = M)]` on the number field of an item type
 //! (`#[derive(Item)]`): the field holds the item's number within its document.
 
-use syn::ext::IdentExt;
 use syn::{Attribute, Expr, LitInt, Meta};
 
-use super::first;
 use super::literal::{bounded, positive_u32};
+use super::{each_setting, first};
 use crate::ctxt::Ctxt;
 
 /// `#[seq_no(...)]` as read: its start and step when given and valid.
@@ -31,23 +30,15 @@ impl SeqNo {
             Meta::Path(_) => {}
             Meta::NameValue(meta) => cx.error_spanned_by(meta, ARGUMENTS),
             Meta::List(_) => {
-                let parsed = attr.parse_nested_meta(|meta| {
-                    let key = meta.path.get_ident().map(|ident| ident.unraw().to_string());
-                    let value: Expr = meta.value()?.parse()?;
-                    match key.as_deref() {
-                        Some("start") => {
-                            let start =
-                                bounded(cx, &value, "start", "i64", "an i64", 0, i64::MAX as u128);
-                            seq_no.start = start.map(|n| (n as i64, value));
-                        }
-                        Some("step") => seq_no.step = positive_u32(cx, &value, "step"),
-                        _ => cx.error_spanned_by(&meta.path, UNKNOWN),
+                each_setting(cx, attr, |key, value, path| match key {
+                    Some("start") => {
+                        let start =
+                            bounded(cx, &value, "start", "i64", "an i64", 0, i64::MAX as u128);
+                        seq_no.start = start.map(|n| (n as i64, value));
                     }
-                    Ok(())
+                    Some("step") => seq_no.step = positive_u32(cx, &value, "step"),
+                    _ => cx.error_spanned_by(path, UNKNOWN),
                 });
-                if let Err(error) = parsed {
-                    cx.syn_error(error);
-                }
             }
         }
         Some(seq_no)

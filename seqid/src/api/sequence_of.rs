@@ -8,10 +8,10 @@ use crate::api::action::find::Deserializable;
 use crate::api::action::{FindOne, LastReserved, NextOf, SetCounter, SyncCounter};
 use crate::api::sequences::{AsDatabase, Database};
 use crate::base::error::Error;
+use crate::call::registry::Stats;
 use crate::schema::kind::{Kind, WithCounter};
 use crate::schema::model::Model;
 use crate::schema::sequence::Sequence;
-use crate::state::registry::Stats;
 
 /// A sequence of the document type `T` (`K`: its strategy, as a [`kind`](crate::kind); `S`:
 /// its scope, as a [`scoped`](crate::scoped) type, which `.scope(...)` on its calls takes):

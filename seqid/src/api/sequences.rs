@@ -15,8 +15,8 @@ use std::time::Duration;
 use mongodb::options::DatabaseOptions;
 
 use crate::api::action::next::NamedSequence;
+use crate::call::registry::{Collections, Registry, Route, Stats};
 use crate::schema::sequence::Sequence;
-use crate::state::registry::{Collections, Registry, Route, Stats};
 
 /// The state this process keeps for the sequences of one deployment. Cheap to clone: the
 /// clones share it. Make one per `mongodb::Client` (next to it, where the application
@@ -61,7 +61,7 @@ pub struct Sequences {
 impl Sequences {
     /// How long a sequence's state is kept once no call uses it, unless
     /// [`release_idle_after`](Self::release_idle_after) says otherwise: 10 minutes.
-    pub const DEFAULT_RELEASE_AFTER: Duration = crate::state::registry::DEFAULT_RELEASE_AFTER;
+    pub const DEFAULT_RELEASE_AFTER: Duration = crate::call::registry::DEFAULT_RELEASE_AFTER;
 
     /// A handle for the deployment `client` reaches, holding no state yet.
     ///

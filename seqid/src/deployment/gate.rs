@@ -13,7 +13,7 @@ use crate::deployment::known::{Known, Topology};
 use crate::deployment::sharding::{Finding, Refusal, assess};
 use crate::schema::sequence::Sequence;
 
-/// The gate every call passes before its context is made (`state::context::Context::run`
+/// The gate every call passes before its context is made (`call::context::Context::run`
 /// asks it): a sequence whose promises would not hold on the deployment `db` lives on is
 /// refused ([`ErrorKind::Sharded`](crate::error::ErrorKind::Sharded)), and what holds at a
 /// cost is logged once. Once the deployment is known (`known`), decided without a round

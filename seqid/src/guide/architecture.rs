@@ -17,19 +17,23 @@
 //! | `insert/` | the orchestration, the only place where documents meet writes: check, take ids, fill, write, settle what the server answered; the loop over rounds | `one`, `many`, `natural`, `natural_many`, `later`, `items` (appends of items), `replace` (a document written back) |
 //! | `source/` | the id sources, one per strategy: hand ids out per scope and say what an id costs when its document is not stored (a race lost, a refusal, a lost answer), through one interface (`source::race_lost`, ...) | `counted` (counters, block, gapless), `optimistic` (and its loop), `many` (`insert_many`'s rounds, per strategy), `batch` (a batch's documents sent together), `others` (a document's other sequences) |
 //! | `items/` | items in a stored document's array, one subsystem: an append's commands and its rounds, with the turns of this process's appends per array | `commands` (an append's pipeline, read and conditional update, and what their answers mean), `rounds` (until it lands, is refused or gives up, within the call's budget) |
-//! | `round_trip/` | one kind of command each, and what its answer means | `write`, `counter/` (`update`, `missing`, `transaction`, `admin`), `largest`, `indexes`, `stored`, `replace` (a replace's read and conditional `replace_one`) |
-//! | `state/` | what calls share and keep: a call's context, the handle's registry and what it holds (allocators, frontiers, writes left running), the process's turns and gapless lines, the gapless ids reserved and not yet inserted | `context`, `span` (a call's span, and what it did), `registry`, `reserved` (an id reserved for a document built later), `allocator`, `frontier`, `pending`, `orphan`, `turns`, `commit_queue`, `tickets` |
+//! | `round_trip/` | the document's own round trips, one kind of command each, and what its answer means | `write`, `indexes`, `stored`, `replace` (a replace's read and conditional `replace_one`) |
+//! | `call/` | the call layer above the subsystems: a call's context (every action's body runs in one, `Context::run`), its span, the handle's registry and what it keeps, found by the call's route | `context`, `span` (a call's span, and what it did), `registry`, `pending` (a write a cancelled caller left behind) |
+//! | `counter/` | the counter, one subsystem: its document and commands, the gapless strategy whole, an id reserved for a document built later | `mod` (the counter document), `update`, `missing`, `admin`, `transaction` (the gapless `$inc`), `gapless` (ids in the caller's transaction, a place before the first read, reserved ids and their tickets), `commit_queue`, `tickets`, `reserved` |
+//! | `optimistic/` | the optimistic strategy's shared state and query: a scope's frontier, the largest stored id (which a missing counter's check reads too); its loop is `source::optimistic` | `frontier`, `largest` |
+//! | `state/` | what calls share, below every subsystem: the allocator that shares round trips between a handle's tasks (the counters' and the frontiers'), the writes left running, the process's turns | `allocator`, `orphan`, `turns` |
 //! | `deployment/` | the deployment a database lives on, one subsystem: facts read once, kept, decisions with no I/O, the gate every call passes first, and the report (public as [`deployment`](crate::deployment)) | `facts` (topology, shard keys, unique indexes), `known` (what was read, kept per handle or for the process), `sharding` (what holds where: decisions tested as a table), `gate`, `report` ([`check`](crate::deployment::check)) |
 //! | `fields/` | a document's own fields, as one insert reads and fills them | `ids` (unset, filled, carried to a resume), `code` (display codes), `companions` (the other sequences' ids and an `ObjectId`, set and unset together), `items` (a document's arrays at insert), `scope`, `natural` (a natural key), `picked` (fields read without serializing the rest) |
 //! | `base/` | what every layer above the schema builds on: a sequence named at run time, the error type, numbers, small tools | `declared` (the sequences the program's types declare, registered before `main`), `named`, `fate`, `error`, `message` (each kind's message), `next_step` (what a caller does next after an error: its predicates), `bulk_error` (what `insert_many` reports), `retried` (the message of a call that gave up), `replaced` (the replace's messages), `server`, `numeric`, `session`, `ending` (a cut commit or abort ends its transaction), `detach`, `once`, `backoff`, `retry`, `future` |
 //! | `schema/` | the schema the derive targets, at the bottom: what a model and its sequence are, as constants and accessors; its modules import only one another | `model`, `sequence`, `id`, `item` (an item type and its numbering), `kind`, `layout`, `display`, `scoped` (a scope as a type) |
 //!
 //! An insert goes down the floors once and comes back up with its answer: an action
-//! (`api::action`) boxes its call in a span; `insert::one` opens the call's context
-//! through the gate (`deployment::gate::pass`), checks the document (`fields::ids`), asks
-//! its source for an id (`source::counted::take_one`, or the optimistic loop), fills it in
-//! with its codes and companions (`fields`), writes it (`round_trip::write`), and settles
-//! what the server answered (`base::fate`), telling the source what became of the id.
+//! (`api::action`) boxes its call in a span and runs it in the call's context
+//! (`call::context::Context::run`), through the gate (`deployment::gate::pass`); the
+//! orchestration (`insert::one`) checks the document (`fields::ids`), asks its source for an
+//! id (`source::counted::take_one`, or the optimistic loop), fills it in with its codes and
+//! companions (`fields`), writes it (`round_trip::write`), and settles what the server
+//! answered (`base::fate`), telling the source what became of the id.
 //!
 //! # Glossary
 //!
@@ -49,21 +53,21 @@
 //! - **budget**: how long and how many times a call may try again after losing a race to
 //!   another writer: the optimistic loop's, or an append's (`base::retry`).
 //! - **call**: the options an action's setters gave, before its context is made
-//!   (`state::context::Call`).
+//!   (`call::context::Call`).
 //! - **carried**: the ids a document brings to a resume (`fields::ids::carried`).
 //! - **commit queue**: the process's gapless transactions on one counter, in the
-//!   order they came, each waiting for the one before to commit (`state::commit_queue`);
+//!   order they came, each waiting for the one before to commit (`counter::commit_queue`);
 //!   a transaction's **place** in it is held from before its `$inc` until it ends
-//!   (`state::commit_queue::Place`).
+//!   (`counter::commit_queue::Place`).
 //! - **companions**: the ids a document gets beside its number: its other sequences' and an
 //!   `ObjectId` the insert makes, set and unset together (`fields::companions`).
 //! - **context**: what one call is apart from its documents: sequence, route, session,
-//!   budget (`state::context::Context`); every action's body runs in one, made once the
+//!   budget (`call::context::Context`); every action's body runs in one, made once the
 //!   gate lets the call through (`Context::run`), appends included.
 //! - **counted**: the strategies that keep a counter: counters, block, gapless
 //!   (`source::counted`).
 //! - **counter**: the document an id is taken from, in a tool's layout
-//!   (`round_trip::counter::Counter`).
+//!   (`counter::Counter`).
 //! - **declaration**: a sequence as a type of the program declares it, with the type's path,
 //!   registered by the derive before `main` (`base::declared`).
 //! - **doing**: a driver's error said as seqid's, with what the round trip was doing, and
@@ -75,7 +79,7 @@
 //! - **flusher**: the one task at a time that makes an allocator's round trips for the
 //!   callers in its queue (`state::allocator`).
 //! - **frontier**: the optimistic strategy's state for one scope of a collection: the
-//!   candidates out and the largest seen (`state::frontier`).
+//!   candidates out and the largest seen (`optimistic::frontier`).
 //! - **gate**: the check every call passes first, on a sharded cluster (`deployment::gate`).
 //! - **group commit**: one `$inc` serving every task that waits at once (the allocator's).
 //! - **handed**: ids given to a caller, back to the live block if it drops them unused
@@ -87,20 +91,20 @@
 //! - **held**: what a handle keeps in memory: its allocators and frontiers
 //!   ([`Sequences::held`](crate::Sequences::held)), a live block's ids not handed out yet;
 //!   a gapless counter's **holder** is the session whose transaction took it last
-//!   (`state::commit_queue`).
+//!   (`counter::commit_queue`).
 //! - **in flight**: the optimistic candidates of one round, out until their write ends
-//!   (`state::frontier::InFlight`).
+//!   (`optimistic::frontier::InFlight`).
 //! - **key**: where a document's id is, its scope and number (`fields::scope::Key`); a
 //!   natural key is the fields `find_or_insert` finds a document by (`fields::natural`).
 //! - **known**: what was read of a deployment and kept (`deployment::known`).
 //! - **left behind**: the write of a caller that went away, waited for by a resume
-//!   (`state::pending::left_behind`).
+//!   (`call::pending::left_behind`).
 //! - **lines**: the process's turns and commit queues, by what they guard, kept while in
 //!   use (`state::turns::Lines`).
 //! - **mark**: the last number handed out in a document's array of items, a declared field
 //!   of the document (`#[seq_items(last = "...")]`; `schema::item`).
 //! - **maximum read**: what the optimistic loop asks of the maximum query: the scope, an
-//!   id to read above, the session (`state::frontier::MaximumRead`).
+//!   id to read above, the session (`optimistic::frontier::MaximumRead`).
 //! - **given scope**: a scope as `.scope(...)` gave it, checked when the call runs
 //!   (`fields::scope::GivenScope`).
 //! - **named sequence**: a sequence named at run time (`db.sequence(name)`, a number on its
@@ -117,15 +121,15 @@
 //! - **progress**: one optimistic call's memory of the ids it saw taken (`source::optimistic`).
 //! - **race lost**: another caller stored the key, or numbered the draft, first
 //!   (`source::race_lost`).
-//! - **registry**: what a handle keeps per database and sequence (`state::registry`).
+//! - **registry**: what a handle keeps per database and sequence (`call::registry`).
 //! - **route**: where a call goes: its database, and its handle's registry if any
-//!   (`state::registry::Route`).
+//!   (`call::registry::Route`).
 //! - **scope**: the values of a sequence's scope fields, each with its own counter
 //!   (`fields::scope::Scope`); as a type, what `.scope(...)` takes ([`scoped`](crate::scoped)).
 //! - **reserved id**: an id reserved for a document built later, with the scope it was taken
 //!   for and, for a gapless id, its session and ticket, as the insert that stores it reads
 //!   it; the public token ([`Reserved`](crate::Reserved)) wraps one
-//!   (`state::reserved::ReservedId`).
+//!   (`counter::reserved::ReservedId`).
 //! - **sending**: whether a write is a first send or a copy sent again (`base::fate::Sending`).
 //! - **reserver**: what makes an allocator's round trip that reserves ids: the counter's
 //!   update, or the optimistic maximum query (`state::allocator::Reserver`).
@@ -135,14 +139,14 @@
 //! - **stored**: a document read back, as the model and as stored (`round_trip::stored`).
 //! - **tally**: what an allocator or frontier has done, for [`Stats`](crate::Stats)
 //!   (`state::allocator::Tally`).
-//! - **traced**: a call's answer with what it did, for its span (`state::span::Traced`).
+//! - **traced**: a call's answer with what it did, for its span (`call::span::Traced`).
 //! - **to**: where and how a write goes: the collection, the sequence, the sending
 //!   (`round_trip::write`).
 //! - **ticket**: what tells a gapless token's reservation from a later one of the same id
-//!   after its transaction aborted (`state::tickets`).
+//!   after its transaction aborted (`counter::tickets`).
 //! - **turns**: the process's callers of one scope, one key or one array, one at a time
 //!   (`state::turns`).
 //! - **waiting**: a write under way, handed to the handle if its caller drops it
-//!   (`state::pending::Waiting`).
+//!   (`call::pending::Waiting`).
 //! - **wanted**: the other sequences' ids a batch needs, by sequence and scope
 //!   (`source::others::Wanted`).

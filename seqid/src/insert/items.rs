@@ -16,11 +16,11 @@ use mongodb::bson::{Document as BsonDocument, doc, oid::ObjectId};
 
 use crate::base::detach::Finishing;
 use crate::base::error::{Error, ErrorKind};
+use crate::call::context::Context;
 use crate::items::commands::{self, Append, Only};
 use crate::items::rounds::Rounds;
 use crate::schema::id::IdField;
 use crate::schema::item::{Item, ItemsField, Unnumberable, numbers_after};
-use crate::state::context::Context;
 
 /// Appends `items` to the array `spec` of the one document `filter` finds, in the call's
 /// context; numbers them in place; returns their numbers.

@@ -32,6 +32,7 @@ use mongodb::bson::{Bson, Document as BsonDocument, doc};
 use serde::de::DeserializeOwned;
 
 use crate::base::error::{Error, ErrorKind};
+use crate::call::context::Context;
 use crate::fields::code;
 use crate::fields::ids::{ensure_others_unset, fill};
 use crate::fields::scope::{Scope, grouped};
@@ -42,7 +43,6 @@ use crate::schema::model::Model;
 use crate::schema::sequence::{Sequence, Strategy};
 use crate::source::others::{self, Wanted};
 use crate::source::{self, counted};
-use crate::state::context::Context;
 use crate::state::turns;
 
 /// What the caller asks for beyond the filter: its own fields set in the same update, and

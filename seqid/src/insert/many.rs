@@ -32,12 +32,16 @@ use std::sync::Arc;
 use crate::base::error::Error;
 use crate::base::fate::{Fate, Rejection};
 use crate::base::retry::Tries;
+use crate::call::context::Context;
+use crate::call::pending::left_behind;
+use crate::call::span::{self};
 use crate::fields::code;
 use crate::fields::companions::CompanionsOfMany;
 use crate::fields::ids::{
     carried, ensure_companions_unset, ensure_unset, fill_positions, numbered_on_insert, unset,
 };
 use crate::fields::scope::{Key, Scope, grouped};
+use crate::optimistic::frontier::InFlight;
 use crate::round_trip::indexes;
 use crate::round_trip::write;
 use crate::schema::id::IdField;
@@ -47,10 +51,6 @@ use crate::source::batch::{Batch, Outgoing, Taken};
 use crate::source::many::{Reserved, Source};
 use crate::source::others::{self, Wanted};
 use crate::state::allocator::Handed;
-use crate::state::context::Context;
-use crate::state::frontier::InFlight;
-use crate::state::pending::left_behind;
-use crate::state::span::{self};
 
 /// `insert_many`: new ids for `docs`, whose id fields are all unset.
 pub(crate) async fn many<T: Model>(

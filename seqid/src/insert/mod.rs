@@ -1,5 +1,5 @@
 //! The insert orchestration: the only place where documents meet writes. An insert makes
-//! the call's [`Context`](crate::state::context::Context), checks the id fields and reads the
+//! the call's [`Context`](crate::call::context::Context), checks the id fields and reads the
 //! scopes, then for each round takes ids from the strategy's id source
 //! ([`counted`](crate::source::counted) or [`optimistic`](crate::source::optimistic)), fills them in,
 //! writes the documents ([`write`](crate::round_trip::write)), and hands what the server answered back

@@ -30,6 +30,8 @@ use serde::de::DeserializeOwned;
 
 use super::one::{fresh, resume_one};
 use crate::base::error::{Error, ErrorKind};
+use crate::call::context::Context;
+use crate::call::span::{self};
 use crate::fields::companions::Companions;
 use crate::fields::ids::{ensure_unset, numbered_on_insert};
 use crate::fields::natural::{Entry, NaturalKey};
@@ -41,8 +43,6 @@ use crate::schema::id::{AnyIdField, IdField};
 use crate::schema::model::Model;
 use crate::schema::sequence::Sequence;
 use crate::source::{self, counted};
-use crate::state::context::Context;
-use crate::state::span::{self};
 use crate::state::turns;
 
 /// How long a call waits for the call of this process ahead of it on the same key before

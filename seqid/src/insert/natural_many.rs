@@ -23,6 +23,8 @@ use super::natural::{KEY_PATIENCE, holds, is_ours, serialized};
 use crate::base::bulk_error::{BulkError, FailedInsert};
 use crate::base::error::{Doing, Error, ErrorKind};
 use crate::base::server::DUPLICATE_KEY;
+use crate::call::context::Context;
+use crate::call::span::{self};
 use crate::fields::companions::CompanionsOfMany;
 use crate::fields::ids::{ensure_unset, numbered_on_insert};
 use crate::fields::natural::{Entry, NaturalKey, normalized};
@@ -33,8 +35,6 @@ use crate::schema::id::{AnyIdField, IdField};
 use crate::schema::model::Model;
 use crate::schema::sequence::Sequence;
 use crate::source;
-use crate::state::context::Context;
-use crate::state::span::{self};
 use crate::state::turns;
 
 /// Where each document stands.

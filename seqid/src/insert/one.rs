@@ -9,6 +9,10 @@ use mongodb::bson::Document as BsonDocument;
 use crate::base::error::Error;
 use crate::base::fate::Fate;
 use crate::base::future::BoxFuture;
+use crate::call::context::Context;
+use crate::call::pending::left_behind;
+use crate::call::span::{self};
+use crate::counter::reserved::ReservedId;
 use crate::fields::code;
 use crate::fields::companions::Companions;
 use crate::fields::ids::{
@@ -16,6 +20,7 @@ use crate::fields::ids::{
     numbered_on_insert, unset,
 };
 use crate::fields::scope::{Key, Scope};
+use crate::optimistic::frontier::InFlight;
 use crate::round_trip::indexes;
 use crate::round_trip::write;
 use crate::schema::id::IdField;
@@ -24,11 +29,6 @@ use crate::schema::sequence::Strategy;
 use crate::source::optimistic::{self, Attempt};
 use crate::source::others::{self, Wanted};
 use crate::source::{self, counted};
-use crate::state::context::Context;
-use crate::state::frontier::InFlight;
-use crate::state::pending::left_behind;
-use crate::state::reserved::ReservedId;
-use crate::state::span::{self};
 
 /// `insert`: a new id for `doc`, whose id field is unset, and one write.
 pub(crate) async fn one<T: Model>(doc: &mut T, cx: &mut Context<'_>) -> Result<IdValue<T>, Error> {

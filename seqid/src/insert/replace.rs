@@ -28,13 +28,13 @@ use crate::base::error::{Error, ErrorKind};
 use crate::base::numeric::integral;
 use crate::base::server::noted;
 use crate::base::session;
+use crate::call::registry::Route;
 use crate::round_trip::replace::{self, Guards};
 use crate::round_trip::write::not_written;
 use crate::schema::id::IdField;
 use crate::schema::item::ItemsField;
 use crate::schema::model::Model;
 use crate::schema::sequence::Sequence;
-use crate::state::registry::Route;
 
 /// The document as the replace sends it: serialized, its `_id`, and each array's mark as
 /// the document holds it ("none yet" where unset).

@@ -13,13 +13,13 @@ use mongodb::options::IndexOptions;
 use crate::base::detach::Finishing;
 use crate::base::error::{Doing, Error, ErrorKind};
 use crate::base::server::{identity_index, identity_keys as keys, unique_index};
+use crate::call::registry::Route;
 use crate::deployment::facts::has_unique_where;
 use crate::fields::natural::NaturalKey;
 use crate::fields::scope::Scope;
 use crate::schema::display::DisplayCode;
 use crate::schema::model::Model;
 use crate::schema::sequence::Sequence;
-use crate::state::registry::Route;
 
 /// What relies on the index, for [`ErrorKind::MissingIndex`].
 pub(crate) const OPTIMISTIC: &str =

@@ -9,8 +9,8 @@ use serde::de::DeserializeOwned;
 
 use crate::base::error::Error;
 use crate::base::server::{PRIMARY, noted};
+use crate::call::context::Context;
 use crate::schema::sequence::Sequence;
-use crate::state::context::Context;
 
 /// A document read back: as the model, and as stored (what its fields compare by).
 pub(crate) struct Stored<T> {

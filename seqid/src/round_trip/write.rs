@@ -40,10 +40,10 @@ use crate::base::fate::{Fate, Rejection, Sending, why};
 use crate::base::numeric;
 use crate::base::server::{PRIMARY, identity_index, server_code};
 use crate::base::session::Session;
+use crate::call::context::Context;
+use crate::call::pending;
 use crate::fields::scope::{Key, Scope, grouped};
 use crate::schema::sequence::Sequence;
-use crate::state::context::Context;
-use crate::state::pending;
 
 /// Inserts one document that carries the id of `key`, and says what became of it.
 ///

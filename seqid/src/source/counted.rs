@@ -1,35 +1,28 @@
 //! The counter-backed strategies, `counters`, `block` and `gapless`, as an id source: ids
 //! taken from the counter document, the tutorial's `{ _id: <sequence>, seq }` or another
-//! tool's layout ([`crate::round_trip::counter`]), one per scope for a scoped sequence. `counters`
+//! tool's layout ([`crate::counter`]), one per scope for a scoped sequence. `counters`
 //! and `block` take them through an allocator
 //! that shares round trips (and, for `block`, whole blocks) between the tasks of a
 //! [`Sequences`](crate::Sequences) handle, outside any transaction; `gapless` takes them
-//! inside the caller's transaction, one call at a time. A counter's id is handed out
+//! inside the caller's transaction, one call at a time ([`crate::counter::gapless`], which
+//! this source calls with the call's database, session and early place). A counter's id is handed out
 //! once, so an id held by another document is a failure, never a retry; an id whose
 //! document is known not to be stored goes back only to a handle's live block (`block`,
 //! [`race_lost`], and the ids a cancelled caller never received), else it is a gap.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use mongodb::Database;
-use mongodb::bson::Document as BsonDocument;
-
-use crate::base::detach::Finishing;
-use crate::base::error::{Error, ErrorKind};
-use crate::base::session::Session;
+use crate::base::error::Error;
+use crate::call::context::Context;
+use crate::call::registry::Route;
+use crate::counter::Counter;
+use crate::counter::admin;
+use crate::counter::gapless;
+use crate::counter::reserved::ReservedId;
+use crate::counter::update::CounterReserver;
 use crate::fields::scope::Scope;
-use crate::round_trip::counter::Counter;
-use crate::round_trip::counter::admin;
-use crate::round_trip::counter::transaction;
-use crate::round_trip::counter::update::CounterReserver;
 use crate::schema::sequence::{Sequence, Strategy};
 use crate::state::allocator::{Allocated, Handed};
-use crate::state::commit_queue::{self, Line, Place, Reader};
-use crate::state::context::Context;
-use crate::state::registry::Route;
-use crate::state::reserved::ReservedId;
-use crate::state::tickets;
 
 /// One id from the counter of `scope`.
 pub(crate) async fn take_one(scope: &Scope, cx: &mut Context<'_>) -> Result<i64, Error> {
@@ -64,71 +57,6 @@ pub(crate) async fn take_n(
             let allocated = take_outside(cx.route, counter, count).await?;
             Ok(spent(allocated, cx).take())
         }
-    }
-}
-
-/// Records gapless `ids`, just reserved from the counter of `scope` in the caller's
-/// transaction for documents built later, as this reservation's: the line of their
-/// counter, and a ticket for each (`state::tickets`).
-pub(crate) fn issue_tickets(
-    route: Route<'_>,
-    seq: &'static Sequence,
-    scope: &Scope,
-    ids: &[i64],
-) -> (Line, Vec<u64>) {
-    let line = line(route, Counter { seq, scope });
-    let tickets = tickets::issue(&line, ids);
-    (line, tickets)
-}
-
-/// `Ok` if the gapless id `reserved`, reserved in a transaction of the caller's session, is
-/// still this transaction's. The driver keeps a transaction's number to itself, so two
-/// things tell: no later reservation of this process has taken the id again (after the
-/// reserving transaction aborted; `state::tickets`), and the counter of its scope,
-/// read in this transaction, has handed it out (an aborted transaction took its `$inc`
-/// back, so a later transaction sees the counter below the id). Another process that took
-/// the id again meets the unique index on the field, which lets one document only store
-/// it. A token whose transaction committed without it left a hole, which this one fills.
-/// Not gapless: nothing to look at.
-pub(crate) async fn still_reserved(
-    reserved: &ReservedId,
-    cx: &mut Context<'_>,
-) -> Result<(), Error> {
-    let Some(gapless) = &reserved.gapless else {
-        return Ok(());
-    };
-    let (id, seq) = (reserved.id, cx.seq);
-    let counter = Counter {
-        seq,
-        scope: &reserved.scope,
-    };
-    let refused = |reason: String| {
-        Error::new(
-            seq,
-            ErrorKind::ReservedTransaction {
-                id,
-                reason: reason.into(),
-            },
-        )
-    };
-    if !tickets::take(&line(cx.route, counter), id, gapless.ticket) {
-        return Err(refused(format!(
-            "a later reservation in this process took {id} again: the transaction that \
-             reserved it aborted, and took it back"
-        )));
-    }
-    let last = transaction::last_in_transaction(cx.route.db, counter, &mut cx.session).await?;
-    match last {
-        Some(last) if last >= id => Ok(()),
-        Some(last) => Err(refused(format!(
-            "the counter, read in this insert's transaction, shows {last} as the last id \
-             handed out: the transaction that reserved {id} aborted, and took it back"
-        ))),
-        None => Err(refused(
-            "the counter, read in this insert's transaction, is not there: the transaction \
-             that reserved it made it, aborted, and took it back"
-                .to_owned(),
-        )),
     }
 }
 
@@ -174,9 +102,10 @@ fn spent<T>(allocated: Allocated<T>, cx: &mut Context<'_>) -> T {
 /// never conflict on the counter and a rollback costs a gap, never an id handed out
 /// twice.)
 async fn take(scope: &Scope, count: u64, cx: &mut Context<'_>) -> Result<Vec<i64>, Error> {
-    let (route, counter) = (cx.route, Counter { seq: cx.seq, scope });
+    let (db, counter) = (cx.route.db, Counter { seq: cx.seq, scope });
+    let allocator = cx.route.counter(cx.seq, scope);
     let early = cx.early_place.take();
-    let ids = take_in_transaction(route, counter, count, &mut cx.session, early).await?;
+    let ids = gapless::take(db, counter, count, &allocator.tally, &mut cx.session, early).await?;
     cx.reservations += 1;
     Ok(ids)
 }
@@ -189,87 +118,21 @@ async fn take(scope: &Scope, count: u64, cx: &mut Context<'_>) -> Result<Vec<i64
 /// drafts issued at once: 160 runs again). Nothing outside a transaction, for another
 /// strategy, or without a session.
 pub(crate) async fn place_before_reading(scope: &Scope, cx: &mut Context<'_>) {
-    let (route, seq) = (cx.route, cx.seq);
-    if seq.strategy != Strategy::Gapless || !cx.session.in_transaction() {
+    if cx.seq.strategy != Strategy::Gapless {
         return;
     }
-    if let Some(session) = cx.session.join() {
-        let lsid = session.id().clone();
-        let place = place(route, Counter { seq, scope }, &lsid).await;
-        cx.early_place = Some(Box::new((scope.clone(), place)));
-    }
+    let counter = Counter { seq: cx.seq, scope };
+    let place = gapless::place_before_reading(cx.route.db, counter, &mut cx.session).await;
+    cx.early_place = place.map(|place| Box::new((scope.clone(), place)));
 }
 
-/// `count` ids of the gapless `counter`, in the transaction running in `session`
-/// ([`ErrorKind::TransactionRequired`] without one), under `early` if it is the turn of this
-/// counter (see [`place_before_reading`]).
-pub(crate) async fn take_in_transaction(
-    route: Route<'_>,
-    counter: Counter<'_>,
-    count: u64,
-    session: &mut Session<'_>,
-    early: Option<Box<(Scope, Place)>>,
-) -> Result<Vec<i64>, Error> {
-    let Counter { seq, scope } = counter;
-    if !session.in_transaction() {
-        return Err(Error::new(
-            seq,
-            ErrorKind::TransactionRequired {
-                has_session: session.join().is_some(),
-            },
-        ));
-    }
-    let allocator = route.counter(seq, scope);
-    // The process's other transactions on this counter go first, each until it has
-    // committed, whatever handle or bare database they came through (see
-    // `crate::state::commit_queue`).
-    let place = match (early, session.join()) {
-        (Some(early), _) if early.0 == *scope => Some(early.1),
-        // Another scope's (the document's changed since): given up before this one.
-        (early, Some(session)) => {
-            drop(early);
-            let lsid = session.id().clone();
-            Some(self::place(route, counter, &lsid).await)
-        }
-        (_, None) => None,
-    };
-    let first =
-        transaction::reserve_in_transaction(route.db, counter, count, &allocator.tally, session)
-            .await?;
-    let step = seq.layout.step;
-    let ids: Vec<i64> = (0..count as i64).map(|i| first + i * step).collect();
-    if let (Some(place), Some(&last)) = (place, ids.last()) {
-        place.took(last);
-    }
-    Ok(ids)
-}
-
-/// The place of the transaction of the session `lsid` at `counter`, once the process's
-/// transactions before it on that counter have committed.
-async fn place(route: Route<'_>, counter: Counter<'_>, lsid: &BsonDocument) -> Place {
-    let queue = commit_queue::queue(line(route, counter));
-    queue.place(lsid, reader(route.db, counter)).await
-}
-
-/// What names `counter` in `route`'s database without a client: its commit queue's and
-/// its reservations' key.
-fn line(route: Route<'_>, counter: Counter<'_>) -> Line {
-    Line::of(route.db.name(), counter.seq.counters, &counter.filter())
-}
-
-/// Reads `counter` in `db` outside any transaction, for the commit queue: what a hold
-/// leaves for the transactions behind it. It owns what it reads with, since they may be
-/// of another deployment with the same names, and its read runs to its end if the one
-/// waiting gives it up ([`Finishing`]).
-fn reader(db: &Database, counter: Counter<'_>) -> Reader {
-    let (db, seq, scope) = (db.clone(), counter.seq, counter.scope.clone());
-    Arc::new(move || {
-        let (db, scope) = (db.clone(), scope.clone());
-        Box::pin(Finishing::new(async move {
-            let counter = Counter { seq, scope: &scope };
-            admin::read(&db, counter).await.ok().flatten()
-        }))
-    })
+/// `Ok` if the id `reserved` is still its reservation's: a gapless id's transaction's
+/// (see [`gapless::still_reserved`]); any other, always.
+pub(crate) async fn still_reserved(
+    reserved: &ReservedId,
+    cx: &mut Context<'_>,
+) -> Result<(), Error> {
+    gapless::still_reserved(cx.route.db, cx.seq, reserved, &mut cx.session).await
 }
 
 /// `count` ids through the allocator of `counter` (counters and block), for a call of

@@ -12,8 +12,10 @@ use crate::base::error::Error;
 use crate::base::fate::Rejection;
 use crate::base::retry::Tries;
 use crate::base::server::{DUPLICATE_KEY, identity_index};
+use crate::call::context::Context;
 use crate::fields::ids::unset;
 use crate::fields::scope::Scope;
+use crate::optimistic::frontier::InFlight;
 use crate::round_trip::indexes;
 use crate::schema::model::{IdValue, Model};
 use crate::schema::sequence::Strategy;
@@ -21,8 +23,6 @@ use crate::source::batch::{Batch, Taken};
 use crate::source::counted;
 use crate::source::optimistic::Progress;
 use crate::state::allocator::Handed;
-use crate::state::context::Context;
-use crate::state::frontier::InFlight;
 
 /// Where a round's ids come from: the strategy's share of `insert_many`, its
 /// reservations and what it does with ids another writer holds.

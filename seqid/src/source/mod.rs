@@ -16,10 +16,10 @@ pub(crate) mod optimistic;
 pub(crate) mod others;
 
 use crate::base::error::{Error, ErrorKind};
+use crate::call::context::Context;
 use crate::fields::scope::Scope;
 use crate::schema::model::Model;
 use crate::schema::sequence::{Sequence, Strategy};
-use crate::state::context::Context;
 
 /// A race lost: another caller stored the key, or numbered the draft, first, and the id
 /// `id` of `scope` this call took is not stored. Counted in

@@ -16,10 +16,10 @@ use std::sync::Arc;
 use crate::base::error::Error;
 use crate::base::fate::Fate;
 use crate::base::retry::Tries;
+use crate::call::context::Context;
 use crate::fields::scope::{Key, Scope};
+use crate::optimistic::frontier::{Frontier, InFlight, Maximum, MaximumRead};
 use crate::state::allocator::Tally;
-use crate::state::context::Context;
-use crate::state::frontier::{Frontier, InFlight, Maximum, MaximumRead};
 use crate::state::turns;
 
 /// The loop of one call in one scope: the frontier its candidates come from, kept for
@@ -192,17 +192,17 @@ mod tests {
     use super::*;
     use crate::base::fate::Rejection;
     use crate::base::once::{Warning, first_time};
+    use crate::call::registry::Route;
+    use crate::optimistic::frontier::Ids;
     use crate::schema::sequence::Sequence;
-    use crate::state::frontier::Ids;
-    use crate::state::registry::Route;
     use std::time::Duration;
 
     use crate::base::retry::Budget;
     use crate::base::server::DUPLICATE_KEY;
     use crate::base::session::Session;
+    use crate::call::registry::Registry;
     use crate::schema::sequence::construct::optimistic;
     use crate::schema::sequence::testing::on_id;
-    use crate::state::registry::Registry;
 
     const fn seq(name: &'static str) -> Sequence {
         on_id(name, name, optimistic(Some(16), None))

@@ -13,15 +13,16 @@
 
 use crate::base::error::{Error, ErrorKind};
 use crate::base::session::Session;
+use crate::call::context::Context;
+use crate::call::registry::Route;
+use crate::counter::Counter;
+use crate::counter::gapless;
 use crate::fields::ids::origin;
 use crate::fields::scope::{Scope, grouped};
-use crate::round_trip::counter::Counter;
 use crate::schema::model::Model;
 use crate::schema::sequence::{Sequence, Strategy};
 use crate::source::counted;
 use crate::state::allocator::Handed;
-use crate::state::context::Context;
-use crate::state::registry::Route;
 
 /// The documents waiting for an id of each other sequence, grouped by that sequence's
 /// scope: `(index in OTHERS, sequence, scope, positions)`, one reservation each.
@@ -115,7 +116,8 @@ async fn reserve_inside(
     for ((_, seq, scope, positions), ids) in wanted.groups.iter().zip(&mut reserved.ids) {
         if ids.is_none() {
             let (counter, count) = (Counter { seq, scope }, positions.len() as u64);
-            let taken = counted::take_in_transaction(route, counter, count, session, None).await?;
+            let tally = &route.counter(seq, scope).tally;
+            let taken = gapless::take(route.db, counter, count, tally, session, None).await?;
             *ids = Some(Handed::kept(taken));
             reserved.waited += 1;
         }

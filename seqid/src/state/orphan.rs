@@ -1,5 +1,5 @@
 //! A write whose caller went away before its answer came, as the handle's registry keeps
-//! it for `resume_insert` (see [`crate::state::pending`], which hands it over).
+//! it for `resume_insert` (see [`crate::call::pending`], which hands it over).
 
 use std::sync::Arc;
 

@@ -57,7 +57,7 @@ type KeyLine = (String, &'static str, Vec<u8>);
 
 /// The lines of one kind in use in the process, by what they guard: the turns' (of
 /// [`Semaphore`]s), or the gapless counters' commit queues
-/// ([`crate::state::commit_queue`]). An entry lives while its line does (a caller holds
+/// ([`crate::counter::commit_queue`]). An entry lives while its line does (a caller holds
 /// or waits for its turn); dead entries are swept when a new one is made.
 pub(crate) struct Lines<K, V>(OnceLock<Mutex<HashMap<K, Weak<V>>>>);
 

@@ -8,14 +8,14 @@ use std::marker::PhantomData;
 
 use crate::base::error::{Error, ErrorKind};
 use crate::base::future::BoxFuture;
+use crate::call::registry::Route;
+use crate::counter::Counter;
+use crate::counter::admin;
 use crate::fields::scope::{GivenScope, Scope};
-use crate::round_trip::counter::Counter;
-use crate::round_trip::counter::admin;
-use crate::round_trip::largest;
+use crate::optimistic::largest;
 use crate::schema::model::Model;
 use crate::schema::sequence::{Sequence, Strategy};
 use crate::source::counted;
-use crate::state::registry::Route;
 
 /// An administration call on one counter, named by scope for a scoped sequence: the
 /// action (holding its `$field`s too), its constructor, its `scope` setters and its future,

@@ -9,12 +9,12 @@ use crate::api::sequences::AsDatabase;
 use crate::base::error::{Doing, Error};
 use crate::base::future::BoxFuture;
 use crate::base::server::PRIMARY;
+use crate::call::registry::Route;
 use crate::fields::scope::GivenScope;
 use crate::round_trip::indexes;
 use crate::schema::display::DisplayCode;
 use crate::schema::model::Model;
 use crate::schema::sequence::Sequence;
-use crate::state::registry::Route;
 
 /// `DeserializeOwned`, in seqid's words: the bound of the calls that make a find
 /// (`find_by_id`, `SequenceOf::find`, the derive's `find_by_<field>`), so that a type that

@@ -8,12 +8,12 @@ use std::task::{Context, Poll};
 use super::find::Deserializable;
 use super::future::InsertFuture;
 use crate::base::error::Error;
+use crate::call::context::Call;
+use crate::call::registry::Route;
 use crate::fields::natural::{Entry, NaturalKey};
 use crate::insert::{natural, natural_many};
 use crate::schema::kind::NaturalKeyed;
 use crate::schema::model::Model;
-use crate::state::context::Call;
-use crate::state::registry::Route;
 
 /// The natural key a find-or-insert of a `T` finds by: the one the type declares (`()`, the
 /// default, for a type that declares one), or the fields named for the call with

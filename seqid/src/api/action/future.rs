@@ -7,11 +7,11 @@ use tracing::Span;
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
+use crate::call::context::{Call, Context};
+use crate::call::registry::Route;
+use crate::call::span::{self, Traced};
 use crate::schema::model::Model;
 use crate::schema::sequence::Sequence;
-use crate::state::context::{Call, Context};
-use crate::state::registry::Route;
-use crate::state::span::{self, Traced};
 
 /// The future of an [`Insert`](super::Insert), of one document or many (and
 /// of the other actions that write: [`FindOrInsert`](super::FindOrInsert),

@@ -8,12 +8,12 @@ use crate::base::error::Error;
 use crate::base::future::BoxFuture;
 use tracing::Instrument;
 
+use crate::call::context::{Call, Context};
+use crate::call::registry::Route;
+use crate::call::span;
 use crate::insert;
 use crate::schema::item::{Item, ItemsField};
 use crate::schema::model::Model;
-use crate::state::context::{Call, Context};
-use crate::state::registry::Route;
-use crate::state::span;
 
 /// Appends items to an array of the one stored document a filter finds, from the derive's
 /// `append_<field>`: await it for their numbers, which are also written into the items.

@@ -10,11 +10,11 @@ use mongodb::bson::Document as BsonDocument;
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
-use crate::round_trip::counter::admin;
-use crate::round_trip::largest;
+use crate::call::registry::Route;
+use crate::counter::admin;
+use crate::optimistic::largest;
 use crate::schema::model::Model;
 use crate::schema::sequence::{Sequence, Strategy};
-use crate::state::registry::Route;
 
 /// One counter of a sequence, as [`Document::list_counters`](crate::SequenceOf::list_counters)
 /// finds it.

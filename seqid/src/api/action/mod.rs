@@ -98,13 +98,13 @@ pub use reserve::{Reserve, Reserved};
 pub use transaction::{Labelled, Transaction};
 
 use crate::base::error::Error;
+use crate::call::context::Call;
+use crate::call::registry::Route;
+use crate::counter::reserved::ReservedId;
 use crate::insert::{many, one};
 use crate::schema::id::IdField;
 use crate::schema::kind;
 use crate::schema::model::Model;
-use crate::state::context::Call;
-use crate::state::registry::Route;
-use crate::state::reserved::ReservedId;
 
 /// The setters the inserts and the finds-or-inserts offer; `$example` shows the action
 /// awaited.

@@ -16,14 +16,14 @@ use tracing::Instrument;
 use crate::base::error::{Error, ErrorKind};
 use crate::base::future::BoxFuture;
 use crate::base::named::{self, Spec};
+use crate::call::context::{Call, Context};
+use crate::call::registry::{Route, Stats};
+use crate::call::span::{self, Traced};
 use crate::fields::scope::{GivenScope, Scope, check_types};
 use crate::schema::layout::{CounterWriteConcern, Layout};
 use crate::schema::model::Model;
 use crate::schema::sequence::{Sequence, Strategy};
 use crate::source::counted;
-use crate::state::context::{Call, Context};
-use crate::state::registry::{Route, Stats};
-use crate::state::span::{self, Traced};
 
 /// A sequence named at run time, from [`AsDatabase::sequence`](crate::AsDatabase::sequence):
 /// its options set by method, then [`next`](Self::next) or [`next_n`](Self::next_n)

@@ -5,10 +5,10 @@ use mongodb::bson::Document as BsonDocument;
 
 use super::find::Deserializable;
 use super::future::InsertFuture;
+use crate::call::context::Call;
+use crate::call::registry::Route;
 use crate::insert::later::{self, Issue, Numbered};
 use crate::schema::model::Model;
-use crate::state::context::Call;
-use crate::state::registry::Route;
 
 /// Numbers the stored draft a filter finds, from
 /// [`Document::number_draft`](crate::Document::number_draft): await it for the

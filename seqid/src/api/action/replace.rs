@@ -4,10 +4,10 @@ use std::marker::PhantomData;
 
 use crate::base::error::Error;
 use crate::base::future::BoxFuture;
+use crate::call::context::Call;
+use crate::call::registry::Route;
 use crate::insert::replace;
 use crate::schema::model::Model;
-use crate::state::context::Call;
-use crate::state::registry::Route;
 
 /// Writes a stored document back whole, found by its `_id`, from
 /// [`Document::replace`](crate::Document::replace): await it for `()`, once the server

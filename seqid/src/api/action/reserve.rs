@@ -14,17 +14,18 @@ use tracing::Instrument;
 use crate::api::action::next::fits;
 use crate::base::error::{Error, ErrorKind};
 use crate::base::future::BoxFuture;
+use crate::call::context::{Call, Context};
+use crate::call::registry::Route;
+use crate::call::span::{self, Traced};
+use crate::counter::Counter;
+use crate::counter::commit_queue::Line;
+use crate::counter::gapless;
+use crate::counter::reserved::{Origin, ReservedId};
+use crate::counter::tickets;
 use crate::fields::ids::{ensure_unset_or_reserved, fill, numbered_on_insert};
 use crate::fields::scope::{GivenScope, Scope};
 use crate::schema::model::Model;
-use crate::schema::sequence::Strategy;
 use crate::source::counted;
-use crate::state::commit_queue::Line;
-use crate::state::context::{Call, Context};
-use crate::state::registry::Route;
-use crate::state::reserved::{Gapless, Origin, ReservedId};
-use crate::state::span::{self, Traced};
-use crate::state::tickets;
 
 /// An id of `T`'s sequence reserved for a document built later, from
 /// [`Document::reserve_ids`](crate::Document::reserve_ids): give it to
@@ -54,7 +55,7 @@ use crate::state::tickets;
 pub struct Reserved<T: Model> {
     reserved: ReservedId,
     /// A gapless token's counter: its entry in the process's reservations goes when the
-    /// token is dropped unused (`state::tickets`).
+    /// token is dropped unused (`counter::tickets`).
     line: Option<Line>,
     _type: PhantomData<fn() -> T>,
 }
@@ -321,38 +322,12 @@ async fn tokens<T: Model>(
 ) -> Result<Vec<Reserved<T>>, Error> {
     let seq = &T::SEQUENCE;
     let ids = counted::take_n(scope, n, cx).await?;
-    let origin = cx.route.origin();
-    // Gapless ids were taken in the caller's transaction (`take_n` refuses them
-    // without one), and are that transaction's.
-    let gapless = match (seq.strategy, cx.session.transaction_session().cloned()) {
-        (Strategy::Gapless, Some(session)) => {
-            let (line, tickets) = counted::issue_tickets(cx.route, seq, scope, &ids);
-            Some((session, line, tickets))
-        }
-        _ => None,
-    };
-    let tokens = ids.iter().enumerate().map(|(at, &id)| {
-        let (gapless, line) = match &gapless {
-            Some((session, line, tickets)) => {
-                let ticket = tickets[at];
-                let session = session.clone();
-                (
-                    Some(Box::new(Gapless { session, ticket })),
-                    Some(line.clone()),
-                )
-            }
-            None => (None, None),
-        };
-        Reserved {
-            reserved: ReservedId {
-                id,
-                scope: scope.clone(),
-                origin: origin.clone(),
-                gapless,
-            },
-            line,
-            _type: PhantomData,
-        }
+    let (counter, origin) = (Counter { seq, scope }, cx.route.origin());
+    let reserved = gapless::reserved_ids(cx.route.db, counter, &ids, origin, &cx.session);
+    let tokens = reserved.into_iter().map(|(reserved, line)| Reserved {
+        reserved,
+        line,
+        _type: PhantomData,
     });
     Ok(tokens.collect())
 }

@@ -17,13 +17,13 @@ use mongodb::Collection;
 use mongodb::bson::RawDocumentBuf;
 
 use crate::base::lock;
+use crate::counter::reserved::Origin;
 use crate::deployment::known::Known;
 use crate::fields::scope::{Key, Scope};
+use crate::optimistic::frontier::Frontier;
 use crate::schema::sequence::{Sequence, Strategy};
 use crate::state::allocator::Allocator;
-use crate::state::frontier::Frontier;
 use crate::state::orphan::Orphan;
-use crate::state::reserved::Origin;
 
 /// How long a sequence's state is kept once no call uses it, unless the handle's
 /// `release_idle_after` says otherwise (`Sequences::DEFAULT_RELEASE_AFTER`).
@@ -154,7 +154,7 @@ impl Registry {
     }
 
     /// Keeps the write of the document at `key` whose caller went away before its answer
-    /// came (see [`crate::state::pending`]), until `resume_insert` asks or it is released.
+    /// came (see [`crate::call::pending`]), until `resume_insert` asks or it is released.
     pub(crate) fn orphaned(&self, db: &str, seq: &Sequence, key: &Key, orphan: Orphan) {
         let idle = self.release_after();
         let orphans = self

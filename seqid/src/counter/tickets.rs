@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use crate::base::lock;
-use crate::state::commit_queue::Line;
+use crate::counter::commit_queue::Line;
 
 /// The latest reservation's ticket, by counter and id.
 fn latest() -> &'static Mutex<HashMap<(Line, i64), u64>> {

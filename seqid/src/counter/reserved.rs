@@ -51,7 +51,7 @@ impl Origin {
 }
 
 /// What tells a gapless id's transaction: the id of the session it ran in, and the ticket
-/// of the reservation (`state::tickets`). The driver keeps a transaction's number to
+/// of the reservation (`counter::tickets`). The driver keeps a transaction's number to
 /// itself; whether the insert runs in the same transaction of that session, and not a
 /// later one after it aborted, the ticket and the counter read in the insert's
 /// transaction tell (`source::counted::still_reserved`).

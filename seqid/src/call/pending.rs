@@ -20,11 +20,11 @@ use serde::Serialize;
 
 use crate::base::detach::Finishing;
 use crate::base::fate::Fate;
+use crate::call::registry::Route;
 use crate::fields::scope::Key;
 use crate::schema::model::Model;
 use crate::schema::sequence::Sequence;
 use crate::state::orphan::{Orphan, Outcome, fingerprint};
-use crate::state::registry::Route;
 
 /// What a detached write answers: the fate of its one document, or of each of many.
 pub(crate) trait Fates: Send + Sized + 'static {

@@ -10,8 +10,8 @@ use crate::base::error::{Doing, Error};
 use crate::base::numeric;
 use crate::base::server::PRIMARY;
 use crate::fields::scope::Scope;
+use crate::optimistic::frontier::{Ids, Maximum, MaximumRead};
 use crate::schema::sequence::Sequence;
-use crate::state::frontier::{Ids, Maximum, MaximumRead};
 
 /// The maximum query the optimistic frontier reserves candidates above.
 impl Maximum for Collection<BsonDocument> {

@@ -1,3 +1,7 @@
+//! The counter, one subsystem: its document and commands, the gapless strategy whole
+//! ([`gapless`], with its [`commit_queue`] and [`tickets`]), and an id reserved for a
+//! document built later ([`reserved`]).
+//!
 //! The counter document, laid out as the sequence's [`Layout`] says: the tutorial's
 //! `{ _id: <sequence>, seq: <last id handed out> }` (for a scope, `_id` names the sequence
 //! and the scope's values: see [`scope`](crate::fields::scope)), or another tool's, found by
@@ -15,7 +19,11 @@
 //! upsert.
 
 pub(crate) mod admin;
+pub(crate) mod commit_queue;
+pub(crate) mod gapless;
 pub(crate) mod missing;
+pub(crate) mod reserved;
+pub(crate) mod tickets;
 pub(crate) mod transaction;
 pub(crate) mod update;
 

@@ -15,7 +15,7 @@ use crate::base::error::{Doing, Error};
 use crate::base::numeric;
 use crate::base::server::{DUPLICATE_KEY, PRIMARY, noted, server_code};
 use crate::fields::scope::Scope;
-use crate::round_trip::largest;
+use crate::optimistic::largest;
 use crate::schema::layout::ScopeEncoding;
 use crate::schema::sequence::Sequence;
 use crate::state::allocator::Tally;

@@ -12,12 +12,12 @@ use crate::base::future::BoxFuture;
 use crate::base::once::{Warning, first_time};
 use crate::base::retry::Budget;
 use crate::base::session::Session;
+use crate::call::registry::Route;
+use crate::call::span::Traced;
+use crate::counter::commit_queue::Place;
 use crate::deployment::gate;
 use crate::fields::scope::Scope;
 use crate::schema::sequence::{Sequence, Strategy};
-use crate::state::commit_queue::Place;
-use crate::state::registry::Route;
-use crate::state::span::Traced;
 
 /// What one call asks for beyond its documents: the options set on its action.
 #[derive(Default)]

@@ -10,7 +10,7 @@ use super::Change;
 use super::{Counter, counter_write_concern, stored};
 use crate::base::error::{Doing, Error, ErrorKind};
 use crate::base::server::{DUPLICATE_KEY, server_code, unique_index};
-use crate::round_trip::largest;
+use crate::optimistic::largest;
 use crate::state::allocator::Tally;
 
 /// An index of the same keys exists under another name, or with other options: the
