@@ -12,7 +12,7 @@ use crate::ast::{Container, Field};
 use crate::declaration::{Declaration, Declared};
 use crate::display::{Display, Piece};
 use crate::items::{self, Items};
-use crate::tokens::{id_type, kind_marker, kind_type, sequence, wrap_in_const};
+use crate::tokens::{bounded, id_type, kind_marker, kind_type, sequence, wrap_in_const};
 
 /// The impl of a valid input; `field` is the one the sequence fills, `keys` the fields of
 /// the natural key.
@@ -136,20 +136,13 @@ fn natural_key(cont: &Container, keys: &[&Field]) -> (TokenStream, TokenStream) 
     )
 }
 
-/// The impl of the marker trait `path` for the type, bounded on `Model` (kept non-trivial
-/// with `for<'__seqid>`, as in `fallback`), so that a struct that is not `Serialize` gets
-/// one error, at the `Model` impl.
+/// The impl of the marker trait `path` for the type, bounded on `Model` ([`bounded`]), so
+/// that a struct that is not `Serialize` gets one error, at the `Model` impl.
 fn marker(cont: &Container, path: TokenStream) -> TokenStream {
     let mut ident = cont.ident.clone();
     ident.set_span(Span::call_site());
     let (_, ty_generics, _) = cont.generics.split_for_impl();
-    let mut generics = cont.generics.clone();
-    generics
-        .make_where_clause()
-        .predicates
-        .push(syn::parse_quote! {
-            for<'__seqid> #ident #ty_generics: ::seqid::Model
-        });
+    let generics = bounded(cont.generics, &ident, quote!(::seqid::Model));
     let (impl_generics, _, where_clause) = generics.split_for_impl();
     quote! {
         #[automatically_derived]

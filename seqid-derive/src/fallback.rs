@@ -6,27 +6,26 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
-use syn::parse_quote;
 
 use crate::ast::Container;
 use crate::attr::seq_id::SeqId;
 use crate::declaration::Declaration;
 use crate::items;
-use crate::tokens::{call_site_ident, id_type, kind_type, sequence, wrap_in_const};
+use crate::tokens::{bounded, call_site_ident, id_type, kind_type, sequence, wrap_in_const};
 use crate::types::{is_object_id, vec_element};
 
 pub fn expand(cont: &Container, decl: &Declaration, errors: syn::Error) -> TokenStream {
     let errors = errors.to_compile_error();
     let ident = call_site_ident(cont.ident);
     let (_, ty_generics, _) = cont.generics.split_for_impl();
-    let mut generics = cont.generics.clone();
     // The supertraits (`Serialize + Send + Sync`) as a bound, so that a type that is not
     // `Serialize` (an enum, a union, a `remote` shim, or a struct that simply lacks the
-    // derive) costs no second error here. The `for<'__seqid>` keeps the bound from being
-    // a trivial one, which stable Rust refuses.
-    generics.make_where_clause().predicates.push(parse_quote! {
-        for<'__seqid> #ident #ty_generics: ::seqid::__private::DocumentBounds
-    });
+    // derive) costs no second error here.
+    let generics = bounded(
+        cont.generics,
+        &ident,
+        quote!(::seqid::__private::DocumentBounds),
+    );
     let (impl_generics, _, where_clause) = generics.split_for_impl();
     let sequence = sequence(cont, decl.primary());
     let kind = kind_type(decl);

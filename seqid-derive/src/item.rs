@@ -12,7 +12,7 @@ use syn::{DeriveInput, Ident, Type};
 use crate::attr::seq_no::SeqNo;
 use crate::attr::serde::{SerdeContainer, SerdeField};
 use crate::ctxt::Ctxt;
-use crate::tokens::{call_site_ident, wrap_in_const};
+use crate::tokens::{bounded, call_site_ident, wrap_in_const};
 use crate::types::{is_option, number_type};
 
 /// The number field as found: its member, type, serialized key and attribute.
@@ -132,13 +132,11 @@ fn fallback(input: &DeriveInput, errors: syn::Error) -> TokenStream {
     let errors = errors.to_compile_error();
     let ident = call_site_ident(&input.ident);
     let (_, ty_generics, _) = input.generics.split_for_impl();
-    let mut generics = input.generics.clone();
-    generics
-        .make_where_clause()
-        .predicates
-        .push(syn::parse_quote! {
-            for<'__seqid> #ident #ty_generics: ::seqid::__private::DocumentBounds
-        });
+    let generics = bounded(
+        &input.generics,
+        &ident,
+        quote!(::seqid::__private::DocumentBounds),
+    );
     let (impl_generics, _, where_clause) = generics.split_for_impl();
     let unreachable = quote!(::seqid::__private::core::unreachable!());
     let stand_in = wrap_in_const(quote! {

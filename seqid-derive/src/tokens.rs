@@ -7,7 +7,7 @@ use proc_macro2::{Literal, Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{Ident, LitStr};
+use syn::{Generics, Ident, LitStr, parse_quote};
 
 use crate::ast::{Container, Field};
 use crate::attr::kind::{CounterWrite, HoldsKind, StrategyKind};
@@ -39,6 +39,18 @@ pub fn call_site_ident(ident: &Ident) -> Ident {
     let mut ident = ident.clone();
     ident.set_span(ident.span().resolved_at(Span::call_site()));
     ident
+}
+
+/// `generics` with the bound `for<'__seqid> Type<..>: bound` on the type `ident` itself
+/// added: the `for<'__seqid>` keeps it from being a trivial bound, which stable Rust
+/// refuses, so that an impl on a type that does not meet it costs no error of its own.
+pub fn bounded(generics: &Generics, ident: &Ident, bound: TokenStream) -> Generics {
+    let (_, ty_generics, _) = generics.split_for_impl();
+    let mut bounded = generics.clone();
+    bounded.make_where_clause().predicates.push(parse_quote! {
+        for<'__seqid> #ident #ty_generics: #bound
+    });
+    bounded
 }
 
 /// `type Id = ...;`, spanned at the field type so that an unsupported type is reported

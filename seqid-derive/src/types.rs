@@ -25,17 +25,7 @@ pub fn is_object_id(ty: &Type) -> bool {
 
 /// Whether `ty` is written `Option<ObjectId>` (any path to either).
 pub fn is_option_of_object_id(ty: &Type) -> bool {
-    let Some(option) = last_segment(ty).filter(|segment| segment.ident == "Option") else {
-        return false;
-    };
-    let PathArguments::AngleBracketed(args) = &option.arguments else {
-        return false;
-    };
-    let mut args = args.args.iter();
-    match (args.next(), args.next()) {
-        (Some(GenericArgument::Type(inner)), None) => is_plain_object_id(inner),
-        _ => false,
-    }
+    option_argument(ty).is_some_and(is_plain_object_id)
 }
 
 fn is_plain_object_id(ty: &Type) -> bool {
@@ -112,21 +102,18 @@ pub fn refused_integer(ty: &Type) -> Option<String> {
 
 /// The one type argument of a type written `Option<T>` (any path to `Option`).
 fn option_argument(ty: &Type) -> Option<&Type> {
-    let option = last_segment(ty).filter(|segment| segment.ident == "Option")?;
-    let PathArguments::AngleBracketed(args) = &option.arguments else {
-        return None;
-    };
-    let mut args = args.args.iter();
-    match (args.next(), args.next()) {
-        (Some(GenericArgument::Type(inner)), None) => Some(inner),
-        _ => None,
-    }
+    only_argument(ty, "Option")
 }
 
 /// The element type of a type written `Vec<T>` (any path to `Vec`).
 pub fn vec_element(ty: &Type) -> Option<&Type> {
-    let vec = last_segment(ty).filter(|segment| segment.ident == "Vec")?;
-    let PathArguments::AngleBracketed(args) = &vec.arguments else {
+    only_argument(ty, "Vec")
+}
+
+/// The one type argument of a type written `Wrapper<T>` (any path to it).
+fn only_argument<'a>(ty: &'a Type, wrapper: &str) -> Option<&'a Type> {
+    let segment = last_segment(ty).filter(|segment| segment.ident == wrapper)?;
+    let PathArguments::AngleBracketed(args) = &segment.arguments else {
         return None;
     };
     let mut args = args.args.iter();

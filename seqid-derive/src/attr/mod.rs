@@ -7,7 +7,7 @@
 //! decided later, by `declaration` and `valid`, which see the whole struct.
 
 use syn::ext::IdentExt;
-use syn::{Attribute, Expr, Path};
+use syn::{Attribute, Expr, Meta, Path};
 
 use crate::ctxt::Ctxt;
 
@@ -57,4 +57,38 @@ fn each_setting(
             false
         }
     }
+}
+
+/// How an attribute that takes `key = value` settings was written.
+#[derive(PartialEq)]
+enum Form {
+    /// `#[name]`: no settings.
+    Bare,
+    /// `#[name = ...]`, or a list that does not parse: reported.
+    Refused,
+    /// `#[name(key = value, ...)]`, each setting handed on.
+    Listed,
+}
+
+/// The first `#[name(key = value, ...)]` among `attrs` (each other one reported with
+/// `repeated`, a `#[name = ...]` with `arguments`), its settings handed to `each` as
+/// [`each_setting`] does, and how it was written; `None` without one.
+fn settings<'a>(
+    cx: &Ctxt,
+    attrs: &'a [Attribute],
+    name: &str,
+    (repeated, arguments): (&str, &str),
+    each: impl FnMut(Option<&str>, Expr, &Path),
+) -> Option<(&'a Attribute, Form)> {
+    let attr = first(cx, attrs, name, repeated)?;
+    let form = match &attr.meta {
+        Meta::Path(_) => Form::Bare,
+        Meta::NameValue(meta) => {
+            cx.error_spanned_by(meta, arguments);
+            Form::Refused
+        }
+        Meta::List(_) if each_setting(cx, attr, each) => Form::Listed,
+        Meta::List(_) => Form::Refused,
+    };
+    Some((attr, form))
 }

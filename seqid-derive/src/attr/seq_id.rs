@@ -11,11 +11,6 @@ use super::kind::{CounterWrite, HoldsKind, LayoutKind, NumberedKind, StrategyKin
 use super::literal::{bounded, choice, counter_key, positive_u32, scope, string};
 use crate::ctxt::Ctxt;
 
-/// The keys `#[seq_id]` accepts after the name, for the "unknown key" message.
-const KEYS: &str = "`collection`, `counters`, `strategy`, `max_attempts`, `time_budget_ms`, \
-                    `block_size`, `counter_write_concern`, `start`, `step`, `scope`, `layout`, \
-                    `counter_name`, `counter_field`, `counter_value`, `counter_holds`, `numbered`";
-
 const REPEATED: &str = "duplicate #[seq_id] attribute: an item declares one sequence at most \
                         (a field holds one number); declare another sequence on a field of its \
                         own";
@@ -43,32 +38,111 @@ pub enum Name {
     Invalid,
 }
 
-/// `#[seq_id("name", key = value, ...)]`, each part as written. Absent keys take their
-/// defaults at expansion.
-pub struct SeqId {
-    /// The whole attribute, where errors about the attribute itself point.
-    pub attr: Attribute,
-    pub name: Name,
-    pub collection: Option<Setting<LitStr>>,
-    pub counters: Option<Setting<LitStr>>,
-    pub strategy: Option<Setting<StrategyKind>>,
-    pub max_attempts: Option<Setting<u32>>,
-    pub time_budget_ms: Option<Setting<u32>>,
-    pub block_size: Option<Setting<u32>>,
-    pub counter_write_concern: Option<Setting<CounterWrite>>,
-    pub start: Option<Setting<i64>>,
-    pub step: Option<Setting<u32>>,
+/// The keys of `#[seq_id]` after the name, each written once: its slot in [`SeqId`] (`None`
+/// until given) and how its value reads (`None` when invalid: reported), the attribute's
+/// context, the value and the key's name bound to the three names given.
+macro_rules! keys {
+    (|$cx:ident, $value:ident, $name:ident| $($(#[$doc:meta])* $slot:ident: $ty:ty = $parsed:expr,)*) => {
+        /// `#[seq_id("name", key = value, ...)]`, each part as written. Absent keys take their
+        /// defaults at expansion.
+        pub struct SeqId {
+            /// The whole attribute, where errors about the attribute itself point.
+            pub attr: Attribute,
+            pub name: Name,
+            $($(#[$doc])* pub $slot: Option<Setting<$ty>>,)*
+            /// The keys stored (known ones, not repeated), in the order written, for checks
+            /// that refuse keys by where the attribute is: their errors then come in source
+            /// order.
+            pub keys: Vec<Ident>,
+        }
+
+        /// The keys `#[seq_id]` accepts after the name, for the "unknown key" message.
+        const KEYS: &[&str] = &[$(stringify!($slot)),*];
+
+        impl SeqId {
+            /// A `#[seq_id]` with nothing read yet.
+            fn unread(attr: &Attribute) -> SeqId {
+                SeqId {
+                    attr: attr.clone(),
+                    name: Name::Absent,
+                    $($slot: None,)*
+                    keys: Vec::new(),
+                }
+            }
+
+            /// Reads `key`'s value into the slot of the same name.
+            fn set(&mut self, $cx: &Ctxt, key: Ident, $value: &Expr) {
+                let $name = key.unraw().to_string();
+                let known = match $name.as_str() {
+                    $(stringify!($slot) => put($cx, &mut self.$slot, key, $parsed),)*
+                    _ => {
+                        let keys: Vec<String> = KEYS.iter().map(|key| format!("`{key}`")).collect();
+                        let message = format!(
+                            "unknown key `{}` in #[seq_id]: expected one of {}",
+                            $name,
+                            keys.join(", ")
+                        );
+                        $cx.error_spanned_by(&key, message);
+                        None
+                    }
+                };
+                self.keys.extend(known);
+            }
+        }
+    };
+}
+
+keys! {
+    |cx, value, name|
+    collection: LitStr = string(cx, value, "`collection`", "\"users\""),
+    counters: LitStr = string(cx, value, "`counters`", "\"counters\""),
+    strategy: StrategyKind = {
+        let choices = StrategyKind::ALL.map(|kind| (kind.name(), kind));
+        let expected = "\"counters\", \"optimistic\", \"block\" or \"gapless\"";
+        choice(cx, value, &name, "\"block\"", &choices, expected)
+    },
+    max_attempts: u32 = positive_u32(cx, value, &name),
+    time_budget_ms: u32 = positive_u32(cx, value, &name),
+    block_size: u32 = positive_u32(cx, value, &name),
+    counter_write_concern: CounterWrite = {
+        let choices = CounterWrite::ALL.map(|concern| (concern.name(), concern));
+        let expected = "\"majority\" (the default) or \"database\" (the database's own)";
+        choice(cx, value, &name, "\"majority\"", &choices, expected)
+    },
+    // 0 is a first id for the tools that count from 0 (`valid` then asks for an
+    // `Option` field, where 0 is not "unset").
+    start: i64 = bounded(cx, value, &name, "i64", "an i64", 0, i64::MAX as u128)
+        .map(|n| n as i64),
+    step: u32 = positive_u32(cx, value, &name),
     /// The fields, by Rust name, whose values the numbers are counted per.
-    pub scope: Option<Setting<Vec<LitStr>>>,
-    pub layout: Option<Setting<LayoutKind>>,
-    pub counter_name: Option<Setting<LitStr>>,
-    pub counter_field: Option<Setting<LitStr>>,
-    pub counter_value: Option<Setting<LitStr>>,
-    pub counter_holds: Option<Setting<HoldsKind>>,
-    pub numbered: Option<Setting<NumberedKind>>,
-    /// The keys stored (known ones, not repeated), in the order written, for checks that
-    /// refuse keys by where the attribute is: their errors then come in source order.
-    pub keys: Vec<Ident>,
+    scope: Vec<LitStr> = scope(cx, value),
+    layout: LayoutKind = {
+        let choices = LayoutKind::ALL.map(|kind| (kind.name(), kind));
+        let names: Vec<String> =
+            choices.iter().map(|(name, _)| format!("{name:?}")).collect();
+        let expected = format!(
+            "one of {}; for another tool's counter, describe it with `counter_name`, \
+             `counter_field`, `counter_value` and `counter_holds` instead",
+            names.join(", ")
+        );
+        choice(cx, value, &name, "\"mongoengine\"", &choices, &expected)
+    },
+    counter_name: LitStr = counter_key(cx, value, &name, "\"model\""),
+    counter_field: LitStr = counter_key(cx, value, &name, "\"field\""),
+    counter_value: LitStr = counter_key(cx, value, &name, "\"count\""),
+    counter_holds: HoldsKind = {
+        let choices = [("last", HoldsKind::Last), ("next", HoldsKind::Next)];
+        let expected = "\"last\" (the counter holds the last id handed out, the \
+                        default) or \"next\" (the next id to hand out)";
+        choice(cx, value, &name, "\"last\"", &choices, expected)
+    },
+    numbered: NumberedKind = {
+        let choices = [("insert", NumberedKind::Insert), ("later", NumberedKind::Later)];
+        let expected = "\"insert\" (`insert` numbers the document, the default) or \
+                        \"later\" (drafts are stored without a number, and \
+                        `number_draft` numbers each when it is issued)";
+        choice(cx, value, &name, "\"later\"", &choices, expected)
+    },
 }
 
 impl SeqId {
@@ -76,27 +150,7 @@ impl SeqId {
     /// second one is reported.
     pub fn from_attrs(cx: &Ctxt, attrs: &[Attribute]) -> Option<SeqId> {
         let first = first(cx, attrs, "seq_id", REPEATED)?;
-        let mut seq_id = SeqId {
-            attr: first.clone(),
-            name: Name::Absent,
-            collection: None,
-            counters: None,
-            strategy: None,
-            max_attempts: None,
-            time_budget_ms: None,
-            block_size: None,
-            counter_write_concern: None,
-            start: None,
-            step: None,
-            scope: None,
-            layout: None,
-            counter_name: None,
-            counter_field: None,
-            counter_value: None,
-            counter_holds: None,
-            numbered: None,
-            keys: Vec::new(),
-        };
+        let mut seq_id = SeqId::unread(first);
         seq_id.parse(cx, first);
         Some(seq_id)
     }
@@ -179,76 +233,6 @@ impl SeqId {
             input.parse::<Token![,]>()?;
         }
         Ok(())
-    }
-
-    fn set(&mut self, cx: &Ctxt, key: Ident, value: &Expr) {
-        let name = key.unraw().to_string();
-        // Each key's value, as read (`None` if invalid: reported), goes in the slot of
-        // the same name.
-        macro_rules! slots {
-            ($($slot:ident: $parsed:expr,)*) => {
-                match name.as_str() {
-                    $(stringify!($slot) => put(cx, &mut self.$slot, key, $parsed),)*
-                    _ => {
-                        let message =
-                            format!("unknown key `{name}` in #[seq_id]: expected one of {KEYS}");
-                        cx.error_spanned_by(&key, message);
-                        None
-                    }
-                }
-            };
-        }
-        let known = slots! {
-            collection: string(cx, value, "`collection`", "\"users\""),
-            counters: string(cx, value, "`counters`", "\"counters\""),
-            strategy: {
-                let choices = StrategyKind::ALL.map(|kind| (kind.name(), kind));
-                let expected = "\"counters\", \"optimistic\", \"block\" or \"gapless\"";
-                choice(cx, value, &name, "\"block\"", &choices, expected)
-            },
-            // 0 is a first id for the tools that count from 0 (`valid` then asks for an
-            // `Option` field, where 0 is not "unset").
-            start: bounded(cx, value, &name, "i64", "an i64", 0, i64::MAX as u128)
-                .map(|n| n as i64),
-            step: positive_u32(cx, value, &name),
-            layout: {
-                let choices = LayoutKind::ALL.map(|kind| (kind.name(), kind));
-                let names: Vec<String> =
-                    choices.iter().map(|(name, _)| format!("{name:?}")).collect();
-                let expected = format!(
-                    "one of {}; for another tool's counter, describe it with `counter_name`, \
-                     `counter_field`, `counter_value` and `counter_holds` instead",
-                    names.join(", ")
-                );
-                choice(cx, value, &name, "\"mongoengine\"", &choices, &expected)
-            },
-            counter_name: counter_key(cx, value, &name, "\"model\""),
-            counter_field: counter_key(cx, value, &name, "\"field\""),
-            counter_value: counter_key(cx, value, &name, "\"count\""),
-            counter_holds: {
-                let choices = [("last", HoldsKind::Last), ("next", HoldsKind::Next)];
-                let expected = "\"last\" (the counter holds the last id handed out, the \
-                                default) or \"next\" (the next id to hand out)";
-                choice(cx, value, &name, "\"last\"", &choices, expected)
-            },
-            numbered: {
-                let choices = [("insert", NumberedKind::Insert), ("later", NumberedKind::Later)];
-                let expected = "\"insert\" (`insert` numbers the document, the default) or \
-                                \"later\" (drafts are stored without a number, and \
-                                `number_draft` numbers each when it is issued)";
-                choice(cx, value, &name, "\"later\"", &choices, expected)
-            },
-            max_attempts: positive_u32(cx, value, &name),
-            time_budget_ms: positive_u32(cx, value, &name),
-            block_size: positive_u32(cx, value, &name),
-            counter_write_concern: {
-                let choices = CounterWrite::ALL.map(|concern| (concern.name(), concern));
-                let expected = "\"majority\" (the default) or \"database\" (the database's own)";
-                choice(cx, value, &name, "\"majority\"", &choices, expected)
-            },
-            scope: scope(cx, value),
-        };
-        self.keys.extend(known);
     }
 }
 

@@ -2,10 +2,10 @@
 //! inside the document, and `last` names the integer field that keeps the array's mark
 //! (`items` checks both against the struct).
 
-use syn::{Attribute, LitStr, Meta};
+use syn::{Attribute, LitStr};
 
 use super::literal::string;
-use super::{each_setting, first};
+use super::{Form, settings};
 use crate::ctxt::Ctxt;
 
 /// `#[seq_items(...)]` as read.
@@ -20,33 +20,28 @@ impl SeqItems {
     /// Reads the `#[seq_items]` of a field, if any; a second one on the field is reported,
     /// and so is a missing `last`.
     pub fn from_attrs(cx: &Ctxt, attrs: &[Attribute]) -> Option<SeqItems> {
-        let attr = first(cx, attrs, "seq_items", REPEATED)?;
-        let mut items = SeqItems {
-            attr: attr.clone(),
-            last: None,
-        };
-        let mut given = false;
-        match &attr.meta {
-            Meta::Path(_) => {}
-            Meta::NameValue(meta) => {
-                given = true;
-                cx.error_spanned_by(meta, LAST_MISSING);
-            }
-            Meta::List(_) => {
-                let parsed = each_setting(cx, attr, |key, value, path| match key {
-                    Some("last") => {
-                        given = true;
-                        items.last = string(cx, &value, "`last`", "last = \"lines_last\"");
-                    }
-                    _ => cx.error_spanned_by(path, UNKNOWN),
-                });
-                given |= !parsed;
-            }
-        }
-        if !given {
+        let (mut last, mut given) = (None, false);
+        let (attr, form) = settings(
+            cx,
+            attrs,
+            "seq_items",
+            (REPEATED, LAST_MISSING),
+            |key, value, path| match key {
+                Some("last") => {
+                    given = true;
+                    last = string(cx, &value, "`last`", "last = \"lines_last\"");
+                }
+                _ => cx.error_spanned_by(path, UNKNOWN),
+            },
+        )?;
+        // A refused form is reported already.
+        if form != Form::Refused && !given {
             cx.error_spanned_by(attr, LAST_MISSING);
         }
-        Some(items)
+        Some(SeqItems {
+            attr: attr.clone(),
+            last,
+        })
     }
 }
 

@@ -1,10 +1,10 @@
 //! `#[seq_no]` or `#[seq_no(start = N, step = M)]` on the number field of an item type
 //! (`#[derive(Item)]`): the field holds the item's number within its document.
 
-use syn::{Attribute, Expr, LitInt, Meta};
+use syn::{Attribute, Expr, LitInt};
 
 use super::literal::{bounded, positive_u32};
-use super::{each_setting, first};
+use super::settings;
 use crate::ctxt::Ctxt;
 
 /// `#[seq_no(...)]` as read: its start and step when given and valid.
@@ -20,28 +20,26 @@ pub struct SeqNo {
 impl SeqNo {
     /// Reads the `#[seq_no]` of a field, if any; a second one on the field is reported.
     pub fn from_attrs(cx: &Ctxt, attrs: &[Attribute]) -> Option<SeqNo> {
-        let attr = first(cx, attrs, "seq_no", REPEATED)?;
-        let mut seq_no = SeqNo {
+        let (mut start, mut step) = (None, None);
+        let (attr, _) = settings(
+            cx,
+            attrs,
+            "seq_no",
+            (REPEATED, ARGUMENTS),
+            |key, value, path| match key {
+                Some("start") => {
+                    let read = bounded(cx, &value, "start", "i64", "an i64", 0, i64::MAX as u128);
+                    start = read.map(|n| (n as i64, value));
+                }
+                Some("step") => step = positive_u32(cx, &value, "step"),
+                _ => cx.error_spanned_by(path, UNKNOWN),
+            },
+        )?;
+        Some(SeqNo {
             attr: attr.clone(),
-            start: None,
-            step: None,
-        };
-        match &attr.meta {
-            Meta::Path(_) => {}
-            Meta::NameValue(meta) => cx.error_spanned_by(meta, ARGUMENTS),
-            Meta::List(_) => {
-                each_setting(cx, attr, |key, value, path| match key {
-                    Some("start") => {
-                        let start =
-                            bounded(cx, &value, "start", "i64", "an i64", 0, i64::MAX as u128);
-                        seq_no.start = start.map(|n| (n as i64, value));
-                    }
-                    Some("step") => seq_no.step = positive_u32(cx, &value, "step"),
-                    _ => cx.error_spanned_by(path, UNKNOWN),
-                });
-            }
-        }
-        Some(seq_no)
+            start,
+            step,
+        })
     }
 
     /// The first number, 1 unless `start` says otherwise.
