@@ -805,75 +805,71 @@ mod tests {
              (taken from the counter { _id: \"userid\" } in `counters`); nothing was inserted",
         );
         assert_eq!(overflow.sequence().map(|seq| seq.name), Some("userid"));
-        let missing = Error::new(
-            &CUSTOMERS,
-            ErrorKind::CounterMissing {
-                counter: "_id: \"customers.id\"".into(),
-                scope: "".into(),
-                largest: Box::new(Bson::Int64(42)),
-            },
-        )
-        .to_string();
-        assert!(missing.contains("already holds _id up to 42"), "{missing}");
-        assert!(missing.contains("sync_counter"), "{missing}");
-        let gave_up = Error::new(
-            &ORDERS,
-            ErrorKind::RetriesExhausted {
-                items: Some(&LINES),
-                attempts: 900,
-                elapsed: Duration::from_secs(60),
-                time_budget: Some(Duration::from_secs(60)),
-                last_id: 4512,
-            },
-        )
-        .to_string();
-        assert!(
-            gave_up.contains("to append items to `lines` of the document in `orders`"),
-            "{gave_up}"
-        );
-        let ambiguous = Error::new(
-            &ORDERS,
-            ErrorKind::DraftAmbiguous {
-                filter: "{ \"customer\": 8 }".into(),
-                matched: Some(2),
-            },
-        )
-        .to_string();
-        assert!(ambiguous.contains("matches 2 documents"), "{ambiguous}");
-        let set = Error::new(
-            &ORDERS,
-            ErrorKind::ItemNumberSet {
-                items: &LINES,
-                position: 2,
-                value: 7,
-            },
-        )
-        .to_string();
-        assert!(set.contains("lines[2].no is 7"), "{set}");
-        let items = Error::new(
-            &ORDERS,
-            ErrorKind::ItemsAmbiguous {
-                items: &LINES,
-                filter: "{ \"customer\": 1 }".into(),
-                matched: Some(2),
-            },
-        )
-        .to_string();
-        assert!(items.contains("matches 2 documents of `orders`"), "{items}");
-        let stale = Error::new(
-            &ORDERS,
-            ErrorKind::ItemsStale {
-                items: &LINES,
-                stored: 3,
-                written: 2,
-                id: "7".into(),
-            },
-        )
-        .to_string();
-        assert!(
-            stale.contains("`lines_last` is 2, the stored one 3"),
-            "{stale}"
-        );
+        // Each error, and what its message says.
+        let cases = [
+            (
+                &CUSTOMERS,
+                ErrorKind::CounterMissing {
+                    counter: "_id: \"customers.id\"".into(),
+                    scope: "".into(),
+                    largest: Box::new(Bson::Int64(42)),
+                },
+                &["already holds _id up to 42", "sync_counter"][..],
+            ),
+            (
+                &ORDERS,
+                ErrorKind::RetriesExhausted {
+                    items: Some(&LINES),
+                    attempts: 900,
+                    elapsed: Duration::from_secs(60),
+                    time_budget: Some(Duration::from_secs(60)),
+                    last_id: 4512,
+                },
+                &["to append items to `lines` of the document in `orders`"],
+            ),
+            (
+                &ORDERS,
+                ErrorKind::DraftAmbiguous {
+                    filter: "{ \"customer\": 8 }".into(),
+                    matched: Some(2),
+                },
+                &["matches 2 documents"],
+            ),
+            (
+                &ORDERS,
+                ErrorKind::ItemNumberSet {
+                    items: &LINES,
+                    position: 2,
+                    value: 7,
+                },
+                &["lines[2].no is 7"],
+            ),
+            (
+                &ORDERS,
+                ErrorKind::ItemsAmbiguous {
+                    items: &LINES,
+                    filter: "{ \"customer\": 1 }".into(),
+                    matched: Some(2),
+                },
+                &["matches 2 documents of `orders`"],
+            ),
+            (
+                &ORDERS,
+                ErrorKind::ItemsStale {
+                    items: &LINES,
+                    stored: 3,
+                    written: 2,
+                    id: "7".into(),
+                },
+                &["`lines_last` is 2, the stored one 3"],
+            ),
+        ];
+        for (seq, kind, says) in cases {
+            let message = Error::new(seq, kind).to_string();
+            for said in says {
+                assert!(message.contains(said), "{message}");
+            }
+        }
         let driver: mongodb::error::Error = Error::new(
             &USERS,
             ErrorKind::IdAlreadySet {

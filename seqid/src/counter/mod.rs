@@ -9,7 +9,7 @@
 //! it stands for) and reads it as stored; one job a submodule: [`update`] advances it (one
 //! `findAndModify` + `$inc`, as in the MongoDB tutorial, guarded so that a counter holding
 //! 1.5, a string or a Double at 2^53 is reported as it is, never moved), [`missing`] is the
-//! safety net that makes a counter before its first use, [`transaction`] takes gapless ids
+//! safety net that makes a counter before its first use, [`gapless`] takes gapless ids
 //! in the caller's transaction, and [`admin`] reads, sets, raises and lists counters.
 //!
 //! A counter found by `_id` is created by the upsert, whose `_id` index makes a race of
@@ -24,7 +24,6 @@ pub(crate) mod gapless;
 pub(crate) mod missing;
 pub(crate) mod reserved;
 pub(crate) mod tickets;
-pub(crate) mod transaction;
 pub(crate) mod update;
 
 use mongodb::bson::{Bson, Document as BsonDocument, doc};

@@ -135,7 +135,7 @@ pub(super) async fn update(
     use std::sync::atomic::Ordering;
     let seq = counter.seq;
     let counters = db.collection::<BsonDocument>(seq.counters);
-    // In a transaction, `reserve_in_transaction` has seen to it, in the transaction's
+    // In a transaction, `gapless::take` has seen to it, in the transaction's
     // sight: one made outside now might wait on the transaction's own.
     if transaction.is_none() {
         made_before_first_use(db, &counters, counter, change, tally).await?;

@@ -49,6 +49,15 @@ pub(crate) fn ensure_unset_or_reserved<T: Model>(doc: &T, reserved: i64) -> Resu
     code::ensure_unset_or_written(doc)
 }
 
+/// `Ok` if the draft `doc` may be numbered now (`number_draft`): every other sequence's
+/// id unset, no display code stored in it (a draft's codes are written with its number,
+/// never replaced), and no value its codes show that would make a code ambiguous.
+pub(crate) fn ensure_draft_unset<T: Model>(doc: &T) -> Result<(), Error> {
+    ensure_others_unset(doc)?;
+    code::ensure_unset_in_draft(doc)?;
+    code::check(doc)
+}
+
 /// `Ok` if every other sequence's id of `doc` ([`Model::OTHERS`]) is unset
 /// ([`ErrorKind::IdAlreadySet`] naming the first that is not).
 pub(crate) fn ensure_others_unset<T: Model>(doc: &T) -> Result<(), Error> {

@@ -34,7 +34,7 @@ use serde::de::DeserializeOwned;
 use crate::base::error::{Error, ErrorKind};
 use crate::call::context::Context;
 use crate::fields::code;
-use crate::fields::ids::{ensure_others_unset, fill};
+use crate::fields::ids::{ensure_draft_unset, fill};
 use crate::fields::scope::{Scope, grouped};
 use crate::round_trip::stored::{self, Stored, Within};
 use crate::round_trip::write;
@@ -96,8 +96,7 @@ pub(crate) async fn number_draft<T: Model + DeserializeOwned>(
     cx: &mut Context<'_>,
 ) -> Result<Numbered<T>, Error> {
     let seq = cx.seq;
-    check_set::<T>(&issue.set)?;
-    source::require_transaction::<T>(cx)?;
+    check_call::<T>(issue, cx)?;
     // The calls of this process for this draft take turns (see `state::turns`): the second
     // reads it numbered, and takes no id.
     let _turn = turns::key_turn(cx.route.db.name(), seq, &filter, DRAFT_PATIENCE).await;
@@ -107,11 +106,8 @@ pub(crate) async fn number_draft<T: Model + DeserializeOwned>(
         return Ok(Numbered::by(doc, false));
     }
     let scope = Scope::of(seq, &doc)?;
-    // Before the id is taken: a number of another sequence or a code stored in the draft
-    // (never replaced), a value that would make a code ambiguous.
-    ensure_others_unset(&doc)?;
-    code::ensure_unset_in_draft(&doc)?;
-    code::check(&doc)?;
+    // Before the id is taken.
+    ensure_draft_unset(&doc)?;
     let id = match T::OTHERS.is_empty() {
         true => counted::take_one(&scope, cx).await?,
         // Every sequence of the type is numbered later: each takes its number now, and the
@@ -214,8 +210,7 @@ pub(crate) async fn number_drafts<T: Model + DeserializeOwned>(
     cx: &mut Context<'_>,
 ) -> Result<Vec<T>, Error> {
     let seq = cx.seq;
-    check_set::<T>(&issue.set)?;
-    source::require_transaction::<T>(cx)?;
+    check_call::<T>(issue, cx)?;
     // The caller's filter and "no number yet": one document when the filter does not
     // name the field (the common case, and the simplest query), else both under `$and`.
     let unnumbered = match filter.contains_key(seq.field) {
@@ -238,9 +233,7 @@ pub(crate) async fn number_drafts<T: Model + DeserializeOwned>(
     let mut scopes = Vec::with_capacity(drafts.len());
     for Stored { doc, .. } in &drafts {
         scopes.push(Scope::of(seq, doc)?);
-        ensure_others_unset(doc)?;
-        code::ensure_unset_in_draft(doc)?;
-        code::check(doc)?;
+        ensure_draft_unset(doc)?;
     }
     // One reservation per scope, all at once (in the caller's transaction, one after the
     // other), for the drafts of that scope in their order.
@@ -286,6 +279,13 @@ pub(crate) async fn number_drafts<T: Model + DeserializeOwned>(
         }
     }
     first_error.map_or(Ok(numbered), Err)
+}
+
+/// What a call refuses before it reads anything: fields of the caller's that set what the
+/// numbering sets ([`check_set`]), a gapless sequence outside a transaction.
+fn check_call<T: Model>(issue: &Issue, cx: &mut Context<'_>) -> Result<(), Error> {
+    check_set::<T>(&issue.set)?;
+    source::require_transaction::<T>(cx)
 }
 
 /// The caller's own fields may not set what the numbering sets: the number, its codes,

@@ -467,22 +467,38 @@ async fn numbers(
     operation: &'static str,
     n: u64,
 ) -> Result<Vec<i64>, Error> {
+    let scope = scope.and_then(|scope| fits(seq, operation, n).map(|()| scope));
+    let names = (operation, "handed out");
+    counted_in_span(seq, (route, call), names, n, scope, move |scope, cx| {
+        Box::pin(async move { counted::take_n(&scope, n, cx).await })
+    })
+    .await
+}
+
+/// `n` ids of `seq`'s counter in the scope `scope` names (or why the call named none), in
+/// a `seqid.numbers` span (`operation`: the call; `outcome`: what it did with them), in
+/// the call's context: `made` takes them and makes them what the call hands out.
+pub(crate) async fn counted_in_span<'a, O>(
+    seq: &'static Sequence,
+    (route, call): (Route<'a>, Call<'a>),
+    (operation, outcome): (&'static str, &'static str),
+    n: u64,
+    scope: Result<Scope, Error>,
+    made: impl for<'c> FnOnce(Scope, &'c mut Context<'a>) -> BoxFuture<'c, Result<Vec<O>, Error>>,
+) -> Result<Vec<O>, Error> {
     let span = span::of_numbers(seq, operation, n, !seq.scope.is_empty());
     let taken = async {
-        let scope = match scope.and_then(|scope| fits(seq, operation, n).map(|()| scope)) {
+        let scope = match scope {
             Ok(scope) => scope,
             Err(error) => return Traced::from(Err(error)),
         };
         if n == 0 {
             return Traced::from(Ok(Vec::new()));
         }
-        Context::run(seq, route, call, |cx| {
-            Box::pin(async move { counted::take_n(&scope, n, cx).await })
-        })
-        .await
+        Context::run(seq, route, call, |cx| made(scope, cx)).await
     };
     let taken = taken.instrument(span.clone()).await;
-    taken.record_as(&span, "handed out")
+    taken.record_as(&span, outcome)
 }
 
 /// The scope the values given with `.scope(...)` name, as a declared sequence's with

@@ -9,14 +9,11 @@ use std::fmt;
 use std::future::IntoFuture;
 use std::marker::PhantomData;
 
-use tracing::Instrument;
-
-use crate::api::action::next::fits;
+use crate::api::action::next::{counted_in_span, fits};
 use crate::base::error::{Error, ErrorKind};
 use crate::base::future::BoxFuture;
 use crate::call::context::{Call, Context};
 use crate::call::registry::Route;
-use crate::call::span::{self, Traced};
 use crate::counter::Counter;
 use crate::counter::commit_queue::Line;
 use crate::counter::gapless;
@@ -282,25 +279,17 @@ async fn take<T: Model>(
     call: Call<'_>,
     n: u64,
 ) -> Result<Vec<Reserved<T>>, Error> {
-    let seq = &T::SEQUENCE;
-    let span = span::of_numbers(seq, "reserve_ids", n, !seq.scope.is_empty());
-    let traced = async {
-        let scope = match checked::<T>(scope, n) {
-            Ok(scope) => scope,
-            Err(error) => return Traced::from(Err(error)),
-        };
-        if n == 0 {
-            return Traced::from(Ok(Vec::new()));
-        }
-        Context::run(seq, db, call, |cx| {
-            Box::pin(async move { tokens::<T>(&scope, n, cx).await })
-        })
-        .await
-    };
-    traced
-        .instrument(span.clone())
-        .await
-        .record_as(&span, "reserved")
+    let names = ("reserve_ids", "reserved");
+    let scope = checked::<T>(scope, n);
+    counted_in_span(
+        &T::SEQUENCE,
+        (db, call),
+        names,
+        n,
+        scope,
+        move |scope, cx| Box::pin(async move { tokens::<T>(&scope, n, cx).await }),
+    )
+    .await
 }
 
 /// The scope `scope` names, if `T`'s sequence may reserve `n` ids in it.
