@@ -13,9 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The runtime's layer folders, from the bottom up.
-const LAYERS: [&str; 13] = [
+const LAYERS: [&str; 14] = [
     "schema",
     "base",
+    "named",
     "fields",
     "deployment",
     "state",

@@ -77,7 +77,7 @@ pub fn impl_document(
 
 /// The type's sequences registered for the run time, under the type's path, so that a
 /// sequence named at run time with a declared name takes the type's options
-/// (`seqid::base::declared`). Written from the declaration's own constants, not through the
+/// (`seqid::named::declared`). Written from the declaration's own constants, not through the
 /// type's `Model` impl, so that a type the impl is refused for (not `Serialize`) gets no
 /// second error here. A generic type has no one set of constants to register (a `static`
 /// cannot name the type's parameters): none.

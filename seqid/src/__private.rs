@@ -4,7 +4,7 @@
 pub use crate::api::action::find::{Deserializable, find_by_code};
 pub use crate::api::action::future::InsertFuture;
 pub use crate::api::action::items::append_items;
-pub use crate::base::declared::Declared;
+pub use crate::named::declared::Declared;
 pub use crate::schema::display::{
     DisplayCode, Integer, Unshowable, display_code, integer, literal, number, text,
 };

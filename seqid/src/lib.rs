@@ -212,6 +212,7 @@ mod fields;
 pub mod guide;
 mod insert;
 mod items;
+mod named;
 mod optimistic;
 mod round_trip;
 mod schema;

@@ -1,18 +1,16 @@
-//! What every layer builds on, above the [schema](crate::schema): the error type, sequences
-//! named at run time, the server's constants and numbers, what became of a write, and small
-//! tools (a detached round trip, a transaction's end that survives a cut, a warning once,
-//! the backoff). They import nothing above.
+//! What every layer builds on, above the [schema](crate::schema): the error type, the
+//! server's constants and numbers, what became of a write, and small tools (a detached
+//! round trip, a transaction's end that survives a cut, a warning once, the backoff). They
+//! import nothing above.
 
 pub(crate) mod backoff;
 pub(crate) mod bulk_error;
-pub(crate) mod declared;
 pub(crate) mod detach;
 pub(crate) mod ending;
 pub(crate) mod error;
 pub(crate) mod fate;
 pub(crate) mod future;
 pub(crate) mod message;
-pub(crate) mod named;
 pub(crate) mod next_step;
 pub(crate) mod numeric;
 pub(crate) mod once;

@@ -24,7 +24,8 @@
 //! | `state/` | what calls share, below every subsystem: the allocator that shares round trips between a handle's tasks (the counters' and the frontiers'), the writes left running, the process's turns | `allocator`, `orphan`, `turns` |
 //! | `deployment/` | the deployment a database lives on, one subsystem: facts read once, kept, decisions with no I/O, the gate every call passes first, and the report (public as [`deployment`](crate::deployment)) | `facts` (topology, shard keys, unique indexes), `known` (what was read, kept per handle or for the process), `sharding` (what holds where: decisions tested as a table), `gate`, `report` ([`check`](crate::deployment::check)) |
 //! | `fields/` | a document's own fields, as one insert reads and fills them | `ids` (unset, filled, carried to a resume), `code` (display codes), `companions` (the other sequences' ids and an `ObjectId`, set and unset together), `items` (a document's arrays at insert), `scope`, `natural` (a natural key), `picked` (fields read without serializing the rest) |
-//! | `base/` | what every layer above the schema builds on: a sequence named at run time, the error type, numbers, small tools | `declared` (the sequences the program's types declare, registered before `main`), `named`, `fate`, `error`, `message` (each kind's message), `next_step` (what a caller does next after an error: its predicates), `bulk_error` (what `insert_many` reports), `retried` (the message of a call that gave up), `replaced` (the replace's messages), `server`, `numeric`, `session`, `ending` (a cut commit or abort ends its transaction), `detach`, `once`, `backoff`, `retry`, `future` |
+//! | `named/` | a sequence named at run time, made once from its options and kept for the process, with the sequences the program's types declare | `mod` (the names and options kept), `declared` (the sequences the program's types declare, registered before `main`) |
+//! | `base/` | what every layer above the schema builds on: the error type, numbers, small tools | `fate`, `error`, `message` (each kind's message), `next_step` (what a caller does next after an error: its predicates), `bulk_error` (what `insert_many` reports), `retried` (the message of a call that gave up), `replaced` (the replace's messages), `server`, `numeric`, `session`, `ending` (a cut commit or abort ends its transaction), `detach`, `once`, `backoff`, `retry`, `future` |
 //! | `schema/` | the schema the derive targets, at the bottom: what a model and its sequence are, as constants and accessors; its modules import only one another | `model`, `sequence`, `id`, `item` (an item type and its numbering), `kind`, `layout`, `display`, `scoped` (a scope as a type) |
 //!
 //! An insert goes down the floors once and comes back up with its answer: an action
@@ -69,7 +70,7 @@
 //! - **counter**: the document an id is taken from, in a tool's layout
 //!   (`counter::Counter`).
 //! - **declaration**: a sequence as a type of the program declares it, with the type's path,
-//!   registered by the derive before `main` (`base::declared`).
+//!   registered by the derive before `main` (`named::declared`).
 //! - **doing**: a driver's error said as seqid's, with what the round trip was doing, and
 //!   noted where it is met (`base::error::Doing`, `base::server::noted`).
 //! - **fate**: what became of a document written: stored, taken by another writer, refused,
@@ -108,9 +109,9 @@
 //! - **given scope**: a scope as `.scope(...)` gave it, checked when the call runs
 //!   (`fields::scope::GivenScope`).
 //! - **named sequence**: a sequence named at run time (`db.sequence(name)`, a number on its
-//!   own), made from its options once and kept for the process (`base::named`; its
-//!   options as given: `base::named::Spec`); with a name a type declares, the
-//!   declaration's options where the call gives none (`base::named::with_declarations`).
+//!   own), made from its options once and kept for the process (`named`; its
+//!   options as given: `named::Spec`); with a name a type declares, the
+//!   declaration's options where the call gives none (`named::with_declarations`).
 //! - **orphan**: a write whose caller went away, kept by the handle by its document's key
 //!   (`state::orphan`).
 //! - **others**: a document's sequences but its primary (`source::others`).

@@ -15,11 +15,11 @@ use tracing::Instrument;
 
 use crate::base::error::{Error, ErrorKind};
 use crate::base::future::BoxFuture;
-use crate::base::named::{self, Spec};
 use crate::call::context::{Call, Context};
 use crate::call::registry::{Route, Stats};
 use crate::call::span::{self, Traced};
 use crate::fields::scope::{GivenScope, Scope, check_types};
+use crate::named::{self, Spec};
 use crate::schema::layout::{CounterWriteConcern, Layout};
 use crate::schema::model::Model;
 use crate::schema::sequence::{Sequence, Strategy};

@@ -8,14 +8,16 @@
 //! (per tenant, say) keeps one per value ever named, for the life of the process.
 //!
 //! A name the program also declares (`#[seq_id("order", ...)]` on a type, found through
-//! `base::declared`) is that type's sequence: the call takes the declared options it does
+//! `named::declared`) is that type's sequence: the call takes the declared options it does
 //! not give, and an option it gives that differs from the declaration is refused, naming
 //! the type, before anything is read or written ([`with_declarations`]).
 
+pub(crate) mod declared;
+
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use crate::base::declared::{self, Declaration};
 use crate::base::error::{Error, ErrorKind};
+use crate::named::declared::Declaration;
 use crate::schema::layout::construct::stepped;
 use crate::schema::layout::{CounterWriteConcern, Layout, ScopeEncoding};
 use crate::schema::sequence::construct::BLANK;
@@ -192,7 +194,7 @@ fn check(seq: &'static Sequence) -> Result<(), Error> {
 }
 
 /// `given` (the sequence `spec` makes) as the program declares it: when types declare a
-/// sequence of this name and counters collection (`base::declared`), the options the call
+/// sequence of this name and counters collection (`named::declared`), the options the call
 /// does not give are theirs, and one it gives that differs from theirs is refused
 /// ([`ErrorKind::InvalidOption`], naming the type; [`ErrorKind::InvalidScope`] for the scope
 /// fields). Where the declarations differ among themselves in an option the call does

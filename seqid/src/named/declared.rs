@@ -3,7 +3,7 @@
 //! type's path, before `main` runs (`inventory`). A sequence named at run time
 //! (`db.sequence("order")`) looks them up by name, to take the options of the type that
 //! declares it where the call gives none and to refuse those that differ
-//! (`base::named`): a number on its own then never comes from another counter than the
+//! (`named`): a number on its own then never comes from another counter than the
 //! type's, nor starts it elsewhere.
 
 use std::collections::HashMap;
