@@ -524,14 +524,19 @@ pub fn integer(value: &Bson) -> Option<i64> {
     }
 }
 
-/// An event handler counting the commands sent, by name, into `counts`.
+/// An event handler counting the commands sent, by name, into `counts`: the commands of the
+/// calls themselves, not the deployment gate's reads of a sharded cluster's metadata (the
+/// `config` database, read once per namespace and handle, or per process for bare
+/// databases, when the suite runs through a mongos; the gate has its tests in `sharding.rs`).
 pub fn counting(
     counts: &std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, usize>>>,
 ) -> mongodb::event::EventHandler<mongodb::event::command::CommandEvent> {
     use mongodb::event::command::CommandEvent;
     let counts = counts.clone();
     mongodb::event::EventHandler::callback(move |event| {
-        if let CommandEvent::Started(started) = event {
+        if let CommandEvent::Started(started) = event
+            && started.db != "config"
+        {
             *counts
                 .lock()
                 .unwrap()
