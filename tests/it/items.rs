@@ -612,6 +612,36 @@ async fn assert_answered_and_stored(
     assert_every_item_once(test, &by_order, initial).await;
 }
 
+/// What three processes of 16 tasks and 16 tasks of this one, appending at once, 4 times
+/// each, to the `docs` orders from `first`, were answered: each append's order and number.
+async fn appended_by_processes_and_here(
+    test: &seqid_harness::TestDb,
+    db: &seqid::Database,
+    first: i64,
+    docs: i64,
+) -> Vec<(i64, i64)> {
+    let modes = (0..3).map(|_| format!("items/{first}/{docs}"));
+    let mut workers = Workers::spawn(test, modes, 16, 4);
+    workers.go();
+    let here = append_from_tasks(db.clone(), first, docs, 16, 4);
+    let (here, lines) = futures_util::join!(here, workers.finish_raw());
+    let mut answered: Vec<(i64, i64)> = here
+        .unwrap()
+        .into_iter()
+        .map(|(order, number, _, _)| (order, number))
+        .collect();
+    for line in lines {
+        let mut fields = line
+            .strip_prefix("items ")
+            .expect("an items line")
+            .split(' ');
+        let order: i64 = fields.next().unwrap().parse().unwrap();
+        let number: i64 = fields.next().unwrap().parse().unwrap();
+        answered.push((order, number));
+    }
+    answered
+}
+
 /// Three processes of 16 tasks, and 16 tasks of this one, appending at once to one order,
 /// then to three others.
 #[tokio::test]
@@ -622,25 +652,7 @@ async fn three_processes_of_sixteen_tasks_and_this_one_store_every_item_once() {
         order(1).insert(&db).await.unwrap();
     }
     for (first, docs) in [(1, 1), (2, 3)] {
-        let modes = (0..3).map(|_| format!("items/{first}/{docs}"));
-        let mut workers = Workers::spawn(&test, modes, 16, 4);
-        workers.go();
-        let here = append_from_tasks(db.clone(), first, docs, 16, 4);
-        let (here, lines) = futures_util::join!(here, workers.finish_raw());
-        let mut answered: Vec<(i64, i64)> = here
-            .unwrap()
-            .into_iter()
-            .map(|(order, number, _, _)| (order, number))
-            .collect();
-        for line in lines {
-            let mut fields = line
-                .strip_prefix("items ")
-                .expect("an items line")
-                .split(' ');
-            let order: i64 = fields.next().unwrap().parse().unwrap();
-            let number: i64 = fields.next().unwrap().parse().unwrap();
-            answered.push((order, number));
-        }
+        let answered = appended_by_processes_and_here(&test, &db, first, docs).await;
         assert_eq!(answered.len(), 4 * 16 * 4);
         assert_answered_and_stored(&test, &answered, docs, 1).await;
     }
@@ -1017,25 +1029,7 @@ async fn three_processes_appending_to_orders_whose_ids_are_not_their_places_stor
     let db = crate::support::shared(&test);
     let orders = test.collection::<BsonDocument>("orders");
     let note = out_of_place(&orders, 1).await;
-    let modes = (0..3).map(|_| "items/1/3".to_owned());
-    let mut workers = Workers::spawn(&test, modes, 16, 4);
-    workers.go();
-    let here = append_from_tasks(db.clone(), 1, 3, 16, 4);
-    let (here, lines) = futures_util::join!(here, workers.finish_raw());
-    let mut answered: Vec<(i64, i64)> = here
-        .unwrap()
-        .into_iter()
-        .map(|(order, number, _, _)| (order, number))
-        .collect();
-    for line in lines {
-        let mut fields = line
-            .strip_prefix("items ")
-            .expect("an items line")
-            .split(' ');
-        let order: i64 = fields.next().unwrap().parse().unwrap();
-        let number: i64 = fields.next().unwrap().parse().unwrap();
-        answered.push((order, number));
-    }
+    let answered = appended_by_processes_and_here(&test, &db, 1, 3).await;
     assert_eq!(answered.len(), 4 * 16 * 4);
     assert_answered_and_stored(&test, &answered, 3, 1).await;
     assert_eq!(orders.count_documents(doc! {}).await.unwrap(), 4);

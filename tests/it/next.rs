@@ -14,6 +14,7 @@ use seqid::{AsDatabase, Document, Error};
 use seqid_harness::test_db;
 use serde::Serialize;
 
+use crate::support::models::{Event, User};
 use crate::support::transactions::without_transactions;
 use crate::support::tutorial::plain_increment;
 use crate::support::{Workers, assert_dense, counted_db, counter_value, integer, shared};
@@ -258,28 +259,6 @@ async fn gapless_numbers_from_many_transactions_at_once_are_dense() {
     assert_eq!(counter_value(&test, "gt").await, Some(last));
 }
 
-/// A type declaring the sequence the named calls take numbers from.
-#[derive(Debug, Serialize, Document)]
-#[seq_id("next_users", collection = "next_users")]
-struct User {
-    #[serde(rename = "_id")]
-    id: i64,
-    by: String,
-}
-
-/// The same sequence's counter, with the block strategy.
-#[derive(Debug, Serialize, Document)]
-#[seq_id(
-    "next_events",
-    collection = "next_events",
-    strategy = "block",
-    block_size = 10
-)]
-struct Event {
-    #[serde(rename = "_id")]
-    id: i64,
-}
-
 /// Per project and year, as a named sequence's `.scope("project", ..).scope("year", ..)`.
 #[derive(Debug, Serialize, Document)]
 #[seq_id(collection = "next_tickets")]
@@ -296,7 +275,7 @@ async fn named_calls_inserts_and_the_tutorial_by_hand_share_one_counter() {
     let handle = shared(&test);
     // The counter made before the race (SecantusDB may answer a concurrent first use's
     // upsert with no document: see `assert_dense`).
-    assert_eq!(handle.sequence("next_users").next().await.unwrap(), 1);
+    assert_eq!(handle.sequence("users").next().await.unwrap(), 1);
     const TASKS: usize = 24;
     const EACH: usize = 10;
     let tasks: Vec<_> = (0..TASKS)
@@ -313,9 +292,9 @@ async fn named_calls_inserts_and_the_tutorial_by_hand_share_one_counter() {
                             };
                             user.insert(&db).await.unwrap()
                         }
-                        1 => db.sequence("next_users").next().await.unwrap(),
-                        2 => bare.sequence("next_users").next().await.unwrap(),
-                        _ => plain_increment(&bare, "next_users").await.unwrap(),
+                        1 => db.sequence("users").next().await.unwrap(),
+                        2 => bare.sequence("users").next().await.unwrap(),
+                        _ => plain_increment(&bare, "users").await.unwrap(),
                     };
                     ids.push(id);
                 }
@@ -336,17 +315,14 @@ async fn named_calls_inserts_and_the_tutorial_by_hand_share_one_counter() {
     assert_dense(&all, total, User::sequence().stats(&handle).retries);
     // The ids stored are exactly those the inserts were given, and the counter holds the
     // last id handed out.
-    let stored: BTreeSet<i64> = crate::support::all_documents(&test, "next_users")
+    let stored: BTreeSet<i64> = crate::support::all_documents(&test, "users")
         .await
         .iter()
         .map(|stored| stored.get("_id").and_then(integer).unwrap())
         .collect();
     assert_eq!(stored, inserted);
     assert_eq!(inserted.len(), TASKS / 4 * EACH);
-    assert_eq!(
-        counter_value(&test, "next_users").await,
-        all.last().copied()
-    );
+    assert_eq!(counter_value(&test, "users").await, all.last().copied());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -420,13 +396,7 @@ async fn a_named_block_sequence_shares_the_declared_type_s_live_block() {
                 for _ in 0..10 {
                     match task % 2 {
                         0 => ids.push(Event { id: 0 }.insert(&db).await.unwrap()),
-                        _ => ids.extend(
-                            db.sequence("next_events")
-                                .block(10)
-                                .next_n(2)
-                                .await
-                                .unwrap(),
-                        ),
+                        _ => ids.extend(db.sequence("events").block(10).next_n(2).await.unwrap()),
                     }
                 }
                 ids
@@ -442,7 +412,7 @@ async fn a_named_block_sequence_shares_the_declared_type_s_live_block() {
     // 8 × 10 inserts and 8 × 10 × 2 numbers from one live block: 240 ids, the counter
     // moved in blocks of 10 by this one handle, with nothing lost between them.
     assert_eq!(all.len(), 240);
-    let reserved = counter_value(&test, "next_events").await.unwrap();
+    let reserved = counter_value(&test, "events").await.unwrap();
     assert_eq!(reserved % 10, 0);
     assert_eq!(
         all,
@@ -721,11 +691,11 @@ async fn the_tutorial_s_get_next_sequence_in_python_shares_the_counter() {
     let test = test_db("next_pymongo").await;
     let handle = shared(&test);
     // The counter made first (see `assert_dense`).
-    assert_eq!(handle.sequence("next_users").next().await.unwrap(), 1);
+    assert_eq!(handle.sequence("users").next().await.unwrap(), 1);
     let script = crate::support::tools::Script {
         tool: seqid_harness::Tool::MongoEngine,
         file: "tutorial_next.py",
-        env: vec![("TUTORIAL_SEQUENCE", "next_users")],
+        env: vec![("TUTORIAL_SEQUENCE", "users")],
     };
     let mut python = script.start(&test, 40, &["a", "b"]).await;
     python.go();
@@ -736,7 +706,7 @@ async fn the_tutorial_s_get_next_sequence_in_python_shares_the_counter() {
                 let mut ids = Vec::new();
                 for n in 0..20 {
                     ids.push(match task % 2 {
-                        0 => db.sequence("next_users").next().await.unwrap(),
+                        0 => db.sequence("users").next().await.unwrap(),
                         _ => {
                             let by = format!("{task}-{n}");
                             User { id: 0, by }.insert(&db).await.unwrap()
@@ -747,7 +717,7 @@ async fn the_tutorial_s_get_next_sequence_in_python_shares_the_counter() {
             })
         })
         .collect();
-    let mut all = crate::support::tools::ids_of(&python.finish().await, "next_users");
+    let mut all = crate::support::tools::ids_of(&python.finish().await, "users");
     assert_eq!(all.len(), 2 * 40);
     all.insert(1);
     for task in tasks {
@@ -760,10 +730,7 @@ async fn the_tutorial_s_get_next_sequence_in_python_shares_the_counter() {
         1 + 2 * 40 + 8 * 20,
         User::sequence().stats(&handle).retries,
     );
-    assert_eq!(
-        counter_value(&test, "next_users").await,
-        all.last().copied()
-    );
+    assert_eq!(counter_value(&test, "users").await, all.last().copied());
 }
 
 /// Counters and block take their numbers outside the caller's transaction, as inserts do:
@@ -795,7 +762,7 @@ async fn counters_and_block_numbers_outlive_an_aborted_transaction() {
 async fn a_named_sequence_s_stats_count_what_its_handle_did() {
     let test = test_db("next_stats").await;
     let handle = shared(&test);
-    let named = || handle.sequence("next_events").block(10);
+    let named = || handle.sequence("events").block(10);
     assert_eq!(named().stats().unwrap().ids, 0, "nothing yet");
     for _ in 0..25 {
         named().next().await.unwrap();
@@ -811,7 +778,7 @@ async fn a_named_sequence_s_stats_count_what_its_handle_did() {
     assert_eq!((stats.ids, stats.reservations), (30, 3), "{stats:?}");
     assert_eq!(Event::sequence().stats(&handle), stats);
     // Another block size than the declared type's is refused (issue 55).
-    let error = handle.sequence("next_events").block(7).stats().unwrap_err();
+    let error = handle.sequence("events").block(7).stats().unwrap_err();
     assert!(
         matches!(
             error.kind(),
@@ -833,7 +800,7 @@ async fn a_named_sequence_s_stats_count_what_its_handle_did() {
     }
     let stats = handle.sequence("next_undeclared").block(7).stats().unwrap();
     assert_eq!(stats.ids, 0);
-    let bare = test.db().sequence("next_events").block(10);
+    let bare = test.db().sequence("events").block(10);
     assert_eq!(
         bare.stats().unwrap().ids,
         0,

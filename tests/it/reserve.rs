@@ -19,30 +19,12 @@ use seqid_harness::test_db;
 use serde::Serialize;
 
 use crate::support::ledger::{Told, assert_strategy, check};
-use crate::support::models::{CountedDoc, EqualBlock, EqualCounted, EqualGapless, Model};
+use crate::support::models::{
+    CountedDoc, EqualBlock, EqualCounted, EqualGapless, Event, Model, User,
+};
 use crate::support::transactions::without_transactions;
 use crate::support::writers::{Op, Via, write, write_reserved};
 use crate::support::{Workers, all_documents, assert_dense, counter_value, integer, shared};
-
-#[derive(Debug, Serialize, Document)]
-#[seq_id("reserve_users", collection = "reserve_users")]
-struct User {
-    #[serde(rename = "_id")]
-    id: i64,
-    by: String,
-}
-
-#[derive(Debug, Serialize, Document)]
-#[seq_id(
-    "reserve_events",
-    collection = "reserve_events",
-    strategy = "block",
-    block_size = 10
-)]
-struct Event {
-    #[serde(rename = "_id")]
-    id: i64,
-}
 
 #[derive(Debug, Serialize, Document)]
 #[seq_id("reserve_ledger", collection = "reserve_ledger", strategy = "gapless")]
@@ -158,14 +140,11 @@ async fn reserved_ids_beside_inserts_from_many_tasks_are_exactly_one_to_n() {
     assert_dense(&ids, n, User::sequence().stats(&handle).retries);
     given.sort();
     assert_eq!(
-        stored_by(&test, "reserve_users").await,
+        stored_by(&test, "users").await,
         given,
         "the ids stored are exactly those given, each with its document"
     );
-    assert_eq!(
-        counter_value(&test, "reserve_users").await,
-        ids.last().copied()
-    );
+    assert_eq!(counter_value(&test, "users").await, ids.last().copied());
 }
 
 #[tokio::test]
@@ -259,7 +238,7 @@ async fn an_id_typed_by_the_user_is_still_refused_with_or_without_a_token() {
     );
     // A token can only be made by seqid and inserts once: moved into the insert. What is
     // left: nothing written.
-    assert!(all_documents(&test, "reserve_users").await.is_empty());
+    assert!(all_documents(&test, "users").await.is_empty());
     assert!(all_documents(&test, "reserve_tickets").await.is_empty());
     // resume_insert takes no token: a compile error (seqid-derive's
     // tests/ui/fail/resume_insert_takes_no_token.rs).
@@ -372,12 +351,12 @@ async fn a_reservation_through_a_handle_shares_the_live_block() {
     let handle = shared(&test);
     let mut first = Event { id: 0 };
     assert_eq!(first.insert(&handle).await.unwrap(), 1);
-    assert_eq!(counter_value(&test, "reserve_events").await, Some(10));
+    assert_eq!(counter_value(&test, "events").await, Some(10));
     let tokens = Event::reserve_ids(&handle, 3).await.unwrap();
     let ids: Vec<i64> = tokens.iter().map(|t| t.id()).collect();
     assert_eq!(ids, [2, 3, 4], "from the live block");
     assert_eq!(
-        counter_value(&test, "reserve_events").await,
+        counter_value(&test, "events").await,
         Some(10),
         "no round trip"
     );
@@ -396,12 +375,12 @@ async fn a_reservation_through_a_handle_shares_the_live_block() {
     let more = Event::reserve_ids(&handle, 7).await.unwrap();
     let more: Vec<i64> = more.iter().map(|t| t.id()).collect();
     assert_eq!(more, (6..=12).collect::<Vec<_>>());
-    assert_eq!(counter_value(&test, "reserve_events").await, Some(20));
+    assert_eq!(counter_value(&test, "events").await, Some(20));
     // Through a bare database, exactly its own ids.
     let bare = Event::reserve_ids(&*test, 2).await.unwrap();
     assert_eq!(bare.iter().map(|t| t.id()).collect::<Vec<_>>(), [21, 22]);
-    assert_eq!(counter_value(&test, "reserve_events").await, Some(22));
-    let stored: BTreeSet<i64> = all_documents(&test, "reserve_events")
+    assert_eq!(counter_value(&test, "events").await, Some(22));
+    let stored: BTreeSet<i64> = all_documents(&test, "events")
         .await
         .iter()
         .map(|d| d.get("_id").and_then(integer).unwrap())
@@ -436,7 +415,7 @@ async fn cancelled_reservations_through_a_handle_lose_no_id() {
     for token in Event::reserve_ids(&handle, 1).await.unwrap() {
         assert!(received.insert(token.id()));
     }
-    let reserved = counter_value(&test, "reserve_events").await.unwrap();
+    let reserved = counter_value(&test, "events").await.unwrap();
     // What the cancelled callers never received is in the live block: the next callers
     // take exactly the ids not handed out yet, and no new block is reserved.
     let missing: BTreeSet<i64> = (1..=reserved).filter(|id| !received.contains(id)).collect();
@@ -450,7 +429,7 @@ async fn cancelled_reservations_through_a_handle_lose_no_id() {
         "the ids the cancelled callers never received"
     );
     assert_eq!(
-        counter_value(&test, "reserve_events").await,
+        counter_value(&test, "events").await,
         Some(reserved),
         "no block more"
     );
@@ -468,7 +447,7 @@ async fn a_token_s_insert_whose_outcome_is_unknown_is_settled_by_resume_insert()
         by: "lost".into(),
     };
     lost.insert(&handle).reserved(token).await.unwrap();
-    let users = test.collection::<BsonDocument>("reserve_users");
+    let users = test.collection::<BsonDocument>("users");
     users.delete_one(doc! { "_id": 1 }).await.unwrap();
     assert_eq!(lost.id, 1);
     assert_eq!(lost.resume_insert(&handle).await.unwrap(), 1);
@@ -496,11 +475,7 @@ async fn a_token_s_insert_whose_outcome_is_unknown_is_settled_by_resume_insert()
     assert!(cancelled > 0, "no insert was cancelled while it wrote");
     settled.push((1, "lost".into()));
     settled.sort();
-    assert_eq!(
-        stored_by(&test, "reserve_users").await,
-        settled,
-        "each stored once"
-    );
+    assert_eq!(stored_by(&test, "users").await, settled, "each stored once");
 }
 
 #[tokio::test]
@@ -949,14 +924,14 @@ async fn a_token_is_refused_by_another_database_with_nothing_written() {
         assert_eq!(&**insert, format!("database `{}`", b.name()), "{via}");
         let text = error.to_string();
         assert!(
-            text.starts_with("sequence `reserve_users`: id 1 was reserved in database")
+            text.starts_with("sequence `users`: id 1 was reserved in database")
                 && text.contains("Nothing was written")
                 && text.contains(&format!("1 is a gap in database `{}`", a.name())),
             "{via}: {text}"
         );
         assert_eq!(user.id, 0, "{via}: no id written into the document");
-        assert_eq!(stored_by(&b, "reserve_users").await, [], "{via}");
-        assert_eq!(counter_value(&b, "reserve_users").await, None, "{via}");
+        assert_eq!(stored_by(&b, "users").await, [], "{via}");
+        assert_eq!(counter_value(&b, "users").await, None, "{via}");
 
         // b's own sequence is untouched: its first reservation is 1, and inserts.
         let own = match &db_b {
@@ -970,7 +945,7 @@ async fn a_token_is_refused_by_another_database_with_nothing_written() {
             Via::Handle(db) => user.insert(db).reserved(own).await,
         };
         assert_eq!(stored.unwrap(), 1, "{via}");
-        assert_eq!(stored_by(&b, "reserve_users").await, [(1, "b".into())]);
+        assert_eq!(stored_by(&b, "users").await, [(1, "b".into())]);
 
         // a's other token goes in where it was reserved; 1 is a gap there.
         let mut there = User {
@@ -982,8 +957,8 @@ async fn a_token_is_refused_by_another_database_with_nothing_written() {
             Via::Handle(db) => there.insert(db).reserved(kept).await,
         };
         assert_eq!(stored.unwrap(), 2, "{via}");
-        assert_eq!(stored_by(&a, "reserve_users").await, [(2, "a".into())]);
-        assert_eq!(counter_value(&a, "reserve_users").await, Some(2), "{via}");
+        assert_eq!(stored_by(&a, "users").await, [(2, "a".into())]);
+        assert_eq!(counter_value(&a, "users").await, Some(2), "{via}");
     }
 }
 
@@ -1021,10 +996,7 @@ async fn a_token_is_refused_through_another_handle_and_taken_through_a_clone() {
         )
     );
     assert!(error.to_string().contains("Nothing was written"), "{error}");
-    assert_eq!(
-        (user.id, stored_by(&test, "reserve_users").await),
-        (0, vec![])
-    );
+    assert_eq!((user.id, stored_by(&test, "users").await), (0, vec![]));
 
     let clone = first.clone().database(test.name());
     let token = User::reserve_id(&db).await.unwrap();
@@ -1036,7 +1008,7 @@ async fn a_token_is_refused_through_another_handle_and_taken_through_a_clone() {
     let token = User::reserve_id(&db).await.unwrap();
     assert_eq!(bare.insert(&*test).reserved(token).await.unwrap(), 3);
     assert_eq!(
-        stored_by(&test, "reserve_users").await,
+        stored_by(&test, "users").await,
         [(2, "other".into()), (3, "bare".into())]
     );
 }

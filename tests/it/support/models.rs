@@ -322,6 +322,25 @@ scoped_equal_model!(
     time_budget_ms = 60000
 );
 
+/// A user `{ _id, by }`, the counters strategy: `by` names the caller that stored it (a
+/// task, a process, a token's holder), for the feature modules whose scenarios say who
+/// stored what (`next`, `reserve`).
+#[derive(Debug, serde::Serialize, seqid::Document)]
+#[seq_id("users", collection = "users")]
+pub struct User {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub by: String,
+}
+
+/// An event `{ _id }`, blocks of 10, for the same modules.
+#[derive(Debug, serde::Serialize, seqid::Document)]
+#[seq_id("events", collection = "events", strategy = "block", block_size = 10)]
+pub struct Event {
+    #[serde(rename = "_id")]
+    pub id: i64,
+}
+
 /// The issue tracker of issue 26, unique documents: a global `_id` from a counter, and a
 /// number per project from blocks of 10 (the other sequence).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, seqid::Document)]
