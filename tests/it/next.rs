@@ -17,7 +17,9 @@ use serde::Serialize;
 use crate::support::models::{Event, User};
 use crate::support::transactions::without_transactions;
 use crate::support::tutorial::plain_increment;
-use crate::support::{Workers, assert_dense, counted_db, counter_value, integer, shared};
+use crate::support::{
+    Workers, assert_dense, assert_transaction_required, counted_db, counter_value, integer, shared,
+};
 
 /// The counter `_id` of the tutorial's layout in `counters`, as stored: its `seq`.
 async fn counter_of(db: &mongodb::Database, id: Bson) -> Option<i64> {
@@ -128,34 +130,12 @@ async fn gapless_numbers_live_and_die_with_the_transaction() {
     let client = test.client();
     // Without a transaction: refused, nothing taken.
     let error = handle.sequence("g").gapless().next().await.unwrap_err();
-    assert!(
-        matches!(
-            error.kind(),
-            ErrorKind::TransactionRequired {
-                has_session: false,
-                ..
-            }
-        ),
-        "{error:?}"
-    );
-    assert!(
-        error.to_string().contains("no session was given"),
-        "{error}"
-    );
+    assert_transaction_required(&error, false);
     let mut session = client.start_session().await.unwrap();
     let error = (test.sequence("g").gapless().session(&mut session).next_n(2))
         .await
         .unwrap_err();
-    assert!(
-        matches!(
-            error.kind(),
-            ErrorKind::TransactionRequired {
-                has_session: true,
-                ..
-            }
-        ),
-        "{error:?}"
-    );
+    assert_transaction_required(&error, true);
     assert_eq!(counter_value(&test, "g").await, None, "nothing taken");
 
     // nx-27017's transactions are not MongoDB's (see `without_transactions`; its commit

@@ -24,7 +24,10 @@ use crate::support::models::{
 };
 use crate::support::transactions::without_transactions;
 use crate::support::writers::{Op, Via, write, write_reserved};
-use crate::support::{Workers, all_documents, assert_dense, counter_value, integer, shared};
+use crate::support::{
+    Workers, all_documents, assert_dense, assert_transaction_required, counter_value, integer,
+    shared,
+};
 
 #[derive(Debug, Serialize, Document)]
 #[seq_id("reserve_ledger", collection = "reserve_ledger", strategy = "gapless")]
@@ -483,31 +486,13 @@ async fn gapless_tokens_live_and_die_with_the_transaction() {
     let test = test_db("reserve_gapless").await;
     let handle = shared(&test);
     let error = Entry::reserve_id(&handle).await.unwrap_err();
-    assert!(
-        matches!(
-            error.kind(),
-            ErrorKind::TransactionRequired {
-                has_session: false,
-                ..
-            }
-        ),
-        "{error:?}"
-    );
+    assert_transaction_required(&error, false);
     let mut session = test.client().start_session().await.unwrap();
     let error = Entry::reserve_ids(&handle, 2)
         .session(&mut session)
         .await
         .unwrap_err();
-    assert!(
-        matches!(
-            error.kind(),
-            ErrorKind::TransactionRequired {
-                has_session: true,
-                ..
-            }
-        ),
-        "{error:?}"
-    );
+    assert_transaction_required(&error, true);
     assert_eq!(
         counter_value(&test, "reserve_ledger").await,
         None,

@@ -29,7 +29,9 @@ use crate::support::models::{
 };
 use crate::support::transactions::{in_transactions, without_transactions};
 use crate::support::writers::{BATCH, Op, Via, task_writer, write};
-use crate::support::{all_documents, counter_value, one_to, seed_string_id};
+use crate::support::{
+    all_documents, assert_transaction_required, counter_value, one_to, seed_string_id,
+};
 
 unique_model!(
     Invoice = "txn-invoice",
@@ -511,38 +513,11 @@ async fn a_gapless_insert_outside_a_transaction_is_refused_before_anything_is_wr
     let db = support::shared(&test);
     let mut invoice = Invoice::make("seqid-0", 0);
     let error = invoice.insert(&db).await.unwrap_err();
-    assert!(
-        matches!(
-            error.kind(),
-            ErrorKind::TransactionRequired {
-                has_session: false,
-                ..
-            }
-        ) && error.sequence().map(|s| s.name) == Some("invoice"),
-        "{error:?}"
-    );
-    assert!(
-        error.to_string().contains("no session was given"),
-        "{error}"
-    );
+    assert_transaction_required(&error, false);
+    assert_eq!(error.sequence().map(|s| s.name), Some("invoice"));
     let mut session = test.client().start_session().await.unwrap();
     let error = invoice.insert(&db).session(&mut session).await.unwrap_err();
-    assert!(
-        matches!(
-            error.kind(),
-            ErrorKind::TransactionRequired {
-                has_session: true,
-                ..
-            }
-        ),
-        "{error:?}"
-    );
-    assert!(
-        error
-            .to_string()
-            .contains("the session given has none running"),
-        "{error}"
-    );
+    assert_transaction_required(&error, true);
     let mut many = vec![Invoice::make("seqid-0", 1), Invoice::make("seqid-0", 2)];
     let error = Invoice::insert_many(&mut many, &db).await.unwrap_err();
     assert!(
@@ -552,16 +527,8 @@ async fn a_gapless_insert_outside_a_transaction_is_refused_before_anything_is_wr
     // An empty batch is refused the same: whether a call needs a transaction does not
     // depend on how many documents it carries.
     let error = Invoice::insert_many(&mut [], &db).await.unwrap_err();
-    assert!(
-        matches!(
-            error.kind(),
-            ErrorKind::TransactionRequired {
-                has_session: false,
-                ..
-            }
-        ) && error.sequence().map(|s| s.name) == Some("invoice"),
-        "{error:?}"
-    );
+    assert_transaction_required(&error, false);
+    assert_eq!(error.sequence().map(|s| s.name), Some("invoice"));
     assert_eq!(invoice.id, 0);
     assert!(many.iter().all(|i| i.id == 0));
     assert_eq!(

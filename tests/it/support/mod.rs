@@ -524,6 +524,23 @@ pub fn integer(value: &Bson) -> Option<i64> {
     }
 }
 
+/// Asserts that `error` refuses a gapless call made outside a transaction
+/// ([`ErrorKind::TransactionRequired`](seqid::error::ErrorKind::TransactionRequired)), saying
+/// whether a session was given (`has_session`) and, in its message, why.
+pub fn assert_transaction_required(error: &seqid::Error, has_session: bool) {
+    use seqid::error::ErrorKind;
+    let given = match error.kind() {
+        ErrorKind::TransactionRequired { has_session, .. } => *has_session,
+        other => panic!("expected TransactionRequired, got {other:?}"),
+    };
+    assert_eq!(given, has_session, "{error:?}");
+    let why = match has_session {
+        true => "the session given has none running",
+        false => "no session was given",
+    };
+    assert!(error.to_string().contains(why), "{error}");
+}
+
 /// An event handler counting the commands sent, by name, into `counts`: the commands of the
 /// calls themselves, not the deployment gate's reads of a sharded cluster's metadata (the
 /// `config` database, read once per namespace and handle, or per process for bare
