@@ -429,6 +429,15 @@ fn invoice(tenant: &str, year: i32) -> Invoice {
     }
 }
 
+/// The last id reserved in `scope`'s counter of the invoices' sequence.
+async fn last_reserved(db: &seqid::Database, scope: (&str, i32)) -> Option<i64> {
+    Invoice::sequence()
+        .last_reserved(db)
+        .scope(scope)
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn counters_are_administered_per_scope() {
     let test = test_db("scopes_admin").await;
@@ -436,11 +445,7 @@ async fn counters_are_administered_per_scope() {
     assert_eq!(invoice("acme", 2026).insert(&db).await.unwrap(), 1);
     assert_eq!(invoice("acme", 2027).insert(&db).await.unwrap(), 1);
     assert_eq!(
-        Invoice::sequence()
-            .last_reserved(&db)
-            .scope(("acme", 2026))
-            .await
-            .unwrap(),
+        last_reserved(&db, ("acme", 2026)).await,
         Some(10),
         "the block reserved 1..=10"
     );
@@ -482,14 +487,7 @@ async fn counters_are_administered_per_scope() {
         .below_stored()
         .await
         .unwrap();
-    assert_eq!(
-        Invoice::sequence()
-            .last_reserved(&db)
-            .scope(("acme", 2027))
-            .await
-            .unwrap(),
-        Some(0)
-    );
+    assert_eq!(last_reserved(&db, ("acme", 2027)).await, Some(0));
     // The scope is named as declared: one value per scope field, of the field's type. A
     // value of another type does not compile (`seqid-derive/tests/ui/fail/scope_*`); named
     // at run time, it is refused when the call runs, naming the type, and so is a scope
@@ -586,11 +584,7 @@ async fn counters_are_administered_per_scope() {
         other => panic!("expected CounterMissing, got {other:?}"),
     }
     assert_eq!(
-        Invoice::sequence()
-            .last_reserved(&db)
-            .scope(("initech", 2026))
-            .await
-            .unwrap(),
+        last_reserved(&db, ("initech", 2026)).await,
         None,
         "no counter made"
     );
@@ -608,11 +602,7 @@ async fn counters_are_administered_per_scope() {
     assert_eq!(Invoice::sequence().sync_every_scope(&db).await.unwrap(), 4);
     assert_eq!(invoice("initech", 2026).insert(&db).await.unwrap(), 501);
     assert_eq!(
-        Invoice::sequence()
-            .last_reserved(&db)
-            .scope(("acme", 2027))
-            .await
-            .unwrap(),
+        last_reserved(&db, ("acme", 2027)).await,
         Some(2),
         "raised back to what is stored"
     );

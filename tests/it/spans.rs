@@ -70,10 +70,12 @@ struct Invoice {
     code: String,
 }
 
-/// The closed `seqid.insert` spans of the log, in order.
-fn closed_inserts(log: &str) -> Vec<&str> {
+/// The closed spans named `name` (`seqid.insert`, `seqid.numbers`, `seqid.append`) of the
+/// log, in order.
+fn closed<'a>(log: &'a str, name: &str) -> Vec<&'a str> {
+    let opened = format!("{name}{{");
     log.lines()
-        .filter(|line| line.contains("seqid.insert{") && line.contains(" close "))
+        .filter(|line| line.contains(&opened) && line.contains(" close "))
         .collect()
 }
 
@@ -95,7 +97,7 @@ async fn each_insert_is_a_span_that_records_what_it_did() {
     drop(guard);
 
     let log = log.text();
-    let spans = closed_inserts(&log);
+    let spans = closed(&log, "seqid.insert");
     assert_eq!(spans.len(), 5, "one span per insert:\n{log}");
     for span in &spans {
         assert!(
@@ -177,7 +179,7 @@ async fn the_span_of_a_document_with_several_sequences_lists_them() {
     issue.insert(&db).await.unwrap();
     drop(guard);
     let log = log.text();
-    let spans = closed_inserts(&log);
+    let spans = closed(&log, "seqid.insert");
     assert_eq!(spans.len(), 1, "{log}");
     assert!(
         spans[0].contains(r#"sequences="span_issue, span_issue_number""#),
@@ -205,7 +207,7 @@ async fn the_span_of_an_insert_shows_the_code_it_wrote() {
         .unwrap();
     drop(guard);
     let log = log.text();
-    let spans = closed_inserts(&log);
+    let spans = closed(&log, "seqid.insert");
     assert_eq!(spans.len(), 2, "{log}");
     assert!(spans[0].contains(r#"code="INV-0001""#), "{}", spans[0]);
     assert!(
@@ -213,13 +215,6 @@ async fn the_span_of_an_insert_shows_the_code_it_wrote() {
         "{}",
         spans[1]
     );
-}
-
-/// The closed `seqid.numbers` spans of the log, in order.
-fn closed_numbers(log: &str) -> Vec<&str> {
-    log.lines()
-        .filter(|line| line.contains("seqid.numbers{") && line.contains(" close "))
-        .collect()
 }
 
 /// Numbers taken with no document are spans too (`seqid.numbers`): a named sequence's
@@ -255,7 +250,7 @@ async fn numbers_with_no_document_are_spans_that_record_what_they_did() {
     drop(guard);
 
     let log = log.text();
-    let spans = closed_numbers(&log);
+    let spans = closed(&log, "seqid.numbers");
     assert_eq!(
         spans.len(),
         6,
@@ -366,10 +361,7 @@ async fn each_append_is_a_span_that_records_its_outcome() {
 
     assert_eq!(numbers, [1, 2]);
     let log = log.text();
-    let spans: Vec<&str> = log
-        .lines()
-        .filter(|line| line.contains("seqid.append{") && line.contains(" close "))
-        .collect();
+    let spans = closed(&log, "seqid.append");
     assert_eq!(spans.len(), 2, "one span per append:\n{log}");
     for span in &spans {
         assert!(
