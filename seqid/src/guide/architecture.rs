@@ -43,8 +43,7 @@
 //! - **allocator**: hands out a counter's ids to the tasks of a handle, one round trip for
 //!   every task waiting at once; the block strategy keeps the rest of a block (`state::allocator`).
 //! - **append**: items added to a stored document's array, numbered after its mark
-//!   (`insert::items`, its rounds in `items::rounds`); its **token** recognises it in the
-//!   document's recent appends.
+//!   (`insert::items`, its rounds in `items::rounds`), recognised by its token.
 //! - **answered**: a command of the call has had an answer in the caller's transaction, so
 //!   the driver knows the transaction began (`base::session`).
 //! - **block, live block**: the ids a handle reserved with one `$inc` and hands out in
@@ -95,8 +94,7 @@
 //!   (`counter::commit_queue`).
 //! - **in flight**: the optimistic candidates of one round, out until their write ends
 //!   (`optimistic::frontier::InFlight`).
-//! - **key**: where a document's id is, its scope and number (`fields::scope::Key`); a
-//!   natural key is the fields `find_or_insert` finds a document by (`fields::natural`).
+//! - **key**: where a document's id is, its scope and number (`fields::scope::Key`).
 //! - **known**: what was read of a deployment and kept (`deployment::known`).
 //! - **left behind**: the write of a caller that went away, waited for by a resume
 //!   (`call::pending::left_behind`).
@@ -108,6 +106,8 @@
 //!   id to read above, the session (`optimistic::frontier::MaximumRead`).
 //! - **given scope**: a scope as `.scope(...)` gave it, checked when the call runs
 //!   (`fields::scope::GivenScope`).
+//! - **natural key**: the fields `find_or_insert` finds a document by, unique in its
+//!   collection (`fields::natural`); a word of its own, never shortened to *key*.
 //! - **named sequence**: a sequence named at run time (`db.sequence(name)`, a number on its
 //!   own), made from its options once and kept for the process (`named`; its
 //!   options as given: `named::Spec`); with a name a type declares, the
@@ -143,10 +143,14 @@
 //! - **traced**: a call's answer with what it did, for its span (`call::span::Traced`).
 //! - **to**: where and how a write goes: the collection, the sequence, the sending
 //!   (`round_trip::write`).
+//! - **token**: what a caller keeps of a call, so that what follows meets that call and no
+//!   other: a reserved id's ([`Reserved`](crate::Reserved), inserted with its document),
+//!   an append's (an `ObjectId` among the document's recent appends, so that the append
+//!   sent again lands once: `items::commands`).
 //! - **ticket**: what tells a gapless token's reservation from a later one of the same id
 //!   after its transaction aborted (`counter::tickets`).
-//! - **turns**: the process's callers of one scope, one key or one array, one at a time
-//!   (`state::turns`).
+//! - **turns**: the process's callers of one scope, one natural key or draft, or one array,
+//!   one at a time (`state::turns`).
 //! - **waiting**: a write under way, handed to the handle if its caller drops it
 //!   (`call::pending::Waiting`).
 //! - **wanted**: the other sequences' ids a batch needs, by sequence and scope
