@@ -107,7 +107,7 @@
 //! - **given scope**: a scope as `.scope(...)` gave it, checked when the call runs
 //!   (`fields::scope::GivenScope`).
 //! - **natural key**: the fields `find_or_insert` finds a document by, unique in its
-//!   collection (`fields::natural`); a word of its own, never shortened to *key*.
+//!   collection (`fields::natural`); its turns, and a draft's, are `state::turns::key_turn`.
 //! - **named sequence**: a sequence named at run time (`db.sequence(name)`, a number on its
 //!   own), made from its options once and kept for the process (`named`; its
 //!   options as given: `named::Spec`); with a name a type declares, the
