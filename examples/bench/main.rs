@@ -25,6 +25,7 @@ mod drafts;
 mod first_use;
 mod instructions;
 mod items;
+mod latency;
 mod maxq;
 mod model;
 mod natural;
@@ -66,12 +67,17 @@ usage: cargo run --release --example bench -- [options]
   --bulk-rounds N    interleaved rounds of bulk trials (default 5)
   --bulk-docs N      documents per bulk call (default 10000)
   --query-runs N     runs of each maximum query (default 100, fewer if slow)
-  --only LIST        comma-separated parts to run: one,bare,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,natural,drafts,numbers,items,first-use,cancel,service,ticket,contention
+  --only LIST        comma-separated parts to run: one,bare,cost,instructions,single,ceiling,bulk,maxq,txn,scopes,natural,drafts,numbers,items,first-use,cancel,service,ticket,contention,latency
                      (default all; instructions needs valgrind)
   --cost-contenders LIST  the cost part's contenders: driver,tutorial,block,counters,coded,optimistic (default all)
   --cost-inserts N   inserts per cost trial (default 1000; 100 with --quick)
   --service-clients N  concurrent HTTP clients of the service part (default 16)
   --service-secs S   seconds of load per route, contender and round in the service part (default 5; 1 with --quick)
+  --latencies LIST   the latency part's delays added to each round trip, in ms (default 0,1,5,20)
+  --latency-tasks LIST  its task counts (default 1,4,16,64,256)
+  --latency-secs S   seconds per trial of the latency part (default 2; 0.2 with --quick)
+  --latency-rounds N its interleaved rounds (default 3; 1 with --quick)
+  --latency-chart PATH  its SVG chart, a panel per latency (default target/latency.svg)
 
 env SEQID_BENCH_TRACE=FILTER  log to stderr with that filter (e.g. seqid=debug: each optimistic retry)
 ";
@@ -94,6 +100,13 @@ pub struct Config {
     pub cost_inserts: u32,
     pub service_clients: usize,
     pub service_trial: Duration,
+    /// The latency part's added round trips in ms, its task counts (ascending), trial,
+    /// rounds and chart.
+    pub latencies: Vec<f64>,
+    pub latency_tasks: Vec<usize>,
+    pub latency_trial: Duration,
+    pub latency_rounds: usize,
+    pub latency_chart: PathBuf,
     /// `--quick`: the smoke run's sizes.
     pub quick: bool,
 }
@@ -130,6 +143,7 @@ impl Config {
                 "service",
                 "ticket",
                 "contention",
+                "latency",
             ]
             .map(String::from)
             .to_vec(),
@@ -137,6 +151,11 @@ impl Config {
             cost_inserts: 1000,
             service_clients: 16,
             service_trial: Duration::from_secs(5),
+            latencies: vec![0.0, 1.0, 5.0, 20.0],
+            latency_tasks: vec![1, 4, 16, 64, 256],
+            latency_trial: Duration::from_secs(2),
+            latency_rounds: 3,
+            latency_chart: Path::new(env!("CARGO_MANIFEST_DIR")).join("target/latency.svg"),
             quick: false,
         };
         let mut args = std::env::args().skip(1);
@@ -152,15 +171,19 @@ impl Config {
                     config.maxq_inserts = 10;
                     config.cost_inserts = 100;
                     config.service_trial = Duration::from_secs(1);
+                    config.latency_trial = Duration::from_millis(200);
+                    config.latency_rounds = 1;
                 }
                 "--rounds" => config.rounds = value()?.parse()?,
                 "--secs" => config.trial = Duration::from_secs_f64(value()?.parse()?),
-                "--tasks" => {
-                    config.tasks = value()?
-                        .split(',')
-                        .map(str::parse)
-                        .collect::<Result<_, _>>()?
+                "--tasks" => config.tasks = list(&value()?)?,
+                "--latencies" => config.latencies = list(&value()?)?,
+                "--latency-tasks" => config.latency_tasks = list(&value()?)?,
+                "--latency-secs" => {
+                    config.latency_trial = Duration::from_secs_f64(value()?.parse()?)
                 }
+                "--latency-rounds" => config.latency_rounds = value()?.parse()?,
+                "--latency-chart" => config.latency_chart = value()?.into(),
                 "--chart" => config.chart = value()?.into(),
                 "--bulk-rounds" => config.bulk_rounds = value()?.parse()?,
                 "--bulk-docs" => config.bulk_docs = value()?.parse()?,
@@ -189,12 +212,34 @@ impl Config {
         if config.tasks.first().is_none_or(|&tasks| tasks == 0) {
             return Err("--tasks needs task counts of at least 1".into());
         }
+        config.latency_tasks.sort_unstable();
+        config.latency_tasks.dedup();
+        if config.latency_tasks.first().is_none_or(|&tasks| tasks == 0)
+            || config.latency_rounds == 0
+            || config
+                .latencies
+                .iter()
+                .any(|&ms| !(0.0..=10_000.0).contains(&ms))
+        {
+            return Err("the latency part needs tasks and rounds of at least 1, and delays of 0 to 10,000 ms".into());
+        }
         Ok(config)
     }
 
     fn runs(&self, part: &str) -> bool {
         self.parts.iter().any(|p| p == part)
     }
+}
+
+/// A comma-separated list of values.
+fn list<T: std::str::FromStr>(values: &str) -> Result<Vec<T>, BoxError>
+where
+    T::Err: std::error::Error + Send + Sync + 'static,
+{
+    Ok(values
+        .split(',')
+        .map(str::parse)
+        .collect::<Result<_, _>>()?)
 }
 
 #[tokio::main]
@@ -390,6 +435,13 @@ async fn main() -> Result<(), BoxError> {
     let contended = if config.runs("contention") {
         eprintln!("uncoordinated optimistic writers ...");
         Some(contention::run(name, &config).await?)
+    } else {
+        None
+    };
+
+    let far = if config.runs("latency") {
+        eprintln!("across a slow network ...");
+        Some(latency::run(name, &config).await?)
     } else {
         None
     };
@@ -670,6 +722,31 @@ async fn main() -> Result<(), BoxError> {
             config.rounds
         );
         ticket::print(rows);
+    }
+    if let Some(results) = &far {
+        println!("## Across a slow network\n");
+        println!(
+            "Every contender through the harness's proxy, which holds each request for the \
+             delay added to a round trip before sending it on (tokio's timer rounds a delay \
+             up to the next millisecond: the pings below are the round trips it made). Each \
+             latency on a fresh database, client (the driver's default pool of 10 \
+             connections) and `Sequences` handle; {} interleaved rounds × {} task counts × \
+             the contenders, rotated, {:.1} s per trial. `calls/s` is the median over rounds \
+             (min–max); the `×` columns are medians of per-round ratios against the \
+             baselines of the same kind (inserts, or numbers on their own); p50 / p99 / p99.9 \
+             are each call's time over every round. Every number taken is checked: none \
+             twice, none below 1.\n",
+            config.latency_rounds,
+            config.latency_tasks.len(),
+            config.latency_trial.as_secs_f64()
+        );
+        latency::print(results);
+        let server = seqid_harness::server_kind()?.to_string();
+        latency::draw(results, &config.latency_chart, &server)?;
+        println!(
+            "Chart of calls/s against tasks, a panel per latency: `{}`.\n",
+            config.latency_chart.display()
+        );
     }
     println!(
         "Absolute figures depend on the server; the ratios are what this run shows. \

@@ -76,6 +76,9 @@ seqid_docs! {
     Block10Doc;
     #[seq_id("bench_block100", collection = "single_block100", strategy = "block", block_size = 100)]
     Block100Doc;
+    // Each insert in a transaction of its own (the latency part).
+    #[seq_id("bench_gapless", collection = "single_gapless", strategy = "gapless")]
+    GaplessDoc;
     // Bulk inserts.
     #[seq_id("bulk_counters", collection = "bulk_counters")]
     BulkCountersDoc;

@@ -145,21 +145,31 @@ struct On {
     go_post: GoPost,
 }
 
-/// The Go post's `MongoIdGenerator`: `nextId` and `maxId` under one mutex.
-struct GoPost {
+/// The Go post's `MongoIdGenerator`: `nextId` and `maxId` under one mutex, its counter
+/// `sequence` of `counters` (also the latency part's, by hand).
+pub struct GoPost {
     counters: Collection<BsonDocument>,
+    sequence: &'static str,
     /// `(nextId, maxId)`.
     block: tokio::sync::Mutex<(i64, i64)>,
 }
 
 impl GoPost {
+    /// A generator with no block yet: its first call reserves one.
+    pub fn new(counters: Collection<BsonDocument>, sequence: &'static str) -> Self {
+        GoPost {
+            counters,
+            sequence,
+            block: tokio::sync::Mutex::new((0, 0)),
+        }
+    }
+
     /// `GetNextId()`: the lock, a new block when `nextId == maxId`, then `nextId + 1`.
-    async fn next(&self) -> Result<i64, BoxError> {
+    pub async fn next(&self) -> Result<i64, BoxError> {
         let mut block = self.block.lock().await;
         let (next, max) = &mut *block;
         if *next == *max {
-            let sequence = Contender::GoPost.sequence();
-            let value = by_hand(&self.counters, sequence, "sequence", GO_BLOCK).await?;
+            let value = by_hand(&self.counters, self.sequence, "sequence", GO_BLOCK).await?;
             *next = value - GO_BLOCK;
             *max = value;
         }
@@ -170,7 +180,7 @@ impl GoPost {
 
 /// `findAndModify({ _id: name }, { $inc: { field: by } })`, upsert, the new document: its
 /// `field`.
-async fn by_hand(
+pub async fn by_hand(
     counters: &Collection<BsonDocument>,
     name: &str,
     field: &str,
@@ -266,10 +276,7 @@ pub async fn run(
         handle: seqid::Sequences::new(db.client()).database(db.name()),
         bare,
         counters: counters.clone(),
-        go_post: GoPost {
-            counters: counters.clone(),
-            block: tokio::sync::Mutex::new((0, 0)),
-        },
+        go_post: GoPost::new(counters.clone(), Contender::GoPost.sequence()),
     });
     let mut taken: BTreeMap<Contender, Vec<i64>> = BTreeMap::new();
     // Warm-up, not recorded (its numbers are checked): makes the counters, opens the pool.

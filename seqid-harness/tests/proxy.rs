@@ -617,3 +617,70 @@ async fn as_mongos_rewrites_the_legacy_op_query_handshake() {
         "{reply}"
     );
 }
+
+/// How long a `ping` through `client` takes, the fastest of three.
+async fn fastest_ping(client: &Client) -> Duration {
+    let mut fastest = Duration::MAX;
+    for _ in 0..3 {
+        let start = Instant::now();
+        client
+            .database("admin")
+            .run_command(doc! { "ping": 1 })
+            .await
+            .unwrap();
+        fastest = fastest.min(start.elapsed());
+    }
+    fastest
+}
+
+/// The added latency delays every round trip by its two ways' sum, however it is split,
+/// each connection on its own: eight pings at once take one delay, not eight; set back to
+/// zero, the proxy relays at once again.
+#[tokio::test]
+async fn latency_delays_each_round_trip_by_both_ways() {
+    const DELAY: Duration = Duration::from_millis(300);
+    let proxy = FaultProxy::for_server().await.unwrap();
+    let client = proxied_client(&proxy).await;
+    // Opens the connection and its monitor before any delay.
+    fastest_ping(&client).await;
+    assert_eq!(proxy.latency(), (Duration::ZERO, Duration::ZERO));
+    for (to_server, to_client) in [
+        (DELAY, Duration::ZERO),
+        (Duration::ZERO, DELAY),
+        (DELAY / 2, DELAY / 2),
+    ] {
+        proxy.set_latency(to_server, to_client);
+        assert_eq!(proxy.latency(), (to_server, to_client));
+        let took = fastest_ping(&client).await;
+        assert!(
+            took >= DELAY,
+            "{to_server:?} + {to_client:?}: a ping took {took:?}"
+        );
+    }
+    // Eight at once, on eight connections: a delay each, side by side.
+    let start = Instant::now();
+    let pings: Vec<_> = (0..8)
+        .map(|_| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                client
+                    .database("admin")
+                    .run_command(doc! { "ping": 1 })
+                    .await
+                    .unwrap();
+            })
+        })
+        .collect();
+    for ping in pings {
+        ping.await.unwrap();
+    }
+    let took = start.elapsed();
+    assert!(
+        took >= DELAY && took < 8 * DELAY,
+        "eight pings at once took {took:?}, one after the other would be {:?}",
+        8 * DELAY
+    );
+    proxy.set_latency(Duration::ZERO, Duration::ZERO);
+    let took = fastest_ping(&client).await;
+    assert!(took < DELAY, "no latency, and a ping took {took:?}");
+}

@@ -4,10 +4,11 @@
 //! The proxy sits between a driver and the server and loses requests and
 //! replies on demand, as a flaky network does. Its other jobs, one a file:
 //! [`relay`] runs the connections, [`faults`] arms and counts the faults,
-//! [`mongos`] presents the server as a mongos, [`wire`] reads and writes the
-//! messages.
+//! [`mongos`] presents the server as a mongos, [`latency`] delays every message
+//! as a far network does, [`wire`] reads and writes the messages.
 
 mod faults;
+mod latency;
 mod mongos;
 mod relay;
 mod wire;
@@ -35,6 +36,7 @@ const DEFAULT_PORT: u16 = 27017;
 struct Shared {
     faults: faults::Faults,
     mongos: mongos::Mongos,
+    latency: latency::Latency,
     accepted: AtomicUsize,
     open: AtomicUsize,
 }
@@ -66,7 +68,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// - [`cut_before_request`](FaultProxy::cut_before_request): the client's
 ///   connection is closed and the request never reaches the server;
 /// - [`sever_all`](FaultProxy::sever_all) closes every connection at once: a
-///   network blip.
+///   network blip;
+/// - [`set_latency`](FaultProxy::set_latency) delays every message, each way: a
+///   database far from its client.
 ///
 /// Rules are armed and counted at run time through `&self`, from any thread;
 /// a rule applies to the next `times` matching requests on any connection,

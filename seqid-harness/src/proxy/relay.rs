@@ -1,7 +1,8 @@
 //! The [`FaultProxy`](super::FaultProxy)'s tasks: accepting client
 //! connections and relaying whole messages between each and an upstream
 //! connection of its own, doing to them what the armed faults and the mongos
-//! presentation say, and delivering late what a rule holds back.
+//! presentation say, after the delay the latency sets, and delivering late what a
+//! rule holds back.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -11,8 +12,10 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 use super::faults::Action;
+use super::latency::Way;
 use super::wire::{Message, op_msg_reply, read_message};
 use super::{Shared, lock};
 
@@ -133,6 +136,7 @@ async fn relay(
     let requests = async {
         loop {
             let request = read_message(&mut from_client).await.ok()?;
+            let read_at = Instant::now();
             let command = request.command();
             shared.faults.unpaused().await;
             let action =
@@ -145,6 +149,9 @@ async fn relay(
                     None => {
                         let answer = shared.mongos.answer_config_read(&read);
                         let answer = op_msg_reply(request.request_id(), &answer);
+                        // The mongos is as far as the server: a round trip's delay.
+                        shared.latency.hold(Way::ToServer, read_at).await;
+                        shared.latency.hold(Way::ToClient, Instant::now()).await;
                         to_client.lock().await.write_all(&answer).await.ok()?;
                     }
                     Some(Action::DeliverLate(_)) => {
@@ -157,11 +164,15 @@ async fn relay(
                 continue;
             }
             match action {
-                None => to_server.write_all(&request.bytes).await.ok()?,
+                None => {
+                    shared.latency.hold(Way::ToServer, read_at).await;
+                    to_server.write_all(&request.bytes).await.ok()?
+                }
                 Some(Action::CutBeforeRequest) => return None,
                 Some(Action::DeliverLate(delay)) => return Some((request, delay)),
                 Some(Action::LoseReply) => {
                     *lock(&lose) = Some(request.request_id());
+                    shared.latency.hold(Way::ToServer, read_at).await;
                     to_server.write_all(&request.bytes).await.ok()?;
                     if request.more_to_come() {
                         // No reply will come: lose the connection instead.
@@ -174,6 +185,7 @@ async fn relay(
     let replies = async {
         loop {
             let mut reply = read_message(&mut from_server).await.ok()?;
+            let read_at = Instant::now();
             if *lock(&lose) == Some(reply.response_to()) {
                 return None::<(Message, Duration)>;
             }
@@ -182,6 +194,7 @@ async fn relay(
             {
                 reply = as_mongos;
             }
+            shared.latency.hold(Way::ToClient, read_at).await;
             to_client.lock().await.write_all(&reply.bytes).await.ok()?;
         }
     };
