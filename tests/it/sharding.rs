@@ -16,6 +16,8 @@ use seqid::{Document, Error, Model, Sequences};
 use seqid_harness::{FaultProxy, TestDb, test_db};
 use serde::{Deserialize, Serialize};
 
+use crate::support::models::{BlockDoc, CountedDoc, GaplessDoc, Model as _, OptimisticDoc};
+
 /// A test database reached through a proxy that presents its server as a mongos.
 struct Mongos {
     test: TestDb,
@@ -57,35 +59,6 @@ impl Mongos {
     fn bare(&self) -> Database {
         self.client.database(self.test.name())
     }
-}
-
-#[derive(Debug, Serialize, Deserialize, Document)]
-#[seq_id("sh_counted", collection = "sh_counted")]
-struct Counted {
-    #[serde(rename = "_id")]
-    id: i64,
-    email: String,
-}
-
-#[derive(Debug, Serialize, Deserialize, Document)]
-#[seq_id(
-    "sh_block",
-    collection = "sh_block",
-    strategy = "block",
-    block_size = 10
-)]
-struct Blocked {
-    #[serde(rename = "_id")]
-    id: i64,
-    email: String,
-}
-
-#[derive(Debug, Serialize, Deserialize, Document)]
-#[seq_id("sh_optimistic", collection = "sh_optimistic", strategy = "optimistic")]
-struct Optimistic {
-    #[serde(rename = "_id")]
-    id: i64,
-    email: String,
 }
 
 #[derive(Debug, Serialize, Deserialize, Document)]
@@ -164,22 +137,20 @@ fn assert_refused(result: Result<(), Error>, at: &Mongos, collection: &str, key:
 #[tokio::test]
 async fn optimistic_is_refused_where_the_shard_key_does_not_start_its_index() {
     let at = Mongos::start("sh_opt_refused").await;
-    at.shard("sh_optimistic", doc! { "email": 1 });
+    let optimistic = OptimisticDoc::SEQUENCE.collection;
+    at.shard(optimistic, doc! { "writer": 1 });
     at.shard("sh_tickets", doc! { "number": 1 });
     for bare in [false, true] {
         // `find`s the server saw: the proxy answers `config.collections` itself.
         let finds = || at.proxy.requests("find") - at.proxy.config_reads();
         let (found, inserts) = (finds(), at.proxy.requests("insert"));
-        let mut user = Optimistic {
-            id: 0,
-            email: "a@example.com".into(),
-        };
+        let mut user = OptimisticDoc::make("a", 0);
         let refused = insert(&at, bare, &mut user).await;
         assert_refused(
             refused,
             &at,
-            "sh_optimistic",
-            "{ \"email\": 1 }",
+            optimistic,
+            "{ \"writer\": 1 }",
             "shard the collection on { _id: 1 }",
         );
         assert_eq!(user.id, 0, "no id taken");
@@ -201,7 +172,7 @@ async fn optimistic_is_refused_where_the_shard_key_does_not_start_its_index() {
         assert_eq!(at.proxy.requests("insert"), inserts, "bare {bare}");
         assert_eq!(finds(), found, "bare {bare}");
     }
-    assert_eq!(count(&at, "sh_optimistic").await, 0);
+    assert_eq!(count(&at, optimistic).await, 0);
     assert_eq!(count(&at, "sh_tickets").await, 0);
 }
 
@@ -274,13 +245,10 @@ async fn optimistic_holds_where_the_shard_key_starts_its_index() {
     {
         let at = Mongos::start(&format!("sh_opt_holds{n}")).await;
         Ticket::create_indexes(&at.bare()).await.unwrap();
-        at.shard("sh_optimistic", unscoped.clone());
+        at.shard(OptimisticDoc::SEQUENCE.collection, unscoped.clone());
         at.shard("sh_tickets", scoped.clone());
         for (i, bare) in [false, true, false].into_iter().enumerate() {
-            let mut user = Optimistic {
-                id: 0,
-                email: format!("u{i}@example.com"),
-            };
+            let mut user = OptimisticDoc::make("u", i as u32);
             insert(&at, bare, &mut user).await.unwrap();
             assert_eq!(user.id, i as i64 + 1, "{unscoped}");
             let mut ticket = Ticket {
@@ -303,10 +271,7 @@ async fn a_counter_whose_filter_does_not_carry_the_shard_key_is_refused() {
     let at = Mongos::start("sh_counter_refused").await;
     at.shard("counters", doc! { "seq": 1 });
     for bare in [false, true] {
-        let mut user = Counted {
-            id: 0,
-            email: "a@example.com".into(),
-        };
+        let mut user = CountedDoc::make("a", 0);
         let refused = insert(&at, bare, &mut user).await;
         assert_refused(
             refused,
@@ -315,10 +280,7 @@ async fn a_counter_whose_filter_does_not_carry_the_shard_key_is_refused() {
             "{ \"seq\": 1 }",
             "shard the counters collection on { _id: 1 }",
         );
-        let mut blocked = Blocked {
-            id: 0,
-            email: "a@example.com".into(),
-        };
+        let mut blocked = BlockDoc::make("a", 0);
         let refused = insert(&at, bare, &mut blocked).await;
         assert_refused(
             refused,
@@ -376,17 +338,11 @@ async fn a_counter_whose_filter_does_not_carry_the_shard_key_is_refused() {
         "the unique index on { field: 1, model: 1 }",
     );
     // Gapless, in a transaction: refused before its counter is read or taken.
-    #[derive(Debug, Serialize, Deserialize, Document)]
-    #[seq_id("sh_invoice", collection = "sh_invoices", strategy = "gapless")]
-    struct Invoice {
-        #[serde(rename = "_id")]
-        id: i64,
-    }
     at.shard("counters", doc! { "seq": 1 });
     let mut session = at.client.start_session().await.unwrap();
     session.start_transaction().await.unwrap();
-    let mut invoice = Invoice { id: 0 };
-    let refused = invoice
+    let mut gapless = GaplessDoc::make("a", 0);
+    let refused = gapless
         .insert(&at.handle())
         .session(&mut session)
         .await
@@ -402,10 +358,10 @@ async fn a_counter_whose_filter_does_not_carry_the_shard_key_is_refused() {
     assert_eq!(count(&at, "counters").await, 0, "no counter made or taken");
     assert_eq!(count(&at, "identitycounters").await, 0, "no counter made");
     for collection in [
-        "sh_counted",
-        "sh_block",
+        CountedDoc::SEQUENCE.collection,
+        BlockDoc::SEQUENCE.collection,
         "sh_issues",
-        "sh_invoices",
+        GaplessDoc::SEQUENCE.collection,
         "sh_books",
     ] {
         assert_eq!(count(&at, collection).await, 0, "{collection}");
@@ -421,20 +377,14 @@ async fn counters_hold_where_the_filter_carries_the_shard_key() {
     let at = Mongos::start("sh_counter_holds").await;
     at.shard("counters", doc! { "_id": "hashed" });
     for (i, bare) in [false, true, false].into_iter().enumerate() {
-        let mut user = Counted {
-            id: 0,
-            email: format!("u{i}@example.com"),
-        };
+        let mut user = CountedDoc::make("u", i as u32);
         insert(&at, bare, &mut user).await.unwrap();
         assert_eq!(user.id, i as i64 + 1);
-        let mut blocked = Blocked {
-            id: 0,
-            email: format!("u{i}@example.com"),
-        };
+        let mut blocked = BlockDoc::make("u", i as u32);
         insert(&at, bare, &mut blocked).await.unwrap();
     }
     let report = seqid::deployment::check(&at.handle())
-        .of::<Counted>()
+        .of::<CountedDoc>()
         .await
         .unwrap();
     assert!(report.holds(), "{report}");
@@ -504,21 +454,17 @@ async fn counters_hold_where_the_filter_carries_the_shard_key() {
 #[tokio::test]
 async fn what_holds_at_a_cost_is_reported_not_refused() {
     let at = Mongos::start("sh_costs").await;
-    at.shard("sh_counted", doc! { "email": 1 });
-    at.shard("sh_block", doc! { "_id": 1 });
-    let mut user = Counted {
-        id: 0,
-        email: "a@example.com".into(),
-    };
-    insert(&at, false, &mut user).await.unwrap();
-    let mut blocked = Blocked {
-        id: 0,
-        email: "a@example.com".into(),
-    };
-    insert(&at, true, &mut blocked).await.unwrap();
+    at.shard(CountedDoc::SEQUENCE.collection, doc! { "writer": 1 });
+    at.shard(BlockDoc::SEQUENCE.collection, doc! { "_id": 1 });
+    insert(&at, false, &mut CountedDoc::make("a", 0))
+        .await
+        .unwrap();
+    insert(&at, true, &mut BlockDoc::make("a", 0))
+        .await
+        .unwrap();
     let report = seqid::deployment::check(&at.handle())
-        .sequence(&Counted::SEQUENCE)
-        .sequence(&Blocked::SEQUENCE)
+        .sequence(&CountedDoc::SEQUENCE)
+        .sequence(&BlockDoc::SEQUENCE)
         .await
         .unwrap();
     assert!(report.holds(), "{report}");
@@ -532,13 +478,15 @@ async fn what_holds_at_a_cost_is_reported_not_refused() {
         sequence.notes.iter().map(|n| n.text.clone()).collect()
     };
     assert!(
-        notes("sh_counted")
+        notes(CountedDoc::SEQUENCE.name)
             .iter()
             .any(|n| n.contains("on each shard alone")),
         "{report}"
     );
     assert!(
-        notes("sh_block").iter().any(|n| n.contains("last chunk")),
+        notes(BlockDoc::SEQUENCE.name)
+            .iter()
+            .any(|n| n.contains("last chunk")),
         "{report}"
     );
 }
@@ -549,13 +497,14 @@ async fn what_holds_at_a_cost_is_reported_not_refused() {
 #[tokio::test]
 async fn the_check_reports_the_deployment_its_collections_and_verdicts() {
     let at = Mongos::start("sh_check").await;
-    at.shard("sh_optimistic", doc! { "email": 1 });
+    let (optimistic, counted) = (OptimisticDoc::SEQUENCE, CountedDoc::SEQUENCE);
+    at.shard(optimistic.collection, doc! { "writer": 1 });
     at.shard("sh_tickets", doc! { "project": "hashed" });
     let db = at.handle();
     let report = seqid::deployment::check(&db)
-        .sequence(&Optimistic::SEQUENCE)
+        .sequence(&OptimisticDoc::SEQUENCE)
         .sequence(&Ticket::SEQUENCE)
-        .sequence(&Counted::SEQUENCE)
+        .sequence(&CountedDoc::SEQUENCE)
         .await
         .unwrap();
     assert_eq!(report.topology, Topology::Sharded);
@@ -568,9 +517,9 @@ async fn the_check_reports_the_deployment_its_collections_and_verdicts() {
             .unwrap()
             .verdict
     };
-    assert_eq!(verdict("sh_optimistic"), Verdict::Refused);
+    assert_eq!(verdict(optimistic.name), Verdict::Refused);
     assert_eq!(verdict("sh_ticket"), Verdict::Holds);
-    assert_eq!(verdict("sh_counted"), Verdict::Holds);
+    assert_eq!(verdict(counted.name), Verdict::Holds);
     let name = at.test.name();
     let namespaces: Vec<&str> = report
         .collections
@@ -580,9 +529,9 @@ async fn the_check_reports_the_deployment_its_collections_and_verdicts() {
     assert_eq!(
         namespaces,
         [
-            format!("{name}.sh_optimistic"),
+            format!("{name}.{}", optimistic.collection),
             format!("{name}.sh_tickets"),
-            format!("{name}.sh_counted"),
+            format!("{name}.{}", counted.collection),
             format!("{name}.counters"),
         ]
     );
@@ -595,7 +544,10 @@ async fn the_check_reports_the_deployment_its_collections_and_verdicts() {
     let shown = report.to_string();
     assert!(shown.contains("a sharded cluster"), "{shown}");
     assert!(
-        shown.contains("sequence sh_optimistic (optimistic): REFUSED"),
+        shown.contains(&format!(
+            "sequence {} (optimistic): REFUSED",
+            optimistic.name
+        )),
         "{shown}"
     );
     assert!(shown.contains("MISSING"), "{shown}");
@@ -615,24 +567,14 @@ async fn the_check_reports_the_deployment_its_collections_and_verdicts() {
 async fn a_replica_set_or_a_standalone_server_reads_no_sharding() {
     let at = Mongos::start("sh_not_mongos").await;
     at.proxy.present_as_mongos(false);
-    at.shard("sh_optimistic", doc! { "email": 1 });
-    let mut user = Optimistic {
-        id: 0,
-        email: "a@example.com".into(),
-    };
+    at.shard(OptimisticDoc::SEQUENCE.collection, doc! { "writer": 1 });
+    let mut user = OptimisticDoc::make("a", 0);
     insert(&at, false, &mut user).await.unwrap();
-    insert(
-        &at,
-        true,
-        &mut Optimistic {
-            id: 0,
-            email: "b".into(),
-        },
-    )
-    .await
-    .unwrap();
+    insert(&at, true, &mut OptimisticDoc::make("b", 0))
+        .await
+        .unwrap();
     let report = seqid::deployment::check(&at.handle())
-        .of::<Optimistic>()
+        .of::<OptimisticDoc>()
         .await
         .unwrap();
     assert_ne!(report.topology, Topology::Sharded);
@@ -648,23 +590,18 @@ async fn a_handle_reads_how_a_collection_is_sharded_once() {
     at.shard("counters", doc! { "_id": "hashed" });
     let db = at.handle();
     for i in 0..5 {
-        let mut user = Counted {
-            id: 0,
-            email: format!("u{i}"),
-        };
-        user.insert(&db).await.unwrap();
+        CountedDoc::make("u", i).insert(&db).await.unwrap();
     }
     // The collection's and the counters collection's entries.
     assert_eq!(at.proxy.config_reads(), 2);
     // A new handle reads them again; the check always does.
-    let mut user = Counted {
-        id: 0,
-        email: "again".into(),
-    };
-    user.insert(&at.handle()).await.unwrap();
+    CountedDoc::make("again", 0)
+        .insert(&at.handle())
+        .await
+        .unwrap();
     assert_eq!(at.proxy.config_reads(), 4);
     assert_eq!(
-        crate::support::counter_value(&at.test, "sh_counted").await,
+        crate::support::counter_value(&at.test, CountedDoc::SEQUENCE.name).await,
         Some(6)
     );
 }
