@@ -153,6 +153,7 @@ use crate::declaration::Declaration;
 /// | `max_attempts` | attempts the optimistic strategy makes at most, at least 1 (the time budget holds too) | none: the time budget alone bounds the loop |
 /// | `time_budget_ms` | how long, in milliseconds, the optimistic strategy keeps retrying while other writers take its ids, at least 1 | `seqid::Sequence::DEFAULT_TIME_BUDGET` (10 s) |
 /// | `block_size` | ids per reservation of the block strategy, at least 1 | `seqid::Sequence::DEFAULT_BLOCK_SIZE` |
+/// | `prefetch` | whether a `Sequences` handle reserves the block strategy's next block once less than half of the live one is left, so that no caller waits for it (`false`: once it is spent; a process then ends holding at most one block less one, not two less one) | `true` |
 /// | `counter_write_concern` | `"majority"` or `"database"`: the counter's `$inc` (counters, block) | `"majority"` |
 /// | `start` | the first number, from 1 to `i64::MAX` (0 in an `Option` field, where 0 is not "unset") | `seqid::Sequence::DEFAULT_START` (1), or the `layout`'s tool's (0 for mongoose-auto-increment and typegoose) |
 /// | `step` | how far apart the ids are, at least 1: `step = 2` gives `start`, `start + 2`, ... (the tools' `inc_amount`, `incrementBy`) | 1 |
@@ -167,8 +168,8 @@ use crate::declaration::Declaration;
 /// On the struct without a name, only `collection` is accepted: the other keys set up the
 /// sequence, and go in the field's attribute.
 ///
-/// `max_attempts` and `time_budget_ms` are refused unless `strategy = "optimistic"`, `block_size` unless
-/// `strategy = "block"`, and `counter_write_concern` with `"optimistic"` (no counter) or
+/// `max_attempts` and `time_budget_ms` are refused unless `strategy = "optimistic"`, `block_size`
+/// and `prefetch` unless `strategy = "block"`, and `counter_write_concern` with `"optimistic"` (no counter) or
 /// `"gapless"` (its counter follows the transaction's write concern). Collection names
 /// must be non-empty, without `$` or NUL, and not start with `system.`.
 ///

@@ -107,7 +107,10 @@ pub fn sequence(cont: &Container, declared: Option<&Declared>) -> TokenStream {
                 settings.and_then(|s| value(&s.block_size)),
                 quote!(::seqid::Sequence::DEFAULT_BLOCK_SIZE),
             );
-            quote!(::seqid::__private::block(#n))
+            let prefetch = settings
+                .and_then(|s| value(&s.prefetch))
+                .is_none_or(|&prefetch| prefetch);
+            quote!(::seqid::__private::block(#n, #prefetch))
         }
         StrategyKind::Gapless => quote!(::seqid::__private::gapless()),
     };

@@ -94,7 +94,7 @@ fn check_collection_name(cx: &Ctxt, key: &syn::Ident, lit: &LitStr) {
     cx.error_spanned_by(lit, format!("`{}` {problem}", key.unraw()));
 }
 
-/// `max_attempts`, `time_budget_ms` and `block_size` tune one strategy each; given with another strategy
+/// `max_attempts`, `time_budget_ms`, `block_size` and `prefetch` tune one strategy each; given with another strategy
 /// they would be silently ignored, so they are refused.
 fn check_strategy_keys(cx: &Ctxt, seq_id: &SeqId) {
     let (strategy, how) = match &seq_id.strategy {
@@ -105,10 +105,24 @@ fn check_strategy_keys(cx: &Ctxt, seq_id: &SeqId) {
         // An unknown strategy is already reported; guessing further would mislead.
         Some(Setting { value: None, .. }) => return,
     };
+    // The keys given, by what they tune (the values differ in type).
     let owned = [
-        (&seq_id.max_attempts, StrategyKind::Optimistic),
-        (&seq_id.time_budget_ms, StrategyKind::Optimistic),
-        (&seq_id.block_size, StrategyKind::Block),
+        (
+            seq_id.max_attempts.as_ref().map(|s| &s.key),
+            StrategyKind::Optimistic,
+        ),
+        (
+            seq_id.time_budget_ms.as_ref().map(|s| &s.key),
+            StrategyKind::Optimistic,
+        ),
+        (
+            seq_id.block_size.as_ref().map(|s| &s.key),
+            StrategyKind::Block,
+        ),
+        (
+            seq_id.prefetch.as_ref().map(|s| &s.key),
+            StrategyKind::Block,
+        ),
     ];
     // The counter's write concern applies where seqid writes the counter on its own:
     // the optimistic strategy has no counter, and the gapless one writes it inside the
@@ -131,15 +145,15 @@ fn check_strategy_keys(cx: &Ctxt, seq_id: &SeqId) {
             ),
         );
     }
-    for (setting, owner) in owned {
-        let Some(setting) = setting else { continue };
+    for (key, owner) in owned {
+        let Some(key) = key else { continue };
         if owner != strategy {
             cx.error_spanned_by(
-                &setting.key,
+                key,
                 format!(
                     "`{key}` belongs to strategy = \"{owner}\", but this sequence uses \
                      strategy = \"{used}\"{how}: set strategy = \"{owner}\" or remove `{key}`",
-                    key = setting.key.unraw(),
+                    key = key.unraw(),
                     owner = owner.name(),
                     used = strategy.name(),
                 ),

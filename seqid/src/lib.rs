@@ -98,7 +98,7 @@
 //! |---|---|---|---|---|
 //! | where the id comes from | `findAndModify` + `$inc: 1` on a counter document, as in the tutorial (upsert) | the largest numeric id in the collection + 1, retried if another writer took it | a block of `block_size` ids reserved with one `$inc`, handed out in memory | as counters, inside the caller's transaction (required) |
 //! | round trips per insert | 2 (the `$inc` shared by tasks that wait together) | 2 (the maximum query shared), + 1 insert per lost race | 1 + 1/`block_size` | 2, and the transaction's commit |
-//! | gaps | an insert that fails after taking its id | none, but where an insert failed while a later id was already stored | as counters, plus up to `block_size - 1` per process restart | none, ever: an aborted transaction takes its id back |
+//! | gaps | an insert that fails after taking its id | none, but where an insert failed while a later id was already stored | as counters, plus up to `2 × block_size - 1` per process restart (`block_size - 1` with `prefetch = false`) | none, ever: an aborted transaction takes its id back |
 //! | order | increasing in the order ids are taken, across all writers | each id above every id stored when it was taken | increasing within a process, not across processes | increasing in commit order |
 //!
 //! Every strategy hands out unique ids under concurrency, across processes and next to other

@@ -45,6 +45,8 @@ struct Ticket {
         scope = "project",
         strategy = "block",
         block_size = 10,
+        // One block, counted exactly; a call by name takes this too.
+        prefetch = false,
         counters = "decl_sequences"
     )]
     number: i64,

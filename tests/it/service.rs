@@ -329,11 +329,12 @@ async fn the_service_stores_what_it_acknowledges_once_through_hang_ups_and_timeo
     eprintln!("GET /sequences: {held}");
     assert_eq!(held["mode"], "seqid");
     assert!(number(&held["held"]) >= projects as u64, "{held}");
-    // Each project reserved at least one block, and only as many as its ids filled:
-    // through a bare database every ticket would be a reservation of its own.
+    // Each project reserved at least one block, and only as many as its ids filled and
+    // one more reserved early: through a bare database every ticket would be a
+    // reservation of its own.
     assert!(reservations >= projects as u64, "{held}");
     assert!(
-        reservations <= projects as u64 + ids / 100 + retries,
+        reservations <= 2 * projects as u64 + ids / 100 + retries,
         "a block per ticket? {held}"
     );
     assert!(ids + unused <= 100 * reservations, "{held}");
@@ -344,7 +345,8 @@ async fn the_service_stores_what_it_acknowledges_once_through_hang_ups_and_timeo
     let invoice_stats = &held["sequences"]["invoice"]["stats"];
     assert!(number(&invoice_stats["ids"]) >= invoices.acks.len() as u64);
     // Every counter, listed: one per project that has tickets, each reserved past the
-    // numbers stored in it, and what the handle holds of them the rest of its block.
+    // numbers stored in it, and what the handle holds of them the rest of its block and
+    // the next, reserved early: at most two blocks less one.
     let listed = held["sequences"]["ticket"]["counters"].as_array().unwrap();
     assert!(listed.len() >= projects, "{held}");
     for counter in listed {
@@ -355,7 +357,7 @@ async fn the_service_stores_what_it_acknowledges_once_through_hang_ups_and_timeo
         assert!(last >= largest && largest >= 1000, "{counter}");
         assert!(counter["scope"]["project"].is_string(), "{counter}");
         let held_here = number(&counter["held_here"]);
-        assert!(held_here < 100, "{counter}");
+        assert!(held_here < 200, "{counter}");
         if held_here > 0 {
             let next = counter["next_held"].as_i64().unwrap();
             // Not always above the largest stored: a cancelled caller's ids go back.

@@ -130,6 +130,20 @@ pub fn positive_u32(cx: &Ctxt, value: &Expr, key: &str) -> Option<u32> {
     bounded(cx, value, key, "u32", "a u32", 1, u32::MAX.into()).map(|n| n as u32)
 }
 
+/// A boolean literal, `true` or `false` (`prefetch`).
+pub fn boolean(cx: &Ctxt, value: &Expr, key: &str) -> Option<bool> {
+    if let Expr::Lit(lit) = ungroup(value)
+        && let Lit::Bool(b) = &lit.lit
+    {
+        return Some(b.value);
+    }
+    cx.error_spanned_by(
+        value,
+        format!("`{key}` must be `true` or `false`, e.g. {key} = false"),
+    );
+    None
+}
+
 /// An integer literal from `min` to `max`, the range of the setting `key`, of type
 /// `type_name` (`a_type` in messages: "an i64").
 pub fn bounded(

@@ -8,7 +8,7 @@ use syn::{Attribute, Expr, Ident, LitStr, Meta, Token};
 
 use super::first;
 use super::kind::{CounterWrite, HoldsKind, LayoutKind, NumberedKind, StrategyKind};
-use super::literal::{bounded, choice, counter_key, positive_u32, scope, string};
+use super::literal::{boolean, bounded, choice, counter_key, positive_u32, scope, string};
 use crate::ctxt::Ctxt;
 
 const REPEATED: &str = "duplicate #[seq_id] attribute: an item declares one sequence at most \
@@ -104,6 +104,7 @@ keys! {
     max_attempts: u32 = positive_u32(cx, value, &name),
     time_budget_ms: u32 = positive_u32(cx, value, &name),
     block_size: u32 = positive_u32(cx, value, &name),
+    prefetch: bool = boolean(cx, value, &name),
     counter_write_concern: CounterWrite = {
         let choices = CounterWrite::ALL.map(|concern| (concern.name(), concern));
         let expected = "\"majority\" (the default) or \"database\" (the database's own)";

@@ -214,7 +214,9 @@ impl<T: Model, K: WithCounter, S> SequenceOf<T, K, S> {
     /// counter does not exist (the next id is then `start`). With `counters` and `gapless`
     /// every id is handed out as it is reserved, so that is the last id handed out; with
     /// `block`, ids are reserved a block at a time and handed out from memory, so the
-    /// counter runs up to `block_size - 1` ids per process ahead of the ids stored:
+    /// counter runs up to `2 × block_size - 1` ids per process ahead of the ids stored
+    /// (the live block's rest, and the next one reserved early; `block_size - 1` with
+    /// `prefetch = false`):
     /// [`list_counters`](Self::list_counters) shows what this process still holds. For
     /// a scoped sequence, name the scope with [`.scope(...)`](LastReserved::scope).
     ///

@@ -96,9 +96,13 @@ impl Registry {
     /// and block).
     pub(crate) fn counter(&self, db: &str, seq: &Sequence, scope: &Scope) -> Arc<Allocator> {
         let key = CounterKey::of(seq, scope);
-        let chunk = key.chunk;
+        let (chunk, early) = (key.chunk, key.early);
+        let make = || match early {
+            true => Allocator::new(chunk).refilled_early(),
+            false => Allocator::new(chunk),
+        };
         self.counters
-            .get_or_insert(db, key, self.release_after(), || Allocator::new(chunk))
+            .get_or_insert(db, key, self.release_after(), make)
     }
 
     /// How many ids the allocator of the counter of `scope` holds, and the next it hands
@@ -355,6 +359,8 @@ struct CounterKey {
     counters: &'static str,
     sequence: &'static str,
     chunk: u64,
+    /// Whether the next block is reserved early (the block strategy's default).
+    early: bool,
     scope: Scope,
 }
 
@@ -364,9 +370,10 @@ impl CounterKey {
             counters: seq.counters,
             sequence: seq.name,
             chunk: match seq.strategy {
-                Strategy::Block { block_size } => block_size.into(),
+                Strategy::Block { block_size, .. } => block_size.into(),
                 _ => 1,
             },
+            early: matches!(seq.strategy, Strategy::Block { prefetch: true, .. }),
             scope: scope.clone(),
         }
     }
@@ -549,7 +556,10 @@ mod tests {
         const PER_PROJECT: Sequence = crate::schema::sequence::testing::on_field(
             "ticket",
             "tickets",
-            Strategy::Block { block_size: 100 },
+            Strategy::Block {
+                block_size: 100,
+                prefetch: true,
+            },
             "number",
             &["project"],
         );

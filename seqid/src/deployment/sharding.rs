@@ -190,7 +190,7 @@ pub(crate) fn assess(
                 collection: seq.counters,
                 shard_key: key.shown(),
                 what: match seq.strategy {
-                    Strategy::Block { block_size } => format!(
+                    Strategy::Block { block_size, .. } => format!(
                         "each counter lives on one shard; the block strategy writes it once \
                          per {block_size} ids"
                     ),

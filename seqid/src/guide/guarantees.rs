@@ -145,7 +145,11 @@
 //! # Gaps
 //!
 //! An id whose document is refused, or a reservation whose answer is lost after the server
-//! applied it, is a gap (counters and block); the optimistic strategy takes a refused id again. A
+//! applied it, is a gap (counters and block); the optimistic strategy takes a refused id again.
+//! A process that ends with ids of the block strategy in hand leaves them as a gap: at most two
+//! blocks less one through a `Sequences` handle, which reserves the next block before the live
+//! one is spent, or one block less one with `prefetch = false`
+//! ([strategies](super::strategies#block)). A
 //! crash of the server may cost the reservations in flight, and may apply them once more when the
 //! restarted server no longer recognises the driver's retry. Ids are never handed out twice as
 //! long as the counter's writes are durable: a counter `$inc` acknowledged with `w: 1` and lost in

@@ -117,8 +117,9 @@
 //! A number taken and never used is a gap: seqid cannot know what the caller did with it.
 //! Counters and block take their numbers outside the caller's transaction, as inserts do,
 //! so an aborted transaction of the caller's costs a gap, never a number handed out twice.
-//! A block held by a process is a gap of at most `block_size - 1` if the process ends, as
-//! for inserts.
+//! What a process holds of a block sequence is a gap if the process ends, as for inserts: at
+//! most `2 × block_size - 1` ids, the live block's rest and the next one reserved early
+//! (`block_size - 1` with `.prefetch(false)`).
 //!
 //! A caller cancelled while it waits (its future dropped) costs no number through a handle:
 //! the reservation runs to its end, and the numbers the caller never received go back to

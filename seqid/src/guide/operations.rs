@@ -64,7 +64,8 @@
 //!   142`.
 //! - [`T::sequence().last_reserved(&db)`](crate::SequenceOf::last_reserved) → the last id reserved from the
 //!   counter, without taking one: the last id handed out with counters and gapless, but with
-//!   block up to `block_size - 1` per process ahead of what is stored; `None` before first
+//!   block up to `2 × block_size - 1` per process ahead of what is stored (`block_size - 1`
+//!   with `prefetch = false`); `None` before first
 //!   use. [`T::sequence().set_counter(&db, last)`](crate::SequenceOf::set_counter) sets it (the next id
 //!   is `last + step`, `last + 1` by default);
 //!   [`T::sequence().reset_counter(&db)`](crate::SequenceOf::reset_counter) sets it back to `start - step`.

@@ -72,7 +72,8 @@
 //!   Blocks unused for [`release_idle_after`](crate::Sequences::release_idle_after) (10 minutes
 //!   unless set) are released like any other state of the handle, so memory follows the scopes in
 //!   use, not every scope ever seen (a test holds 100,000 scopes used once within 129 blocks); a
-//!   released block costs the ids left in it, a gap of at most `block_size - 1` in that scope.
+//!   released block costs the ids left in it, a gap of at most `2 × block_size - 1` in that
+//!   scope (the next block reserved early with it; `block_size - 1` with `prefetch = false`).
 //! - **Administration per scope** names the scope with
 //!   [`.scope(value)`](crate::action::FindOne::scope) (or a tuple, in the declared order) on
 //!   `last_reserved`, `set_counter`, `reset_counter`, `sync_counter` and

@@ -12,7 +12,7 @@
 //! | unique | yes | yes (the `_id` index decides) | yes | yes |
 //! | `insert_many` of n documents | one `$inc: n`, one `insert_many` | one max query, one `insert_many` (+ retries of taken ids only) | the rest of the block, then whole blocks in one `$inc` | a read of the counter, one `$inc: n`, one `insert_many`, in the transaction |
 //! | order | increasing in the order ids are taken, across all writers of the counter (but for ids given back by cancelled callers of a handle) | each id is above every id stored when it was taken | increasing within a process (but for ids given back by cancelled callers), not across processes | increasing in commit order |
-//! | gaps | an insert that fails after taking its id leaves a gap | only where an insert failed while a later id was already stored; otherwise the failed id is taken again | as counters, plus up to `block_size - 1` ids per process restart | none, ever: an aborted transaction takes its id back |
+//! | gaps | an insert that fails after taking its id leaves a gap | only where an insert failed while a later id was already stored; otherwise the failed id is taken again | as counters, plus up to `2 × block_size - 1` ids per process restart (`block_size - 1` with `prefetch = false`) | none, ever: an aborted transaction takes its id back |
 //! | other writers | share the counter: the tutorial's `getNextSequence`, other services, blocks | may insert explicit ids; seqid steps over them | share the counter with plain `$inc: 1` writers | share the counter in transactions of their own |
 //! | in the caller's transaction | the document; the counter outside it | the maximum query and the document | the document; the counter outside it | everything; a transaction is required |
 //!
@@ -124,14 +124,37 @@
 //! writers share one counter without collision; hi/lo schemes would collide). There is one live
 //! block per (database, counters collection, sequence) in a [`Sequences`](crate::Sequences)
 //! handle, shared by all the tasks using it; taking an id from it is a short critical section,
-//! and its lock is never held across a database call. When it runs out, one task refills and the
-//! others wait for that refill (no thundering herd of `$inc`s, no wasted blocks). `insert_many`
-//! takes the rest of the block and then whole blocks in one round trip.
+//! and its lock is never held across a database call. Once less than half of it is left, the
+//! handle reserves the next block in a task of its own, while callers go on taking from the live
+//! one: the caller who would have found it spent, and waited two round trips, waits none, and
+//! tasks that outrun the refill wait for that one reservation (no thundering herd of `$inc`s, no
+//! wasted blocks). `insert_many` takes the rest of the block and then whole blocks in one round
+//! trip (one more when the rest would be below the mark). Through a bare `mongodb::Database`
+//! nothing is kept between calls, so nothing is reserved ahead.
 //!
 //! Ids are unique, increasing within a process (except that ids reserved for a caller that was
 //! cancelled before it received them are handed out next, so they cost no gap), but not ordered
-//! across processes; a restart loses the rest of the block (a gap of at most `block_size - 1`
-//! ids), and so does a block released after it went unused (see [sharing](super::sharing)).
+//! across processes; a restart loses what the process held: the rest of the live block and the
+//! next one reserved early, a gap of at most `2 × block_size - 1` ids; and so does a block
+//! released after it went unused (see [sharing](super::sharing)). A sequence whose gaps are
+//! counted can turn the early refill off with `prefetch = false` (`.prefetch(false)` by name):
+//! a block is then reserved when the last is spent, its caller waits for that round trip, and a
+//! restart loses at most `block_size - 1` ids.
+//!
+//! ```
+//! use seqid::{Document, Model, Strategy};
+//! # use serde::Serialize;
+//! #[derive(Serialize, Document)]
+//! #[seq_id("voucher", strategy = "block", block_size = 50, prefetch = false)]
+//! struct Voucher {
+//!     #[serde(rename = "_id")]
+//!     id: i64,
+//! }
+//! assert!(matches!(
+//!     Voucher::SEQUENCE.strategy,
+//!     Strategy::Block { block_size: 50, prefetch: false, .. }
+//! ));
+//! ```
 //!
 //! # gapless
 //!

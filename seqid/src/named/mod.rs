@@ -44,6 +44,9 @@ pub(crate) struct Spec {
     pub counter_write_concern: Option<CounterWriteConcern>,
     /// Default: counters.
     pub strategy: Option<Strategy>,
+    /// Whether the block strategy reserves its next block early (default: it does); given
+    /// with another strategy, refused.
+    pub prefetch: Option<bool>,
     /// The scope fields, in the order given (none: not given).
     pub scope: Vec<String>,
 }
@@ -61,6 +64,7 @@ impl Spec {
             collection: None,
             counter_write_concern: None,
             strategy: None,
+            prefetch: None,
             scope: Vec::new(),
         }
     }
@@ -82,6 +86,21 @@ pub(crate) fn sequence(spec: &Spec) -> Result<&'static Sequence, Error> {
     }
     let given = interned(made(spec));
     check(given)?;
+    if let (Some(prefetch), false) = (
+        spec.prefetch,
+        matches!(given.strategy, Strategy::Block { .. }),
+    ) {
+        return Err(Error::new(
+            given,
+            ErrorKind::InvalidOption {
+                option: "prefetch",
+                value: prefetch.to_string().into(),
+                reason: "only the block strategy reserves a block ahead: give `.block(n)` \
+                         with it, or leave it out"
+                    .into(),
+            },
+        ));
+    }
     let seq = with_declarations(spec, given)?;
     kept().resolved.insert(spec.clone(), seq);
     Ok(seq)
@@ -141,7 +160,7 @@ fn check(seq: &'static Sequence) -> Result<(), Error> {
             "a collection name is not empty and holds no `$` and no null character",
         );
     }
-    if let Strategy::Block { block_size: 0 } = seq.strategy {
+    if let Strategy::Block { block_size: 0, .. } = seq.strategy {
         return refused(
             "block",
             "0".into(),
@@ -306,9 +325,24 @@ fn with_declarations(spec: &Spec, given: &'static Sequence) -> Result<&'static S
     })? {
         seq.start = first.seq.start;
     }
-    if option("strategy", spec.strategy.map(strategy), |seq| {
-        strategy(seq.strategy)
-    })? {
+    // `.block(n)` without `.prefetch(..)` leaves prefetch to the declaration.
+    let strategy_given = spec
+        .strategy
+        .map(|given| match (given, first.seq.strategy) {
+            (Strategy::Block { block_size, .. }, Strategy::Block { prefetch, .. })
+                if spec.prefetch.is_none() =>
+            {
+                strategy(Strategy::Block {
+                    block_size,
+                    prefetch,
+                })
+            }
+            _ => strategy(given),
+        });
+    let taken = option("strategy", strategy_given, |seq| strategy(seq.strategy))?;
+    // The block size agrees (or the call was refused): prefetch is the declaration's too.
+    let block_agrees = spec.prefetch.is_none() && matches!(seq.strategy, Strategy::Block { .. });
+    if taken || block_agrees {
         seq.strategy = first.seq.strategy;
     }
     let concern = spec.counter_write_concern.map(|c| format!("{c:?}"));
@@ -387,7 +421,14 @@ fn scope_as_declared(
 fn strategy(strategy: Strategy) -> String {
     match strategy {
         Strategy::Counters => "counters".into(),
-        Strategy::Block { block_size } => format!("block({block_size})"),
+        Strategy::Block {
+            block_size,
+            prefetch: true,
+        } => format!("block({block_size})"),
+        Strategy::Block {
+            block_size,
+            prefetch: false,
+        } => format!("block({block_size}) without prefetch"),
         Strategy::Gapless => "gapless".into(),
         Strategy::Optimistic { .. } => "optimistic".into(),
     }
@@ -480,7 +521,10 @@ mod tests {
         assert!(std::ptr::eq(one, two));
         assert!(std::ptr::eq(one.name, two.name));
         let mut other = Spec::new("named_userid");
-        other.strategy = Some(Strategy::Block { block_size: 10 });
+        other.strategy = Some(Strategy::Block {
+            block_size: 10,
+            prefetch: true,
+        });
         let three = sequence(&other).unwrap();
         assert!(!std::ptr::eq(one, three));
         // The strings are kept once, whatever sequence holds them.
@@ -538,7 +582,12 @@ mod tests {
         type Case = (fn(&mut Spec), &'static str, &'static str, &'static str);
         let cases: [Case; 8] = [
             (
-                |s| s.strategy = Some(Strategy::Block { block_size: 0 }),
+                |s| {
+                    s.strategy = Some(Strategy::Block {
+                        block_size: 0,
+                        prefetch: true,
+                    })
+                },
                 "block",
                 "0",
                 "a block holds at least one id",

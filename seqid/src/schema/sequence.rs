@@ -133,7 +133,7 @@ impl std::fmt::Debug for Sequence {
 /// | next id | `findAndModify` + `$inc` on `{ _id: name, seq }` (upsert; one counter per scope) | largest numeric id (of the field, in the scope) + 1 | from a block reserved with one `$inc: block_size` | as counters, inside the caller's transaction |
 /// | round trips per insert | 2 (the `$inc` shared by tasks waiting together) | 2 (the maximum query shared), + 1 insert per lost race | 1 + 1/`block_size` | 2, plus the transaction's commit |
 /// | order | increasing in the order ids are taken, across all writers (but for ids given back by cancelled callers) | each id above every id stored when it was taken | increasing within a process (but for ids given back by cancelled callers), not across processes | increasing in commit order |
-/// | gaps | an id whose document is refused, or whose reservation's answer is lost | none, but where an insert failed while a later id was already stored | as counters, plus at most `block_size - 1` per process restart | none: an aborted transaction takes its id back |
+/// | gaps | an id whose document is refused, or whose reservation's answer is lost | none, but where an insert failed while a later id was already stored | as counters, plus at most `2 × block_size - 1` per process restart (`block_size - 1` with `prefetch = false`) | none: an aborted transaction takes its id back |
 /// | other writers | share the counter (`$inc: 1`, blocks) | may insert explicit ids; stepped over | share the counter | share the counter, in transactions of their own |
 /// | transactions | the counter outside the caller's | all in the caller's | the counter outside the caller's | required; one writer at a time per sequence |
 ///
@@ -184,6 +184,11 @@ pub enum Strategy {
     Block {
         /// How many ids one round trip to the counters document reserves.
         block_size: u32,
+        /// Whether a `Sequences` handle reserves the next block once less than half of the
+        /// live one is left, so that no caller waits for it (`prefetch`, on by default):
+        /// a process then holds up to two blocks less one when it ends, where it would
+        /// hold up to one less one without.
+        prefetch: bool,
     },
     /// `findAndModify` with `$inc` on the counters document inside the caller's
     /// transaction: an aborted transaction takes its id back, so committed ids have no gap.
@@ -254,9 +259,12 @@ pub(crate) mod construct {
         }
     }
 
-    /// [`Strategy::Block`] with `block_size`.
-    pub const fn block(block_size: u32) -> Strategy {
-        Strategy::Block { block_size }
+    /// [`Strategy::Block`] with `block_size`, the next block reserved early if `prefetch`.
+    pub const fn block(block_size: u32, prefetch: bool) -> Strategy {
+        Strategy::Block {
+            block_size,
+            prefetch,
+        }
     }
 
     /// [`Strategy::Gapless`].

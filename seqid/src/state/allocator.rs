@@ -6,6 +6,12 @@
 //! strategy rounds up to whole blocks and keeps the rest in a [`LiveBlock`] that later
 //! callers take from without any round trip. No lock is held across a database call.
 //!
+//! With a low-water mark (the block strategy through a handle, unless its sequence turns
+//! it off), a caller that leaves the live block below it asks for the next block: one
+//! reservation starts in the flusher, in a task of its own, while callers keep taking from
+//! the live block, so that none of them waits for it; the ids it brings are above every id
+//! of the live block, so the order of ids within a process stays increasing.
+//!
 //! The round trip runs in a flusher that serves the queue until it is empty, at most one at
 //! a time. The caller that finds none running polls one while it waits for its own ids;
 //! if that caller is cancelled (its future dropped by a timeout, a client hanging up), or
@@ -294,6 +300,11 @@ pub(crate) struct Allocator {
     queue: Mutex<Vec<Request>>,
     /// Whether a flusher is running.
     flushing: AtomicBool,
+    /// Below this many ids left in the live block, the next block is asked for before the
+    /// live one is spent; 0: only when it is.
+    low_water: u64,
+    /// The next block is asked for, and its reservation has not ended yet.
+    refill: AtomicBool,
     pub(crate) tally: Tally,
 }
 
@@ -304,7 +315,19 @@ impl Allocator {
             live: LiveBlock::new(),
             queue: Mutex::new(Vec::new()),
             flushing: AtomicBool::new(false),
+            low_water: 0,
+            refill: AtomicBool::new(false),
             tally: Tally::default(),
+        }
+    }
+
+    /// This allocator, reserving its next block once less than half of the live one is
+    /// left (a block of 1 once it is spent): the block strategy's through a handle. What
+    /// it holds is then at most two blocks less one.
+    pub(crate) fn refilled_early(self) -> Self {
+        Allocator {
+            low_water: self.chunk.div_ceil(2),
+            ..self
         }
     }
 
@@ -350,6 +373,7 @@ impl Allocator {
     ) -> Result<Allocated<i64>, Error> {
         if let Some(id) = self.live.take_one() {
             self.tally.ids.fetch_add(1, Ordering::Relaxed);
+            self.refill_if_low(reserver);
             return Ok(Allocated::at_once(id));
         }
         // Boxed: its state is larger than the rest of a block insert's; a reservation
@@ -385,6 +409,7 @@ impl Allocator {
         // Always enough for none (`count` 0).
         if let Some(ids) = self.live.take(count) {
             self.tally.ids.fetch_add(count, Ordering::Relaxed);
+            self.refill_if_low(reserver);
             return Ok(Allocated::at_once(self.handed(ids)));
         }
         let (reply, mut answer) = oneshot::channel();
@@ -410,6 +435,47 @@ impl Allocator {
         }
     }
 
+    /// Asks for the next block if the live one is below the low-water mark and none is
+    /// asked for yet: a flusher in a task of its own reserves it, unless one is running,
+    /// which then does (see [`Flushing::run`]). With no tokio runtime to run it in, the
+    /// block is reserved when it is spent, as without a mark.
+    fn refill_if_low<S: Reserver>(self: &Arc<Self>, reserver: impl Fn() -> S) {
+        if self.live.remaining() >= self.low_water || self.refill.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if self.flushing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let flushing = Flushing(Arc::clone(self));
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn(flushing.run(reserver()))),
+            Err(_) => self.refill.store(false, Ordering::Release),
+        }
+    }
+
+    /// Reserves the next block, if it is asked for and the live block is still below the
+    /// mark (a flush for callers may have refilled it since), and adds it to the live
+    /// block. Runs in the flusher. A failure is left to the caller that finds the block
+    /// spent: it reserves as without a mark, and is told of its own failure.
+    async fn refill_early<S: Reserver>(&self, reserver: &S) {
+        if !self.refill.load(Ordering::Acquire) {
+            return;
+        }
+        if self.live.remaining() < self.low_water {
+            self.tally.reservations.fetch_add(1, Ordering::Relaxed);
+            match reserver.reserve(self.chunk, &self.tally).await {
+                Ok(first) => {
+                    let next = Span::new(first, self.chunk, reserver.step());
+                    lock(&self.live.spans).append(Spans(VecDeque::from([next])));
+                }
+                Err(error) => {
+                    tracing::debug!(%error, "seqid: the next block, asked for early, was not reserved")
+                }
+            }
+        }
+        self.refill.store(false, Ordering::Release);
+    }
+
     /// Serves every queued request: from the live block if it is enough, else with one
     /// reservation for all of them. Runs in the flusher.
     ///
@@ -433,7 +499,12 @@ impl Allocator {
             spans: self.live.take_all(),
         };
         if taken.spans.left() < demand {
-            let amount = (demand - taken.spans.left()).div_ceil(self.chunk) * self.chunk;
+            let mut amount = (demand - taken.spans.left()).div_ceil(self.chunk) * self.chunk;
+            // What would be left below the mark: the next block in the same round trip, not
+            // in one of its own right after.
+            if taken.spans.left() + amount - demand < self.low_water {
+                amount += self.chunk;
+            }
             self.tally.reservations.fetch_add(1, Ordering::Relaxed);
             match reserver.reserve(amount, &self.tally).await {
                 Ok(first) => taken
@@ -469,16 +540,19 @@ impl Allocator {
 struct Flushing(Arc<Allocator>);
 
 impl Flushing {
-    /// Serves the queue until it is empty.
+    /// Serves the queue until it is empty, and reserves the next block when it is asked
+    /// for.
     async fn run<S: Reserver>(self, reserver: S) {
         let allocator = Arc::clone(&self.0);
         let mut flushing = Some(self);
         while flushing.is_some() {
             allocator.flush_queue(&reserver).await;
-            // Let go before looking: a request queued meanwhile saw the flag still set, so
-            // it is served here, or by the flusher its caller starts after this.
+            allocator.refill_early(&reserver).await;
+            // Let go before looking: a request queued (or a block asked for) meanwhile saw
+            // the flag still set, so it is served here, or by the flusher its caller
+            // starts after this.
             drop(flushing.take());
-            if !lock(&allocator.queue).is_empty()
+            if (!lock(&allocator.queue).is_empty() || allocator.refill.load(Ordering::Acquire))
                 && !allocator.flushing.swap(true, Ordering::AcqRel)
             {
                 flushing = Some(Flushing(Arc::clone(&allocator)));
@@ -811,6 +885,153 @@ mod tests {
         assert_eq!(
             allocator.allocate(2, || Failing).await.unwrap().ids,
             vec![5, 6]
+        );
+    }
+
+    /// Refilled early: once less than half of the live block is left, the next block is
+    /// reserved while callers go on taking from the live one, none waiting for it; the
+    /// ids stay increasing, and what is held never exceeds two blocks less one. Without
+    /// the mark, the caller who finds the block spent waits for the next.
+    #[tokio::test]
+    async fn the_next_block_is_reserved_before_the_live_one_is_spent() {
+        let counter = Arc::new(GatedCounter::default());
+        let allocator = Arc::new(Allocator::new(10).refilled_early());
+        counter.gate.add_permits(1);
+        let first = allocator.allocate_one(|| counter.clone()).await.unwrap();
+        assert_eq!((first.ids, first.waited), (1, true));
+        // 2..=5 leave 5 (not below half): nothing asked.
+        for id in 2..=5 {
+            let taken = allocator.allocate_one(|| counter.clone()).await.unwrap();
+            assert_eq!((taken.ids, taken.waited), (id, false));
+        }
+        assert_eq!(counter.entered.load(Ordering::SeqCst), 1);
+        // 6 leaves 4: the next block is asked for, and its round trip held at the gate
+        // while 7..=10 are taken at once.
+        assert_eq!(
+            allocator
+                .allocate_one(|| counter.clone())
+                .await
+                .unwrap()
+                .ids,
+            6
+        );
+        until("the early reservation", || {
+            counter.entered.load(Ordering::SeqCst) == 2
+        })
+        .await;
+        for id in 7..=10 {
+            let taken = allocator.allocate_one(|| counter.clone()).await.unwrap();
+            assert_eq!(
+                (taken.ids, taken.waited),
+                (id, false),
+                "not held up by the refill"
+            );
+        }
+        assert_eq!(
+            counter.completed.load(Ordering::SeqCst),
+            1,
+            "still in flight"
+        );
+        counter.gate.add_permits(1);
+        until("the next block", || allocator.unused() == 10).await;
+        assert_eq!(allocator.held(), (10, Some(11)));
+        assert_eq!(allocator.tally.reservations.load(Ordering::SeqCst), 2);
+        // The next block's ids, in order, without a wait; at most two blocks less one held.
+        let mut most = 0;
+        for id in 11..=40 {
+            counter.gate.add_permits(1);
+            let taken = allocator.allocate_one(|| counter.clone()).await.unwrap();
+            assert_eq!((taken.ids, taken.waited), (id, false));
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            most = most.max(allocator.unused());
+        }
+        assert!(most <= 19, "held {most}: more than two blocks less one");
+
+        // Without the mark: the caller who finds the block spent waits for the next.
+        let counter = Arc::new(FakeCounter::default());
+        let allocator = Arc::new(Allocator::new(10));
+        let waits: Vec<bool> = waits_of(&allocator, &counter, 21).await;
+        let waited: Vec<usize> = (0..21).filter(|&i| waits[i]).collect();
+        assert_eq!(waited, [0, 10, 20]);
+        assert_eq!(counter.calls.load(Ordering::SeqCst), 3);
+    }
+
+    /// Whether each of `n` calls one after the other waited for a round trip.
+    async fn waits_of(
+        allocator: &Arc<Allocator>,
+        counter: &Arc<FakeCounter>,
+        n: usize,
+    ) -> Vec<bool> {
+        let mut waits = Vec::new();
+        for _ in 0..n {
+            waits.push(
+                allocator
+                    .allocate_one(|| counter.clone())
+                    .await
+                    .unwrap()
+                    .waited,
+            );
+        }
+        waits
+    }
+
+    /// A refill that fails hands nothing out and is no caller's error: the caller that finds
+    /// the block spent reserves, as without the mark, and is told of its own outcome.
+    #[tokio::test]
+    async fn a_failed_early_refill_is_left_to_the_caller_that_finds_the_block_spent() {
+        /// The first reservation succeeds, every later one fails.
+        struct FailsAfterFirst(AtomicU64);
+        impl Reserver for FailsAfterFirst {
+            async fn reserve(&self, _: u64, _: &Tally) -> Result<i64, Error> {
+                match self.0.fetch_add(1, Ordering::SeqCst) {
+                    0 => Ok(1),
+                    _ => Err(interrupted()),
+                }
+            }
+            fn interrupted(&self) -> Error {
+                interrupted()
+            }
+        }
+        let counter = Arc::new(FailsAfterFirst(AtomicU64::new(0)));
+        let allocator = Arc::new(Allocator::new(4).refilled_early());
+        let settled = |calls| {
+            let (counter, allocator) = (counter.clone(), allocator.clone());
+            move || {
+                counter.0.load(Ordering::SeqCst) == calls
+                    && !allocator.refill.load(Ordering::SeqCst)
+            }
+        };
+        let mut ids = Vec::new();
+        for _ in 0..3 {
+            ids.push(
+                allocator
+                    .allocate_one(|| counter.clone())
+                    .await
+                    .unwrap()
+                    .ids,
+            );
+        }
+        // The third left one id: a refill, which failed.
+        until("the first failed refill", settled(2)).await;
+        ids.push(
+            allocator
+                .allocate_one(|| counter.clone())
+                .await
+                .unwrap()
+                .ids,
+        );
+        until("the second failed refill", settled(3)).await;
+        assert_eq!(
+            ids,
+            [1, 2, 3, 4],
+            "the live block handed out whole, in order"
+        );
+        assert_eq!(allocator.unused(), 0, "nothing added by a failed refill");
+        let fifth = allocator.allocate_one(|| counter.clone()).await;
+        assert_eq!(
+            fifth.unwrap_err().to_string(),
+            interrupted().to_string(),
+            "the caller that found the block spent reserved, and was told"
         );
     }
 }

@@ -333,9 +333,18 @@ pub struct User {
     pub by: String,
 }
 
-/// An event `{ _id }`, blocks of 10, for the same modules.
+/// An event `{ _id }`, blocks of 10, for the same modules, which count the blocks reserved
+/// and the ids left exactly: each block reserved when the last is spent (`prefetch = false`;
+/// the strategy's default, the next block reserved early, is `block`'s to test, and the
+/// shared models', e.g. [`BlockDoc`], in the fault, restart and cancellation suites).
 #[derive(Debug, serde::Serialize, seqid::Document)]
-#[seq_id("events", collection = "events", strategy = "block", block_size = 10)]
+#[seq_id(
+    "events",
+    collection = "events",
+    strategy = "block",
+    block_size = 10,
+    prefetch = false
+)]
 pub struct Event {
     #[serde(rename = "_id")]
     pub id: i64,

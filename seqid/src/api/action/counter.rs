@@ -134,7 +134,8 @@ counter_call!(
     /// Reads a counter without taking an id, from
     /// [`Document::last_reserved`](crate::SequenceOf::last_reserved): await it for the last id
     /// reserved (with `counters` and `gapless`, the last handed out; with `block`, up to
-    /// `block_size - 1` per process ahead of the ids stored), or `None` while the counter
+    /// `2 × block_size - 1` per process ahead of the ids stored, `block_size - 1` with
+    /// `prefetch = false`), or `None` while the counter
     /// does not exist (the next id is then `start`).
     LastReserved {} -> Option<i64> = last_reserved,
     "reading a counter does nothing until it is awaited",

@@ -39,8 +39,8 @@ pub struct CounterState {
     /// The last id the counter gave out, in the sequence's ids whatever the layout stores
     /// (`None`: a counter without a value, made by another tool). With `counters` and
     /// `gapless` that is the last id handed out; with `block`, the last id **reserved**:
-    /// each process hands out its block below it, so the last id stored may be up to
-    /// `block_size - 1` per process lower.
+    /// each process hands out its blocks below it, so the last id stored may be up to
+    /// `2 × block_size - 1` per process lower (`block_size - 1` with `prefetch = false`).
     pub last_reserved: Option<i64>,
     /// How many ids of this counter this process's [`Sequences`](crate::Sequences) handle
     /// holds, reserved and not handed out yet: the rest of its block (`block`), ids left by

@@ -234,7 +234,36 @@ impl<'a> NamedSequence<'a> {
     /// # Ok(()) }
     /// ```
     pub fn block(mut self, block_size: u32) -> Self {
-        self.spec.strategy = Some(Strategy::Block { block_size });
+        let prefetch = self.spec.prefetch.unwrap_or(true);
+        self.spec.strategy = Some(Strategy::Block {
+            block_size,
+            prefetch,
+        });
+        self
+    }
+
+    /// Whether the block strategy's handle reserves the next block once less than half of
+    /// the live one is left, while callers go on taking from it (`true`, the default), or
+    /// only once it is spent (`false`: the caller who finds it spent waits for the round
+    /// trip, and a process ends holding at most one block less one, not two less one).
+    /// As `prefetch = false` in `#[seq_id]`; for the block strategy only
+    /// ([`ErrorKind::InvalidOption`] with another).
+    ///
+    /// ```no_run
+    /// # async fn run(sequences: seqid::Sequences) -> Result<(), seqid::Error> {
+    /// use seqid::AsDatabase;
+    /// let db = sequences.database("app");
+    /// let id = db.sequence("voucher").block(50).prefetch(false).next().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn prefetch(mut self, prefetch: bool) -> Self {
+        self.spec.prefetch = Some(prefetch);
+        if let Some(Strategy::Block { block_size, .. }) = self.spec.strategy {
+            self.spec.strategy = Some(Strategy::Block {
+                block_size,
+                prefetch,
+            });
+        }
         self
     }
 
