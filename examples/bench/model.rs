@@ -76,6 +76,9 @@ seqid_docs! {
     Block10Doc;
     #[seq_id("bench_block100", collection = "single_block100", strategy = "block", block_size = 100)]
     Block100Doc;
+    // Blocks of 100 reserved only when spent, beside the default (the latency part).
+    #[seq_id("bench_block100_spent", collection = "single_block100_spent", strategy = "block", block_size = 100, prefetch = false)]
+    Block100SpentDoc;
     // Each insert in a transaction of its own (the latency part).
     #[seq_id("bench_gapless", collection = "single_gapless", strategy = "gapless")]
     GaplessDoc;

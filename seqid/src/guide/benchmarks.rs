@@ -48,7 +48,12 @@
 //!   load, next to the driver's own `insert_one` run that way;
 //! - `--only contention` optimistic writers that do not coordinate: tasks through a bare
 //!   `mongodb::Database` or OS processes with a handle each, racing a process that runs the
-//!   tutorial's loop by hand without ever waiting.
+//!   tutorial's loop by hand without ever waiting;
+//! - `--only latency` [the database far away](super::strategies#when-the-database-is-far):
+//!   every strategy, the tutorial's two calls and the Go post's block by hand, a plain
+//!   `insert_one`, and numbers on their own, through the test harness's proxy with 0, 1, 5 and
+//!   20 ms added to each round trip (`--latencies`), at 1 to 256 tasks: calls per second, p50 /
+//!   p99 / p99.9, and a chart with a panel per latency (`--latency-chart`).
 //!
 //! The other parts are `single` (single inserts at 1, 16 and 64 tasks), `ceiling` (the server's
 //! ceiling: a trivial command), `bulk`, `maxq` (the optimistic maximum query) and `txn` (inserts

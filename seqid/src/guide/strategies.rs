@@ -190,3 +190,47 @@
 //! ([`ErrorKind::TransactionRequired`](crate::error::ErrorKind::TransactionRequired)). Choose it only when gaps
 //! are not allowed; `counters` is the same layout without the wait. [Transactions and write
 //! concern](super::transactions) shows the transaction.
+//!
+//! # When the database is far
+//!
+//! Over loopback a round trip costs a fraction of a millisecond; a service in a cloud region
+//! waits 1–2 ms for its database, one across regions 20 ms or more. There the round trips of a
+//! call decide its time. The chart runs every strategy beside a plain `insert_one`, the
+//! tutorial's two calls by hand and the Go post's block of 25 by hand, through a proxy that adds
+//! 0, 1, 5 or 20 ms to each round trip, at 1 to 256 tasks, with the driver's default pool of 10
+//! connections (nx-27017; `BENCHMARKS.md`, *Across a slow network*, has every figure and the
+//! tails):
+//!
+//! - **block** costs what a plain insert costs, at every distance and task count (0.98–1.03 ×
+//!   `insert_one` at 5 and 20 ms): its one round trip is the insert. With the next block
+//!   reserved early, its tail is the insert's too: at 5 ms and 1 task, p99.9 of 20 ms against the
+//!   plain insert's 23, and 35 ms with `prefetch = false`, whose every hundredth insert waits for
+//!   the reservation.
+//! - **counters** and **optimistic** take two round trips per insert: half a plain insert's rate
+//!   at one task, whatever the distance. What the calls that wait together buy is one `$inc` for
+//!   all of them, so that with many tasks the pool's connections bound the rate rather than the
+//!   round trips: counters inserts reach 0.89 × a plain insert at 64 tasks and 5 ms (1.88 × the
+//!   tutorial's two calls) and 0.97 × at 256. With a few tasks there is little to share, and a
+//!   counter has one reservation in flight at a time: a caller that comes while one is out waits
+//!   for it and then for its own, so at 4 tasks and 5 ms counters inserts run at 0.76 × the
+//!   tutorial.
+//! - **numbers on their own**: `.block(25).next()` equals the Go post by hand at 1 and 16 tasks
+//!   (0.95–0.99 ×) and doubles it at 64, where the post holds its lock across the refill;
+//!   `next()` (counters) takes every waiting caller's number in one round trip, 3.6 × the
+//!   tutorial by hand at 64 tasks and 13 × at 256. The tutorial is bounded by its pool (10 numbers
+//!   a round trip), the shared `$inc` by the tasks (one number each a round trip), so at 64 tasks
+//!   the ratio cannot pass 6.4; at 4 tasks it is 0.5, the turns above.
+//! - **gapless** is a transaction of three round trips per id, one transaction at a time per
+//!   sequence in a process: its rate is one id per transaction whatever the tasks, about 30 ids
+//!   per second at 5 ms on a replica set.
+//!
+//! So, far from the database: **block**, where gaps and an order across processes do not
+//! matter, is the one strategy at a plain insert's speed; **counters** where every id should be
+//! used and the tasks are many; **optimistic** only with few writers (two round trips, and a
+//! race lost costs another); **gapless** only where the law asks for it, sized by its one
+//! transaction per id.
+//!
+#![doc = include_str!("../../docs/latency.svg")]
+//!
+//! *Calls per second against tasks, a panel per added round trip: inserts above, numbers on
+//! their own below (medians of three rounds, commit f8b379d).*

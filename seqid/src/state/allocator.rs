@@ -1001,25 +1001,20 @@ mod tests {
                     && !allocator.refill.load(Ordering::SeqCst)
             }
         };
-        let mut ids = Vec::new();
-        for _ in 0..3 {
-            ids.push(
-                allocator
-                    .allocate_one(|| counter.clone())
-                    .await
-                    .unwrap()
-                    .ids,
-            );
-        }
-        // The third left one id: a refill, which failed.
-        until("the first failed refill", settled(2)).await;
-        ids.push(
+        let take = || async {
             allocator
                 .allocate_one(|| counter.clone())
                 .await
                 .unwrap()
-                .ids,
-        );
+                .ids
+        };
+        let mut ids = Vec::new();
+        for _ in 0..3 {
+            ids.push(take().await);
+        }
+        // The third left one id: a refill, which failed.
+        until("the first failed refill", settled(2)).await;
+        ids.push(take().await);
         until("the second failed refill", settled(3)).await;
         assert_eq!(
             ids,
