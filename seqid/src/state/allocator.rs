@@ -440,7 +440,11 @@ impl Allocator {
     /// which then does (see [`Flushing::run`]). With no tokio runtime to run it in, the
     /// block is reserved when it is spent, as without a mark.
     fn refill_if_low<S: Reserver>(self: &Arc<Self>, reserver: impl Fn() -> S) {
-        if self.live.remaining() >= self.low_water || self.refill.swap(true, Ordering::AcqRel) {
+        // No mark (counters, a bare database, `prefetch = false`): not even the block's lock.
+        if self.low_water == 0
+            || self.live.remaining() >= self.low_water
+            || self.refill.swap(true, Ordering::AcqRel)
+        {
             return;
         }
         if self.flushing.swap(true, Ordering::AcqRel) {
