@@ -239,13 +239,19 @@ async fn cancelled_block_inserts_give_their_ids_back() {
         let trips = counter.count("findAndModify");
         let mut next = BlockDoc::make("after", 0);
         let id = next.insert(&db).await.unwrap();
-        assert_eq!(
-            counter.count("findAndModify"),
-            trips,
-            "served from the block"
-        );
+        // Served from the block: an id it held, at most the counter (one reserved for this
+        // insert would lie above it). Taking it may leave the block below the low-water
+        // mark: then the next block is asked for, in a task of the handle's own, which is
+        // no wait of this insert's; it may be on the wire, or back, by now.
         assert!(!handed.contains(&id) && id <= reserved);
-        assert_eq!(BlockDoc::sequence().stats(&db).unused, stats.unused - 1);
+        let refills = counter.count("findAndModify") - trips;
+        let unused = BlockDoc::sequence().stats(&db).unused;
+        assert!(
+            unused == stats.unused - 1 || (refills == 1 && unused == stats.unused - 1 + 10),
+            "{unused} unused after {} and {refills} round trips",
+            stats.unused
+        );
+        assert!(refills <= 1, "{refills} round trips");
     }
 }
 

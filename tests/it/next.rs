@@ -66,16 +66,39 @@ async fn next_and_next_n_hand_out_the_counter_s_ids_through_a_handle_and_a_bare_
     assert_eq!(handle.sequence("next_userid").next().await.unwrap(), 2);
     assert_eq!(counter_value(&test, "next_userid").await, Some(2));
 
-    // Block through the handle: one block of 5 reserved, handed out in memory.
-    assert_eq!(handle.sequence("next_b").block(5).next().await.unwrap(), 1);
+    // Block through the handle: one block of 5 reserved, handed out in memory; each
+    // reserved when the last is spent (`prefetch(false)`), so that the counter read after
+    // each call is where these calls took it, not where an early refill has got to.
     assert_eq!(
-        handle.sequence("next_b").block(5).next_n(3).await.unwrap(),
+        handle
+            .sequence("next_b")
+            .block(5)
+            .prefetch(false)
+            .next()
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        handle
+            .sequence("next_b")
+            .block(5)
+            .prefetch(false)
+            .next_n(3)
+            .await
+            .unwrap(),
         [2, 3, 4]
     );
     assert_eq!(counter_value(&test, "next_b").await, Some(5), "one block");
     // Six more: the block's last id, then a new block of 5 (rounded up from 5 wanted).
     assert_eq!(
-        handle.sequence("next_b").block(5).next_n(6).await.unwrap(),
+        handle
+            .sequence("next_b")
+            .block(5)
+            .prefetch(false)
+            .next_n(6)
+            .await
+            .unwrap(),
         [5, 6, 7, 8, 9, 10]
     );
     assert_eq!(counter_value(&test, "next_b").await, Some(10));

@@ -17,7 +17,10 @@
 //! if that caller is cancelled (its future dropped by a timeout, a client hanging up), or
 //! once it has its ids, the rest of the flusher runs in a task of its own: a reservation
 //! is never dropped half-way on the wire, and the callers queued behind it never depend
-//! on the caller that happened to start it.
+//! on the caller that happened to start it. Nor on the task it runs in: a flusher dropped
+//! before its end with that task (its runtime shutting down, while a handle shared by the
+//! runtimes of several threads has callers waiting on another) tells the callers queued for
+//! it to ask again, and the next of them starts a flusher.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -245,7 +248,40 @@ impl LiveBlock {
 
 struct Request {
     count: u64,
-    reply: oneshot::Sender<Result<Handed, Error>>,
+    reply: oneshot::Sender<Reply>,
+}
+
+/// What a queued caller is told.
+enum Reply {
+    Ids(Result<Handed, Error>),
+    /// Its flusher ended before it was served, dropped with the task it ran in (a runtime
+    /// shutting down, a task aborted) and not by a panic: nothing was handed to it, and it
+    /// asks again, starting a flusher if none is running.
+    Again,
+}
+
+/// Requests no flusher will serve, their flusher dropped before it ended: their callers ask
+/// again, since they may wait on another runtime than the one that dropped it (a handle
+/// shared by the runtimes of several threads) and no flusher would ever come for them
+/// there. A flusher that panicked leaves them an error instead ([`Reserver::interrupted`]),
+/// so that one panicking round trip is not run again by every caller in turn.
+fn abandon(requests: Vec<Request>) {
+    if std::thread::panicking() {
+        return;
+    }
+    for request in requests {
+        let _ = request.reply.send(Reply::Again);
+    }
+}
+
+/// A batch being served: the requests not answered when it is dropped half-way are
+/// [abandoned](abandon).
+struct Batch(Vec<Request>);
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        abandon(std::mem::take(&mut self.0));
+    }
 }
 
 /// Ids sent to a caller. A caller cancelled after they were sent and before it took them
@@ -373,7 +409,7 @@ impl Allocator {
     ) -> Result<Allocated<i64>, Error> {
         if let Some(id) = self.live.take_one() {
             self.tally.ids.fetch_add(1, Ordering::Relaxed);
-            self.refill_if_low(reserver);
+            self.refill_if_low(&reserver);
             return Ok(Allocated::at_once(id));
         }
         // Boxed: its state is larger than the rest of a block insert's; a reservation
@@ -406,32 +442,37 @@ impl Allocator {
         count: u64,
         reserver: impl Fn() -> S,
     ) -> Result<Allocated<Handed>, Error> {
-        // Always enough for none (`count` 0).
-        if let Some(ids) = self.live.take(count) {
-            self.tally.ids.fetch_add(count, Ordering::Relaxed);
-            self.refill_if_low(reserver);
-            return Ok(Allocated::at_once(self.handed(ids)));
-        }
-        let (reply, mut answer) = oneshot::channel();
-        lock(&self.queue).push(Request { count, reply });
-        // No flusher running: this caller runs one, which serves the whole queue, its own
-        // request included, until the queue is empty. The caller polls it only until its
-        // own answer comes; the rest, if any, runs in a task of its own, and so does all
-        // of it if the caller is cancelled first (see `crate::base::detach`).
-        let mut flusher = (!self.flushing.swap(true, Ordering::AcqRel))
-            .then(|| Finishing::new(Flushing(Arc::clone(self)).run(reserver())));
-        let answer = std::future::poll_fn(|cx| {
-            if let Some(flush) = flusher.as_mut()
-                && Pin::new(flush).poll(cx).is_ready()
-            {
-                flusher = None;
+        loop {
+            // Always enough for none (`count` 0).
+            if let Some(ids) = self.live.take(count) {
+                self.tally.ids.fetch_add(count, Ordering::Relaxed);
+                self.refill_if_low(&reserver);
+                return Ok(Allocated::at_once(self.handed(ids)));
             }
-            Pin::new(&mut answer).poll(cx)
-        })
-        .await;
-        match answer {
-            Ok(result) => result.map(|ids| Allocated { ids, waited: true }),
-            Err(_) => Err(reserver().interrupted()),
+            let (reply, mut answer) = oneshot::channel();
+            lock(&self.queue).push(Request { count, reply });
+            // No flusher running: this caller runs one, which serves the whole queue, its
+            // own request included, until the queue is empty. The caller polls it only
+            // until its own answer comes; the rest, if any, runs in a task of its own, and
+            // so does all of it if the caller is cancelled first (see `crate::base::detach`).
+            let mut flusher =
+                Flushing::start(self).map(|flushing| Finishing::new(flushing.run(reserver())));
+            let answer = std::future::poll_fn(|cx| {
+                if let Some(flush) = flusher.as_mut()
+                    && Pin::new(flush).poll(cx).is_ready()
+                {
+                    flusher = None;
+                }
+                Pin::new(&mut answer).poll(cx)
+            })
+            .await;
+            match answer {
+                Ok(Reply::Ids(result)) => {
+                    return result.map(|ids| Allocated { ids, waited: true });
+                }
+                Ok(Reply::Again) => continue,
+                Err(_) => return Err(reserver().interrupted()),
+            }
         }
     }
 
@@ -439,7 +480,7 @@ impl Allocator {
     /// asked for yet: a flusher in a task of its own reserves it, unless one is running,
     /// which then does (see [`Flushing::run`]). With no tokio runtime to run it in, the
     /// block is reserved when it is spent, as without a mark.
-    fn refill_if_low<S: Reserver>(self: &Arc<Self>, reserver: impl Fn() -> S) {
+    fn refill_if_low<S: Reserver>(self: &Arc<Self>, reserver: &impl Fn() -> S) {
         // No mark (counters, a bare database, `prefetch = false`): not even the block's lock.
         if self.low_water == 0
             || self.live.remaining() >= self.low_water
@@ -447,13 +488,16 @@ impl Allocator {
         {
             return;
         }
-        if self.flushing.swap(true, Ordering::AcqRel) {
+        let Some(flushing) = Flushing::start(self) else {
             return;
-        }
-        let flushing = Flushing(Arc::clone(self));
+        };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => drop(runtime.spawn(flushing.run(reserver()))),
-            Err(_) => self.refill.store(false, Ordering::Release),
+            Err(_) => {
+                self.refill.store(false, Ordering::Release);
+                // Callers that queued meanwhile ask again.
+                drop(flushing);
+            }
         }
     }
 
@@ -465,6 +509,15 @@ impl Allocator {
         if !self.refill.load(Ordering::Acquire) {
             return;
         }
+        // Also if this is dropped half-way (its task dropped): a block asked for and never
+        // coming would keep the next caller that goes below the mark from asking again.
+        struct Asked<'a>(&'a AtomicBool);
+        impl Drop for Asked<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Release);
+            }
+        }
+        let _asked = Asked(&self.refill);
         if self.live.remaining() < self.low_water {
             self.tally.reservations.fetch_add(1, Ordering::Relaxed);
             match reserver.reserve(self.chunk, &self.tally).await {
@@ -477,7 +530,6 @@ impl Allocator {
                 }
             }
         }
-        self.refill.store(false, Ordering::Release);
     }
 
     /// Serves every queued request: from the live block if it is enough, else with one
@@ -488,11 +540,12 @@ impl Allocator {
     /// optimistic loop's candidates stay registered in flight until a caller takes them
     /// from there, so no other reservation hands them out meanwhile.)
     async fn flush_queue<S: Reserver>(self: &Arc<Self>, reserver: &S) {
-        let batch = std::mem::take(&mut *lock(&self.queue));
-        if batch.is_empty() {
+        let mut batch = Batch(std::mem::take(&mut *lock(&self.queue)));
+        if batch.0.is_empty() {
             return;
         }
         let demand: u64 = batch
+            .0
             .iter()
             .filter(|r| !r.reply.is_closed())
             .map(|r| r.count)
@@ -516,21 +569,23 @@ impl Allocator {
                     .0
                     .push_back(Span::new(first, amount, reserver.step())),
                 Err(error) => {
-                    for request in batch {
-                        let _ = request.reply.send(Err(error.clone()));
+                    for request in std::mem::take(&mut batch.0) {
+                        let _ = request.reply.send(Reply::Ids(Err(error.clone())));
                     }
                     return;
                 }
             }
         }
-        for request in batch {
+        for request in std::mem::take(&mut batch.0) {
             if request.reply.is_closed() {
                 continue;
             }
             let ids = taken.spans.take(request.count);
             self.tally.ids.fetch_add(request.count, Ordering::Relaxed);
             // Cancelled just now: the ids go back to the next callers.
-            if let Err(Ok(handed)) = request.reply.send(Ok(self.handed(ids))) {
+            if let Err(Reply::Ids(Ok(handed))) =
+                request.reply.send(Reply::Ids(Ok(self.handed(ids))))
+            {
                 self.tally.ids.fetch_sub(request.count, Ordering::Relaxed);
                 taken.spans.give_back(&handed.take());
             }
@@ -540,14 +595,33 @@ impl Allocator {
 
 /// The running flusher: while it is held, no other starts; when it is dropped, at the
 /// end of a round or because its task ended early (a panic, a runtime shutting down),
-/// the next caller starts one.
-struct Flushing(Arc<Allocator>);
+/// the next caller starts one, and the callers queued for it are [abandoned](abandon)
+/// unless it ended a round.
+struct Flushing {
+    allocator: Arc<Allocator>,
+    /// It ended a round (see [`Flushing::let_go`]).
+    ended: bool,
+}
 
 impl Flushing {
+    /// The flusher, if none is running.
+    fn start(allocator: &Arc<Allocator>) -> Option<Flushing> {
+        (!allocator.flushing.swap(true, Ordering::AcqRel)).then(|| Flushing {
+            allocator: Arc::clone(allocator),
+            ended: false,
+        })
+    }
+
+    /// Ends a round: the callers queued meanwhile are this flusher's to look for again,
+    /// or the next one's.
+    fn let_go(mut self) {
+        self.ended = true;
+    }
+
     /// Serves the queue until it is empty, and reserves the next block when it is asked
     /// for.
     async fn run<S: Reserver>(self, reserver: S) {
-        let allocator = Arc::clone(&self.0);
+        let allocator = Arc::clone(&self.allocator);
         let mut flushing = Some(self);
         while flushing.is_some() {
             allocator.flush_queue(&reserver).await;
@@ -555,11 +629,11 @@ impl Flushing {
             // Let go before looking: a request queued (or a block asked for) meanwhile saw
             // the flag still set, so it is served here, or by the flusher its caller
             // starts after this.
-            drop(flushing.take());
-            if (!lock(&allocator.queue).is_empty() || allocator.refill.load(Ordering::Acquire))
-                && !allocator.flushing.swap(true, Ordering::AcqRel)
-            {
-                flushing = Some(Flushing(Arc::clone(&allocator)));
+            if let Some(flushing) = flushing.take() {
+                flushing.let_go();
+            }
+            if !lock(&allocator.queue).is_empty() || allocator.refill.load(Ordering::Acquire) {
+                flushing = Flushing::start(&allocator);
             }
         }
     }
@@ -567,7 +641,10 @@ impl Flushing {
 
 impl Drop for Flushing {
     fn drop(&mut self) {
-        self.0.flushing.store(false, Ordering::Release);
+        self.allocator.flushing.store(false, Ordering::Release);
+        if !self.ended {
+            abandon(std::mem::take(&mut *lock(&self.allocator.queue)));
+        }
     }
 }
 
@@ -958,6 +1035,161 @@ mod tests {
         let waited: Vec<usize> = (0..21).filter(|&i| waits[i]).collect();
         assert_eq!(waited, [0, 10, 20]);
         assert_eq!(counter.calls.load(Ordering::SeqCst), 3);
+    }
+
+    /// A runtime of its own, as another thread's: dropping it drops the tasks spawned on it.
+    fn other_runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    /// A handle shared by the runtimes of several threads: the flusher runs in a task of
+    /// the runtime of the caller that started it, and that runtime shuts down with its round
+    /// trip in flight. The callers queued for it on another runtime, before the round trip
+    /// went out and while it was in flight, ask again instead of waiting for ever, and every
+    /// one gets ids of its own.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn callers_whose_flusher_s_runtime_shut_down_ask_again() {
+        for chunk in [1, 10] {
+            let allocator = Arc::new(Allocator::new(chunk));
+            let counter = Arc::new(GatedCounter::default());
+            let other = other_runtime();
+            // Its caller is cancelled at once: the rest of its flusher, the round trip held
+            // at the gate, runs in a task of the other runtime.
+            let started = {
+                let (allocator, counter) = (allocator.clone(), counter.clone());
+                other.spawn(async move { allocator.allocate(1, || counter.clone()).await })
+            };
+            until("the round trip on the other runtime", || {
+                counter.entered.load(Ordering::SeqCst) == 1
+            })
+            .await;
+            started.abort();
+            assert!(started.await.unwrap_err().is_cancelled());
+            assert!(allocator.flushing.load(Ordering::SeqCst), "still in flight");
+            let waiting: Vec<_> = (0..8)
+                .map(|i| {
+                    let (allocator, counter) = (allocator.clone(), counter.clone());
+                    tokio::spawn(
+                        async move { allocator.allocate(1 + i % 2, || counter.clone()).await },
+                    )
+                })
+                .collect();
+            until("the queue", || lock(&allocator.queue).len() == 8).await;
+            other.shutdown_background();
+            // The first to ask again starts a flusher, held at the gate; the rest queue for it.
+            until("a flusher started again", || {
+                counter.entered.load(Ordering::SeqCst) == 2
+            })
+            .await;
+            until("the queue again", || lock(&allocator.queue).len() == 7).await;
+            counter.gate.add_permits(8);
+            let mut ids = Vec::new();
+            for task in waiting {
+                let served = tokio::time::timeout(Duration::from_secs(10), task)
+                    .await
+                    .expect("a caller waited for a flusher that was gone")
+                    .unwrap()
+                    .unwrap();
+                assert!(served.waited);
+                ids.extend(served.ids);
+            }
+            let mut distinct = ids.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(
+                (ids.len(), distinct.len()),
+                (12, 12),
+                "chunk {chunk}: {ids:?}"
+            );
+            assert!(
+                counter.entered.load(Ordering::SeqCst) <= 3,
+                "the dropped round trip, the first caller's again and one for the queue"
+            );
+            assert!(
+                ids.iter()
+                    .all(|&id| id <= counter.seq.load(Ordering::SeqCst))
+            );
+        }
+    }
+
+    /// A flusher that panics leaves the callers queued for it an error, not a wait for
+    /// ever, and not the panic again in each of their tasks.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn callers_whose_flusher_panicked_are_told() {
+        /// Panics once the test lets its round trip through.
+        struct Panicking(tokio::sync::Semaphore, AtomicU64);
+        impl Reserver for Panicking {
+            async fn reserve(&self, _: u64, _: &Tally) -> Result<i64, Error> {
+                self.1.fetch_add(1, Ordering::SeqCst);
+                self.0.acquire().await.unwrap().forget();
+                panic!("the round trip panicked");
+            }
+            fn interrupted(&self) -> Error {
+                interrupted()
+            }
+        }
+        let allocator = Arc::new(Allocator::new(1));
+        let reserver = Arc::new(Panicking(tokio::sync::Semaphore::new(0), AtomicU64::new(0)));
+        let spawn = || {
+            let (allocator, reserver) = (allocator.clone(), reserver.clone());
+            tokio::spawn(async move { allocator.allocate(1, || reserver.clone()).await })
+        };
+        let first = spawn();
+        until("the round trip", || reserver.1.load(Ordering::SeqCst) == 1).await;
+        let waiting: Vec<_> = (0..4).map(|_| spawn()).collect();
+        until("the queue", || lock(&allocator.queue).len() == 4).await;
+        reserver.0.add_permits(1);
+        assert!(first.await.unwrap_err().is_panic());
+        for task in waiting {
+            let told = tokio::time::timeout(Duration::from_secs(10), task)
+                .await
+                .expect("a caller waited for a flusher that panicked")
+                .unwrap();
+            assert_eq!(told.unwrap_err().to_string(), interrupted().to_string());
+        }
+        assert_eq!(reserver.1.load(Ordering::SeqCst), 1, "not run again");
+        assert!(!allocator.flushing.load(Ordering::SeqCst));
+    }
+
+    /// The next block asked for early, its round trip dropped with the runtime it ran in:
+    /// the next caller that goes below the mark asks for it again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_early_refill_dropped_half_way_is_asked_for_again() {
+        let counter = Arc::new(GatedCounter::default());
+        let allocator = Arc::new(Allocator::new(10).refilled_early());
+        counter.gate.add_permits(1);
+        let other = other_runtime();
+        let take = |runtime: &tokio::runtime::Handle| {
+            let (allocator, counter) = (allocator.clone(), counter.clone());
+            runtime.spawn(async move { allocator.allocate_one(|| counter.clone()).await })
+        };
+        let here = tokio::runtime::Handle::current();
+        for id in 1..=5 {
+            assert_eq!(take(&here).await.unwrap().unwrap().ids, id);
+        }
+        // 6 leaves 4, on the other runtime: the refill runs there, held at the gate.
+        assert_eq!(take(other.handle()).await.unwrap().unwrap().ids, 6);
+        until("the early reservation", || {
+            counter.entered.load(Ordering::SeqCst) == 2
+        })
+        .await;
+        other.shutdown_background();
+        until("the refill given up", || {
+            !allocator.refill.load(Ordering::SeqCst) && !allocator.flushing.load(Ordering::SeqCst)
+        })
+        .await;
+        counter.gate.add_permits(1);
+        assert_eq!(take(&here).await.unwrap().unwrap().ids, 7);
+        until("the refill asked again", || {
+            counter.entered.load(Ordering::SeqCst) == 3
+        })
+        .await;
+        until("the next block", || allocator.unused() == 13).await;
+        assert_eq!(allocator.held(), (13, Some(8)));
     }
 
     /// Whether each of `n` calls one after the other waited for a round trip.
